@@ -1,0 +1,203 @@
+package tool
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/hashicorp/go-hclog"
+)
+
+// ExecutionMode says whether a tool may run concurrently with the other calls
+// of the same assistant message.
+type ExecutionMode string
+
+const (
+	Parallel   ExecutionMode = "parallel"
+	Sequential ExecutionMode = "sequential"
+)
+
+// SourceKind says where a tool definition came from.
+type SourceKind string
+
+const (
+	SourceBuiltin   SourceKind = "builtin"
+	SourceExtension SourceKind = "extension"
+)
+
+// Source describes where a ToolDefinition came from. For extensions it names
+// the extension, its version, the .wasm path and its sha256.
+type Source struct {
+	Kind    SourceKind `json:"kind"`
+	Name    string     `json:"name,omitempty"`
+	Version string     `json:"version,omitempty"`
+	Path    string     `json:"path,omitempty"`
+	SHA256  string     `json:"sha256,omitempty"`
+}
+
+// String names the source for messages: "builtin" or "extension NAME (PATH)".
+func (s Source) String() string {
+	if s.Kind == SourceExtension {
+		if s.Path != "" {
+			return fmt.Sprintf("extension %s (%s)", s.Name, s.Path)
+		}
+		return "extension " + s.Name
+	}
+	return string(s.Kind)
+}
+
+// Context is what a ToolDefinition's Execute gets besides its arguments: the
+// working directory the call runs in and a logger named for the tool.
+type Context struct {
+	Cwd    string
+	Logger hclog.Logger
+}
+
+// UpdateFunc receives partial results while a tool runs (progress for the UI
+// and the event stream; never sent to the model). It may be nil-safe called
+// through Call.Update.
+type UpdateFunc func(partial Result)
+
+// Call is one invocation of a tool: the call id the model gave, the
+// arguments after preparation and validation, and the update callback.
+type Call struct {
+	ID     string
+	Input  json.RawMessage
+	update UpdateFunc
+}
+
+// NewCall returns a Call; update may be nil.
+func NewCall(id string, input json.RawMessage, update UpdateFunc) Call {
+	return Call{ID: id, Input: input, update: update}
+}
+
+// Update sends a partial result when the caller asked for them.
+func (c Call) Update(partial Result) {
+	if c.update != nil {
+		c.update(partial)
+	}
+}
+
+// ExecuteFunc runs a tool. A Go error becomes a tool result with isError and
+// the error's text; a mistake the model can fix should be returned that way.
+type ExecuteFunc func(ctx context.Context, call Call, tc Context) (Result, error)
+
+// PrepareFunc rewrites raw arguments before validation (to accept legacy or
+// sloppy shapes the model sends). It returns the arguments to validate.
+type PrepareFunc func(raw json.RawMessage) (json.RawMessage, error)
+
+// ToolDefinition is the product-layer tool: what built-ins and extensions
+// register. Parameters is a JSON Schema object.
+type ToolDefinition struct {
+	Name             string
+	Label            string
+	Description      string
+	Parameters       json.RawMessage
+	PromptSnippet    string
+	PromptGuidelines []string
+	ExecutionMode    ExecutionMode
+	PrepareArguments PrepareFunc
+	Source           Source
+	// Override lets this definition replace an earlier one of the same name
+	// (an extension replacing a built-in) instead of being a clash.
+	Override bool
+	Execute  ExecuteFunc
+}
+
+// ContextFactory makes the tool Context for one call of the named tool.
+type ContextFactory func(toolName string) Context
+
+// AgentTool is what the loop runs: the core layer.
+type AgentTool interface {
+	Name() string
+	Description() string
+	// Parameters is the JSON Schema sent to the model.
+	Parameters() json.RawMessage
+	ExecutionMode() ExecutionMode
+	// PrepareArguments rewrites raw arguments before validation.
+	PrepareArguments(raw json.RawMessage) (json.RawMessage, error)
+	// Validate checks arguments against Parameters. The error's text is the
+	// model-visible `Validation failed for tool "NAME":` message.
+	Validate(args json.RawMessage) error
+	Execute(ctx context.Context, callID string, args json.RawMessage, update UpdateFunc) (Result, error)
+}
+
+// Wrap adapts a definition into an AgentTool. The schema is compiled once,
+// here; an invalid schema is an error naming the tool and its source.
+//
+// # Errors
+//
+// Wrap fails when the definition has no name or Execute, or when its
+// Parameters are not a valid JSON Schema.
+func Wrap(def ToolDefinition, ctxFactory ContextFactory) (AgentTool, error) {
+	if def.Name == "" {
+		return nil, fmt.Errorf("wrap tool from %s: empty name", def.Source)
+	}
+	if def.Execute == nil {
+		return nil, fmt.Errorf("wrap tool %q from %s: no execute function", def.Name, def.Source)
+	}
+	v, err := compileSchema(def.Name, def.Parameters)
+	if err != nil {
+		return nil, fmt.Errorf("wrap tool %q from %s: %w", def.Name, def.Source, err)
+	}
+	if ctxFactory == nil {
+		ctxFactory = func(string) Context { return Context{Logger: hclog.NewNullLogger()} }
+	}
+	return &wrapped{def: def, validator: v, ctx: ctxFactory}, nil
+}
+
+// WrapAll wraps every definition, in order.
+func WrapAll(defs []ToolDefinition, ctxFactory ContextFactory) ([]AgentTool, error) {
+	out := make([]AgentTool, 0, len(defs))
+	for _, d := range defs {
+		t, err := Wrap(d, ctxFactory)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, t)
+	}
+	return out, nil
+}
+
+type wrapped struct {
+	def       ToolDefinition
+	validator *validator
+	ctx       ContextFactory
+}
+
+var _ AgentTool = (*wrapped)(nil)
+
+func (w *wrapped) Name() string                { return w.def.Name }
+func (w *wrapped) Description() string         { return w.def.Description }
+func (w *wrapped) Parameters() json.RawMessage { return w.validator.schemaJSON }
+func (w *wrapped) ExecutionMode() ExecutionMode {
+	if w.def.ExecutionMode == Sequential {
+		return Sequential
+	}
+	return Parallel
+}
+
+func (w *wrapped) PrepareArguments(raw json.RawMessage) (json.RawMessage, error) {
+	if len(raw) == 0 {
+		raw = json.RawMessage("{}")
+	}
+	if w.def.PrepareArguments == nil {
+		return raw, nil
+	}
+	return w.def.PrepareArguments(raw)
+}
+
+func (w *wrapped) Validate(args json.RawMessage) error { return w.validator.validate(args) }
+
+func (w *wrapped) Execute(ctx context.Context, callID string, args json.RawMessage, update UpdateFunc) (Result, error) {
+	return w.def.Execute(ctx, NewCall(callID, args, update), w.ctx(w.def.Name))
+}
+
+// Definition returns the ToolDefinition behind an AgentTool made by Wrap.
+func Definition(t AgentTool) (ToolDefinition, bool) {
+	w, ok := t.(*wrapped)
+	if !ok {
+		return ToolDefinition{}, false
+	}
+	return w.def, true
+}
