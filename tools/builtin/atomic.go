@@ -1,0 +1,86 @@
+package builtin
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+)
+
+// WriteFileAtomic replaces the file at path with data so that a reader or a
+// crash sees the old file or the new one, never a mix: it writes a temporary
+// file in the same folder, syncs it, and renames it over the target. A
+// symlink is followed and its target written (the link stays a link). An
+// existing file keeps its mode; a new file gets defaultMode. Missing parent
+// folders are created.
+//
+// # Errors
+//
+// WriteFileAtomic fails when the parent folders cannot be created, the target
+// is a directory or exists without write permission (an *os.PathError with
+// EACCES), or creating, writing, syncing or renaming the temporary file
+// fails. On any error the old file is intact and no temporary file is left.
+func WriteFileAtomic(path string, data []byte, defaultMode os.FileMode) error {
+	target := realPath(path)
+	dir := filepath.Dir(target)
+	mode := defaultMode.Perm()
+	fi, err := os.Stat(target)
+	switch {
+	case err == nil:
+		if fi.IsDir() {
+			return fmt.Errorf("write file %s: is a directory", path)
+		}
+		mode = fi.Mode() & (os.ModePerm | os.ModeSetuid | os.ModeSetgid | os.ModeSticky)
+		// A rename would replace a read-only file; refuse as a plain write would.
+		f, err := os.OpenFile(target, os.O_WRONLY, 0)
+		if err != nil {
+			return fmt.Errorf("write file %s: %w", path, err)
+		}
+		f.Close()
+	case errors.Is(err, os.ErrNotExist):
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return fmt.Errorf("write file %s: %w", path, err)
+		}
+	default:
+		return fmt.Errorf("write file %s: %w", path, err)
+	}
+
+	tmp, err := os.CreateTemp(dir, "."+filepath.Base(target)+".pi-tmp-*")
+	if err != nil {
+		return fmt.Errorf("write file %s: %w", path, err)
+	}
+	tmpName := tmp.Name()
+	fail := func(err error) error {
+		tmp.Close()
+		os.Remove(tmpName)
+		return fmt.Errorf("write file %s: %w", path, err)
+	}
+	if _, err := tmp.Write(data); err != nil {
+		return fail(err)
+	}
+	if err := tmp.Chmod(mode); err != nil {
+		return fail(err)
+	}
+	if err := tmp.Sync(); err != nil {
+		return fail(err)
+	}
+	if err := tmp.Close(); err != nil {
+		os.Remove(tmpName)
+		return fmt.Errorf("write file %s: %w", path, err)
+	}
+	if err := os.Rename(tmpName, target); err != nil {
+		os.Remove(tmpName)
+		return fmt.Errorf("write file %s: %w", path, err)
+	}
+	syncDir(dir)
+	return nil
+}
+
+// syncDir makes a rename in dir durable; failures are ignored because the
+// data itself is already synced and some file systems refuse directory sync.
+func syncDir(dir string) {
+	if d, err := os.Open(dir); err == nil {
+		d.Sync()
+		d.Close()
+	}
+}
