@@ -1,0 +1,72 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"strings"
+)
+
+// commonFlags are the flags every command that builds the runtime accepts.
+type commonFlags struct {
+	cwd        string
+	configFile string
+	logLevel   string
+	tools      string
+	trust      bool
+	extensions stringList // -e FILE.wasm, repeatable
+}
+
+func (c *commonFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&c.cwd, "cwd", "", "run in `DIR` instead of the current directory")
+	fs.StringVar(&c.configFile, "config", "", "use the pi.toml at `FILE` instead of the project's")
+	fs.StringVar(&c.logLevel, "log-level", "warn", "log `LEVEL` on stderr: trace, debug, info, warn, error, off")
+	fs.StringVar(&c.tools, "tools", "", "active tools, comma-separated `LIST` (e.g. read,bash,grep); overrides pi.toml")
+	fs.BoolVar(&c.trust, "trust", false, "trust this project's pi.toml for this run (also PI_TRUST=1)")
+	fs.Var(&c.extensions, "e", "load the extension `FILE.wasm` for this run (repeatable; no grants)")
+}
+
+type stringList []string
+
+func (s *stringList) String() string     { return strings.Join(*s, ",") }
+func (s *stringList) Set(v string) error { *s = append(*s, v); return nil }
+
+// parseInterleaved parses flags that may stand before or after positional
+// arguments (`pi -p "PROMPT" --model M` works). A lone "--" ends flags.
+func parseInterleaved(fs *flag.FlagSet, args []string) ([]string, error) {
+	var pos []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			return nil, err
+		}
+		rest := fs.Args()
+		if len(rest) == 0 {
+			return pos, nil
+		}
+		// flag stops at "--" too: everything after it is positional.
+		if len(args) > len(rest) && args[len(args)-len(rest)-1] == "--" {
+			return append(pos, rest...), nil
+		}
+		pos = append(pos, rest[0])
+		args = rest[1:]
+	}
+}
+
+// newFlagSet returns a flag set whose usage prints the given text then the
+// flags, and whose errors go to stderr.
+func newFlagSet(name, usage string, stderr io.Writer) *flag.FlagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, strings.TrimSpace(usage))
+		fmt.Fprintln(stderr, "\nFlags:")
+		fs.PrintDefaults()
+	}
+	return fs
+}
+
+// usageError prints a message and a hint to use --help; it returns exitUsage.
+func usageError(stderr io.Writer, cmd, format string, args ...any) int {
+	fmt.Fprintf(stderr, "pi %s: %s\nRun 'pi %s --help' for usage.\n", cmd, fmt.Sprintf(format, args...), cmd)
+	return exitUsage
+}

@@ -1,0 +1,227 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"sort"
+	"strings"
+	"syscall"
+	"text/tabwriter"
+
+	"github.com/pi-go/pi/runtime/tool"
+)
+
+const toolUsage = `
+Usage: pi tool call NAME 'JSON' [flags]
+
+Runs one call of the tool NAME with the JSON arguments, through the same
+pipeline the agent loop uses (prepareArguments, validation, extension hooks,
+execute), in the current directory, and prints one JSON object:
+
+  {"content":[{"type":"text","text":"..."}],"isError":false,"details":...}
+
+Any tool that is registered can be called, active or not. Exit status is 0
+whenever a result was produced (isError results too) and 2 on usage errors.
+Use 'pi tools list' to see the tools. The JSON may also come from a file:
+'pi tool call read @args.json', or from stdin with '-'.
+
+Examples:
+  pi tool call read '{"path":"README.md","limit":20}'
+  pi tool call bash '{"command":"go test ./...","timeout":600}'
+  pi tool call grep '{"pattern":"TODO","glob":"*.go"}' --tools read,grep
+`
+
+func cmdTool(args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 || args[0] == "--help" || args[0] == "-h" || args[0] == "help" {
+		fmt.Fprintln(stderr, strings.TrimSpace(toolUsage))
+		if len(args) == 0 {
+			return exitUsage
+		}
+		return exitOK
+	}
+	if args[0] != "call" {
+		return usageError(stderr, "tool", "unknown subcommand %q (the subcommand is 'call')", args[0])
+	}
+	var f commonFlags
+	fs := newFlagSet("pi tool call", toolUsage, stderr)
+	f.register(fs)
+	pos, err := parseInterleaved(fs, args[1:])
+	if errors.Is(err, flag.ErrHelp) {
+		return exitOK
+	}
+	if err != nil {
+		return exitUsage
+	}
+	if len(pos) != 2 {
+		return usageError(stderr, "tool call", "want a tool name and its JSON arguments, got %d argument(s)", len(pos))
+	}
+	name, rawArgs := pos[0], pos[1]
+	input, err := readJSONArg(rawArgs)
+	if err != nil {
+		return usageError(stderr, "tool call", "%v", err)
+	}
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	a, err := buildApp(ctx, &f, stderr)
+	if err != nil {
+		fmt.Fprintf(stderr, "pi: %v\n", err)
+		return exitError
+	}
+	defer a.close()
+	def, ok := a.registry.Lookup(name)
+	if !ok {
+		fmt.Fprintf(stderr, "pi tool call: unknown tool %q\nKnown tools: %s\n", name, strings.Join(toolNames(a.registry), ", "))
+		return exitUsage
+	}
+	t, err := tool.Wrap(def, a.contextFactory())
+	if err != nil {
+		fmt.Fprintf(stderr, "pi: %v\n", err)
+		return exitError
+	}
+	res := tool.Run(ctx, []tool.AgentTool{t}, a.hooks, name, "call_1", input, nil)
+	enc := json.NewEncoder(stdout)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(res); err != nil {
+		fmt.Fprintf(stderr, "pi: encode result: %v\n", err)
+		return exitError
+	}
+	return exitOK
+}
+
+// readJSONArg reads the JSON arguments: inline, @FILE, or - for stdin.
+func readJSONArg(s string) (json.RawMessage, error) {
+	data := []byte(s)
+	switch {
+	case s == "-":
+		b, err := io.ReadAll(os.Stdin)
+		if err != nil {
+			return nil, fmt.Errorf("read arguments from stdin: %w", err)
+		}
+		data = b
+	case strings.HasPrefix(s, "@"):
+		b, err := os.ReadFile(s[1:])
+		if err != nil {
+			return nil, fmt.Errorf("read arguments: %w", err)
+		}
+		data = b
+	}
+	if !json.Valid(data) {
+		var v any
+		err := json.Unmarshal(data, &v)
+		return nil, fmt.Errorf("arguments are not valid JSON (%v): %s", err, truncateForMessage(string(data), 200))
+	}
+	return json.RawMessage(data), nil
+}
+
+func truncateForMessage(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "..."
+}
+
+func toolNames(r *tool.Registry) []string {
+	var names []string
+	for _, d := range r.Definitions() {
+		names = append(names, d.Name)
+	}
+	sort.Strings(names)
+	return names
+}
+
+const toolsUsage = `
+Usage: pi tools list [--json] [flags]
+
+Lists every registered tool: built-in ones and those of loaded extensions,
+with its source and whether it is active (sent to the model). The active set
+comes from --tools, else [tools] active in pi.toml, else read, bash, edit,
+write and every extension tool.
+
+--json prints an array of
+  {"name","label","description","promptSnippet","source":{"kind":"builtin"|"extension",...},"active":bool}
+`
+
+type toolListEntry struct {
+	Name          string      `json:"name"`
+	Label         string      `json:"label"`
+	Description   string      `json:"description"`
+	PromptSnippet string      `json:"promptSnippet"`
+	Source        tool.Source `json:"source"`
+	Active        bool        `json:"active"`
+}
+
+func cmdTools(args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 || args[0] == "--help" || args[0] == "-h" || args[0] == "help" {
+		fmt.Fprintln(stderr, strings.TrimSpace(toolsUsage))
+		if len(args) == 0 {
+			return exitUsage
+		}
+		return exitOK
+	}
+	if args[0] != "list" {
+		return usageError(stderr, "tools", "unknown subcommand %q (the subcommand is 'list')", args[0])
+	}
+	var f commonFlags
+	var asJSON bool
+	fs := newFlagSet("pi tools list", toolsUsage, stderr)
+	f.register(fs)
+	fs.BoolVar(&asJSON, "json", false, "print JSON")
+	pos, err := parseInterleaved(fs, args[1:])
+	if errors.Is(err, flag.ErrHelp) {
+		return exitOK
+	}
+	if err != nil {
+		return exitUsage
+	}
+	if len(pos) != 0 {
+		return usageError(stderr, "tools list", "unexpected argument %q", pos[0])
+	}
+	a, err := buildApp(context.Background(), &f, stderr)
+	if err != nil {
+		fmt.Fprintf(stderr, "pi: %v\n", err)
+		return exitError
+	}
+	defer a.close()
+	entries := []toolListEntry{}
+	for _, d := range a.registry.Definitions() {
+		entries = append(entries, toolListEntry{d.Name, d.Label, d.Description, d.PromptSnippet, d.Source, a.registry.IsActive(d.Name)})
+	}
+	if asJSON {
+		enc := json.NewEncoder(stdout)
+		enc.SetEscapeHTML(false)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(entries); err != nil {
+			return exitError
+		}
+		return exitOK
+	}
+	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "NAME\tACTIVE\tSOURCE\tSUMMARY")
+	for _, e := range entries {
+		active := "no"
+		if e.Active {
+			active = "yes"
+		}
+		summary := e.PromptSnippet
+		if summary == "" {
+			summary = firstLine(e.Description)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", e.Name, active, e.Source, truncateForMessage(summary, 80))
+	}
+	tw.Flush()
+	return exitOK
+}
+
+func firstLine(s string) string {
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		return s[:i]
+	}
+	return s
+}

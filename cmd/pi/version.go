@@ -1,0 +1,63 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"runtime"
+	"runtime/debug"
+	"strings"
+)
+
+// version is set at build time with -ldflags "-X main.version=...".
+var version = "0.1.0-dev"
+
+func cmdVersion(args []string, stdout, stderr io.Writer) int {
+	if len(args) > 0 && (args[0] == "--help" || args[0] == "-h") {
+		fmt.Fprintln(stderr, "Usage: pi version\n\nPrints pi's version, the Go version and platform it was built with, and the ABI version of extensions it runs.")
+		return exitOK
+	}
+	if len(args) > 0 {
+		return usageError(stderr, "version", "unexpected argument %q", args[0])
+	}
+	rev := ""
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		for _, s := range bi.Settings {
+			if s.Key == "vcs.revision" && len(s.Value) >= 12 {
+				rev = " " + s.Value[:12]
+			}
+		}
+	}
+	fmt.Fprintf(stdout, "pi %s%s (%s %s/%s, extension ABI 1)\n", version, rev, runtime.Version(), runtime.GOOS, runtime.GOARCH)
+	return exitOK
+}
+
+const mainUsage = `
+pi — a coding agent whose tools you can extend with WebAssembly.
+
+Usage:
+  pi [flags] [PROMPT]           interactive session (PROMPT optional) on a terminal
+  pi -p "PROMPT" [flags]        print mode: answer once, stream the text to stdout
+  pi --mode json -p "PROMPT"    the run's events as JSON lines on stdout
+  pi demo                       an offline demo: a scripted model edits a sample project
+  pi tool call NAME 'JSON'      run one tool call and print its result as JSON
+  pi tools list [--json]        the registered tools, their source and whether active
+  pi ext install FILE.wasm      check an extension and add it to pi.toml
+  pi ext list | remove NAME     the installed extensions
+  pi trust | untrust            allow (or stop allowing) this project's pi.toml to run code
+  pi version                    version information
+
+Run 'pi COMMAND --help' for a command's flags. The model comes from --model /
+--base-url / --api-key, else [model] in pi.toml, else OPENAI_BASE_URL and
+OPENAI_API_KEY; with no key configured, use 'pi demo' or --script FILE.
+
+Configuration: ./pi.toml (or the nearest parent's) over $PI_HOME/pi.toml
+($PI_HOME defaults to ~/.pi/agent). Docs: docs/ in the source tree.
+`
+
+func cmdHelp(args []string, stdout, stderr io.Writer) int {
+	if len(args) > 0 {
+		return run([]string{args[0], "--help"}, strings.NewReader(""), stdout, stderr)
+	}
+	fmt.Fprintln(stdout, strings.TrimSpace(mainUsage))
+	return exitOK
+}
