@@ -1,0 +1,357 @@
+package agent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/pi-go/pi/runtime/llm"
+	"github.com/pi-go/pi/runtime/tool"
+)
+
+// StopMaxTurns is the RunResult.StopReason of a run that reached
+// Config.MaxTurns while the model was still calling tools.
+const StopMaxTurns llm.StopReason = "maxTurns"
+
+// ErrBusy is returned by Run and Prompt while another run of the same Agent
+// is in progress.
+var ErrBusy = errors.New("agent is already running")
+
+// Config configures an Agent. It is read once, by New.
+type Config struct {
+	// Provider streams the model's turns. Required.
+	Provider llm.Provider
+	// Tools are the active tools, in the order the model is told of them.
+	Tools []tool.AgentTool
+	// Hooks run around every tool call (tool_call before, tool_result
+	// after); nil means none.
+	Hooks *tool.Hooks
+	// SystemPrompt is sent with every model turn (see BuildSystemPrompt).
+	SystemPrompt string
+	// Sequential runs the tool calls of one assistant message one after the
+	// other (pi.toml tool_execution = "sequential"). Without it they run
+	// concurrently unless one of the called tools is sequential.
+	Sequential bool
+	// Logger receives debug lines about turns and tool calls, and warnings
+	// about failed tool_result hooks; nil means no logging.
+	Logger hclog.Logger
+	// OnEvent receives every Event of a run, one at a time (calls never
+	// overlap, even while tools run concurrently). It may be nil. It runs on
+	// the loop's goroutines, so it should not block for long.
+	OnEvent func(Event)
+	// MaxTurns bounds the model calls of one run; 0 means unlimited.
+	MaxTurns int
+}
+
+// RunResult is what a run produced.
+type RunResult struct {
+	// Text is the text of the last assistant message.
+	Text string
+	// Messages is the whole conversation after the run (the earlier turns
+	// of a continued conversation included).
+	Messages []llm.Message
+	// Usage sums the token usage of the run's model calls.
+	Usage llm.Usage
+	// StopReason says why the run ended: the model's own reason of its last
+	// message (llm.StopEnd, llm.StopLength, or llm.StopToolUse when every
+	// tool of the last batch asked to terminate), llm.StopAborted when ctx
+	// was cancelled, llm.StopError when the provider failed, or StopMaxTurns.
+	StopReason llm.StopReason
+	// Turns counts the model calls of the run.
+	Turns int
+}
+
+// Agent runs a conversation with a model and its tools. Runs of one Agent
+// are serialized; Messages may be called at any time.
+type Agent struct {
+	cfg    Config
+	hooks  *tool.Hooks
+	specs  []llm.ToolSpec
+	logger hclog.Logger
+
+	mu       sync.Mutex // guards messages and running
+	messages []llm.Message
+	running  bool
+
+	emitMu sync.Mutex // serializes OnEvent calls
+}
+
+// New returns an Agent with an empty conversation.
+func New(cfg Config) *Agent {
+	a := &Agent{cfg: cfg, logger: cfg.Logger}
+	if a.logger == nil {
+		a.logger = hclog.NewNullLogger()
+	}
+	a.cfg.Tools = append([]tool.AgentTool(nil), cfg.Tools...)
+	for _, t := range a.cfg.Tools {
+		a.specs = append(a.specs, llm.ToolSpec{Name: t.Name(), Description: t.Description(), Parameters: t.Parameters()})
+	}
+	if cfg.Hooks != nil {
+		h := *cfg.Hooks
+		if h.OnHookError == nil {
+			logger := a.logger
+			h.OnHookError = func(hook string, err error) {
+				logger.Warn("tool_result hook failed; result unchanged", "hook", hook, "error", err)
+			}
+		}
+		a.hooks = &h
+	}
+	return a
+}
+
+// Run starts a new conversation with prompt (dropping any earlier one) and
+// runs it until the model stops calling tools.
+//
+// A cancelled ctx is not an error: the model stream and the running tools are
+// cancelled, every tool call that was asked for still gets a result message,
+// and the result has StopReason llm.StopAborted.
+//
+// # Errors
+//
+// Run fails with ErrBusy while another run is in progress, when the Agent has
+// no provider, and when the provider fails (after agent_end is emitted; the
+// result, returned too, then holds the messages so far, which the Agent
+// keeps).
+func (a *Agent) Run(ctx context.Context, prompt string) (*RunResult, error) {
+	return a.run(ctx, prompt, true)
+}
+
+// Prompt continues the conversation with a new user message, as Run does
+// for a new one.
+//
+// # Errors
+//
+// As Run.
+func (a *Agent) Prompt(ctx context.Context, prompt string) (*RunResult, error) {
+	return a.run(ctx, prompt, false)
+}
+
+// Messages returns a copy of the conversation so far.
+func (a *Agent) Messages() []llm.Message {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return append([]llm.Message(nil), a.messages...)
+}
+
+func (a *Agent) run(ctx context.Context, prompt string, reset bool) (*RunResult, error) {
+	if a.cfg.Provider == nil {
+		return nil, errors.New("agent run: no provider configured")
+	}
+	a.mu.Lock()
+	if a.running {
+		a.mu.Unlock()
+		return nil, fmt.Errorf("agent run: %w", ErrBusy)
+	}
+	a.running = true
+	if reset {
+		a.messages = nil
+	}
+	start := len(a.messages)
+	a.mu.Unlock()
+	defer func() {
+		a.mu.Lock()
+		a.running = false
+		a.mu.Unlock()
+	}()
+
+	res := &RunResult{}
+	err := a.loop(ctx, prompt, res)
+	a.mu.Lock()
+	res.Messages = append([]llm.Message(nil), a.messages...)
+	added := append([]llm.Message(nil), a.messages[start:]...)
+	a.mu.Unlock()
+	end := Event{Type: EventAgentEnd, Messages: added, Usage: &res.Usage, StopReason: res.StopReason}
+	if err != nil {
+		end.Error = err.Error()
+	}
+	a.emit(end)
+	return res, err
+}
+
+// loop runs the turns of one run, filling res.
+func (a *Agent) loop(ctx context.Context, prompt string, res *RunResult) error {
+	a.emit(Event{Type: EventAgentStart})
+	user := llm.Message{Role: llm.RoleUser, Content: []tool.ContentBlock{tool.Text(prompt)}}
+	a.appendMessages(user)
+	for turn := 1; ; turn++ {
+		res.Turns = turn
+		a.emit(Event{Type: EventTurnStart, Turn: turn})
+		if turn == 1 {
+			a.emit(Event{Type: EventMessageStart, Message: &user})
+			a.emit(Event{Type: EventMessageEnd, Message: &user})
+		}
+		a.logger.Debug("model turn", "turn", turn)
+		msg, resp, err := a.stream(ctx)
+		if resp != nil {
+			res.Usage = addUsage(res.Usage, resp.Usage)
+			if resp.StopReason == llm.StopError {
+				err = errors.New("the model stopped with an error")
+			}
+		}
+		if err != nil && ctx.Err() == nil {
+			res.StopReason = llm.StopError
+			a.endPartial(msg, llm.StopError, err, res)
+			a.emit(Event{Type: EventTurnEnd, Turn: turn, Message: partialOrNil(msg)})
+			return fmt.Errorf("agent run: turn %d: %w", turn, err)
+		}
+		if err != nil || resp.StopReason == llm.StopAborted {
+			// Cancelled: the provider either gave up with an error or
+			// reported the abort itself.
+			res.StopReason = llm.StopAborted
+			a.endPartial(msg, llm.StopAborted, nil, res)
+			a.emit(Event{Type: EventTurnEnd, Turn: turn, Message: partialOrNil(msg)})
+			return nil
+		}
+		a.appendMessages(msg)
+		res.Text = messageText(msg)
+		res.StopReason = resp.StopReason
+		usage := resp.Usage
+		a.emit(Event{Type: EventMessageEnd, Message: &msg, Usage: &usage, StopReason: resp.StopReason})
+		if len(msg.ToolCalls) == 0 {
+			a.emit(Event{Type: EventTurnEnd, Turn: turn, Message: &msg})
+			return nil
+		}
+		results, terminate := a.executeBatch(ctx, msg.ToolCalls)
+		a.appendMessages(results...)
+		for i := range results {
+			a.emit(Event{Type: EventMessageStart, Message: &results[i]})
+			a.emit(Event{Type: EventMessageEnd, Message: &results[i]})
+		}
+		a.emit(Event{Type: EventTurnEnd, Turn: turn, Message: &msg, ToolResults: results})
+		switch {
+		case ctx.Err() != nil:
+			res.StopReason = llm.StopAborted
+			return nil
+		case terminate:
+			res.StopReason = llm.StopToolUse
+			return nil
+		case a.cfg.MaxTurns > 0 && turn >= a.cfg.MaxTurns:
+			res.StopReason = StopMaxTurns
+			return nil
+		}
+	}
+}
+
+// stream runs one model turn. It emits message_start (at the first stream
+// event, or when the turn ends without any) and message_update per stream
+// event, and returns the assistant message; the caller emits message_end.
+// When the provider failed, msg holds the text streamed so far.
+func (a *Agent) stream(ctx context.Context) (msg llm.Message, resp *llm.Response, err error) {
+	a.mu.Lock()
+	req := llm.Request{
+		SystemPrompt: a.cfg.SystemPrompt,
+		Messages:     append([]llm.Message(nil), a.messages...),
+		Tools:        a.specs,
+	}
+	a.mu.Unlock()
+
+	var (
+		smu     sync.Mutex // the provider may call onEvent from its own goroutine
+		started bool
+		text    strings.Builder
+	)
+	startOnce := func() {
+		if !started {
+			started = true
+			a.emit(Event{Type: EventMessageStart, Message: &llm.Message{Role: llm.RoleAssistant, Content: []tool.ContentBlock{}}})
+		}
+	}
+	onEvent := func(ev llm.StreamEvent) {
+		smu.Lock()
+		defer smu.Unlock()
+		startOnce()
+		if ev.Type == llm.EventTextDelta {
+			text.WriteString(ev.Delta)
+		}
+		a.emit(Event{Type: EventMessageUpdate, AssistantMessageEvent: &ev})
+	}
+	resp, err = a.cfg.Provider.Stream(ctx, req, onEvent)
+	smu.Lock()
+	defer smu.Unlock()
+	if err != nil || resp == nil {
+		if err == nil {
+			err = errors.New("provider returned no response")
+		}
+		msg = llm.Message{Role: llm.RoleAssistant}
+		if text.Len() > 0 {
+			msg.Content = []tool.ContentBlock{tool.Text(text.String())}
+		}
+		startOnce()
+		return msg, nil, err
+	}
+	startOnce()
+	msg = resp.Message
+	msg.Role = llm.RoleAssistant
+	if msg.Content == nil {
+		msg.Content = []tool.ContentBlock{}
+	}
+	if resp.StopReason == llm.StopAborted && len(msg.Content) == 0 && text.Len() > 0 {
+		msg.Content = []tool.ContentBlock{tool.Text(text.String())}
+	}
+	return msg, resp, nil
+}
+
+// endPartial ends a model turn that failed or was cancelled: message_end
+// with what was streamed, which the conversation keeps when it has text. Its
+// tool calls are dropped, as they will never get results.
+func (a *Agent) endPartial(msg llm.Message, stop llm.StopReason, err error, res *RunResult) {
+	msg.ToolCalls = nil
+	ev := Event{Type: EventMessageEnd, Message: &msg, StopReason: stop}
+	if err != nil {
+		ev.Error = err.Error()
+	}
+	a.emit(ev)
+	if messageText(msg) == "" {
+		return
+	}
+	a.appendMessages(msg)
+	res.Text = messageText(msg)
+}
+
+// partialOrNil returns the kept part of a failed turn's message for
+// turn_end, or nil when nothing was kept.
+func partialOrNil(m llm.Message) *llm.Message {
+	if messageText(m) == "" {
+		return nil
+	}
+	m.ToolCalls = nil
+	return &m
+}
+
+func (a *Agent) appendMessages(msgs ...llm.Message) {
+	a.mu.Lock()
+	a.messages = append(a.messages, msgs...)
+	a.mu.Unlock()
+}
+
+func (a *Agent) emit(ev Event) {
+	if a.cfg.OnEvent == nil {
+		return
+	}
+	a.emitMu.Lock()
+	defer a.emitMu.Unlock()
+	a.cfg.OnEvent(ev)
+}
+
+func addUsage(a, b llm.Usage) llm.Usage {
+	return llm.Usage{
+		InputTokens:  a.InputTokens + b.InputTokens,
+		OutputTokens: a.OutputTokens + b.OutputTokens,
+		TotalTokens:  a.TotalTokens + b.TotalTokens,
+	}
+}
+
+// messageText joins the text blocks of a message.
+func messageText(m llm.Message) string {
+	var b strings.Builder
+	for _, c := range m.Content {
+		if c.Type == "text" {
+			b.WriteString(c.Text)
+		}
+	}
+	return b.String()
+}

@@ -1,0 +1,86 @@
+package agent
+
+import (
+	"encoding/json"
+
+	"github.com/pi-go/pi/runtime/llm"
+	"github.com/pi-go/pi/runtime/tool"
+)
+
+// EventType names an Event.
+type EventType string
+
+// The event types, in the order a run emits them.
+const (
+	EventAgentStart          EventType = "agent_start"
+	EventTurnStart           EventType = "turn_start"
+	EventMessageStart        EventType = "message_start"
+	EventMessageUpdate       EventType = "message_update"
+	EventMessageEnd          EventType = "message_end"
+	EventToolExecutionStart  EventType = "tool_execution_start"
+	EventToolExecutionUpdate EventType = "tool_execution_update"
+	EventToolExecutionEnd    EventType = "tool_execution_end"
+	EventTurnEnd             EventType = "turn_end"
+	EventAgentEnd            EventType = "agent_end"
+)
+
+// Event is one step of a run, as the loop reports it to Config.OnEvent.
+// json.Marshal(Event) is one line of the `--mode json` stream; fields that do
+// not belong to an event's type are left out.
+//
+// Which fields each type carries:
+//
+//   - agent_start: none.
+//   - turn_start: Turn.
+//   - message_start, message_end: Message (the user prompt, the assistant
+//     message, or a tool result message); message_end of an assistant
+//     message also carries Usage and StopReason.
+//   - message_update: AssistantMessageEvent (the streaming delta).
+//   - tool_execution_start: ToolCallID, ToolName, Args.
+//   - tool_execution_update: ToolCallID, ToolName, Args, PartialResult.
+//   - tool_execution_end: ToolCallID, ToolName, Result, IsError.
+//   - turn_end: Turn, Message (the assistant message, absent when the model
+//     failed before answering), ToolResults.
+//   - agent_end: Messages (those this run added), Usage, StopReason, and
+//     Error when the run failed.
+type Event struct {
+	Type EventType `json:"type"`
+	// Turn counts the model calls of the run from 1.
+	Turn int `json:"turn,omitempty"`
+
+	Message               *llm.Message     `json:"message,omitempty"`
+	AssistantMessageEvent *llm.StreamEvent `json:"assistantMessageEvent,omitempty"`
+	ToolResults           []llm.Message    `json:"toolResults,omitempty"`
+	Messages              []llm.Message    `json:"messages,omitempty"`
+
+	ToolCallID string `json:"toolCallId,omitempty"`
+	ToolName   string `json:"toolName,omitempty"`
+	// Args are the arguments as the model sent them: their JSON when they
+	// are valid JSON, else a JSON string holding the raw text.
+	Args          json.RawMessage `json:"args,omitempty"`
+	PartialResult *tool.Result    `json:"partialResult,omitempty"`
+	Result        *tool.Result    `json:"result,omitempty"`
+	// IsError is set on tool_execution_end only (a pointer so that a false
+	// value is still written there).
+	IsError *bool `json:"isError,omitempty"`
+
+	Usage      *llm.Usage     `json:"usage,omitempty"`
+	StopReason llm.StopReason `json:"stopReason,omitempty"`
+	Error      string         `json:"error,omitempty"`
+}
+
+// Failed reports whether a tool_execution_end event's result is an error.
+func (e Event) Failed() bool { return e.IsError != nil && *e.IsError }
+
+// argsJSON returns the model's argument text as JSON for events: itself when
+// it is valid JSON, {} when empty, else a JSON string of the raw text.
+func argsJSON(raw string) json.RawMessage {
+	if raw == "" {
+		return json.RawMessage("{}")
+	}
+	if json.Valid([]byte(raw)) {
+		return json.RawMessage(raw)
+	}
+	b, _ := json.Marshal(raw)
+	return b
+}
