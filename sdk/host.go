@@ -1,0 +1,176 @@
+package sdk
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// Context is what a tool handler gets besides its input: which call this is,
+// the working directory the call runs in, and a way to report progress.
+type Context struct {
+	ToolName   string
+	ToolCallID string
+	// Cwd is the agent's working directory for this call (an absolute host
+	// path, mounted at the same path inside the sandbox when granted).
+	Cwd string
+
+	cancelled bool
+}
+
+type partialJSON struct {
+	Content []Block `json:"content"`
+	Details any     `json:"details,omitempty"`
+}
+
+// Emit sends a partial result (a progress update for the UI and the event
+// stream; never sent to the model). It reports whether the call was
+// cancelled, in which case the handler should stop and return.
+func (c *Context) Emit(partial Result) (cancelled bool) {
+	if partial.Content == nil {
+		partial.Content = []Block{}
+	}
+	b, err := json.Marshal(partialJSON{Content: partial.Content, Details: partial.Details})
+	if err != nil {
+		Logf(LevelWarn, "emit from tool %s: %v", c.ToolName, err)
+		return c.cancelled
+	}
+	if hostEmit(b) {
+		c.cancelled = true
+	}
+	return c.cancelled
+}
+
+// Cancelled reports whether an earlier Emit learned that the call was
+// cancelled.
+func (c *Context) Cancelled() bool { return c.cancelled }
+
+// Log sends a log line to the host, which writes it under its logger named
+// for the extension.
+func Log(level Level, msg string) { hostLog(level, msg) }
+
+// Logf formats a log line and sends it to the host.
+func Logf(level Level, format string, args ...any) { hostLog(level, fmt.Sprintf(format, args...)) }
+
+// Config decodes the extension's configuration (the [extensions.config]
+// table of its pi.toml entry) into v, strictly: an unknown key is an error.
+// Without configuration v is left as it is, so set defaults first.
+//
+// # Errors
+//
+// Config fails before the host's init, and when the configuration does not
+// fit v; the message names the key.
+func Config(v any) error {
+	if !std.initialized {
+		return errors.New("sdk.Config: the host has not sent init yet (call it from a handler or an OnInit function)")
+	}
+	if len(std.config) == 0 || string(std.config) == "null" {
+		return nil
+	}
+	if err := decodeStrict(std.config, v); err != nil {
+		return fmt.Errorf("config of extension %q: %s", std.name, describeDecodeError(err))
+	}
+	return nil
+}
+
+// Cwd returns the working directory the host gave at init.
+func Cwd() string { return std.cwd }
+
+// Granted returns what the host granted this extension (the grants of its
+// pi.toml entry, as sent at init).
+func Granted() Grants { return std.grants }
+
+// HostInfo returns the host's name and version as sent at init.
+func HostInfo() (name, version string) { return std.hostName, std.hostVersion }
+
+// HostError is a failure the host answered to a host call, such as a denied
+// exec.
+type HostError struct {
+	Method  string
+	Message string
+}
+
+func (e *HostError) Error() string { return "host call " + e.Method + ": " + e.Message }
+
+// HostCall sends a request to the host (the host_call import) and decodes
+// its result into result, which may be nil. It is the general form behind
+// Exec, for methods a newer host adds within ABI 1.
+//
+// # Errors
+//
+// HostCall fails with a *HostError when the host answers {"ok": false} (an
+// unknown method, a permission denied), and with other errors when the
+// request cannot be encoded, the ABI is misused or the answer does not
+// decode.
+func HostCall(method string, params, result any) error {
+	req, err := json.Marshal(struct {
+		Method string `json:"method"`
+		Params any    `json:"params"`
+	}{method, params})
+	if err != nil {
+		return fmt.Errorf("host call %s: encode: %w", method, err)
+	}
+	raw, err := hostCall(req)
+	if err != nil {
+		return fmt.Errorf("host call %s: %w", method, err)
+	}
+	var resp struct {
+		OK     bool            `json:"ok"`
+		Result json.RawMessage `json:"result"`
+		Error  *errorBody      `json:"error"`
+	}
+	if err := json.Unmarshal(raw, &resp); err != nil {
+		return fmt.Errorf("host call %s: malformed answer: %w", method, err)
+	}
+	if !resp.OK {
+		msg := "failed"
+		if resp.Error != nil {
+			msg = resp.Error.Message
+		}
+		return &HostError{Method: method, Message: msg}
+	}
+	if result != nil && len(resp.Result) > 0 {
+		if err := json.Unmarshal(resp.Result, result); err != nil {
+			return fmt.Errorf("host call %s: decode result: %w", method, err)
+		}
+	}
+	return nil
+}
+
+// ExecOptions are the optional parts of Exec.
+type ExecOptions struct {
+	// Cwd is the directory to run in; "" is the host's working directory.
+	Cwd string
+	// Timeout stops the command; 0 is the host's default.
+	Timeout time.Duration
+	// Stdin is written to the command's standard input.
+	Stdin string
+}
+
+// ExecResult is what a command run by Exec produced.
+type ExecResult struct {
+	Stdout   string `json:"stdout"`
+	Stderr   string `json:"stderr"`
+	ExitCode int    `json:"exitCode"`
+}
+
+// Exec runs a command on the host, outside the sandbox. The host allows it
+// only when argv[0] matches one of the extension's exec grants. A command
+// that runs and exits non-zero is not an error: see ExitCode.
+//
+// # Errors
+//
+// Exec fails with a *HostError when the host refuses (permission denied) or
+// cannot start the command.
+func Exec(argv []string, opts ExecOptions) (ExecResult, error) {
+	type params struct {
+		Argv      []string `json:"argv"`
+		Cwd       string   `json:"cwd,omitempty"`
+		TimeoutMS int64    `json:"timeoutMs,omitempty"`
+		Stdin     string   `json:"stdin,omitempty"`
+	}
+	var res ExecResult
+	err := HostCall("exec", params{Argv: argv, Cwd: opts.Cwd, TimeoutMS: opts.Timeout.Milliseconds(), Stdin: opts.Stdin}, &res)
+	return res, err
+}
