@@ -2,15 +2,194 @@ package builtin
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"unicode"
+
+	"github.com/bmatcuk/doublestar/v4"
 
 	"github.com/pi-go/pi/runtime/tool"
 )
 
-// FindDefinition is a placeholder until the find tool lands.
+// FindDefaultLimit is the number of paths find returns when the call gives
+// no limit.
+const FindDefaultLimit = 1000
+
+const findSchema = `{
+  "type": "object",
+  "required": ["pattern"],
+  "properties": {
+    "pattern": {"type": "string", "description": "Glob pattern to match files, e.g. '*.ts', '**/*.json', or 'src/**/*.spec.ts'"},
+    "path": {"type": "string", "description": "Directory to search in (default: current directory)"},
+    "limit": {"type": "number", "description": "Maximum number of results (default: 1000)"}
+  }
+}`
+
+// FindArgs are the arguments of a find call.
+type FindArgs struct {
+	Pattern string   `json:"pattern"`
+	Path    *string  `json:"path,omitempty"`
+	Limit   *float64 `json:"limit,omitempty"`
+}
+
+// FindDetails are the details of a find result. Zero fields are left out.
+type FindDetails struct {
+	// ResultLimitReached is the limit when more paths than it matched.
+	ResultLimitReached int `json:"resultLimitReached,omitempty"`
+	// Truncation is set when the text was cut to 50KB.
+	Truncation *Truncation `json:"truncation,omitempty"`
+}
+
+// FindDefinition returns the find tool: paths below a directory whose name
+// (or, for a pattern with a '/', whose relative path) matches a glob,
+// honouring .gitignore and skipping .git/.
 func FindDefinition() tool.ToolDefinition {
-	return tool.ToolDefinition{Name: "find", Source: tool.Source{Kind: tool.SourceBuiltin},
-		Execute: func(context.Context, tool.Call, tool.Context) (tool.Result, error) {
-			return tool.Result{}, errors.New("find: not implemented yet")
-		}}
+	return tool.ToolDefinition{
+		Name:  "find",
+		Label: "find",
+		Description: fmt.Sprintf("Search for files by glob pattern. Returns matching file paths relative to the search directory. "+
+			"Respects .gitignore. Output is truncated to %d results or %dKB (whichever is hit first).", FindDefaultLimit, DefaultMaxBytes/1024),
+		Parameters:    json.RawMessage(findSchema),
+		PromptSnippet: "Find files by glob pattern (respects .gitignore)",
+		ExecutionMode: tool.Parallel,
+		Source:        tool.Source{Kind: tool.SourceBuiltin},
+		Execute: func(ctx context.Context, call tool.Call, tc tool.Context) (tool.Result, error) {
+			var args FindArgs
+			if err := decodeStrict(call.Input, &args); err != nil {
+				return tool.Result{}, fmt.Errorf("find: %w", err)
+			}
+			return Find(ctx, tc.Cwd, args)
+		},
+	}
+}
+
+// Find runs one find call in the working directory cwd.
+//
+// The pattern is read as fd reads a glob: without a '/' it is matched against
+// each entry's name at any depth; with a '/' it is matched against the path
+// relative to the search directory, with `**/` put in front unless it starts
+// with `**/` or `/` (a leading '/' anchors it at the search directory; an
+// absolute pattern inside the search directory is made relative). Matching
+// ignores case when the pattern has no upper-case letter (fd's smart case).
+// Directories match too and are listed with a trailing '/'; symbolic links
+// are listed, never followed. Results come in walk order (sorted by path,
+// component by component).
+//
+// # Errors
+//
+// Find fails with `Path not found: PATH`, `Not a directory: PATH`, an
+// `invalid pattern` error, or `Operation aborted` when ctx is cancelled.
+func Find(ctx context.Context, cwd string, args FindArgs) (tool.Result, error) {
+	if ctx.Err() != nil {
+		return tool.Result{}, errSearchAborted
+	}
+	searchPath := ResolvePath(cwd, deref(args.Path, "."))
+	info, err := os.Stat(searchPath)
+	if err != nil {
+		return tool.Result{}, fmt.Errorf("Path not found: %s", searchPath) //nolint:staticcheck // model-visible text
+	}
+	if !info.IsDir() {
+		return tool.Result{}, fmt.Errorf("Not a directory: %s", searchPath) //nolint:staticcheck // model-visible text
+	}
+	m, err := newFindMatcher(args.Pattern, searchPath)
+	if err != nil {
+		return tool.Result{}, err
+	}
+	limit := intArg(args.Limit, FindDefaultLimit, 1)
+	var found []string
+	limitReached := false
+	err = walkTree(ctx, searchPath, func(e walkEntry) error {
+		if !m.match(e.Rel) {
+			return nil
+		}
+		if len(found) == limit {
+			limitReached = true
+			return errStopWalk
+		}
+		if e.IsDir {
+			found = append(found, e.Rel+"/")
+		} else {
+			found = append(found, e.Rel)
+		}
+		return nil
+	})
+	if err != nil {
+		if ctx.Err() != nil {
+			return tool.Result{}, errSearchAborted
+		}
+		return tool.Result{}, err
+	}
+	if len(found) == 0 {
+		return tool.TextResult("No files found matching pattern"), nil
+	}
+	var details FindDetails
+	var notices []string
+	if limitReached {
+		notices = append(notices, fmt.Sprintf("%d results limit reached. Use limit=%d for more, or refine pattern", limit, limit*2))
+		details.ResultLimitReached = limit
+	}
+	text, trunc := truncateListing(found)
+	if trunc != nil {
+		notices = append(notices, FormatSize(DefaultMaxBytes)+" limit reached")
+		details.Truncation = trunc
+	}
+	return listingResult(text, notices, details, details != FindDetails{}), nil
+}
+
+// findMatcher is a find pattern ready to match relative paths.
+type findMatcher struct {
+	pattern    string
+	fullPath   bool
+	foldCase   bool
+	everything bool
+}
+
+func newFindMatcher(pattern, searchPath string) (*findMatcher, error) {
+	if pattern == "" {
+		return nil, errors.New("invalid pattern: must not be empty (use '*' to match every name)")
+	}
+	m := &findMatcher{}
+	p := strings.TrimPrefix(filepath.ToSlash(pattern), "./")
+	if strings.Contains(p, "/") {
+		m.fullPath = true
+		root := filepath.ToSlash(searchPath) + "/"
+		switch {
+		case strings.HasPrefix(p, root):
+			p = p[len(root):]
+		case strings.HasPrefix(p, "/"):
+			p = strings.TrimLeft(p, "/")
+		case strings.HasPrefix(p, "**/"), p == "**":
+		default:
+			p = "**/" + p
+		}
+	}
+	if p == "**" {
+		m.everything = true
+	}
+	if !strings.ContainsFunc(p, unicode.IsUpper) {
+		m.foldCase = true
+	}
+	if p == "" || !doublestar.ValidatePattern(p) {
+		return nil, fmt.Errorf("invalid pattern %q: not a valid glob pattern", pattern)
+	}
+	m.pattern = p
+	return m, nil
+}
+
+func (m *findMatcher) match(rel string) bool {
+	if m.everything {
+		return true
+	}
+	subject := rel
+	if !m.fullPath {
+		subject = filepath.Base(rel)
+	}
+	if m.foldCase {
+		subject = strings.ToLower(subject)
+	}
+	return doublestar.MatchUnvalidated(m.pattern, subject)
 }

@@ -1,16 +1,456 @@
 package builtin
 
 import (
+	"bufio"
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"math"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"github.com/bmatcuk/doublestar/v4"
 
 	"github.com/pi-go/pi/runtime/tool"
 )
 
-// GrepDefinition is a placeholder until the grep tool lands.
+// GrepDefaultLimit is the number of matches grep returns when the call gives
+// no limit.
+const GrepDefaultLimit = 100
+
+const grepSchema = `{
+  "type": "object",
+  "required": ["pattern"],
+  "properties": {
+    "pattern": {"type": "string", "description": "Search pattern (regex or literal string)"},
+    "path": {"type": "string", "description": "Directory or file to search (default: current directory)"},
+    "glob": {"type": "string", "description": "Filter files by glob pattern, e.g. '*.ts' or '**/*.spec.ts'"},
+    "ignoreCase": {"type": "boolean", "description": "Case-insensitive search (default: false)"},
+    "literal": {"type": "boolean", "description": "Treat pattern as literal string instead of regex (default: false)"},
+    "context": {"type": "number", "description": "Number of lines to show before and after each match (default: 0)"},
+    "limit": {"type": "number", "description": "Maximum number of matches to return (default: 100)"}
+  }
+}`
+
+// GrepArgs are the arguments of a grep call.
+type GrepArgs struct {
+	Pattern    string   `json:"pattern"`
+	Path       *string  `json:"path,omitempty"`
+	Glob       *string  `json:"glob,omitempty"`
+	IgnoreCase *bool    `json:"ignoreCase,omitempty"`
+	Literal    *bool    `json:"literal,omitempty"`
+	Context    *float64 `json:"context,omitempty"`
+	Limit      *float64 `json:"limit,omitempty"`
+}
+
+// GrepDetails are the details of a grep result, for the UI and the event
+// stream. Zero fields are left out.
+type GrepDetails struct {
+	// MatchLimitReached is the limit when more matches than it exist.
+	MatchLimitReached int `json:"matchLimitReached,omitempty"`
+	// Truncation is set when the text was cut to 50KB.
+	Truncation *Truncation `json:"truncation,omitempty"`
+	// LinesTruncated is set when a line was cut to GrepMaxLineLength.
+	LinesTruncated bool `json:"linesTruncated,omitempty"`
+}
+
+// GrepDefinition returns the grep tool: a regular-expression (or literal)
+// search of file contents below a directory, or in one file, honouring
+// .gitignore and skipping .git/ and binary files.
 func GrepDefinition() tool.ToolDefinition {
-	return tool.ToolDefinition{Name: "grep", Source: tool.Source{Kind: tool.SourceBuiltin},
-		Execute: func(context.Context, tool.Call, tool.Context) (tool.Result, error) {
-			return tool.Result{}, errors.New("grep: not implemented yet")
-		}}
+	return tool.ToolDefinition{
+		Name:  "grep",
+		Label: "grep",
+		Description: fmt.Sprintf("Search file contents for a pattern. Returns matching lines with file paths and line numbers. "+
+			"Respects .gitignore. Output is truncated to %d matches or %dKB (whichever is hit first). "+
+			"Long lines are truncated to %d chars.", GrepDefaultLimit, DefaultMaxBytes/1024, GrepMaxLineLength),
+		Parameters:    json.RawMessage(grepSchema),
+		PromptSnippet: "Search file contents for patterns (respects .gitignore)",
+		ExecutionMode: tool.Parallel,
+		Source:        tool.Source{Kind: tool.SourceBuiltin},
+		Execute: func(ctx context.Context, call tool.Call, tc tool.Context) (tool.Result, error) {
+			var args GrepArgs
+			if err := decodeStrict(call.Input, &args); err != nil {
+				return tool.Result{}, fmt.Errorf("grep: %w", err)
+			}
+			return Grep(ctx, tc.Cwd, args)
+		},
+	}
+}
+
+// errSearchAborted is the model-visible text of a grep, find or ls call
+// stopped by cancellation, as in the reference agent.
+var errSearchAborted = errors.New("Operation aborted") //nolint:staticcheck // model-visible text
+
+// Grep runs one grep call in the working directory cwd. Mistakes the model
+// can fix (a missing path, a bad regular expression or glob) come back as
+// errors whose text names the field; the caller turns them into error
+// results.
+//
+// # Errors
+//
+// Grep fails with `Path not found: PATH`, an `invalid pattern` or `invalid
+// glob` error, or `Operation aborted` when ctx is cancelled.
+func Grep(ctx context.Context, cwd string, args GrepArgs) (tool.Result, error) {
+	if ctx.Err() != nil {
+		return tool.Result{}, errSearchAborted
+	}
+	searchPath := ResolvePath(cwd, deref(args.Path, "."))
+	info, err := os.Stat(searchPath)
+	if err != nil {
+		return tool.Result{}, fmt.Errorf("Path not found: %s", searchPath) //nolint:staticcheck // model-visible text
+	}
+	expr := args.Pattern
+	if deref(args.Literal, false) {
+		expr = regexp.QuoteMeta(expr)
+	}
+	if deref(args.IgnoreCase, false) {
+		expr = "(?i)" + expr
+	}
+	re, err := regexp.Compile(expr)
+	if err != nil {
+		return tool.Result{}, fmt.Errorf("invalid pattern: %w (set literal to true to search for the text as it is)", err)
+	}
+	g := &grepper{
+		ctx:     ctx,
+		re:      re,
+		context: intArg(args.Context, 0, 0),
+		limit:   intArg(args.Limit, GrepDefaultLimit, 1),
+	}
+	if info.IsDir() {
+		filter, err := newGlobFilter(deref(args.Glob, ""))
+		if err != nil {
+			return tool.Result{}, err
+		}
+		err = walkTree(ctx, searchPath, func(e walkEntry) error {
+			if !filter.keep(e.Rel, e.IsDir) {
+				if e.IsDir {
+					return fs.SkipDir
+				}
+				return nil
+			}
+			if e.Type != 0 { // directories are walked; symlinks and devices are not searched
+				return nil
+			}
+			return g.searchFile(e.Path, e.Rel)
+		})
+	} else {
+		err = g.searchFile(searchPath, filepath.Base(searchPath))
+	}
+	if errors.Is(err, errStopWalk) {
+		err = nil
+	}
+	if err != nil {
+		if ctx.Err() != nil {
+			return tool.Result{}, errSearchAborted
+		}
+		return tool.Result{}, err
+	}
+	if g.matches == 0 {
+		return tool.TextResult("No matches found"), nil
+	}
+	var details GrepDetails
+	var notices []string
+	if g.limitReached {
+		notices = append(notices, fmt.Sprintf("%d matches limit reached. Use limit=%d for more, or refine pattern", g.limit, g.limit*2))
+		details.MatchLimitReached = g.limit
+	}
+	text, trunc := truncateListing(g.out)
+	if trunc != nil {
+		notices = append(notices, FormatSize(DefaultMaxBytes)+" limit reached")
+		details.Truncation = trunc
+	}
+	if g.linesTruncated {
+		notices = append(notices, fmt.Sprintf("Some lines truncated to %d chars. Use read tool to see full lines", GrepMaxLineLength))
+		details.LinesTruncated = true
+	}
+	return listingResult(text, notices, details, details != GrepDetails{}), nil
+}
+
+// grepper holds the state of one grep call across files.
+type grepper struct {
+	ctx     context.Context
+	re      *regexp.Regexp
+	context int
+	limit   int
+
+	matches        int // matches reported (at most limit)
+	limitReached   bool
+	linesTruncated bool
+	out            []string
+	outBytes       int
+}
+
+// grepBlock is one match with its context lines, waiting for the lines after
+// the match.
+type grepBlock struct {
+	lines []string
+	after int
+}
+
+// ringLine is a line kept for the context before a match.
+type ringLine struct {
+	n    int
+	text string
+}
+
+const grepPeekSize = 64 * 1024
+
+// searchFile searches one file; display is the path shown in the output. A
+// file that cannot be read is skipped, as is a binary one (a NUL byte in its
+// first 64KB; a NUL byte later ends the search of the file). It returns
+// errStopWalk once the match limit is passed and every pending block is
+// complete.
+func (g *grepper) searchFile(name, display string) error {
+	f, err := os.Open(name)
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	r := bufio.NewReaderSize(f, grepPeekSize)
+	if head, _ := r.Peek(grepPeekSize); bytes.IndexByte(head, 0) >= 0 {
+		return nil
+	}
+	var (
+		before  []ringLine // the last g.context lines
+		pending []*grepBlock
+		line    []byte
+		n       int
+	)
+	for {
+		line, err = readLine(r, line[:0])
+		if len(line) == 0 && err != nil {
+			break
+		}
+		n++
+		if n%4096 == 0 && g.ctx.Err() != nil {
+			return g.ctx.Err()
+		}
+		if bytes.IndexByte(line, 0) >= 0 {
+			break // binary after all
+		}
+		body := bytes.TrimSuffix(bytes.TrimSuffix(line, []byte("\n")), []byte("\r"))
+		// Lines after earlier matches.
+		for _, b := range pending {
+			if b.after > 0 {
+				b.lines = append(b.lines, g.format(display, n, body, false))
+				b.after--
+			}
+		}
+		for len(pending) > 0 && pending[0].after == 0 {
+			g.emit(pending[0].lines)
+			pending = pending[1:]
+		}
+		if g.re.Match(body) {
+			if g.matches >= g.limit {
+				g.limitReached = true
+			} else {
+				g.matches++
+				b := &grepBlock{after: g.context}
+				for _, bl := range before {
+					b.lines = append(b.lines, g.format(display, bl.n, []byte(bl.text), false))
+				}
+				b.lines = append(b.lines, g.format(display, n, body, true))
+				if b.after == 0 && len(pending) == 0 {
+					g.emit(b.lines)
+				} else {
+					pending = append(pending, b)
+				}
+			}
+		}
+		if g.limitReached && len(pending) == 0 {
+			return errStopWalk
+		}
+		if g.context > 0 {
+			if len(before) == g.context {
+				copy(before, before[1:])
+				before = before[:len(before)-1]
+			}
+			before = append(before, ringLine{n: n, text: string(body)})
+		}
+		if err != nil {
+			break
+		}
+	}
+	// End of file: blocks still waiting for lines after their match are done.
+	for _, b := range pending {
+		g.emit(b.lines)
+	}
+	if g.limitReached {
+		return errStopWalk
+	}
+	return nil
+}
+
+// format renders one output line: `REL:N: TEXT` for a match, `REL-N- TEXT`
+// for a context line, with '\r' removed, invalid UTF-8 replaced and the text
+// cut to GrepMaxLineLength characters.
+func (g *grepper) format(display string, n int, body []byte, match bool) string {
+	text := strings.ReplaceAll(string(body), "\r", "")
+	text = strings.ToValidUTF8(text, "\uFFFD")
+	text, cut := TruncateLine(text, GrepMaxLineLength)
+	if cut {
+		g.linesTruncated = true
+	}
+	sep := "-"
+	if match {
+		sep = ":"
+	}
+	return display + sep + strconv.Itoa(n) + sep + " " + text
+}
+
+// emit adds a finished block to the output. Once the output is past the
+// byte limit, further lines are counted but not kept: they would be cut.
+func (g *grepper) emit(lines []string) {
+	for _, l := range lines {
+		if g.outBytes > DefaultMaxBytes {
+			return
+		}
+		g.out = append(g.out, l)
+		g.outBytes += len(l) + 1
+	}
+}
+
+// readLine appends the next line of r, with its '\n', to buf.
+func readLine(r *bufio.Reader, buf []byte) ([]byte, error) {
+	for {
+		chunk, err := r.ReadSlice('\n')
+		buf = append(buf, chunk...)
+		if err == bufio.ErrBufferFull {
+			continue
+		}
+		if err == io.EOF && len(buf) == 0 {
+			return buf, io.EOF
+		}
+		return buf, err
+	}
+}
+
+// globFilter is grep's glob argument, read as ripgrep reads --glob: a
+// pattern without '/' matches a file's name at any depth; one with a '/' is
+// matched against the path from the search directory (a leading '/' anchors
+// it there too); '**' crosses directories and {a,b} picks alternatives. A
+// leading '!' excludes what matches (directories too) instead of keeping
+// only what matches.
+type globFilter struct {
+	pattern  string
+	negate   bool
+	fullPath bool
+	dirOnly  bool
+}
+
+func newGlobFilter(glob string) (*globFilter, error) {
+	if glob == "" {
+		return nil, nil
+	}
+	f := &globFilter{}
+	p := glob
+	if strings.HasPrefix(p, "!") {
+		f.negate = true
+		p = p[1:]
+	}
+	p = strings.TrimPrefix(p, "./")
+	if strings.HasSuffix(p, "/") {
+		f.dirOnly = true
+		p = strings.TrimRight(p, "/")
+	}
+	if strings.Contains(p, "/") {
+		f.fullPath = true
+		p = strings.TrimPrefix(p, "/")
+	}
+	if p == "" || !doublestar.ValidatePattern(p) {
+		return nil, fmt.Errorf("invalid glob %q: not a valid glob pattern", glob)
+	}
+	f.pattern = p
+	return f, nil
+}
+
+// keep reports whether the walk keeps the entry: a file to search, or a
+// directory to enter.
+func (f *globFilter) keep(rel string, isDir bool) bool {
+	if f == nil {
+		return true
+	}
+	if isDir && !f.negate {
+		return true // a whitelist glob selects files; every directory is entered
+	}
+	if f.dirOnly && !isDir {
+		return !f.negate
+	}
+	subject := rel
+	if !f.fullPath {
+		subject = filepath.Base(rel)
+	}
+	m := doublestar.MatchUnvalidated(f.pattern, subject)
+	return m != f.negate
+}
+
+// decodeStrict decodes JSON arguments, refusing unknown fields.
+func decodeStrict(raw json.RawMessage, v any) error {
+	if len(bytes.TrimSpace(raw)) == 0 {
+		raw = json.RawMessage("{}")
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return fmt.Errorf("decode arguments: %w", err)
+	}
+	return nil
+}
+
+// intArg reads an optional number argument as an integer (fractions are
+// dropped), with a default and a least value.
+func intArg(v *float64, def, least int) int {
+	n := def
+	if v != nil {
+		f := math.Floor(*v)
+		switch {
+		case math.IsNaN(f) || f < float64(least):
+			f = float64(least)
+		case f > math.MaxInt32:
+			f = math.MaxInt32
+		}
+		n = int(f)
+	}
+	if n < least {
+		n = least
+	}
+	return n
+}
+
+func deref[T any](p *T, def T) T {
+	if p == nil {
+		return def
+	}
+	return *p
+}
+
+// truncateListing joins lines and cuts the text to DefaultMaxBytes, whole
+// lines only. The Truncation is nil when nothing was cut.
+func truncateListing(lines []string) (string, *Truncation) {
+	t := TruncateHead(strings.Join(lines, "\n"), math.MaxInt, DefaultMaxBytes)
+	if !t.Truncated {
+		return t.Content, nil
+	}
+	return t.Content, &t
+}
+
+// listingResult is the text plus its notices (`\n\n[A. B]`), with details
+// when any are set.
+func listingResult(text string, notices []string, details any, hasDetails bool) tool.Result {
+	if len(notices) > 0 {
+		text += "\n\n[" + strings.Join(notices, ". ") + "]"
+	}
+	r := tool.TextResult(text)
+	if hasDetails {
+		r.Details = details
+	}
+	return r
 }

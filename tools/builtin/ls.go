@@ -2,15 +2,148 @@ package builtin
 
 import (
 	"context"
-	"errors"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"golang.org/x/text/collate"
+	"golang.org/x/text/language"
 
 	"github.com/pi-go/pi/runtime/tool"
 )
 
-// LsDefinition is a placeholder until the ls tool lands.
+// LsDefaultLimit is the number of entries ls returns when the call gives no
+// limit.
+const LsDefaultLimit = 500
+
+const lsSchema = `{
+  "type": "object",
+  "properties": {
+    "path": {"type": "string", "description": "Directory to list (default: current directory)"},
+    "limit": {"type": "number", "description": "Maximum number of entries to return (default: 500)"}
+  }
+}`
+
+// LsArgs are the arguments of an ls call.
+type LsArgs struct {
+	Path  *string  `json:"path,omitempty"`
+	Limit *float64 `json:"limit,omitempty"`
+}
+
+// LsDetails are the details of an ls result. Zero fields are left out.
+type LsDetails struct {
+	// EntryLimitReached is the limit when the directory has more entries.
+	EntryLimitReached int `json:"entryLimitReached,omitempty"`
+	// Truncation is set when the text was cut to 50KB.
+	Truncation *Truncation `json:"truncation,omitempty"`
+}
+
+// LsDefinition returns the ls tool: the entries of one directory, dotfiles
+// included, sorted case-insensitively, directories marked with a '/'.
 func LsDefinition() tool.ToolDefinition {
-	return tool.ToolDefinition{Name: "ls", Source: tool.Source{Kind: tool.SourceBuiltin},
-		Execute: func(context.Context, tool.Call, tool.Context) (tool.Result, error) {
-			return tool.Result{}, errors.New("ls: not implemented yet")
-		}}
+	return tool.ToolDefinition{
+		Name:  "ls",
+		Label: "ls",
+		Description: fmt.Sprintf("List directory contents. Returns entries sorted alphabetically, with '/' suffix for directories. "+
+			"Includes dotfiles. Output is truncated to %d entries or %dKB (whichever is hit first).", LsDefaultLimit, DefaultMaxBytes/1024),
+		Parameters:    json.RawMessage(lsSchema),
+		PromptSnippet: "List directory contents",
+		ExecutionMode: tool.Parallel,
+		Source:        tool.Source{Kind: tool.SourceBuiltin},
+		Execute: func(ctx context.Context, call tool.Call, tc tool.Context) (tool.Result, error) {
+			var args LsArgs
+			if err := decodeStrict(call.Input, &args); err != nil {
+				return tool.Result{}, fmt.Errorf("ls: %w", err)
+			}
+			return Ls(ctx, tc.Cwd, args)
+		},
+	}
+}
+
+// Ls runs one ls call in the working directory cwd. Entries are sorted by
+// their lower-cased names in Unicode collation order (as the reference
+// agent's localeCompare does; byte order breaks ties); symbolic links are
+// followed to decide the '/' suffix and dangling ones are left out. ls does
+// not read .gitignore.
+//
+// # Errors
+//
+// Ls fails with `Path not found: PATH`, `Not a directory: PATH`, `Cannot read
+// directory: REASON`, or `Operation aborted` when ctx is cancelled.
+func Ls(ctx context.Context, cwd string, args LsArgs) (tool.Result, error) {
+	if ctx.Err() != nil {
+		return tool.Result{}, errSearchAborted
+	}
+	dir := ResolvePath(cwd, deref(args.Path, "."))
+	info, err := os.Stat(dir)
+	if err != nil {
+		return tool.Result{}, fmt.Errorf("Path not found: %s", dir) //nolint:staticcheck // model-visible text
+	}
+	if !info.IsDir() {
+		return tool.Result{}, fmt.Errorf("Not a directory: %s", dir) //nolint:staticcheck // model-visible text
+	}
+	f, err := os.Open(dir)
+	if err != nil {
+		return tool.Result{}, fmt.Errorf("Cannot read directory: %w", err) //nolint:staticcheck // model-visible text
+	}
+	names, err := f.Readdirnames(-1)
+	f.Close()
+	if err != nil {
+		return tool.Result{}, fmt.Errorf("Cannot read directory: %w", err) //nolint:staticcheck // model-visible text
+	}
+	sortNames(names)
+	limit := intArg(args.Limit, LsDefaultLimit, 1)
+	var out []string
+	limitReached := false
+	for i, name := range names {
+		if i%256 == 255 && ctx.Err() != nil {
+			return tool.Result{}, errSearchAborted
+		}
+		if len(out) >= limit {
+			limitReached = true
+			break
+		}
+		st, err := os.Stat(filepath.Join(dir, name))
+		if err != nil {
+			continue // dangling symlink or gone since the read
+		}
+		if st.IsDir() {
+			name += "/"
+		}
+		out = append(out, name)
+	}
+	if len(out) == 0 {
+		return tool.TextResult("(empty directory)"), nil
+	}
+	var details LsDetails
+	var notices []string
+	if limitReached {
+		notices = append(notices, fmt.Sprintf("%d entries limit reached. Use limit=%d for more", limit, limit*2))
+		details.EntryLimitReached = limit
+	}
+	text, trunc := truncateListing(out)
+	if trunc != nil {
+		notices = append(notices, FormatSize(DefaultMaxBytes)+" limit reached")
+		details.Truncation = trunc
+	}
+	return listingResult(text, notices, details, details != LsDetails{}), nil
+}
+
+// sortNames sorts names by their lower-cased forms in the Unicode root
+// collation, byte order breaking ties.
+func sortNames(names []string) {
+	c := collate.New(language.Und)
+	lower := make(map[string]string, len(names))
+	for _, n := range names {
+		lower[n] = strings.ToLower(n)
+	}
+	sort.SliceStable(names, func(i, j int) bool {
+		if r := c.CompareString(lower[names[i]], lower[names[j]]); r != 0 {
+			return r < 0
+		}
+		return names[i] < names[j]
+	})
 }

@@ -1,0 +1,336 @@
+package builtin
+
+import (
+	"bytes"
+	"os"
+	"path"
+	"strings"
+	"unicode/utf8"
+)
+
+// This file holds the .gitignore matcher used by the directory walk (walk.go)
+// of grep and find. It follows gitignore(5) and git's wildmatch:
+//
+//   - blank lines and lines starting with '#' are skipped; trailing spaces are
+//     dropped unless escaped with '\'; a UTF-8 BOM and a trailing '\r' are
+//     dropped;
+//   - a leading '!' negates (re-includes); '\!' and '\#' are literal;
+//   - a trailing '/' matches directories only;
+//   - a pattern with a '/' at the start or in the middle is anchored to the
+//     directory of its .gitignore; otherwise it matches the last path
+//     component at any depth below that directory;
+//   - '*' and '?' never match '/'; '[...]' classes take '!' or '^' for
+//     negation, ranges and [:class:] names; '\' escapes the next character;
+//   - '**/' at the start, '/**/' in the middle and '/**' at the end match any
+//     number of directories; any other '**' is a plain '*';
+//   - within one file the last matching line wins; a deeper .gitignore wins
+//     over a shallower one; a path under an ignored directory stays ignored
+//     (the walk never enters the directory).
+//
+// The third-party matchers were weighed: github.com/sabhiram/go-gitignore (in
+// go.mod) matches on paths without knowing whether they are directories, so
+// "build/" cannot be told from a file named build, and it has no notion of the
+// directory a nested .gitignore lives in; go-git's plumbing/format/gitignore
+// would pull the whole go-git module graph into go.mod for ~300 lines of
+// logic. The code here is checked against `git check-ignore` in ignore_test.go.
+
+// ignoreRule is one pattern line of a .gitignore file.
+type ignoreRule struct {
+	glob     string // the pattern without '!', leading '/' and trailing '/'
+	negate   bool   // line started with '!'
+	dirOnly  bool   // line ended with '/'
+	anchored bool   // a '/' at the start or in the middle
+}
+
+// ignoreFile is the rules of one .gitignore (or .git/info/exclude) with the
+// directory they are relative to, as a slash path from the walk's top ("" for
+// the top itself).
+type ignoreFile struct {
+	base  string
+	rules []ignoreRule
+}
+
+// parseIgnore parses the text of a .gitignore file.
+func parseIgnore(data []byte) []ignoreRule {
+	data = bytes.TrimPrefix(data, []byte("\xef\xbb\xbf"))
+	var rules []ignoreRule
+	for _, line := range strings.Split(string(data), "\n") {
+		if r, ok := parseIgnoreLine(line); ok {
+			rules = append(rules, r)
+		}
+	}
+	return rules
+}
+
+// parseIgnoreLine parses one line; ok is false for blanks and comments.
+func parseIgnoreLine(line string) (ignoreRule, bool) {
+	line = strings.TrimSuffix(line, "\r")
+	line = trimUnescapedSpaces(line)
+	if line == "" || line[0] == '#' {
+		return ignoreRule{}, false
+	}
+	var r ignoreRule
+	if line[0] == '!' {
+		r.negate = true
+		line = line[1:]
+	}
+	if strings.HasSuffix(line, "/") && !strings.HasSuffix(line, `\/`) {
+		r.dirOnly = true
+		line = strings.TrimRight(line, "/")
+	}
+	if strings.Contains(line, "/") {
+		r.anchored = true
+		line = strings.TrimPrefix(line, "/")
+	}
+	if line == "" {
+		return ignoreRule{}, false
+	}
+	r.glob = line
+	return r, true
+}
+
+// trimUnescapedSpaces drops trailing spaces that are not escaped by '\'.
+func trimUnescapedSpaces(s string) string {
+	end := len(s)
+	for end > 0 && s[end-1] == ' ' {
+		// Count the backslashes before this space: an odd number escapes it.
+		n := 0
+		for i := end - 2; i >= 0 && s[i] == '\\'; i-- {
+			n++
+		}
+		if n%2 == 1 {
+			break
+		}
+		end--
+	}
+	return s[:end]
+}
+
+// readIgnoreFile reads a .gitignore-format file; a missing or unreadable file
+// has no rules.
+func readIgnoreFile(name, base string) *ignoreFile {
+	data, err := os.ReadFile(name)
+	if err != nil {
+		return nil
+	}
+	rules := parseIgnore(data)
+	if len(rules) == 0 {
+		return nil
+	}
+	return &ignoreFile{base: base, rules: rules}
+}
+
+// match reports whether the rule matches rel (a slash path relative to the
+// rule's base directory).
+func (r *ignoreRule) match(rel string, isDir bool) bool {
+	if r.dirOnly && !isDir {
+		return false
+	}
+	if r.anchored {
+		return wildmatch(r.glob, rel)
+	}
+	return wildmatch(r.glob, path.Base(rel))
+}
+
+// ignoreStack is the .gitignore files that apply at one point of a walk,
+// shallowest first.
+type ignoreStack []*ignoreFile
+
+// ignored reports whether p (a slash path from the walk's top) is ignored.
+// Deeper files are asked first; within a file the last matching line wins.
+func (s ignoreStack) ignored(p string, isDir bool) bool {
+	for i := len(s) - 1; i >= 0; i-- {
+		f := s[i]
+		rel := p
+		if f.base != "" {
+			if !strings.HasPrefix(p, f.base+"/") {
+				continue
+			}
+			rel = p[len(f.base)+1:]
+		}
+		for j := len(f.rules) - 1; j >= 0; j-- {
+			if f.rules[j].match(rel, isDir) {
+				return !f.rules[j].negate
+			}
+		}
+	}
+	return false
+}
+
+// wildmatch matches text against a gitignore glob with git's WM_PATHNAME
+// rules: '*', '?' and classes stop at '/', and only a '**' that stands as a
+// whole path component crosses directories.
+func wildmatch(pattern, text string) bool {
+	return wildmatchAt(pattern, 0, text)
+}
+
+func wildmatchAt(pat string, pi int, text string) bool {
+	for pi < len(pat) {
+		c := pat[pi]
+		switch c {
+		case '\\':
+			if pi+1 >= len(pat) {
+				return false // a trailing backslash matches nothing, as in git
+			}
+			if text == "" || text[0] != pat[pi+1] {
+				return false
+			}
+			pi += 2
+			text = text[1:]
+		case '?':
+			if text == "" || text[0] == '/' {
+				return false
+			}
+			_, n := utf8.DecodeRuneInString(text)
+			pi++
+			text = text[n:]
+		case '[':
+			if text == "" || text[0] == '/' {
+				return false
+			}
+			r, n := utf8.DecodeRuneInString(text)
+			ok, next, valid := matchClass(pat, pi, r)
+			if !valid {
+				// An unterminated '[' is a literal character.
+				if text[0] != '[' {
+					return false
+				}
+				pi++
+				text = text[1:]
+				continue
+			}
+			if !ok {
+				return false
+			}
+			pi = next
+			text = text[n:]
+		case '*':
+			start := pi
+			for pi < len(pat) && pat[pi] == '*' {
+				pi++
+			}
+			double := pi-start >= 2 &&
+				(start == 0 || pat[start-1] == '/') &&
+				(pi == len(pat) || pat[pi] == '/')
+			if double {
+				if pi == len(pat) {
+					return true // trailing "/**" (or a lone "**"): everything below
+				}
+				// "**/": zero or more whole directories.
+				rest := pi + 1
+				if wildmatchAt(pat, rest, text) {
+					return true
+				}
+				for i := 0; i < len(text); i++ {
+					if text[i] == '/' && wildmatchAt(pat, rest, text[i+1:]) {
+						return true
+					}
+				}
+				return false
+			}
+			if pi == len(pat) {
+				return !strings.Contains(text, "/")
+			}
+			for i := 0; i <= len(text); i++ {
+				if wildmatchAt(pat, pi, text[i:]) {
+					return true
+				}
+				if i < len(text) && text[i] == '/' {
+					return false
+				}
+			}
+			return false
+		default:
+			if text == "" || text[0] != c {
+				return false
+			}
+			pi++
+			text = text[1:]
+		}
+	}
+	return text == ""
+}
+
+// classNames are the POSIX character classes git's wildmatch knows.
+var classNames = map[string]func(rune) bool{
+	"alnum":  func(r rune) bool { return isASCIIAlpha(r) || isASCIIDigit(r) },
+	"alpha":  isASCIIAlpha,
+	"blank":  func(r rune) bool { return r == ' ' || r == '\t' },
+	"cntrl":  func(r rune) bool { return r < 0x20 || r == 0x7f },
+	"digit":  isASCIIDigit,
+	"graph":  func(r rune) bool { return r > 0x20 && r < 0x7f },
+	"lower":  func(r rune) bool { return r >= 'a' && r <= 'z' },
+	"print":  func(r rune) bool { return r >= 0x20 && r < 0x7f },
+	"punct":  func(r rune) bool { return r > 0x20 && r < 0x7f && !isASCIIAlpha(r) && !isASCIIDigit(r) },
+	"space":  func(r rune) bool { return r == ' ' || (r >= '\t' && r <= '\r') },
+	"upper":  func(r rune) bool { return r >= 'A' && r <= 'Z' },
+	"xdigit": func(r rune) bool { return isASCIIDigit(r) || (r >= 'a' && r <= 'f') || (r >= 'A' && r <= 'F') },
+}
+
+func isASCIIAlpha(r rune) bool { return (r >= 'a' && r <= 'z') || (r >= 'A' && r <= 'Z') }
+func isASCIIDigit(r rune) bool { return r >= '0' && r <= '9' }
+
+// matchClass matches r against the bracket expression starting at pat[pi]
+// ('['). It returns whether r matched, the index after the closing ']', and
+// whether the expression was well formed.
+func matchClass(pat string, pi int, r rune) (matched bool, next int, valid bool) {
+	i := pi + 1
+	negate := false
+	if i < len(pat) && (pat[i] == '!' || pat[i] == '^') {
+		negate = true
+		i++
+	}
+	first := true
+	for i < len(pat) {
+		if pat[i] == ']' && !first {
+			return matched != negate, i + 1, true
+		}
+		first = false
+		if strings.HasPrefix(pat[i:], "[:") {
+			if end := strings.Index(pat[i+2:], ":]"); end >= 0 {
+				if fn, ok := classNames[pat[i+2:i+2+end]]; ok {
+					if fn(r) {
+						matched = true
+					}
+					i += 2 + end + 2
+					continue
+				}
+			}
+		}
+		lo, n := classRune(pat, i)
+		if n == 0 {
+			return false, 0, false
+		}
+		i += n
+		hi := lo
+		if i+1 < len(pat) && pat[i] == '-' && pat[i+1] != ']' {
+			h, m := classRune(pat, i+1)
+			if m == 0 {
+				return false, 0, false
+			}
+			hi = h
+			i += 1 + m
+		}
+		if lo <= r && r <= hi {
+			matched = true
+		}
+	}
+	return false, 0, false
+}
+
+// classRune decodes one (possibly '\'-escaped) character of a bracket
+// expression; n is 0 at the end of the pattern.
+func classRune(pat string, i int) (rune, int) {
+	if i >= len(pat) {
+		return 0, 0
+	}
+	if pat[i] == '\\' {
+		if i+1 >= len(pat) {
+			return 0, 0
+		}
+		r, n := utf8.DecodeRuneInString(pat[i+1:])
+		return r, 1 + n
+	}
+	r, n := utf8.DecodeRuneInString(pat[i:])
+	return r, n
+}

@@ -1,0 +1,154 @@
+package builtin
+
+import (
+	"context"
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// walkEntry is one file, directory or other entry met by walkTree.
+type walkEntry struct {
+	// Rel is the slash path from the walk's root ("src/main.go").
+	Rel string
+	// Path is the path on disk.
+	Path string
+	// IsDir is true for directories (never for a symlink, which the walk
+	// does not follow).
+	IsDir bool
+	// Type is the entry's type bits (fs.ModeSymlink, fs.ModeDir, ...).
+	Type fs.FileMode
+}
+
+// errStopWalk ends a walk early without an error.
+var errStopWalk = errors.New("stop walk")
+
+// walkTree visits every entry below root (not root itself) in a fixed order:
+// depth first, the entries of each directory sorted by name (byte order), a
+// directory before its contents. It honours .gitignore files (nested ones too,
+// those of the enclosing repository's directories above root, and the
+// repository's .git/info/exclude), always skips entries named .git, and does
+// not follow symbolic links. Unreadable directories are skipped.
+//
+// fn may return fs.SkipDir for a directory to not enter it, or errStopWalk to
+// end the walk; any other error ends the walk and is returned. The walk checks
+// ctx between entries and returns ctx.Err() when it is cancelled.
+//
+// # Errors
+//
+// walkTree fails with ctx.Err() on cancellation or with the error fn returned.
+func walkTree(ctx context.Context, root string, fn func(walkEntry) error) error {
+	w := &walker{ctx: ctx, fn: fn}
+	w.stack, w.prefix = ancestorIgnores(root)
+	err := w.dir(root, "")
+	if errors.Is(err, errStopWalk) {
+		return nil
+	}
+	return err
+}
+
+type walker struct {
+	ctx    context.Context
+	fn     func(walkEntry) error
+	stack  ignoreStack
+	prefix string // root as a slash path from the top the ignore bases are relative to ("" or "a/b/")
+}
+
+func (w *walker) dir(abs, rel string) error {
+	if err := w.ctx.Err(); err != nil {
+		return err
+	}
+	entries, err := os.ReadDir(abs)
+	if err != nil {
+		return nil
+	}
+	depth := len(w.stack)
+	if f := readIgnoreFile(filepath.Join(abs, ".gitignore"), strings.TrimSuffix(w.prefix+rel, "/")); f != nil {
+		w.stack = append(w.stack, f)
+	}
+	defer func() { w.stack = w.stack[:depth] }()
+	for i, e := range entries {
+		if i%64 == 63 {
+			if err := w.ctx.Err(); err != nil {
+				return err
+			}
+		}
+		name := e.Name()
+		if name == ".git" {
+			continue
+		}
+		childRel := name
+		if rel != "" {
+			childRel = rel + "/" + name
+		}
+		isDir := e.IsDir()
+		if w.stack.ignored(w.prefix+childRel, isDir) {
+			continue
+		}
+		childAbs := filepath.Join(abs, name)
+		err := w.fn(walkEntry{Rel: childRel, Path: childAbs, IsDir: isDir, Type: e.Type()})
+		if err != nil {
+			if errors.Is(err, fs.SkipDir) {
+				continue
+			}
+			return err
+		}
+		if isDir {
+			if err := w.dir(childAbs, childRel); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// ancestorIgnores finds the git repository root enclosing root (the nearest
+// directory above or at root holding a .git entry) and loads what applies to
+// root from above: .git/info/exclude and the .gitignore files of the
+// directories from the repository root down to root's parent. It returns them
+// with root's slash path from the repository root ("src/pkg/", or "" when root
+// is the repository root or no repository encloses it; then only root's own
+// .gitignore files apply).
+func ancestorIgnores(root string) (ignoreStack, string) {
+	abs, err := filepath.Abs(root)
+	if err != nil {
+		return nil, ""
+	}
+	top := ""
+	for d := abs; ; {
+		if _, err := os.Lstat(filepath.Join(d, ".git")); err == nil {
+			top = d
+			break
+		}
+		parent := filepath.Dir(d)
+		if parent == d {
+			break
+		}
+		d = parent
+	}
+	if top == "" {
+		return nil, ""
+	}
+	var stack ignoreStack
+	if f := readIgnoreFile(filepath.Join(top, ".git", "info", "exclude"), ""); f != nil {
+		stack = append(stack, f)
+	}
+	if top == abs {
+		return stack, ""
+	}
+	relRoot, err := filepath.Rel(top, abs)
+	if err != nil {
+		return stack, ""
+	}
+	relRoot = filepath.ToSlash(relRoot)
+	base := ""
+	for _, part := range strings.Split(relRoot, "/") {
+		if f := readIgnoreFile(filepath.Join(top, filepath.FromSlash(base), ".gitignore"), strings.TrimSuffix(base, "/")); f != nil {
+			stack = append(stack, f)
+		}
+		base += part + "/"
+	}
+	return stack, relRoot + "/"
+}
