@@ -5,6 +5,9 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"syscall"
+
+	"golang.org/x/sys/unix"
 )
 
 // WriteFileAtomic replaces the file at path with data so that a reader or a
@@ -32,11 +35,9 @@ func WriteFileAtomic(path string, data []byte, defaultMode os.FileMode) error {
 		}
 		mode = fi.Mode() & (os.ModePerm | os.ModeSetuid | os.ModeSetgid | os.ModeSticky)
 		// A rename would replace a read-only file; refuse as a plain write would.
-		f, err := os.OpenFile(target, os.O_WRONLY, 0)
-		if err != nil {
+		if err := checkWritable(target, fi); err != nil {
 			return fmt.Errorf("write file %s: %w", path, err)
 		}
-		f.Close()
 	case errors.Is(err, os.ErrNotExist):
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			return fmt.Errorf("write file %s: %w", path, err)
@@ -73,6 +74,20 @@ func WriteFileAtomic(path string, data []byte, defaultMode os.FileMode) error {
 		return fmt.Errorf("write file %s: %w", path, err)
 	}
 	syncDir(dir)
+	return nil
+}
+
+// checkWritable reports whether the existing file may be written: the
+// process must have write access, and a file with no write permission bit
+// at all counts as read-only even for root (who would otherwise bypass it).
+// The error is an *os.PathError with EACCES (or what access(2) said).
+func checkWritable(path string, fi os.FileInfo) error {
+	if fi.Mode().Perm()&0o222 == 0 {
+		return &os.PathError{Op: "access", Path: path, Err: syscall.EACCES}
+	}
+	if err := unix.Access(path, unix.W_OK); err != nil {
+		return &os.PathError{Op: "access", Path: path, Err: err}
+	}
 	return nil
 }
 

@@ -1,16 +1,282 @@
 package builtin
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"strconv"
+	"strings"
+	"syscall"
 
 	"github.com/pi-go/pi/runtime/tool"
 )
 
-// ReadDefinition is a placeholder until the read tool lands.
+// readParameters is the read tool's JSON Schema (the reference agent's).
+const readParameters = `{"type":"object","required":["path"],"properties":{"path":{"type":"string","description":"Path to the file to read (relative or absolute)"},"offset":{"type":"number","description":"Line number to start reading from (1-indexed)"},"limit":{"type":"number","description":"Maximum number of lines to read"}}}`
+
+// readArgs are the read tool's arguments.
+type readArgs struct {
+	Path   string   `json:"path"`
+	Offset *float64 `json:"offset"`
+	Limit  *float64 `json:"limit"`
+}
+
+// ReadDetails are the details of a read whose text was truncated.
+type ReadDetails struct {
+	Truncation *Truncation `json:"truncation,omitempty"`
+}
+
+// sniffSize is how much of a file is looked at to tell images and binary
+// files from text.
+const sniffSize = 8 * 1024
+
+// readChunkSize is the read buffer of the streaming line scan.
+const readChunkSize = 256 * 1024
+
+// ReadDefinition is the read tool: a window of a text file in bounded
+// memory, images as image blocks (downscaled when large), binary files
+// described instead of sent.
 func ReadDefinition() tool.ToolDefinition {
-	return tool.ToolDefinition{Name: "read", Source: tool.Source{Kind: tool.SourceBuiltin},
-		Execute: func(context.Context, tool.Call, tool.Context) (tool.Result, error) {
-			return tool.Result{}, errors.New("read: not implemented yet")
-		}}
+	return tool.ToolDefinition{
+		Name:             "read",
+		Label:            "read",
+		Description:      fmt.Sprintf("Read the contents of a file. Supports text files and images (jpg, png, gif, webp). Images are sent as attachments. For text files, output is truncated to %d lines or %dKB (whichever is hit first). Use offset/limit for large files. When you need the full file, continue with offset until complete.", DefaultMaxLines, DefaultMaxBytes/1024),
+		Parameters:       json.RawMessage(readParameters),
+		PromptSnippet:    "Read file contents",
+		PromptGuidelines: []string{"Use read to examine files instead of cat or sed."},
+		ExecutionMode:    tool.Parallel,
+		Source:           tool.Source{Kind: tool.SourceBuiltin},
+		Execute:          executeRead,
+	}
+}
+
+func executeRead(ctx context.Context, call tool.Call, tc tool.Context) (tool.Result, error) {
+	var args readArgs
+	if err := decodeArgs(call.Input, &args, false); err != nil {
+		return tool.Result{}, fmt.Errorf("read: %w", err)
+	}
+	if ctx.Err() != nil {
+		return tool.Result{}, errAborted
+	}
+	abs := ResolveReadPath(tc.Cwd, args.Path)
+	f, err := os.Open(abs)
+	if err != nil {
+		return tool.Result{}, openError(abs, err)
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return tool.Result{}, fmt.Errorf("read %s: %w", abs, err)
+	}
+	if fi.IsDir() {
+		return tool.Result{}, fmt.Errorf("Cannot read %s: it is a directory. Use ls to list its contents.", abs)
+	}
+	head := make([]byte, sniffSize)
+	n, err := io.ReadFull(f, head)
+	if err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, io.ErrUnexpectedEOF) {
+		return tool.Result{}, fmt.Errorf("read %s: %w", abs, err)
+	}
+	head = head[:n]
+	if mime := detectImageMIME(head); mime != "" {
+		return readImage(f, fi.Size(), mime)
+	}
+	if bytes.IndexByte(head, 0) >= 0 {
+		return tool.TextResult(fmt.Sprintf("[Binary file %s (%s) not shown. Use bash (file, xxd, strings) to inspect it.]", args.Path, FormatSize(int(fi.Size())))), nil
+	}
+	if _, err := f.Seek(0, io.SeekStart); err != nil {
+		return tool.Result{}, fmt.Errorf("read %s: %w", abs, err)
+	}
+	return readText(ctx, f, args)
+}
+
+// openError turns a failed open into a model-visible error naming the path.
+func openError(abs string, err error) error {
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		return fmt.Errorf("File not found: %s", abs)
+	case errors.Is(err, os.ErrPermission):
+		return fmt.Errorf("Permission denied: %s", abs)
+	case errors.Is(err, syscall.ENOTDIR):
+		return fmt.Errorf("Not a directory: a parent of %s is a file", abs)
+	}
+	return fmt.Errorf("read %s: %w", abs, err)
+}
+
+// formatNumber prints a JSON number as JavaScript would.
+func formatNumber(f float64) string { return strconv.FormatFloat(f, 'f', -1, 64) }
+
+// readText streams the file once: lines before the window are skipped,
+// the window is collected up to the output limits, the rest is only
+// counted.
+func readText(ctx context.Context, f io.Reader, args readArgs) (tool.Result, error) {
+	start := 0 // 0-based first line
+	if args.Offset != nil && *args.Offset != 0 {
+		start = max(0, int(math.Trunc(*args.Offset))-1)
+	}
+	end := math.MaxInt // 0-based line after the window
+	if args.Limit != nil {
+		end = start + max(0, int(math.Trunc(*args.Limit)))
+	}
+	c := headCollector{maxLines: DefaultMaxLines, maxBytes: DefaultMaxBytes}
+	line := 0
+	buf := make([]byte, readChunkSize)
+	for {
+		if ctx.Err() != nil {
+			return tool.Result{}, errAborted
+		}
+		n, err := f.Read(buf)
+		chunk := buf[:n]
+		for len(chunk) > 0 {
+			if line >= end {
+				line += bytes.Count(chunk, []byte{'\n'})
+				break
+			}
+			i := bytes.IndexByte(chunk, '\n')
+			piece := chunk
+			if i >= 0 {
+				piece = chunk[:i]
+			}
+			if line >= start {
+				c.feed(piece)
+			}
+			if i < 0 {
+				break
+			}
+			if line >= start {
+				c.endLine()
+			}
+			line++
+			chunk = chunk[i+1:]
+		}
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return tool.Result{}, fmt.Errorf("read %s: %w", args.Path, err)
+		}
+	}
+	if line >= start && line < end {
+		c.endLine() // the last piece, after the last '\n'
+	}
+	total := line + 1
+	if start >= total {
+		off := "undefined"
+		if args.Offset != nil {
+			off = formatNumber(*args.Offset)
+		}
+		return tool.Result{}, fmt.Errorf("Offset %s is beyond end of file (%d lines total)", off, total)
+	}
+	t := c.result()
+	startDisplay := start + 1
+	var text string
+	var details any
+	switch {
+	case t.FirstLineExceedsLimit:
+		text = fmt.Sprintf("[Line %d is %s, exceeds %s limit. Use bash: sed -n '%dp' %s | head -c %d]",
+			startDisplay, FormatSize(int(c.firstLineBytes)), FormatSize(DefaultMaxBytes), startDisplay, args.Path, DefaultMaxBytes)
+		details = ReadDetails{Truncation: &t}
+	case t.Truncated:
+		endDisplay := startDisplay + t.OutputLines - 1
+		text = t.Content
+		if t.TruncatedBy == "lines" {
+			text += fmt.Sprintf("\n\n[Showing lines %d-%d of %d. Use offset=%d to continue.]", startDisplay, endDisplay, total, endDisplay+1)
+		} else {
+			text += fmt.Sprintf("\n\n[Showing lines %d-%d of %d (%s limit). Use offset=%d to continue.]", startDisplay, endDisplay, total, FormatSize(DefaultMaxBytes), endDisplay+1)
+		}
+		details = ReadDetails{Truncation: &t}
+	case args.Limit != nil && end < total:
+		text = fmt.Sprintf("%s\n\n[%d more lines in file. Use offset=%d to continue.]", t.Content, total-end, end+1)
+	default:
+		text = t.Content
+	}
+	r := tool.TextResult(text)
+	if details != nil {
+		r.Details = details
+	}
+	return r, nil
+}
+
+// headCollector is TruncateHead over a stream of lines: it keeps the whole
+// lines that fit the limits and counts the rest of the window.
+type headCollector struct {
+	maxLines, maxBytes int
+	out                []byte
+	outLines           int
+	cur                []byte // the line being fed, while it may still fit
+	curLen             int64
+	curOver            bool // cur is past what could fit
+	done               bool // stopped keeping lines
+	by                 string
+	lines              int   // lines in the window
+	bytes              int64 // bytes of the window, newlines between lines included
+	firstLineBytes     int64
+}
+
+func (c *headCollector) feed(p []byte) {
+	c.curLen += int64(len(p))
+	if c.done || c.curOver {
+		return
+	}
+	sep := 0
+	if c.outLines > 0 {
+		sep = 1
+	}
+	if len(c.out)+sep+len(c.cur)+len(p) > c.maxBytes {
+		c.curOver = true
+		c.cur = c.cur[:0]
+		return
+	}
+	c.cur = append(c.cur, p...)
+}
+
+func (c *headCollector) endLine() {
+	if c.lines == 0 {
+		c.firstLineBytes = c.curLen
+	} else {
+		c.bytes++
+	}
+	c.bytes += c.curLen
+	c.lines++
+	if !c.done {
+		switch {
+		case c.outLines >= c.maxLines:
+			c.done, c.by = true, "lines"
+		case c.curOver:
+			c.done, c.by = true, "bytes"
+		default:
+			if c.outLines > 0 {
+				c.out = append(c.out, '\n')
+			}
+			c.out = append(c.out, c.cur...)
+			c.outLines++
+		}
+	}
+	c.cur, c.curLen, c.curOver = c.cur[:0], 0, false
+}
+
+// result is the Truncation TruncateHead would give for the window's text.
+func (c *headCollector) result() Truncation {
+	t := Truncation{TotalLines: c.lines, TotalBytes: int(c.bytes)}
+	if c.lines <= c.maxLines && c.bytes <= int64(c.maxBytes) {
+		t.Content = strings.ToValidUTF8(string(c.out), "\uFFFD")
+		t.OutputLines, t.OutputBytes = c.outLines, len(c.out)
+		return t
+	}
+	t.Truncated = true
+	if c.firstLineBytes > int64(c.maxBytes) {
+		t.TruncatedBy, t.FirstLineExceedsLimit = "bytes", true
+		return t
+	}
+	t.TruncatedBy = c.by
+	if t.TruncatedBy == "" {
+		t.TruncatedBy = "lines"
+	}
+	t.Content = strings.ToValidUTF8(string(c.out), "\uFFFD")
+	t.OutputLines, t.OutputBytes = c.outLines, len(c.out)
+	return t
 }
