@@ -1,0 +1,495 @@
+package config
+
+import (
+	"errors"
+	"fmt"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+)
+
+// FileName is the name of every pi.toml file.
+const FileName = "pi.toml"
+
+// Defaults filled in by Load when no file sets the key.
+const (
+	DefaultToolExecution = "parallel"
+	DefaultBaseURL       = "https://api.openai.com/v1"
+	DefaultAPIKeyEnv     = "OPENAI_API_KEY"
+)
+
+// Scopes of an extension: which file named it.
+const (
+	ScopeGlobal  = "global"
+	ScopeProject = "project"
+)
+
+// Config is the result of Load: the global and project pi.toml files laid
+// over each other. Nothing changes it after Load; With returns a new one.
+type Config struct {
+	// ToolExecution is "parallel" (the default) or "sequential".
+	ToolExecution string
+	Model         Model
+	Tools         Tools
+	// Extensions in load order: global ones first, then the project's; a
+	// project extension with the name of a global one takes its place.
+	Extensions []Extension
+	// Files are the absolute paths of the pi.toml files read, global first.
+	Files []string
+	// ProjectRoot is the folder of the project pi.toml, else the working
+	// directory (also when ConfigFile was given). Extension fs grants are
+	// relative to it.
+	ProjectRoot string
+	// ProjectFile is the absolute path of the project pi.toml (or of
+	// LoadOptions.ConfigFile); empty when there is none.
+	ProjectFile string
+	// GlobalFile is $PI_HOME/pi.toml, absolute; set even when it does not
+	// exist (then it is not in Files), empty when there is no PI_HOME.
+	GlobalFile string
+	// Warnings are for the user, one sentence each (at most one today: the
+	// project settings ignored because the project is not trusted).
+	Warnings []string
+}
+
+// Model says which model to talk to.
+type Model struct {
+	// BaseURL of an OpenAI-compatible API; default DefaultBaseURL.
+	BaseURL string
+	// Name of the model; empty when no file sets it.
+	Name string
+	// APIKeyEnv names the environment variable holding the API key; default
+	// DefaultAPIKeyEnv.
+	APIKeyEnv string
+	// Images says whether the model accepts images in tool results; nil
+	// when not set.
+	Images *bool
+}
+
+// Tools says which tools are active and how bash runs.
+type Tools struct {
+	// Active tool names; nil when no file sets tools.active (the caller's
+	// default applies), empty when a file sets it to [].
+	Active []string
+	Bash   Bash
+}
+
+// Bash configures the bash tool. Both fields run code, so a project file's
+// values apply only when the project is trusted.
+type Bash struct {
+	// CommandPrefix is run before every command (e.g. activating a venv).
+	CommandPrefix string
+	// Shell is the shell binary; empty for the tool's default.
+	Shell string
+}
+
+// Extension is one [[extensions]] entry.
+type Extension struct {
+	// Name matches [a-z][a-z0-9_-]* and is unique.
+	Name string
+	// Path is the absolute path of the .wasm module (written relative to
+	// the folder of the pi.toml that names it).
+	Path string
+	// SHA256 is the module's digest, 64 lowercase hex digits.
+	SHA256 string
+	// Override lets the extension replace a built-in tool of the same name.
+	Override bool
+	Grants   Grants
+	Limits   Limits
+	// Config is the [extensions.config] table, handed to the extension's
+	// init as JSON; it holds only JSON types (string, float64, int64, bool,
+	// []any, map[string]any; date-times become RFC 3339 strings). Nil when
+	// not set.
+	Config map[string]any
+	// Scope is ScopeGlobal or ScopeProject.
+	Scope string
+	// File is the absolute path of the pi.toml naming it, Line the line of
+	// its [[extensions]] header.
+	File string
+	Line int
+}
+
+// Grants are what an extension may reach outside its sandbox.
+type Grants struct {
+	// FS entries are "ro:PATH" or "rw:PATH", PATH relative to the project
+	// root (or absolute); see ParseFSGrant.
+	FS []string
+	// Exec are command patterns: an exact name or a path.Match glob.
+	Exec []string
+	// Env are environment variable names.
+	Env []string
+}
+
+// Limits cap an extension; 0 means the host's default.
+type Limits struct {
+	MemoryMB  int
+	TimeoutMS int
+}
+
+// LoadOptions say where Load looks.
+type LoadOptions struct {
+	// Cwd is where the search for the project pi.toml starts; default the
+	// process's working directory.
+	Cwd string
+	// PIHome holds the global pi.toml and trust.json; default DefaultPIHome().
+	PIHome string
+	// ConfigFile (--config) is read instead of the project's pi.toml. It is
+	// treated as the project file, trust included.
+	ConfigFile string
+	// Trust (--trust, or PI_TRUST=1 as the CLI reads it) trusts the project
+	// file for this run without recording it.
+	Trust bool
+}
+
+// DefaultPIHome returns $PI_HOME, else ~/.pi/agent, as an absolute path;
+// empty when neither is known.
+func DefaultPIHome() string {
+	if h := os.Getenv("PI_HOME"); h != "" {
+		if abs, err := filepath.Abs(h); err == nil {
+			return abs
+		}
+		return h
+	}
+	home, err := os.UserHomeDir()
+	if err != nil || home == "" {
+		return ""
+	}
+	return filepath.Join(home, ".pi", "agent")
+}
+
+// Load reads the global pi.toml ($PIHome/pi.toml, when it exists) and the
+// project's (opts.ConfigFile, else pi.toml in opts.Cwd or its nearest
+// parent), validates both strictly, and lays the project over the global
+// file: scalars override, tools.active replaces, extensions concatenate
+// (global first; a project extension with a global one's name replaces it
+// in place). Settings of an untrusted project file that run code
+// (tools.bash.command_prefix, tools.bash.shell, [[extensions]]) are left
+// out, with one warning in Config.Warnings.
+//
+// # Errors
+//
+// Every problem found in either file, as *Error values joined with
+// errors.Join: TOML syntax errors (file:line:column), unknown keys, wrong
+// types and bad values (file:line, naming the key). Also a ConfigFile that
+// cannot be read, a pi.toml that exists but cannot be read, and a corrupt
+// trust.json.
+func Load(opts LoadOptions) (*Config, error) {
+	cwd := opts.Cwd
+	if cwd == "" {
+		wd, err := os.Getwd()
+		if err != nil {
+			return nil, fmt.Errorf("load config: %w", err)
+		}
+		cwd = wd
+	}
+	cwd, err := filepath.Abs(cwd)
+	if err != nil {
+		return nil, fmt.Errorf("load config: %w", err)
+	}
+	piHome := opts.PIHome
+	if piHome == "" {
+		piHome = DefaultPIHome()
+	}
+	if piHome != "" {
+		if piHome, err = filepath.Abs(piHome); err != nil {
+			return nil, fmt.Errorf("load config: %w", err)
+		}
+	}
+
+	c := &Config{ProjectRoot: cwd}
+	var global, project *layer
+	var errs []error
+
+	if piHome != "" {
+		c.GlobalFile = filepath.Join(piHome, FileName)
+		data, err := readIfExists(c.GlobalFile)
+		switch {
+		case err != nil:
+			errs = append(errs, err)
+		case data != nil:
+			c.Files = append(c.Files, c.GlobalFile)
+			global, err = parseLayer(c.GlobalFile, data, ScopeGlobal)
+			errs = append(errs, err)
+		}
+	}
+
+	var projectData []byte
+	if opts.ConfigFile != "" {
+		file := opts.ConfigFile
+		if !filepath.IsAbs(file) {
+			file = filepath.Join(cwd, file)
+		}
+		data, err := os.ReadFile(file)
+		if err != nil {
+			return nil, fmt.Errorf("load config %s: %w", file, err)
+		}
+		c.ProjectFile, projectData = file, data
+	} else {
+		file, data, err := findProject(cwd, c.GlobalFile)
+		if err != nil {
+			return nil, err
+		}
+		if file != "" {
+			c.ProjectFile, projectData = file, data
+			c.ProjectRoot = filepath.Dir(file)
+		}
+	}
+	if c.ProjectFile != "" {
+		c.Files = append(c.Files, c.ProjectFile)
+		project, err = parseLayer(c.ProjectFile, projectData, ScopeProject)
+		errs = append(errs, err)
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+
+	if project != nil && project.runsCode() && !opts.Trust {
+		status, err := trustStatus(piHome, c.ProjectFile, projectData)
+		if err != nil {
+			return nil, fmt.Errorf("load config: %w", err)
+		}
+		if status != trusted {
+			c.Warnings = append(c.Warnings, untrustedWarning(project, status))
+			project.dropCode()
+		}
+	}
+
+	c.ToolExecution = DefaultToolExecution
+	c.Model.BaseURL = DefaultBaseURL
+	c.Model.APIKeyEnv = DefaultAPIKeyEnv
+	for _, l := range []*layer{global, project} {
+		if l != nil {
+			l.applyTo(c)
+		}
+	}
+	return c, nil
+}
+
+// readIfExists reads file; nil data and nil error when it does not exist.
+func readIfExists(file string) ([]byte, error) {
+	data, err := os.ReadFile(file)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("load config %s: %w", file, err)
+	}
+	if data == nil {
+		data = []byte{}
+	}
+	return data, nil
+}
+
+// findProject looks for pi.toml in dir and its parents. The global file is
+// never a project file.
+func findProject(dir, globalFile string) (string, []byte, error) {
+	var globalInfo os.FileInfo
+	if globalFile != "" {
+		globalInfo, _ = os.Stat(globalFile)
+	}
+	for {
+		file := filepath.Join(dir, FileName)
+		info, err := os.Stat(file)
+		if err == nil && info.Mode().IsRegular() && (globalInfo == nil || !os.SameFile(info, globalInfo)) {
+			data, err := os.ReadFile(file)
+			if err != nil {
+				return "", nil, fmt.Errorf("load config %s: %w", file, err)
+			}
+			return file, data, nil
+		}
+		if err != nil && !errors.Is(err, os.ErrNotExist) && !errors.Is(err, os.ErrPermission) {
+			return "", nil, fmt.Errorf("load config %s: %w", file, err)
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", nil, nil
+		}
+		dir = parent
+	}
+}
+
+// untrustedWarning says what an untrusted project file would have done.
+func untrustedWarning(l *layer, status trustState) string {
+	var ignored []string
+	if l.bashPrefix != nil {
+		ignored = append(ignored, "tools.bash.command_prefix")
+	}
+	if l.bashShell != nil {
+		ignored = append(ignored, "tools.bash.shell")
+	}
+	if len(l.extensions) > 0 {
+		names := make([]string, len(l.extensions))
+		for i, e := range l.extensions {
+			names[i] = fmt.Sprintf("%q", e.Name)
+		}
+		word := "extension"
+		if len(names) > 1 {
+			word = "extensions"
+		}
+		ignored = append(ignored, word+" "+strings.Join(names, ", "))
+	}
+	why := "is not trusted"
+	if status == trustChanged {
+		why = "changed since it was trusted"
+	}
+	return fmt.Sprintf("project config %s %s, so these settings that run code were ignored: %s. "+
+		"Review the file, then run `pi trust` in %s to trust it, or pass --trust (or set PI_TRUST=1) for one run.",
+		l.file, why, strings.Join(ignored, "; "), filepath.Dir(l.file))
+}
+
+// Overrides are command-line flags laid over a loaded Config by With. Zero
+// fields keep the loaded value.
+type Overrides struct {
+	BaseURL       string
+	Model         string
+	APIKeyEnv     string
+	ToolExecution string
+	Images        *bool
+	// Tools, when non-nil, replaces tools.active.
+	Tools []string
+}
+
+// With returns a copy of c with o laid over it; c is unchanged.
+//
+// # Errors
+//
+// An override value that pi.toml would reject, naming the key.
+func (c *Config) With(o Overrides) (*Config, error) {
+	n := c.Clone()
+	if o.ToolExecution != "" {
+		if err := checkToolExecution(o.ToolExecution); err != nil {
+			return nil, fmt.Errorf("override tool_execution: %w", err)
+		}
+		n.ToolExecution = o.ToolExecution
+	}
+	if o.BaseURL != "" {
+		if err := checkBaseURL(o.BaseURL); err != nil {
+			return nil, fmt.Errorf("override model.base_url: %w", err)
+		}
+		n.Model.BaseURL = o.BaseURL
+	}
+	if o.Model != "" {
+		n.Model.Name = o.Model
+	}
+	if o.APIKeyEnv != "" {
+		if !isEnvName(o.APIKeyEnv) {
+			return nil, fmt.Errorf("override model.api_key_env: %q is not an environment variable name", o.APIKeyEnv)
+		}
+		n.Model.APIKeyEnv = o.APIKeyEnv
+	}
+	if o.Images != nil {
+		v := *o.Images
+		n.Model.Images = &v
+	}
+	if o.Tools != nil {
+		if err := checkToolNames(o.Tools); err != nil {
+			return nil, fmt.Errorf("override tools.active: %w", err)
+		}
+		n.Tools.Active = slices.Clone(o.Tools)
+	}
+	return n, nil
+}
+
+// Clone returns a deep copy of c.
+func (c *Config) Clone() *Config {
+	n := *c
+	if c.Model.Images != nil {
+		v := *c.Model.Images
+		n.Model.Images = &v
+	}
+	n.Tools.Active = slices.Clone(c.Tools.Active)
+	n.Files = slices.Clone(c.Files)
+	n.Warnings = slices.Clone(c.Warnings)
+	if c.Extensions != nil {
+		n.Extensions = make([]Extension, len(c.Extensions))
+		for i, e := range c.Extensions {
+			n.Extensions[i] = e.clone()
+		}
+	}
+	return &n
+}
+
+func (e Extension) clone() Extension {
+	e.Grants.FS = slices.Clone(e.Grants.FS)
+	e.Grants.Exec = slices.Clone(e.Grants.Exec)
+	e.Grants.Env = slices.Clone(e.Grants.Env)
+	e.Config = cloneJSON(e.Config)
+	return e
+}
+
+func cloneJSON(m map[string]any) map[string]any {
+	if m == nil {
+		return nil
+	}
+	n := maps.Clone(m)
+	for k, v := range n {
+		n[k] = cloneJSONValue(v)
+	}
+	return n
+}
+
+func cloneJSONValue(v any) any {
+	switch v := v.(type) {
+	case map[string]any:
+		return cloneJSON(v)
+	case []any:
+		n := make([]any, len(v))
+		for i, e := range v {
+			n[i] = cloneJSONValue(e)
+		}
+		return n
+	}
+	return v
+}
+
+// Extension returns the extension named name.
+func (c *Config) Extension(name string) (Extension, bool) {
+	for _, e := range c.Extensions {
+		if e.Name == name {
+			return e.clone(), true
+		}
+	}
+	return Extension{}, false
+}
+
+// FSGrant is one parsed fs grant.
+type FSGrant struct {
+	// Writable is true for "rw:", false for "ro:".
+	Writable bool
+	// Path is absolute and clean.
+	Path string
+}
+
+// ParseFSGrant parses "ro:PATH" or "rw:PATH"; a relative PATH is taken
+// relative to root (the project root).
+//
+// # Errors
+//
+// A grant without the ro:/rw: prefix or with an empty PATH, or a relative
+// PATH with a relative root.
+func ParseFSGrant(grant, root string) (FSGrant, error) {
+	g, err := splitFSGrant(grant)
+	if err != nil {
+		return FSGrant{}, fmt.Errorf("parse fs grant %q: %w", grant, err)
+	}
+	if !filepath.IsAbs(g.Path) {
+		if !filepath.IsAbs(root) {
+			return FSGrant{}, fmt.Errorf("parse fs grant %q: project root %q is not absolute", grant, root)
+		}
+		g.Path = filepath.Join(root, g.Path)
+	}
+	g.Path = filepath.Clean(g.Path)
+	return g, nil
+}
+
+func splitFSGrant(grant string) (FSGrant, error) {
+	mode, path, ok := strings.Cut(grant, ":")
+	if !ok || (mode != "ro" && mode != "rw") {
+		return FSGrant{}, errors.New(`want "ro:PATH" or "rw:PATH"`)
+	}
+	if path == "" {
+		return FSGrant{}, errors.New("empty PATH")
+	}
+	return FSGrant{Writable: mode == "rw", Path: filepath.FromSlash(path)}, nil
+}

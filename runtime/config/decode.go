@@ -1,0 +1,554 @@
+package config
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"math"
+	"net/url"
+	"path"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/BurntSushi/toml"
+)
+
+// layer is one pi.toml, decoded and validated; nil pointers are keys the
+// file does not set.
+type layer struct {
+	file  string
+	scope string
+
+	toolExecution *string
+	baseURL       *string
+	name          *string
+	apiKeyEnv     *string
+	images        *bool
+	active        []string
+	activeSet     bool
+	bashPrefix    *string
+	bashShell     *string
+	extensions    []Extension
+}
+
+// runsCode reports whether the layer sets anything that runs code.
+func (l *layer) runsCode() bool {
+	return l.bashPrefix != nil || l.bashShell != nil || len(l.extensions) > 0
+}
+
+// dropCode forgets the settings that run code.
+func (l *layer) dropCode() {
+	l.bashPrefix, l.bashShell, l.extensions = nil, nil, nil
+}
+
+// applyTo lays l over c.
+func (l *layer) applyTo(c *Config) {
+	set := func(dst *string, src *string) {
+		if src != nil {
+			*dst = *src
+		}
+	}
+	set(&c.ToolExecution, l.toolExecution)
+	set(&c.Model.BaseURL, l.baseURL)
+	set(&c.Model.Name, l.name)
+	set(&c.Model.APIKeyEnv, l.apiKeyEnv)
+	if l.images != nil {
+		v := *l.images
+		c.Model.Images = &v
+	}
+	if l.activeSet {
+		c.Tools.Active = slices.Clone(l.active)
+	}
+	set(&c.Tools.Bash.CommandPrefix, l.bashPrefix)
+	set(&c.Tools.Bash.Shell, l.bashShell)
+	for _, e := range l.extensions {
+		i := slices.IndexFunc(c.Extensions, func(o Extension) bool { return o.Name == e.Name })
+		if i >= 0 {
+			c.Extensions[i] = e.clone()
+		} else {
+			c.Extensions = append(c.Extensions, e.clone())
+		}
+	}
+}
+
+// Known keys, in the order the docs list them.
+var (
+	topKeys        = []string{"tool_execution", "model", "tools", "extensions"}
+	modelKeys      = []string{"base_url", "name", "api_key_env", "images"}
+	toolsKeys      = []string{"active", "bash"}
+	bashKeys       = []string{"command_prefix", "shell"}
+	extensionKeys  = []string{"name", "path", "sha256", "override", "grants", "limits", "config"}
+	grantsKeys     = []string{"fs", "exec", "env"}
+	limitsKeys     = []string{"memory_mb", "timeout_ms"}
+	extNameRe      = regexp.MustCompile(`^[a-z][a-z0-9_-]*$`)
+	envNameRe      = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+	toolNameRe     = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
+	sha256Re       = regexp.MustCompile(`^[0-9a-fA-F]{64}$`)
+	maxMemoryMB    = 4096       // a wasm32 memory is at most 4 GiB
+	maxTimeoutMS   = 86_400_000 // one day
+	maxErrorsShown = 20
+)
+
+// parseLayer decodes and validates one pi.toml.
+func parseLayer(file string, data []byte, scope string) (*layer, error) {
+	var raw map[string]any
+	if _, err := toml.Decode(string(data), &raw); err != nil {
+		var pe toml.ParseError
+		if errors.As(err, &pe) {
+			return nil, &Error{File: file, Line: pe.Position.Line, Column: pe.Position.Col, Msg: "syntax error: " + pe.Message}
+		}
+		return nil, &Error{File: file, Msg: "syntax error: " + err.Error()}
+	}
+	d := &decoder{file: file, idx: indexDocument(data)}
+	l := d.layer(raw, scope)
+	if err := d.err(); err != nil {
+		return nil, err
+	}
+	return l, nil
+}
+
+// decoder walks a decoded document, collecting every problem.
+type decoder struct {
+	file string
+	idx  *docIndex
+	errs []*Error
+}
+
+func (d *decoder) errorf(key, format string, args ...any) {
+	d.errs = append(d.errs, &Error{File: d.file, Line: d.idx.keyLine(key), Key: key, Msg: fmt.Sprintf(format, args...)})
+}
+
+// err returns the problems in line order, nil when there are none.
+func (d *decoder) err() error {
+	if len(d.errs) == 0 {
+		return nil
+	}
+	slices.SortStableFunc(d.errs, func(a, b *Error) int {
+		return cmp.Or(cmp.Compare(a.Line, b.Line), cmp.Compare(a.Key, b.Key))
+	})
+	if len(d.errs) == 1 {
+		return d.errs[0]
+	}
+	errs := make([]error, 0, len(d.errs))
+	for i, e := range d.errs {
+		if i == maxErrorsShown {
+			errs = append(errs, fmt.Errorf("%s: %d more errors", d.file, len(d.errs)-i))
+			break
+		}
+		errs = append(errs, e)
+	}
+	return errors.Join(errs...)
+}
+
+// table checks that v is a table with only known keys.
+func (d *decoder) table(key string, v any, known []string) (map[string]any, bool) {
+	m, ok := v.(map[string]any)
+	if !ok {
+		d.errorf(key, "key %q must be a table, got %s", key, typeName(v))
+		return nil, false
+	}
+	for k := range m {
+		if !slices.Contains(known, k) {
+			d.errorf(joinKey(key, k), "unknown key %q (known keys: %s)", joinKey(key, k), strings.Join(known, ", "))
+		}
+	}
+	return m, true
+}
+
+func (d *decoder) str(key string, v any) (string, bool) {
+	s, ok := v.(string)
+	if !ok {
+		d.errorf(key, "key %q must be a string, got %s", key, typeName(v))
+	}
+	return s, ok
+}
+
+// nonEmpty is str that also rejects "".
+func (d *decoder) nonEmpty(key string, v any) (string, bool) {
+	s, ok := d.str(key, v)
+	if ok && s == "" {
+		d.errorf(key, "key %q must not be empty", key)
+		return "", false
+	}
+	return s, ok
+}
+
+func (d *decoder) boolean(key string, v any) (bool, bool) {
+	b, ok := v.(bool)
+	if !ok {
+		d.errorf(key, "key %q must be a boolean, got %s", key, typeName(v))
+	}
+	return b, ok
+}
+
+// strings checks an array of strings, each passing check (nil check: any).
+func (d *decoder) strings(key string, v any, check func(string) error) ([]string, bool) {
+	arr, ok := v.([]any)
+	if !ok {
+		d.errorf(key, "key %q must be an array of strings, got %s", key, typeName(v))
+		return nil, false
+	}
+	out := make([]string, 0, len(arr))
+	good := true
+	for i, e := range arr {
+		ek := indexKey(key, i)
+		s, ok := e.(string)
+		if !ok {
+			d.errorf(ek, "key %q must be a string, got %s", ek, typeName(e))
+			good = false
+			continue
+		}
+		if check != nil {
+			if err := check(s); err != nil {
+				d.errorf(ek, "key %q: %v", ek, err)
+				good = false
+				continue
+			}
+		}
+		out = append(out, s)
+	}
+	return out, good
+}
+
+// positive checks an integer in 1..upper.
+func (d *decoder) positive(key string, v any, upper int, unit string) (int, bool) {
+	n, ok := v.(int64)
+	if !ok {
+		d.errorf(key, "key %q must be an integer, got %s", key, typeName(v))
+		return 0, false
+	}
+	if n <= 0 {
+		d.errorf(key, "key %q must be positive, got %d (leave it out for the default)", key, n)
+		return 0, false
+	}
+	if n > int64(upper) {
+		d.errorf(key, "key %q must be at most %d %s, got %d", key, upper, unit, n)
+		return 0, false
+	}
+	return int(n), true
+}
+
+func (d *decoder) layer(raw map[string]any, scope string) *layer {
+	l := &layer{file: d.file, scope: scope}
+	d.table("", raw, topKeys) // unknown top-level keys
+	if v, ok := raw["tool_execution"]; ok {
+		if s, ok := d.str("tool_execution", v); ok {
+			if err := checkToolExecution(s); err != nil {
+				d.errorf("tool_execution", "key %q: %v", "tool_execution", err)
+			} else {
+				l.toolExecution = &s
+			}
+		}
+	}
+	if v, ok := raw["model"]; ok {
+		d.model(l, v)
+	}
+	if v, ok := raw["tools"]; ok {
+		d.tools(l, v)
+	}
+	if v, ok := raw["extensions"]; ok {
+		d.extensions(l, v)
+	}
+	return l
+}
+
+func (d *decoder) model(l *layer, v any) {
+	m, ok := d.table("model", v, modelKeys)
+	if !ok {
+		return
+	}
+	if v, ok := m["base_url"]; ok {
+		if s, ok := d.str("model.base_url", v); ok {
+			if err := checkBaseURL(s); err != nil {
+				d.errorf("model.base_url", "key %q: %v", "model.base_url", err)
+			} else {
+				l.baseURL = &s
+			}
+		}
+	}
+	if v, ok := m["name"]; ok {
+		if s, ok := d.nonEmpty("model.name", v); ok {
+			l.name = &s
+		}
+	}
+	if v, ok := m["api_key_env"]; ok {
+		if s, ok := d.str("model.api_key_env", v); ok {
+			if !isEnvName(s) {
+				d.errorf("model.api_key_env", "key %q: %q is not an environment variable name", "model.api_key_env", s)
+			} else {
+				l.apiKeyEnv = &s
+			}
+		}
+	}
+	if v, ok := m["images"]; ok {
+		if b, ok := d.boolean("model.images", v); ok {
+			l.images = &b
+		}
+	}
+}
+
+func (d *decoder) tools(l *layer, v any) {
+	m, ok := d.table("tools", v, toolsKeys)
+	if !ok {
+		return
+	}
+	if v, ok := m["active"]; ok {
+		seen := map[string]bool{}
+		names, ok := d.strings("tools.active", v, func(s string) error {
+			if !toolNameRe.MatchString(s) {
+				return fmt.Errorf("%q is not a tool name (want 1 to 64 of A-Z a-z 0-9 _ -)", s)
+			}
+			if seen[s] {
+				return fmt.Errorf("tool %q is listed twice", s)
+			}
+			seen[s] = true
+			return nil
+		})
+		if ok {
+			l.active, l.activeSet = names, true
+		}
+	}
+	if v, ok := m["bash"]; ok {
+		b, ok := d.table("tools.bash", v, bashKeys)
+		if !ok {
+			return
+		}
+		if v, ok := b["command_prefix"]; ok {
+			if s, ok := d.str("tools.bash.command_prefix", v); ok {
+				l.bashPrefix = &s
+			}
+		}
+		if v, ok := b["shell"]; ok {
+			if s, ok := d.nonEmpty("tools.bash.shell", v); ok {
+				l.bashShell = &s
+			}
+		}
+	}
+}
+
+func (d *decoder) extensions(l *layer, v any) {
+	var elems []any
+	switch v := v.(type) {
+	case []map[string]any:
+		for _, e := range v {
+			elems = append(elems, e)
+		}
+	case []any:
+		elems = v
+	default:
+		d.errorf("extensions", "key %q must be an array of tables ([[extensions]]), got %s", "extensions", typeName(v))
+		return
+	}
+	firstLine := map[string]int{}
+	for i, ev := range elems {
+		key := indexKey("extensions", i)
+		e, ok := d.extension(key, ev)
+		if !ok {
+			continue
+		}
+		if line, dup := firstLine[e.Name]; dup {
+			d.errorf(joinKey(key, "name"), "duplicate extension name %q (first at line %d)", e.Name, line)
+			continue
+		}
+		firstLine[e.Name] = d.idx.keyLine(joinKey(key, "name"))
+		e.Scope, e.File, e.Line = l.scope, d.file, d.idx.keyLine(key)
+		l.extensions = append(l.extensions, e)
+	}
+}
+
+func (d *decoder) extension(key string, v any) (Extension, bool) {
+	m, ok := d.table(key, v, extensionKeys)
+	if !ok {
+		return Extension{}, false
+	}
+	var e Extension
+	good := len(d.errs)
+	required := func(k string) (any, bool) {
+		v, ok := m[k]
+		if !ok {
+			d.errorf(key, "key %q is required", joinKey(key, k))
+		}
+		return v, ok
+	}
+	if v, ok := required("name"); ok {
+		if s, ok := d.str(joinKey(key, "name"), v); ok {
+			if !extNameRe.MatchString(s) {
+				d.errorf(joinKey(key, "name"), "key %q: %q is not an extension name (want [a-z][a-z0-9_-]*)", joinKey(key, "name"), s)
+			}
+			e.Name = s
+		}
+	}
+	if v, ok := required("path"); ok {
+		if s, ok := d.nonEmpty(joinKey(key, "path"), v); ok {
+			p := filepath.FromSlash(s)
+			if !filepath.IsAbs(p) {
+				p = filepath.Join(filepath.Dir(d.file), p)
+			}
+			e.Path = filepath.Clean(p)
+		}
+	}
+	if v, ok := required("sha256"); ok {
+		if s, ok := d.str(joinKey(key, "sha256"), v); ok {
+			if !sha256Re.MatchString(s) {
+				d.errorf(joinKey(key, "sha256"), "key %q must be 64 hex digits, got %q", joinKey(key, "sha256"), s)
+			}
+			e.SHA256 = strings.ToLower(s)
+		}
+	}
+	if v, ok := m["override"]; ok {
+		e.Override, _ = d.boolean(joinKey(key, "override"), v)
+	}
+	if v, ok := m["grants"]; ok {
+		gk := joinKey(key, "grants")
+		if g, ok := d.table(gk, v, grantsKeys); ok {
+			if v, ok := g["fs"]; ok {
+				e.Grants.FS, _ = d.strings(joinKey(gk, "fs"), v, func(s string) error {
+					_, err := splitFSGrant(s)
+					if err != nil {
+						return fmt.Errorf("bad fs grant %q: %w", s, err)
+					}
+					return nil
+				})
+			}
+			if v, ok := g["exec"]; ok {
+				e.Grants.Exec, _ = d.strings(joinKey(gk, "exec"), v, func(s string) error {
+					if s == "" {
+						return errors.New("empty exec pattern")
+					}
+					if _, err := path.Match(s, ""); err != nil {
+						return fmt.Errorf("bad exec pattern %q: %w", s, err)
+					}
+					return nil
+				})
+			}
+			if v, ok := g["env"]; ok {
+				e.Grants.Env, _ = d.strings(joinKey(gk, "env"), v, func(s string) error {
+					if !isEnvName(s) {
+						return fmt.Errorf("%q is not an environment variable name", s)
+					}
+					return nil
+				})
+			}
+		}
+	}
+	if v, ok := m["limits"]; ok {
+		lk := joinKey(key, "limits")
+		if lm, ok := d.table(lk, v, limitsKeys); ok {
+			if v, ok := lm["memory_mb"]; ok {
+				e.Limits.MemoryMB, _ = d.positive(joinKey(lk, "memory_mb"), v, maxMemoryMB, "MiB")
+			}
+			if v, ok := lm["timeout_ms"]; ok {
+				e.Limits.TimeoutMS, _ = d.positive(joinKey(lk, "timeout_ms"), v, maxTimeoutMS, "ms")
+			}
+		}
+	}
+	if v, ok := m["config"]; ok {
+		ck := joinKey(key, "config")
+		if cm, ok := v.(map[string]any); ok {
+			e.Config, _ = d.jsonValue(ck, cm).(map[string]any)
+		} else {
+			d.errorf(ck, "key %q must be a table, got %s", ck, typeName(v))
+		}
+	}
+	return e, len(d.errs) == good
+}
+
+// jsonValue converts a decoded TOML value to the types encoding/json
+// writes, reporting floats JSON cannot hold.
+func (d *decoder) jsonValue(key string, v any) any {
+	switch v := v.(type) {
+	case map[string]any:
+		out := make(map[string]any, len(v))
+		for k, e := range v {
+			out[k] = d.jsonValue(joinKey(key, k), e)
+		}
+		return out
+	case []map[string]any:
+		out := make([]any, len(v))
+		for i, e := range v {
+			out[i] = d.jsonValue(indexKey(key, i), e)
+		}
+		return out
+	case []any:
+		out := make([]any, len(v))
+		for i, e := range v {
+			out[i] = d.jsonValue(indexKey(key, i), e)
+		}
+		return out
+	case float64:
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			d.errorf(key, "key %q: %v cannot be passed as JSON", key, v)
+			return nil
+		}
+		return v
+	case time.Time:
+		switch v.Location().String() {
+		case "datetime-local":
+			return v.Format("2006-01-02T15:04:05.999999999")
+		case "date-local":
+			return v.Format("2006-01-02")
+		case "time-local":
+			return v.Format("15:04:05.999999999")
+		}
+		return v.Format(time.RFC3339Nano)
+	}
+	return v
+}
+
+// typeName names the TOML type of a decoded value.
+func typeName(v any) string {
+	switch v.(type) {
+	case string:
+		return "string"
+	case int64:
+		return "integer"
+	case float64:
+		return "float"
+	case bool:
+		return "boolean"
+	case time.Time:
+		return "date-time"
+	case []any, []map[string]any:
+		return "array"
+	case map[string]any:
+		return "table"
+	}
+	return fmt.Sprintf("%T", v)
+}
+
+func checkToolExecution(s string) error {
+	if s != "parallel" && s != "sequential" {
+		return fmt.Errorf(`must be "parallel" or "sequential", got %q`, s)
+	}
+	return nil
+}
+
+func checkBaseURL(s string) error {
+	u, err := url.Parse(s)
+	if err != nil {
+		return fmt.Errorf("not a URL: %w", err)
+	}
+	if (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return fmt.Errorf("%q is not an http(s) URL", s)
+	}
+	return nil
+}
+
+func checkToolNames(names []string) error {
+	seen := map[string]bool{}
+	for _, n := range names {
+		if !toolNameRe.MatchString(n) {
+			return fmt.Errorf("%q is not a tool name (want 1 to 64 of A-Z a-z 0-9 _ -)", n)
+		}
+		if seen[n] {
+			return fmt.Errorf("tool %q is listed twice", n)
+		}
+		seen[n] = true
+	}
+	return nil
+}
+
+func isEnvName(s string) bool { return envNameRe.MatchString(s) }

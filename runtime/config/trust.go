@@ -1,0 +1,230 @@
+package config
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"time"
+)
+
+// TrustFileName is the trust store's name inside PI_HOME.
+const TrustFileName = "trust.json"
+
+// trustStore is trust.json: the trusted project folders (absolute, symlinks
+// resolved) with the sha256 of the pi.toml that was trusted.
+type trustStore struct {
+	Version  int                   `json:"version"`
+	Projects map[string]trustEntry `json:"projects"`
+}
+
+type trustEntry struct {
+	File      string    `json:"file"`
+	SHA256    string    `json:"sha256"`
+	TrustedAt time.Time `json:"trustedAt"`
+}
+
+const trustStoreVersion = 1
+
+type trustState int
+
+const (
+	untrusted    trustState = iota
+	trustChanged            // trusted once, but the file changed since
+	trusted
+)
+
+// Trust records projectFile's folder and the sha256 of its current content
+// in $piHome/trust.json, keeping the other entries. Later Loads apply that
+// file's tools.bash and [[extensions]] settings until its content changes.
+//
+// # Errors
+//
+// An empty piHome, a projectFile that cannot be read, a corrupt trust.json,
+// or a failed write (trust.json is replaced atomically, never half written).
+func Trust(piHome, projectFile string) error {
+	if piHome == "" {
+		return errors.New("trust project: no PI_HOME")
+	}
+	file, err := filepath.Abs(projectFile)
+	if err != nil {
+		return fmt.Errorf("trust project %s: %w", projectFile, err)
+	}
+	data, err := os.ReadFile(file)
+	if err != nil {
+		return fmt.Errorf("trust project %s: %w", file, err)
+	}
+	dir := canonicalDir(filepath.Dir(file))
+	store, err := readTrustStore(piHome)
+	if err != nil {
+		return fmt.Errorf("trust project %s: %w", file, err)
+	}
+	store.Projects[dir] = trustEntry{File: file, SHA256: digest(data), TrustedAt: time.Now().UTC().Truncate(time.Second)}
+	if err := writeTrustStore(piHome, store); err != nil {
+		return fmt.Errorf("trust project %s: %w", file, err)
+	}
+	return nil
+}
+
+// Untrust removes projectDir from $piHome/trust.json, keeping the other
+// entries. Untrusting a folder that is not trusted does nothing.
+//
+// # Errors
+//
+// A corrupt trust.json or a failed write.
+func Untrust(piHome, projectDir string) error {
+	if piHome == "" {
+		return errors.New("untrust project: no PI_HOME")
+	}
+	abs, err := filepath.Abs(projectDir)
+	if err != nil {
+		return fmt.Errorf("untrust project %s: %w", projectDir, err)
+	}
+	dir := canonicalDir(abs)
+	store, err := readTrustStore(piHome)
+	if err != nil {
+		return fmt.Errorf("untrust project %s: %w", abs, err)
+	}
+	if _, ok := store.Projects[dir]; !ok {
+		return nil
+	}
+	delete(store.Projects, dir)
+	if err := writeTrustStore(piHome, store); err != nil {
+		return fmt.Errorf("untrust project %s: %w", abs, err)
+	}
+	return nil
+}
+
+// IsTrusted reports whether projectFile's folder is in $piHome/trust.json
+// with the sha256 of projectFile's current content.
+//
+// # Errors
+//
+// A projectFile that cannot be read or a corrupt trust.json.
+func IsTrusted(piHome, projectFile string) (bool, error) {
+	file, err := filepath.Abs(projectFile)
+	if err != nil {
+		return false, fmt.Errorf("check trust %s: %w", projectFile, err)
+	}
+	data, err := os.ReadFile(file)
+	if err != nil {
+		return false, fmt.Errorf("check trust %s: %w", file, err)
+	}
+	st, err := trustStatus(piHome, file, data)
+	if err != nil {
+		return false, fmt.Errorf("check trust %s: %w", file, err)
+	}
+	return st == trusted, nil
+}
+
+// trustStatus checks the content data of the absolute path file.
+func trustStatus(piHome, file string, data []byte) (trustState, error) {
+	if piHome == "" {
+		return untrusted, nil
+	}
+	store, err := readTrustStore(piHome)
+	if err != nil {
+		return untrusted, err
+	}
+	e, ok := store.Projects[canonicalDir(filepath.Dir(file))]
+	switch {
+	case !ok:
+		return untrusted, nil
+	case e.SHA256 != digest(data):
+		return trustChanged, nil
+	}
+	return trusted, nil
+}
+
+// canonicalDir resolves symlinks so that one folder has one entry however
+// it is reached; an absolute dir that cannot be resolved is kept as is.
+func canonicalDir(dir string) string {
+	if real, err := filepath.EvalSymlinks(dir); err == nil {
+		return real
+	}
+	return filepath.Clean(dir)
+}
+
+func digest(data []byte) string {
+	sum := sha256.Sum256(data)
+	return hex.EncodeToString(sum[:])
+}
+
+// readTrustStore reads $piHome/trust.json strictly; a missing file is an
+// empty store.
+func readTrustStore(piHome string) (*trustStore, error) {
+	file := filepath.Join(piHome, TrustFileName)
+	data, err := os.ReadFile(file)
+	if errors.Is(err, os.ErrNotExist) {
+		return &trustStore{Version: trustStoreVersion, Projects: map[string]trustEntry{}}, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read trust store %s: %w", file, err)
+	}
+	var store trustStore
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&store); err != nil {
+		return nil, fmt.Errorf("read trust store %s: corrupt (fix or delete it): %w", file, err)
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, fmt.Errorf("read trust store %s: corrupt (fix or delete it): data after the JSON object", file)
+	}
+	if store.Version != trustStoreVersion {
+		return nil, fmt.Errorf("read trust store %s: version %d, want %d", file, store.Version, trustStoreVersion)
+	}
+	if store.Projects == nil {
+		store.Projects = map[string]trustEntry{}
+	}
+	return &store, nil
+}
+
+// writeTrustStore replaces $piHome/trust.json atomically.
+func writeTrustStore(piHome string, store *trustStore) error {
+	data, err := json.MarshalIndent(store, "", "  ")
+	if err != nil {
+		return fmt.Errorf("write trust store: %w", err)
+	}
+	if err := os.MkdirAll(piHome, 0o700); err != nil {
+		return fmt.Errorf("write trust store: %w", err)
+	}
+	return writeFileAtomic(filepath.Join(piHome, TrustFileName), append(data, '\n'), 0o600)
+}
+
+// writeFileAtomic writes data to a temporary file next to file and renames
+// it over file, so readers see the old or the new content, never a part.
+// An existing file keeps its permission bits; a new one gets perm.
+func writeFileAtomic(file string, data []byte, perm os.FileMode) error {
+	if info, err := os.Stat(file); err == nil {
+		perm = info.Mode().Perm()
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(file), "."+filepath.Base(file)+".tmp-*")
+	if err != nil {
+		return fmt.Errorf("write %s: %w", file, err)
+	}
+	defer os.Remove(tmp.Name()) // no-op after the rename
+	if _, err := tmp.Write(data); err != nil {
+		tmp.Close()
+		return fmt.Errorf("write %s: %w", file, err)
+	}
+	if err := tmp.Chmod(perm); err != nil {
+		tmp.Close()
+		return fmt.Errorf("write %s: %w", file, err)
+	}
+	if err := tmp.Sync(); err != nil {
+		tmp.Close()
+		return fmt.Errorf("write %s: %w", file, err)
+	}
+	if err := tmp.Close(); err != nil {
+		return fmt.Errorf("write %s: %w", file, err)
+	}
+	if err := os.Rename(tmp.Name(), file); err != nil {
+		return fmt.Errorf("write %s: %w", file, err)
+	}
+	return nil
+}
