@@ -1,0 +1,139 @@
+package builtin
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestWalkTree(t *testing.T) {
+	tests := []struct {
+		name  string
+		files map[string]string
+		links map[string]string // link name -> target
+		want  []string          // visit order; directories end in '/', symlinks in '@'
+	}{
+		{
+			name:  "depth first, names in byte order, directory before its contents",
+			files: map[string]string{"b.txt": "", "a/z.txt": "", "a.go": "", "A/x": "", "a/b/c": "", "empty/": ""},
+			want:  []string{"A/", "A/x", "a/", "a/b/", "a/b/c", "a/z.txt", "a.go", "b.txt", "empty/"},
+		},
+		{
+			name:  ".git skipped at every depth, as directory or file",
+			files: map[string]string{".git/config": "", "sub/.git": "gitdir: x", "sub/f": "", ".github/w.yml": "", ".env": ""},
+			want:  []string{".env", ".github/", ".github/w.yml", "sub/", "sub/f"},
+		},
+		{
+			name:  "symlinks listed, not followed",
+			files: map[string]string{"real/f": ""},
+			links: map[string]string{"link": "real", "dangling": "nowhere"},
+			want:  []string{"dangling@", "link@", "real/", "real/f"},
+		},
+		{
+			name:  "no repository: the root's own .gitignore applies",
+			files: map[string]string{".gitignore": "*.tmp\nout/\n", "x.tmp": "", "out/y": "", "keep": "", "d/.gitignore": "!*.tmp\n", "d/z.tmp": ""},
+			want:  []string{".gitignore", "d/", "d/.gitignore", "d/z.tmp", "keep"},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			writeTree(t, dir, tt.files)
+			for name, target := range tt.links {
+				if err := os.Symlink(target, filepath.Join(dir, name)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			var got []string
+			err := walkTree(context.Background(), dir, func(e walkEntry) error {
+				switch {
+				case e.IsDir:
+					got = append(got, e.Rel+"/")
+				case e.Type&fs.ModeSymlink != 0:
+					got = append(got, e.Rel+"@")
+				default:
+					got = append(got, e.Rel)
+				}
+				if e.Path != filepath.Join(dir, filepath.FromSlash(e.Rel)) {
+					t.Errorf("entry %s: Path %s", e.Rel, e.Path)
+				}
+				return nil
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if strings.Join(got, "\n") != strings.Join(tt.want, "\n") {
+				t.Errorf("visited\n %q\nwant\n %q", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestWalkTreeControl(t *testing.T) {
+	dir := t.TempDir()
+	writeTree(t, dir, map[string]string{"a/1": "", "a/2": "", "b/3": "", "c": ""})
+	t.Run("SkipDir", func(t *testing.T) {
+		var got []string
+		err := walkTree(context.Background(), dir, func(e walkEntry) error {
+			got = append(got, e.Rel)
+			if e.Rel == "a" {
+				return fs.SkipDir
+			}
+			return nil
+		})
+		if err != nil || strings.Join(got, ",") != "a,b,b/3,c" {
+			t.Errorf("got %q, %v", got, err)
+		}
+	})
+	t.Run("stop", func(t *testing.T) {
+		n := 0
+		err := walkTree(context.Background(), dir, func(e walkEntry) error {
+			n++
+			return errStopWalk
+		})
+		if err != nil || n != 1 {
+			t.Errorf("visited %d, err %v", n, err)
+		}
+	})
+	t.Run("error from fn", func(t *testing.T) {
+		boom := errors.New("boom")
+		err := walkTree(context.Background(), dir, func(e walkEntry) error { return boom })
+		if !errors.Is(err, boom) {
+			t.Errorf("err = %v", err)
+		}
+	})
+}
+
+// TestWalkTreeCancel cancels a walk over a large tree from inside the walk
+// and checks that it stops at once with the context's error.
+func TestWalkTreeCancel(t *testing.T) {
+	dir := t.TempDir()
+	files := map[string]string{}
+	for i := range 20 {
+		for j := range 50 {
+			files[fmt.Sprintf("d%02d/f%03d", i, j)] = ""
+		}
+	}
+	writeTree(t, dir, files)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	seen := 0
+	err := walkTree(ctx, dir, func(e walkEntry) error {
+		seen++
+		if seen == 10 {
+			cancel()
+		}
+		return nil
+	})
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("err = %v, want context.Canceled", err)
+	}
+	if seen > 10+64 {
+		t.Errorf("walk went on for %d entries after cancellation", seen-10)
+	}
+}
