@@ -7,28 +7,36 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/pi-go/pi/extensions"
+	"github.com/pi-go/pi/runtime/agent"
+	"github.com/pi-go/pi/runtime/config"
+	"github.com/pi-go/pi/runtime/llm"
 	"github.com/pi-go/pi/runtime/tool"
 	"github.com/pi-go/pi/tools/builtin"
 )
 
 // app is the runtime the commands share: configuration, the tool registry
-// with its active set, and the hooks.
+// with its active set, the extension host and the hooks.
 type app struct {
 	cwd      string
+	piHome   string
+	cfg      *config.Config
 	logger   hclog.Logger
 	registry *tool.Registry
+	host     *extensions.Host
 	hooks    *tool.Hooks
 	closers  []func()
 }
 
-// buildApp loads configuration and registers every tool.
-func buildApp(ctx context.Context, f *commonFlags, stderr io.Writer) (*app, error) {
+// buildApp loads configuration, loads the extensions and registers every
+// tool. On failure everything already started is closed.
+func buildApp(ctx context.Context, f *commonFlags, stderr io.Writer) (a *app, err error) {
 	cwd := f.cwd
 	if cwd == "" {
-		var err error
 		if cwd, err = os.Getwd(); err != nil {
 			return nil, fmt.Errorf("working directory: %w", err)
 		}
@@ -40,26 +48,107 @@ func buildApp(ctx context.Context, f *commonFlags, stderr io.Writer) (*app, erro
 	if st, err := os.Stat(abs); err != nil || !st.IsDir() {
 		return nil, fmt.Errorf("--cwd %s: not a directory", cwd)
 	}
-	a := &app{cwd: abs, logger: newLogger(f.logLevel, stderr), registry: tool.NewRegistry(), hooks: &tool.Hooks{}}
-	for _, d := range builtin.Definitions(builtin.Options{}) {
+	a = &app{cwd: abs, piHome: config.DefaultPIHome(), logger: newLogger(f.logLevel, stderr), registry: tool.NewRegistry(), hooks: &tool.Hooks{}}
+	defer func() {
+		if err != nil {
+			a.close()
+		}
+	}()
+	cfg, err := config.Load(config.LoadOptions{Cwd: abs, PIHome: a.piHome, ConfigFile: f.configFile, Trust: f.trust || os.Getenv("PI_TRUST") == "1"})
+	if err != nil {
+		return nil, err
+	}
+	a.cfg = cfg
+	for _, w := range cfg.Warnings {
+		fmt.Fprintf(stderr, "pi: warning: %s\n", w)
+	}
+
+	specs := make([]extensions.Spec, 0, len(cfg.Extensions)+len(f.extensions))
+	for _, e := range cfg.Extensions {
+		specs = append(specs, extensions.Spec{
+			Name: e.Name, Path: e.Path, SHA256: e.SHA256, Override: e.Override,
+			Grants: extensions.Grants{FS: e.Grants.FS, Exec: e.Grants.Exec, Env: e.Grants.Env},
+			Limits: extensions.Limits{MemoryMB: e.Limits.MemoryMB, TimeoutMS: e.Limits.TimeoutMS},
+			Config: e.Config, Scope: e.Scope,
+		})
+	}
+	for _, p := range f.extensions {
+		path, err := filepath.Abs(p)
+		if err != nil {
+			return nil, fmt.Errorf("-e %s: %w", p, err)
+		}
+		specs = append(specs, extensions.Spec{Path: path, Scope: "flag"})
+	}
+	var spawnHooks []tool.SpawnHook
+	if len(specs) > 0 {
+		host, err := extensions.NewHost(ctx, extensions.Options{
+			CacheDir: filepath.Join(a.piHome, "cache"), Logger: a.logger,
+			ProjectRoot: cfg.ProjectRoot, Cwd: abs, HostName: "pi", HostVersion: version,
+		})
+		if err != nil {
+			return nil, err
+		}
+		a.host = host
+		a.closers = append(a.closers, func() {
+			cctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			host.Close(cctx)
+		})
+		for _, s := range specs {
+			if _, err := host.Load(ctx, s); err != nil {
+				return nil, err
+			}
+		}
+		a.hooks = host.Hooks()
+		spawnHooks = host.SpawnHooks()
+	}
+
+	bashOpts := builtin.BashOptions{Shell: cfg.Tools.Bash.Shell, CommandPrefix: cfg.Tools.Bash.CommandPrefix, SpawnHooks: spawnHooks}
+	for _, d := range builtin.Definitions(builtin.Options{Bash: bashOpts}) {
 		if err := a.registry.Register(d); err != nil {
 			return nil, err
 		}
 	}
-	active := builtin.DefaultActive
-	if f.tools != "" {
-		active = splitList(f.tools)
+	active := append([]string(nil), builtin.DefaultActive...)
+	if a.host != nil {
+		for _, e := range a.host.Extensions() {
+			for _, d := range e.Definitions() {
+				if err := a.registry.Register(d); err != nil {
+					return nil, err
+				}
+				active = append(active, d.Name)
+			}
+		}
 	}
-	if err := a.registry.SetActive(active); err != nil {
-		return nil, fmt.Errorf("--tools: %w", err)
+	switch {
+	case f.tools != "":
+		if err := a.registry.SetActive(splitList(f.tools)); err != nil {
+			return nil, fmt.Errorf("--tools: %w", err)
+		}
+	case cfg.Tools.Active != nil:
+		if err := a.registry.SetActive(cfg.Tools.Active); err != nil {
+			return nil, fmt.Errorf("%s: tools.active: %w", describeFiles(cfg.Files), err)
+		}
+	default:
+		if err := a.registry.SetActive(active); err != nil {
+			return nil, err
+		}
 	}
 	return a, nil
+}
+
+func describeFiles(files []string) string {
+	if len(files) == 0 {
+		return "pi.toml"
+	}
+	return strings.Join(files, ", ")
 }
 
 func (a *app) close() {
 	for i := len(a.closers) - 1; i >= 0; i-- {
 		a.closers[i]()
 	}
+	a.closers = nil
 }
 
 // contextFactory gives each tool call the working directory and a logger
@@ -68,6 +157,143 @@ func (a *app) contextFactory() tool.ContextFactory {
 	return func(name string) tool.Context {
 		return tool.Context{Cwd: a.cwd, Logger: a.logger.Named(name)}
 	}
+}
+
+const defaultBaseURL = "https://api.openai.com/v1"
+
+// provider picks the model: --script, else an OpenAI-compatible endpoint
+// from flags, pi.toml and the environment. It returns the API key too, so
+// output can be redacted.
+func (a *app) provider(f *agentFlags) (llm.Provider, string, error) {
+	if f.script != "" {
+		s, err := llm.LoadScript(f.script)
+		if err != nil {
+			return nil, "", err
+		}
+		return llm.NewScripted(s), "", nil
+	}
+	m := a.cfg.Model
+	baseURL := firstNonEmpty(f.baseURL, m.BaseURL, os.Getenv("OPENAI_BASE_URL"), defaultBaseURL)
+	keyEnv := firstNonEmpty(m.APIKeyEnv, "OPENAI_API_KEY")
+	key := f.apiKey
+	if key == "" {
+		key = os.Getenv(keyEnv)
+	}
+	name := firstNonEmpty(f.model, m.Name)
+	if key == "" && baseURL == defaultBaseURL {
+		return nil, "", fmt.Errorf("no model configured: set %s (and optionally [model] name in pi.toml), or pass --api-key and --model, or --base-url for a local endpoint.\nTo try pi offline: pi demo, or pi --script FILE", keyEnv)
+	}
+	if name == "" {
+		return nil, "", fmt.Errorf("no model name: pass --model NAME or set [model] name in pi.toml")
+	}
+	images := true
+	if m.Images != nil {
+		images = *m.Images
+	}
+	keySource := keyEnv
+	if f.apiKey != "" {
+		keySource = "--api-key"
+	}
+	p, err := llm.NewOpenAI(llm.OpenAIConfig{BaseURL: baseURL, Model: name, APIKey: key, APIKeyEnv: keySource, Images: images, Logger: a.logger.Named("llm")})
+	if err != nil {
+		return nil, "", err
+	}
+	return p, key, nil
+}
+
+// newAgent builds the loop with the active tools, the hooks, the system
+// prompt and an event sink for the chosen output mode.
+func (a *app) newAgent(f *agentFlags, p llm.Provider, secret string, stdout, stderr io.Writer, interactive bool) (*agent.Agent, error) {
+	tools, err := a.registry.ActiveTools(a.contextFactory())
+	if err != nil {
+		return nil, err
+	}
+	agentsMD, err := agent.LoadAgentsMD(a.cwd)
+	if err != nil {
+		a.logger.Warn("AGENTS.md not read", "error", err)
+	}
+	sys := agent.BuildSystemPrompt(agent.PromptOptions{
+		Tools: a.registry.ActiveDefinitions(), Cwd: a.cwd, AgentsMD: agentsMD,
+		Override: f.systemPrompt, Append: f.appendPrompt, Now: time.Now(),
+	})
+	hooks := a.hooksWithRedaction(secret)
+	var sink func(agent.Event)
+	switch {
+	case f.mode == "json":
+		sink = jsonEventWriter(stdout, secret)
+	case interactive:
+		r := &textRenderer{out: stdout, tools: stdout, preview: 4, secret: secret, spin: &spinner{w: terminalOrNil(stderr)}}
+		sink = r.onEvent
+	default:
+		r := &textRenderer{out: stdout, tools: stderr, secret: secret, spin: &spinner{}}
+		sink = r.onEvent
+	}
+	if a.host != nil {
+		host := a.host
+		next := sink
+		sink = func(ev agent.Event) {
+			next(ev)
+			switch ev.Type {
+			case agent.EventAgentStart, agent.EventAgentEnd, agent.EventTurnStart, agent.EventTurnEnd,
+				agent.EventToolExecutionStart, agent.EventToolExecutionEnd:
+				host.Event(context.Background(), ev)
+			}
+		}
+	}
+	return agent.New(agent.Config{
+		Provider: p, Tools: tools, Hooks: hooks, SystemPrompt: sys,
+		Sequential: a.cfg.ToolExecution == "sequential", Logger: a.logger.Named("agent"),
+		OnEvent: sink, MaxTurns: f.maxTurns,
+	}), nil
+}
+
+// hooksWithRedaction adds a last tool_result hook that masks the API key, so
+// a tool that prints the environment never shows it to the model.
+func (a *app) hooksWithRedaction(secret string) *tool.Hooks {
+	h := *a.hooks
+	if secret == "" {
+		return &h
+	}
+	h.ToolResult = append(append([]tool.ToolResultHook(nil), h.ToolResult...), tool.ToolResultHook{
+		Name: "pi redact-api-key",
+		Func: func(_ context.Context, _ tool.CallInfo, r tool.Result) (tool.ResultPatch, error) {
+			var out []tool.ContentBlock
+			changed := false
+			for _, b := range r.Content {
+				if b.Type == "text" && strings.Contains(b.Text, secret) {
+					b.Text = llm.RedactSecret(b.Text, secret)
+					changed = true
+				}
+				out = append(out, b)
+			}
+			if !changed {
+				return tool.ResultPatch{}, nil
+			}
+			return tool.ResultPatch{Content: out}, nil
+		},
+	})
+	return &h
+}
+
+func terminalOrNil(w io.Writer) io.Writer {
+	if f, ok := w.(*os.File); ok && isTerminalFile(f) {
+		return w
+	}
+	return nil
+}
+
+func isTerminalFile(f *os.File) bool {
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}
+
+func firstNonEmpty(vals ...string) string {
+	for _, v := range vals {
+		if v != "" {
+			return v
+		}
+	}
+	return ""
 }
 
 func newLogger(level string, w io.Writer) hclog.Logger {

@@ -15,6 +15,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/pi-go/pi/runtime/tool"
+	"github.com/pi-go/pi/tools/builtin"
 )
 
 const toolUsage = `
@@ -69,6 +70,7 @@ func cmdTool(args []string, stdout, stderr io.Writer) int {
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	defer builtin.KillAllBash()
 	a, err := buildApp(ctx, &f, stderr)
 	if err != nil {
 		fmt.Fprintf(stderr, "pi: %v\n", err)

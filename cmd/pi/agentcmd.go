@@ -1,0 +1,285 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/pi-go/pi/runtime/agent"
+	"github.com/pi-go/pi/runtime/llm"
+	"github.com/pi-go/pi/tools/builtin"
+)
+
+const agentUsage = `
+Usage: pi [flags] [PROMPT]
+
+  pi                          interactive line mode on a terminal
+  pi "PROMPT"                 interactive, starting with PROMPT
+  pi -p "PROMPT"              print mode: stream the answer to stdout, a line per
+                              tool call to stderr; exit 0 on success, 1 on a
+                              model or provider error, 130 when interrupted
+  pi --mode json -p "PROMPT"  the run's events as JSON lines on stdout
+  echo "PROMPT" | pi          print mode with the prompt read from stdin
+
+Flags may stand before or after the prompt. The model comes from --model,
+--base-url and --api-key; else [model] in pi.toml; else OPENAI_BASE_URL and
+the key in the env var named by [model] api_key_env (default OPENAI_API_KEY).
+Without a model, 'pi demo' shows pi offline, and --script FILE plays a
+scripted model: {"turns":[{"text":"..."},{"toolCalls":[{"name":"read","arguments":{"path":"x"}}]}]}.
+
+In interactive mode: Enter sends, Ctrl-C cancels the running turn (and its
+bash commands), Ctrl-D exits.
+`
+
+type agentFlags struct {
+	commonFlags
+	print        bool
+	mode         string
+	model        string
+	baseURL      string
+	apiKey       string
+	script       string
+	systemPrompt string
+	appendPrompt string
+	interactive  bool
+	maxTurns     int
+}
+
+func cmdAgent(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	var f agentFlags
+	fs := newFlagSet("pi", agentUsage, stderr)
+	f.commonFlags.register(fs)
+	fs.BoolVar(&f.print, "p", false, "print mode: answer the prompt once and exit")
+	fs.BoolVar(&f.print, "print", false, "same as -p")
+	fs.StringVar(&f.mode, "mode", "text", "output `MODE`: text, or json (events as JSON lines)")
+	fs.StringVar(&f.model, "model", "", "model `NAME`")
+	fs.StringVar(&f.baseURL, "base-url", "", "OpenAI-compatible endpoint `URL` (e.g. http://localhost:11434/v1)")
+	fs.StringVar(&f.apiKey, "api-key", "", "API `KEY` (prefer the environment: see [model] api_key_env)")
+	fs.StringVar(&f.script, "script", "", "play a scripted model from the JSON `FILE` instead of calling one")
+	fs.StringVar(&f.systemPrompt, "system-prompt", "", "replace the system prompt with `TEXT`")
+	fs.StringVar(&f.appendPrompt, "append-system-prompt", "", "append `TEXT` to the system prompt")
+	fs.BoolVar(&f.interactive, "interactive", false, "interactive line mode even when stdin is not a terminal")
+	fs.IntVar(&f.maxTurns, "max-turns", 0, "stop after `N` model turns (0: no limit)")
+	pos, err := parseInterleaved(fs, args)
+	if errors.Is(err, flag.ErrHelp) {
+		return exitOK
+	}
+	if err != nil {
+		return exitUsage
+	}
+	if f.mode != "text" && f.mode != "json" {
+		return usageError(stderr, "", "--mode must be text or json, not %q", f.mode)
+	}
+	prompt := strings.Join(pos, " ")
+	if len(pos) > 0 && strings.HasPrefix(pos[0], "-") {
+		return usageError(stderr, "", "unknown flag %q", pos[0])
+	}
+	interactive := f.interactive || (!f.print && f.mode == "text" && isTerminal(stdin))
+	if !interactive && prompt == "" {
+		if isTerminal(stdin) {
+			return usageError(stderr, "", "-p needs a prompt: pi -p \"PROMPT\"")
+		}
+		b, err := io.ReadAll(stdin)
+		if err != nil {
+			fmt.Fprintf(stderr, "pi: read prompt from stdin: %v\n", err)
+			return exitError
+		}
+		prompt = strings.TrimSpace(string(b))
+		if prompt == "" {
+			fmt.Fprintln(stderr, "pi: no prompt: pass one as an argument (pi -p \"PROMPT\") or on stdin.\nRun 'pi --help' for usage, or 'pi demo' for an offline demo.")
+			return exitUsage
+		}
+	}
+
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	defer builtin.KillAllBash()
+
+	a, err := buildApp(ctx, &f.commonFlags, stderr)
+	if err != nil {
+		fmt.Fprintf(stderr, "pi: %v\n", err)
+		return exitError
+	}
+	defer a.close()
+	provider, secret, err := a.provider(&f)
+	if err != nil {
+		fmt.Fprintf(stderr, "pi: %v\n", err)
+		return exitError
+	}
+	ag, err := a.newAgent(&f, provider, secret, stdout, stderr, interactive)
+	if err != nil {
+		fmt.Fprintf(stderr, "pi: %v\n", err)
+		return exitError
+	}
+	if interactive {
+		return interactiveLoop(ctx, ag, prompt, stdin, stdout, stderr)
+	}
+	return printRun(ctx, ag, prompt, stderr)
+}
+
+// printRun runs one prompt; Ctrl-C or SIGTERM cancels it.
+func printRun(parent context.Context, ag *agent.Agent, prompt string, stderr io.Writer) int {
+	ctx, stop := signal.NotifyContext(parent, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	res, err := ag.Run(ctx, prompt)
+	if err != nil {
+		fmt.Fprintf(stderr, "\npi: %v\n", err)
+		return exitError
+	}
+	if res.StopReason == llm.StopAborted {
+		fmt.Fprintln(stderr, "\npi: interrupted")
+		return 130
+	}
+	return exitOK
+}
+
+// interactiveLoop reads prompts line by line. Ctrl-C cancels the running turn;
+// at the prompt it only reminds how to exit; Ctrl-D (end of input) exits.
+func interactiveLoop(parent context.Context, ag *agent.Agent, first string, stdin io.Reader, stdout, stderr io.Writer) int {
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	defer signal.Stop(sigs)
+
+	var mu sync.Mutex
+	var cancelTurn context.CancelFunc
+	quit := make(chan struct{})
+	go func() {
+		for s := range sigs {
+			mu.Lock()
+			c := cancelTurn
+			mu.Unlock()
+			if s == syscall.SIGTERM {
+				close(quit)
+				if c != nil {
+					c()
+				}
+				return
+			}
+			if c != nil {
+				c()
+			} else {
+				fmt.Fprint(stderr, "\n(Ctrl-D exits)\n> ")
+			}
+		}
+	}()
+
+	fmt.Fprintln(stdout, "pi — type a request and press Enter; Ctrl-C cancels a turn, Ctrl-D exits.")
+	lines := bufio.NewScanner(stdin)
+	lines.Buffer(make([]byte, 64*1024), 4*1024*1024)
+	prompt := first
+	for {
+		if prompt == "" {
+			fmt.Fprint(stdout, "> ")
+			if !lines.Scan() {
+				fmt.Fprintln(stdout)
+				return exitOK
+			}
+			prompt = strings.TrimSpace(lines.Text())
+			if prompt == "" {
+				continue
+			}
+		} else {
+			fmt.Fprintf(stdout, "> %s\n", prompt)
+		}
+		select {
+		case <-quit:
+			return exitOK
+		default:
+		}
+		ctx, c := context.WithCancel(parent)
+		mu.Lock()
+		cancelTurn = c
+		mu.Unlock()
+		res, err := ag.Prompt(ctx, prompt)
+		mu.Lock()
+		cancelTurn = nil
+		mu.Unlock()
+		c()
+		switch {
+		case err != nil:
+			fmt.Fprintf(stderr, "\npi: %v\n", err)
+		case res.StopReason == llm.StopAborted:
+			fmt.Fprintln(stderr, "\n(turn cancelled)")
+		}
+		prompt = ""
+	}
+}
+
+// jsonEventWriter writes each event as one JSON line, with the API key
+// redacted.
+func jsonEventWriter(w io.Writer, secret string) func(agent.Event) {
+	var mu sync.Mutex
+	return func(ev agent.Event) {
+		b, err := json.Marshal(ev)
+		if err != nil {
+			b, _ = json.Marshal(map[string]string{"type": string(ev.Type), "error": "encode event: " + err.Error()})
+		}
+		b = []byte(llm.RedactSecret(string(b), secret))
+		mu.Lock()
+		defer mu.Unlock()
+		w.Write(append(b, '\n'))
+	}
+}
+
+func isTerminal(r io.Reader) bool {
+	f, ok := r.(*os.File)
+	if !ok {
+		return false
+	}
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}
+
+// spinner shows that the model is thinking, on a terminal only.
+type spinner struct {
+	w    io.Writer
+	mu   sync.Mutex
+	stop chan struct{}
+	done chan struct{}
+}
+
+func (s *spinner) start() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.w == nil || s.stop != nil {
+		return
+	}
+	s.stop, s.done = make(chan struct{}), make(chan struct{})
+	stop, done := s.stop, s.done
+	go func() {
+		defer close(done)
+		frames := `|/-\`
+		t := time.NewTicker(120 * time.Millisecond)
+		defer t.Stop()
+		for i := 0; ; i++ {
+			fmt.Fprintf(s.w, "\r%c thinking", frames[i%len(frames)])
+			select {
+			case <-stop:
+				fmt.Fprint(s.w, "\r          \r")
+				return
+			case <-t.C:
+			}
+		}
+	}()
+}
+
+func (s *spinner) halt() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.stop == nil {
+		return
+	}
+	close(s.stop)
+	<-s.done
+	s.stop, s.done = nil, nil
+}

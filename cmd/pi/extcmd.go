@@ -1,0 +1,412 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/pi-go/pi/extensions"
+	"github.com/pi-go/pi/runtime/config"
+)
+
+const extUsage = `
+Usage:
+  pi ext install FILE.wasm [--global] [--grant KIND=VALUE ...] [--override]
+  pi ext list [--json]
+  pi ext remove NAME [--global]
+
+install checks the module (the pi_abi_v1 marker, its imports, and its init in
+an empty sandbox), copies it to .pi/extensions/NAME.wasm in the project (the
+folder of the nearest pi.toml, else the current one) or, with --global, to
+$PI_HOME/extensions/NAME.wasm, and appends its [[extensions]] block with the
+file's sha256 to that pi.toml, keeping the rest of the file as it was. If any
+step fails nothing is written.
+
+Grants are deny-by-default; give them with --grant, repeatable:
+  --grant fs=ro:.          read-only access to the project folder
+  --grant fs=rw:build      read-write access to build/
+  --grant exec=git         may run git through the host
+  --grant env=HOME         may read the HOME environment variable
+
+list shows every configured extension (global and project): name, version,
+tools, hooks, grants, sha256 and scope. remove deletes an extension's block
+from pi.toml and its copied .wasm file.
+`
+
+func cmdExt(args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 || args[0] == "--help" || args[0] == "-h" || args[0] == "help" {
+		fmt.Fprintln(stderr, strings.TrimSpace(extUsage))
+		if len(args) == 0 {
+			return exitUsage
+		}
+		return exitOK
+	}
+	switch args[0] {
+	case "install":
+		return cmdExtInstall(args[1:], stdout, stderr)
+	case "list":
+		return cmdExtList(args[1:], stdout, stderr)
+	case "remove", "rm", "uninstall":
+		return cmdExtRemove(args[1:], stdout, stderr)
+	}
+	return usageError(stderr, "ext", "unknown subcommand %q (install, list or remove)", args[0])
+}
+
+// extTarget says where an install or remove writes: the pi.toml and the
+// folder the .wasm files go to.
+type extTarget struct {
+	toml, dir, scope string
+}
+
+func resolveExtTarget(cwd string, global bool) (extTarget, error) {
+	home := config.DefaultPIHome()
+	if global {
+		return extTarget{toml: filepath.Join(home, "pi.toml"), dir: filepath.Join(home, "extensions"), scope: "global"}, nil
+	}
+	root := cwd
+	if p := config.FindProjectFile(cwd); p != "" {
+		root = filepath.Dir(p)
+	}
+	return extTarget{toml: filepath.Join(root, "pi.toml"), dir: filepath.Join(root, ".pi", "extensions"), scope: "project"}, nil
+}
+
+func cmdExtInstall(args []string, stdout, stderr io.Writer) int {
+	var global, override bool
+	var cwd string
+	var grants stringList
+	var memoryMB, timeoutMS int
+	fs := newFlagSet("pi ext install", extUsage, stderr)
+	fs.BoolVar(&global, "global", false, "install into $PI_HOME instead of the project")
+	fs.BoolVar(&override, "override", false, "let its tools replace built-in tools of the same name")
+	fs.Var(&grants, "grant", "grant `KIND=VALUE` (fs=ro:PATH, fs=rw:PATH, exec=CMD, env=NAME); repeatable")
+	fs.IntVar(&memoryMB, "memory-mb", 0, "memory limit in `MiB` (default 64)")
+	fs.IntVar(&timeoutMS, "timeout-ms", 0, "time limit per tool call in `ms` (default 30000)")
+	fs.StringVar(&cwd, "cwd", "", "act as if run in `DIR`")
+	pos, err := parseInterleaved(fs, args)
+	if errors.Is(err, flag.ErrHelp) {
+		return exitOK
+	}
+	if err != nil {
+		return exitUsage
+	}
+	if len(pos) != 1 {
+		return usageError(stderr, "ext install", "want one FILE.wasm, got %d argument(s)", len(pos))
+	}
+	var g config.Grants
+	for _, kv := range grants {
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok || v == "" {
+			return usageError(stderr, "ext install", "--grant %q: want KIND=VALUE, e.g. fs=ro:. or exec=git", kv)
+		}
+		switch k {
+		case "fs":
+			if !strings.HasPrefix(v, "ro:") && !strings.HasPrefix(v, "rw:") {
+				return usageError(stderr, "ext install", "--grant fs=%s: an fs grant is ro:PATH or rw:PATH", v)
+			}
+			g.FS = append(g.FS, v)
+		case "exec":
+			g.Exec = append(g.Exec, v)
+		case "env":
+			g.Env = append(g.Env, v)
+		default:
+			return usageError(stderr, "ext install", "--grant %q: unknown kind %q (fs, exec or env)", kv, k)
+		}
+	}
+	if cwd == "" {
+		cwd, _ = os.Getwd()
+	}
+	cwd, _ = filepath.Abs(cwd)
+	src, err := filepath.Abs(pos[0])
+	if err != nil {
+		fmt.Fprintf(stderr, "pi ext install: %v\n", err)
+		return exitError
+	}
+	ctx := context.Background()
+	home := config.DefaultPIHome()
+	info, err := extensions.Inspect(ctx, src, extensions.Options{
+		CacheDir: filepath.Join(home, "cache"), Logger: newLogger("warn", stderr), ProjectRoot: cwd, Cwd: cwd,
+		HostName: "pi", HostVersion: version,
+	})
+	if err != nil {
+		fmt.Fprintf(stderr, "pi ext install: %s refused, nothing written: %v\n", pos[0], err)
+		return exitError
+	}
+	sum, err := extensions.FileSHA256(src)
+	if err != nil {
+		fmt.Fprintf(stderr, "pi ext install: %v\n", err)
+		return exitError
+	}
+	t, err := resolveExtTarget(cwd, global)
+	if err != nil {
+		fmt.Fprintf(stderr, "pi ext install: %v\n", err)
+		return exitError
+	}
+	dest := filepath.Join(t.dir, info.Name+".wasm")
+	wasTrusted := true
+	if t.scope == "project" {
+		if _, err := os.Stat(t.toml); err == nil {
+			if wasTrusted, err = config.IsTrusted(home, t.toml); err != nil {
+				fmt.Fprintf(stderr, "pi ext install: %v\n", err)
+				return exitError
+			}
+		}
+	}
+	if err := installFiles(src, dest, t.toml, config.Extension{
+		Name: info.Name, Path: dest, SHA256: sum, Override: override, Grants: g,
+		Limits: config.Limits{MemoryMB: memoryMB, TimeoutMS: timeoutMS},
+	}); err != nil {
+		fmt.Fprintf(stderr, "pi ext install: %s refused, nothing written: %v\n", pos[0], err)
+		return exitError
+	}
+	fmt.Fprintf(stdout, "installed %s %s (%s) to %s\n  pi.toml: %s\n  sha256: %s\n", info.Name, info.Version, t.scope, dest, t.toml, sum)
+	if len(info.Tools) > 0 {
+		var names []string
+		for _, tl := range info.Tools {
+			names = append(names, tl.Name)
+		}
+		fmt.Fprintf(stdout, "  tools: %s\n", strings.Join(names, ", "))
+	}
+	if len(info.Hooks) > 0 {
+		fmt.Fprintf(stdout, "  hooks: %s\n", strings.Join(info.Hooks, ", "))
+	}
+	fmt.Fprintf(stdout, "  grants: %s\n", describeGrants(g))
+	if missing := missingGrants(info.Wants, g); missing != "" {
+		fmt.Fprintf(stdout, "  note: it asks for %s, which you did not grant; reinstall with --grant to give it.\n", missing)
+	}
+	if t.scope == "project" {
+		if wasTrusted {
+			if err := config.Trust(home, t.toml); err != nil {
+				fmt.Fprintf(stderr, "pi ext install: installed, but recording trust failed: %v\n", err)
+				return exitError
+			}
+		} else {
+			fmt.Fprintf(stdout, "  note: this project's pi.toml is not trusted, so its extensions do not load yet; run 'pi trust' after reviewing %s.\n", t.toml)
+		}
+	}
+	return exitOK
+}
+
+// installFiles copies the module and appends its block; when appending fails
+// the copied module is removed again, so a refused install leaves nothing.
+func installFiles(src, dest, toml string, e config.Extension) error {
+	if _, err := os.Stat(dest); err == nil {
+		return fmt.Errorf("%s already exists: remove the installed extension first (pi ext remove %s)", dest, e.Name)
+	}
+	data, err := os.ReadFile(src)
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Dir(dest), 0o755); err != nil {
+		return err
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(dest), ".install-*.wasm")
+	if err != nil {
+		return err
+	}
+	_, werr := tmp.Write(data)
+	cerr := tmp.Close()
+	if werr != nil || cerr != nil {
+		os.Remove(tmp.Name())
+		return errors.Join(werr, cerr)
+	}
+	if err := os.Rename(tmp.Name(), dest); err != nil {
+		os.Remove(tmp.Name())
+		return err
+	}
+	if err := config.AppendExtension(toml, e); err != nil {
+		os.Remove(dest)
+		return err
+	}
+	return nil
+}
+
+func describeGrants(g config.Grants) string {
+	var parts []string
+	for _, v := range g.FS {
+		parts = append(parts, "fs="+v)
+	}
+	for _, v := range g.Exec {
+		parts = append(parts, "exec="+v)
+	}
+	for _, v := range g.Env {
+		parts = append(parts, "env="+v)
+	}
+	if len(parts) == 0 {
+		return "none"
+	}
+	return strings.Join(parts, " ")
+}
+
+func missingGrants(want extensions.Grants, have config.Grants) string {
+	has := func(list []string, v string) bool {
+		for _, x := range list {
+			if x == v {
+				return true
+			}
+		}
+		return false
+	}
+	var miss []string
+	for _, v := range want.FS {
+		if !has(have.FS, v) {
+			miss = append(miss, "fs="+v)
+		}
+	}
+	for _, v := range want.Exec {
+		if !has(have.Exec, v) {
+			miss = append(miss, "exec="+v)
+		}
+	}
+	for _, v := range want.Env {
+		if !has(have.Env, v) {
+			miss = append(miss, "env="+v)
+		}
+	}
+	return strings.Join(miss, " ")
+}
+
+type extListEntry struct {
+	Name     string            `json:"name"`
+	Version  string            `json:"version"`
+	Tools    []string          `json:"tools"`
+	Hooks    []string          `json:"hooks"`
+	Grants   extensions.Grants `json:"grants"`
+	SHA256   string            `json:"sha256"`
+	Scope    string            `json:"scope"`
+	Path     string            `json:"path"`
+	File     string            `json:"configFile"`
+	Trusted  bool              `json:"trusted"`
+	Problems string            `json:"error,omitempty"`
+}
+
+func cmdExtList(args []string, stdout, stderr io.Writer) int {
+	var asJSON bool
+	var cwd string
+	fs := newFlagSet("pi ext list", extUsage, stderr)
+	fs.BoolVar(&asJSON, "json", false, "print JSON")
+	fs.StringVar(&cwd, "cwd", "", "act as if run in `DIR`")
+	pos, err := parseInterleaved(fs, args)
+	if errors.Is(err, flag.ErrHelp) {
+		return exitOK
+	}
+	if err != nil {
+		return exitUsage
+	}
+	if len(pos) > 0 {
+		return usageError(stderr, "ext list", "unexpected argument %q", pos[0])
+	}
+	if cwd == "" {
+		cwd, _ = os.Getwd()
+	}
+	home := config.DefaultPIHome()
+	cfg, err := config.Load(config.LoadOptions{Cwd: cwd, PIHome: home, Trust: true})
+	if err != nil {
+		fmt.Fprintf(stderr, "pi ext list: %v\n", err)
+		return exitError
+	}
+	trusted := true
+	if cfg.ProjectFile != "" {
+		trusted, _ = config.IsTrusted(home, cfg.ProjectFile)
+	}
+	entries := []extListEntry{}
+	for _, e := range cfg.Extensions {
+		en := extListEntry{Name: e.Name, Grants: extensions.Grants{FS: e.Grants.FS, Exec: e.Grants.Exec, Env: e.Grants.Env},
+			SHA256: e.SHA256, Scope: e.Scope, Path: e.Path, File: e.File, Trusted: e.Scope != "project" || trusted,
+			Tools: []string{}, Hooks: []string{}}
+		if sum, err := extensions.FileSHA256(e.Path); err != nil {
+			en.Problems = err.Error()
+		} else if sum != e.SHA256 {
+			en.Problems = fmt.Sprintf("sha256 of %s is %s, pi.toml says %s: the file changed since it was installed", e.Path, sum, e.SHA256)
+		} else if info, err := extensions.Inspect(context.Background(), e.Path, extensions.Options{CacheDir: filepath.Join(home, "cache"), Logger: newLogger("off", stderr), ProjectRoot: cwd, Cwd: cwd, HostName: "pi", HostVersion: version}); err != nil {
+			en.Problems = err.Error()
+		} else {
+			en.Version = info.Version
+			for _, t := range info.Tools {
+				en.Tools = append(en.Tools, t.Name)
+			}
+			en.Hooks = append(en.Hooks, info.Hooks...)
+		}
+		entries = append(entries, en)
+	}
+	sort.SliceStable(entries, func(i, j int) bool { return entries[i].Scope < entries[j].Scope })
+	if asJSON {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		enc.Encode(entries)
+		return exitOK
+	}
+	if len(entries) == 0 {
+		fmt.Fprintln(stdout, "no extensions configured (pi ext install FILE.wasm adds one)")
+		return exitOK
+	}
+	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "NAME\tVERSION\tSCOPE\tTOOLS\tHOOKS\tGRANTS\tSHA256")
+	for _, e := range entries {
+		scope := e.Scope
+		if !e.Trusted {
+			scope += " (untrusted: not loaded)"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", e.Name, e.Version, scope, strings.Join(e.Tools, ","), strings.Join(e.Hooks, ","),
+			describeGrants(config.Grants{FS: e.Grants.FS, Exec: e.Grants.Exec, Env: e.Grants.Env}), e.SHA256[:min(12, len(e.SHA256))])
+	}
+	tw.Flush()
+	for _, e := range entries {
+		if e.Problems != "" {
+			fmt.Fprintf(stdout, "%s: %s\n", e.Name, e.Problems)
+		}
+	}
+	return exitOK
+}
+
+func cmdExtRemove(args []string, stdout, stderr io.Writer) int {
+	var global bool
+	var cwd string
+	fs := newFlagSet("pi ext remove", extUsage, stderr)
+	fs.BoolVar(&global, "global", false, "remove from $PI_HOME/pi.toml instead of the project's")
+	fs.StringVar(&cwd, "cwd", "", "act as if run in `DIR`")
+	pos, err := parseInterleaved(fs, args)
+	if errors.Is(err, flag.ErrHelp) {
+		return exitOK
+	}
+	if err != nil {
+		return exitUsage
+	}
+	if len(pos) != 1 {
+		return usageError(stderr, "ext remove", "want one extension NAME, got %d argument(s)", len(pos))
+	}
+	if cwd == "" {
+		cwd, _ = os.Getwd()
+	}
+	cwd, _ = filepath.Abs(cwd)
+	home := config.DefaultPIHome()
+	t, _ := resolveExtTarget(cwd, global)
+	wasTrusted := false
+	if t.scope == "project" {
+		wasTrusted, _ = config.IsTrusted(home, t.toml)
+	}
+	if err := config.RemoveExtension(t.toml, pos[0]); err != nil {
+		fmt.Fprintf(stderr, "pi ext remove: %v\n", err)
+		return exitError
+	}
+	dest := filepath.Join(t.dir, pos[0]+".wasm")
+	if err := os.Remove(dest); err == nil {
+		fmt.Fprintf(stdout, "removed %s from %s and deleted %s\n", pos[0], t.toml, dest)
+	} else {
+		fmt.Fprintf(stdout, "removed %s from %s\n", pos[0], t.toml)
+	}
+	if wasTrusted {
+		if err := config.Trust(home, t.toml); err != nil {
+			fmt.Fprintf(stderr, "pi ext remove: recording trust failed: %v\n", err)
+			return exitError
+		}
+	}
+	return exitOK
+}

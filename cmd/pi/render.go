@@ -1,0 +1,110 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"sync"
+
+	"github.com/pi-go/pi/runtime/agent"
+	"github.com/pi-go/pi/runtime/llm"
+)
+
+// textRenderer shows a run as text: the assistant's words stream to out, a
+// line per tool call (and, with preview > 0, the first lines of its result)
+// goes to tools.
+type textRenderer struct {
+	out, tools io.Writer
+	preview    int
+	secret     string
+	spin       *spinner
+
+	mu          sync.Mutex
+	midLine     bool // out has text not ended by a newline
+	wroteText   bool
+	toolsIsText bool // tools and out are the same stream
+}
+
+func (r *textRenderer) onEvent(ev agent.Event) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	switch ev.Type {
+	case agent.EventTurnStart:
+		r.spin.start()
+	case agent.EventMessageUpdate:
+		if d := ev.AssistantMessageEvent; d != nil && d.Type == llm.EventTextDelta && d.Delta != "" {
+			r.spin.halt()
+			io.WriteString(r.out, d.Delta)
+			r.midLine = !strings.HasSuffix(d.Delta, "\n")
+			r.wroteText = true
+		}
+	case agent.EventMessageEnd:
+		if ev.Message != nil && ev.Message.Role == llm.RoleAssistant {
+			r.spin.halt()
+			r.endLine()
+		}
+	case agent.EventToolExecutionStart:
+		r.spin.halt()
+		r.endLine()
+		fmt.Fprintf(r.tools, "→ %s %s\n", ev.ToolName, truncateForMessage(llm.RedactSecret(compactJSON(ev.Args), r.secret), 160))
+	case agent.EventToolExecutionEnd:
+		if ev.Result == nil {
+			return
+		}
+		text := llm.RedactSecret(ev.Result.Text(), r.secret)
+		mark := "✓"
+		if ev.Failed() {
+			mark = "✗"
+		}
+		lines := strings.Split(strings.TrimRight(text, "\n"), "\n")
+		images := 0
+		for _, b := range ev.Result.Content {
+			if b.Type == "image" {
+				images++
+			}
+		}
+		summary := fmt.Sprintf("%d line(s)", len(lines))
+		if text == "" {
+			summary = "no text"
+		}
+		if images > 0 {
+			summary += fmt.Sprintf(", %d image(s)", images)
+		}
+		if ev.Failed() || r.preview == 0 {
+			fmt.Fprintf(r.tools, "%s %s: %s (%s)\n", mark, ev.ToolName, truncateForMessage(lines[0], 160), summary)
+			if !ev.Failed() || r.preview == 0 {
+				return
+			}
+		} else {
+			fmt.Fprintf(r.tools, "%s %s (%s)\n", mark, ev.ToolName, summary)
+		}
+		n := r.preview
+		if n > len(lines) {
+			n = len(lines)
+		}
+		for _, l := range lines[:n] {
+			fmt.Fprintf(r.tools, "    %s\n", truncateForMessage(l, 160))
+		}
+		if len(lines) > n {
+			fmt.Fprintf(r.tools, "    … %d more line(s)\n", len(lines)-n)
+		}
+	case agent.EventTurnEnd, agent.EventAgentEnd:
+		r.spin.halt()
+		r.endLine()
+	}
+}
+
+func (r *textRenderer) endLine() {
+	if r.midLine {
+		io.WriteString(r.out, "\n")
+		r.midLine = false
+	}
+}
+
+func compactJSON(b []byte) string {
+	s := strings.Join(strings.Fields(string(b)), " ")
+	if s == "" {
+		return "{}"
+	}
+	return s
+}

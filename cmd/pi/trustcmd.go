@@ -1,0 +1,70 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+
+	"github.com/pi-go/pi/runtime/config"
+)
+
+const trustUsage = `
+Usage: pi trust [--cwd DIR]
+       pi untrust [--cwd DIR]
+
+A project's pi.toml can make pi run code: [tools.bash] command_prefix and
+shell, and [[extensions]] with their grants. Until you trust the project, pi
+ignores those settings (with one warning saying what it ignored); the model
+and tool selection still apply.
+
+'pi trust' records the project's folder and the sha256 of its pi.toml in
+$PI_HOME/trust.json. When the pi.toml changes, pi asks for trust again.
+'pi untrust' forgets the project. For one run, use --trust or PI_TRUST=1.
+`
+
+func cmdTrust(args []string, stdout, stderr io.Writer, trust bool) int {
+	name := "trust"
+	if !trust {
+		name = "untrust"
+	}
+	var cwd string
+	fs := newFlagSet("pi "+name, trustUsage, stderr)
+	fs.StringVar(&cwd, "cwd", "", "the project `DIR` (default: the current folder)")
+	pos, err := parseInterleaved(fs, args)
+	if errors.Is(err, flag.ErrHelp) {
+		return exitOK
+	}
+	if err != nil {
+		return exitUsage
+	}
+	if len(pos) > 0 {
+		return usageError(stderr, name, "unexpected argument %q", pos[0])
+	}
+	if cwd == "" {
+		cwd, _ = os.Getwd()
+	}
+	cwd, _ = filepath.Abs(cwd)
+	home := config.DefaultPIHome()
+	file := config.FindProjectFile(cwd)
+	if file == "" {
+		fmt.Fprintf(stderr, "pi %s: no pi.toml in %s or its parents: there is nothing to %s\n", name, cwd, name)
+		return exitError
+	}
+	if !trust {
+		if err := config.Untrust(home, filepath.Dir(file)); err != nil {
+			fmt.Fprintf(stderr, "pi untrust: %v\n", err)
+			return exitError
+		}
+		fmt.Fprintf(stdout, "untrusted %s: its command_prefix, shell and extensions are ignored from now on\n", filepath.Dir(file))
+		return exitOK
+	}
+	if err := config.Trust(home, file); err != nil {
+		fmt.Fprintf(stderr, "pi trust: %v\n", err)
+		return exitError
+	}
+	fmt.Fprintf(stdout, "trusted %s: its command_prefix, shell and extensions apply until the file changes\n", file)
+	return exitOK
+}
