@@ -72,7 +72,11 @@ func resolveExtTarget(cwd string, global bool) (extTarget, error) {
 		return extTarget{toml: filepath.Join(home, "pi.toml"), dir: filepath.Join(home, "extensions"), scope: "global"}, nil
 	}
 	root := cwd
-	if p := config.FindProjectFile(cwd); p != "" {
+	p, err := projectFile(cwd)
+	if err != nil {
+		return extTarget{}, err
+	}
+	if p != "" {
 		root = filepath.Dir(p)
 	}
 	return extTarget{toml: filepath.Join(root, "pi.toml"), dir: filepath.Join(root, ".pi", "extensions"), scope: "project"}, nil
@@ -387,7 +391,11 @@ func cmdExtRemove(args []string, stdout, stderr io.Writer) int {
 	}
 	cwd, _ = filepath.Abs(cwd)
 	home := config.DefaultPIHome()
-	t, _ := resolveExtTarget(cwd, global)
+	t, err := resolveExtTarget(cwd, global)
+	if err != nil {
+		fmt.Fprintf(stderr, "pi ext remove: %v\n", err)
+		return exitError
+	}
 	wasTrusted := false
 	if t.scope == "project" {
 		wasTrusted, _ = config.IsTrusted(home, t.toml)

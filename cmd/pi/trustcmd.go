@@ -48,7 +48,11 @@ func cmdTrust(args []string, stdout, stderr io.Writer, trust bool) int {
 	}
 	cwd, _ = filepath.Abs(cwd)
 	home := config.DefaultPIHome()
-	file := config.FindProjectFile(cwd)
+	file, err := projectFile(cwd)
+	if err != nil {
+		fmt.Fprintf(stderr, "pi %s: %v\n", name, err)
+		return exitError
+	}
 	if file == "" {
 		fmt.Fprintf(stderr, "pi %s: no pi.toml in %s or its parents: there is nothing to %s\n", name, cwd, name)
 		return exitError
@@ -67,4 +71,14 @@ func cmdTrust(args []string, stdout, stderr io.Writer, trust bool) int {
 	}
 	fmt.Fprintf(stdout, "trusted %s: its command_prefix, shell and extensions apply until the file changes\n", file)
 	return exitOK
+}
+
+// projectFile returns the project pi.toml that applies in cwd (the nearest
+// one in cwd or a parent), or "" when there is none.
+func projectFile(cwd string) (string, error) {
+	cfg, err := config.Load(config.LoadOptions{Cwd: cwd, Trust: true})
+	if err != nil {
+		return "", err
+	}
+	return cfg.ProjectFile, nil
 }
