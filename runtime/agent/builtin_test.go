@@ -1,0 +1,99 @@
+package agent_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/pi-go/pi/runtime/agent"
+	"github.com/pi-go/pi/runtime/llm"
+	"github.com/pi-go/pi/runtime/tool"
+	"github.com/pi-go/pi/tools/builtin"
+)
+
+// builtinTools wraps the real built-in tools with dir as the working
+// directory.
+func builtinTools(t *testing.T, dir string, defs ...tool.ToolDefinition) []tool.AgentTool {
+	t.Helper()
+	tools, err := tool.WrapAll(defs, func(string) tool.Context { return tool.Context{Cwd: dir} })
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tools
+}
+
+// TestReadDuringEdit runs the real read and edit tools on the same file in
+// one parallel batch, many times: every read sees the whole file before or
+// after the edit, never a half-written one.
+func TestReadDuringEdit(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "big.txt")
+	var body strings.Builder
+	for i := range 800 {
+		fmt.Fprintf(&body, "line %04d: the quick brown fox jumps over the lazy dog\n", i)
+	}
+	// The marker sits at the top, so a torn write would show the new marker
+	// with a short tail (or the old one with a missing tail).
+	stateA := "MARKER state-a\n" + body.String()
+	stateB := "MARKER state-b with a longer replacement line\n" + body.String()
+	writeFile(t, path, stateA)
+	if len(stateB) > 50*1024 {
+		t.Fatalf("test file too big for one read: %d bytes", len(stateB))
+	}
+
+	const rounds = 30
+	var turns []llm.ScriptTurn
+	for i := range rounds {
+		from, to := "MARKER state-a", "MARKER state-b with a longer replacement line"
+		if i%2 == 1 {
+			from, to = to, from
+		}
+		edit, _ := json.Marshal(map[string]any{"path": "big.txt", "edits": []map[string]string{{"oldText": from, "newText": to}}})
+		turns = append(turns, llm.ScriptTurn{ToolCalls: []llm.ScriptToolCall{
+			call("read", `{"path":"big.txt"}`),
+			{Name: "edit", Arguments: edit},
+			call("read", `{"path":"big.txt"}`),
+		}})
+	}
+	turns = append(turns, llm.ScriptTurn{Text: "done"})
+	p := script(turns...)
+	a := agent.New(agent.Config{Provider: p, Tools: builtinTools(t, dir, builtin.ReadDefinition(), builtin.EditDefinition())})
+	res, err := a.Run(context.Background(), "flip the marker")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rs := toolResults(res.Messages)
+	if len(rs) != 3*rounds {
+		t.Fatalf("%d results, want %d", len(rs), 3*rounds)
+	}
+	seen := map[string]int{}
+	for i, r := range rs {
+		if r.IsError {
+			t.Fatalf("result %d (%s) failed: %s", i, r.ToolName, text(r))
+		}
+		if r.ToolName != "read" {
+			continue
+		}
+		switch text(r) {
+		case stateA:
+			seen["a"]++
+		case stateB:
+			seen["b"]++
+		default:
+			got := text(r)
+			t.Fatalf("read %d saw neither state: %d bytes, starts %q", i, len(got), got[:min(len(got), 80)])
+		}
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(data) != stateA { // an even number of flips
+		t.Fatalf("final file is not state a")
+	}
+	t.Logf("reads saw state a %d times, state b %d times", seen["a"], seen["b"])
+}
