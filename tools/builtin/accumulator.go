@@ -1,0 +1,313 @@
+package builtin
+
+import (
+	"bytes"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+	"unicode/utf8"
+)
+
+// outputAccumulator takes a command's output as it streams in and keeps, in
+// bounded memory, what the model will see: the cleaned (sanitized) tail of
+// the output, enough for the last maxLines lines / maxBytes bytes, with the
+// running totals of lines and bytes. When the output grows past those limits
+// the raw bytes also go to a temporary file (created lazily, seeded with the
+// raw bytes held so far, so it is complete). It is safe for concurrent use:
+// one goroutine writes while another takes snapshots.
+type outputAccumulator struct {
+	mu       sync.Mutex
+	maxLines int
+	maxBytes int
+	// rolling is how much cleaned tail is kept after a trim; the buffer
+	// grows to twice that before it is trimmed again.
+	rolling int
+	prefix  string // temp file name prefix ("pi-bash")
+	dir     string // temp file folder; os.TempDir() when empty
+
+	san     sanitizer
+	scratch []byte
+
+	tail        []byte // cleaned tail, valid UTF-8
+	tailAtStart bool   // tail[0] begins a line (of the cleaned text)
+
+	totalRaw   int64
+	totalBytes int64 // cleaned bytes
+	totalLines int64 // newline count + 1
+	lineBytes  int64 // cleaned bytes of the last (current) line
+
+	raw      []byte // raw bytes held until the temp file exists
+	file     *os.File
+	filePath string
+	fileErr  error
+	finished bool
+}
+
+// accumulatorLimits are the limits and file naming of an accumulator.
+type accumulatorLimits struct {
+	MaxLines int
+	MaxBytes int
+	Prefix   string
+	Dir      string
+}
+
+func newOutputAccumulator(l accumulatorLimits) *outputAccumulator {
+	if l.MaxLines <= 0 {
+		l.MaxLines = DefaultMaxLines
+	}
+	if l.MaxBytes <= 0 {
+		l.MaxBytes = DefaultMaxBytes
+	}
+	if l.Prefix == "" {
+		l.Prefix = "pi-output"
+	}
+	return &outputAccumulator{
+		maxLines:    l.MaxLines,
+		maxBytes:    l.MaxBytes,
+		rolling:     2 * l.MaxBytes,
+		prefix:      l.Prefix,
+		dir:         l.Dir,
+		tailAtStart: true,
+		totalLines:  1,
+	}
+}
+
+// Write takes the next chunk of raw output. It never fails: a temp file that
+// cannot be written is reported by the snapshot, not by Write.
+func (a *outputAccumulator) Write(p []byte) (int, error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.finished || len(p) == 0 {
+		return len(p), nil
+	}
+	a.totalRaw += int64(len(p))
+	a.scratch = a.san.write(a.scratch[:0], p)
+	a.appendClean(a.scratch)
+	a.keepRaw(p)
+	return len(p), nil
+}
+
+// finish ends the stream: a UTF-8 sequence cut at the very end becomes
+// U+FFFD.
+func (a *outputAccumulator) finish() {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.finished {
+		return
+	}
+	a.scratch = a.san.finish(a.scratch[:0])
+	a.appendClean(a.scratch)
+	a.finished = true
+	if a.overLimits() {
+		a.ensureFile()
+	}
+}
+
+// close closes the temp file. When the cleaned output turned out to fit the
+// limits (the file was only opened because the raw bytes, escapes included,
+// were over them) the file is removed: the model saw everything.
+func (a *outputAccumulator) close() error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.file == nil {
+		return nil
+	}
+	err := a.file.Close()
+	a.file = nil
+	if !a.truncatedLocked() {
+		os.Remove(a.filePath)
+		a.filePath = ""
+		return nil
+	}
+	if err != nil {
+		a.fileErr = err
+		return fmt.Errorf("close %s: %w", a.filePath, err)
+	}
+	return a.fileErr
+}
+
+func (a *outputAccumulator) appendClean(c []byte) {
+	if len(c) == 0 {
+		return
+	}
+	a.totalBytes += int64(len(c))
+	if n := bytes.Count(c, []byte{'\n'}); n == 0 {
+		a.lineBytes += int64(len(c))
+	} else {
+		a.totalLines += int64(n)
+		a.lineBytes = int64(len(c) - bytes.LastIndexByte(c, '\n') - 1)
+	}
+	if len(c) >= a.rolling {
+		if cut := len(c) - a.rolling; cut > 0 {
+			a.tailAtStart = c[cut-1] == '\n'
+		} else {
+			a.tailAtStart = a.atLineStartAfter()
+		}
+		a.tail = append(a.tail[:0], c[len(c)-a.rolling:]...)
+		a.alignTail()
+		return
+	}
+	a.tail = append(a.tail, c...)
+	if len(a.tail) > 2*a.rolling {
+		cut := len(a.tail) - a.rolling
+		a.tailAtStart = a.tail[cut-1] == '\n'
+		n := copy(a.tail, a.tail[cut:])
+		a.tail = a.tail[:n]
+		a.alignTail()
+	}
+}
+
+// atLineStartAfter reports whether the current tail ends a line (so what
+// follows begins one).
+func (a *outputAccumulator) atLineStartAfter() bool {
+	if len(a.tail) == 0 {
+		return a.tailAtStart
+	}
+	return a.tail[len(a.tail)-1] == '\n'
+}
+
+// alignTail drops continuation bytes at the start of the tail so that it
+// begins on a rune boundary. Those bytes belong to a line that is cut anyway.
+func (a *outputAccumulator) alignTail() {
+	i := 0
+	for i < len(a.tail) && i < utf8.UTFMax && !utf8.RuneStart(a.tail[i]) {
+		i++
+	}
+	if i > 0 {
+		a.tailAtStart = false
+		n := copy(a.tail, a.tail[i:])
+		a.tail = a.tail[:n]
+	}
+}
+
+func (a *outputAccumulator) overLimits() bool {
+	return a.totalRaw > int64(a.maxBytes) || a.totalBytes > int64(a.maxBytes) || a.totalLines > int64(a.maxLines)
+}
+
+func (a *outputAccumulator) truncatedLocked() bool {
+	return a.totalLines > int64(a.maxLines) || a.totalBytes > int64(a.maxBytes)
+}
+
+func (a *outputAccumulator) keepRaw(p []byte) {
+	if a.file == nil && a.fileErr == nil && a.overLimits() {
+		a.ensureFile()
+	}
+	switch {
+	case a.file != nil:
+		if _, err := a.file.Write(p); err != nil && a.fileErr == nil {
+			a.fileErr = fmt.Errorf("write %s: %w", a.filePath, err)
+		}
+	case a.fileErr != nil:
+		// The full output cannot be kept; hold nothing.
+	default:
+		a.raw = append(a.raw, p...)
+	}
+}
+
+// ensureFile creates the temp file and writes the raw bytes held so far.
+// p, the chunk being written, is written by the caller.
+func (a *outputAccumulator) ensureFile() {
+	if a.file != nil || a.fileErr != nil || a.filePath != "" {
+		return
+	}
+	dir := a.dir
+	if dir == "" {
+		dir = os.TempDir()
+	}
+	var id [8]byte
+	_, _ = rand.Read(id[:])
+	path := filepath.Join(dir, a.prefix+"-"+hex.EncodeToString(id[:])+".log")
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		a.fileErr = fmt.Errorf("create full output file: %w", err)
+		a.raw = nil
+		return
+	}
+	a.file, a.filePath = f, path
+	if len(a.raw) > 0 {
+		if _, err := f.Write(a.raw); err != nil {
+			a.fileErr = fmt.Errorf("write %s: %w", path, err)
+		}
+	}
+	a.raw = nil
+}
+
+// outputSnapshot is what the model (or the UI, for partial results) sees of
+// the output so far.
+type outputSnapshot struct {
+	// Content is the kept tail of the cleaned output.
+	Content    string
+	Truncation bashTruncation
+	// FullOutputPath is the temp file with the complete raw output; set
+	// when the output is truncated.
+	FullOutputPath string
+	// FileErr says why the full output could not be saved, if so.
+	FileErr error
+	// LastLineBytes is the size of the last line of the whole output.
+	LastLineBytes int64
+}
+
+// bashTruncation is the `truncation` object of the bash tool's details, as
+// in the reference agent (minus the content, which is the result's text).
+type bashTruncation struct {
+	Truncated             bool   `json:"truncated"`
+	TruncatedBy           string `json:"truncatedBy,omitempty"`
+	TotalLines            int64  `json:"totalLines"`
+	TotalBytes            int64  `json:"totalBytes"`
+	OutputLines           int    `json:"outputLines"`
+	OutputBytes           int    `json:"outputBytes"`
+	LastLinePartial       bool   `json:"lastLinePartial"`
+	FirstLineExceedsLimit bool   `json:"firstLineExceedsLimit"`
+	MaxLines              int    `json:"maxLines"`
+	MaxBytes              int    `json:"maxBytes"`
+}
+
+// snapshot returns the tail truncated to the limits, as TruncateTail would
+// cut the whole cleaned output.
+func (a *outputAccumulator) snapshot() outputSnapshot {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	text := a.tail
+	if !a.tailAtStart {
+		// The first line of the tail is cut; it cannot fit anyway (the
+		// tail is longer than maxBytes), unless it is the only line.
+		if i := bytes.IndexByte(text, '\n'); i >= 0 {
+			text = text[i+1:]
+		}
+	}
+	t := TruncateTail(string(text), a.maxLines, a.maxBytes)
+	truncated := a.truncatedLocked()
+	by := ""
+	if truncated {
+		by = t.TruncatedBy
+		if by == "" {
+			by = "lines"
+			if a.totalBytes > int64(a.maxBytes) {
+				by = "bytes"
+			}
+		}
+	}
+	s := outputSnapshot{
+		Content: t.Content,
+		Truncation: bashTruncation{
+			Truncated:       truncated,
+			TruncatedBy:     by,
+			TotalLines:      a.totalLines,
+			TotalBytes:      a.totalBytes,
+			OutputLines:     t.OutputLines,
+			OutputBytes:     t.OutputBytes,
+			LastLinePartial: t.LastLinePartial,
+			MaxLines:        a.maxLines,
+			MaxBytes:        a.maxBytes,
+		},
+		LastLineBytes: a.lineBytes,
+	}
+	if truncated {
+		s.FullOutputPath = a.filePath
+		s.FileErr = a.fileErr
+	}
+	return s
+}
