@@ -1,6 +1,7 @@
 package config
 
 import (
+	"bytes"
 	"cmp"
 	"errors"
 	"fmt"
@@ -12,6 +13,7 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/BurntSushi/toml"
 )
@@ -98,7 +100,8 @@ func parseLayer(file string, data []byte, scope string) (*layer, error) {
 	if _, err := toml.Decode(string(data), &raw); err != nil {
 		var pe toml.ParseError
 		if errors.As(err, &pe) {
-			return nil, &Error{File: file, Line: pe.Position.Line, Column: pe.Position.Col, Msg: "syntax error: " + pe.Message}
+			line, col := lineCol(data, pe.Position.Start)
+			return nil, &Error{File: file, Line: line, Column: col, Msg: "syntax error: " + pe.Message}
 		}
 		return nil, &Error{File: file, Msg: "syntax error: " + err.Error()}
 	}
@@ -108,6 +111,24 @@ func parseLayer(file string, data []byte, scope string) (*layer, error) {
 		return nil, err
 	}
 	return l, nil
+}
+
+// lineCol turns the byte offset of a toml.ParseError into a 1-based line
+// and column (in characters). The library's own line is one too far when
+// the error is at a newline, so it is not used.
+func lineCol(data []byte, start int) (line, col int) {
+	// The library drops a byte order mark before parsing.
+	switch {
+	case bytes.HasPrefix(data, []byte("\xef\xbb\xbf")):
+		start += 3
+	case bytes.HasPrefix(data, []byte("\xff\xfe")), bytes.HasPrefix(data, []byte("\xfe\xff")):
+		start += 2
+	}
+	start = min(max(start, 0), len(data))
+	lineStart := bytes.LastIndexByte(data[:start], '\n') + 1
+	line = 1 + bytes.Count(data[:start], []byte("\n"))
+	col = 1 + utf8.RuneCount(data[lineStart:start])
+	return line, col
 }
 
 // decoder walks a decoded document, collecting every problem.
