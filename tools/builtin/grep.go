@@ -125,9 +125,9 @@ func Grep(ctx context.Context, cwd string, args GrepArgs) (tool.Result, error) {
 		limit:   intArg(args.Limit, GrepDefaultLimit, 1),
 	}
 	if info.IsDir() {
-		filter, err := newGlobFilter(deref(args.Glob, ""))
-		if err != nil {
-			return tool.Result{}, err
+		filter, ferr := newGlobFilter(deref(args.Glob, ""))
+		if ferr != nil {
+			return tool.Result{}, ferr
 		}
 		err = walkTree(ctx, searchPath, func(e walkEntry) error {
 			if !filter.keep(e.Rel, e.IsDir) {
