@@ -1,0 +1,158 @@
+package extensions_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/pi-go/pi/extensions"
+	"github.com/pi-go/pi/runtime/tool"
+)
+
+// cacheDir is a compilation cache shared by the tests of this package, so
+// each module is compiled once per run.
+var cacheDir string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "pi-ext-cache-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	cacheDir = dir
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// repoRoot is the module root (…/extensions/..).
+func repoRoot(t testing.TB) string {
+	t.Helper()
+	_, file, _, _ := runtime.Caller(0)
+	return filepath.Dir(filepath.Dir(file))
+}
+
+var (
+	watMu    sync.Mutex
+	watBuilt = map[string]string{}
+)
+
+// wat assembles testdata/NAME.wat with wat2wasm (once per run) and returns
+// the .wasm path.
+func wat(t testing.TB, name string) string {
+	t.Helper()
+	watMu.Lock()
+	defer watMu.Unlock()
+	if p, ok := watBuilt[name]; ok {
+		return p
+	}
+	bin, err := exec.LookPath("wat2wasm")
+	if err != nil {
+		t.Fatalf("wat2wasm not found: the tests assemble testdata/*.wat with it; install it with `apt-get install wabt` or run scripts/test")
+	}
+	out := filepath.Join(cacheDir, "wat", name+".wasm")
+	if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	src := filepath.Join(repoRoot(t), "testdata", name+".wat")
+	if b, err := exec.Command(bin, src, "-o", out).CombinedOutput(); err != nil {
+		t.Fatalf("wat2wasm %s: %v\n%s", src, err, b)
+	}
+	watBuilt[name] = out
+	return out
+}
+
+var (
+	guestMu    sync.Mutex
+	guestBuilt = map[string]string{}
+)
+
+// goGuest builds a Go guest (a main package under DIR relative to the repo
+// root) with GOOS=wasip1 GOARCH=wasm -buildmode=c-shared, once per run.
+func goGuest(t testing.TB, dir string) string {
+	t.Helper()
+	guestMu.Lock()
+	defer guestMu.Unlock()
+	if p, ok := guestBuilt[dir]; ok {
+		return p
+	}
+	out := filepath.Join(cacheDir, "guests", strings.ReplaceAll(dir, "/", "_")+".wasm")
+	cmd := exec.Command("go", "build", "-buildmode=c-shared", "-o", out, "./"+dir)
+	cmd.Dir = repoRoot(t)
+	cmd.Env = append(os.Environ(), "GOOS=wasip1", "GOARCH=wasm", "CGO_ENABLED=0")
+	if b, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("build guest %s: %v\n%s", dir, err, b)
+	}
+	guestBuilt[dir] = out
+	return out
+}
+
+// logBuffer is a concurrency-safe hclog sink.
+type logBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (l *logBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.Write(p)
+}
+
+func (l *logBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.String()
+}
+
+func newLogger(w *logBuffer) hclog.Logger {
+	return hclog.New(&hclog.LoggerOptions{Name: "pi", Output: w, Level: hclog.Trace, DisableTime: true})
+}
+
+// newHost returns a host with the shared cache, closed at the end of the test.
+func newHost(t testing.TB, opts extensions.Options) *extensions.Host {
+	t.Helper()
+	if opts.CacheDir == "" {
+		opts.CacheDir = cacheDir
+	}
+	h, err := extensions.NewHost(context.Background(), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { h.Close(context.Background()) })
+	return h
+}
+
+func load(t testing.TB, h *extensions.Host, spec extensions.Spec) *extensions.Extension {
+	t.Helper()
+	e, err := h.Load(context.Background(), spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return e
+}
+
+// tools wraps an extension's definitions.
+func tools(t testing.TB, e *extensions.Extension) []tool.AgentTool {
+	t.Helper()
+	ts, err := tool.WrapAll(e.Definitions(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ts
+}
+
+// run runs one tool call through the whole pipeline.
+func run(ctx context.Context, ts []tool.AgentTool, hooks *tool.Hooks, name, input string) tool.Result {
+	return tool.Run(ctx, ts, hooks, name, "call-1", json.RawMessage(input), nil)
+}

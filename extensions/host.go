@@ -1,0 +1,371 @@
+package extensions
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+
+	"github.com/hashicorp/go-hclog"
+	"github.com/tetratelabs/wazero"
+	"github.com/tetratelabs/wazero/api"
+	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
+)
+
+// Options configure a Host. The zero value works: no cache, a null logger,
+// the process's working directory as project root and cwd.
+type Options struct {
+	// CacheDir is the on-disk compilation cache ($PI_HOME/cache); "" = none.
+	// Every Host of the process with the same CacheDir shares one cache.
+	CacheDir string
+	// Logger receives guest logs and stdout/stderr lines under
+	// Logger.Named("ext."+name).
+	Logger hclog.Logger
+	// ProjectRoot anchors relative fs grants; default Cwd.
+	ProjectRoot string
+	// Cwd is sent to init and used for tool calls whose tool.Context has no
+	// Cwd; default the process's working directory.
+	Cwd string
+	// HostName and HostVersion are sent to init.
+	HostName, HostVersion string
+	// LookupEnv reads granted environment variables; default os.LookupEnv.
+	LookupEnv func(string) (string, bool)
+}
+
+// Host loads extensions and runs them. It is safe for concurrent use: calls
+// into one extension are serialized, different extensions run in parallel.
+type Host struct {
+	opts   Options
+	logger hclog.Logger
+
+	mu       sync.Mutex
+	closed   bool
+	runtimes map[uint32]*hostRuntime // one per distinct memory limit
+	exts     []*Extension
+	cache    wazero.CompilationCache // nil: none
+}
+
+// hostRuntime is one wazero runtime (one memory limit) with WASI and the `pi`
+// host module instantiated in it.
+type hostRuntime struct {
+	r        wazero.Runtime
+	wasi     map[string]api.FunctionDefinition
+	pages    uint32
+	compiled map[string]wazero.CompiledModule // by sha256, shared by extensions of this runtime
+}
+
+var (
+	cachesMu sync.Mutex
+	caches   = map[string]wazero.CompilationCache{}
+)
+
+// processCache returns the compilation cache for dir, shared by every
+// runtime of the process. Caches live as long as the process.
+func processCache(dir string) (wazero.CompilationCache, error) {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, fmt.Errorf("compilation cache %s: %w", dir, err)
+	}
+	cachesMu.Lock()
+	defer cachesMu.Unlock()
+	if c, ok := caches[abs]; ok {
+		return c, nil
+	}
+	c, err := wazero.NewCompilationCacheWithDir(abs)
+	if err != nil {
+		return nil, fmt.Errorf("compilation cache %s: %w", abs, err)
+	}
+	caches[abs] = c
+	return c, nil
+}
+
+// NewHost returns a Host with no extensions loaded.
+//
+// # Errors
+//
+// NewHost fails when the cache directory cannot be created or the working
+// directory cannot be determined.
+func NewHost(ctx context.Context, opts Options) (*Host, error) {
+	_ = ctx
+	if opts.Logger == nil {
+		opts.Logger = hclog.NewNullLogger()
+	}
+	if opts.LookupEnv == nil {
+		opts.LookupEnv = os.LookupEnv
+	}
+	if opts.Cwd == "" {
+		wd, err := os.Getwd()
+		if err != nil {
+			return nil, fmt.Errorf("new extension host: %w", err)
+		}
+		opts.Cwd = wd
+	}
+	if opts.ProjectRoot == "" {
+		opts.ProjectRoot = opts.Cwd
+	}
+	if opts.HostName == "" {
+		opts.HostName = "pi"
+	}
+	h := &Host{opts: opts, logger: opts.Logger, runtimes: map[uint32]*hostRuntime{}}
+	if opts.CacheDir != "" {
+		c, err := processCache(opts.CacheDir)
+		if err != nil {
+			return nil, fmt.Errorf("new extension host: %w", err)
+		}
+		h.cache = c
+	}
+	return h, nil
+}
+
+// runtimeFor returns the runtime of a memory limit, creating it on first use.
+// h.mu must be held.
+func (h *Host) runtimeFor(ctx context.Context, pages uint32) (*hostRuntime, error) {
+	if hr, ok := h.runtimes[pages]; ok {
+		return hr, nil
+	}
+	cfg := wazero.NewRuntimeConfig().
+		WithMemoryLimitPages(pages).
+		WithCloseOnContextDone(true)
+	if h.cache != nil {
+		cfg = cfg.WithCompilationCache(h.cache)
+	}
+	r := wazero.NewRuntimeWithConfig(ctx, cfg)
+	if _, err := wasi_snapshot_preview1.Instantiate(ctx, r); err != nil {
+		_ = r.Close(ctx)
+		return nil, fmt.Errorf("instantiate wasi: %w", err)
+	}
+	if _, err := newPiModule(r).Instantiate(ctx); err != nil {
+		_ = r.Close(ctx)
+		return nil, fmt.Errorf("instantiate host module pi: %w", err)
+	}
+	hr := &hostRuntime{r: r, wasi: r.Module(wasiModule).ExportedFunctionDefinitions(), pages: pages, compiled: map[string]wazero.CompiledModule{}}
+	h.runtimes[pages] = hr
+	return hr, nil
+}
+
+// Load verifies, compiles, instantiates and initializes an extension, and
+// adds it to the host. The returned extension's tools and hooks are live.
+//
+// # Errors
+//
+// Every error names the extension (Spec.Name, or the file's base name) and
+// its path, and says what is wrong: a sha256 mismatch, a missing pi_abi_v1
+// marker or ABI export, an import the host does not provide (by
+// module.name), bad grants or limits, a failing or malformed init, a name
+// that differs from Spec.Name or is already loaded. Nothing is left behind on
+// failure.
+func (h *Host) Load(ctx context.Context, spec Spec) (*Extension, error) {
+	label := spec.Name
+	if label == "" {
+		label = strings.TrimSuffix(filepath.Base(spec.Path), ".wasm")
+	}
+	e, err := h.load(ctx, spec, label)
+	if err != nil {
+		return nil, fmt.Errorf("load extension %s (%s): %w", label, spec.Path, err)
+	}
+	return e, nil
+}
+
+func (h *Host) load(ctx context.Context, spec Spec, label string) (*Extension, error) {
+	if spec.Name != "" && !extNameRE.MatchString(spec.Name) {
+		return nil, fmt.Errorf("name %q must match [a-z][a-z0-9_-]*", spec.Name)
+	}
+	if !filepath.IsAbs(spec.Path) {
+		return nil, errors.New("path must be absolute")
+	}
+	pages, execTO, hookTO, err := limitsOf(spec.Limits)
+	if err != nil {
+		return nil, err
+	}
+	wasm, err := os.ReadFile(spec.Path)
+	if err != nil {
+		return nil, err
+	}
+	sum := sha256.Sum256(wasm)
+	got := hex.EncodeToString(sum[:])
+	if spec.SHA256 != "" && !strings.EqualFold(spec.SHA256, got) {
+		return nil, fmt.Errorf("sha256 mismatch: the file has %s, pi.toml expects %s (reinstall it with `pi ext install`, or update sha256)", got, spec.SHA256)
+	}
+	grants, mounts, err := resolveGrants(spec.Grants, h.opts.ProjectRoot)
+	if err != nil {
+		return nil, err
+	}
+
+	h.mu.Lock()
+	if h.closed {
+		h.mu.Unlock()
+		return nil, errors.New("the extension host is closed")
+	}
+	hr, err := h.runtimeFor(ctx, pages)
+	if err != nil {
+		h.mu.Unlock()
+		return nil, err
+	}
+	compiled, cached := hr.compiled[got]
+	h.mu.Unlock()
+
+	if !cached {
+		compiled, err = hr.r.CompileModule(ctx, wasm)
+		if err != nil {
+			return nil, fmt.Errorf("compile: %w", explainCompileError(err, pages))
+		}
+		if err := verifyModule(compiled, hr.wasi); err != nil {
+			_ = compiled.Close(ctx)
+			return nil, err
+		}
+		h.mu.Lock()
+		if prev, ok := hr.compiled[got]; ok {
+			_ = compiled.Close(ctx)
+			compiled = prev
+		} else {
+			hr.compiled[got] = compiled
+		}
+		h.mu.Unlock()
+	}
+
+	e := &Extension{
+		host:     h,
+		spec:     spec,
+		name:     label,
+		compiled: compiled,
+		rt:       hr,
+		execTO:   execTO,
+		hookTO:   hookTO,
+		grants:   grants,
+		mounts:   mounts,
+		logger:   h.logger.Named("ext." + label),
+	}
+	e.info = Info{Path: spec.Path, SHA256: got, Grants: grants, Scope: spec.Scope}
+	e.env = grantedEnv(spec.Grants.Env, h.opts.LookupEnv)
+	cfg := spec.Config
+	if cfg == nil {
+		cfg = map[string]any{}
+	}
+	e.initReq, err = encodeRequest("init", initParams{
+		ABI:    1,
+		Host:   hostInfo{Name: h.opts.HostName, Version: h.opts.HostVersion},
+		Cwd:    h.opts.Cwd,
+		Config: cfg,
+		Grants: grants,
+	})
+	if err != nil {
+		return nil, err
+	}
+
+	e.mu.Lock()
+	res, err := e.start(ctx)
+	if err != nil {
+		e.discard(ctx)
+		e.mu.Unlock()
+		return nil, err
+	}
+	e.mu.Unlock()
+	if spec.Name != "" && res.Name != spec.Name {
+		e.close(ctx)
+		return nil, fmt.Errorf("init says the extension is named %q, but it is configured as %q", res.Name, spec.Name)
+	}
+	e.name = res.Name
+	e.logger = h.logger.Named("ext." + res.Name)
+	e.info.Name, e.info.Version, e.info.Description = res.Name, res.Version, res.Description
+	e.info.Tools, e.info.Hooks = res.Tools, res.Hooks
+	if res.Wants != nil {
+		e.info.Wants = *res.Wants
+	}
+	for _, hk := range res.Hooks {
+		switch hk {
+		case HookToolCall:
+			e.hookToolCall = true
+		case HookToolResult:
+			e.hookToolResult = true
+		case HookBashSpawn:
+			e.hookBashSpawn = true
+		case HookEvent:
+			e.hookEvent = true
+		}
+	}
+
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.closed {
+		e.close(ctx)
+		return nil, errors.New("the extension host is closed")
+	}
+	for _, o := range h.exts {
+		if o.name == e.name {
+			e.close(ctx)
+			return nil, fmt.Errorf("an extension named %q is already loaded from %s", e.name, o.spec.Path)
+		}
+	}
+	h.exts = append(h.exts, e)
+	return e, nil
+}
+
+// explainCompileError adds the memory limit to wazero's memory errors.
+func explainCompileError(err error, pages uint32) error {
+	if strings.Contains(err.Error(), "memory") && strings.Contains(err.Error(), "limit") {
+		return fmt.Errorf("%w (the extension's memory limit is %d MiB; raise limits.memory_mb)", err, pages/16)
+	}
+	return err
+}
+
+// Extensions returns the loaded extensions in load order.
+func (h *Host) Extensions() []*Extension {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return append([]*Extension(nil), h.exts...)
+}
+
+// Close closes every extension and runtime. Calls in flight are aborted;
+// later calls fail.
+//
+// # Errors
+//
+// Close returns the first error of closing a runtime.
+func (h *Host) Close(ctx context.Context) error {
+	h.mu.Lock()
+	if h.closed {
+		h.mu.Unlock()
+		return nil
+	}
+	h.closed = true
+	exts := h.exts
+	rts := h.runtimes
+	h.exts, h.runtimes = nil, nil
+	h.mu.Unlock()
+	var first error
+	for _, hr := range rts {
+		// Closing the runtime aborts running guests, so the extension locks
+		// below are released promptly.
+		if err := hr.r.Close(ctx); err != nil && first == nil {
+			first = fmt.Errorf("close extension runtime: %w", err)
+		}
+	}
+	for _, e := range exts {
+		e.close(ctx)
+	}
+	return first
+}
+
+// FileSHA256 returns the hex sha256 of a file, as pi.toml records it.
+//
+// # Errors
+//
+// FileSHA256 fails when the file cannot be read.
+func FileSHA256(path string) (string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", fmt.Errorf("sha256 %s: %w", path, err)
+	}
+	defer f.Close()
+	s := sha256.New()
+	if _, err := io.Copy(s, f); err != nil {
+		return "", fmt.Errorf("sha256 %s: %w", path, err)
+	}
+	return hex.EncodeToString(s.Sum(nil)), nil
+}

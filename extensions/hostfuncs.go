@@ -1,0 +1,292 @@
+package extensions
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	"github.com/tetratelabs/wazero"
+	"github.com/tetratelabs/wazero/api"
+)
+
+// Return codes of the host imports for ABI misuse (all negative).
+const (
+	// errOutOfBounds: a pointer/length pair is outside the guest's memory.
+	errOutOfBounds = -1
+	// errNotInCall: the import was used where it makes no sense (emit
+	// outside tool.execute, any import outside a host->guest call).
+	errNotInCall = -2
+	// errNothingHeld: host_take with no held response.
+	errNothingHeld = -3
+	// errTooSmall: host_take's buffer is smaller than the held response
+	// (which stays held).
+	errTooSmall = -4
+	// errBadPayload: emit's payload is not a valid partial result.
+	errBadPayload = -5
+)
+
+// Limits of the exec host method.
+const (
+	maxExecOutput   = 4 << 20 // per stream; the rest is dropped
+	execWaitDelay   = time.Second
+	maxLogLineBytes = maxLogLine
+)
+
+// newPiModule defines the host module `pi`. Its functions find the calling
+// instance in the context of the call (ctxKey).
+func newPiModule(r wazero.Runtime) wazero.HostModuleBuilder {
+	b := r.NewHostModuleBuilder(piModule)
+	def := func(name string, fn api.GoModuleFunc) {
+		sig := piImports[name]
+		b.NewFunctionBuilder().WithGoModuleFunction(fn, sig.params, sig.results).Export(name)
+	}
+	def("log", hostLog)
+	def("emit", hostEmit)
+	def("host_call", hostCall)
+	def("host_take", hostTake)
+	return b
+}
+
+func instanceOf(ctx context.Context) *instance {
+	inst, _ := ctx.Value(ctxKey{}).(*instance)
+	return inst
+}
+
+// hostLog: log(level, ptr, len). Levels 0 trace .. 4 error.
+func hostLog(ctx context.Context, mod api.Module, stack []uint64) {
+	level, p, n := int32(stack[0]), uint32(stack[1]), uint32(stack[2])
+	inst := instanceOf(ctx)
+	if inst == nil {
+		return
+	}
+	logger := inst.ext.currentLogger()
+	if n > maxLogLineBytes {
+		n = maxLogLineBytes
+	}
+	msg, ok := mod.Memory().Read(p, n)
+	if !ok {
+		logger.Warn("pi.log called with an out-of-bounds buffer", "ptr", p, "len", n)
+		return
+	}
+	lv := hclog.Info
+	switch level {
+	case 0:
+		lv = hclog.Trace
+	case 1:
+		lv = hclog.Debug
+	case 3:
+		lv = hclog.Warn
+	case 4:
+		lv = hclog.Error
+	}
+	logger.Log(lv, string(msg))
+}
+
+// hostEmit: emit(ptr, len) -> i32. A partial result during tool.execute.
+func hostEmit(ctx context.Context, mod api.Module, stack []uint64) {
+	p, n := uint32(stack[0]), uint32(stack[1])
+	stack[0] = api.EncodeI32(emit(ctx, mod, p, n))
+}
+
+func emit(ctx context.Context, mod api.Module, p, n uint32) int32 {
+	inst := instanceOf(ctx)
+	if inst == nil || inst.update == nil {
+		return errNotInCall
+	}
+	if ctx.Err() != nil {
+		return 1
+	}
+	b, ok := mod.Memory().Read(p, n)
+	if !ok {
+		return errOutOfBounds
+	}
+	r, err := decodePartial(b)
+	if err != nil {
+		inst.ext.currentLogger().Warn("pi.emit: bad partial result", "error", err.Error())
+		return errBadPayload
+	}
+	func() {
+		defer func() {
+			if p := recover(); p != nil {
+				inst.ext.currentLogger().Error("update callback panicked", "panic", fmt.Sprint(p))
+			}
+		}()
+		inst.update(r)
+	}()
+	if ctx.Err() != nil {
+		return 1
+	}
+	return 0
+}
+
+// hostCall: host_call(req, req_len, out, out_cap) -> i64.
+func hostCall(ctx context.Context, mod api.Module, stack []uint64) {
+	req, reqLen, out, outCap := uint32(stack[0]), uint32(stack[1]), uint32(stack[2]), uint32(stack[3])
+	stack[0] = uint64(hostCallImpl(ctx, mod, req, reqLen, out, outCap))
+}
+
+func hostCallImpl(ctx context.Context, mod api.Module, req, reqLen, out, outCap uint32) int64 {
+	inst := instanceOf(ctx)
+	if inst == nil {
+		return errNotInCall
+	}
+	mem := mod.Memory()
+	if _, ok := mem.Read(out, outCap); !ok {
+		return errOutOfBounds
+	}
+	b, ok := mem.Read(req, reqLen)
+	if !ok {
+		return errOutOfBounds
+	}
+	resp := inst.ext.handleHostCall(ctx, b)
+	inst.held, inst.hasHeld = nil, false
+	n := int64(len(resp))
+	if n <= int64(outCap) {
+		mem.Write(out, resp) // in bounds: checked above
+		return n
+	}
+	inst.held, inst.hasHeld = resp, true
+	return n
+}
+
+// hostTake: host_take(out, out_cap) -> i64.
+func hostTake(ctx context.Context, mod api.Module, stack []uint64) {
+	out, outCap := uint32(stack[0]), uint32(stack[1])
+	stack[0] = uint64(hostTakeImpl(ctx, mod, out, outCap))
+}
+
+func hostTakeImpl(ctx context.Context, mod api.Module, out, outCap uint32) int64 {
+	inst := instanceOf(ctx)
+	switch {
+	case inst == nil:
+		return errNotInCall
+	case !inst.hasHeld:
+		return errNothingHeld
+	case uint64(len(inst.held)) > uint64(outCap):
+		return errTooSmall
+	}
+	if !mod.Memory().Write(out, inst.held) {
+		return errOutOfBounds
+	}
+	n := int64(len(inst.held))
+	inst.held, inst.hasHeld = nil, false
+	return n
+}
+
+// handleHostCall answers one host_call envelope. It never fails: every
+// problem is an error answer.
+func (e *Extension) handleHostCall(ctx context.Context, b []byte) []byte {
+	var req hostRequest
+	if err := decodeStrict(b, &req); err != nil {
+		return encodeErr("malformed host_call request: " + err.Error())
+	}
+	switch req.Method {
+	case "exec":
+		var p execParams
+		if isNull(req.Params) {
+			return encodeErr("exec: params must be an object with argv")
+		}
+		if err := decodeStrict(req.Params, &p); err != nil {
+			return encodeErr("exec: malformed params: " + err.Error())
+		}
+		res, err := e.exec(ctx, p)
+		if err != nil {
+			return encodeErr(err.Error())
+		}
+		return encodeOK(res)
+	default:
+		return encodeErr(fmt.Sprintf("unknown host method %q (ABI v1 host methods: exec)", req.Method))
+	}
+}
+
+// execAllowed reports whether argv0 matches a granted exec pattern.
+func execAllowed(patterns []string, argv0 string) bool {
+	for _, p := range patterns {
+		if p == argv0 {
+			return true
+		}
+		if ok, err := path.Match(p, argv0); err == nil && ok {
+			return true
+		}
+	}
+	return false
+}
+
+// exec runs a granted command outside the sandbox, bounded by the call's
+// deadline and timeoutMs. Its environment is PATH plus the granted names.
+func (e *Extension) exec(ctx context.Context, p execParams) (execResult, error) {
+	if len(p.Argv) == 0 || p.Argv[0] == "" {
+		return execResult{}, errors.New("exec: argv must name a command")
+	}
+	if !execAllowed(e.grants.Exec, p.Argv[0]) {
+		granted := "none"
+		if len(e.grants.Exec) > 0 {
+			granted = strings.Join(e.grants.Exec, ", ")
+		}
+		return execResult{}, fmt.Errorf("permission denied: extension %s may not exec %q (grants.exec: %s)", e.name, p.Argv[0], granted)
+	}
+	if p.TimeoutMS < 0 {
+		return execResult{}, errors.New("exec: timeoutMs must not be negative")
+	}
+	if p.TimeoutMS > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, time.Duration(p.TimeoutMS)*time.Millisecond)
+		defer cancel()
+	}
+	dir := e.host.opts.Cwd
+	if p.Cwd != "" {
+		dir = p.Cwd
+		if !filepath.IsAbs(dir) {
+			dir = filepath.Join(e.host.opts.Cwd, dir)
+		}
+	}
+	cmd := exec.CommandContext(ctx, p.Argv[0], p.Argv[1:]...)
+	cmd.Dir = dir
+	env := []string{}
+	if v, ok := os.LookupEnv("PATH"); ok {
+		env = append(env, "PATH="+v)
+	}
+	for _, kv := range e.env {
+		env = append(env, kv[0]+"="+kv[1])
+	}
+	cmd.Env = env
+	cmd.Stdin = strings.NewReader(p.Stdin)
+	stdout := &capped{max: maxExecOutput}
+	stderr := &capped{max: maxExecOutput}
+	cmd.Stdout, cmd.Stderr = stdout, stderr
+	cmd.WaitDelay = execWaitDelay
+	err := cmd.Run()
+	res := execResult{Stdout: stdout.String(), Stderr: stderr.String()}
+	var exitErr *exec.ExitError
+	switch {
+	case ctx.Err() != nil:
+		return execResult{}, fmt.Errorf("exec %s: %w", p.Argv[0], ctx.Err())
+	case errors.As(err, &exitErr):
+		res.ExitCode = exitErr.ExitCode()
+	case err != nil:
+		return execResult{}, fmt.Errorf("exec %s: %w", p.Argv[0], err)
+	}
+	return res, nil
+}
+
+// capped keeps the first max bytes written to it.
+type capped struct {
+	bytes.Buffer
+	max int
+}
+
+func (c *capped) Write(p []byte) (int, error) {
+	if room := c.max - c.Len(); room > 0 {
+		c.Buffer.Write(p[:min(room, len(p))])
+	}
+	return len(p), nil
+}
+
