@@ -289,4 +289,3 @@ func (c *capped) Write(p []byte) (int, error) {
 	}
 	return len(p), nil
 }
-
