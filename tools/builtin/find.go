@@ -72,8 +72,9 @@ func FindDefinition() tool.ToolDefinition {
 // The pattern is read as fd reads a glob: without a '/' it is matched against
 // each entry's name at any depth; with a '/' it is matched against the path
 // relative to the search directory, with `**/` put in front unless it starts
-// with `**/` or `/` (a leading '/' anchors it at the search directory; an
-// absolute pattern inside the search directory is made relative). Matching
+// with `**/`, `/` or `./` (a leading '/' or './' anchors it at the search
+// directory; an absolute pattern inside the search directory is made
+// relative). Matching
 // ignores case when the pattern has no upper-case letter (fd's smart case).
 // Directories match too and are listed with a trailing '/'; symbolic links
 // are listed, never followed. Results come in walk order (sorted by path,
@@ -153,13 +154,15 @@ func newFindMatcher(pattern, searchPath string) (*findMatcher, error) {
 		return nil, errors.New("invalid pattern: must not be empty (use '*' to match every name)")
 	}
 	m := &findMatcher{}
-	p := strings.TrimPrefix(filepath.ToSlash(pattern), "./")
+	p := filepath.ToSlash(pattern)
 	if strings.Contains(p, "/") {
 		m.fullPath = true
 		root := filepath.ToSlash(searchPath) + "/"
 		switch {
 		case strings.HasPrefix(p, root):
 			p = p[len(root):]
+		case strings.HasPrefix(p, "./"):
+			p = strings.TrimLeft(p[2:], "/")
 		case strings.HasPrefix(p, "/"):
 			p = strings.TrimLeft(p, "/")
 		case strings.HasPrefix(p, "**/"), p == "**":
