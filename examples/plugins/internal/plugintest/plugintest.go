@@ -1,0 +1,238 @@
+// Package plugintest owns what the example extensions' tests share: building
+// an example into a .wasm file once per test binary (with the Go toolchain
+// for wasip1, or wat2wasm for WebAssembly text) and loading it into the real
+// extension host, with its tools wrapped and its hooks ready for the tool
+// pipeline. It is imported only by tests.
+package plugintest
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sync"
+	"testing"
+
+	"github.com/hashicorp/go-hclog"
+	"github.com/pi-go/pi/extensions"
+	"github.com/pi-go/pi/runtime/tool"
+)
+
+var (
+	mu     sync.Mutex
+	tmpDir string
+	built  = map[string]string{}
+)
+
+// Main runs the tests and removes the built modules: call it from TestMain
+// as os.Exit(plugintest.Main(m)).
+func Main(m *testing.M) int {
+	code := m.Run()
+	mu.Lock()
+	defer mu.Unlock()
+	if tmpDir != "" {
+		os.RemoveAll(tmpDir)
+	}
+	return code
+}
+
+func outDir(t testing.TB) string {
+	if tmpDir == "" {
+		d, err := os.MkdirTemp("", "plugintest-")
+		if err != nil {
+			t.Fatalf("make build folder: %v", err)
+		}
+		tmpDir = d
+	}
+	return tmpDir
+}
+
+// cacheDir is a compilation cache shared by the hosts of one test binary,
+// so each module is compiled to machine code once.
+func cacheDir(t testing.TB) string {
+	mu.Lock()
+	defer mu.Unlock()
+	return filepath.Join(outDir(t), "cache")
+}
+
+// ModuleRoot returns the folder of the module's go.mod, found from the test's
+// working directory upwards.
+func ModuleRoot(t testing.TB) string {
+	t.Helper()
+	dir, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return dir
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			t.Fatal("no go.mod above the test's folder")
+		}
+		dir = parent
+	}
+}
+
+// BuildGo builds the Go example in pkgDir (a folder, relative to the
+// module root, such as "examples/plugins/loc") with
+// GOOS=wasip1 GOARCH=wasm go build -buildmode=c-shared, once per test
+// binary, and returns the .wasm path.
+func BuildGo(t testing.TB, pkgDir string) string {
+	t.Helper()
+	mu.Lock()
+	defer mu.Unlock()
+	if p, ok := built[pkgDir]; ok {
+		return p
+	}
+	out := filepath.Join(outDir(t), filepath.Base(pkgDir)+".wasm")
+	cmd := exec.Command("go", "build", "-buildmode=c-shared", "-o", out, "./"+filepath.ToSlash(pkgDir))
+	cmd.Dir = ModuleRoot(t)
+	cmd.Env = append(os.Environ(), "GOOS=wasip1", "GOARCH=wasm")
+	if b, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("build %s for wasip1: %v\n%s", pkgDir, err, b)
+	}
+	built[pkgDir] = out
+	return out
+}
+
+// BuildWAT assembles a WebAssembly text file (relative to the module root)
+// with wat2wasm, once per test binary, and returns the .wasm path. A missing
+// wat2wasm fails the test: install the Debian package wabt (scripts/test
+// does).
+func BuildWAT(t testing.TB, watFile string) string {
+	t.Helper()
+	mu.Lock()
+	defer mu.Unlock()
+	if p, ok := built[watFile]; ok {
+		return p
+	}
+	bin, err := exec.LookPath("wat2wasm")
+	if err != nil {
+		t.Fatalf("wat2wasm is needed to assemble %s and was not found on PATH: install the Debian package wabt (apt-get install wabt; scripts/test does this)", watFile)
+	}
+	out := filepath.Join(outDir(t), filepath.Base(watFile)+".wasm")
+	cmd := exec.Command(bin, filepath.Join(ModuleRoot(t), watFile), "-o", out)
+	if b, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("wat2wasm %s: %v\n%s", watFile, err, b)
+	}
+	built[watFile] = out
+	return out
+}
+
+// Loaded is one extension loaded into its own real host, with its tools
+// wrapped and the host's hooks.
+type Loaded struct {
+	Host  *extensions.Host
+	Ext   *extensions.Extension
+	Tools []tool.AgentTool
+	Hooks *tool.Hooks
+	Spawn []tool.SpawnHook
+	Cwd   string
+	logs  *syncBuffer
+}
+
+// Load loads the module at wasmPath into a new host whose project root and
+// working directory are root. The spec's Path and SHA256 are filled in. The
+// host is closed when the test ends.
+func Load(t testing.TB, wasmPath, root string, spec extensions.Spec) *Loaded {
+	t.Helper()
+	ctx := context.Background()
+	logs := &syncBuffer{}
+	logger := hclog.New(&hclog.LoggerOptions{Name: "test", Output: logs, Level: hclog.Trace})
+	h, err := extensions.NewHost(ctx, extensions.Options{CacheDir: cacheDir(t), Logger: logger, ProjectRoot: root, Cwd: root, HostName: "pi-test", HostVersion: "0.0.0"})
+	if err != nil {
+		t.Fatalf("new host: %v", err)
+	}
+	t.Cleanup(func() {
+		if err := h.Close(ctx); err != nil {
+			t.Errorf("close host: %v", err)
+		}
+	})
+	sum, err := extensions.FileSHA256(wasmPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec.Path, spec.SHA256 = wasmPath, sum
+	ext, err := h.Load(ctx, spec)
+	if err != nil {
+		t.Fatalf("load %s: %v\nlogs:\n%s", wasmPath, err, logs.String())
+	}
+	tools, err := tool.WrapAll(ext.Definitions(), func(string) tool.Context {
+		return tool.Context{Cwd: root, Logger: logger}
+	})
+	if err != nil {
+		t.Fatalf("wrap tools: %v", err)
+	}
+	return &Loaded{Host: h, Ext: ext, Tools: tools, Hooks: h.Hooks(), Spawn: h.SpawnHooks(), Cwd: root, logs: logs}
+}
+
+// LoadErr is Load for a spec that should fail: it returns the error.
+func LoadErr(t testing.TB, wasmPath, root string, spec extensions.Spec) error {
+	t.Helper()
+	ctx := context.Background()
+	h, err := extensions.NewHost(ctx, extensions.Options{CacheDir: cacheDir(t), ProjectRoot: root, Cwd: root})
+	if err != nil {
+		t.Fatalf("new host: %v", err)
+	}
+	defer h.Close(ctx)
+	spec.Path = wasmPath
+	_, err = h.Load(ctx, spec)
+	if err == nil {
+		t.Fatalf("load %s succeeded, want an error", wasmPath)
+	}
+	return err
+}
+
+// Run runs one tool call through the whole pipeline (prepare, validate,
+// tool_call hooks, execute, tool_result hooks) with these tools and hooks.
+func (l *Loaded) Run(t testing.TB, name string, args any) tool.Result {
+	t.Helper()
+	return RunWith(t, l.Tools, l.Hooks, name, args)
+}
+
+// RunWith runs one tool call through tool.Run with the given tools and hooks.
+func RunWith(t testing.TB, tools []tool.AgentTool, hooks *tool.Hooks, name string, args any) tool.Result {
+	t.Helper()
+	raw, err := json.Marshal(args)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tool.Run(context.Background(), tools, hooks, name, "call-1", raw, nil)
+}
+
+// Logs returns what the host logged so far (guest logs included).
+func (l *Loaded) Logs() string { return l.logs.String() }
+
+// SpawnChain runs the spawn hooks in order, as the bash tool does.
+func (l *Loaded) SpawnChain(t testing.TB, s tool.BashSpawn) (tool.BashSpawn, error) {
+	t.Helper()
+	for _, h := range l.Spawn {
+		var err error
+		if s, err = h.Func(context.Background(), s); err != nil {
+			return s, fmt.Errorf("%s: %w", h.Name, err)
+		}
+	}
+	return s, nil
+}
+
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
