@@ -1,0 +1,157 @@
+package agent_test
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/pi-go/pi/internal/openaitest"
+	"github.com/pi-go/pi/runtime/agent"
+	"github.com/pi-go/pi/runtime/llm"
+	"github.com/pi-go/pi/runtime/tool"
+)
+
+// openAI returns the real OpenAI-compatible provider pointed at srv, with
+// its own transport so the test can close its connections.
+func openAI(t *testing.T, srv *openaitest.Server) llm.Provider {
+	t.Helper()
+	tr := &http.Transport{}
+	t.Cleanup(tr.CloseIdleConnections)
+	p, err := llm.NewOpenAI(llm.OpenAIConfig{BaseURL: srv.URL, Model: "test-model", APIKey: "sk-test", MaxRetries: -1, HTTPClient: &http.Client{Transport: tr}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// wireMessages returns the role and, for tool messages, the tool_call_id
+// and content of the messages of a recorded request body.
+func wireMessages(t *testing.T, body map[string]any) []string {
+	t.Helper()
+	msgs, ok := body["messages"].([]any)
+	if !ok {
+		t.Fatalf("request has no messages: %v", body)
+	}
+	var out []string
+	for _, m := range msgs {
+		mm := m.(map[string]any)
+		s := mm["role"].(string)
+		if s == "tool" {
+			s += ":" + mm["tool_call_id"].(string) + "=" + contentText(mm["content"])
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+func contentText(c any) string {
+	switch c := c.(type) {
+	case string:
+		return c
+	case []any:
+		var b strings.Builder
+		for _, p := range c {
+			if pm, ok := p.(map[string]any); ok {
+				if s, ok := pm["text"].(string); ok {
+					b.WriteString(s)
+				}
+			}
+		}
+		return b.String()
+	}
+	return ""
+}
+
+func TestOpenAIWireParallelRun(t *testing.T) {
+	srv := openaitest.NewServer(t,
+		openaitest.Reply{Text: "Napping twice.", Chunks: 3, Interleave: true, ToolCalls: []openaitest.ToolCall{
+			{ID: "call_slow", Name: "sleep", Arguments: `{"ms":200,"tag":"slow"}`},
+			{ID: "call_fast", Name: "sleep", Arguments: `{"ms":1,"tag":"fast"}`},
+		}, Usage: &openaitest.Usage{PromptTokens: 50, CompletionTokens: 10, TotalTokens: 60}},
+		openaitest.Reply{Text: "Both done.", Chunks: 2, Usage: &openaitest.Usage{PromptTokens: 80, CompletionTokens: 4, TotalTokens: 84}},
+	)
+	tl := &timeline{}
+	a := agent.New(agent.Config{Provider: openAI(t, srv), Tools: wrap(t, sleepTool("sleep", tool.Parallel, tl)), SystemPrompt: "sys"})
+	res, err := a.Run(context.Background(), "nap")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Text != "Both done." || res.StopReason != llm.StopEnd || res.Usage.TotalTokens != 144 {
+		t.Fatalf("result %q %q usage %+v", res.Text, res.StopReason, res.Usage)
+	}
+	spans := tl.byTag(t)
+	if !overlaps(spans["slow"], spans["fast"]) {
+		t.Fatalf("calls did not overlap: %+v", spans)
+	}
+	reqs := srv.Requests()
+	if len(reqs) != 2 {
+		t.Fatalf("%d requests", len(reqs))
+	}
+	got := wireMessages(t, reqs[1])
+	want := []string{"system", "user", "assistant", "tool:call_slow=slow slept 200ms", "tool:call_fast=fast slept 1ms"}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("second request messages %q, want %q", got, want)
+	}
+	if tools, _ := reqs[0]["tools"].([]any); len(tools) != 1 {
+		t.Fatalf("tools sent: %v", reqs[0]["tools"])
+	}
+}
+
+func TestOpenAIWireCancelMidStream(t *testing.T) {
+	srv := openaitest.NewServer(t, openaitest.Reply{
+		Text: "one two three four five six", Chunks: 6, StallAfter: 3,
+		ToolCalls: []openaitest.ToolCall{{Name: "sleep", Arguments: `{"ms":1}`}},
+	})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	tl := &timeline{}
+	ev := &events{}
+	a := agent.New(agent.Config{
+		Provider: openAI(t, srv),
+		Tools:    wrap(t, sleepTool("sleep", tool.Parallel, tl)),
+		OnEvent: func(e agent.Event) {
+			ev.on(e)
+			// The server stalls after two text pieces; cancel once both are in.
+			if e.Type == agent.EventMessageUpdate && len(ev.ofType(agent.EventMessageUpdate)) == 2 {
+				cancel()
+			}
+		},
+	})
+	res, err := a.Run(ctx, "count")
+	if err != nil {
+		t.Fatalf("a cancelled run is not an error: %v", err)
+	}
+	if res.StopReason != llm.StopAborted || tl.len() != 0 {
+		t.Fatalf("stop %q, %d tool runs", res.StopReason, tl.len())
+	}
+	msgs := a.Messages()
+	if len(msgs) != 2 || len(msgs[1].ToolCalls) != 0 || !strings.HasPrefix("one two three four five six", text(msgs[1])) || text(msgs[1]) == "" {
+		t.Fatalf("kept messages %+v", msgs)
+	}
+}
+
+func TestOpenAIWireProviderError(t *testing.T) {
+	srv := openaitest.NewServer(t,
+		openaitest.Reply{ToolCalls: []openaitest.ToolCall{{Name: "sleep", Arguments: `{"ms":1,"tag":"a"}`}}},
+		openaitest.Reply{Status: http.StatusUnauthorized, ErrorMessage: "Incorrect API key provided"},
+	)
+	ev := &events{}
+	a := agent.New(agent.Config{Provider: openAI(t, srv), Tools: wrap(t, sleepTool("sleep", tool.Parallel, &timeline{})), OnEvent: ev.on})
+	res, err := a.Run(context.Background(), "go")
+	if !errors.Is(err, llm.ErrAuth) {
+		t.Fatalf("err = %v, want one wrapping llm.ErrAuth", err)
+	}
+	if strings.Contains(err.Error(), "sk-test") {
+		t.Fatalf("error shows the key: %v", err)
+	}
+	if res.StopReason != llm.StopError || len(a.Messages()) != 3 {
+		t.Fatalf("stop %q, %d messages kept", res.StopReason, len(a.Messages()))
+	}
+	all := ev.all()
+	if last := all[len(all)-1]; last.Type != agent.EventAgentEnd || last.Error == "" {
+		t.Fatalf("last event %+v", last)
+	}
+}
