@@ -96,6 +96,21 @@ var (
 
 // parseLayer decodes and validates one pi.toml.
 func parseLayer(file string, data []byte, scope string) (*layer, error) {
+	raw, err := decodeTOML(file, data)
+	if err != nil {
+		return nil, err
+	}
+	d := &decoder{file: file, idx: indexDocument(data)}
+	l := d.layer(raw, scope)
+	if err := d.err(); err != nil {
+		return nil, err
+	}
+	return l, nil
+}
+
+// decodeTOML parses data without a schema; a syntax error is an *Error
+// with line and column.
+func decodeTOML(file string, data []byte) (map[string]any, error) {
 	var raw map[string]any
 	if _, err := toml.Decode(string(data), &raw); err != nil {
 		var pe toml.ParseError
@@ -105,12 +120,7 @@ func parseLayer(file string, data []byte, scope string) (*layer, error) {
 		}
 		return nil, &Error{File: file, Msg: "syntax error: " + err.Error()}
 	}
-	d := &decoder{file: file, idx: indexDocument(data)}
-	l := d.layer(raw, scope)
-	if err := d.err(); err != nil {
-		return nil, err
-	}
-	return l, nil
+	return raw, nil
 }
 
 // lineCol turns the byte offset of a toml.ParseError into a 1-based line

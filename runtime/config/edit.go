@@ -12,8 +12,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-
-	"github.com/BurntSushi/toml"
 )
 
 // Errors of AppendExtension and RemoveExtension, for errors.Is.
@@ -268,9 +266,9 @@ func RemoveExtension(tomlPath, name string) error {
 	if err != nil {
 		return fmt.Errorf("remove extension %q from %s: %w", name, file, err)
 	}
-	var raw map[string]any
-	if _, err := toml.Decode(string(data), &raw); err != nil {
-		return fmt.Errorf("remove extension %q from %s: %w", name, file, err)
+	raw, err := decodeTOML(file, data)
+	if err != nil {
+		return fmt.Errorf("remove extension %q: %w", name, err)
 	}
 	var names []string
 	switch v := raw["extensions"].(type) {
@@ -321,21 +319,26 @@ func RemoveExtension(tomlPath, name string) error {
 	if !found {
 		return fmt.Errorf("remove extension %q from %s: it is written inline (extensions = [...]); edit the file by hand", name, file)
 	}
-	if last := &cuts[len(cuts)-1]; last[1] == len(data) {
+	// Coalesce touching cuts (headers come in document order).
+	merged := cuts[:1]
+	for _, c := range cuts[1:] {
+		if last := &merged[len(merged)-1]; c[0] <= last[1] {
+			last[1] = max(last[1], c[1])
+		} else {
+			merged = append(merged, c)
+		}
+	}
+	if last := &merged[len(merged)-1]; last[1] == len(data) {
 		last[0] = blankLinesAbove(data, last[0])
 	}
 	var out bytes.Buffer
 	prev := 0
-	for _, c := range cuts {
-		if c[0] < prev {
-			c[0] = prev
-		}
+	for _, c := range merged {
 		out.Write(data[prev:c[0]])
-		prev = max(prev, c[1])
+		prev = c[1]
 	}
 	out.Write(data[prev:])
-	var check map[string]any
-	if _, err := toml.Decode(out.String(), &check); err != nil {
+	if _, err := decodeTOML(file, out.Bytes()); err != nil {
 		return fmt.Errorf("remove extension %q from %s: the result would not parse: %w", name, file, err)
 	}
 	if err := writeFileAtomic(file, out.Bytes(), 0o644); err != nil {
