@@ -103,13 +103,10 @@ func applyEdits(orig []byte, edits []editSpec, path string) (applyEditsResult, e
 			if fz == nil {
 				fz = newTolerantText(view.text)
 			}
-			key := tolerantNormalize(old)
-			var fs int
-			fs, count = findUnique(fz.text, key)
-			if count == 1 {
-				if key == "" {
-					count = 0
-				} else {
+			if key := tolerantNormalize(old); key != "" {
+				var fs int
+				fs, count = findUnique(fz.text, key)
+				if count == 1 {
 					start, end = fz.span(fs, fs+len(key))
 					tolerant = true
 				}
