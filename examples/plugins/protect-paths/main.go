@@ -79,7 +79,7 @@ func check(c sdk.ToolCall) sdk.ToolCallDecision {
 			return sdk.ToolCallDecision{}
 		}
 		if r, ok := matchPath(in.Path); ok {
-			return sdk.Deny(fmt.Sprintf("Blocked by protect-paths: %s of %s is not allowed because it matches the protected path rule %q. Ask the user to change this file.", c.ToolName, in.Path, r))
+			return sdk.Deny(fmt.Sprintf("Blocked by protect-paths: %s of %s is not allowed because it matches the protected path rule \"%s\". Ask the user to change this file.", c.ToolName, in.Path, r))
 		}
 	case "bash":
 		var in struct {
@@ -90,7 +90,7 @@ func check(c sdk.ToolCall) sdk.ToolCallDecision {
 		}
 		for _, r := range bashRules {
 			if r.re.MatchString(in.Command) {
-				return sdk.Deny(fmt.Sprintf("Blocked by protect-paths: the command matches the protected bash rule %q. Ask the user to run it.", r.source))
+				return sdk.Deny(fmt.Sprintf("Blocked by protect-paths: the command matches the protected bash rule \"%s\". Ask the user to run it.", r.source))
 			}
 		}
 	}

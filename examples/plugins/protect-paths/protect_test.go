@@ -1,0 +1,179 @@
+//go:build !wasip1
+
+package main
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/pi-go/pi/examples/plugins/internal/plugintest"
+	"github.com/pi-go/pi/extensions"
+	"github.com/pi-go/pi/runtime/tool"
+	"github.com/pi-go/pi/tools/builtin"
+)
+
+func TestMain(m *testing.M) { os.Exit(plugintest.Main(m)) }
+
+func load(t *testing.T, root string, config map[string]any) *plugintest.Loaded {
+	wasm := plugintest.BuildGo(t, "examples/plugins/protect-paths")
+	return plugintest.Load(t, wasm, root, extensions.Spec{Name: "protect-paths", Config: config})
+}
+
+// builtins returns the real write and bash tools working in root.
+func builtins(t *testing.T, root string) []tool.AgentTool {
+	t.Helper()
+	tools, err := tool.WrapAll(builtin.Definitions(builtin.Options{}), func(string) tool.Context { return tool.Context{Cwd: root} })
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tools
+}
+
+func TestDefaultRulesBlockWrites(t *testing.T) {
+	root := t.TempDir()
+	l := load(t, root, nil)
+	tools := builtins(t, root)
+	tests := []struct {
+		name, path string
+		rule       string // "" = allowed
+	}{
+		{"env", ".env", ".env"},
+		{"env variant", ".env.local", ".env.*"},
+		{"nested env", "svc/.env", ".env"},
+		{"absolute env", filepath.Join(root, ".env.prod"), ".env.*"},
+		{"git config", ".git/config", ".git/**"},
+		{"git folder itself", ".git", ".git/**"},
+		{"at prefix", "@.env", ".env"},
+		{"dotted path", "./a/../.env", ".env"},
+		{"ordinary file", "main.go", ""},
+		{"env lookalike", "env.go", ""},
+		{"envrc", ".envrc", ""},
+		{"gitignore", ".gitignore", ""},
+		{"nested git is not the root's", "sub/.git/config", ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			r := plugintest.RunWith(t, tools, l.Hooks, "write", map[string]any{"path": tc.path, "content": "SECRET=1\n"})
+			target := tc.path
+			if !filepath.IsAbs(target) {
+				target = filepath.Join(root, strings.TrimPrefix(target, "@"))
+			}
+			_, statErr := os.Stat(target)
+			if tc.rule == "" {
+				if r.IsError {
+					t.Fatalf("write %s was refused: %s", tc.path, r.Text())
+				}
+				if statErr != nil {
+					t.Errorf("write %s reported success but the file is missing: %v", tc.path, statErr)
+				}
+				return
+			}
+			if !r.IsError {
+				t.Fatalf("write %s was allowed: %s", tc.path, r.Text())
+			}
+			for _, w := range []string{"protect-paths", tc.path, `"` + tc.rule + `"`} {
+				if !strings.Contains(r.Text(), w) {
+					t.Errorf("reason %q does not name %q", r.Text(), w)
+				}
+			}
+			if tc.path != ".git" && statErr == nil {
+				t.Errorf("blocked write created %s", target)
+			}
+		})
+	}
+	t.Run("edit is blocked too", func(t *testing.T) {
+		if err := os.WriteFile(filepath.Join(root, ".env"), []byte("A=1\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		r := plugintest.RunWith(t, tools, l.Hooks, "edit", map[string]any{"path": ".env", "edits": []map[string]string{{"oldText": "A=1", "newText": "A=2"}}})
+		if !r.IsError || !strings.Contains(r.Text(), "edit of .env") {
+			t.Errorf("edit .env: %q", r.Text())
+		}
+		if b, _ := os.ReadFile(filepath.Join(root, ".env")); string(b) != "A=1\n" {
+			t.Errorf(".env changed to %q", b)
+		}
+	})
+	t.Run("read is not blocked", func(t *testing.T) {
+		if r := plugintest.RunWith(t, tools, l.Hooks, "read", map[string]any{"path": ".env"}); r.IsError {
+			t.Errorf("read .env: %q", r.Text())
+		}
+	})
+}
+
+func TestConfiguredRules(t *testing.T) {
+	root := t.TempDir()
+	l := load(t, root, map[string]any{
+		"paths": []any{"secrets/**", "*.pem", "/etc/**"},
+		"bash":  []any{`\brm\s+-rf\b`, `git\s+push\s+.*--force`},
+	})
+	tools := builtins(t, root)
+	tests := []struct {
+		name, toolName string
+		args           map[string]any
+		rule           string
+	}{
+		{"secrets folder", "write", map[string]any{"path": "secrets/a/b.txt", "content": "x"}, "secrets/**"},
+		{"pem anywhere", "write", map[string]any{"path": "deploy/key.pem", "content": "x"}, "*.pem"},
+		{"absolute rule", "write", map[string]any{"path": "/etc/hosts", "content": "x"}, "/etc/**"},
+		{"env no longer default", "write", map[string]any{"path": ".env", "content": "x"}, ""},
+		{"rm -rf", "bash", map[string]any{"command": "cd x && rm -rf /"}, `\brm\s+-rf\b`},
+		{"force push", "bash", map[string]any{"command": "git push origin main --force"}, `git\s+push\s+.*--force`},
+		{"harmless bash", "bash", map[string]any{"command": "echo rm-rf"}, ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			r := plugintest.RunWith(t, tools, l.Hooks, tc.toolName, tc.args)
+			if tc.rule == "" {
+				if r.IsError {
+					t.Errorf("refused: %s", r.Text())
+				}
+				return
+			}
+			if !r.IsError || !strings.Contains(r.Text(), "Blocked by protect-paths") || !strings.Contains(r.Text(), tc.rule) {
+				t.Errorf("got %q (isError %v), want a block naming rule %s", r.Text(), r.IsError, tc.rule)
+			}
+		})
+	}
+}
+
+func TestBadConfigFailsLoad(t *testing.T) {
+	wasm := plugintest.BuildGo(t, "examples/plugins/protect-paths")
+	tests := []struct {
+		name   string
+		config map[string]any
+		want   string
+	}{
+		{"bad regexp", map[string]any{"bash": []any{"("}}, `config bash[0] "("`},
+		{"bad glob", map[string]any{"paths": []any{"ok", "[abc"}}, `config paths[1] "[abc"`},
+		{"unknown key", map[string]any{"pathz": []any{}}, `unknown field "pathz"`},
+		{"wrong type", map[string]any{"paths": ".env"}, `field "paths" must be array`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			err := plugintest.LoadErr(t, wasm, t.TempDir(), extensions.Spec{Name: "protect-paths", Config: tc.config})
+			if !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), "protect-paths") {
+				t.Errorf("error %q, want it to name the extension and contain %q", err, tc.want)
+			}
+		})
+	}
+}
+
+// The hook runs in front of any tool, including ones from other sources.
+func TestHookSeesToolCallInfo(t *testing.T) {
+	root := t.TempDir()
+	l := load(t, root, nil)
+	if len(l.Hooks.ToolCall) != 1 || !strings.Contains(l.Hooks.ToolCall[0].Name, "protect-paths") {
+		t.Fatalf("tool_call hooks %+v", l.Hooks.ToolCall)
+	}
+	d, err := l.Hooks.ToolCall[0].Func(context.Background(), tool.CallInfo{ID: "c9", Name: "write", Input: []byte(`{"path":".env","content":""}`)})
+	if err != nil || !d.Block {
+		t.Fatalf("decision %+v, err %v", d, err)
+	}
+	d, err = l.Hooks.ToolCall[0].Func(context.Background(), tool.CallInfo{ID: "c9", Name: "my_tool", Input: []byte(`{"path":".env"}`)})
+	if err != nil || d.Block {
+		t.Errorf("a tool other than write/edit/bash was blocked: %+v, %v", d, err)
+	}
+}
