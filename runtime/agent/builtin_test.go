@@ -97,3 +97,46 @@ func TestReadDuringEdit(t *testing.T) {
 	}
 	t.Logf("reads saw state a %d times, state b %d times", seen["a"], seen["b"])
 }
+
+// TestCancelRealBash cancels a run while the real bash tool runs a long
+// command next to a real read: bash answers "Command aborted" with the output
+// so far, the read's result is kept, and the run ends as aborted.
+func TestCancelRealBash(t *testing.T) {
+	dir := t.TempDir()
+	writeFile(t, filepath.Join(dir, "notes.txt"), "hello\n")
+	p := script(
+		llm.ScriptTurn{ToolCalls: []llm.ScriptToolCall{
+			call("bash", `{"command":"echo started; sleep 30; echo never"}`),
+			call("read", `{"path":"notes.txt"}`),
+		}},
+		llm.ScriptTurn{Text: "never played"},
+	)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	a := agent.New(agent.Config{
+		Provider: p,
+		Tools:    builtinTools(t, dir, builtin.BashDefinition(builtin.BashOptions{}), builtin.ReadDefinition()),
+		OnEvent: func(e agent.Event) {
+			if e.Type == agent.EventToolExecutionUpdate && e.PartialResult != nil && strings.Contains(e.PartialResult.Text(), "started") {
+				cancel() // Ctrl-C once the command is visibly running
+			}
+		},
+	})
+	res, err := a.Run(ctx, "run it")
+	if err != nil {
+		t.Fatalf("a cancelled run is not an error: %v", err)
+	}
+	if res.StopReason != llm.StopAborted || p.Remaining() != 1 {
+		t.Fatalf("stop %q, %d turns left", res.StopReason, p.Remaining())
+	}
+	rs := toolResults(res.Messages)
+	if len(rs) != 2 {
+		t.Fatalf("%d results, want 2", len(rs))
+	}
+	if got := text(rs[0]); !rs[0].IsError || !strings.HasPrefix(got, "started\n") || !strings.HasSuffix(got, "\n\nCommand aborted") || strings.Contains(got, "never") {
+		t.Fatalf("bash result %q (error %v)", text(rs[0]), rs[0].IsError)
+	}
+	if rs[1].IsError || text(rs[1]) != "hello\n" {
+		t.Fatalf("read result %q (error %v)", text(rs[1]), rs[1].IsError)
+	}
+}
