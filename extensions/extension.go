@@ -186,8 +186,14 @@ func (inst *instance) roundTrip(ctx context.Context, req []byte, pages uint32) (
 		if p := recover(); p != nil {
 			err = fmt.Errorf("host panic at the extension boundary: %v", p)
 		}
-		if err != nil && inst.mem != nil && inst.mem.Size() >= pages*65536 {
-			err = fmt.Errorf("%w (memory is at its limit of %d MiB)", err, pages/16)
+		if err != nil && inst.mem != nil {
+			// A guest whose memory.grow was refused usually traps soon
+			// after; say so when the memory is within one growth step
+			// (1 MiB, or an eighth of the limit) of the limit.
+			size, limit := uint64(inst.mem.Size()), uint64(pages)*65536
+			if size+max(limit/8, 1<<20) >= limit {
+				err = &noted{err: err, note: fmt.Sprintf("memory is near its limit: %.1f of %d MiB in use", float64(size)/(1<<20), pages/16)}
+			}
 		}
 	}()
 	st := inst.stack
@@ -225,6 +231,23 @@ func (inst *instance) roundTrip(ctx context.Context, req []byte, pages uint32) (
 	}
 	return resp, nil
 }
+
+// noted adds a note to the first line of an error (wazero's errors carry a
+// multi-line wasm stack trace after it).
+type noted struct {
+	err  error
+	note string
+}
+
+func (n *noted) Error() string {
+	first, rest, ok := strings.Cut(n.err.Error(), "\n")
+	if !ok {
+		return first + " (" + n.note + ")"
+	}
+	return first + " (" + n.note + ")\n" + rest
+}
+
+func (n *noted) Unwrap() error { return n.err }
 
 // discard closes the live instance, if any. e.mu must be held.
 func (e *Extension) discard(ctx context.Context) {

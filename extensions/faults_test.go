@@ -1,0 +1,190 @@
+package extensions_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/pi-go/pi/extensions"
+	"github.com/pi-go/pi/runtime/tool"
+)
+
+// TestHostileModules loads each hostile module, calls its misbehaving tool,
+// and checks that the call fails with a message naming the extension and the
+// fault, and that the next call of a tool works on a fresh instance.
+func TestHostileModules(t *testing.T) {
+	cases := []struct {
+		name   string
+		limits extensions.Limits
+		want   []string
+	}{
+		{"trap", extensions.Limits{}, []string{"unreachable"}},
+		{"loop", extensions.Limits{TimeoutMS: 200}, []string{"timed out after 200ms"}},
+		{"membomb", extensions.Limits{MemoryMB: 4}, []string{"unreachable", "memory is near its limit: 3.1 of 4 MiB in use"}},
+		{"badjson", extensions.Limits{}, []string{"malformed response"}},
+		{"oob", extensions.Limits{}, []string{"out of bounds"}},
+		{"oversize", extensions.Limits{}, []string{"17825792-byte response, over the 16 MiB limit"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			var logs logBuffer
+			h := newHost(t, extensions.Options{Logger: newLogger(&logs)})
+			e := load(t, h, extensions.Spec{Name: c.name, Path: wat(t, c.name), Limits: c.limits})
+			ts := tools(t, e)
+			start := time.Now()
+			r := run(context.Background(), ts, nil, "bad", `{}`)
+			if !r.IsError {
+				t.Fatalf("bad call succeeded: %+v", r)
+			}
+			msg := r.Text()
+			for _, w := range append([]string{"extension " + c.name + ": tool.execute failed: ", "fault 1 of 3", "the next call starts a fresh one"}, c.want...) {
+				if !strings.Contains(msg, w) {
+					t.Errorf("message %q does not contain %q", msg, w)
+				}
+			}
+			if strings.Contains(msg, "\n") {
+				t.Errorf("message has more than one line: %q", msg)
+			}
+			if d := time.Since(start); d > 10*time.Second {
+				t.Errorf("the fault took %s to surface", d)
+			}
+			if !strings.Contains(logs.String(), "ext."+c.name+": extension fault") {
+				t.Errorf("fault not logged under the extension's name:\n%s", logs.String())
+			}
+			for i := 0; i < 2; i++ {
+				if r := run(context.Background(), ts, nil, "ok", `{}`); r.IsError || r.Text() != "ok" {
+					t.Fatalf("call %d after the fault = %+v", i, r)
+				}
+			}
+		})
+	}
+}
+
+func TestFaultError(t *testing.T) {
+	h := newHost(t, extensions.Options{})
+	e := load(t, h, extensions.Spec{Path: wat(t, "trap")})
+	exec := e.Definitions()[1].Execute // "bad"
+	_, err := exec(context.Background(), tool.NewCall("c", []byte(`{}`), nil), tool.Context{})
+	var fe *extensions.FaultError
+	if !errors.As(err, &fe) || !errors.Is(err, extensions.ErrFault) || errors.Is(err, extensions.ErrDisabled) {
+		t.Fatalf("err = %#v", err)
+	}
+	if fe.Extension != "trap" || fe.Method != "tool.execute" || fe.InARow != 1 || fe.Disabled {
+		t.Fatalf("fault = %+v", fe)
+	}
+}
+
+// TestDisabledAfterThreeFaults: faults in a row disable the extension;
+// an answered call in between resets the count.
+func TestDisabledAfterThreeFaults(t *testing.T) {
+	h := newHost(t, extensions.Options{})
+	e := load(t, h, extensions.Spec{Path: wat(t, "trap")})
+	ts := tools(t, e)
+	ctx := context.Background()
+	for i := 0; i < 2; i++ {
+		run(ctx, ts, nil, "bad", `{}`)
+	}
+	if r := run(ctx, ts, nil, "ok", `{}`); r.IsError {
+		t.Fatalf("ok after 2 faults = %+v", r)
+	}
+	for i := 1; i <= 2; i++ {
+		r := run(ctx, ts, nil, "bad", `{}`)
+		if want := []string{"", "fault 1 of 3", "fault 2 of 3"}[i]; !strings.Contains(r.Text(), want) {
+			t.Fatalf("fault %d: %q (the count was not reset by the answered call)", i, r.Text())
+		}
+	}
+	r := run(ctx, ts, nil, "bad", `{}`)
+	if !strings.Contains(r.Text(), "fault 3 of 3") || !strings.Contains(r.Text(), "now disabled") {
+		t.Fatalf("third fault = %q", r.Text())
+	}
+	if !e.Disabled() {
+		t.Fatal("not disabled")
+	}
+	for _, name := range []string{"ok", "bad"} {
+		r := run(ctx, ts, nil, name, `{}`)
+		if !r.IsError || !strings.Contains(r.Text(), "extension trap: tool.execute: extension disabled after 3 faults in a row (last: pi_call: wasm error: unreachable") {
+			t.Fatalf("%s after disabling = %q", name, r.Text())
+		}
+	}
+	// Other extensions of the same host are unaffected.
+	g := load(t, h, extensions.Spec{Path: wat(t, "good")})
+	if r := run(ctx, tools(t, g), nil, "hello", `{}`); r.IsError {
+		t.Fatalf("good after trap was disabled = %+v", r)
+	}
+}
+
+// TestCancelIsNotAFault: a call cancelled by its caller ends promptly,
+// discards the instance, and does not count as a fault.
+func TestCancelIsNotAFault(t *testing.T) {
+	h := newHost(t, extensions.Options{})
+	e := load(t, h, extensions.Spec{Path: wat(t, "loop")})
+	ts := tools(t, e)
+	for i := 0; i < 4; i++ {
+		ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+		r := run(ctx, ts, nil, "bad", `{}`)
+		cancel()
+		if !r.IsError || !strings.Contains(r.Text(), "context deadline exceeded") || strings.Contains(r.Text(), "fault") {
+			t.Fatalf("cancelled call %d = %q", i, r.Text())
+		}
+	}
+	if e.Disabled() {
+		t.Fatal("cancellations disabled the extension")
+	}
+	if r := run(context.Background(), ts, nil, "ok", `{}`); r.IsError {
+		t.Fatalf("ok after cancellations = %+v", r)
+	}
+}
+
+func TestHookFaults(t *testing.T) {
+	var logs logBuffer
+	h := newHost(t, extensions.Options{Logger: newLogger(&logs)})
+	e := load(t, h, extensions.Spec{Path: wat(t, "chaos")})
+	ts := tools(t, e)
+	hooks := h.Hooks()
+	ctx := context.Background()
+	if len(hooks.ToolCall) != 1 || len(hooks.ToolResult) != 1 || hooks.ToolCall[0].Name != "extension chaos" {
+		t.Fatalf("hooks = %+v", hooks)
+	}
+
+	t.Run("tool_call fault blocks the call", func(t *testing.T) {
+		r := run(ctx, ts, hooks, "ok", `{"x":"HOOKTRAP"}`)
+		if !r.IsError || !strings.Contains(r.Text(), "Tool execution was blocked: extension chaos failed: extension chaos: hook.tool_call failed: pi_call: wasm error: unreachable") {
+			t.Fatalf("result = %q", r.Text())
+		}
+	})
+	t.Run("tool_result fault keeps the result", func(t *testing.T) {
+		var res tool.Result
+		hk := &tool.Hooks{ToolResult: hooks.ToolResult}
+		tl := tool.Find(ts, "ok")
+		res = tool.Execute(ctx, tl, hk, "c", []byte(`{"x":"HOOKTRAP"}`), nil)
+		if res.IsError || res.Text() != "ok" {
+			t.Fatalf("result = %+v", res)
+		}
+		if !strings.Contains(logs.String(), "tool_result hook failed; the result is unchanged") {
+			t.Fatalf("not logged:\n%s", logs.String())
+		}
+	})
+	t.Run("bash_spawn fault stops the command", func(t *testing.T) {
+		sh := h.SpawnHooks()
+		if len(sh) != 1 {
+			t.Fatalf("spawn hooks = %d", len(sh))
+		}
+		in := tool.BashSpawn{Command: "echo HOOKTRAP", Cwd: "/", Env: map[string]string{}}
+		if _, err := sh[0].Func(ctx, in); err == nil || !strings.Contains(err.Error(), "extension chaos: hook.bash_spawn failed") {
+			t.Fatalf("err = %v", err)
+		}
+	})
+	// The tool_result fault and the bash_spawn fault came in a row (after the
+	// answered "ok" call); a third fault disables the extension, and its
+	// tool_call hook then blocks every call (fail closed).
+	r := run(ctx, ts, hooks, "ok", `{"x":"HOOKTRAP"}`)
+	if !strings.Contains(r.Text(), "fault 3 of 3") {
+		t.Fatalf("third fault = %q", r.Text())
+	}
+	r = run(ctx, ts, hooks, "ok", `{}`)
+	if !r.IsError || !strings.Contains(r.Text(), "extension disabled") {
+		t.Fatalf("call after 3 hook faults = %q", r.Text())
+	}
+}

@@ -1,0 +1,251 @@
+//go:build wasip1
+
+// Command sandbox is a test guest for the extension host, written against
+// ABI v1 directly with the standard library only (no SDK), so the host's
+// tests do not depend on the SDK. Its tools poke at the sandbox: files, env,
+// exec, clocks, sleeping, emitting, misusing host imports, panicking.
+//
+// Build: GOOS=wasip1 GOARCH=wasm go build -buildmode=c-shared -o sandbox.wasm .
+package main
+
+import (
+	"crypto/rand"
+	"encoding/json"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+	"unsafe"
+)
+
+func main() {}
+
+// pinned keeps buffers handed to the host alive (Go's GC does not move
+// objects, so their addresses stay valid while they are referenced).
+var pinned = map[uint32][]byte{}
+
+//go:wasmexport pi_abi_v1
+func piABIv1() {}
+
+//go:wasmexport pi_alloc
+func piAlloc(size uint32) uint32 {
+	b := make([]byte, max(size, 1))
+	p := uint32(uintptr(unsafe.Pointer(&b[0])))
+	pinned[p] = b
+	return p
+}
+
+//go:wasmexport pi_free
+func piFree(ptr, size uint32) { delete(pinned, ptr) }
+
+//go:wasmexport pi_call
+func piCall(ptr, size uint32) uint64 {
+	req := pinned[ptr][:size]
+	resp := handle(req)
+	p := piAlloc(uint32(len(resp)))
+	copy(pinned[p], resp)
+	return uint64(p)<<32 | uint64(len(resp))
+}
+
+//go:wasmimport pi log
+func piLog(level int32, ptr unsafe.Pointer, n uint32)
+
+//go:wasmimport pi emit
+func piEmit(ptr unsafe.Pointer, n uint32) int32
+
+//go:wasmimport pi host_call
+func piHostCall(req unsafe.Pointer, reqLen uint32, out unsafe.Pointer, outCap uint32) int64
+
+//go:wasmimport pi host_take
+func piHostTake(out unsafe.Pointer, outCap uint32) int64
+
+func bytesPtr(b []byte) unsafe.Pointer {
+	if len(b) == 0 {
+		return nil
+	}
+	return unsafe.Pointer(&b[0])
+}
+
+func logf(level int32, format string, args ...any) {
+	b := []byte(fmt.Sprintf(format, args...))
+	piLog(level, bytesPtr(b), uint32(len(b)))
+}
+
+// hostCall sends an envelope; a small first buffer exercises host_take.
+func hostCall(method string, params any) (json.RawMessage, error) {
+	req, _ := json.Marshal(map[string]any{"method": method, "params": params})
+	out := make([]byte, 16)
+	n := piHostCall(bytesPtr(req), uint32(len(req)), bytesPtr(out), uint32(len(out)))
+	if n < 0 {
+		return nil, fmt.Errorf("host_call returned %d", n)
+	}
+	if n > int64(len(out)) {
+		out = make([]byte, n)
+		if m := piHostTake(bytesPtr(out), uint32(len(out))); m != n {
+			return nil, fmt.Errorf("host_take returned %d, want %d", m, n)
+		}
+	}
+	var resp struct {
+		OK     bool            `json:"ok"`
+		Result json.RawMessage `json:"result"`
+		Error  *struct {
+			Message string `json:"message"`
+		} `json:"error"`
+	}
+	if err := json.Unmarshal(out[:n], &resp); err != nil {
+		return nil, err
+	}
+	if !resp.OK {
+		return nil, fmt.Errorf("%s", resp.Error.Message)
+	}
+	return resp.Result, nil
+}
+
+type request struct {
+	Method string          `json:"method"`
+	Params json.RawMessage `json:"params"`
+}
+
+type execute struct {
+	ToolName   string          `json:"toolName"`
+	ToolCallID string          `json:"toolCallId"`
+	Input      json.RawMessage `json:"input"`
+	Cwd        string          `json:"cwd"`
+}
+
+var initParams json.RawMessage
+
+func ok(result any) []byte {
+	b, _ := json.Marshal(map[string]any{"ok": true, "result": result})
+	return b
+}
+
+func fail(msg string) []byte {
+	b, _ := json.Marshal(map[string]any{"ok": false, "error": map[string]string{"message": msg}})
+	return b
+}
+
+func text(s string, isError bool) []byte {
+	return ok(map[string]any{"content": []map[string]string{{"type": "text", "text": s}}, "isError": isError})
+}
+
+var toolNames = []string{"read", "write", "list", "env", "exec", "sleep", "echo", "emit", "misuse", "clock", "panic", "init_params"}
+
+func handle(b []byte) []byte {
+	var req request
+	if err := json.Unmarshal(b, &req); err != nil {
+		return fail("bad request: " + err.Error())
+	}
+	switch req.Method {
+	case "init":
+		initParams = append(json.RawMessage(nil), req.Params...)
+		var tools []map[string]any
+		for _, n := range toolNames {
+			tools = append(tools, map[string]any{
+				"name": n, "description": "sandbox probe " + n,
+				"parameters": map[string]any{"type": "object"},
+			})
+		}
+		return ok(map[string]any{
+			"name": "sandbox", "version": "0.1.0", "description": "probes the sandbox",
+			"tools": tools, "hooks": []string{},
+			"wants": map[string]any{"fs": []string{"ro:."}, "exec": []string{"echo"}, "env": []string{"HOME"}},
+		})
+	case "tool.execute":
+		var ex execute
+		if err := json.Unmarshal(req.Params, &ex); err != nil {
+			return fail("bad params: " + err.Error())
+		}
+		return tool(ex)
+	}
+	return fail("unknown method " + req.Method)
+}
+
+func tool(ex execute) []byte {
+	var in struct {
+		Path string   `json:"path"`
+		Text string   `json:"text"`
+		Name string   `json:"name"`
+		Argv []string `json:"argv"`
+		MS   int      `json:"ms"`
+		N    int      `json:"n"`
+	}
+	_ = json.Unmarshal(ex.Input, &in)
+	switch ex.ToolName {
+	case "read":
+		b, err := os.ReadFile(in.Path)
+		if err != nil {
+			return text(err.Error(), true)
+		}
+		return text(string(b), false)
+	case "write":
+		if err := os.WriteFile(in.Path, []byte(in.Text), 0o644); err != nil {
+			return text(err.Error(), true)
+		}
+		return text("written", false)
+	case "list":
+		ents, err := os.ReadDir(in.Path)
+		if err != nil {
+			return text(err.Error(), true)
+		}
+		var names []string
+		for _, e := range ents {
+			names = append(names, e.Name())
+		}
+		return text(strings.Join(names, "\n"), false)
+	case "env":
+		v, set := os.LookupEnv(in.Name)
+		return text(fmt.Sprintf("set=%v value=%q environ=%d", set, v, len(os.Environ())), false)
+	case "exec":
+		res, err := hostCall("exec", map[string]any{"argv": in.Argv})
+		if err != nil {
+			return text(err.Error(), true)
+		}
+		return text(string(res), false)
+	case "sleep":
+		start := time.Now()
+		time.Sleep(time.Duration(in.MS) * time.Millisecond)
+		return text(fmt.Sprintf("slept %s", time.Since(start).Round(time.Millisecond)), false)
+	case "echo":
+		return text(string(ex.Input), false)
+	case "emit":
+		sent := 0
+		for i := 0; i < in.N; i++ {
+			p, _ := json.Marshal(map[string]any{"content": []map[string]string{{"type": "text", "text": fmt.Sprint("tick ", i)}}})
+			if r := piEmit(bytesPtr(p), uint32(len(p))); r != 0 {
+				return text(fmt.Sprintf("emit returned %d after %d", r, sent), false)
+			}
+			sent++
+			if in.MS > 0 {
+				time.Sleep(time.Duration(in.MS) * time.Millisecond)
+			}
+		}
+		return text(fmt.Sprintf("emitted %d", sent), false)
+	case "misuse":
+		var codes []string
+		out := make([]byte, 8)
+		codes = append(codes, fmt.Sprint("take-nothing=", piHostTake(bytesPtr(out), 8)))
+		codes = append(codes, fmt.Sprint("call-oob=", piHostCall(unsafe.Pointer(uintptr(0xfffffff0)), 64, bytesPtr(out), 8)))
+		bad := []byte(`{"content": 5}`)
+		codes = append(codes, fmt.Sprint("emit-bad=", piEmit(bytesPtr(bad), uint32(len(bad)))))
+		codes = append(codes, fmt.Sprint("emit-oob=", piEmit(unsafe.Pointer(uintptr(0xfffffff0)), 64)))
+		req := []byte(`{"method":"exec","params":{"argv":["echo","0123456789012345678901234567890123456789"]}}`)
+		n := piHostCall(bytesPtr(req), uint32(len(req)), bytesPtr(out), 8)
+		codes = append(codes, fmt.Sprint("take-small=", piHostTake(bytesPtr(out), 8)))
+		big := make([]byte, n)
+		codes = append(codes, fmt.Sprint("take-ok=", piHostTake(bytesPtr(big), uint32(n)) == n))
+		_, err := hostCall("nosuch", map[string]any{})
+		codes = append(codes, fmt.Sprint("unknown-method=", err))
+		return text(strings.Join(codes, "\n"), false)
+	case "clock":
+		var r [16]byte
+		rand.Read(r[:])
+		return text(fmt.Sprintf("year=%d random=%x", time.Now().Year(), r), false)
+	case "panic":
+		logf(3, "about to panic")
+		panic("guest panic on purpose")
+	case "init_params":
+		return text(string(initParams), false)
+	}
+	return fail("unknown tool " + ex.ToolName)
+}
