@@ -7,6 +7,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/pi-go/pi/runtime/agent"
 	"github.com/pi-go/pi/runtime/llm"
@@ -591,5 +592,39 @@ func TestNoProvider(t *testing.T) {
 	_, err := agent.New(agent.Config{}).Run(context.Background(), "go")
 	if err == nil || !strings.Contains(err.Error(), "no provider") {
 		t.Fatalf("err = %v", err)
+	}
+}
+
+// TestLateUpdateDropped: a tool that sends a progress update after it
+// returned (from a goroutine it left running) does not produce an event
+// after its tool_execution_end.
+func TestLateUpdateDropped(t *testing.T) {
+	sent := make(chan struct{})
+	late := tool.ToolDefinition{
+		Name:       "late",
+		Parameters: json.RawMessage(`{"type":"object"}`),
+		Execute: func(_ context.Context, c tool.Call, _ tool.Context) (tool.Result, error) {
+			c.Update(tool.TextResult("early"))
+			go func() {
+				defer close(sent)
+				time.Sleep(20 * time.Millisecond)
+				c.Update(tool.TextResult("late"))
+			}()
+			return tool.TextResult("returned"), nil
+		},
+	}
+	ev := &events{}
+	p := script(llm.ScriptTurn{ToolCalls: []llm.ScriptToolCall{call("late", `{}`)}}, llm.ScriptTurn{Text: "ok"})
+	a := agent.New(agent.Config{Provider: p, Tools: wrap(t, late), OnEvent: ev.on})
+	if _, err := a.Run(context.Background(), "go"); err != nil {
+		t.Fatal(err)
+	}
+	<-sent
+	var updates []string
+	for _, e := range ev.ofType(agent.EventToolExecutionUpdate) {
+		updates = append(updates, e.PartialResult.Text())
+	}
+	if !reflect.DeepEqual(updates, []string{"early"}) {
+		t.Fatalf("updates %q, want only the early one", updates)
 	}
 }
