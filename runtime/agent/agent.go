@@ -206,6 +206,7 @@ func (a *Agent) loop(ctx context.Context, prompt string, res *RunResult) error {
 			a.emit(Event{Type: EventTurnEnd, Turn: turn, Message: partialOrNil(msg)})
 			return nil
 		}
+		msg.ToolCalls = uniqueCallIDs(msg.ToolCalls, turn)
 		a.appendMessages(msg)
 		res.Text = messageText(msg)
 		res.StopReason = resp.StopReason
@@ -320,6 +321,29 @@ func partialOrNil(m llm.Message) *llm.Message {
 	}
 	m.ToolCalls = nil
 	return &m
+}
+
+// uniqueCallIDs returns calls with every id present and distinct: some
+// OpenAI-compatible servers send no ids, or repeat one, and each result must
+// answer exactly one call. A missing or repeated id becomes call_TURN_N.
+func uniqueCallIDs(calls []llm.ToolCall, turn int) []llm.ToolCall {
+	if len(calls) == 0 {
+		return calls
+	}
+	out := append([]llm.ToolCall(nil), calls...)
+	seen := map[string]bool{}
+	for i := range out {
+		id := out[i].ID
+		for n := 0; id == "" || seen[id]; n++ {
+			id = fmt.Sprintf("call_%d_%d", turn, i+1)
+			if n > 0 {
+				id += fmt.Sprintf("_%d", n)
+			}
+		}
+		out[i].ID = id
+		seen[id] = true
+	}
+	return out
 }
 
 func (a *Agent) appendMessages(msgs ...llm.Message) {

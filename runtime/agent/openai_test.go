@@ -155,3 +155,60 @@ func TestOpenAIWireProviderError(t *testing.T) {
 		t.Fatalf("last event %+v", last)
 	}
 }
+
+// TestCallIDsMadeUnique: a server that sends tool calls without ids (some
+// OpenAI-compatible servers do) or a provider that repeats one still gets one
+// result per call, each answering its own call.
+func TestCallIDsMadeUnique(t *testing.T) {
+	chunk := func(delta, finish string) string {
+		return `data: {"id":"x","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":` + delta + `,"finish_reason":` + finish + `}]}` + "\n\n"
+	}
+	noIDs := chunk(`{"role":"assistant","tool_calls":[{"index":0,"type":"function","function":{"name":"sleep","arguments":"{\"ms\":1,\"tag\":\"a\"}"}}]}`, "null") +
+		chunk(`{"tool_calls":[{"index":1,"type":"function","function":{"name":"sleep","arguments":"{\"ms\":1,\"tag\":\"b\"}"}}]}`, "null") +
+		chunk(`{}`, `"tool_calls"`) + "data: [DONE]\n\n"
+
+	tests := []struct {
+		name     string
+		provider func(t *testing.T) llm.Provider
+		wantIDs  []string // nil: any two distinct ids
+	}{
+		{"no ids on the wire", func(t *testing.T) llm.Provider {
+			return openAI(t, openaitest.NewServer(t, openaitest.Reply{Body: noIDs}, openaitest.Reply{Text: "ok"}))
+		}, nil}, // the provider may name them itself
+		{"repeated id", func(*testing.T) llm.Provider {
+			return script(llm.ScriptTurn{ToolCalls: []llm.ScriptToolCall{
+				{ID: "dup", Name: "sleep", Arguments: []byte(`{"ms":1,"tag":"a"}`)},
+				{ID: "dup", Name: "sleep", Arguments: []byte(`{"ms":1,"tag":"b"}`)},
+			}}, llm.ScriptTurn{Text: "ok"})
+		}, []string{"dup", "call_1_2"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			a := agent.New(agent.Config{Provider: tc.provider(t), Tools: wrap(t, sleepTool("sleep", tool.Parallel, &timeline{}))})
+			res, err := a.Run(context.Background(), "go")
+			if err != nil {
+				t.Fatal(err)
+			}
+			var callIDs, resultIDs, texts []string
+			for _, m := range res.Messages {
+				for _, c := range m.ToolCalls {
+					callIDs = append(callIDs, c.ID)
+				}
+				if m.Role == llm.RoleToolResult {
+					resultIDs = append(resultIDs, m.ToolCallID)
+					texts = append(texts, text(m))
+				}
+			}
+			want := tc.wantIDs
+			if want == nil && len(callIDs) == 2 && callIDs[0] != "" && callIDs[1] != "" && callIDs[0] != callIDs[1] {
+				want = callIDs
+			}
+			if !reflect.DeepEqual(callIDs, want) || !reflect.DeepEqual(resultIDs, want) {
+				t.Fatalf("call ids %q, result ids %q, want %q", callIDs, resultIDs, want)
+			}
+			if !reflect.DeepEqual(texts, []string{"a slept 1ms", "b slept 1ms"}) {
+				t.Fatalf("results %q", texts)
+			}
+		})
+	}
+}
