@@ -38,6 +38,7 @@ type outputAccumulator struct {
 	totalBytes int64 // cleaned bytes
 	totalLines int64 // newline count + 1
 	lineBytes  int64 // cleaned bytes of the last (current) line
+	prevBytes  int64 // cleaned bytes of the line before it
 
 	raw      []byte // raw bytes held until the temp file exists
 	file     *os.File
@@ -138,7 +139,13 @@ func (a *outputAccumulator) appendClean(c []byte) {
 		a.lineBytes += int64(len(c))
 	} else {
 		a.totalLines += int64(n)
-		a.lineBytes = int64(len(c) - bytes.LastIndexByte(c, '\n') - 1)
+		last := bytes.LastIndexByte(c, '\n')
+		if n == 1 {
+			a.prevBytes = a.lineBytes + int64(last)
+		} else {
+			a.prevBytes = int64(last - bytes.LastIndexByte(c[:last], '\n') - 1)
+		}
+		a.lineBytes = int64(len(c) - last - 1)
 	}
 	if len(c) >= a.rolling {
 		if cut := len(c) - a.rolling; cut > 0 {
@@ -246,8 +253,10 @@ type outputSnapshot struct {
 	FullOutputPath string
 	// FileErr says why the full output could not be saved, if so.
 	FileErr error
-	// LastLineBytes is the size of the last line of the whole output.
-	LastLineBytes int64
+	// PartialLine and PartialLineBytes are the number and the size of the
+	// line that Content shows only the end of (Truncation.LastLinePartial).
+	PartialLine      int64
+	PartialLineBytes int64
 }
 
 // bashTruncation is the `truncation` object of the bash tool's details, as
@@ -279,6 +288,17 @@ func (a *outputAccumulator) snapshot() outputSnapshot {
 		}
 	}
 	t := TruncateTail(string(text), a.maxLines, a.maxBytes)
+	partialLine, partialBytes := a.totalLines, a.lineBytes
+	if t.Truncated && !t.LastLinePartial && t.Content == "" && len(text) > 0 && text[len(text)-1] == '\n' {
+		// The output ends with a newline after a line longer than the
+		// limit: show the end of that line rather than nothing.
+		if t2 := TruncateTail(string(text[:len(text)-1]), a.maxLines, a.maxBytes-1); t2.LastLinePartial {
+			t = t2
+			t.Content += "\n"
+			t.OutputLines, t.OutputBytes = 2, len(t.Content)
+			partialLine, partialBytes = a.totalLines-1, a.prevBytes
+		}
+	}
 	truncated := a.truncatedLocked()
 	by := ""
 	if truncated {
@@ -303,7 +323,9 @@ func (a *outputAccumulator) snapshot() outputSnapshot {
 			MaxLines:        a.maxLines,
 			MaxBytes:        a.maxBytes,
 		},
-		LastLineBytes: a.lineBytes,
+	}
+	if t.LastLinePartial {
+		s.PartialLine, s.PartialLineBytes = partialLine, partialBytes
 	}
 	if truncated {
 		s.FullOutputPath = a.filePath

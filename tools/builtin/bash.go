@@ -318,8 +318,9 @@ func formatBashOutput(s outputSnapshot) (string, *bashDetails) {
 	start := end - int64(t.OutputLines) + 1
 	switch {
 	case t.LastLinePartial:
+		shown := len(strings.TrimSuffix(s.Content, "\n"))
 		text += fmt.Sprintf("\n\n[Showing last %s of line %d (line is %s). Full output: %s]",
-			FormatSize(t.OutputBytes), end, FormatSize(int(s.LastLineBytes)), full)
+			FormatSize(shown), s.PartialLine, FormatSize(int(s.PartialLineBytes)), full)
 	case t.TruncatedBy == "lines":
 		text += fmt.Sprintf("\n\n[Showing lines %d-%d of %d. Full output: %s]", start, end, t.TotalLines, full)
 	default:

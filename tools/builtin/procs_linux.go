@@ -132,6 +132,9 @@ func killMatching(match *procMatcher, grace time.Duration) {
 			break
 		}
 		if time.Now().After(deadline) {
+			for g := range match.groups {
+				_ = syscall.Kill(-g, syscall.SIGKILL)
+			}
 			signalAll(targets, syscall.SIGKILL)
 			deadline = time.Now().Add(time.Hour) // SIGKILL from now on
 			killing := true
@@ -148,6 +151,14 @@ func killMatching(match *procMatcher, grace time.Duration) {
 			if !termed[pid] {
 				termed[pid] = true
 				fresh = append(fresh, pid)
+			}
+		}
+		if len(termed) == len(fresh) {
+			// First round: the groups at once, so that a shell dies
+			// with its foreground job instead of reporting it.
+			for g := range match.groups {
+				_ = syscall.Kill(-g, syscall.SIGTERM)
+				_ = syscall.Kill(-g, syscall.SIGCONT)
 			}
 		}
 		signalAll(fresh, syscall.SIGTERM)
@@ -331,9 +342,24 @@ func findTargets(procs []procInfo, m *procMatcher) []int {
 			}
 		}
 	}
+	// Parents before children: a shell signalled after its foreground job
+	// died would first report the death into the output.
+	ppid := make(map[int]int, len(procs))
+	for _, p := range procs {
+		ppid[p.pid] = p.ppid
+	}
 	out := make([]int, 0, len(picked))
 	for pid := range picked {
-		out = append(out, pid)
+		if !picked[ppid[pid]] {
+			out = append(out, pid)
+		}
+	}
+	for i := 0; i < len(out); i++ {
+		for _, c := range children[out[i]] {
+			if picked[c] {
+				out = append(out, c)
+			}
+		}
 	}
 	return out
 }
