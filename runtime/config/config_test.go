@@ -19,7 +19,7 @@ const (
 )
 
 // writeFile writes content to path, creating folders.
-func writeFile(t *testing.T, path, content string) string {
+func writeFile(t testing.TB, path, content string) string {
 	t.Helper()
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		t.Fatal(err)
