@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"sort"
 	"strconv"
 	"strings"
 
@@ -435,15 +434,15 @@ func (a *assembler) addToolCall(tc openai.ToolCall) {
 	}
 }
 
-// position is a call's place among the calls, by index.
+// position is a call's place among the calls: the order in which their
+// indexes first appeared (the index order, from any real server).
 func (a *assembler) position(idx int) int {
-	pos := 0
-	for _, i := range a.order {
-		if i < idx {
-			pos++
+	for pos, i := range a.order {
+		if i == idx {
+			return pos
 		}
 	}
-	return pos
+	return len(a.order)
 }
 
 func (a *assembler) send(ev StreamEvent) {
@@ -458,7 +457,7 @@ func (a *assembler) flush() {
 	if out := a.redactor.flush(-1); out != "" {
 		a.send(StreamEvent{Type: EventTextDelta, Delta: out})
 	}
-	for _, idx := range a.sortedIndexes() {
+	for _, idx := range a.order {
 		c := a.calls[idx]
 		if out := a.redactor.flush(idx); out != "" {
 			a.send(StreamEvent{Type: EventToolCallDelta, Delta: out, ToolCallIndex: a.position(idx), ToolCallID: c.ID, ToolName: c.Name})
@@ -466,20 +465,14 @@ func (a *assembler) flush() {
 	}
 }
 
-func (a *assembler) sortedIndexes() []int {
-	idx := append([]int(nil), a.order...)
-	sort.Ints(idx)
-	return idx
-}
-
-// message returns the assembled assistant message, calls ordered by index;
-// a call without an id gets "call_<n>".
+// message returns the assembled assistant message, calls in the order their
+// indexes first appeared; a call without an id gets "call_<n>".
 func (a *assembler) message(secret string) Message {
 	m := Message{Role: RoleAssistant}
 	if a.text.Len() > 0 {
 		m.Content = []tool.ContentBlock{tool.Text(RedactSecret(a.text.String(), secret))}
 	}
-	for n, idx := range a.sortedIndexes() {
+	for n, idx := range a.order {
 		c := *a.calls[idx]
 		if c.ID == "" {
 			c.ID = "call_" + strconv.Itoa(n+1)
