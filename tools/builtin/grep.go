@@ -13,6 +13,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"regexp/syntax"
 	"strconv"
 	"strings"
 
@@ -124,6 +125,7 @@ func Grep(ctx context.Context, cwd string, args GrepArgs) (tool.Result, error) {
 		context: intArg(args.Context, 0, 0),
 		limit:   intArg(args.Limit, GrepDefaultLimit, 1),
 	}
+	g.reWhole = wholeTextRegexp(expr)
 	if info.IsDir() {
 		filter, ferr := newGlobFilter(deref(args.Glob, ""))
 		if ferr != nil {
@@ -177,9 +179,13 @@ func Grep(ctx context.Context, cwd string, args GrepArgs) (tool.Result, error) {
 // grepper holds the state of one grep call across files.
 type grepper struct {
 	ctx     context.Context
-	re      *regexp.Regexp
+	re      *regexp.Regexp // matches one line (without its line ending)
+	reWhole *regexp.Regexp // re in multi-line mode, to find candidate lines; nil to go line by line
 	context int
 	limit   int
+
+	buf    []byte        // file contents, reused across files
+	reader *bufio.Reader // for files over grepWholeFileMax, reused
 
 	matches        int // matches reported (at most limit)
 	limitReached   bool
@@ -203,21 +209,178 @@ type ringLine struct {
 
 const grepPeekSize = 64 * 1024
 
+// grepWholeFileMax is the largest file grep reads whole; larger files are
+// read line by line in bounded memory. A variable so tests can run both ways.
+var grepWholeFileMax int64 = 16 << 20
+
 // searchFile searches one file; display is the path shown in the output. A
 // file that cannot be read is skipped, as is a binary one (a NUL byte in its
-// first 64KB; a NUL byte later ends the search of the file). It returns
-// errStopWalk once the match limit is passed and every pending block is
-// complete.
+// first 64KB; a NUL byte later ends the search of the file at that line). It
+// returns errStopWalk once a match past the limit is found (and the blocks
+// before it are complete).
 func (g *grepper) searchFile(name, display string) error {
 	f, err := os.Open(name)
 	if err != nil {
 		return nil
 	}
 	defer f.Close()
-	r := bufio.NewReaderSize(f, grepPeekSize)
+	st, err := f.Stat()
+	if err != nil || !st.Mode().IsRegular() {
+		return nil
+	}
+	if st.Size() > grepWholeFileMax {
+		return g.searchStream(f, display)
+	}
+	data, err := g.readAll(f, st.Size())
+	if err != nil {
+		return nil
+	}
+	return g.searchData(data, display)
+}
+
+// readAll reads f into g's reused buffer.
+func (g *grepper) readAll(f *os.File, size int64) ([]byte, error) {
+	buf := g.buf[:0]
+	if int64(cap(buf)) < size+512 {
+		buf = make([]byte, 0, size+512)
+	}
+	for {
+		if len(buf) == cap(buf) {
+			buf = append(buf, 0)[:len(buf)]
+		}
+		n, err := f.Read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+n]
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	g.buf = buf
+	return buf, nil
+}
+
+var (
+	newline = []byte("\n")
+	cr      = []byte("\r")
+)
+
+// searchData searches the whole contents of a file. With reWhole it jumps
+// from candidate to candidate (every line with a match holds the start of a
+// multi-line-mode match) and checks each candidate line with re; otherwise,
+// and for text with '\r', it checks every line.
+func (g *grepper) searchData(data []byte, display string) error {
+	if bytes.IndexByte(data[:min(len(data), grepPeekSize)], 0) >= 0 {
+		return nil
+	}
+	if i := bytes.IndexByte(data, 0); i >= 0 {
+		data = data[:bytes.LastIndexByte(data[:i], '\n')+1]
+	}
+	fast := g.reWhole != nil && bytes.IndexByte(data, '\r') < 0
+	pos, n := 0, 1 // pos is the start of line n
+	for steps := 1; pos < len(data); steps++ {
+		if steps%1024 == 0 && g.ctx.Err() != nil {
+			return g.ctx.Err()
+		}
+		if fast {
+			loc := g.reWhole.FindIndex(data[pos:])
+			if loc == nil {
+				break
+			}
+			start := pos + bytes.LastIndexByte(data[pos:pos+loc[0]], '\n') + 1
+			n += bytes.Count(data[pos:start], newline)
+			pos = start
+		}
+		end, next := lineEnd(data, pos)
+		if g.re.Match(bytes.TrimSuffix(data[pos:end], cr)) {
+			if g.matches >= g.limit {
+				g.limitReached = true
+				return errStopWalk
+			}
+			g.matches++
+			g.emitBlock(data, pos, end, next, n, display)
+		}
+		pos, n = next, n+1
+	}
+	return nil
+}
+
+// wholeTextRegexp compiles expr in multi-line mode, to find in a whole file
+// the lines that may match. Every line match is then a match of the result
+// at the same place, unless expr anchors at the start or end of the text
+// (\A, \z, or ^ and $ after (?-m)); for those it returns nil.
+func wholeTextRegexp(expr string) *regexp.Regexp {
+	src := "(?m)" + expr
+	tree, err := syntax.Parse(src, syntax.Perl)
+	if err != nil || hasTextAnchor(tree) {
+		return nil
+	}
+	re, err := regexp.Compile(src)
+	if err != nil {
+		return nil
+	}
+	return re
+}
+
+func hasTextAnchor(re *syntax.Regexp) bool {
+	if re.Op == syntax.OpBeginText || re.Op == syntax.OpEndText {
+		return true
+	}
+	for _, sub := range re.Sub {
+		if hasTextAnchor(sub) {
+			return true
+		}
+	}
+	return false
+}
+
+// lineEnd returns the end of the line starting at pos (before its '\n')
+// and the start of the next line.
+func lineEnd(data []byte, pos int) (end, next int) {
+	if i := bytes.IndexByte(data[pos:], '\n'); i >= 0 {
+		return pos + i, pos + i + 1
+	}
+	return len(data), len(data)
+}
+
+// emitBlock outputs the match on line n (data[start:end]) with g.context
+// lines before and after it.
+func (g *grepper) emitBlock(data []byte, start, end, next, n int, display string) {
+	first := start
+	k := 0
+	for ; k < g.context && first > 0; k++ {
+		first = bytes.LastIndexByte(data[:first-1], '\n') + 1
+	}
+	lines := make([]string, 0, 2*g.context+1)
+	for p, ln := first, n-k; p < start; ln++ {
+		e, nx := lineEnd(data, p)
+		lines = append(lines, g.format(display, ln, data[p:e], false))
+		p = nx
+	}
+	lines = append(lines, g.format(display, n, data[start:end], true))
+	for p, ln := next, n+1; ln <= n+g.context && p < len(data); ln++ {
+		e, nx := lineEnd(data, p)
+		lines = append(lines, g.format(display, ln, data[p:e], false))
+		p = nx
+	}
+	g.emit(lines)
+}
+
+// searchStream searches a large file line by line, keeping only the context
+// lines before the current one and the blocks still waiting for lines after
+// their match.
+func (g *grepper) searchStream(f io.Reader, display string) error {
+	if g.reader == nil {
+		g.reader = bufio.NewReaderSize(f, grepPeekSize)
+	} else {
+		g.reader.Reset(f)
+	}
+	r := g.reader
 	if head, _ := r.Peek(grepPeekSize); bytes.IndexByte(head, 0) >= 0 {
 		return nil
 	}
+	var err error
 	var (
 		before  []ringLine // the last g.context lines
 		pending []*grepBlock

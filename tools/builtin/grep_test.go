@@ -116,17 +116,66 @@ func TestGrep(t *testing.T) {
 		{"wrong type", `{"pattern":"x","context":"2"}`, "Validation failed for tool \"grep\":\n  - context: must be number (got string)", true},
 		{"unknown field", `{"pattern":"x","recursive":true}`, `grep: decode arguments: json: unknown field "recursive"`, true},
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			r := callSearch(context.Background(), t, dir, "grep", tt.args)
-			got := r.Text()
-			if tt.name == "wrong type" {
-				got, _, _ = strings.Cut(got, "\n\nReceived")
-			}
-			if got != tt.want || r.IsError != tt.isError {
-				t.Errorf("grep %s\n got (isError=%v):\n%s\nwant (isError=%v):\n%s", tt.args, r.IsError, got, tt.isError, tt.want)
+	for _, mode := range grepModes {
+		t.Run(mode.name, func(t *testing.T) {
+			defer setWholeFileMax(mode.max)()
+			for _, tt := range tests {
+				t.Run(tt.name, func(t *testing.T) {
+					r := callSearch(context.Background(), t, dir, "grep", tt.args)
+					got := r.Text()
+					if tt.name == "wrong type" {
+						got, _, _ = strings.Cut(got, "\n\nReceived")
+					}
+					if got != tt.want || r.IsError != tt.isError {
+						t.Errorf("grep %s\n got (isError=%v):\n%s\nwant (isError=%v):\n%s", tt.args, r.IsError, got, tt.isError, tt.want)
+					}
+				})
 			}
 		})
+	}
+}
+
+// grepModes run a test with files read whole (the usual case) and line by
+// line (the path for files over grepWholeFileMax).
+var grepModes = []struct {
+	name string
+	max  int64
+}{{"whole", grepWholeFileMax}, {"stream", -1}}
+
+func setWholeFileMax(n int64) (restore func()) {
+	old := grepWholeFileMax
+	grepWholeFileMax = n
+	return func() { grepWholeFileMax = old }
+}
+
+// TestGrepWholeMatchesStream checks that finding candidate lines in a whole
+// file gives the same output as checking line by line, for anchors, word
+// boundaries, flags, empty matches, CRLF text and context.
+func TestGrepWholeMatchesStream(t *testing.T) {
+	dir := t.TempDir()
+	writeTree(t, dir, map[string]string{
+		"lf.txt":   "alpha beta\n\nbeta alpha\n  gamma\nalphabet\nend without newline alpha",
+		"crlf.txt": "alpha beta\r\nbeta alpha\r\n\r\ngamma\r\n",
+		"one.txt":  "alpha",
+		"empty":    "",
+	})
+	patterns := []string{"alpha", "^alpha", "alpha$", `\balpha\b`, `\Balpha`, `\Aalpha`, `alpha\z`, "(?-m)^beta", "(?s)a.b", `(?:al|ga)\w+`,
+		"^$", "", "a*", `beta\s+alpha`, `\n`, "(?i)ALPHA", "ALPHA", `[^a]$`, "^.{0,3}$", "^(?:  )?gamma"}
+	for _, p := range patterns {
+		for _, extra := range []string{``, `,"context":1`, `,"limit":2`, `,"ignoreCase":true`} {
+			args := fmt.Sprintf(`{"pattern":%q%s}`, p, extra)
+			t.Run(args, func(t *testing.T) {
+				var got [2]tool.Result
+				for i, mode := range grepModes {
+					restore := setWholeFileMax(mode.max)
+					got[i] = callSearch(context.Background(), t, dir, "grep", args)
+					restore()
+				}
+				if got[0].Text() != got[1].Text() || got[0].IsError != got[1].IsError {
+					t.Errorf("whole file:\n%s\nline by line:\n%s", got[0].Text(), got[1].Text())
+				}
+			})
+		}
 	}
 }
 

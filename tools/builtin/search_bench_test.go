@@ -1,0 +1,118 @@
+package builtin
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// benchTree writes a generated project of about 20k files (20 packages × 10
+// folders × 100 files of ~40 lines, ~30MB), with a root .gitignore, a nested
+// one, and an ignored node_modules of 1000 more files the walk must skip.
+func benchTree(b *testing.B) string {
+	b.Helper()
+	dir := b.TempDir()
+	must := func(err error) {
+		if err != nil {
+			b.Fatal(err)
+		}
+	}
+	must(os.WriteFile(filepath.Join(dir, ".gitignore"), []byte("node_modules/\n*.tmp\n/build\n"), 0o644))
+	var body strings.Builder
+	for l := range 40 {
+		fmt.Fprintf(&body, "\t// line %d of a generated file with some ordinary source text in it\n", l)
+	}
+	text := body.String()
+	for p := range 20 {
+		for d := range 10 {
+			folder := filepath.Join(dir, fmt.Sprintf("pkg%02d", p), fmt.Sprintf("dir%d", d))
+			must(os.MkdirAll(folder, 0o755))
+			if d == 0 {
+				must(os.WriteFile(filepath.Join(folder, ".gitignore"), []byte("*.gen.go\n!keep.gen.go\n"), 0o644))
+			}
+			for f := range 100 {
+				name := fmt.Sprintf("file%03d.go", f)
+				content := fmt.Sprintf("package p%d\n\nfunc Handler%d_%d_%d() {}\n%s", p, p, d, f, text)
+				if f == 42 {
+					content += "// NEEDLE: the rare line\n"
+				}
+				must(os.WriteFile(filepath.Join(folder, name), []byte(content), 0o644))
+			}
+		}
+	}
+	nm := filepath.Join(dir, "node_modules", "dep")
+	must(os.MkdirAll(nm, 0o755))
+	for f := range 1000 {
+		must(os.WriteFile(filepath.Join(nm, fmt.Sprintf("m%d.js", f)), []byte("NEEDLE\n"), 0o644))
+	}
+	return dir
+}
+
+func BenchmarkGrep20k(b *testing.B) {
+	dir := benchTree(b)
+	cases := []struct {
+		name string
+		args GrepArgs
+	}{
+		{"literal-rare", GrepArgs{Pattern: "NEEDLE", Literal: benchPtr(true)}},
+		{"regex-rare", GrepArgs{Pattern: `NEE+DLE:\s+\w+`}},
+		{"ignoreCase-rare", GrepArgs{Pattern: "needle", IgnoreCase: benchPtr(true)}},
+		{"regex-every-file-limit-100", GrepArgs{Pattern: `func Handler\d+_`}},
+		{"glob-rare", GrepArgs{Pattern: "NEEDLE", Glob: benchPtr("pkg1*/**/*.go")}},
+	}
+	for _, c := range cases {
+		b.Run(c.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				r, err := Grep(context.Background(), dir, c.args)
+				if err != nil || r.Text() == "No matches found" {
+					b.Fatalf("grep: %v %q", err, r.Text())
+				}
+			}
+		})
+	}
+}
+
+func BenchmarkFind20k(b *testing.B) {
+	dir := benchTree(b)
+	cases := []struct {
+		name string
+		args FindArgs
+	}{
+		{"name-rare", FindArgs{Pattern: "file042.go"}},
+		{"path-glob", FindArgs{Pattern: "pkg0*/dir1/*.go"}},
+		{"all-limit-1000", FindArgs{Pattern: "*.go"}},
+	}
+	for _, c := range cases {
+		b.Run(c.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				r, err := Find(context.Background(), dir, c.args)
+				if err != nil || r.Text() == "No files found matching pattern" {
+					b.Fatalf("find: %v %q", err, r.Text())
+				}
+			}
+		})
+	}
+}
+
+func BenchmarkLs5k(b *testing.B) {
+	dir := b.TempDir()
+	for i := range 5000 {
+		if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("Entry_%04d.txt", i)), nil, 0o644); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := Ls(context.Background(), dir, LsArgs{Limit: benchPtrF(5000)}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func benchPtr[T any](v T) *T       { return &v }
+func benchPtrF(v float64) *float64 { return &v }
