@@ -13,11 +13,15 @@ import (
 // FileName is the name of every pi.toml file.
 const FileName = "pi.toml"
 
-// Defaults filled in by Load when no file sets the key.
+// DefaultToolExecution is Config.ToolExecution when no file sets it.
+const DefaultToolExecution = "parallel"
+
+// Defaults for the model keys. Load leaves Model fields empty when no file
+// sets them (so the caller can tell "not set" and fall back to flags or the
+// environment, e.g. OPENAI_BASE_URL); these are the documented last resort.
 const (
-	DefaultToolExecution = "parallel"
-	DefaultBaseURL       = "https://api.openai.com/v1"
-	DefaultAPIKeyEnv     = "OPENAI_API_KEY"
+	DefaultBaseURL   = "https://api.openai.com/v1"
+	DefaultAPIKeyEnv = "OPENAI_API_KEY"
 )
 
 // Scopes of an extension: which file named it.
@@ -55,12 +59,13 @@ type Config struct {
 
 // Model says which model to talk to.
 type Model struct {
-	// BaseURL of an OpenAI-compatible API; default DefaultBaseURL.
+	// BaseURL of an OpenAI-compatible API; empty when no file sets it
+	// (the caller's default is DefaultBaseURL).
 	BaseURL string
 	// Name of the model; empty when no file sets it.
 	Name string
-	// APIKeyEnv names the environment variable holding the API key; default
-	// DefaultAPIKeyEnv.
+	// APIKeyEnv names the environment variable holding the API key; empty
+	// when no file sets it (the caller's default is DefaultAPIKeyEnv).
 	APIKeyEnv string
 	// Images says whether the model accepts images in tool results; nil
 	// when not set.
@@ -256,8 +261,6 @@ func Load(opts LoadOptions) (*Config, error) {
 	}
 
 	c.ToolExecution = DefaultToolExecution
-	c.Model.BaseURL = DefaultBaseURL
-	c.Model.APIKeyEnv = DefaultAPIKeyEnv
 	for _, l := range []*layer{global, project} {
 		if l != nil {
 			l.applyTo(c)

@@ -111,7 +111,6 @@ sha256 = "` + shaA + `"
 			check: func(t *testing.T, e env, c *Config) {
 				want := &Config{
 					ToolExecution: "parallel",
-					Model:         Model{BaseURL: "https://api.openai.com/v1", APIKeyEnv: "OPENAI_API_KEY"},
 					ProjectRoot:   e.proj,
 					GlobalFile:    filepath.Join(e.home, "pi.toml"),
 				}
