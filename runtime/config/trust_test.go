@@ -298,3 +298,34 @@ func TestTrustStoreCorrupt(t *testing.T) {
 		})
 	}
 }
+
+func TestTrustConfigFileAndReplacement(t *testing.T) {
+	e := newEnv(t)
+	writeFile(t, filepath.Join(e.home, "pi.toml"), globalWithCode)
+	// A project extension named like a global one would replace it, but
+	// only when the project is trusted.
+	file := writeFile(t, filepath.Join(t.TempDir(), "alt.toml"), ext("glob", shaA))
+	for _, trust := range []bool{false, true} {
+		c, err := Load(LoadOptions{Cwd: e.proj, PIHome: e.home, ConfigFile: file, Trust: trust})
+		if err != nil {
+			t.Fatal(err)
+		}
+		g, ok := c.Extension("glob")
+		if !ok || len(c.Extensions) != 1 {
+			t.Fatalf("trust=%v: extensions %v", trust, extNames(c))
+		}
+		wantScope, wantWarnings := ScopeGlobal, 1
+		if trust {
+			wantScope, wantWarnings = ScopeProject, 0
+		}
+		if g.Scope != wantScope || len(c.Warnings) != wantWarnings {
+			t.Errorf("trust=%v: glob from %s, warnings %q", trust, g.Scope, c.Warnings)
+		}
+		if !trust && !strings.HasPrefix(c.Warnings[0], "project config "+file+" is not trusted") {
+			t.Errorf("warning does not name the --config file: %q", c.Warnings[0])
+		}
+	}
+	if _, ok := (&Config{}).Extension("glob"); ok {
+		t.Error("found an extension in an empty Config")
+	}
+}
