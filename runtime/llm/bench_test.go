@@ -1,0 +1,85 @@
+package llm
+
+import (
+	"context"
+	"errors"
+	"io"
+	"strings"
+	"testing"
+
+	"github.com/pi-go/pi/internal/openaitest"
+)
+
+// benchReply is a turn of 400 text pieces and two interleaved tool calls
+// whose arguments come in 100 pieces each.
+func benchReply() openaitest.Reply {
+	return openaitest.Reply{
+		Text:       strings.Repeat("word ", 400),
+		Chunks:     400,
+		Interleave: true,
+		ToolCalls: []openaitest.ToolCall{
+			{ID: "a", Name: "write", Arguments: `{"path":"x.go","content":"` + strings.Repeat("line\\n", 100) + `"}`},
+			{ID: "b", Name: "bash", Arguments: `{"command":"` + strings.Repeat("echo hi; ", 100) + `"}`},
+		},
+		Usage: &openaitest.Usage{PromptTokens: 1, CompletionTokens: 1, TotalTokens: 2},
+	}
+}
+
+// BenchmarkSSEDecode measures the decoder and assembler alone on an
+// in-memory stream (no network).
+func BenchmarkSSEDecode(b *testing.B) {
+	var body strings.Builder
+	for _, ev := range openaitest.Chunks(benchReply()) {
+		body.WriteString("data: " + ev + "\n\n")
+	}
+	stream := body.String()
+	chunks := len(openaitest.Chunks(benchReply()))
+	b.SetBytes(int64(len(stream)))
+	b.ReportAllocs()
+	for b.Loop() {
+		asm := newAssembler(func(StreamEvent) {}, testKey)
+		dec := newSSEDecoder(strings.NewReader(stream))
+		for {
+			data, err := dec.Next()
+			if errors.Is(err, io.EOF) {
+				break
+			}
+			if err != nil {
+				b.Fatal(err)
+			}
+			if err := asm.addData(data); err != nil {
+				b.Fatal(err)
+			}
+		}
+		asm.flush()
+		if len(asm.message(testKey).ToolCalls) != 2 {
+			b.Fatal("calls not assembled")
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*chunks), "ns/chunk")
+}
+
+// BenchmarkOpenAIStream measures one whole turn against a loopback test
+// server: request encoding, HTTP, SSE decoding, assembly, events.
+func BenchmarkOpenAIStream(b *testing.B) {
+	reply := benchReply()
+	srv := openaitest.NewServer(b)
+	p, err := NewOpenAI(OpenAIConfig{BaseURL: srv.URL, Model: "m", APIKey: testKey})
+	if err != nil {
+		b.Fatal(err)
+	}
+	req := userRequest("hi")
+	b.ReportAllocs()
+	for b.Loop() {
+		b.StopTimer()
+		srv.Add(reply)
+		b.StartTimer()
+		resp, err := p.Stream(context.Background(), req, func(StreamEvent) {})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if len(resp.Message.ToolCalls) != 2 {
+			b.Fatal("calls not assembled")
+		}
+	}
+}
