@@ -39,7 +39,8 @@ type OpenAIConfig struct {
 	// APIKey is sent as a bearer token; empty sends none (local servers).
 	APIKey string
 	// APIKeyEnv is the name of the environment variable the key came from,
-	// used in messages ("set a valid key in OPENAI_API_KEY").
+	// used in messages ("set a valid key in OPENAI_API_KEY"); a flag name
+	// such as "--api-key" says the key came from that flag.
 	APIKeyEnv string
 	// Images says the model accepts image input. When false, images are
 	// replaced by a text note.
