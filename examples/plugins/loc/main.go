@@ -48,10 +48,10 @@ func init() {
 func main() {}
 
 func run(ctx *sdk.Context, in input) (sdk.Result, error) {
-	root := in.Path
-	if root == "" {
-		root = "."
+	if in.Path == "" {
+		in.Path = "."
 	}
+	root := in.Path
 	if !filepath.IsAbs(root) {
 		root = filepath.Join(ctx.Cwd, root)
 	}
@@ -134,7 +134,10 @@ func report(counts map[string]*count) sdk.Result {
 		return cmp.Compare(a.Language, b.Language)
 	})
 	var b strings.Builder
-	total := count{Language: "Total"}
+	var total struct {
+		Files int `json:"files"`
+		Lines int `json:"lines"`
+	}
 	for _, c := range list {
 		fmt.Fprintf(&b, "%s: %s, %s\n", c.Language, plural(c.Files, "file"), plural(c.Lines, "line"))
 		total.Files += c.Files
