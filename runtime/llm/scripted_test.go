@@ -254,3 +254,23 @@ func TestSplitChunks(t *testing.T) {
 }
 
 func utf8Valid(s string) bool { return strings.ToValidUTF8(s, "\uFFFD") == s }
+
+// The script example in docs/models.md must stay a valid script.
+func TestDocsScriptExample(t *testing.T) {
+	doc, err := os.ReadFile(filepath.Join("..", "..", "docs", "models.md"))
+	if err != nil {
+		t.Skipf("docs not found: %v", err)
+	}
+	_, rest, ok := strings.Cut(string(doc), "```json\n")
+	if !ok {
+		t.Fatal("docs/models.md has no json example")
+	}
+	example, _, _ := strings.Cut(rest, "```")
+	s, err := ParseScript([]byte(example))
+	if err != nil {
+		t.Fatalf("the docs example does not parse: %v", err)
+	}
+	if len(s.Turns) < 2 {
+		t.Fatalf("the docs example has %d turns", len(s.Turns))
+	}
+}
