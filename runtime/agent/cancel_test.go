@@ -65,8 +65,14 @@ func TestCancelMidTool(t *testing.T) {
 			)
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
+			// Cancel once the long process runs and, in parallel, the quick
+			// call has finished (so its result does not depend on timing).
+			quickDone := make(chan struct{})
 			go func() {
 				<-started
+				if !tc.sequential {
+					<-quickDone
+				}
 				cancel()
 			}()
 			ev := &events{}
@@ -74,7 +80,12 @@ func TestCancelMidTool(t *testing.T) {
 				Provider:   p,
 				Tools:      wrap(t, processTool(started, tl), sleepTool("sleep", tool.Parallel, tl)),
 				Sequential: tc.sequential,
-				OnEvent:    ev.on,
+				OnEvent: func(e agent.Event) {
+					ev.on(e)
+					if e.Type == agent.EventToolExecutionEnd && e.ToolCallID == "call_2" && !tc.sequential {
+						close(quickDone)
+					}
+				},
 			})
 			res, err := a.Run(ctx, "go")
 			if err != nil {
