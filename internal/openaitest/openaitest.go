@@ -72,6 +72,9 @@ type Reply struct {
 
 	// Drop closes the connection without answering (a connection reset).
 	Drop bool
+	// DropAfter, when > 0, sends that many SSE events and then cuts the
+	// connection in the middle of the stream.
+	DropAfter int
 	// StallAfter, when > 0, sends that many SSE events and then waits until
 	// the client goes away, without finishing the stream.
 	StallAfter int
@@ -223,6 +226,11 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, reply Reply, stre
 	w.WriteHeader(status)
 	flusher, _ := w.(http.Flusher)
 	for i, ev := range Chunks(reply) {
+		if reply.DropAfter > 0 && i == reply.DropAfter {
+			// Aborts the response: the server closes the connection
+			// without ending the chunked body.
+			panic(http.ErrAbortHandler)
+		}
 		if reply.StallAfter > 0 && i == reply.StallAfter {
 			<-r.Context().Done()
 			return

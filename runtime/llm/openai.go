@@ -1,6 +1,7 @@
 package llm
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -235,7 +236,7 @@ func (p *OpenAI) attempt(ctx context.Context, body []byte, onEvent func(StreamEv
 	if p.cfg.APIKey != "" {
 		hreq.Header.Set("Authorization", "Bearer "+p.cfg.APIKey)
 	}
-	p.logger.Debug("model request", "url", p.endpoint, "model", p.cfg.Model, "bytes", len(body))
+	p.logger.Debug("model request", "url", RedactSecret(p.endpoint, p.cfg.APIKey), "model", p.cfg.Model, "bytes", len(body))
 	hres, err := p.client.Do(hreq)
 	if err != nil {
 		if ctx.Err() != nil {
@@ -249,9 +250,12 @@ func (p *OpenAI) attempt(ctx context.Context, body []byte, onEvent func(StreamEv
 		return nil, nil, p.errorStatus(hres)
 	}
 	asm := newAssembler(onEvent, p.cfg.APIKey)
+	br := bufio.NewReaderSize(hres.Body, 64<<10)
 	mediaType, _, _ := mime.ParseMediaType(hres.Header.Get("Content-Type"))
-	if mediaType == "application/json" {
-		data, err := io.ReadAll(io.LimitReader(hres.Body, maxEventBytes))
+	if mediaType == "application/json" || startsWithObject(br) {
+		// A plain completion (or an error object) instead of a stream. An
+		// SSE stream never starts with "{", whatever its Content-Type says.
+		data, err := io.ReadAll(io.LimitReader(br, maxEventBytes))
 		if err != nil {
 			return nil, asm, p.readError(err, asm)
 		}
@@ -260,7 +264,7 @@ func (p *OpenAI) attempt(ctx context.Context, body []byte, onEvent func(StreamEv
 		}
 		return p.finish(asm, ""), nil, nil
 	}
-	dec := newSSEDecoder(hres.Body)
+	dec := newSSEDecoder(br)
 	for {
 		data, err := dec.Next()
 		if errors.Is(err, io.EOF) {
@@ -269,10 +273,6 @@ func (p *OpenAI) attempt(ctx context.Context, body []byte, onEvent func(StreamEv
 		if err != nil {
 			var mf *malformedError
 			if errors.As(err, &mf) {
-				// A JSON error object with status 200 and no "data:".
-				if msg := serverErrorMessage(json.RawMessage(errorField(mf.received))); msg != "" {
-					return nil, asm, p.badAnswer(&serverStreamError{msg: msg})
-				}
 				return nil, asm, p.badAnswer(err)
 			}
 			return nil, asm, p.readError(err, asm)
@@ -294,6 +294,23 @@ func (p *OpenAI) attempt(ctx context.Context, body []byte, onEvent func(StreamEv
 		}
 	}
 	return p.finish(asm, ""), nil, nil
+}
+
+// startsWithObject reports whether the body's first non-space byte is "{",
+// skipping leading whitespace.
+func startsWithObject(r *bufio.Reader) bool {
+	for {
+		b, err := r.Peek(1)
+		if err != nil {
+			return false
+		}
+		switch b[0] {
+		case ' ', '\t', '\r', '\n':
+			_, _ = r.ReadByte()
+		default:
+			return b[0] == '{'
+		}
+	}
 }
 
 // errorField returns the "error" member of a JSON object text, or "".

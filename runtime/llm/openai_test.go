@@ -139,6 +139,13 @@ func TestOpenAIStreamsReplies(t *testing.T) {
 			wantUsage: Usage{InputTokens: 3, OutputTokens: 4, TotalTokens: 7},
 		},
 		{
+			name: "plain JSON labelled as a stream",
+			reply: openaitest.Reply{ContentType: "text/event-stream",
+				Body: "\n" + asJSON(t, openaitest.Completion(openaitest.Reply{Text: "mislabelled"}))},
+			wantText: "mislabelled",
+			wantStop: StopEnd,
+		},
+		{
 			name:     "length",
 			reply:    openaitest.Reply{Text: "cut sh", FinishReason: "length"},
 			wantText: "cut sh",
@@ -218,6 +225,9 @@ func TestOpenAIRetries(t *testing.T) {
 			wantCalls: 2, minWait: time.Second},
 		{name: "500 then success", replies: []openaitest.Reply{{Status: 500}, {Status: 502}, ok}, wantCalls: 3},
 		{name: "reset before output then success", replies: []openaitest.Reply{{Drop: true}, ok}, wantCalls: 2},
+		{name: "cut before output then success", replies: []openaitest.Reply{{Text: "lost", DropAfter: 1}, ok}, wantCalls: 2},
+		{name: "cut after output is not retried", replies: []openaitest.Reply{{Text: "partial answer", Chunks: 3, DropAfter: 3}},
+			wantErr: ErrConnection, wantMsg: "reading the answer from URL failed", wantCalls: 1},
 		{name: "5xx retries exhausted", retries: 2, replies: []openaitest.Reply{{Status: 500}, {Status: 503}, {Status: 500, ErrorMessage: "upstream overloaded"}},
 			wantErr: ErrServer, wantMsg: "server error from URL (500) after 3 attempts: try again later (server said: upstream overloaded)", wantCalls: 3},
 		{name: "429 retries exhausted", retries: 1, replies: []openaitest.Reply{{Status: 429}, {Status: 429, ErrorMessage: "quota"}},
