@@ -282,14 +282,15 @@ func (a *outputAccumulator) snapshot() outputSnapshot {
 	text := a.tail
 	if !a.tailAtStart {
 		// The first line of the tail is cut; it cannot fit anyway (the
-		// tail is longer than maxBytes), unless it is the only line.
-		if i := bytes.IndexByte(text, '\n'); i >= 0 {
+		// tail is longer than maxBytes), unless it is the last line (or
+		// the one before the final newline), shown in part.
+		if i := bytes.IndexByte(text, '\n'); i >= 0 && i < len(text)-1 {
 			text = text[i+1:]
 		}
 	}
 	t := TruncateTail(string(text), a.maxLines, a.maxBytes)
 	partialLine, partialBytes := a.totalLines, a.lineBytes
-	if t.Truncated && !t.LastLinePartial && t.Content == "" && len(text) > 0 && text[len(text)-1] == '\n' {
+	if t.Truncated && !t.LastLinePartial && t.Content == "" && a.maxLines >= 2 && len(text) > 0 && text[len(text)-1] == '\n' {
 		// The output ends with a newline after a line longer than the
 		// limit: show the end of that line rather than nothing.
 		if t2 := TruncateTail(string(text[:len(text)-1]), a.maxLines, a.maxBytes-1); t2.LastLinePartial {
