@@ -25,38 +25,55 @@ func benchReply() openaitest.Reply {
 	}
 }
 
+// largeArgsReply is one write call with 200 KB of arguments in 4000
+// pieces, as a model writing a big file streams it.
+func largeArgsReply() openaitest.Reply {
+	return openaitest.Reply{
+		Chunks:    4000,
+		ToolCalls: []openaitest.ToolCall{{ID: "w", Name: "write", Arguments: `{"path":"big.txt","content":"` + strings.Repeat("0123456789abcdef\\n", 12000) + `"}`}},
+	}
+}
+
 // BenchmarkSSEDecode measures the decoder and assembler alone on an
-// in-memory stream (no network).
+// in-memory stream (no network), with the key redactor on.
 func BenchmarkSSEDecode(b *testing.B) {
-	var body strings.Builder
-	for _, ev := range openaitest.Chunks(benchReply()) {
-		body.WriteString("data: " + ev + "\n\n")
+	for _, bc := range []struct {
+		name  string
+		reply openaitest.Reply
+		calls int
+	}{{"mixed", benchReply(), 2}, {"large-arguments", largeArgsReply(), 1}} {
+		b.Run(bc.name, func(b *testing.B) {
+			var body strings.Builder
+			events := openaitest.Chunks(bc.reply)
+			for _, ev := range events {
+				body.WriteString("data: " + ev + "\n\n")
+			}
+			stream := body.String()
+			b.SetBytes(int64(len(stream)))
+			b.ReportAllocs()
+			for b.Loop() {
+				asm := newAssembler(func(StreamEvent) {}, testKey)
+				dec := newSSEDecoder(strings.NewReader(stream))
+				for {
+					data, err := dec.Next()
+					if errors.Is(err, io.EOF) {
+						break
+					}
+					if err != nil {
+						b.Fatal(err)
+					}
+					if err := asm.addData(data); err != nil {
+						b.Fatal(err)
+					}
+				}
+				asm.flush()
+				if len(asm.message(testKey).ToolCalls) != bc.calls {
+					b.Fatal("calls not assembled")
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(events)), "ns/chunk")
+		})
 	}
-	stream := body.String()
-	chunks := len(openaitest.Chunks(benchReply()))
-	b.SetBytes(int64(len(stream)))
-	b.ReportAllocs()
-	for b.Loop() {
-		asm := newAssembler(func(StreamEvent) {}, testKey)
-		dec := newSSEDecoder(strings.NewReader(stream))
-		for {
-			data, err := dec.Next()
-			if errors.Is(err, io.EOF) {
-				break
-			}
-			if err != nil {
-				b.Fatal(err)
-			}
-			if err := asm.addData(data); err != nil {
-				b.Fatal(err)
-			}
-		}
-		asm.flush()
-		if len(asm.message(testKey).ToolCalls) != 2 {
-			b.Fatal("calls not assembled")
-		}
-	}
-	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*chunks), "ns/chunk")
 }
 
 // BenchmarkOpenAIStream measures one whole turn against a loopback test

@@ -326,7 +326,7 @@ func serverErrorMessage(raw json.RawMessage) string {
 // chunk, arguments split across chunks and interleaved between calls).
 type assembler struct {
 	text     strings.Builder
-	calls    map[int]*ToolCall
+	calls    map[int]*callState
 	order    []int // indexes in first-seen order
 	last     int   // index of the last call seen, for chunks without index
 	finish   string
@@ -338,7 +338,7 @@ type assembler struct {
 }
 
 func newAssembler(emit func(StreamEvent), secret string) *assembler {
-	return &assembler{calls: map[int]*ToolCall{}, last: -1, emit: emit, redactor: newStreamRedactor(secret)}
+	return &assembler{calls: map[int]*callState{}, last: -1, emit: emit, redactor: newStreamRedactor(secret)}
 }
 
 // addData takes one SSE data payload.
@@ -409,13 +409,13 @@ func (a *assembler) addToolCall(tc openai.ToolCall) {
 		idx = a.last
 	}
 	c := a.calls[idx]
+	startNow := c == nil
 	if c == nil {
-		c = &ToolCall{}
+		c = &callState{}
 		a.calls[idx] = c
 		a.order = append(a.order, idx)
 	}
 	a.last = idx
-	startNow := c.ID == "" && c.Name == "" && c.Arguments == ""
 	if tc.ID != "" && c.ID == "" {
 		c.ID = tc.ID
 	}
@@ -427,11 +427,17 @@ func (a *assembler) addToolCall(tc openai.ToolCall) {
 		a.send(StreamEvent{Type: EventToolCallStart, ToolCallIndex: pos, ToolCallID: c.ID, ToolName: c.Name})
 	}
 	if tc.Function.Arguments != "" {
-		c.Arguments += tc.Function.Arguments
+		c.args.WriteString(tc.Function.Arguments)
 		if out := a.redactor.write(idx, tc.Function.Arguments); out != "" {
 			a.send(StreamEvent{Type: EventToolCallDelta, Delta: out, ToolCallIndex: pos, ToolCallID: c.ID, ToolName: c.Name})
 		}
 	}
+}
+
+// callState is one tool call being assembled.
+type callState struct {
+	ID, Name string
+	args     strings.Builder
 }
 
 // position is a call's place among the calls: the order in which their
@@ -473,11 +479,11 @@ func (a *assembler) message(secret string) Message {
 		m.Content = []tool.ContentBlock{tool.Text(RedactSecret(a.text.String(), secret))}
 	}
 	for n, idx := range a.order {
-		c := *a.calls[idx]
+		st := a.calls[idx]
+		c := ToolCall{ID: st.ID, Name: st.Name, Arguments: RedactSecret(st.args.String(), secret)}
 		if c.ID == "" {
 			c.ID = "call_" + strconv.Itoa(n+1)
 		}
-		c.Arguments = RedactSecret(c.Arguments, secret)
 		m.ToolCalls = append(m.ToolCalls, c)
 	}
 	return m
