@@ -76,6 +76,7 @@ type applyEditsResult struct {
 	before   string // LF view of the original, for the diff
 	after    string // LF view of the result
 	tolerant bool   // some edit needed the tolerant match
+	regions  []matchRegion
 }
 
 // applyEdits locates every edit in the original bytes and replaces only the
@@ -152,6 +153,7 @@ func applyEdits(orig []byte, edits []editSpec, path string) (applyEditsResult, e
 		return applyEditsResult{}, fmt.Errorf("No changes made to %s. The replacements produced identical content.", path)
 	}
 	res.out = out.Bytes()
+	res.regions = regions
 	res.after = newLFView(res.out).text
 	return res, nil
 }

@@ -108,7 +108,27 @@ func openError(abs string, err error) error {
 }
 
 // formatNumber prints a JSON number as JavaScript would.
-func formatNumber(f float64) string { return strconv.FormatFloat(f, 'f', -1, 64) }
+func formatNumber(f float64) string {
+	if math.Abs(f) < 1e21 {
+		return strconv.FormatFloat(f, 'f', -1, 64)
+	}
+	return strconv.FormatFloat(f, 'g', -1, 64)
+}
+
+// clampLines turns a JSON number into a line count, truncating toward zero
+// as JavaScript's slice does and keeping it far from overflow.
+func clampLines(f float64) int {
+	const most = 1 << 50
+	switch {
+	case math.IsNaN(f):
+		return 0
+	case f > most:
+		return most
+	case f < -most:
+		return -most
+	}
+	return int(math.Trunc(f))
+}
 
 // readText streams the file once: lines before the window are skipped,
 // the window is collected up to the output limits, the rest is only
@@ -116,11 +136,11 @@ func formatNumber(f float64) string { return strconv.FormatFloat(f, 'f', -1, 64)
 func readText(ctx context.Context, f io.Reader, args readArgs) (tool.Result, error) {
 	start := 0 // 0-based first line
 	if args.Offset != nil && *args.Offset != 0 {
-		start = max(0, int(math.Trunc(*args.Offset))-1)
+		start = max(0, clampLines(*args.Offset)-1)
 	}
 	end := math.MaxInt // 0-based line after the window
 	if args.Limit != nil {
-		end = start + max(0, int(math.Trunc(*args.Limit)))
+		end = start + max(0, clampLines(*args.Limit))
 	}
 	c := headCollector{maxLines: DefaultMaxLines, maxBytes: DefaultMaxBytes}
 	line := 0

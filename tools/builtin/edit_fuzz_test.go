@@ -1,0 +1,138 @@
+package builtin
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/pi-go/pi/runtime/tool"
+)
+
+// FuzzEditApply checks, for one edit of arbitrary bytes: the tool leaves the
+// file byte-for-byte unchanged on error; on success only the matched region
+// changed, the region is the oldText (exactly, in the LF view) or holds its
+// tolerant form, and an exact match was unique.
+func FuzzEditApply(f *testing.F) {
+	f.Add([]byte("a\nb\nc\n"), "b", "B")
+	f.Add([]byte("a\r\nb\r\nc\r\n"), "a\nb", "x\ny\nz")
+	f.Add([]byte("\xef\xbb\xbfhello\r\nworld"), "hello", "bye")
+	f.Add([]byte("say \xe2\x80\x9chi\xe2\x80\x9d  \nnext"), "say \"hi\"\nnext", "x")
+	f.Add([]byte("foo\nfoo\nfoo\n"), "foo\nfoo\n", "bar")
+	f.Add([]byte("\xff\xfe\nfix\n\xc3("), "fix", "ok")
+	f.Add([]byte("\xef\xac\x81le \xe2\x80\x94 x\t \n"), "file - x", "y")
+	f.Add([]byte("caf\xe9\r\nna\xefve\n"), "na", "NA")
+	dir := f.TempDir()
+	tools := fileTools(f, dir)
+	path := filepath.Join(dir, "f.txt")
+	f.Fuzz(func(t *testing.T, orig []byte, oldText, newText string) {
+		if err := os.WriteFile(path, orig, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		// JSON carries only valid UTF-8: compare with what the tool receives.
+		oldText, newText = jsonRoundTrip(oldText), jsonRoundTrip(newText)
+		args, _ := json.Marshal(map[string]any{"path": "f.txt", "edits": []editSpec{{oldText, newText}}})
+		r := tool.Run(context.Background(), tools, nil, "edit", "fuzz", args, nil)
+		got, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, applyErr := applyEdits(orig, []editSpec{{oldText, newText}}, "f.txt")
+		if r.IsError {
+			if !bytes.Equal(got, orig) {
+				t.Fatalf("error %q but the file changed", r.Text())
+			}
+			if applyErr == nil {
+				t.Fatalf("tool failed (%s) where applyEdits did not", r.Text())
+			}
+			return
+		}
+		if applyErr != nil {
+			t.Fatalf("tool succeeded where applyEdits failed: %v", applyErr)
+		}
+		if !bytes.Equal(got, res.out) {
+			t.Fatalf("file is not what applyEdits computed")
+		}
+		checkEditInvariants(t, orig, oldText, res)
+	})
+}
+
+func checkEditInvariants(t *testing.T, orig []byte, oldText string, res applyEditsResult) {
+	t.Helper()
+	if len(res.regions) != 1 {
+		t.Fatalf("%d regions", len(res.regions))
+	}
+	rg := res.regions[0]
+	if rg.start < 0 || rg.end < rg.start || rg.end > len(orig) {
+		t.Fatalf("region [%d,%d) outside the file of %d bytes", rg.start, rg.end, len(orig))
+	}
+	tail := len(orig) - rg.end
+	if !bytes.Equal(res.out[:rg.start], orig[:rg.start]) || !bytes.Equal(res.out[len(res.out)-tail:], orig[rg.end:]) {
+		t.Fatalf("bytes outside the matched region [%d,%d) changed", rg.start, rg.end)
+	}
+	bom := 0
+	if bytes.HasPrefix(orig, utf8BOM) {
+		bom = 3
+		if rg.start < bom {
+			t.Fatalf("region [%d,%d) covers the BOM", rg.start, rg.end)
+		}
+	}
+	region := newLFView(orig[rg.start:rg.end]).text
+	old := strings.ReplaceAll(oldText, "\r\n", "\n")
+	view := newLFView(orig).text
+	if !rg.tolerant {
+		if region != old {
+			t.Fatalf("exact region %q is not oldText %q", region, old)
+		}
+		if _, n := findUnique(view, old); n != 1 {
+			t.Fatalf("exact match used but oldText occurs %d times", n)
+		}
+		return
+	}
+	if _, n := findUnique(view, old); n != 0 {
+		t.Fatalf("tolerant match used though oldText occurs exactly %d times", n)
+	}
+	if key := tolerantNormalize(old); !strings.Contains(tolerantNormalize(region), key) {
+		t.Fatalf("tolerant region %q (%q) does not hold %q", region, tolerantNormalize(region), key)
+	}
+}
+
+// FuzzEditMany checks several edits of one file the same way: on success
+// the regions are disjoint and every byte outside them is unchanged.
+func FuzzEditMany(f *testing.F) {
+	f.Add([]byte("x = 1\ny = 2\nz = 3\n"), "x = 1", "X", "z", "Z")
+	f.Add([]byte("a\r\nb\r\nc"), "a\nb", "ab", "c", "C\nD")
+	f.Add([]byte("aaa"), "aa", "b", "a", "c")
+	f.Fuzz(func(t *testing.T, orig []byte, o1, n1, o2, n2 string) {
+		res, err := applyEdits(orig, []editSpec{{o1, n1}, {o2, n2}}, "f")
+		if err != nil {
+			return
+		}
+		prev := 0
+		for _, rg := range res.regions {
+			if rg.start < prev || rg.end < rg.start || rg.end > len(orig) {
+				t.Fatalf("regions overlap or are out of order: %+v", res.regions)
+			}
+			prev = rg.end
+		}
+		first, last := res.regions[0], res.regions[len(res.regions)-1]
+		if !bytes.Equal(res.out[:first.start], orig[:first.start]) || !bytes.HasSuffix(res.out, orig[last.end:]) {
+			t.Fatalf("bytes outside the regions changed")
+		}
+		if bytes.Equal(res.out, orig) {
+			t.Fatalf("success without a change")
+		}
+	})
+}
+
+func jsonRoundTrip(s string) string {
+	b, _ := json.Marshal(s)
+	var out string
+	if err := json.Unmarshal(b, &out); err != nil {
+		panic(err)
+	}
+	return out
+}

@@ -1,0 +1,132 @@
+package builtin
+
+import (
+	"bufio"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// benchFileMB is the size of the file BenchmarkReadEnd reads; set
+// PI_READ_BENCH_MB=1024 for the 1 GB figure in docs/performance.md.
+func benchFileMB() int {
+	if n, err := strconv.Atoi(os.Getenv("PI_READ_BENCH_MB")); err == nil && n > 0 {
+		return n
+	}
+	return 256
+}
+
+// writeLinesFile writes lines of 99 characters plus '\n' until the file is
+// mb megabytes (10^6 bytes), and returns the number of lines read counts
+// (the trailing newline makes one more, empty line).
+func writeLinesFile(b *testing.B, path string, mb int) int {
+	b.Helper()
+	f, err := os.Create(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	w := bufio.NewWriterSize(f, 1<<20)
+	n := mb * 10_000
+	for i := range n {
+		fmt.Fprintf(w, "%08d %s\n", i+1, strings.Repeat("x", 90))
+	}
+	if err := w.Flush(); err != nil {
+		b.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		b.Fatal(err)
+	}
+	return n + 1
+}
+
+// BenchmarkReadEnd reads the last 3 lines of a large file through the tool
+// pipeline: one streaming pass, bounded memory.
+func BenchmarkReadEnd(b *testing.B) {
+	dir := b.TempDir()
+	path := filepath.Join(dir, "big.txt")
+	mb := benchFileMB()
+	total := writeLinesFile(b, path, mb)
+	args := fmt.Sprintf(`{"path":"big.txt","offset":%d}`, total-2)
+	want := fmt.Sprintf("%08d %s\n", total-1, strings.Repeat("x", 90))
+	b.SetBytes(int64(mb) * 1_000_000)
+	b.ResetTimer()
+	for b.Loop() {
+		r := callTool(b, dir, "read", args)
+		if r.IsError || r.Text() != want {
+			b.Fatalf("got %q", trimForLog(r.Text()))
+		}
+	}
+}
+
+// BenchmarkReadHead reads the first window (2000 lines / 50KB) of a large
+// file: the rest is only counted.
+func BenchmarkReadHead(b *testing.B) {
+	dir := b.TempDir()
+	writeLinesFile(b, filepath.Join(dir, "big.txt"), 64)
+	b.SetBytes(64_000_000)
+	b.ResetTimer()
+	for b.Loop() {
+		r := callTool(b, dir, "read", `{"path":"big.txt"}`)
+		if r.IsError || !strings.HasSuffix(r.Text(), "Use offset=512 to continue.]") {
+			b.Fatalf("got %q", trimForLog(r.Text()))
+		}
+	}
+}
+
+// BenchmarkEdit20MB replaces one line in the middle of a 20 MB file through
+// the tool pipeline (read, match, atomic write, diff).
+func BenchmarkEdit20MB(b *testing.B) {
+	dir := b.TempDir()
+	path := filepath.Join(dir, "big.txt")
+	total := writeLinesFile(b, path, 20)
+	mid := fmt.Sprintf("%08d %s", total/2, strings.Repeat("x", 90))
+	alt := fmt.Sprintf("%08d %s", total/2, strings.Repeat("y", 90))
+	b.SetBytes(20_000_000)
+	b.ResetTimer()
+	i := 0
+	for b.Loop() {
+		from, to := mid, alt
+		if i%2 == 1 {
+			from, to = alt, mid
+		}
+		i++
+		r := callTool(b, dir, "edit", map[string]any{"path": "big.txt", "edits": edits(from, to)})
+		if r.IsError {
+			b.Fatal(r.Text())
+		}
+	}
+}
+
+// BenchmarkEditTolerant20MB is the same edit where only the tolerant match
+// finds the line (the file has trailing spaces the oldText lacks).
+func BenchmarkEditTolerant20MB(b *testing.B) {
+	dir := b.TempDir()
+	path := filepath.Join(dir, "big.txt")
+	total := writeLinesFile(b, path, 20)
+	mid := fmt.Sprintf("%08d %s", total/2, strings.Repeat("x", 90))
+	data, err := os.ReadFile(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(strings.Replace(string(data), mid+"\n", mid+"  \n", 1)), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	alt := fmt.Sprintf("%08d %s", total/2, strings.Repeat("y", 90))
+	b.SetBytes(20_000_000)
+	b.ResetTimer()
+	i := 0
+	for b.Loop() {
+		from, to := mid+"\n", alt+"  \n"
+		if i%2 == 1 {
+			from, to = alt+"\n", mid+"  \n"
+		}
+		i++
+		r := callTool(b, dir, "edit", map[string]any{"path": "big.txt", "edits": edits(from, to)})
+		if r.IsError || !strings.Contains(r.Text(), tolerantNote) {
+			b.Fatal(r.Text())
+		}
+	}
+}
