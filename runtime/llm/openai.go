@@ -151,6 +151,8 @@ func (p *OpenAI) stream(ctx context.Context, req Request, onEvent func(StreamEve
 		}
 		res, asm, err := p.attempt(ctx, body, onEvent)
 		if res != nil {
+			p.logger.Debug("model response", "stop", string(res.StopReason), "tool_calls", len(res.Message.ToolCalls),
+				"input_tokens", res.Usage.InputTokens, "output_tokens", res.Usage.OutputTokens, "attempts", attempt)
 			return res, nil
 		}
 		if ctx.Err() != nil {
@@ -164,7 +166,7 @@ func (p *OpenAI) stream(ctx context.Context, req Request, onEvent func(StreamEve
 		case errors.As(err, &retryable) && retryable.streamOptions && !strippedOptions:
 			// The server does not know stream_options: resend without it,
 			// once, and remember.
-			p.logger.Debug("server rejected stream_options; retrying without it", "url", p.cfg.BaseURL)
+			p.logger.Debug("server rejected stream_options; retrying without it", "url", RedactSecret(p.cfg.BaseURL, p.cfg.APIKey))
 			p.noStreamOptions.Store(true)
 			strippedOptions = true
 			attempt--
