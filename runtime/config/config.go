@@ -255,7 +255,7 @@ func Load(opts LoadOptions) (*Config, error) {
 			return nil, fmt.Errorf("load config: %w", err)
 		}
 		if status != trusted {
-			c.Warnings = append(c.Warnings, untrustedWarning(project, status))
+			c.Warnings = append(c.Warnings, untrustedWarning(project, status, opts.ConfigFile != ""))
 			project.dropCode()
 		}
 	}
@@ -312,8 +312,9 @@ func findProject(dir, globalFile string) (string, []byte, error) {
 	}
 }
 
-// untrustedWarning says what an untrusted project file would have done.
-func untrustedWarning(l *layer, status trustState) string {
+// untrustedWarning says what an untrusted project file would have done and
+// how to trust it; a --config file (fromFlag) is trusted for a run only.
+func untrustedWarning(l *layer, status trustState, fromFlag bool) string {
 	var ignored []string
 	if l.bashPrefix != nil {
 		ignored = append(ignored, "tools.bash.command_prefix")
@@ -336,9 +337,12 @@ func untrustedWarning(l *layer, status trustState) string {
 	if status == trustChanged {
 		why = "changed since it was trusted"
 	}
-	return fmt.Sprintf("project config %s %s, so these settings that run code were ignored: %s. "+
-		"Review the file, then run `pi trust` in %s to trust it, or pass --trust (or set PI_TRUST=1) for one run.",
-		l.file, why, strings.Join(ignored, "; "), filepath.Dir(l.file))
+	how := fmt.Sprintf("run `pi trust` in %s to trust it, or pass --trust (or set PI_TRUST=1) for one run", filepath.Dir(l.file))
+	if fromFlag {
+		how = "pass --trust (or set PI_TRUST=1) to apply them"
+	}
+	return fmt.Sprintf("project config %s %s, so these settings that run code were ignored: %s. Review the file, then %s.",
+		l.file, why, strings.Join(ignored, "; "), how)
 }
 
 // Overrides are command-line flags laid over a loaded Config by With. Zero

@@ -16,9 +16,11 @@ func FuzzLoad(f *testing.F) {
 	f.Add([]byte(risky))
 	f.Add([]byte(threeExtensions))
 	f.Add([]byte("[tools]\nactive = [\n  \"read\", # c\n]\n"))
+	// One folder for all inputs (a worker runs one input at a time):
+	// a TempDir per input would make file-system work most of the cost.
+	dir := f.TempDir()
+	file := filepath.Join(dir, "pi.toml")
 	f.Fuzz(func(t *testing.T, data []byte) {
-		dir := t.TempDir()
-		file := filepath.Join(dir, "pi.toml")
 		if err := os.WriteFile(file, data, 0o644); err != nil {
 			t.Fatal(err)
 		}

@@ -321,8 +321,10 @@ func TestTrustConfigFileAndReplacement(t *testing.T) {
 		if g.Scope != wantScope || len(c.Warnings) != wantWarnings {
 			t.Errorf("trust=%v: glob from %s, warnings %q", trust, g.Scope, c.Warnings)
 		}
-		if !trust && !strings.HasPrefix(c.Warnings[0], "project config "+file+" is not trusted") {
-			t.Errorf("warning does not name the --config file: %q", c.Warnings[0])
+		want := "project config " + file + ` is not trusted, so these settings that run code were ignored: extension "glob". ` +
+			"Review the file, then pass --trust (or set PI_TRUST=1) to apply them."
+		if !trust && c.Warnings[0] != want {
+			t.Errorf("warning:\n got  %q\n want %q", c.Warnings[0], want)
 		}
 	}
 	if _, ok := (&Config{}).Extension("glob"); ok {
