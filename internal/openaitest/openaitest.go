@@ -92,6 +92,7 @@ type Server struct {
 	bodies  []map[string]any
 	raw     [][]byte
 	headers []http.Header
+	uris    []string
 }
 
 // NewServer starts a server on loopback that answers requests with replies in
@@ -133,6 +134,13 @@ func (s *Server) Headers() []http.Header {
 	return append([]http.Header(nil), s.headers...)
 }
 
+// RequestURIs returns the path and query of the requests received so far.
+func (s *Server) RequestURIs() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]string(nil), s.uris...)
+}
+
 // Close stops the server (also done by t.Cleanup).
 func (s *Server) Close() { s.srv.Close() }
 
@@ -157,6 +165,7 @@ func (s *Server) handle(w http.ResponseWriter, r *http.Request) {
 	s.bodies = append(s.bodies, body)
 	s.raw = append(s.raw, raw)
 	s.headers = append(s.headers, r.Header.Clone())
+	s.uris = append(s.uris, r.URL.RequestURI())
 	var reply Reply
 	ok := n < len(s.replies)
 	if ok {

@@ -33,7 +33,8 @@ const maxRetryAfter = 2 * time.Minute
 // NewOpenAI; changing it afterwards has no effect.
 type OpenAIConfig struct {
 	// BaseURL is the API root, e.g. "https://api.openai.com/v1"; requests go
-	// to BaseURL + "/chat/completions".
+	// to its path + "/chat/completions", keeping any query (such as Azure's
+	// api-version).
 	BaseURL string
 	// Model is the model name sent with every request.
 	Model string
@@ -92,7 +93,7 @@ func NewOpenAI(cfg OpenAIConfig) (*OpenAI, error) {
 	}
 	p := &OpenAI{
 		cfg:       cfg,
-		endpoint:  cfg.BaseURL + "/chat/completions",
+		endpoint:  u.JoinPath("chat/completions").String(),
 		client:    cfg.HTTPClient,
 		logger:    cfg.Logger,
 		retries:   cfg.MaxRetries,

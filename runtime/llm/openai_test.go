@@ -598,3 +598,28 @@ func TestRedactSecret(t *testing.T) {
 		})
 	}
 }
+
+func TestOpenAIKeyNotLogged(t *testing.T) {
+	// The server echoes the key in a retried error and in the final one.
+	srv := openaitest.NewServer(t,
+		openaitest.Reply{Status: 503, ErrorMessage: "bad key " + testKey},
+		openaitest.Reply{Status: 401, ErrorMessage: "rejected " + testKey},
+	)
+	var logs bytes.Buffer
+	p := newTestProvider(t, srv.URL+"?key="+testKey, func(c *OpenAIConfig) {
+		c.Logger = hclog.New(&hclog.LoggerOptions{Output: &logs, Level: hclog.Trace})
+	})
+	_, err := p.Stream(context.Background(), userRequest("hi"), nil)
+	if !errors.Is(err, ErrAuth) {
+		t.Fatalf("err = %v, want ErrAuth", err)
+	}
+	if !strings.Contains(logs.String(), "retrying model request") || !strings.Contains(logs.String(), "[REDACTED]") {
+		t.Fatalf("logs lack the redacted retry line:\n%s", logs.String())
+	}
+	if strings.Contains(logs.String(), testKey) || strings.Contains(err.Error(), testKey) {
+		t.Fatalf("the key leaked:\nerr=%v\nlogs=%s", err, logs.String())
+	}
+	if uri := srv.RequestURIs()[0]; uri != "/v1/chat/completions?key="+testKey {
+		t.Fatalf("request URI = %q, want the base URL's query kept", uri)
+	}
+}
