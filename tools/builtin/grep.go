@@ -143,7 +143,7 @@ func Grep(ctx context.Context, cwd string, args GrepArgs) (tool.Result, error) {
 			}
 			return g.searchFile(e.Path, e.Rel)
 		})
-	} else {
+	} else if info.Mode().IsRegular() { // never block on a named pipe or device
 		err = g.searchFile(searchPath, filepath.Base(searchPath))
 	}
 	if errors.Is(err, errStopWalk) {
@@ -224,27 +224,28 @@ func (g *grepper) searchFile(name, display string) error {
 		return nil
 	}
 	defer f.Close()
-	st, err := f.Stat()
-	if err != nil || !st.Mode().IsRegular() {
-		return nil
-	}
-	if st.Size() > grepWholeFileMax {
-		return g.searchStream(f, display)
-	}
-	data, err := g.readAll(f, st.Size())
+	data, whole, err := g.readAll(f)
 	if err != nil {
 		return nil
+	}
+	if !whole {
+		return g.searchStream(io.MultiReader(bytes.NewReader(data), f), display)
 	}
 	return g.searchData(data, display)
 }
 
-// readAll reads f into g's reused buffer.
-func (g *grepper) readAll(f *os.File, size int64) ([]byte, error) {
+// readAll reads f into g's reused buffer, up to grepWholeFileMax bytes;
+// whole is false when f is longer (data then holds its start).
+func (g *grepper) readAll(f *os.File) (data []byte, whole bool, err error) {
 	buf := g.buf[:0]
-	if int64(cap(buf)) < size+512 {
-		buf = make([]byte, 0, size+512)
+	if cap(buf) == 0 {
+		buf = make([]byte, 0, 64*1024)
 	}
 	for {
+		if int64(len(buf)) > grepWholeFileMax {
+			g.buf = buf
+			return buf, false, nil
+		}
 		if len(buf) == cap(buf) {
 			buf = append(buf, 0)[:len(buf)]
 		}
@@ -254,11 +255,11 @@ func (g *grepper) readAll(f *os.File, size int64) ([]byte, error) {
 			break
 		}
 		if err != nil {
-			return nil, err
+			return nil, false, err
 		}
 	}
 	g.buf = buf
-	return buf, nil
+	return buf, true, nil
 }
 
 var (

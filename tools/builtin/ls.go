@@ -1,9 +1,11 @@
 package builtin
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
@@ -66,7 +68,8 @@ func LsDefinition() tool.ToolDefinition {
 // Ls runs one ls call in the working directory cwd. Entries are sorted by
 // their lower-cased names in Unicode collation order (as the reference
 // agent's localeCompare does; byte order breaks ties); symbolic links are
-// followed to decide the '/' suffix and dangling ones are left out. ls does
+// followed to decide the '/' suffix and dangling ones are left out (other
+// entries are typed from the directory listing, without a stat each). ls does
 // not read .gitignore.
 //
 // # Errors
@@ -77,28 +80,32 @@ func Ls(ctx context.Context, cwd string, args LsArgs) (tool.Result, error) {
 	if ctx.Err() != nil {
 		return tool.Result{}, errSearchAborted
 	}
-	dir := ResolvePath(cwd, deref(args.Path, "."))
-	info, err := os.Stat(dir)
+	dirPath := ResolvePath(cwd, deref(args.Path, "."))
+	info, err := os.Stat(dirPath)
 	if err != nil {
-		return tool.Result{}, fmt.Errorf("Path not found: %s", dir) //nolint:staticcheck // model-visible text
+		return tool.Result{}, fmt.Errorf("Path not found: %s", dirPath) //nolint:staticcheck // model-visible text
 	}
 	if !info.IsDir() {
-		return tool.Result{}, fmt.Errorf("Not a directory: %s", dir) //nolint:staticcheck // model-visible text
+		return tool.Result{}, fmt.Errorf("Not a directory: %s", dirPath) //nolint:staticcheck // model-visible text
 	}
-	f, err := os.Open(dir)
+	f, err := os.Open(dirPath)
 	if err != nil {
 		return tool.Result{}, fmt.Errorf("Cannot read directory: %w", err) //nolint:staticcheck // model-visible text
 	}
-	names, err := f.Readdirnames(-1)
+	entries, err := f.ReadDir(-1)
 	f.Close()
 	if err != nil {
 		return tool.Result{}, fmt.Errorf("Cannot read directory: %w", err) //nolint:staticcheck // model-visible text
 	}
-	sortNames(names)
+	items := make([]lsItem, len(entries))
+	for i, e := range entries {
+		items[i] = lsItem{name: e.Name(), isDir: e.IsDir(), link: e.Type()&fs.ModeSymlink != 0}
+	}
+	sortLsItems(items)
 	limit := intArg(args.Limit, LsDefaultLimit, 1)
 	var out []string
 	limitReached := false
-	for i, name := range names {
+	for i, it := range items {
 		if i%256 == 255 && ctx.Err() != nil {
 			return tool.Result{}, errSearchAborted
 		}
@@ -106,14 +113,17 @@ func Ls(ctx context.Context, cwd string, args LsArgs) (tool.Result, error) {
 			limitReached = true
 			break
 		}
-		st, err := os.Stat(filepath.Join(dir, name))
-		if err != nil {
-			continue // dangling symlink or gone since the read
+		if it.link {
+			st, err := os.Stat(filepath.Join(dirPath, it.name))
+			if err != nil {
+				continue // dangling symlink
+			}
+			it.isDir = st.IsDir()
 		}
-		if st.IsDir() {
-			name += "/"
+		if it.isDir {
+			it.name += "/"
 		}
-		out = append(out, name)
+		out = append(out, it.name)
 	}
 	if len(out) == 0 {
 		return tool.TextResult("(empty directory)"), nil
@@ -132,18 +142,25 @@ func Ls(ctx context.Context, cwd string, args LsArgs) (tool.Result, error) {
 	return listingResult(text, notices, details, details != LsDetails{}), nil
 }
 
-// sortNames sorts names by their lower-cased forms in the Unicode root
-// collation, byte order breaking ties.
-func sortNames(names []string) {
+// lsItem is one directory entry to list.
+type lsItem struct {
+	name        string
+	key         []byte // collation key of the lower-cased name
+	isDir, link bool
+}
+
+// sortLsItems sorts entries by their lower-cased names in the Unicode root
+// collation, byte order breaking ties. Collation keys are made once per name.
+func sortLsItems(items []lsItem) {
 	c := collate.New(language.Und)
-	lower := make(map[string]string, len(names))
-	for _, n := range names {
-		lower[n] = strings.ToLower(n)
+	var buf collate.Buffer
+	for i := range items {
+		items[i].key = c.KeyFromString(&buf, strings.ToLower(items[i].name))
 	}
-	sort.SliceStable(names, func(i, j int) bool {
-		if r := c.CompareString(lower[names[i]], lower[names[j]]); r != 0 {
+	sort.Slice(items, func(i, j int) bool {
+		if r := bytes.Compare(items[i].key, items[j].key); r != 0 {
 			return r < 0
 		}
-		return names[i] < names[j]
+		return items[i].name < items[j].name
 	})
 }
