@@ -44,7 +44,7 @@ const (
 	// shell exited, for a background process that holds it open.
 	bashPipeGrace = 100 * time.Millisecond
 	// bashReadChunk is the size of one read from the output pipe.
-	bashReadChunk = 64 << 10
+	bashReadChunk = 256 << 10
 )
 
 // bashInstance tells this pi process's bash calls from another pi's.

@@ -669,3 +669,84 @@ func TestBashDoesNotStealOtherChildren(t *testing.T) {
 		t.Errorf("other child's status = %v, want exit status 5", err)
 	}
 }
+
+// benchPipeline prints PI_BENCH_BYTES bytes (default 30 MB) as lines of 100
+// characters.
+func benchPipeline(b *testing.B) (string, int64) {
+	n := int64(30_000_000)
+	if s := os.Getenv("PI_BENCH_BYTES"); s != "" {
+		v, err := strconv.ParseInt(s, 10, 64)
+		if err != nil {
+			b.Fatalf("PI_BENCH_BYTES: %v", err)
+		}
+		n = v
+	}
+	return fmt.Sprintf("head -c %d /dev/zero | tr '\\0' a | fold -w 100", n), n
+}
+
+// BenchmarkBashThroughput runs a command that prints a lot through the bash
+// tool and, for comparison, the same pipeline into /dev/null. It reports the
+// ratio of the two wall times and the peak RSS of the process.
+//
+//	PI_BENCH_BYTES=300000000 go test -run '^$' -bench BashThroughput -benchtime 3x ./tools/builtin/
+func BenchmarkBashThroughput(b *testing.B) {
+	pipeline, n := benchPipeline(b)
+	def := BashDefinition(BashOptions{})
+	args, _ := json.Marshal(map[string]any{"command": pipeline})
+	var toolTime, nullTime time.Duration
+	b.SetBytes(n)
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		start := time.Now()
+		r, err := def.Execute(context.Background(), tool.NewCall("b", args, func(tool.Result) {}), tool.Context{Cwd: b.TempDir()})
+		toolTime += time.Since(start)
+		if err != nil || r.IsError {
+			b.Fatalf("bash: %v %s", err, r.Text())
+		}
+		if d, ok := r.Details.(*bashDetails); ok && d.FullOutputPath != "" {
+			os.Remove(d.FullOutputPath)
+		}
+		b.StopTimer()
+		start = time.Now()
+		if out, err := exec.Command("/bin/bash", "-c", pipeline+" > /dev/null").CombinedOutput(); err != nil {
+			b.Fatalf("baseline: %v %s", err, out)
+		}
+		nullTime += time.Since(start)
+		b.StartTimer()
+	}
+	b.ReportMetric(float64(toolTime)/float64(nullTime), "x-devnull")
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err == nil {
+		b.ReportMetric(float64(ru.Maxrss)/1024, "peak-RSS-MB")
+	}
+}
+
+func BenchmarkAccumulatorWrite(b *testing.B) {
+	chunk := bytes.Repeat([]byte(strings.Repeat("a", 99)+"\n"), 655)
+	a := newOutputAccumulator(accumulatorLimits{Prefix: "pi-bench", Dir: b.TempDir()})
+	b.SetBytes(int64(len(chunk)))
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		a.Write(chunk)
+	}
+	b.StopTimer()
+	a.finish()
+	_ = a.close()
+}
+
+func BenchmarkSanitize(b *testing.B) {
+	inputs := map[string][]byte{
+		"ascii":   bytes.Repeat([]byte(strings.Repeat("a", 99)+"\n"), 655),
+		"colored": bytes.Repeat([]byte("\x1b[32mok\x1b[0m   test/pkg/name  0.012s héllo\n"), 1500),
+	}
+	for name, in := range inputs {
+		b.Run(name, func(b *testing.B) {
+			var s sanitizer
+			out := make([]byte, 0, len(in))
+			b.SetBytes(int64(len(in)))
+			for i := 0; i < b.N; i++ {
+				out = s.write(out[:0], in)
+			}
+		})
+	}
+}

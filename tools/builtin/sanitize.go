@@ -1,6 +1,9 @@
 package builtin
 
-import "unicode/utf8"
+import (
+	"encoding/binary"
+	"unicode/utf8"
+)
 
 // sanitizer cleans a byte stream for the model, chunk by chunk: ANSI escape
 // sequences (CSI, OSC, DCS/SOS/PM/APC strings, two-byte escapes) are removed,
@@ -33,14 +36,26 @@ const (
 
 const replacementChar = "\uFFFD"
 
-// byteClass tells the ground state what to do with an ASCII byte.
-var keepASCII = func() (t [128]bool) {
+// keepASCII marks the ASCII bytes that pass through the ground state as they
+// are: printable characters, tab, newline and carriage return.
+var keepASCII = func() (t [256]bool) {
 	for b := 0x20; b < 0x7f; b++ {
 		t[b] = true
 	}
 	t['\t'], t['\n'], t['\r'] = true, true, true
 	return t
 }()
+
+// Word-at-a-time constants: a word has no byte below 0x20 and none at or
+// above 0x7f when plainWord is zero.
+const (
+	ones  = 0x0101010101010101
+	highs = 0x8080808080808080
+)
+
+func plainWord(w uint64) uint64 {
+	return ((w - 0x20*ones) &^ w & highs) | ((w+ones)|w)&highs
+}
 
 // write appends the cleaned form of p to dst and returns it.
 func (s *sanitizer) write(dst, p []byte) []byte {
@@ -90,9 +105,17 @@ func (s *sanitizer) process(dst, p []byte) []byte {
 		case stGround:
 			if b < utf8.RuneSelf {
 				if keepASCII[b] {
-					// Copy the whole run of plain ASCII at once.
+					// Copy the whole run of plain ASCII at once, eight
+					// bytes at a time where no byte needs a look.
 					j := i + 1
-					for j < len(p) && p[j] < utf8.RuneSelf && keepASCII[p[j]] {
+					for j < len(p) {
+						if j+8 <= len(p) && plainWord(binary.LittleEndian.Uint64(p[j:])) == 0 {
+							j += 8
+							continue
+						}
+						if !keepASCII[p[j]] {
+							break
+						}
 						j++
 					}
 					dst = append(dst, p[i:j]...)
