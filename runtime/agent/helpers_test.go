@@ -60,10 +60,13 @@ func (tl *timeline) len() int {
 
 func overlaps(a, b span) bool { return a.start.Before(b.end) && b.start.Before(a.end) }
 
-const sleepSchema = `{"type":"object","properties":{"ms":{"type":"integer","minimum":0},"tag":{"type":"string"},"terminate":{"type":"boolean"}},"required":["ms"],"additionalProperties":false}`
+const sleepSchema = `{"type":"object","properties":{"ms":{"type":"integer","minimum":0},"tag":{"type":"string"},"terminate":{"type":"boolean"},"until":{"type":"integer"}},"required":["ms"],"additionalProperties":false}`
 
 // sleepTool sleeps for ms milliseconds (or until ctx is done), sends one
-// progress update, records its span and answers "TAG slept MSms".
+// progress update, records its span and answers "TAG slept MSms". With
+// "until": N it ends early, as soon as N executions have ended: in a parallel
+// batch that makes it outlast the others without depending on timing (run in
+// sequence instead, it sleeps the full ms and overlaps nothing).
 func sleepTool(name string, mode tool.ExecutionMode, tl *timeline) tool.ToolDefinition {
 	return tool.ToolDefinition{
 		Name:          name,
@@ -76,6 +79,7 @@ func sleepTool(name string, mode tool.ExecutionMode, tl *timeline) tool.ToolDefi
 				MS        int    `json:"ms"`
 				Tag       string `json:"tag"`
 				Terminate bool   `json:"terminate"`
+				Until     int    `json:"until"`
 			}
 			if err := json.Unmarshal(call.Input, &in); err != nil {
 				return tool.Result{}, err
@@ -84,10 +88,21 @@ func sleepTool(name string, mode tool.ExecutionMode, tl *timeline) tool.ToolDefi
 			call.Update(tool.TextResult("sleeping " + in.Tag))
 			timer := time.NewTimer(time.Duration(in.MS) * time.Millisecond)
 			defer timer.Stop()
-			select {
-			case <-timer.C:
-			case <-ctx.Done():
-				s.cancelled = true
+			poll := time.NewTicker(time.Millisecond)
+			defer poll.Stop()
+		wait:
+			for {
+				select {
+				case <-timer.C:
+					break wait
+				case <-ctx.Done():
+					s.cancelled = true
+					break wait
+				case <-poll.C:
+					if in.Until > 0 && tl.len() >= in.Until {
+						break wait
+					}
+				}
 			}
 			s.end = time.Now()
 			tl.add(s)

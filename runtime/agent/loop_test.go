@@ -7,7 +7,6 @@ import (
 	"reflect"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/pi-go/pi/runtime/agent"
 	"github.com/pi-go/pi/runtime/llm"
@@ -19,9 +18,9 @@ func TestParallelBatch(t *testing.T) {
 	ev := &events{}
 	p := script(
 		llm.ScriptTurn{ToolCalls: []llm.ScriptToolCall{
-			call("sleep", `{"ms":300,"tag":"slow"}`),
+			call("sleep", `{"ms":5000,"until":2,"tag":"slow"}`),
 			call("sleep", `{"ms":1,"tag":"fast"}`),
-			call("sleep", `{"ms":100,"tag":"mid"}`),
+			call("sleep", `{"ms":5000,"until":1,"tag":"mid"}`),
 		}},
 		llm.ScriptTurn{Text: "all slept"},
 	)
@@ -39,7 +38,7 @@ func TestParallelBatch(t *testing.T) {
 	for _, m := range toolResults(res.Messages) {
 		got = append(got, m.ToolCallID+"="+text(m))
 	}
-	want := []string{"call_1=slow slept 300ms", "call_2=fast slept 1ms", "call_3=mid slept 100ms"}
+	want := []string{"call_1=slow slept 5000ms", "call_2=fast slept 1ms", "call_3=mid slept 5000ms"}
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("tool results = %q, want %q", got, want)
 	}
@@ -66,9 +65,9 @@ func TestParallelBatch(t *testing.T) {
 			t.Errorf("%s [%v, %v] did not overlap slow [%v, %v]", tag, spans[tag].start, spans[tag].end, spans["slow"].start, spans["slow"].end)
 		}
 	}
-	// tool_execution_end events come as calls finish: slow is last.
+	// tool_execution_end events come as calls finish: fast, mid, slow.
 	ends := ev.ofType(agent.EventToolExecutionEnd)
-	if len(ends) != 3 || ends[2].ToolCallID != "call_1" {
+	if len(ends) != 3 || ends[0].ToolCallID != "call_2" || ends[1].ToolCallID != "call_3" || ends[2].ToolCallID != "call_1" {
 		t.Fatalf("tool_execution_end order: %+v", ends)
 	}
 	// Starts come in the assistant's order, all before any end.
@@ -600,6 +599,7 @@ func TestNoProvider(t *testing.T) {
 // after its tool_execution_end.
 func TestLateUpdateDropped(t *testing.T) {
 	sent := make(chan struct{})
+	ended := make(chan struct{})
 	late := tool.ToolDefinition{
 		Name:       "late",
 		Parameters: json.RawMessage(`{"type":"object"}`),
@@ -607,7 +607,7 @@ func TestLateUpdateDropped(t *testing.T) {
 			c.Update(tool.TextResult("early"))
 			go func() {
 				defer close(sent)
-				time.Sleep(20 * time.Millisecond)
+				<-ended
 				c.Update(tool.TextResult("late"))
 			}()
 			return tool.TextResult("returned"), nil
@@ -615,7 +615,12 @@ func TestLateUpdateDropped(t *testing.T) {
 	}
 	ev := &events{}
 	p := script(llm.ScriptTurn{ToolCalls: []llm.ScriptToolCall{call("late", `{}`)}}, llm.ScriptTurn{Text: "ok"})
-	a := agent.New(agent.Config{Provider: p, Tools: wrap(t, late), OnEvent: ev.on})
+	a := agent.New(agent.Config{Provider: p, Tools: wrap(t, late), OnEvent: func(e agent.Event) {
+		ev.on(e)
+		if e.Type == agent.EventToolExecutionEnd {
+			close(ended)
+		}
+	}})
 	if _, err := a.Run(context.Background(), "go"); err != nil {
 		t.Fatal(err)
 	}

@@ -68,7 +68,7 @@ func contentText(c any) string {
 func TestOpenAIWireParallelRun(t *testing.T) {
 	srv := openaitest.NewServer(t,
 		openaitest.Reply{Text: "Napping twice.", Chunks: 3, Interleave: true, ToolCalls: []openaitest.ToolCall{
-			{ID: "call_slow", Name: "sleep", Arguments: `{"ms":200,"tag":"slow"}`},
+			{ID: "call_slow", Name: "sleep", Arguments: `{"ms":5000,"until":1,"tag":"slow"}`},
 			{ID: "call_fast", Name: "sleep", Arguments: `{"ms":1,"tag":"fast"}`},
 		}, Usage: &openaitest.Usage{PromptTokens: 50, CompletionTokens: 10, TotalTokens: 60}},
 		openaitest.Reply{Text: "Both done.", Chunks: 2, Usage: &openaitest.Usage{PromptTokens: 80, CompletionTokens: 4, TotalTokens: 84}},
@@ -91,7 +91,7 @@ func TestOpenAIWireParallelRun(t *testing.T) {
 		t.Fatalf("%d requests", len(reqs))
 	}
 	got := wireMessages(t, reqs[1])
-	want := []string{"system", "user", "assistant", "tool:call_slow=slow slept 200ms", "tool:call_fast=fast slept 1ms"}
+	want := []string{"system", "user", "assistant", "tool:call_slow=slow slept 5000ms", "tool:call_fast=fast slept 1ms"}
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("second request messages %q, want %q", got, want)
 	}
