@@ -60,12 +60,11 @@ func Trust(piHome, projectFile string) error {
 		return fmt.Errorf("trust project %s: %w", file, err)
 	}
 	dir := canonicalDir(filepath.Dir(file))
-	store, err := readTrustStore(piHome)
+	err = updateTrustStore(piHome, func(store *trustStore) bool {
+		store.Projects[dir] = trustEntry{File: file, SHA256: digest(data), TrustedAt: time.Now().UTC().Truncate(time.Second)}
+		return true
+	})
 	if err != nil {
-		return fmt.Errorf("trust project %s: %w", file, err)
-	}
-	store.Projects[dir] = trustEntry{File: file, SHA256: digest(data), TrustedAt: time.Now().UTC().Truncate(time.Second)}
-	if err := writeTrustStore(piHome, store); err != nil {
 		return fmt.Errorf("trust project %s: %w", file, err)
 	}
 	return nil
@@ -91,10 +90,14 @@ func Untrust(piHome, projectDir string) error {
 		return fmt.Errorf("untrust project %s: %w", abs, err)
 	}
 	if _, ok := store.Projects[dir]; !ok {
-		return nil
+		return nil // nothing to do, and nothing to create
 	}
-	delete(store.Projects, dir)
-	if err := writeTrustStore(piHome, store); err != nil {
+	err = updateTrustStore(piHome, func(store *trustStore) bool {
+		_, ok := store.Projects[dir]
+		delete(store.Projects, dir)
+		return ok
+	})
+	if err != nil {
 		return fmt.Errorf("untrust project %s: %w", abs, err)
 	}
 	return nil
@@ -184,16 +187,62 @@ func readTrustStore(piHome string) (*trustStore, error) {
 	return &store, nil
 }
 
-// writeTrustStore replaces $piHome/trust.json atomically.
-func writeTrustStore(piHome string, store *trustStore) error {
+// Trust store lock: a file created exclusively next to trust.json, so that
+// two pi processes changing trust at once do not lose an entry.
+var (
+	trustLockWait  = 5 * time.Second  // give up after
+	trustLockStale = 30 * time.Second // a lock this old was left by a crash
+)
+
+// updateTrustStore reads trust.json under the lock, lets change edit it and
+// writes it back (atomically) when change reports a change.
+func updateTrustStore(piHome string, change func(*trustStore) bool) error {
+	if err := os.MkdirAll(piHome, 0o700); err != nil {
+		return fmt.Errorf("write trust store: %w", err)
+	}
+	unlock, err := lockTrustStore(piHome)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	store, err := readTrustStore(piHome)
+	if err != nil {
+		return err
+	}
+	if !change(store) {
+		return nil
+	}
 	data, err := json.MarshalIndent(store, "", "  ")
 	if err != nil {
 		return fmt.Errorf("write trust store: %w", err)
 	}
-	if err := os.MkdirAll(piHome, 0o700); err != nil {
-		return fmt.Errorf("write trust store: %w", err)
-	}
 	return writeFileAtomic(filepath.Join(piHome, TrustFileName), append(data, '\n'), 0o600)
+}
+
+// lockTrustStore takes $piHome/trust.json.lock, waiting for another holder
+// and breaking a stale lock.
+func lockTrustStore(piHome string) (unlock func(), err error) {
+	lock := filepath.Join(piHome, TrustFileName+".lock")
+	deadline := time.Now().Add(trustLockWait)
+	for wait := time.Millisecond; ; wait = min(2*wait, 50*time.Millisecond) {
+		f, err := os.OpenFile(lock, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
+		if err == nil {
+			fmt.Fprintf(f, "%d\n", os.Getpid())
+			f.Close()
+			return func() { os.Remove(lock) }, nil
+		}
+		if !errors.Is(err, os.ErrExist) {
+			return nil, fmt.Errorf("lock trust store: %w", err)
+		}
+		if info, err := os.Stat(lock); err == nil && time.Since(info.ModTime()) > trustLockStale {
+			os.Remove(lock)
+			continue
+		}
+		if time.Now().After(deadline) {
+			return nil, fmt.Errorf("lock trust store: %s is held by another pi (delete it if no pi is running)", lock)
+		}
+		time.Sleep(wait)
+	}
 }
 
 // writeFileAtomic writes data to a temporary file next to file and renames

@@ -10,6 +10,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 )
 
 // risky is a project pi.toml with every setting that runs code.
@@ -329,5 +330,60 @@ func TestTrustConfigFileAndReplacement(t *testing.T) {
 	}
 	if _, ok := (&Config{}).Extension("glob"); ok {
 		t.Error("found an extension in an empty Config")
+	}
+}
+
+func TestTrustStoreConcurrentWrites(t *testing.T) {
+	home := t.TempDir()
+	const n = 16
+	files := make([]string, n)
+	for i := range files {
+		files[i] = writeFile(t, filepath.Join(t.TempDir(), "pi.toml"), risky)
+	}
+	errs := make(chan error, n)
+	for _, f := range files {
+		go func() { errs <- Trust(home, f) }()
+	}
+	for range files {
+		if err := <-errs; err != nil {
+			t.Error(err)
+		}
+	}
+	for _, f := range files {
+		if ok, err := IsTrusted(home, f); err != nil || !ok {
+			t.Errorf("%s lost: %v %v", f, ok, err)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(home, TrustFileName+".lock")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("lock left behind: %v", err)
+	}
+}
+
+func TestTrustStoreLock(t *testing.T) {
+	home := t.TempDir()
+	file := writeFile(t, filepath.Join(t.TempDir(), "pi.toml"), risky)
+	lock := writeFile(t, filepath.Join(home, TrustFileName+".lock"), "12345\n")
+
+	old := trustLockWait
+	trustLockWait = 50 * time.Millisecond
+	t.Cleanup(func() { trustLockWait = old })
+	err := Trust(home, file)
+	if err == nil || !strings.Contains(err.Error(), lock+" is held by another pi") {
+		t.Fatalf("held lock: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(home, TrustFileName)); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("trust.json written without the lock: %v", err)
+	}
+
+	// A lock left by a crash long ago is broken.
+	long := time.Now().Add(-time.Hour)
+	if err := os.Chtimes(lock, long, long); err != nil {
+		t.Fatal(err)
+	}
+	if err := Trust(home, file); err != nil {
+		t.Fatalf("stale lock: %v", err)
+	}
+	if ok, _ := IsTrusted(home, file); !ok {
+		t.Error("not trusted after breaking a stale lock")
 	}
 }
