@@ -48,12 +48,13 @@ func buildApp(ctx context.Context, f *commonFlags, stderr io.Writer) (a *app, er
 	if st, err := os.Stat(abs); err != nil || !st.IsDir() {
 		return nil, fmt.Errorf("--cwd %s: not a directory", cwd)
 	}
-	a = &app{cwd: abs, piHome: config.DefaultPIHome(), logger: newLogger(f.logLevel, stderr), registry: tool.NewRegistry(), hooks: &tool.Hooks{}}
+	built := &app{cwd: abs, piHome: config.DefaultPIHome(), logger: newLogger(f.logLevel, stderr), registry: tool.NewRegistry(), hooks: &tool.Hooks{}}
 	defer func() {
 		if err != nil {
-			a.close()
+			built.close()
 		}
 	}()
+	a = built
 	cfg, err := config.Load(config.LoadOptions{Cwd: abs, PIHome: a.piHome, ConfigFile: f.configFile, Trust: f.trust || os.Getenv("PI_TRUST") == "1"})
 	if err != nil {
 		return nil, err
