@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
@@ -88,6 +89,16 @@ func (r *textRenderer) onEvent(ev agent.Event) {
 		if len(lines) > n {
 			fmt.Fprintf(r.tools, "    … %d more line(s)\n", len(lines)-n)
 		}
+		if diff := detailsDiff(ev.Result.Details); diff != "" {
+			dl := strings.Split(diff, "\n")
+			for i, l := range dl {
+				if i == 12 {
+					fmt.Fprintf(r.tools, "    … %d more diff line(s)\n", len(dl)-i)
+					break
+				}
+				fmt.Fprintf(r.tools, "    %s\n", truncateForMessage(llm.RedactSecret(l, r.secret), 160))
+			}
+		}
 	case agent.EventTurnEnd, agent.EventAgentEnd:
 		r.spin.halt()
 		r.endLine()
@@ -99,6 +110,23 @@ func (r *textRenderer) endLine() {
 		io.WriteString(r.out, "\n")
 		r.midLine = false
 	}
+}
+
+// detailsDiff returns the unified diff an edit result carries in its
+// details, if any.
+func detailsDiff(details any) string {
+	var m map[string]any
+	switch d := details.(type) {
+	case map[string]any:
+		m = d
+	default:
+		b, err := json.Marshal(details)
+		if err != nil || json.Unmarshal(b, &m) != nil {
+			return ""
+		}
+	}
+	s, _ := m["diff"].(string)
+	return s
 }
 
 func compactJSON(b []byte) string {
