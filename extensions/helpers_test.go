@@ -19,19 +19,31 @@ import (
 	"github.com/pi-go/pi/runtime/tool"
 )
 
-// cacheDir is a compilation cache shared by the tests of this package, so
-// each module is compiled once per run.
-var cacheDir string
+// cacheDir is a compilation cache shared by the tests of this package. It
+// persists under the user's cache directory, because compiling a Go guest
+// with wazero built under -race takes a minute or more on a busy machine;
+// wazero keys entries by module hash and wazero version, so a stale entry is
+// never used. The tests are just as correct with an empty cache. Guests and
+// assembled .wat files go to a fresh directory per run.
+var cacheDir, buildDir string
 
 func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "pi-ext-cache-")
+	base, err := os.UserCacheDir()
+	if err != nil {
+		base = os.TempDir()
+	}
+	cacheDir = filepath.Join(base, "pi-go", "extensions-test-wazero-cache")
+	if err := os.MkdirAll(cacheDir, 0o755); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	buildDir, err = os.MkdirTemp("", "pi-ext-test-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	cacheDir = dir
 	code := m.Run()
-	os.RemoveAll(dir)
+	os.RemoveAll(buildDir)
 	os.Exit(code)
 }
 
@@ -60,7 +72,7 @@ func wat(t testing.TB, name string) string {
 	if err != nil {
 		t.Fatalf("wat2wasm not found: the tests assemble testdata/*.wat with it; install it with `apt-get install wabt` or run scripts/test")
 	}
-	out := filepath.Join(cacheDir, "wat", name+".wasm")
+	out := filepath.Join(buildDir, "wat", name+".wasm")
 	if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -86,7 +98,7 @@ func goGuest(t testing.TB, dir string) string {
 	if p, ok := guestBuilt[dir]; ok {
 		return p
 	}
-	out := filepath.Join(cacheDir, "guests", strings.ReplaceAll(dir, "/", "_")+".wasm")
+	out := filepath.Join(buildDir, "guests", strings.ReplaceAll(dir, "/", "_")+".wasm")
 	cmd := exec.Command("go", "build", "-buildmode=c-shared", "-o", out, "./"+dir)
 	cmd.Dir = repoRoot(t)
 	cmd.Env = append(os.Environ(), "GOOS=wasip1", "GOARCH=wasm", "CGO_ENABLED=0")

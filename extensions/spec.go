@@ -40,8 +40,8 @@ type Grants struct {
 type Limits struct {
 	// MemoryMB caps the guest's linear memory (default 64 MiB).
 	MemoryMB int `json:"memoryMB,omitempty"`
-	// TimeoutMS bounds each tool.execute call (default 30 s). init, hooks and
-	// events are bounded by 5 s, or by TimeoutMS when it is smaller.
+	// TimeoutMS bounds each tool.execute call (default 30 s). init (with
+	// _initialize), hooks and events are always bounded by 5 s.
 	TimeoutMS int `json:"timeoutMS,omitempty"`
 }
 
@@ -125,7 +125,6 @@ func limitsOf(l Limits) (memPages uint32, exec, hook time.Duration, err error) {
 		return 0, 0, 0, fmt.Errorf("limits.timeout_ms %d: must not be negative", l.TimeoutMS)
 	case l.TimeoutMS > 0:
 		exec = time.Duration(l.TimeoutMS) * time.Millisecond
-		hook = min(hook, exec)
 	}
 	return uint32(mb) * 16, exec, hook, nil // 16 pages of 64 KiB per MiB
 }
