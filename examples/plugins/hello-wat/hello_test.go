@@ -55,3 +55,16 @@ func TestHello(t *testing.T) {
 		t.Errorf("the init log line did not reach the host logger:\n%s", l.Logs())
 	}
 }
+
+// BenchmarkHello measures one tool call into the hand-written module through
+// the real host: the floor under any guest, with no Go runtime in it.
+func BenchmarkHello(b *testing.B) {
+	wasm := plugintest.BuildWAT(b, "examples/plugins/hello-wat/hello.wat")
+	l := plugintest.Load(b, wasm, b.TempDir(), extensions.Spec{Name: "hello-wat"})
+	b.ReportAllocs()
+	for b.Loop() {
+		if r := l.Run(b, "hello", map[string]any{"name": "hello"}); r.IsError {
+			b.Fatal(r.Text())
+		}
+	}
+}

@@ -3,6 +3,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -139,5 +140,25 @@ func TestBadConfigFailsLoad(t *testing.T) {
 				t.Errorf("error %q, want it to contain %q", err, tc.want)
 			}
 		})
+	}
+}
+
+// BenchmarkRedactHook measures the tool_result hook on a 50KB result (the
+// built-in tools' output limit) with a few secrets in it, called as the
+// pipeline calls it.
+func BenchmarkRedactHook(b *testing.B) {
+	wasm := plugintest.BuildGo(b, "examples/plugins/redact")
+	l := plugintest.Load(b, wasm, b.TempDir(), extensions.Spec{Name: "redact"})
+	line := "INFO request served in 12ms path=/api/v1/items user=42\n"
+	text := strings.Repeat(line, (50<<10)/len(line)) + "key " + openAI + " and " + aws + "\n"
+	res := tool.Result{Content: []tool.ContentBlock{tool.Text(text)}}
+	h := l.Hooks.ToolResult[0]
+	b.SetBytes(int64(len(text)))
+	b.ReportAllocs()
+	for b.Loop() {
+		p, err := h.Func(context.Background(), tool.CallInfo{ID: "c", Name: "bash", Input: json.RawMessage(`{}`)}, res)
+		if err != nil || len(p.Content) != 1 || strings.Contains(p.Content[0].Text, openAI) {
+			b.Fatalf("patch %v, err %v", p.Content != nil, err)
+		}
 	}
 }

@@ -16,7 +16,7 @@ import (
 
 func TestMain(m *testing.M) { os.Exit(plugintest.Main(m)) }
 
-func load(t *testing.T, spec extensions.Spec) *plugintest.Loaded {
+func load(t testing.TB, spec extensions.Spec) *plugintest.Loaded {
 	t.Helper()
 	wasm := plugintest.BuildGo(t, "examples/plugins/internal/sdkcheck")
 	spec.Name = "sdkcheck"
