@@ -91,6 +91,8 @@ type HostError struct {
 	Message string
 }
 
+var _ error = (*HostError)(nil)
+
 func (e *HostError) Error() string { return "host call " + e.Method + ": " + e.Message }
 
 // HostCall sends a request to the host (the host_call import) and decodes

@@ -22,6 +22,8 @@ func ImageBlock(base64Data, mimeType string) Block {
 	return Block{Type: "image", Data: base64Data, MimeType: mimeType}
 }
 
+var _ json.Marshaler = Block{}
+
 // MarshalJSON writes a text block as {"type","text"} even when the text is
 // empty, and an image block as {"type","data","mimeType"}.
 func (b Block) MarshalJSON() ([]byte, error) {
