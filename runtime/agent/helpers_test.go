@@ -29,10 +29,33 @@ type span struct {
 	cancelled  bool
 }
 
-// timeline collects the spans of test tools, in the order they ended.
+// timeline collects the spans of test tools, in the order they ended, and
+// counts tool_execution_end events when wired with watch.
 type timeline struct {
 	mu    sync.Mutex
 	spans []span
+	ends  int
+}
+
+// watch returns an OnEvent that counts tool_execution_end events for the
+// "until" argument of sleepTool, then passes the event to next (if any).
+func (tl *timeline) watch(next func(agent.Event)) func(agent.Event) {
+	return func(e agent.Event) {
+		if e.Type == agent.EventToolExecutionEnd {
+			tl.mu.Lock()
+			tl.ends++
+			tl.mu.Unlock()
+		}
+		if next != nil {
+			next(e)
+		}
+	}
+}
+
+func (tl *timeline) endEvents() int {
+	tl.mu.Lock()
+	defer tl.mu.Unlock()
+	return tl.ends
 }
 
 func (tl *timeline) add(s span) {
@@ -64,9 +87,10 @@ const sleepSchema = `{"type":"object","properties":{"ms":{"type":"integer","mini
 
 // sleepTool sleeps for ms milliseconds (or until ctx is done), sends one
 // progress update, records its span and answers "TAG slept MSms". With
-// "until": N it ends early, as soon as N executions have ended: in a parallel
-// batch that makes it outlast the others without depending on timing (run in
-// sequence instead, it sleeps the full ms and overlaps nothing).
+// "until": N it ends early, as soon as N tool_execution_end events were
+// emitted (see timeline.watch): in a parallel batch that makes it outlast the
+// others without depending on timing (run in sequence instead, it sleeps the
+// full ms and overlaps nothing).
 func sleepTool(name string, mode tool.ExecutionMode, tl *timeline) tool.ToolDefinition {
 	return tool.ToolDefinition{
 		Name:          name,
@@ -99,7 +123,7 @@ func sleepTool(name string, mode tool.ExecutionMode, tl *timeline) tool.ToolDefi
 					s.cancelled = true
 					break wait
 				case <-poll.C:
-					if in.Until > 0 && tl.len() >= in.Until {
+					if in.Until > 0 && tl.endEvents() >= in.Until {
 						break wait
 					}
 				}

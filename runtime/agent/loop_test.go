@@ -24,7 +24,7 @@ func TestParallelBatch(t *testing.T) {
 		}},
 		llm.ScriptTurn{Text: "all slept"},
 	)
-	a := agent.New(agent.Config{Provider: p, Tools: wrap(t, sleepTool("sleep", tool.Parallel, tl)), OnEvent: ev.on})
+	a := agent.New(agent.Config{Provider: p, Tools: wrap(t, sleepTool("sleep", tool.Parallel, tl)), OnEvent: tl.watch(ev.on)})
 	res, err := a.Run(context.Background(), "sleep three times")
 	if err != nil {
 		t.Fatal(err)

@@ -74,7 +74,7 @@ func TestOpenAIWireParallelRun(t *testing.T) {
 		openaitest.Reply{Text: "Both done.", Chunks: 2, Usage: &openaitest.Usage{PromptTokens: 80, CompletionTokens: 4, TotalTokens: 84}},
 	)
 	tl := &timeline{}
-	a := agent.New(agent.Config{Provider: openAI(t, srv), Tools: wrap(t, sleepTool("sleep", tool.Parallel, tl)), SystemPrompt: "sys"})
+	a := agent.New(agent.Config{Provider: openAI(t, srv), Tools: wrap(t, sleepTool("sleep", tool.Parallel, tl)), SystemPrompt: "sys", OnEvent: tl.watch(nil)})
 	res, err := a.Run(context.Background(), "nap")
 	if err != nil {
 		t.Fatal(err)
