@@ -113,12 +113,22 @@ func TestCancelRealBash(t *testing.T) {
 	)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
+	var running, readDone bool
 	a := agent.New(agent.Config{
 		Provider: p,
 		Tools:    builtinTools(t, dir, builtin.BashDefinition(builtin.BashOptions{}), builtin.ReadDefinition()),
+		// Ctrl-C once the command is visibly running and the read is done
+		// (so the read's result does not depend on timing). Events are
+		// delivered one at a time, so no lock is needed.
 		OnEvent: func(e agent.Event) {
-			if e.Type == agent.EventToolExecutionUpdate && e.PartialResult != nil && strings.Contains(e.PartialResult.Text(), "started") {
-				cancel() // Ctrl-C once the command is visibly running
+			switch {
+			case e.Type == agent.EventToolExecutionUpdate && e.PartialResult != nil && strings.Contains(e.PartialResult.Text(), "started"):
+				running = true
+			case e.Type == agent.EventToolExecutionEnd && e.ToolName == "read":
+				readDone = true
+			}
+			if running && readDone {
+				cancel()
 			}
 		},
 	})
