@@ -270,20 +270,7 @@ func RemoveExtension(tomlPath, name string) error {
 	if err != nil {
 		return fmt.Errorf("remove extension %q: %w", name, err)
 	}
-	var names []string
-	switch v := raw["extensions"].(type) {
-	case []map[string]any:
-		for _, e := range v {
-			n, _ := e["name"].(string)
-			names = append(names, n)
-		}
-	case []any:
-		for _, e := range v {
-			m, _ := e.(map[string]any)
-			n, _ := m["name"].(string)
-			names = append(names, n)
-		}
-	}
+	names := extensionNames(raw)
 	i := slices.Index(names, name)
 	if i < 0 {
 		installed := "none installed"
@@ -306,12 +293,12 @@ func RemoveExtension(tomlPath, name string) error {
 		start, end := h.start, len(data)
 		if h.path == elem {
 			found = true
-			start = commentsAbove(data, start)
+			start = commentsAbove(data, idx, start)
 		}
 		if k+1 < len(idx.headers) {
 			end = idx.headers[k+1].start
 			if !owned(idx.headers[k+1]) {
-				end = commentsAbove(data, end)
+				end = commentsAbove(data, idx, end)
 			}
 		}
 		cuts = append(cuts, [2]int{start, end})
@@ -347,6 +334,26 @@ func RemoveExtension(tomlPath, name string) error {
 	return nil
 }
 
+// extensionNames lists the name of each element of a decoded document's
+// extensions array, in order ("" where there is no string name).
+func extensionNames(raw map[string]any) []string {
+	var names []string
+	switch v := raw["extensions"].(type) {
+	case []map[string]any:
+		for _, e := range v {
+			n, _ := e["name"].(string)
+			names = append(names, n)
+		}
+	case []any:
+		for _, e := range v {
+			m, _ := e.(map[string]any)
+			n, _ := m["name"].(string)
+			names = append(names, n)
+		}
+	}
+	return names
+}
+
 // lineAbove returns the start and the trimmed text of the line that ends
 // right before off (which is a line start); ok is false at the top.
 func lineAbove(data []byte, off int) (start int, text string, ok bool) {
@@ -357,11 +364,13 @@ func lineAbove(data []byte, off int) (start int, text string, ok bool) {
 	return start, strings.TrimSpace(string(data[start : off-1])), true
 }
 
-// commentsAbove moves off up over the comment lines directly above it.
-func commentsAbove(data []byte, off int) int {
+// commentsAbove moves off up over the comment lines directly above it
+// (real comments: a line of a multi-line string that starts with # is not
+// one).
+func commentsAbove(data []byte, idx *docIndex, off int) int {
 	for {
-		start, text, ok := lineAbove(data, off)
-		if !ok || !strings.HasPrefix(text, "#") {
+		start, _, ok := lineAbove(data, off)
+		if !ok || !idx.comments[1+bytes.Count(data[:start], []byte("\n"))] {
 			return off
 		}
 		off = start

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"reflect"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -82,4 +84,74 @@ func checkErrorNamesFile(t *testing.T, err error, file string) {
 	if errors.As(err, &ce) && ce.File != file {
 		t.Fatalf("Error.File = %q, want %q", ce.File, file)
 	}
+}
+
+// FuzzRemoveExtension removes one extension from arbitrary TOML documents
+// (seeds under testdata/fuzz/FuzzRemoveExtension). Either it refuses and
+// leaves the file alone, or the result still parses and holds exactly the
+// same data minus that one element.
+func FuzzRemoveExtension(f *testing.F) {
+	f.Add([]byte(threeExtensions), uint8(1))
+	f.Add([]byte(ext("a", shaA)+"[model]\nname = \"m\"\n[extensions.grants]\nfs = []\n"+ext("b", shaB)), uint8(0))
+	f.Add([]byte("# c\n[[extensions]] # x\nname = 'a'\n[[extensions.sub]]\nk = 1\n\n# d\n[[ extensions ]]\nname = \"b\"\n"), uint8(0))
+	dir := f.TempDir()
+	file := filepath.Join(dir, "pi.toml")
+	f.Fuzz(func(t *testing.T, data []byte, pick uint8) {
+		before, err := decodeTOML(file, data)
+		if err != nil {
+			return
+		}
+		names := extensionNames(before)
+		if len(names) == 0 {
+			return
+		}
+		i := int(pick) % len(names)
+		i = slices.Index(names, names[i]) // Remove takes the first of that name
+		if err := os.WriteFile(file, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := RemoveExtension(file, names[i]); err != nil {
+			if !strings.Contains(err.Error(), "written inline") {
+				t.Fatalf("remove %q: %v\ndocument %q", names[i], err, data)
+			}
+			if got, _ := os.ReadFile(file); string(got) != string(data) {
+				t.Fatalf("file changed on refusal")
+			}
+			return
+		}
+		out, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		after, err := decodeTOML(file, out)
+		if err != nil {
+			t.Fatalf("result does not parse: %v\nbefore %q\nafter  %q", err, data, out)
+		}
+		want := elements(before["extensions"])
+		want = slices.Delete(want, i, i+1)
+		if got := elements(after["extensions"]); (len(got) > 0 || len(want) > 0) && !reflect.DeepEqual(got, want) {
+			t.Fatalf("extensions after removing %d:\n got  %v\n want %v\nbefore %q\nafter  %q", i, got, want, data, out)
+		}
+		delete(before, "extensions")
+		delete(after, "extensions")
+		if !reflect.DeepEqual(before, after) {
+			t.Fatalf("other data changed:\n got  %v\n want %v\nbefore %q\nafter  %q", after, before, data, out)
+		}
+	})
+}
+
+// elements returns the tables of an array of tables (nil when absent).
+func elements(v any) []map[string]any {
+	switch v := v.(type) {
+	case []map[string]any:
+		return slices.Clone(v)
+	case []any:
+		var out []map[string]any
+		for _, e := range v {
+			m, _ := e.(map[string]any)
+			out = append(out, m)
+		}
+		return out
+	}
+	return nil
 }

@@ -19,8 +19,9 @@ import (
 
 // docIndex says where keys are written in one document.
 type docIndex struct {
-	lines   map[string]int // canonical key path → 1-based line
-	headers []tableHeader  // table headers in document order
+	lines    map[string]int // canonical key path → 1-based line
+	headers  []tableHeader  // table headers in document order
+	comments map[int]bool   // lines holding only a comment (not in a string)
 }
 
 // tableHeader is one `[table]` or `[[array]]` line.
@@ -101,7 +102,7 @@ func indexDocument(src []byte) *docIndex {
 	s := &scanner{
 		src:  src,
 		line: 1,
-		idx:  &docIndex{lines: map[string]int{}},
+		idx:  &docIndex{lines: map[string]int{}, comments: map[int]bool{}},
 		aot:  map[string]int{},
 	}
 	if len(src) >= 3 && src[0] == 0xef && src[1] == 0xbb && src[2] == 0xbf {
@@ -176,6 +177,7 @@ func (s *scanner) document() {
 		case c == '\n' || c == '\r':
 			s.advance()
 		case c == '#':
+			s.idx.comments[s.line] = true
 			s.skipToEOL()
 		case c == '[':
 			s.header(lineStart)
