@@ -412,7 +412,7 @@ func (p *OpenAI) errorStatus(hres *http.Response) error {
 		msg = strings.TrimSpace(string(data))
 	}
 	re := &retryableError{
-		reason:    fmt.Sprintf("status %d: %s", hres.StatusCode, abbreviate(msg, 200)),
+		reason:    fmt.Sprintf("status %d: %s", hres.StatusCode, abbreviate(RedactSecret(msg, p.cfg.APIKey), 200)),
 		status:    hres.StatusCode,
 		serverMsg: msg,
 	}
