@@ -37,3 +37,5 @@ func (e *Error) Error() string {
 	b.WriteString(e.Msg)
 	return b.String()
 }
+
+var _ error = (*Error)(nil)
