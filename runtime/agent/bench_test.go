@@ -10,6 +10,7 @@ import (
 	"github.com/pi-go/pi/runtime/agent"
 	"github.com/pi-go/pi/runtime/llm"
 	"github.com/pi-go/pi/runtime/tool"
+	"github.com/pi-go/pi/tools/builtin"
 )
 
 func noopTool() tool.ToolDefinition {
@@ -60,6 +61,34 @@ func BenchmarkLoopToolCall(b *testing.B) {
 				}
 			}
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*bc.calls), "ns/call")
+		})
+	}
+}
+
+// BenchmarkBashBatch runs a turn of 4 real bash calls (`sleep 0.05`) in
+// parallel and in sequence: what parallel execution buys for tools that wait.
+func BenchmarkBashBatch(b *testing.B) {
+	for _, sequential := range []bool{false, true} {
+		b.Run(fmt.Sprintf("sequential=%v", sequential), func(b *testing.B) {
+			var calls []llm.ScriptToolCall
+			for range 4 {
+				calls = append(calls, call("bash", `{"command":"sleep 0.05"}`))
+			}
+			s := llm.Script{Turns: []llm.ScriptTurn{{ToolCalls: calls}, {Text: "done"}}}
+			tools := wrap(b, builtin.BashDefinition(builtin.BashOptions{}))
+			ctx := context.Background()
+			for b.Loop() {
+				a := agent.New(agent.Config{Provider: llm.NewScripted(s), Tools: tools, Sequential: sequential})
+				res, err := a.Run(ctx, "go")
+				if err != nil {
+					b.Fatal(err)
+				}
+				for _, m := range toolResults(res.Messages) {
+					if m.IsError {
+						b.Fatalf("bash failed: %s", text(m))
+					}
+				}
+			}
 		})
 	}
 }
