@@ -16,6 +16,7 @@ import (
 	"regexp/syntax"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/bmatcuk/doublestar/v4"
 
@@ -126,6 +127,9 @@ func Grep(ctx context.Context, cwd string, args GrepArgs) (tool.Result, error) {
 		limit:   intArg(args.Limit, GrepDefaultLimit, 1),
 	}
 	g.reWhole = wholeTextRegexp(expr)
+	if deref(args.IgnoreCase, false) {
+		g.foldNeedle = foldLiteral(args.Pattern, deref(args.Literal, false))
+	}
 	if info.IsDir() {
 		filter, ferr := newGlobFilter(deref(args.Glob, ""))
 		if ferr != nil {
@@ -181,8 +185,13 @@ type grepper struct {
 	ctx     context.Context
 	re      *regexp.Regexp // matches one line (without its line ending)
 	reWhole *regexp.Regexp // re in multi-line mode, to find candidate lines; nil to go line by line
-	context int
-	limit   int
+	// foldNeedle is the lower-cased text of a case-insensitive literal
+	// search whose letters fold only to ASCII: candidates are then found by
+	// a plain index into the ASCII-lower-cased file, far faster than (?i).
+	foldNeedle []byte
+	lower      []byte // the lower-cased file, reused
+	context    int
+	limit      int
 
 	buf    []byte        // file contents, reused across files
 	reader *bufio.Reader // for files over grepWholeFileMax, reused
@@ -278,18 +287,27 @@ func (g *grepper) searchData(data []byte, display string) error {
 	if i := bytes.IndexByte(data, 0); i >= 0 {
 		data = data[:bytes.LastIndexByte(data[:i], '\n')+1]
 	}
-	fast := g.reWhole != nil && bytes.IndexByte(data, '\r') < 0
+	fast := (g.reWhole != nil || g.foldNeedle != nil) && bytes.IndexByte(data, '\r') < 0
+	var lowered []byte
 	pos, n := 0, 1 // pos is the start of line n
 	for steps := 1; pos < len(data); steps++ {
 		if steps%1024 == 0 && g.ctx.Err() != nil {
 			return g.ctx.Err()
 		}
 		if fast {
-			loc := g.reWhole.FindIndex(data[pos:])
-			if loc == nil {
+			at := -1
+			if g.foldNeedle != nil {
+				if lowered == nil {
+					lowered = g.lowerASCII(data)
+				}
+				at = bytes.Index(lowered[pos:], g.foldNeedle)
+			} else if loc := g.reWhole.FindIndex(data[pos:]); loc != nil {
+				at = loc[0]
+			}
+			if at < 0 {
 				break
 			}
-			start := pos + bytes.LastIndexByte(data[pos:pos+loc[0]], '\n') + 1
+			start := pos + bytes.LastIndexByte(data[pos:pos+at], '\n') + 1
 			n += bytes.Count(data[pos:start], newline)
 			pos = start
 		}
@@ -334,6 +352,47 @@ func hasTextAnchor(re *syntax.Regexp) bool {
 		}
 	}
 	return false
+}
+
+// foldLiteral returns the lower-cased needle for a case-insensitive search
+// of pattern, or nil when the pattern is not plain text (a regular expression
+// with metacharacters) or has a character whose case folding leaves ASCII
+// ('k' and 's' also fold to U+212A and U+017F) or a control character.
+func foldLiteral(pattern string, literal bool) []byte {
+	if pattern == "" || (!literal && regexp.QuoteMeta(pattern) != pattern) {
+		return nil
+	}
+	out := make([]byte, len(pattern))
+	for i := 0; i < len(pattern); i++ {
+		c := pattern[i]
+		if c >= utf8.RuneSelf || c < 0x20 || c == 0x7f {
+			return nil
+		}
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		if c == 'k' || c == 's' {
+			return nil
+		}
+		out[i] = c
+	}
+	return out
+}
+
+// lowerASCII returns data with ASCII letters lower-cased, in g's reused
+// buffer; other bytes, and so every offset, stay as they are.
+func (g *grepper) lowerASCII(data []byte) []byte {
+	if cap(g.lower) < len(data) {
+		g.lower = make([]byte, len(data), cap(g.buf))
+	}
+	out := g.lower[:len(data)]
+	for i, c := range data {
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		out[i] = c
+	}
+	return out
 }
 
 // lineEnd returns the end of the line starting at pos (before its '\n')

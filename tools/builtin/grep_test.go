@@ -148,19 +148,43 @@ func setWholeFileMax(n int64) (restore func()) {
 	return func() { grepWholeFileMax = old }
 }
 
+func TestFoldLiteral(t *testing.T) {
+	tests := []struct {
+		pattern string
+		literal bool
+		want    string // "" for nil
+	}{
+		{"Needle", false, "needle"},
+		{"a.b", false, ""}, // a regular expression
+		{"a.b", true, "a.b"},
+		{"Kelvin", false, ""}, // K also folds to U+212A
+		{"sun", false, ""},    // s also folds to U+017F
+		{"café", false, ""},   // not ASCII
+		{"tab\there", true, ""},
+		{"", false, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.pattern, func(t *testing.T) {
+			if got := string(foldLiteral(tt.pattern, tt.literal)); got != tt.want {
+				t.Errorf("foldLiteral(%q, %v) = %q, want %q", tt.pattern, tt.literal, got, tt.want)
+			}
+		})
+	}
+}
+
 // TestGrepWholeMatchesStream checks that finding candidate lines in a whole
 // file gives the same output as checking line by line, for anchors, word
 // boundaries, flags, empty matches, CRLF text and context.
 func TestGrepWholeMatchesStream(t *testing.T) {
 	dir := t.TempDir()
 	writeTree(t, dir, map[string]string{
-		"lf.txt":   "alpha beta\n\nbeta alpha\n  gamma\nalphabet\nend without newline alpha",
+		"lf.txt":   "alpha beta\n\nbeta alpha\n  gamma\nalphabet\nALPHA Beta\n\u212aelvin only\n\u017fun only\nKelvin\nend without newline alpha",
 		"crlf.txt": "alpha beta\r\nbeta alpha\r\n\r\ngamma\r\n",
 		"one.txt":  "alpha",
 		"empty":    "",
 	})
 	patterns := []string{"alpha", "^alpha", "alpha$", `\balpha\b`, `\Balpha`, `\Aalpha`, `alpha\z`, "(?-m)^beta", "(?s)a.b", `(?:al|ga)\w+`,
-		"^$", "", "a*", `beta\s+alpha`, `\n`, "(?i)ALPHA", "ALPHA", `[^a]$`, "^.{0,3}$", "^(?:  )?gamma"}
+		"^$", "", "a*", `beta\s+alpha`, "kelvin", "SUN", "Alpha Beta", "a.b", `\n`, "(?i)ALPHA", "ALPHA", `[^a]$`, "^.{0,3}$", "^(?:  )?gamma"}
 	for _, p := range patterns {
 		for _, extra := range []string{``, `,"context":1`, `,"limit":2`, `,"ignoreCase":true`} {
 			args := fmt.Sprintf(`{"pattern":%q%s}`, p, extra)
