@@ -221,7 +221,7 @@ func Load(opts LoadOptions) (*Config, error) {
 
 	var projectData []byte
 	if opts.ConfigFile != "" {
-		file := opts.ConfigFile
+		file := filepath.Clean(opts.ConfigFile)
 		if !filepath.IsAbs(file) {
 			file = filepath.Join(cwd, file)
 		}
@@ -245,7 +245,7 @@ func Load(opts LoadOptions) (*Config, error) {
 		project, err = parseLayer(c.ProjectFile, projectData, ScopeProject)
 		errs = append(errs, err)
 	}
-	if err := errors.Join(errs...); err != nil {
+	if err := joinErrors(errs); err != nil {
 		return nil, err
 	}
 
@@ -267,6 +267,20 @@ func Load(opts LoadOptions) (*Config, error) {
 		}
 	}
 	return c, nil
+}
+
+// joinErrors is errors.Join that returns a lone error as it is.
+func joinErrors(errs []error) error {
+	var nonNil []error
+	for _, err := range errs {
+		if err != nil {
+			nonNil = append(nonNil, err)
+		}
+	}
+	if len(nonNil) == 1 {
+		return nonNil[0]
+	}
+	return errors.Join(nonNil...)
 }
 
 // readIfExists reads file; nil data and nil error when it does not exist.
