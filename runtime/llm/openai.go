@@ -431,9 +431,10 @@ func (p *OpenAI) errorStatus(hres *http.Response) error {
 // backoff returns the delay before retry number attempt (1-based):
 // baseDelay doubled each time, capped at maxDelay, plus up to 50% jitter.
 func (p *OpenAI) backoff(attempt int) time.Duration {
-	d := p.baseDelay << (attempt - 1)
-	if d > p.maxDelay || d <= 0 {
-		d = p.maxDelay
+	d := p.baseDelay
+	for i := 1; i < attempt && d < p.maxDelay; i++ {
+		d *= 2
 	}
+	d = min(d, p.maxDelay)
 	return d + time.Duration(rand.Int64N(int64(d)/2+1))
 }

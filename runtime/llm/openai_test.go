@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net"
 	"net/http"
 	"strings"
@@ -621,5 +622,32 @@ func TestOpenAIKeyNotLogged(t *testing.T) {
 	}
 	if uri := srv.RequestURIs()[0]; uri != "/v1/chat/completions?key="+testKey {
 		t.Fatalf("request URI = %q, want the base URL's query kept", uri)
+	}
+}
+
+func TestBackoff(t *testing.T) {
+	p, err := NewOpenAI(OpenAIConfig{BaseURL: "http://localhost:1/v1", Model: "m"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		attempt  int
+		min, max time.Duration
+	}{
+		{1, 500 * time.Millisecond, 750 * time.Millisecond},
+		{2, time.Second, 1500 * time.Millisecond},
+		{3, 2 * time.Second, 3 * time.Second},
+		{7, 30 * time.Second, 45 * time.Second},  // capped
+		{40, 30 * time.Second, 45 * time.Second}, // no overflow
+		{70, 30 * time.Second, 45 * time.Second},
+	}
+	for _, tt := range tests {
+		t.Run(fmt.Sprintf("attempt %d", tt.attempt), func(t *testing.T) {
+			for range 50 {
+				if d := p.backoff(tt.attempt); d < tt.min || d > tt.max {
+					t.Fatalf("backoff(%d) = %v, want within [%v, %v]", tt.attempt, d, tt.min, tt.max)
+				}
+			}
+		})
 	}
 }
