@@ -77,7 +77,10 @@ type Tools struct {
 	// Active tool names; nil when no file sets tools.active (the caller's
 	// default applies), empty when a file sets it to [].
 	Active []string
-	Bash   Bash
+	// ActiveAt is "FILE:LINE" of the tools.active that applies, for
+	// messages about its names (an unknown tool); empty when not set.
+	ActiveAt string
+	Bash     Bash
 }
 
 // Bash configures the bash tool. Both fields run code, so a project file's
@@ -408,6 +411,7 @@ func (c *Config) With(o Overrides) (*Config, error) {
 			return nil, fmt.Errorf("override tools.active: %w", err)
 		}
 		n.Tools.Active = slices.Clone(o.Tools)
+		n.Tools.ActiveAt = ""
 	}
 	return n, nil
 }

@@ -127,7 +127,7 @@ sha256 = "` + shaA + `"
 					c.Model.APIKeyEnv != "GLOBAL_KEY" || c.Model.Images == nil || !*c.Model.Images {
 					t.Errorf("scalars: %+v %+v", c.ToolExecution, c.Model)
 				}
-				if !reflect.DeepEqual(c.Tools, Tools{Active: []string{"read", "bash"}, Bash: Bash{Shell: "/bin/sh", CommandPrefix: "set -e"}}) {
+				if !reflect.DeepEqual(c.Tools, Tools{Active: []string{"read", "bash"}, ActiveAt: filepath.Join(e.home, "pi.toml") + ":8", Bash: Bash{Shell: "/bin/sh", CommandPrefix: "set -e"}}) {
 					t.Errorf("tools: %+v", c.Tools)
 				}
 				if got := extNames(c); !reflect.DeepEqual(got, []string{"aaa", "shared"}) {
@@ -153,7 +153,7 @@ sha256 = "` + shaA + `"
 					t.Errorf("scalars: %q %+v", c.ToolExecution, c.Model)
 				}
 				// tools.active replaces; bash keys override one by one
-				if !reflect.DeepEqual(c.Tools, Tools{Active: []string{"read", "loc"}, Bash: Bash{Shell: "/bin/sh", CommandPrefix: "source .venv/bin/activate"}}) {
+				if !reflect.DeepEqual(c.Tools, Tools{Active: []string{"read", "loc"}, ActiveAt: filepath.Join(e.proj, "pi.toml") + ":5", Bash: Bash{Shell: "/bin/sh", CommandPrefix: "source .venv/bin/activate"}}) {
 					t.Errorf("tools: %+v", c.Tools)
 				}
 				// global first; the project's "shared" takes the global one's place
@@ -510,7 +510,7 @@ func TestWith(t *testing.T) {
 		{name: "values replace", o: Overrides{Model: "x", BaseURL: "http://h/v1", APIKeyEnv: "K", ToolExecution: "sequential", Images: boolPtr(false), Tools: []string{"bash"}},
 			check: func(t *testing.T, n *Config) {
 				want := Model{BaseURL: "http://h/v1", Name: "x", APIKeyEnv: "K", Images: boolPtr(false)}
-				if !reflect.DeepEqual(n.Model, want) || n.ToolExecution != "sequential" || !reflect.DeepEqual(n.Tools.Active, []string{"bash"}) {
+				if !reflect.DeepEqual(n.Model, want) || n.ToolExecution != "sequential" || !reflect.DeepEqual(n.Tools.Active, []string{"bash"}) || n.Tools.ActiveAt != "" {
 					t.Errorf("got %+v %q %v", n.Model, n.ToolExecution, n.Tools.Active)
 				}
 			}},

@@ -31,6 +31,7 @@ type layer struct {
 	images        *bool
 	active        []string
 	activeSet     bool
+	activeAt      string // FILE:LINE of tools.active
 	bashPrefix    *string
 	bashShell     *string
 	extensions    []Extension
@@ -63,6 +64,7 @@ func (l *layer) applyTo(c *Config) {
 	}
 	if l.activeSet {
 		c.Tools.Active = slices.Clone(l.active)
+		c.Tools.ActiveAt = l.activeAt
 	}
 	set(&c.Tools.Bash.CommandPrefix, l.bashPrefix)
 	set(&c.Tools.Bash.Shell, l.bashShell)
@@ -340,6 +342,7 @@ func (d *decoder) tools(l *layer, v any) {
 		})
 		if ok {
 			l.active, l.activeSet = names, true
+			l.activeAt = fmt.Sprintf("%s:%d", d.file, d.idx.keyLine("tools.active"))
 		}
 	}
 	if v, ok := m["bash"]; ok {
