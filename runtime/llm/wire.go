@@ -536,6 +536,12 @@ func (a *assembler) addCompletion(body []byte) error {
 	}
 	ch := c.Choices[0]
 	a.addText(ch.Message.Content)
+	for _, part := range ch.Message.MultiContent {
+		// Some servers answer with content as an array of parts.
+		if part.Type == openai.ChatMessagePartTypeText {
+			a.addText(part.Text)
+		}
+	}
 	for i, tc := range ch.Message.ToolCalls {
 		i := i
 		tc.Index = &i

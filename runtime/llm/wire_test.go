@@ -133,3 +133,36 @@ func TestSSEDecoderErrors(t *testing.T) {
 		t.Fatalf("err = %v, want a malformedError", err)
 	}
 }
+
+func TestAssembleCompletion(t *testing.T) {
+	tests := []struct {
+		name, body, wantText string
+		wantCalls            int
+		wantStop             StopReason
+	}{
+		{"content string", `{"choices":[{"message":{"role":"assistant","content":"hi"},"finish_reason":"stop"}]}`, "hi", 0, StopEnd},
+		{"content parts", `{"choices":[{"message":{"role":"assistant","content":[{"type":"text","text":"a"},{"type":"text","text":"b"}]},"finish_reason":"stop"}]}`, "ab", 0, StopEnd},
+		{"null content with calls", `{"choices":[{"message":{"role":"assistant","content":null,"tool_calls":[{"id":"c","type":"function","function":{"name":"ls","arguments":"{}"}}]},"finish_reason":"tool_calls"}]}`, "", 1, StopToolUse},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			asm := newAssembler(nil, "")
+			if err := asm.addCompletion([]byte(tt.body)); err != nil {
+				t.Fatal(err)
+			}
+			msg := asm.message("")
+			text := ""
+			for _, b := range msg.Content {
+				text += b.Text
+			}
+			if text != tt.wantText || len(msg.ToolCalls) != tt.wantCalls || asm.stopReason() != tt.wantStop {
+				t.Fatalf("got text %q, %d calls, stop %q", text, len(msg.ToolCalls), asm.stopReason())
+			}
+		})
+	}
+	for _, bad := range []string{`{"choices":[]}`, `{"error":{"message":"nope"}}`, `[]`} {
+		if err := newAssembler(nil, "").addCompletion([]byte(bad)); err == nil {
+			t.Fatalf("addCompletion(%s) succeeded", bad)
+		}
+	}
+}
