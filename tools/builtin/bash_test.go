@@ -750,3 +750,17 @@ func BenchmarkSanitize(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkBashTrue is the fixed cost of one call: start the shell, run
+// `true`, scan /proc for what the call left, reap.
+func BenchmarkBashTrue(b *testing.B) {
+	def := BashDefinition(BashOptions{})
+	args := json.RawMessage(`{"command":"true"}`)
+	dir := b.TempDir()
+	for i := 0; i < b.N; i++ {
+		r, err := def.Execute(context.Background(), tool.NewCall("b", args, nil), tool.Context{Cwd: dir})
+		if err != nil || r.IsError {
+			b.Fatalf("bash: %v %s", err, r.Text())
+		}
+	}
+}

@@ -60,6 +60,7 @@ func enlargePipe(f *os.File) {
 type callProcs struct {
 	pid    int // the shell, also the process group id
 	marker []byte
+	start  uint64 // the shell's start time: nothing of the call is older
 }
 
 // trackShell registers a started shell.
@@ -68,7 +69,7 @@ func trackShell(pid int, marker string) *callProcs {
 	bashTracker.shells[pid] = true
 	bashTracker.groups[pid] = true
 	bashTracker.mu.Unlock()
-	return &callProcs{pid: pid, marker: []byte("\x00" + bashMarkerEnv + "=" + marker + "\x00")}
+	return &callProcs{pid: pid, marker: []byte("\x00" + bashMarkerEnv + "=" + marker + "\x00"), start: startTicks(pid)}
 }
 
 // terminate stops every process of the call: SIGTERM (and SIGCONT, so that
@@ -108,7 +109,7 @@ func KillAllBash() {
 		groups[g] = true
 	}
 	bashTracker.mu.Unlock()
-	killMatching(&procMatcher{groups: groups, env: prefix}, 500*time.Millisecond)
+	killMatching(&procMatcher{groups: groups, env: prefix, since: startTicks(os.Getpid())}, 500*time.Millisecond)
 }
 
 // killMatching signals the matching processes and their descendants until
@@ -210,6 +211,7 @@ func reapOrphans(procs []procInfo) {
 // procInfo is one process as /proc/PID/stat shows it.
 type procInfo struct {
 	pid, ppid, pgid int
+	start           uint64 // start time, clock ticks after boot
 	state           byte
 }
 
@@ -225,84 +227,133 @@ func scanProcs() []procInfo {
 	defer d.Close()
 	names, _ := d.Readdirnames(-1)
 	out := make([]procInfo, 0, len(names))
-	buf := make([]byte, 512)
+	var buf [1024]byte
 	for _, name := range names {
 		pid, err := strconv.Atoi(name)
 		if err != nil || pid <= 0 {
 			continue
 		}
-		if p, ok := readStat(pid, buf); ok {
+		if p, ok := readStat(pid, buf[:]); ok {
 			out = append(out, p)
 		}
 	}
 	return out
 }
 
+// readFileInto reads a small /proc file into buf from offset off on
+// (growing buf, keeping buf[:off]) and returns buf[:off+n], without
+// allocating a File.
+func readFileInto(path string, buf []byte, off int) ([]byte, bool) {
+	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return buf[:off], false
+	}
+	defer unix.Close(fd)
+	n := off
+	for {
+		if n == len(buf) {
+			buf = append(buf[:cap(buf)], make([]byte, len(buf)+1)...)
+			buf = buf[:cap(buf)]
+		}
+		m, err := unix.Read(fd, buf[n:])
+		if err != nil {
+			if err == unix.EINTR {
+				continue
+			}
+			return buf[:n], n > off
+		}
+		if m == 0 {
+			return buf[:n], true
+		}
+		n += m
+		if n < len(buf) {
+			// A /proc file gives all it has in one read when the buffer
+			// is large enough: a short read is the end.
+			return buf[:n], true
+		}
+	}
+}
+
 // readStat parses "pid (comm) state ppid pgrp ..." from /proc/PID/stat.
 func readStat(pid int, buf []byte) (procInfo, bool) {
-	f, err := os.Open("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
+	b, ok := readFileInto("/proc/"+strconv.Itoa(pid)+"/stat", buf[:cap(buf)], 0)
+	if !ok {
 		return procInfo{}, false
 	}
-	n, _ := f.Read(buf)
-	f.Close()
-	b := buf[:n]
 	i := bytes.LastIndexByte(b, ')')
 	if i < 0 || i+2 >= len(b) {
 		return procInfo{}, false
 	}
-	fields := bytes.Fields(b[i+2:])
-	if len(fields) < 3 || len(fields[0]) != 1 {
+	// Fields after the command: state ppid pgrp session tty_nr tpgid flags
+	// minflt cminflt majflt cmajflt utime stime cutime cstime priority nice
+	// num_threads itrealvalue starttime ...
+	var f [20][]byte
+	n := 0
+	for _, field := range bytes.Fields(b[i+2:]) {
+		if n == len(f) {
+			break
+		}
+		f[n] = field
+		n++
+	}
+	if n < len(f) || len(f[0]) != 1 {
 		return procInfo{}, false
 	}
-	ppid, err1 := strconv.Atoi(string(fields[1]))
-	pgid, err2 := strconv.Atoi(string(fields[2]))
-	if err1 != nil || err2 != nil {
+	ppid, err1 := strconv.Atoi(string(f[1]))
+	pgid, err2 := strconv.Atoi(string(f[2]))
+	start, err3 := strconv.ParseUint(string(f[19]), 10, 64)
+	if err1 != nil || err2 != nil || err3 != nil {
 		return procInfo{}, false
 	}
-	return procInfo{pid: pid, ppid: ppid, pgid: pgid, state: fields[0][0]}, true
+	return procInfo{pid: pid, ppid: ppid, pgid: pgid, start: start, state: f[0][0]}, true
 }
 
-// readEnviron returns /proc/PID/environ with a leading NUL, so that a
-// variable is always found as "\x00NAME=".
-func readEnviron(pid int) []byte {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/environ")
-	if err != nil || len(b) == 0 {
-		return nil
-	}
-	out := make([]byte, 0, len(b)+2)
-	out = append(out, 0)
-	out = append(out, b...)
-	if out[len(out)-1] != 0 {
-		out = append(out, 0)
-	}
-	return out
+// startTicks is the start time of a process (0 when unknown).
+func startTicks(pid int) uint64 {
+	var buf [1024]byte
+	p, _ := readStat(pid, buf[:])
+	return p.start
 }
 
 // procMatcher picks the processes of a call (or of every call): those in
-// one of its process groups or with its marker in their environment. Each
-// environment is read once per matcher.
+// one of its process groups or with its marker in their environment. Only
+// processes started since `since` can carry the marker, so the environment
+// of older ones is not read; each environment is read once per matcher.
 type procMatcher struct {
 	groups map[int]bool
 	env    []byte // "\x00PI_BASH_CALL=VALUE" (a prefix of the variable)
+	since  uint64
 	cache  map[int]bool
+	buf    []byte
 }
 
 func (c *callProcs) matcher() *procMatcher {
-	return &procMatcher{groups: map[int]bool{c.pid: true}, env: c.marker}
+	return &procMatcher{groups: map[int]bool{c.pid: true}, env: c.marker, since: c.start}
 }
 
 func (m *procMatcher) match(p procInfo) bool {
 	if m.groups[p.pgid] {
 		return true
 	}
+	if p.start < m.since {
+		return false
+	}
 	if v, ok := m.cache[p.pid]; ok {
 		return v
 	}
 	if m.cache == nil {
 		m.cache = map[int]bool{}
+		m.buf = make([]byte, 16<<10)
 	}
-	v := bytes.Contains(readEnviron(p.pid), m.env)
+	// Read the environment after a NUL, so that the first variable is
+	// found as "\x00NAME=" too.
+	m.buf[0] = 0
+	env, _ := readFileInto("/proc/"+strconv.Itoa(p.pid)+"/environ", m.buf[:cap(m.buf)], 1)
+	if len(env) > 1 && env[len(env)-1] != 0 {
+		env = append(env, 0)
+	}
+	m.buf = env[:cap(env)]
+	v := bytes.Contains(env, m.env)
 	m.cache[p.pid] = v
 	return v
 }
