@@ -8,6 +8,7 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+	"unsafe"
 
 	"golang.org/x/text/unicode/norm"
 )
@@ -29,6 +30,8 @@ type lfView struct {
 	drops []int // view offsets of the '\n's whose '\r' was dropped, ascending
 }
 
+// newLFView builds the view of orig. The view may share orig's memory, so
+// orig must not be modified while the view is in use.
 func newLFView(orig []byte) lfView {
 	v := lfView{}
 	if bytes.HasPrefix(orig, utf8BOM) {
@@ -36,7 +39,8 @@ func newLFView(orig []byte) lfView {
 	}
 	body := orig[v.bom:]
 	if !bytes.Contains(body, []byte("\r\n")) {
-		v.text = string(body)
+		// No copy: callers never modify orig while the view is in use.
+		v.text = unsafe.String(unsafe.SliceData(body), len(body))
 		return v
 	}
 	var b strings.Builder
@@ -288,6 +292,12 @@ func (t *tolerantText) push(b *strings.Builder, u unit, out string) {
 
 // addLine appends the tolerant form of src[start:end] (one line, no '\n').
 func (t *tolerantText) addLine(b *strings.Builder, src string, start, end int) {
+	if isASCII(src[start:end]) {
+		// NFKC and the ASCII mapping leave ASCII as it is: only trim.
+		trimmed := strings.TrimRight(src[start:end], " \t\v\f\r")
+		t.push(b, unit{in: start, inEnd: start + len(trimmed), identity: true}, trimmed)
+		return
+	}
 	type piece struct {
 		u   unit
 		out string
@@ -343,6 +353,15 @@ func (t *tolerantText) addLine(b *strings.Builder, src string, start, end int) {
 	for _, p := range pieces {
 		t.push(b, p.u, p.out)
 	}
+}
+
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return true
 }
 
 func mapTolerantRunes(s string) string {

@@ -2,12 +2,16 @@ package builtin
 
 import (
 	"bufio"
+	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/pi-go/pi/runtime/tool"
 )
 
 // benchFileMB is the size of the file BenchmarkReadEnd reads; set
@@ -50,11 +54,12 @@ func BenchmarkReadEnd(b *testing.B) {
 	mb := benchFileMB()
 	total := writeLinesFile(b, path, mb)
 	args := fmt.Sprintf(`{"path":"big.txt","offset":%d}`, total-2)
-	want := fmt.Sprintf("%08d %s\n", total-1, strings.Repeat("x", 90))
+	want := fmt.Sprintf("%08d %s\n%08d %s\n", total-2, strings.Repeat("x", 90), total-1, strings.Repeat("x", 90))
 	b.SetBytes(int64(mb) * 1_000_000)
+	tools := fileTools(b, dir)
 	b.ResetTimer()
 	for b.Loop() {
-		r := callTool(b, dir, "read", args)
+		r := tool.Run(context.Background(), tools, nil, "read", "bench", json.RawMessage(args), nil)
 		if r.IsError || r.Text() != want {
 			b.Fatalf("got %q", trimForLog(r.Text()))
 		}
@@ -67,10 +72,11 @@ func BenchmarkReadHead(b *testing.B) {
 	dir := b.TempDir()
 	writeLinesFile(b, filepath.Join(dir, "big.txt"), 64)
 	b.SetBytes(64_000_000)
+	tools := fileTools(b, dir)
 	b.ResetTimer()
 	for b.Loop() {
-		r := callTool(b, dir, "read", `{"path":"big.txt"}`)
-		if r.IsError || !strings.HasSuffix(r.Text(), "Use offset=512 to continue.]") {
+		r := tool.Run(context.Background(), tools, nil, "read", "bench", json.RawMessage(`{"path":"big.txt"}`), nil)
+		if r.IsError || !strings.HasSuffix(r.Text(), "Use offset=513 to continue.]") {
 			b.Fatalf("got %q", trimForLog(r.Text()))
 		}
 	}
@@ -85,6 +91,7 @@ func BenchmarkEdit20MB(b *testing.B) {
 	mid := fmt.Sprintf("%08d %s", total/2, strings.Repeat("x", 90))
 	alt := fmt.Sprintf("%08d %s", total/2, strings.Repeat("y", 90))
 	b.SetBytes(20_000_000)
+	tools := fileTools(b, dir)
 	b.ResetTimer()
 	i := 0
 	for b.Loop() {
@@ -93,7 +100,8 @@ func BenchmarkEdit20MB(b *testing.B) {
 			from, to = alt, mid
 		}
 		i++
-		r := callTool(b, dir, "edit", map[string]any{"path": "big.txt", "edits": edits(from, to)})
+		args, _ := json.Marshal(map[string]any{"path": "big.txt", "edits": edits(from, to)})
+		r := tool.Run(context.Background(), tools, nil, "edit", "bench", args, nil)
 		if r.IsError {
 			b.Fatal(r.Text())
 		}
@@ -116,6 +124,7 @@ func BenchmarkEditTolerant20MB(b *testing.B) {
 	}
 	alt := fmt.Sprintf("%08d %s", total/2, strings.Repeat("y", 90))
 	b.SetBytes(20_000_000)
+	tools := fileTools(b, dir)
 	b.ResetTimer()
 	i := 0
 	for b.Loop() {
@@ -124,7 +133,8 @@ func BenchmarkEditTolerant20MB(b *testing.B) {
 			from, to = alt+"\n", mid+"  \n"
 		}
 		i++
-		r := callTool(b, dir, "edit", map[string]any{"path": "big.txt", "edits": edits(from, to)})
+		args, _ := json.Marshal(map[string]any{"path": "big.txt", "edits": edits(from, to)})
+		r := tool.Run(context.Background(), tools, nil, "edit", "bench", args, nil)
 		if r.IsError || !strings.Contains(r.Text(), tolerantNote) {
 			b.Fatal(r.Text())
 		}
