@@ -155,3 +155,43 @@ func elements(v any) []map[string]any {
 	}
 	return nil
 }
+
+// FuzzAppendExtension appends an extension to arbitrary existing files
+// (seeds under testdata/fuzz/FuzzAppendExtension). Either it refuses and
+// leaves the file alone, or the old bytes are still the file's prefix and
+// the new extension loads back as the file's last one.
+func FuzzAppendExtension(f *testing.F) {
+	f.Add([]byte(threeExtensions), "new", "ro:.")
+	f.Add([]byte("[model]\nname = \"m\""), "loc", "rw:out dir")
+	f.Add([]byte("extensions = []\n"), "x", "ro:\"q\"")
+	dir := f.TempDir()
+	file := filepath.Join(dir, "pi.toml")
+	f.Fuzz(func(t *testing.T, old []byte, name, grant string) {
+		if err := os.WriteFile(file, old, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		e := Extension{Name: name, Path: filepath.Join(dir, "ext", "x.wasm"), SHA256: shaA, Grants: Grants{FS: []string{grant}}, Config: map[string]any{name: grant}}
+		err := AppendExtension(file, e)
+		got, rerr := os.ReadFile(file)
+		if rerr != nil {
+			t.Fatal(rerr)
+		}
+		if err != nil {
+			if string(got) != string(old) {
+				t.Fatalf("refused (%v) but the file changed", err)
+			}
+			return
+		}
+		if !strings.HasPrefix(string(got), string(old)) {
+			t.Fatalf("old bytes not kept:\nold %q\nnew %q", old, got)
+		}
+		l, err := parseLayer(file, got, ScopeProject)
+		if err != nil {
+			t.Fatalf("appended file does not load: %v", err)
+		}
+		last := l.extensions[len(l.extensions)-1]
+		if last.Name != name || last.Path != e.Path || !slices.Equal(last.Grants.FS, e.Grants.FS) || last.Config[name] != grant {
+			t.Fatalf("loaded back %+v, want %+v", last, e)
+		}
+	})
+}
