@@ -36,25 +36,28 @@ func oneDecimal(n, unit int64) string {
 	return fmt.Sprintf("%d.%d", tenths/10, tenths%10)
 }
 
-// Truncation is the outcome of TruncateHead or TruncateTail.
+// Truncation is the outcome of TruncateHead or TruncateTail. Its JSON form
+// (camelCase, as the reference agent's) goes into tool result details.
 type Truncation struct {
 	// Content is the kept text.
-	Content string
+	Content string `json:"content"`
 	// Truncated reports whether anything was cut.
-	Truncated bool
+	Truncated bool `json:"truncated"`
 	// TruncatedBy is "lines" or "bytes" when cut, "" otherwise.
-	TruncatedBy string
+	TruncatedBy string `json:"truncatedBy,omitempty"`
 	// TotalLines and TotalBytes describe the input; lines are the pieces of
 	// the text split on "\n".
-	TotalLines, TotalBytes int
+	TotalLines int `json:"totalLines"`
+	TotalBytes int `json:"totalBytes"`
 	// OutputLines and OutputBytes describe Content.
-	OutputLines, OutputBytes int
+	OutputLines int `json:"outputLines"`
+	OutputBytes int `json:"outputBytes"`
 	// LastLinePartial is set by TruncateTail when a single last line longer
 	// than the byte limit was cut to its last bytes.
-	LastLinePartial bool
+	LastLinePartial bool `json:"lastLinePartial"`
 	// FirstLineExceedsLimit is set by TruncateHead when the first line alone
 	// is over the byte limit (Content is then empty).
-	FirstLineExceedsLimit bool
+	FirstLineExceedsLimit bool `json:"firstLineExceedsLimit"`
 }
 
 // TruncateHead keeps the start of s: at most maxLines lines and maxBytes
