@@ -312,6 +312,8 @@ func TestLoadErrors(t *testing.T) {
 	}{
 		{"unknown top-level key", "tool_execution = \"parallel\"\nmodels = {}\n",
 			`FILE:2: unknown key "models" (known keys: tool_execution, model, tools, extensions)`},
+		{"unknown implicit table", "[model]\nname = \"m\"\n\n[foo.bar]\nx = 1\n",
+			`FILE:4: unknown key "foo" (known keys: tool_execution, model, tools, extensions)`},
 		{"unknown nested key", "[model]\nname = \"m\"\n\n[tools]\nactive = []\n\n[tools.bash]\npromt = \"x\"\n",
 			`FILE:8: unknown key "tools.bash.promt" (known keys: command_prefix, shell)`},
 		{"unknown key in a dotted key", "model.nme = \"x\"\n",

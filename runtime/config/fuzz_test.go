@@ -1,7 +1,6 @@
 package config
 
 import (
-	"errors"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -69,7 +68,7 @@ func FuzzLoad(f *testing.F) {
 }
 
 // checkErrorNamesFile checks that err and each error joined in it start
-// with the file's path.
+// with the file's path, and that each *Error has a line.
 func checkErrorNamesFile(t *testing.T, err error, file string) {
 	t.Helper()
 	if !strings.HasPrefix(err.Error(), file+":") {
@@ -80,9 +79,8 @@ func checkErrorNamesFile(t *testing.T, err error, file string) {
 			checkErrorNamesFile(t, e, file)
 		}
 	}
-	var ce *Error
-	if errors.As(err, &ce) && ce.File != file {
-		t.Fatalf("Error.File = %q, want %q", ce.File, file)
+	if ce, ok := err.(*Error); ok && (ce.File != file || ce.Line < 1) {
+		t.Fatalf("Error without the file or a line: %#v", ce)
 	}
 }
 

@@ -32,15 +32,27 @@ type tableHeader struct {
 	line  int    // 1-based
 }
 
-// keyLine returns the line of path or, when path itself is not written
-// (an implicit table, a missing key), of its nearest written parent; 0 when
-// none is.
+// keyLine returns the line of path; for an implicit table (`[a.b]` makes
+// `a`, `a.b = 1` too) the first line under it; for a key that is not
+// written at all, the line of its nearest written parent; 0 when none is.
 func (x *docIndex) keyLine(path string) int {
+	if l, ok := x.lines[path]; ok {
+		return l
+	}
+	first := 0
+	for p, l := range x.lines {
+		if (first == 0 || l < first) && len(p) > len(path) && strings.HasPrefix(p, path) && (p[len(path)] == '.' || p[len(path)] == '[') {
+			first = l
+		}
+	}
+	if first > 0 {
+		return first
+	}
 	for path != "" {
+		path = parentKey(path)
 		if l, ok := x.lines[path]; ok {
 			return l
 		}
-		path = parentKey(path)
 	}
 	return 0
 }

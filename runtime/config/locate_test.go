@@ -85,14 +85,17 @@ t = { a = { b = 1 }, c = [ { d = 1 }, { d = 2 } ] }
 }
 
 func TestKeyLineFallsBackToParent(t *testing.T) {
-	idx := indexDocument([]byte("[tools.bash]\nshell = \"x\"\n"))
+	idx := indexDocument([]byte("[tools.bash]\nshell = \"x\"\n\n[x]\ny = 1\na.b.c = 2\n"))
 	tests := []struct {
 		path string
 		want int
 	}{
 		{"tools.bash.shell", 2},
 		{"tools.bash.prefix", 1}, // not written: the line of its table
-		{"tools", 0},             // implicit table, no written parent
+		{"tools", 1},             // implicit table: its first line
+		{"x.a", 6},               // implicit by a dotted key
+		{"x.a.b", 6},
+		{"x.z", 4},
 		{"model.name", 0},
 	}
 	for _, tt := range tests {
