@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/hashicorp/go-hclog"
+
 	"github.com/pi-go/pi/runtime/agent"
 	"github.com/pi-go/pi/runtime/llm"
 	"github.com/pi-go/pi/runtime/tool"
@@ -631,5 +633,38 @@ func TestLateUpdateDropped(t *testing.T) {
 	}
 	if !reflect.DeepEqual(updates, []string{"early"}) {
 		t.Fatalf("updates %q, want only the early one", updates)
+	}
+}
+
+// TestFailedResultHookLogged: a failing tool_result hook leaves the result
+// as it was and is logged with its name, unless the caller handles such
+// failures itself.
+func TestFailedResultHookLogged(t *testing.T) {
+	var logBuf strings.Builder
+	var told []string
+	broken := tool.ToolResultHook{Name: "extension redact", Func: func(context.Context, tool.CallInfo, tool.Result) (tool.ResultPatch, error) {
+		return tool.ResultPatch{}, errors.New("guest trapped")
+	}}
+	for _, own := range []bool{false, true} {
+		hooks := &tool.Hooks{ToolResult: []tool.ToolResultHook{broken}}
+		if own {
+			hooks.OnHookError = func(hook string, err error) { told = append(told, hook+": "+err.Error()) }
+		}
+		p := script(llm.ScriptTurn{ToolCalls: []llm.ScriptToolCall{call("sleep", `{"ms":1,"tag":"x"}`)}}, llm.ScriptTurn{Text: "ok"})
+		logger := hclog.New(&hclog.LoggerOptions{Output: &logBuf, Level: hclog.Warn})
+		a := agent.New(agent.Config{Provider: p, Tools: wrap(t, sleepTool("sleep", tool.Parallel, &timeline{})), Hooks: hooks, Logger: logger})
+		res, err := a.Run(context.Background(), "go")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rs := toolResults(res.Messages); rs[0].IsError || text(rs[0]) != "x slept 1ms" {
+			t.Fatalf("result changed by a failed hook: %q", text(rs[0]))
+		}
+	}
+	if n := strings.Count(logBuf.String(), "extension redact"); n != 1 || !strings.Contains(logBuf.String(), "guest trapped") {
+		t.Fatalf("log (want the failure once, from the run without OnHookError):\n%s", logBuf.String())
+	}
+	if !reflect.DeepEqual(told, []string{"extension redact: guest trapped"}) {
+		t.Fatalf("OnHookError told %q", told)
 	}
 }
