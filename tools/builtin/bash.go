@@ -248,8 +248,9 @@ func execShell(ctx context.Context, shell string, spawn tool.BashSpawn, timeout 
 	select {
 	case <-readDone:
 	case <-time.After(bashPipeGrace):
-		_ = r.SetReadDeadline(time.Now())
-		<-readDone
+		if r.SetReadDeadline(time.Now()) == nil {
+			<-readDone
+		} // else the reader stays blocked until the holder exits; acc ignores it after finish
 	}
 	r.Close()
 	close(stopUpdates)
