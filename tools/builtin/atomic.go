@@ -14,26 +14,32 @@ import (
 // crash sees the old file or the new one, never a mix: it writes a temporary
 // file in the same folder, syncs it, and renames it over the target. A
 // symlink is followed and its target written (the link stays a link). An
-// existing file keeps its mode; a new file gets defaultMode. Missing parent
-// folders are created.
+// existing file keeps its mode and, where permitted, its owner; a new file
+// gets defaultMode. Missing parent folders are created. Being a rename, the
+// write gives the path a new inode: other hard links keep the old content.
 //
 // # Errors
 //
 // WriteFileAtomic fails when the parent folders cannot be created, the target
-// is a directory or exists without write permission (an *os.PathError with
+// is a directory or another non-regular file, or exists without write permission (an *os.PathError with
 // EACCES), or creating, writing, syncing or renaming the temporary file
 // fails. On any error the old file is intact and no temporary file is left.
 func WriteFileAtomic(path string, data []byte, defaultMode os.FileMode) error {
 	target := realPath(path)
 	dir := filepath.Dir(target)
 	mode := defaultMode.Perm()
+	var existing os.FileInfo
 	fi, err := os.Stat(target)
 	switch {
 	case err == nil:
 		if fi.IsDir() {
 			return fmt.Errorf("write file %s: is a directory", path)
 		}
+		if !fi.Mode().IsRegular() {
+			return fmt.Errorf("write file %s: %s, not a regular file", path, fileKind(fi.Mode()))
+		}
 		mode = fi.Mode() & (os.ModePerm | os.ModeSetuid | os.ModeSetgid | os.ModeSticky)
+		existing = fi
 		// A rename would replace a read-only file; refuse as a plain write would.
 		if err := checkWritable(target, fi); err != nil {
 			return fmt.Errorf("write file %s: %w", path, err)
@@ -58,6 +64,13 @@ func WriteFileAtomic(path string, data []byte, defaultMode os.FileMode) error {
 	}
 	if _, err := tmp.Write(data); err != nil {
 		return fail(err)
+	}
+	if existing != nil {
+		// Keep the owner too (works as root or when nothing changes); a
+		// failure leaves the file owned by us, as a plain create would.
+		if st, ok := existing.Sys().(*syscall.Stat_t); ok {
+			_ = tmp.Chown(int(st.Uid), int(st.Gid))
+		}
 	}
 	if err := tmp.Chmod(mode); err != nil {
 		return fail(err)
@@ -89,6 +102,21 @@ func checkWritable(path string, fi os.FileInfo) error {
 		return &os.PathError{Op: "access", Path: path, Err: err}
 	}
 	return nil
+}
+
+// fileKind names what a non-regular file is, for messages.
+func fileKind(m os.FileMode) string {
+	switch {
+	case m&os.ModeNamedPipe != 0:
+		return "named pipe"
+	case m&os.ModeSocket != 0:
+		return "socket"
+	case m&os.ModeCharDevice != 0:
+		return "character device"
+	case m&os.ModeDevice != 0:
+		return "device"
+	}
+	return "special file"
 }
 
 // syncDir makes a rename in dir durable; failures are ignored because the

@@ -130,6 +130,9 @@ func executeEdit(ctx context.Context, call tool.Call, tc tool.Context) (tool.Res
 			return errAborted
 		}
 		if err := checkEditable(abs); err != nil {
+			if errors.Is(err, errNotRegular) {
+				return fmt.Errorf("Could not edit file: %s. It is not a regular file.", args.Path)
+			}
 			return fmt.Errorf("Could not edit file: %s. %s.", args.Path, errorCode(err))
 		}
 		orig, err := os.ReadFile(abs)
@@ -159,6 +162,9 @@ func executeEdit(ctx context.Context, call tool.Call, tc tool.Context) (tool.Res
 	}, nil
 }
 
+// errNotRegular marks a path that is a FIFO, device or socket.
+var errNotRegular = errors.New("not a regular file")
+
 // checkEditable checks that path is a regular file we may read and write.
 func checkEditable(path string) error {
 	fi, err := os.Stat(path)
@@ -167,6 +173,9 @@ func checkEditable(path string) error {
 	}
 	if fi.IsDir() {
 		return &os.PathError{Op: "open", Path: path, Err: syscall.EISDIR}
+	}
+	if !fi.Mode().IsRegular() {
+		return errNotRegular
 	}
 	if err := unix.Access(path, unix.R_OK); err != nil {
 		return &os.PathError{Op: "access", Path: path, Err: err}

@@ -64,18 +64,22 @@ func executeRead(ctx context.Context, call tool.Call, tc tool.Context) (tool.Res
 		return tool.Result{}, errAborted
 	}
 	abs := ResolveReadPath(tc.Cwd, args.Path)
+	// Stat before opening: opening a FIFO would block.
+	fi, err := os.Stat(abs)
+	if err != nil {
+		return tool.Result{}, openError(abs, err)
+	}
+	if fi.IsDir() {
+		return tool.Result{}, fmt.Errorf("Cannot read %s: it is a directory. Use ls to list its contents.", abs)
+	}
+	if !fi.Mode().IsRegular() {
+		return tool.Result{}, fmt.Errorf("Cannot read %s: it is a %s, not a regular file.", abs, fileKind(fi.Mode()))
+	}
 	f, err := os.Open(abs)
 	if err != nil {
 		return tool.Result{}, openError(abs, err)
 	}
 	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return tool.Result{}, fmt.Errorf("read %s: %w", abs, err)
-	}
-	if fi.IsDir() {
-		return tool.Result{}, fmt.Errorf("Cannot read %s: it is a directory. Use ls to list its contents.", abs)
-	}
 	head := make([]byte, sniffSize)
 	n, err := io.ReadFull(f, head)
 	if err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, io.ErrUnexpectedEOF) {
