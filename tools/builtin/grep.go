@@ -228,47 +228,19 @@ var grepWholeFileMax int64 = 16 << 20
 // returns errStopWalk once a match past the limit is found (and the blocks
 // before it are complete).
 func (g *grepper) searchFile(name, display string) error {
-	f, err := os.Open(name)
+	if cap(g.buf) == 0 {
+		g.buf = make([]byte, 0, 64*1024)
+	}
+	data, rest, err := readSearchFile(name, g.buf, grepWholeFileMax)
 	if err != nil {
 		return nil
 	}
-	defer f.Close()
-	data, whole, err := g.readAll(f)
-	if err != nil {
-		return nil
-	}
-	if !whole {
-		return g.searchStream(io.MultiReader(bytes.NewReader(data), f), display)
+	g.buf = data
+	if rest != nil {
+		defer rest.Close()
+		return g.searchStream(io.MultiReader(bytes.NewReader(data), rest), display)
 	}
 	return g.searchData(data, display)
-}
-
-// readAll reads f into g's reused buffer, up to grepWholeFileMax bytes;
-// whole is false when f is longer (data then holds its start).
-func (g *grepper) readAll(f *os.File) (data []byte, whole bool, err error) {
-	buf := g.buf[:0]
-	if cap(buf) == 0 {
-		buf = make([]byte, 0, 64*1024)
-	}
-	for {
-		if int64(len(buf)) > grepWholeFileMax {
-			g.buf = buf
-			return buf, false, nil
-		}
-		if len(buf) == cap(buf) {
-			buf = append(buf, 0)[:len(buf)]
-		}
-		n, err := f.Read(buf[len(buf):cap(buf)])
-		buf = buf[:len(buf)+n]
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			return nil, false, err
-		}
-	}
-	g.buf = buf
-	return buf, true, nil
 }
 
 var (
