@@ -1,6 +1,8 @@
 package builtin
 
 import (
+	"context"
+	"encoding/json"
 	"errors"
 	"math/rand/v2"
 	"os"
@@ -10,6 +12,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/pi-go/pi/runtime/tool"
 )
 
 func TestWriteFileAtomic(t *testing.T) {
@@ -157,7 +161,9 @@ func TestWriteFileAtomicKilled(t *testing.T) {
 	mustWrite(t, path, versions[0])
 	for i := range 25 {
 		cmd := exec.Command(os.Args[0], "-test.run=^TestAtomicWriterProcess$")
-		cmd.Env = append(os.Environ(), "PI_TEST_ATOMIC_WRITER="+path)
+		// Half the writers go through the write tool's whole pipeline.
+		mode := []string{"func", "tool"}[i%2]
+		cmd.Env = append(os.Environ(), "PI_TEST_ATOMIC_WRITER="+path, "PI_TEST_ATOMIC_WRITER_MODE="+mode)
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}
@@ -194,8 +200,15 @@ func TestAtomicWriterProcess(t *testing.T) {
 		t.Skip("only runs as the subprocess of TestWriteFileAtomicKilled")
 	}
 	versions := atomicTestVersions()
+	viaTool := os.Getenv("PI_TEST_ATOMIC_WRITER_MODE") == "tool"
+	tools := fileTools(t, filepath.Dir(path))
 	for i := 0; ; i++ {
-		if err := WriteFileAtomic(path, []byte(versions[i%2]), 0o644); err != nil {
+		if viaTool {
+			args, _ := json.Marshal(map[string]string{"path": filepath.Base(path), "content": versions[i%2]})
+			if r := tool.Run(context.Background(), tools, nil, "write", "w", args, nil); r.IsError {
+				t.Fatal(r.Text())
+			}
+		} else if err := WriteFileAtomic(path, []byte(versions[i%2]), 0o644); err != nil {
 			t.Fatal(err)
 		}
 		if i == 0 {
