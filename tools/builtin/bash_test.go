@@ -764,3 +764,43 @@ func BenchmarkBashTrue(b *testing.B) {
 		}
 	}
 }
+
+func TestBashTimeoutSparesOtherCalls(t *testing.T) {
+	t.Parallel()
+	sl := sleeper(t)
+	name := filepath.Base(sl)
+	r := bashCall(t, context.Background(), BashOptions{}, t.TempDir(), map[string]any{"command": "setsid " + sl + " 30 & " + sl + " 31 & echo left running"}, nil)
+	if r.IsError {
+		t.Fatalf("%s", r.Text())
+	}
+	before := procsNamed(name)
+	if len(before) != 2 {
+		t.Fatalf("%d background processes, want 2", len(before))
+	}
+	other := sleeper(t)
+	r = bashCall(t, context.Background(), BashOptions{}, t.TempDir(), map[string]any{"command": "setsid " + other + " 600 & " + other + " 600", "timeout": 0.5}, nil)
+	if !strings.HasSuffix(r.Text(), "Command timed out after 0.5 seconds") {
+		t.Fatalf("%s", r.Text())
+	}
+	assertGone(t, filepath.Base(other))
+	if after := procsNamed(name); len(after) != 2 {
+		t.Errorf("another call's timeout killed this call's background processes: %v -> %v", before, after)
+	}
+}
+
+func TestBashReapsExitedOrphans(t *testing.T) {
+	t.Parallel()
+	if runtime.GOOS != "linux" {
+		t.Skip("subreaper is Linux only")
+	}
+	sl := sleeper(t)
+	for _, c := range []string{"(setsid " + sl + " 0.2 &); true", "(" + sl + " 0.2 &); true"} {
+		r := bashCall(t, context.Background(), BashOptions{}, t.TempDir(), map[string]any{"command": c}, nil)
+		if r.IsError {
+			t.Fatalf("%s", r.Text())
+		}
+	}
+	time.Sleep(600 * time.Millisecond) // both orphans have exited: zombies until reaped
+	bashCall(t, context.Background(), BashOptions{}, t.TempDir(), map[string]any{"command": "true"}, nil)
+	assertGone(t, filepath.Base(sl))
+}
