@@ -136,3 +136,32 @@ func jsonRoundTrip(s string) string {
 	}
 	return out
 }
+
+// FuzzDiffLines checks the line diff behind the edit details: the equal and
+// removed parts rebuild the old text, the equal and added parts the new one.
+func FuzzDiffLines(f *testing.F) {
+	f.Add("a\nb\nc\n", "a\nX\nc\n")
+	f.Add("a\nb", "a\nb\nc")
+	f.Add("x\nx\n", "x\nx\nx\n")
+	f.Add("", "new\n")
+	f.Fuzz(func(t *testing.T, a, b string) {
+		var oldB, newB strings.Builder
+		for _, p := range diffLines(a, b) {
+			for _, l := range p.lines {
+				if p.op != '+' {
+					oldB.WriteString(l)
+				}
+				if p.op != '-' {
+					newB.WriteString(l)
+				}
+			}
+		}
+		if oldB.String() != a || newB.String() != b {
+			t.Fatalf("parts rebuild %q / %q, want %q / %q", oldB.String(), newB.String(), a, b)
+		}
+		diff, first := generateDiff(a, b)
+		if (a == b) != (first == 0) || (a == b) != (diff == "") {
+			t.Fatalf("a==b is %v but first changed line %d, diff %q", a == b, first, diff)
+		}
+	})
+}
