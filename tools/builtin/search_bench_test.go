@@ -59,11 +59,15 @@ func BenchmarkSearch20k(b *testing.B) {
 		name string
 		args GrepArgs
 	}{
-		{"literal-rare", GrepArgs{Pattern: "NEEDLE", Literal: benchPtr(true)}},
-		{"regex-rare", GrepArgs{Pattern: `NEE+DLE:\s+\w+`}},
-		{"ignoreCase-rare", GrepArgs{Pattern: "needle", IgnoreCase: benchPtr(true)}},
-		{"regex-every-file-limit-100", GrepArgs{Pattern: `func Handler\d+_`}},
-		{"glob-rare", GrepArgs{Pattern: "NEEDLE", Glob: benchPtr("pkg1*/**/*.go")}},
+		// 200 matching lines in 20k files; limit 1000 so every file is read.
+		{"literal-rare", GrepArgs{Pattern: "NEEDLE", Literal: benchPtr(true), Limit: benchPtrF(1000)}},
+		{"regex-rare", GrepArgs{Pattern: `NEE+DLE:\s+\w+`, Limit: benchPtrF(1000)}},
+		{"ignoreCase-rare", GrepArgs{Pattern: "needle", IgnoreCase: benchPtr(true), Limit: benchPtrF(1000)}},
+		{"ignoreCase-regex-rare", GrepArgs{Pattern: "nee+dle:", IgnoreCase: benchPtr(true), Limit: benchPtrF(1000)}},
+		{"context-2-rare", GrepArgs{Pattern: "NEEDLE", Context: benchPtrF(2), Limit: benchPtrF(1000)}},
+		{"glob-rare", GrepArgs{Pattern: "NEEDLE", Glob: benchPtr("pkg1*/**/*.go"), Limit: benchPtrF(1000)}},
+		// A match in every file: stops after the default 100.
+		{"every-file-limit-100", GrepArgs{Pattern: `func Handler\d+_`}},
 	}
 	for _, c := range greps {
 		b.Run("grep/"+c.name, func(b *testing.B) {
