@@ -35,36 +35,58 @@ func FuzzLoad(f *testing.F) {
 				}
 			}
 		}
-		raw, err := decodeTOML(file, data)
-		if err != nil {
-			return
-		}
-		idx := indexDocument(data)
-		lines := strings.Count(string(data), "\n") + 1
-		var walk func(path string, v any)
-		walk = func(path string, v any) {
-			switch v := v.(type) {
-			case map[string]any:
-				for k, e := range v {
-					walk(joinKey(path, k), e)
-				}
-				return
-			case []map[string]any:
-				for i, e := range v {
-					walk(indexKey(path, i), e)
-				}
-				return
-			case []any:
-				for i, e := range v {
-					walk(indexKey(path, i), e)
-				}
-			}
-			if l := idx.lines[path]; l < 1 || l > lines {
-				t.Errorf("value %s: line %d, want 1..%d (document %q)", path, l, lines, data)
-			}
-		}
-		walk("", raw)
+		checkIndex(t, data)
 	})
+}
+
+// FuzzParse is FuzzLoad without the file system, so it runs many more
+// inputs a second: parsing one file never panics, its errors name the file
+// and a line, and every value has its line in the key index.
+func FuzzParse(f *testing.F) {
+	f.Add([]byte(risky))
+	f.Add([]byte(threeExtensions))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		const file = "/p/pi.toml"
+		if _, err := parseLayer(file, data, ScopeProject); err != nil {
+			checkErrorNamesFile(t, err, file)
+		}
+		checkIndex(t, data)
+	})
+}
+
+// checkIndex checks that in a document the TOML library accepts every
+// value has its own line in the key index.
+func checkIndex(t *testing.T, data []byte) {
+	t.Helper()
+	raw, err := decodeTOML("pi.toml", data)
+	if err != nil {
+		return
+	}
+	idx := indexDocument(data)
+	lines := strings.Count(string(data), "\n") + 1
+	var walk func(path string, v any)
+	walk = func(path string, v any) {
+		switch v := v.(type) {
+		case map[string]any:
+			for k, e := range v {
+				walk(joinKey(path, k), e)
+			}
+			return
+		case []map[string]any:
+			for i, e := range v {
+				walk(indexKey(path, i), e)
+			}
+			return
+		case []any:
+			for i, e := range v {
+				walk(indexKey(path, i), e)
+			}
+		}
+		if l := idx.lines[path]; l < 1 || l > lines {
+			t.Errorf("value %s: line %d, want 1..%d (document %q)", path, l, lines, data)
+		}
+	}
+	walk("", raw)
 }
 
 // checkErrorNamesFile checks that err and each error joined in it start
