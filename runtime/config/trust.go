@@ -138,6 +138,8 @@ func trustStatus(piHome, file string, data []byte) (trustState, error) {
 	switch {
 	case !ok:
 		return untrusted, nil
+	case e.SHA256 != digest(data) && filepath.Base(e.File) != filepath.Base(file):
+		return untrusted, nil // another file of that folder was trusted
 	case e.SHA256 != digest(data):
 		return trustChanged, nil
 	}

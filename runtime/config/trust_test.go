@@ -328,6 +328,16 @@ func TestTrustConfigFileAndReplacement(t *testing.T) {
 			t.Errorf("warning:\n got  %q\n want %q", c.Warnings[0], want)
 		}
 	}
+	// The folder's pi.toml being trusted does not make the --config file
+	// "changed": it was never trusted.
+	mustTrust(t, e.home, writeFile(t, filepath.Join(filepath.Dir(file), "pi.toml"), "# other\n"))
+	c, err := Load(LoadOptions{Cwd: e.proj, PIHome: e.home, ConfigFile: file})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(c.Warnings) != 1 || !strings.Contains(c.Warnings[0], " is not trusted,") {
+		t.Errorf("warnings %q", c.Warnings)
+	}
 	if _, ok := (&Config{}).Extension("glob"); ok {
 		t.Error("found an extension in an empty Config")
 	}
