@@ -74,7 +74,9 @@ func decodeImage(data []byte, mime string) (image.Image, error) {
 
 // readImage returns an image file as a text block and an image block,
 // downscaled (and re-encoded as PNG or JPEG) when its longest side is over
-// 2000 px or it is too large to send.
+// 2000 px or it is too large to send. A JPEG that is re-encoded is first
+// turned upright by its EXIF orientation (the new file carries no EXIF); one
+// sent as it is keeps its EXIF for the provider to honour.
 func readImage(f io.ReadSeeker, size int64, mime string) (tool.Result, error) {
 	omitted := func(why string) (tool.Result, error) {
 		return tool.TextResult(fmt.Sprintf("Read image file [%s]\n[Image omitted: %s]", mime, why)), nil
@@ -104,6 +106,9 @@ func readImage(f io.ReadSeeker, size int64, mime string) (tool.Result, error) {
 	img, err := decodeImage(data, mime)
 	if err != nil {
 		return omitted("could not be resized below the inline image size limit.")
+	}
+	if mime == "image/jpeg" {
+		img = applyOrientation(img, jpegOrientation(data))
 	}
 	ow, oh := img.Bounds().Dx(), img.Bounds().Dy()
 	w, h := ow, oh
