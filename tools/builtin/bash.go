@@ -176,12 +176,15 @@ func execShell(ctx context.Context, shell string, spawn tool.BashSpawn, timeout 
 		Stderr:      w,
 		SysProcAttr: bashSysProcAttr(),
 	}
+	beginSpawn()
 	if err := cmd.Start(); err != nil {
+		endSpawn()
 		r.Close()
 		w.Close()
 		return bashRun{}, fmt.Errorf("start %s: %w", shell, err)
 	}
 	procs := trackShell(cmd.Process.Pid, marker)
+	endSpawn()
 	w.Close()
 
 	var dirty atomic.Bool

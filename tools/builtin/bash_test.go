@@ -310,7 +310,7 @@ func TestBashTimeoutKillsEverything(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
-			if _, err := exec.LookPath("setsid"); err != nil && strings.Contains(c.name, "setsid") {
+			if _, err := exec.LookPath("setsid"); err != nil && strings.Contains(c.command("x"), "setsid") {
 				t.Skip("no setsid")
 			}
 			sl := sleeper(t)
@@ -343,6 +343,39 @@ func TestBashTimeoutKillsEverything(t *testing.T) {
 			t.Errorf("text = %q", got)
 		}
 	})
+}
+
+// TestBashTimeoutKillsScrubbedOrphans covers processes that hide from the
+// marker and the group and lose their parent. Not parallel: pi can tell such
+// an orphan's call only while no other bash call runs.
+func TestBashTimeoutKillsScrubbedOrphans(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("subreaper is Linux only")
+	}
+	cases := []struct {
+		name, needs string
+		command     func(sl string) string
+	}{
+		{"clean environment, new session, double fork", "setsid", func(sl string) string {
+			return "(env -i setsid " + sl + " 600 &); " + sl + " 30"
+		}},
+		{"clean environment, own process group, double fork", "perl", func(sl string) string {
+			return "(env -i perl -e 'setpgrp(0,0); exec @ARGV' " + sl + " 600 &); " + sl + " 30"
+		}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			if _, err := exec.LookPath(c.needs); err != nil {
+				t.Skip("no " + c.needs)
+			}
+			sl := sleeper(t)
+			r := bashCall(t, context.Background(), BashOptions{}, t.TempDir(), map[string]any{"command": c.command(sl), "timeout": 1}, nil)
+			if got := resultText(t, r); got != "Command timed out after 1 seconds" {
+				t.Errorf("text = %q", got)
+			}
+			assertGone(t, filepath.Base(sl))
+		})
+	}
 }
 
 func TestBashCancellation(t *testing.T) {
@@ -618,6 +651,7 @@ func TestKillAllBash(t *testing.T) {
 		sl + " 600 & echo one",
 		"setsid " + sl + " 600 & echo two",
 		"(setsid sh -c '" + sl + " 600 & true' &); echo three",
+		"(env -i setsid " + sl + " 600 &); echo four",
 	}
 	for _, c := range cmds {
 		r := bashCall(t, context.Background(), BashOptions{}, t.TempDir(), map[string]any{"command": c}, nil)
@@ -626,11 +660,11 @@ func TestKillAllBash(t *testing.T) {
 		}
 	}
 	deadline := time.Now().Add(2 * time.Second)
-	for len(procsNamed(name)) < 3 && time.Now().Before(deadline) {
+	for len(procsNamed(name)) < len(cmds) && time.Now().Before(deadline) {
 		time.Sleep(10 * time.Millisecond)
 	}
-	if n := len(procsNamed(name)); n != 3 {
-		t.Fatalf("%d background sleepers running, want 3", n)
+	if n := len(procsNamed(name)); n != len(cmds) {
+		t.Fatalf("%d background sleepers running, want %d", n, len(cmds))
 	}
 	other := exec.Command(sl, "600")
 	if err := other.Start(); err != nil {

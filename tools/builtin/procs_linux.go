@@ -20,16 +20,23 @@ import (
 // it starts inherits. pi becomes a child subreaper, so processes orphaned by a
 // call (double forks, setsid daemons) are re-parented to pi instead of init.
 // To stop a call, pi repeatedly scans /proc and signals every live process
-// that carries the call's marker, is in the call's process group, or descends
-// from one of those, until none is left; then it reaps the orphans that died
-// as its children. KillAllBash does the same for every call of this pi
-// process. A process that scrubs its environment, leaves the group and whose
-// parent is gone before the scan (env -i setsid, double fork) is not found.
+// that is in the call's process group, carries the call's marker, or - when
+// no other call is running - is an orphan re-parented to pi into a process
+// group of its own since the call started, and every descendant of those,
+// until none is left; then it reaps the orphans that died as its children.
+// KillAllBash does the same for every call of this pi process. What escapes:
+// a process that scrubs its environment, leaves the group and is orphaned
+// while another call runs, or that another service starts (see
+// docs/tools.md).
 
 // bashTracker is the registry of what bash calls started.
 var bashTracker = struct {
 	once sync.Once
-	mu   sync.Mutex
+	// spawn is held (read) while a shell is started and registered, and
+	// (write) while a kill round scans and signals, so that a round never
+	// sees a new shell before it is registered.
+	spawn sync.RWMutex
+	mu    sync.Mutex
 	// shells are the shell pids that exec.Cmd.Wait will reap; never reaped
 	// here.
 	shells map[int]bool
@@ -50,6 +57,10 @@ func prepareProcs() {
 	})
 }
 
+// beginSpawn and endSpawn bracket starting a shell and trackShell.
+func beginSpawn() { bashTracker.spawn.RLock() }
+func endSpawn()   { bashTracker.spawn.RUnlock() }
+
 // enlargePipe raises a pipe's capacity so that a command that prints fast
 // blocks less often.
 func enlargePipe(f *os.File) {
@@ -63,7 +74,7 @@ type callProcs struct {
 	start  uint64 // the shell's start time: nothing of the call is older
 }
 
-// trackShell registers a started shell.
+// trackShell registers a started shell (between beginSpawn and endSpawn).
 func trackShell(pid int, marker string) *callProcs {
 	bashTracker.mu.Lock()
 	bashTracker.shells[pid] = true
@@ -86,8 +97,12 @@ func (c *callProcs) shellExited() {
 	bashTracker.mu.Lock()
 	delete(bashTracker.shells, c.pid)
 	bashTracker.mu.Unlock()
+	bashTracker.spawn.Lock()
+	m := c.matcher()
+	m.refresh()
 	procs := scanProcs()
-	live := findTargets(procs, c.matcher())
+	live := findTargets(procs, m)
+	bashTracker.spawn.Unlock()
 	bashTracker.mu.Lock()
 	for _, p := range live {
 		bashTracker.seen[p] = true
@@ -97,10 +112,11 @@ func (c *callProcs) shellExited() {
 }
 
 // KillAllBash kills every live process started by any bash call of this pi
-// process (the shells, their background jobs, and daemons that detached with
-// setsid or a double fork but kept the call's environment marker), SIGTERM
-// first and SIGKILL after a short grace, and reaps them. The CLI calls it when
-// pi exits. It returns when they are gone, in about a second at most.
+// process (the shells, their background jobs, daemons that detached with
+// setsid or a double fork, and orphans re-parented to pi in a process group
+// of their own), SIGTERM first and SIGKILL after a short grace, and reaps
+// them. The CLI calls it when pi exits. It returns when they are gone, in
+// about a second at most.
 func KillAllBash() {
 	prefix := []byte("\x00" + bashMarkerEnv + "=" + bashInstance + "-")
 	bashTracker.mu.Lock()
@@ -109,61 +125,61 @@ func KillAllBash() {
 		groups[g] = true
 	}
 	bashTracker.mu.Unlock()
-	killMatching(&procMatcher{groups: groups, env: prefix, since: startTicks(os.Getpid())}, 500*time.Millisecond)
+	m := newProcMatcher(groups, prefix, startTicks(os.Getpid()), 0)
+	killMatching(m, 500*time.Millisecond)
 }
 
 // killMatching signals the matching processes and their descendants until
-// none is alive, then reaps the orphans among them.
-func killMatching(match *procMatcher, grace time.Duration) {
+// none is alive (SIGTERM until grace is over, then SIGKILL, in a bounded
+// number of rounds), then reaps the orphans among them.
+func killMatching(m *procMatcher, grace time.Duration) {
 	killed := map[int]bool{}
-	signalAll := func(pids []int, sig syscall.Signal) {
-		for _, pid := range pids {
-			killed[pid] = true
-			_ = syscall.Kill(pid, sig)
-			if sig == syscall.SIGTERM {
-				_ = syscall.Kill(pid, syscall.SIGCONT)
-			}
-		}
-	}
 	termed := map[int]bool{}
 	deadline := time.Now().Add(grace)
-	for {
-		targets := findTargets(scanProcs(), match)
-		if len(targets) == 0 {
+	for round := 0; round < 400; round++ {
+		hard := !time.Now().Before(deadline)
+		n := func() int {
+			bashTracker.spawn.Lock()
+			defer bashTracker.spawn.Unlock()
+			m.refresh()
+			targets := findTargets(scanProcs(), m)
+			if len(targets) == 0 {
+				return 0
+			}
+			sig := syscall.SIGTERM
+			if hard {
+				sig = syscall.SIGKILL
+			}
+			if round == 0 || hard {
+				// The groups at once first, so that a shell dies with
+				// its foreground job instead of reporting it.
+				for g := range m.groups {
+					_ = syscall.Kill(-g, sig)
+					if !hard {
+						_ = syscall.Kill(-g, syscall.SIGCONT)
+					}
+				}
+			}
+			for _, pid := range targets {
+				killed[pid] = true
+				if hard {
+					_ = syscall.Kill(pid, syscall.SIGKILL)
+				} else if !termed[pid] {
+					termed[pid] = true
+					_ = syscall.Kill(pid, syscall.SIGTERM)
+					_ = syscall.Kill(pid, syscall.SIGCONT)
+				}
+			}
+			return len(targets)
+		}()
+		if n == 0 {
 			break
 		}
-		if time.Now().After(deadline) {
-			for g := range match.groups {
-				_ = syscall.Kill(-g, syscall.SIGKILL)
-			}
-			signalAll(targets, syscall.SIGKILL)
-			deadline = time.Now().Add(time.Hour) // SIGKILL from now on
-			killing := true
-			for i := 0; killing && i < 200; i++ {
-				time.Sleep(2 * time.Millisecond)
-				targets = findTargets(scanProcs(), match)
-				signalAll(targets, syscall.SIGKILL)
-				killing = len(targets) > 0
-			}
-			break
+		if hard {
+			time.Sleep(2 * time.Millisecond)
+		} else {
+			time.Sleep(10 * time.Millisecond)
 		}
-		var fresh []int
-		for _, pid := range targets {
-			if !termed[pid] {
-				termed[pid] = true
-				fresh = append(fresh, pid)
-			}
-		}
-		if len(termed) == len(fresh) {
-			// First round: the groups at once, so that a shell dies
-			// with its foreground job instead of reporting it.
-			for g := range match.groups {
-				_ = syscall.Kill(-g, syscall.SIGTERM)
-				_ = syscall.Kill(-g, syscall.SIGCONT)
-			}
-		}
-		signalAll(fresh, syscall.SIGTERM)
-		time.Sleep(10 * time.Millisecond)
 	}
 	bashTracker.mu.Lock()
 	for pid := range killed {
@@ -315,28 +331,63 @@ func startTicks(pid int) uint64 {
 	return p.start
 }
 
-// procMatcher picks the processes of a call (or of every call): those in
-// one of its process groups or with its marker in their environment. Only
-// processes started since `since` can carry the marker, so the environment
-// of older ones is not read; each environment is read once per matcher.
+// procMatcher picks the processes of a call (or of every call, own == 0):
+// those in one of its process groups, those with its marker in their
+// environment, and orphans: children of pi (re-parented to it, the
+// subreaper) in a process group other than pi's, started since `since`, that
+// are not the shell of another running call, when no other call runs (or for
+// every call). Only processes started since `since` can carry the marker,
+// so the environment of older ones is not read; each environment is read
+// once per matcher.
 type procMatcher struct {
 	groups map[int]bool
 	env    []byte // "\x00PI_BASH_CALL=VALUE" (a prefix of the variable)
 	since  uint64
-	cache  map[int]bool
-	buf    []byte
+	own    int // the call's shell; 0 for every call
+	self   int
+	pgrp   int // pi's process group
+
+	orphans bool         // set by refresh
+	others  map[int]bool // other calls' shells (and groups), set by refresh
+
+	cache map[int]bool
+	buf   []byte
+}
+
+func newProcMatcher(groups map[int]bool, env []byte, since uint64, own int) *procMatcher {
+	return &procMatcher{groups: groups, env: env, since: since, own: own, self: os.Getpid(), pgrp: unix.Getpgrp()}
 }
 
 func (c *callProcs) matcher() *procMatcher {
-	return &procMatcher{groups: map[int]bool{c.pid: true}, env: c.marker, since: c.start}
+	return newProcMatcher(map[int]bool{c.pid: true}, c.marker, c.start, c.pid)
+}
+
+// refresh reads which other calls are running; call it with spawns paused.
+func (m *procMatcher) refresh() {
+	bashTracker.mu.Lock()
+	defer bashTracker.mu.Unlock()
+	m.others = map[int]bool{}
+	if m.own == 0 {
+		m.orphans = true
+		return
+	}
+	for pid := range bashTracker.shells {
+		if pid != m.own {
+			m.others[pid] = true
+		}
+	}
+	m.orphans = len(m.others) == 0
 }
 
 func (m *procMatcher) match(p procInfo) bool {
 	if m.groups[p.pgid] {
 		return true
 	}
-	if p.start < m.since {
+	if p.start < m.since || m.others[p.pid] || m.others[p.pgid] {
 		return false
+	}
+	if m.orphans && p.ppid == m.self && p.pgid != m.pgrp {
+		return true
 	}
 	if v, ok := m.cache[p.pid]; ok {
 		return v

@@ -17,7 +17,7 @@ func BenchmarkProcScan(b *testing.B) {
 		since uint64
 	}{{"every environment", 0}, {"since pi started", startTicks(os.Getpid())}} {
 		b.Run(c.name, func(b *testing.B) {
-			m := &procMatcher{groups: map[int]bool{}, env: marker, since: c.since}
+			m := newProcMatcher(map[int]bool{}, marker, c.since, -1)
 			b.ReportMetric(float64(len(scanProcs())), "procs")
 			for i := 0; i < b.N; i++ {
 				m.cache = nil

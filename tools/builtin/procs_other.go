@@ -26,6 +26,9 @@ func bashSysProcAttr() *syscall.SysProcAttr { return &syscall.SysProcAttr{Setpgi
 
 func prepareProcs() {}
 
+func beginSpawn() {}
+func endSpawn()   {}
+
 func enlargePipe(*os.File) {}
 
 type callProcs struct{ pid int }
