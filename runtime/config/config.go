@@ -516,5 +516,8 @@ func splitFSGrant(grant string) (FSGrant, error) {
 	if path == "" {
 		return FSGrant{}, errors.New("empty PATH")
 	}
+	if strings.HasPrefix(path, "~") {
+		return FSGrant{}, errors.New("~ is not expanded; write PATH relative to the project root or absolute")
+	}
 	return FSGrant{Writable: mode == "rw", Path: filepath.FromSlash(path)}, nil
 }

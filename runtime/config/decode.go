@@ -246,6 +246,15 @@ func (d *decoder) strings(key string, v any, check func(string) error) ([]string
 	return out, good
 }
 
+// noTilde rejects a path starting with ~, which pi.toml does not expand.
+func (d *decoder) noTilde(key, p string) bool {
+	if strings.HasPrefix(p, "~") {
+		d.errorf(key, "key %q: %q: ~ is not expanded; write the path absolute or relative to this file's folder", key, p)
+		return false
+	}
+	return true
+}
+
 // positive checks an integer in 1..upper.
 func (d *decoder) positive(key string, v any, upper int, unit string) (int, bool) {
 	n, ok := v.(int64)
@@ -416,7 +425,7 @@ func (d *decoder) extension(key string, v any) (Extension, bool) {
 		}
 	}
 	if v, ok := required("path"); ok {
-		if s, ok := d.nonEmpty(joinKey(key, "path"), v); ok {
+		if s, ok := d.nonEmpty(joinKey(key, "path"), v); ok && d.noTilde(joinKey(key, "path"), s) {
 			p := filepath.FromSlash(s)
 			if !filepath.IsAbs(p) {
 				p = filepath.Join(filepath.Dir(d.file), p)
