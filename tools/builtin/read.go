@@ -155,6 +155,13 @@ func readText(ctx context.Context, f io.Reader, args readArgs) (tool.Result, err
 		}
 		n, err := f.Read(buf)
 		chunk := buf[:n]
+		if line < start {
+			// Before the window only newlines matter: skip whole chunks.
+			if k := bytes.Count(chunk, []byte{'\n'}); line+k < start {
+				line += k
+				chunk = nil
+			}
+		}
 		for len(chunk) > 0 {
 			if line >= end {
 				line += bytes.Count(chunk, []byte{'\n'})
