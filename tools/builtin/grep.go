@@ -169,6 +169,9 @@ func Grep(ctx context.Context, cwd string, args GrepArgs) (tool.Result, error) {
 		details.MatchLimitReached = g.limit
 	}
 	text, trunc := truncateListing(g.out)
+	if trunc != nil { // describe the whole output, not just the part kept
+		trunc.TotalLines, trunc.TotalBytes = g.allLines, g.allBytes-1
+	}
 	if trunc != nil {
 		notices = append(notices, FormatSize(DefaultMaxBytes)+" limit reached")
 		details.Truncation = trunc
@@ -200,7 +203,9 @@ type grepper struct {
 	limitReached   bool
 	linesTruncated bool
 	out            []string
-	outBytes       int
+	outBytes       int // bytes of out, newlines included
+	allLines       int // lines of the whole output, kept or not
+	allBytes       int // bytes of the whole output, a newline after each line
 }
 
 // grepBlock is one match with its context lines, waiting for the lines after
@@ -505,8 +510,10 @@ func (g *grepper) format(display string, n int, body []byte, match bool) string 
 // byte limit, further lines are counted but not kept: they would be cut.
 func (g *grepper) emit(lines []string) {
 	for _, l := range lines {
+		g.allLines++
+		g.allBytes += len(l) + 1
 		if g.outBytes > DefaultMaxBytes {
-			return
+			continue
 		}
 		g.out = append(g.out, l)
 		g.outBytes += len(l) + 1

@@ -251,9 +251,10 @@ func TestGrepByteLimit(t *testing.T) {
 	body := strings.Join(want, "\n")
 	tests := []struct {
 		args, notice string
+		total        int // lines of the whole output
 	}{
-		{`{"pattern":"hello","limit":5000}`, "[50.0KB limit reached]"},
-		{`{"pattern":"hello","limit":2000}`, "[2000 matches limit reached. Use limit=4000 for more, or refine pattern. 50.0KB limit reached]"},
+		{`{"pattern":"hello","limit":5000}`, "[50.0KB limit reached]", 3000},
+		{`{"pattern":"hello","limit":2000}`, "[2000 matches limit reached. Use limit=4000 for more, or refine pattern. 50.0KB limit reached]", 2000},
 	}
 	for _, tt := range tests {
 		t.Run(tt.args, func(t *testing.T) {
@@ -263,6 +264,18 @@ func TestGrepByteLimit(t *testing.T) {
 			}
 			if got := r.Text(); got != body+"\n\n"+tt.notice {
 				t.Errorf("got %d bytes ending %q; want %d bytes ending %q", len(got), got[max(0, len(got)-200):], len(body), tt.notice)
+			}
+			var all []string
+			for i := range tt.total {
+				all = append(all, line(i))
+			}
+			d, ok := r.Details.(GrepDetails)
+			if !ok || d.Truncation == nil {
+				t.Fatalf("details %#v", r.Details)
+			}
+			tr := d.Truncation
+			if tr.TotalLines != tt.total || tr.TotalBytes != len(strings.Join(all, "\n")) || tr.OutputLines != len(want) || tr.OutputBytes != len(body) || tr.TruncatedBy != "bytes" {
+				t.Errorf("truncation %+v; want %d lines, %d bytes in, %d lines, %d bytes out", *tr, tt.total, len(strings.Join(all, "\n")), len(want), len(body))
 			}
 		})
 	}
