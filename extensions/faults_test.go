@@ -3,6 +3,9 @@ package extensions_test
 import (
 	"context"
 	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -186,5 +189,119 @@ func TestHookFaults(t *testing.T) {
 	r = run(ctx, ts, hooks, "ok", `{}`)
 	if !r.IsError || !strings.Contains(r.Text(), "extension disabled") {
 		t.Fatalf("call after 3 hook faults = %q", r.Text())
+	}
+}
+
+// TestChaosFaults covers each kind of bad answer, one extension, with an
+// answered call in between so the count never reaches three.
+func TestChaosFaults(t *testing.T) {
+	h := newHost(t, extensions.Options{})
+	e := load(t, h, extensions.Spec{Path: wat(t, "chaos"), Limits: extensions.Limits{TimeoutMS: 300}})
+	ts := tools(t, e)
+	ctx := context.Background()
+	for _, c := range []struct{ tool, want string }{
+		{"trap", "pi_call: wasm error: unreachable"},
+		{"loop", "timed out after 300ms"},
+		{"badjson", "malformed response: unexpected EOF"},
+		{"oob", "pi_call returned response 0x7ffffff0+64, out of bounds of the 65536-byte memory"},
+		{"garbage", "empty response"},
+		{"wrongshape", "tool.execute result: json: cannot unmarshal string into Go struct field"},
+	} {
+		t.Run(c.tool, func(t *testing.T) {
+			r := run(ctx, ts, nil, c.tool, `{}`)
+			if !r.IsError || !strings.Contains(r.Text(), "extension chaos: tool.execute failed: "+c.want) {
+				t.Fatalf("result = %q", r.Text())
+			}
+			if r := run(ctx, ts, nil, "ok", `{}`); r.IsError {
+				t.Fatalf("ok after %s = %+v", c.tool, r)
+			}
+		})
+	}
+}
+
+// TestExtensionsRunInParallel: a call stuck in one extension does not hold
+// up calls into another.
+func TestExtensionsRunInParallel(t *testing.T) {
+	h := newHost(t, extensions.Options{})
+	loop := load(t, h, extensions.Spec{Path: wat(t, "loop"), Limits: extensions.Limits{TimeoutMS: 3000}})
+	good := load(t, h, extensions.Spec{Path: wat(t, "good")})
+	ctx := context.Background()
+	stuck := make(chan tool.Result)
+	go func() { stuck <- run(ctx, tools(t, loop), nil, "bad", `{}`) }()
+	time.Sleep(50 * time.Millisecond)
+	start := time.Now()
+	gts := tools(t, good)
+	for i := 0; i < 20; i++ {
+		if r := run(ctx, gts, nil, "hello", `{}`); r.IsError {
+			t.Fatalf("hello = %+v", r)
+		}
+	}
+	if d := time.Since(start); d > 2*time.Second {
+		t.Fatalf("20 calls into good took %s while loop was stuck", d)
+	}
+	if r := <-stuck; !strings.Contains(r.Text(), "timed out after 3s") {
+		t.Fatalf("loop = %q", r.Text())
+	}
+}
+
+// TestCloseAbortsCallsInFlight: closing the host ends a running call
+// promptly.
+func TestCloseAbortsCallsInFlight(t *testing.T) {
+	h, err := extensions.NewHost(context.Background(), extensions.Options{CacheDir: cacheDir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	loop := load(t, h, extensions.Spec{Path: wat(t, "loop"), Limits: extensions.Limits{TimeoutMS: 60_000}})
+	done := make(chan tool.Result)
+	go func() { done <- run(context.Background(), tools(t, loop), nil, "bad", `{}`) }()
+	time.Sleep(100 * time.Millisecond)
+	start := time.Now()
+	if err := h.Close(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case r := <-done:
+		if !r.IsError {
+			t.Fatalf("result = %+v", r)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the call was still running 10s after Close")
+	}
+	t.Logf("call ended %s after Close", time.Since(start))
+}
+
+// TestDeclaredMemoryOverLimit: a module whose declared minimum memory
+// exceeds the extension's limit is refused at load, naming the limit; a
+// declared maximum above the limit is lowered to it (wazero's rule).
+func TestDeclaredMemoryOverLimit(t *testing.T) {
+	src, err := os.ReadFile(filepath.Join(repoRoot(t), "testdata", "good.wat"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	wat(t, "good") // the wat2wasm check
+	variant := func(memory string) string {
+		v := strings.Replace(string(src), `(memory (export "memory") 2)`, `(memory (export "memory") `+memory+`)`, 1)
+		dir := t.TempDir()
+		in, out := filepath.Join(dir, "v.wat"), filepath.Join(dir, "v.wasm")
+		os.WriteFile(in, []byte(v), 0o644)
+		if b, err := exec.Command("wat2wasm", in, "-o", out).CombinedOutput(); err != nil {
+			t.Fatalf("wat2wasm: %v\n%s", err, b)
+		}
+		return out
+	}
+	ctx := context.Background()
+	bigMin := variant("200") // 12.5 MiB
+	h := newHost(t, extensions.Options{})
+	_, err = h.Load(ctx, extensions.Spec{Name: "good", Path: bigMin, Limits: extensions.Limits{MemoryMB: 8}})
+	if err == nil || !strings.Contains(err.Error(), "load extension good") || !strings.Contains(err.Error(), "memory limit is 8 MiB") {
+		t.Fatalf("err = %v", err)
+	}
+	h2 := newHost(t, extensions.Options{})
+	if _, err := h2.Load(ctx, extensions.Spec{Name: "good", Path: bigMin, Limits: extensions.Limits{MemoryMB: 16}}); err != nil {
+		t.Fatalf("under a 16 MiB limit: %v", err)
+	}
+	h3 := newHost(t, extensions.Options{})
+	if _, err := h3.Load(ctx, extensions.Spec{Name: "good", Path: variant("2 1000"), Limits: extensions.Limits{MemoryMB: 8}}); err != nil {
+		t.Fatalf("a declared maximum over the limit: %v", err)
 	}
 }
