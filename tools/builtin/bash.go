@@ -105,6 +105,9 @@ type bashRun struct {
 }
 
 func runBash(ctx context.Context, opts BashOptions, call tool.Call, tc tool.Context, args bashArgs) (tool.Result, error) {
+	if ctx.Err() != nil {
+		return tool.ErrorResult("Command aborted"), nil
+	}
 	command := args.Command
 	if opts.CommandPrefix != "" {
 		command = opts.CommandPrefix + "\n" + command
@@ -133,18 +136,16 @@ func runBash(ctx context.Context, opts BashOptions, call tool.Call, tc tool.Cont
 		return tool.Result{}, fmt.Errorf("Working directory does not exist: %s\nCannot execute bash commands.", spawn.Cwd)
 	}
 
+	if ctx.Err() != nil {
+		return tool.ErrorResult("Command aborted"), nil
+	}
+
 	acc := newOutputAccumulator(accumulatorLimits{MaxLines: DefaultMaxLines, MaxBytes: DefaultMaxBytes, Prefix: "pi-bash"})
 	defer acc.close()
 	call.Update(tool.Result{Content: []tool.ContentBlock{}})
-
-	var run bashRun
-	if ctx.Err() != nil {
-		run.aborted = true
-	} else {
-		run, err = execShell(ctx, shell, spawn, args.Timeout, acc, call)
-		if err != nil {
-			return tool.Result{}, err
-		}
+	run, err := execShell(ctx, shell, spawn, args.Timeout, acc, call)
+	if err != nil {
+		return tool.Result{}, err
 	}
 	acc.finish()
 	snap := acc.snapshot()

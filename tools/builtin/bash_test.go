@@ -404,9 +404,17 @@ func TestBashCancellation(t *testing.T) {
 		ctx, cancel := context.WithCancel(context.Background())
 		cancel()
 		marker := filepath.Join(t.TempDir(), "ran")
-		r := bashCall(t, ctx, BashOptions{}, t.TempDir(), map[string]any{"command": "touch " + marker}, nil)
+		hooked := false
+		opts := BashOptions{SpawnHooks: []tool.SpawnHook{{Name: "spy", Func: func(_ context.Context, s tool.BashSpawn) (tool.BashSpawn, error) {
+			hooked = true
+			return s, nil
+		}}}}
+		r := bashCall(t, ctx, opts, t.TempDir(), map[string]any{"command": "touch " + marker}, nil)
 		if got := resultText(t, r); got != "Command aborted" || !r.IsError {
 			t.Errorf("text = %q (isError %v)", got, r.IsError)
+		}
+		if hooked {
+			t.Errorf("spawn hooks ran for a cancelled call")
 		}
 		if _, err := os.Stat(marker); !os.IsNotExist(err) {
 			t.Errorf("the command ran although the context was cancelled")
