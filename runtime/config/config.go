@@ -333,6 +333,12 @@ func findProject(dir, globalFile string) (string, []byte, error) {
 // how to trust it; a --config file (fromFlag) is trusted for a run only.
 func untrustedWarning(l *layer, status trustState, fromFlag bool) string {
 	var ignored []string
+	if l.baseURL != nil {
+		ignored = append(ignored, "model.base_url")
+	}
+	if l.apiKeyEnv != nil {
+		ignored = append(ignored, "model.api_key_env")
+	}
 	if l.bashPrefix != nil {
 		ignored = append(ignored, "tools.bash.command_prefix")
 	}
@@ -358,7 +364,7 @@ func untrustedWarning(l *layer, status trustState, fromFlag bool) string {
 	if fromFlag {
 		how = "pass --trust (or set PI_TRUST=1) to apply them"
 	}
-	return fmt.Sprintf("project config %s %s, so these settings that run code were ignored: %s. Review the file, then %s.",
+	return fmt.Sprintf("project config %s %s, so these settings that run code or choose where the API key goes were ignored: %s. Review the file, then %s.",
 		l.file, why, strings.Join(ignored, "; "), how)
 }
 

@@ -37,14 +37,17 @@ type layer struct {
 	extensions    []Extension
 }
 
-// runsCode reports whether the layer sets anything that runs code.
+// runsCode reports whether the layer sets anything that runs code, or that
+// could send the API key somewhere else (model.base_url, model.api_key_env):
+// the settings an untrusted project may not make.
 func (l *layer) runsCode() bool {
-	return l.bashPrefix != nil || l.bashShell != nil || len(l.extensions) > 0
+	return l.bashPrefix != nil || l.bashShell != nil || len(l.extensions) > 0 || l.baseURL != nil || l.apiKeyEnv != nil
 }
 
-// dropCode forgets the settings that run code.
+// dropCode forgets the settings that need trust.
 func (l *layer) dropCode() {
 	l.bashPrefix, l.bashShell, l.extensions = nil, nil, nil
+	l.baseURL, l.apiKeyEnv = nil, nil
 }
 
 // applyTo lays l over c.
