@@ -42,25 +42,25 @@ func WriteFileAtomic(path string, data []byte, defaultMode os.FileMode) error {
 		existing = fi
 		// A rename would replace a read-only file; refuse as a plain write would.
 		if err := checkWritable(target, fi); err != nil {
-			return fmt.Errorf("write file %s: %w", path, err)
+			return writeError(path, target, err)
 		}
 	case errors.Is(err, os.ErrNotExist):
 		if err := os.MkdirAll(dir, 0o755); err != nil {
-			return fmt.Errorf("write file %s: %w", path, err)
+			return writeError(path, target, err)
 		}
 	default:
-		return fmt.Errorf("write file %s: %w", path, err)
+		return writeError(path, target, err)
 	}
 
 	tmp, err := os.CreateTemp(dir, "."+filepath.Base(target)+".pi-tmp-*")
 	if err != nil {
-		return fmt.Errorf("write file %s: %w", path, err)
+		return writeError(path, target, err)
 	}
 	tmpName := tmp.Name()
 	fail := func(err error) error {
 		tmp.Close()
 		os.Remove(tmpName)
-		return fmt.Errorf("write file %s: %w", path, err)
+		return writeError(path, target, err)
 	}
 	if _, err := tmp.Write(data); err != nil {
 		return fail(err)
@@ -80,11 +80,11 @@ func WriteFileAtomic(path string, data []byte, defaultMode os.FileMode) error {
 	}
 	if err := tmp.Close(); err != nil {
 		os.Remove(tmpName)
-		return fmt.Errorf("write file %s: %w", path, err)
+		return writeError(path, target, err)
 	}
 	if err := os.Rename(tmpName, target); err != nil {
 		os.Remove(tmpName)
-		return fmt.Errorf("write file %s: %w", path, err)
+		return writeError(path, target, err)
 	}
 	syncDir(dir)
 	return nil
@@ -102,6 +102,16 @@ func checkWritable(path string, fi os.FileInfo) error {
 		return &os.PathError{Op: "access", Path: path, Err: err}
 	}
 	return nil
+}
+
+// writeError wraps err as "write file PATH: ...", dropping the path an
+// *os.PathError repeats when it is the target's.
+func writeError(path, target string, err error) error {
+	var pe *os.PathError
+	if errors.As(err, &pe) && pe.Path == target {
+		err = pe.Err
+	}
+	return fmt.Errorf("write file %s: %w", path, err)
 }
 
 // fileKind names what a non-regular file is, for messages.

@@ -146,7 +146,15 @@ func executeEdit(ctx context.Context, call tool.Call, tc tool.Context) (tool.Res
 		if ctx.Err() != nil {
 			return errAborted
 		}
-		return WriteFileAtomic(abs, res.out, 0o644)
+		if err := WriteFileAtomic(abs, res.out, 0o644); err != nil {
+			var errno syscall.Errno
+			if errors.As(err, &errno) {
+				// A folder we cannot write to, a full or read-only disk.
+				return fmt.Errorf("Could not edit file: %s. %s.", args.Path, errorCode(errno))
+			}
+			return err
+		}
+		return nil
 	})
 	if err != nil {
 		return tool.Result{}, err
