@@ -127,9 +127,7 @@ func Grep(ctx context.Context, cwd string, args GrepArgs) (tool.Result, error) {
 		limit:   intArg(args.Limit, GrepDefaultLimit, 1),
 	}
 	g.reWhole = wholeTextRegexp(expr)
-	if deref(args.IgnoreCase, false) {
-		g.foldNeedle = foldLiteral(args.Pattern, deref(args.Literal, false))
-	}
+	g.needle = requiredNeedle(expr)
 	if info.IsDir() {
 		filter, ferr := newGlobFilter(deref(args.Glob, ""))
 		if ferr != nil {
@@ -188,13 +186,13 @@ type grepper struct {
 	ctx     context.Context
 	re      *regexp.Regexp // matches one line (without its line ending)
 	reWhole *regexp.Regexp // re in multi-line mode, to find candidate lines; nil to go line by line
-	// foldNeedle is the lower-cased text of a case-insensitive literal
-	// search whose letters fold only to ASCII: candidates are then found by
-	// a plain index into the ASCII-lower-cased file, far faster than (?i).
-	foldNeedle []byte
-	lower      []byte // the lower-cased file, reused
-	context    int
-	limit      int
+	// needle is text every match contains: candidate lines are found by a
+	// plain index (into the ASCII-lower-cased file for a case-insensitive
+	// needle), far faster than running the regular expression over the file.
+	needle  *grepNeedle
+	lower   []byte // the lower-cased file, reused
+	context int
+	limit   int
 
 	buf    []byte        // file contents, reused across files
 	reader *bufio.Reader // for files over grepWholeFileMax, reused
@@ -264,7 +262,7 @@ func (g *grepper) searchData(data []byte, display string) error {
 	if i := bytes.IndexByte(data, 0); i >= 0 {
 		data = data[:bytes.LastIndexByte(data[:i], '\n')+1]
 	}
-	fast := (g.reWhole != nil || g.foldNeedle != nil) && bytes.IndexByte(data, '\r') < 0
+	fast := g.needle != nil || (g.reWhole != nil && bytes.IndexByte(data, '\r') < 0)
 	var lowered []byte
 	pos, n := 0, 1 // pos is the start of line n
 	for steps := 1; pos < len(data); steps++ {
@@ -273,11 +271,15 @@ func (g *grepper) searchData(data []byte, display string) error {
 		}
 		if fast {
 			at := -1
-			if g.foldNeedle != nil {
-				if lowered == nil {
-					lowered = g.lowerASCII(data)
+			if g.needle != nil {
+				hay := data
+				if g.needle.fold {
+					if lowered == nil {
+						lowered = g.lowerASCII(data)
+					}
+					hay = lowered
 				}
-				at = bytes.Index(lowered[pos:], g.foldNeedle)
+				at = bytes.Index(hay[pos:], g.needle.text)
 			} else if loc := g.reWhole.FindIndex(data[pos:]); loc != nil {
 				at = loc[0]
 			}
@@ -331,29 +333,72 @@ func hasTextAnchor(re *syntax.Regexp) bool {
 	return false
 }
 
-// foldLiteral returns the lower-cased needle for a case-insensitive search
-// of pattern, or nil when the pattern is not plain text (a regular expression
-// with metacharacters) or has a character whose case folding leaves ASCII
-// ('k' and 's' also fold to U+212A and U+017F) or a control character.
-func foldLiteral(pattern string, literal bool) []byte {
-	if pattern == "" || (!literal && regexp.QuoteMeta(pattern) != pattern) {
+// grepNeedle is text that every match of a pattern contains. With fold it is
+// lower-cased ASCII, to be found in the ASCII-lower-cased text.
+type grepNeedle struct {
+	text []byte
+	fold bool
+}
+
+// requiredNeedle finds in expr a literal that every match must contain (the
+// longest one of a top-level sequence, looking through groups and
+// repetitions of at least one), or nil. A case-insensitive literal is only
+// usable when it is ASCII without 'k' or 's' (which also fold to U+212A and
+// U+017F); one-byte needles are not used.
+func requiredNeedle(expr string) *grepNeedle {
+	tree, err := syntax.Parse(expr, syntax.Perl)
+	if err != nil {
 		return nil
 	}
-	out := make([]byte, len(pattern))
-	for i := 0; i < len(pattern); i++ {
-		c := pattern[i]
-		if c >= utf8.RuneSelf || c < 0x20 || c == 0x7f {
+	n := requiredLiteral(tree.Simplify())
+	if n == nil || len(n.text) < 2 {
+		return nil
+	}
+	return n
+}
+
+func requiredLiteral(re *syntax.Regexp) *grepNeedle {
+	switch re.Op {
+	case syntax.OpLiteral:
+		return literalNeedle(re.Rune, re.Flags&syntax.FoldCase != 0)
+	case syntax.OpCapture, syntax.OpPlus:
+		return requiredLiteral(re.Sub[0])
+	case syntax.OpRepeat:
+		if re.Min >= 1 {
+			return requiredLiteral(re.Sub[0])
+		}
+	case syntax.OpConcat:
+		var best *grepNeedle
+		for _, sub := range re.Sub {
+			if n := requiredLiteral(sub); n != nil && (best == nil || len(n.text) > len(best.text)) {
+				best = n
+			}
+		}
+		return best
+	}
+	return nil
+}
+
+func literalNeedle(runes []rune, fold bool) *grepNeedle {
+	out := make([]byte, 0, len(runes))
+	for _, r := range runes {
+		if !fold {
+			out = utf8.AppendRune(out, r)
+			continue
+		}
+		if r >= utf8.RuneSelf {
 			return nil
 		}
+		c := byte(r)
 		if 'A' <= c && c <= 'Z' {
 			c += 'a' - 'A'
 		}
 		if c == 'k' || c == 's' {
 			return nil
 		}
-		out[i] = c
+		out = append(out, c)
 	}
-	return out
+	return &grepNeedle{text: out, fold: fold}
 }
 
 // lowerASCII returns data with ASCII letters lower-cased, in g's reused

@@ -148,25 +148,39 @@ func setWholeFileMax(n int64) (restore func()) {
 	return func() { grepWholeFileMax = old }
 }
 
-func TestFoldLiteral(t *testing.T) {
+func TestRequiredNeedle(t *testing.T) {
 	tests := []struct {
-		pattern string
-		literal bool
-		want    string // "" for nil
+		expr string
+		want string // "" for none; "~" in front for a case-folded needle
 	}{
-		{"Needle", false, "needle"},
-		{"a.b", false, ""}, // a regular expression
-		{"a.b", true, "a.b"},
-		{"Kelvin", false, ""}, // K also folds to U+212A
-		{"sun", false, ""},    // s also folds to U+017F
-		{"café", false, ""},   // not ASCII
-		{"tab\there", true, ""},
-		{"", false, ""},
+		{"needle", "needle"},
+		{"(?i)NeeDle", "~needle"},
+		{`func \w+Handler\(`, "Handler("},
+		{`(?i)nee+dle:`, "~dle:"}, // the longest literal of the sequence
+		{`(foo)+bar`, "foo"},
+		{`(?:ab){2,}`, "ab"},
+		{`a.b`, ""},   // one-byte literals are not used
+		{`x*yz?`, ""}, // nothing required is two bytes long
+		{`foo|bar`, ""},
+		{"(?i)Kelvin", ""},       // K folds to U+212A too
+		{"(?i)sun", ""},          // s folds to U+017F too
+		{"(?i)café au lait", ""}, // not ASCII
+		{"café", "café"},         // exact needles may be any UTF-8
+		{"(?i)a(?-i)BC", "BC"},
+		{"tab\there", "tab\there"},
+		{"(", ""},
 	}
 	for _, tt := range tests {
-		t.Run(tt.pattern, func(t *testing.T) {
-			if got := string(foldLiteral(tt.pattern, tt.literal)); got != tt.want {
-				t.Errorf("foldLiteral(%q, %v) = %q, want %q", tt.pattern, tt.literal, got, tt.want)
+		t.Run(tt.expr, func(t *testing.T) {
+			got := ""
+			if n := requiredNeedle(tt.expr); n != nil {
+				got = string(n.text)
+				if n.fold {
+					got = "~" + got
+				}
+			}
+			if got != tt.want {
+				t.Errorf("requiredNeedle(%q) = %q, want %q", tt.expr, got, tt.want)
 			}
 		})
 	}
@@ -184,7 +198,7 @@ func TestGrepWholeMatchesStream(t *testing.T) {
 		"empty":    "",
 	})
 	patterns := []string{"alpha", "^alpha", "alpha$", `\balpha\b`, `\Balpha`, `\Aalpha`, `alpha\z`, "(?-m)^beta", "(?s)a.b", `(?:al|ga)\w+`,
-		"^$", "", "a*", `beta\s+alpha`, "kelvin", "SUN", "Alpha Beta", "a.b", `\n`, "(?i)ALPHA", "ALPHA", `[^a]$`, "^.{0,3}$", "^(?:  )?gamma"}
+		"^$", "", "a*", `beta\s+alpha`, "kelvin", "SUN", "Alpha Beta", "a.b", `\w+pha`, "(?i)al+PHA", "Be(ta)+", `(?i)ALPHA\s+beta`, `beta\r`, "ha\nbe", `\n`, "(?i)ALPHA", "ALPHA", `[^a]$`, "^.{0,3}$", "^(?:  )?gamma"}
 	for _, p := range patterns {
 		for _, extra := range []string{``, `,"context":1`, `,"limit":2`, `,"ignoreCase":true`} {
 			args := fmt.Sprintf(`{"pattern":%q%s}`, p, extra)
