@@ -1,6 +1,7 @@
 package sdk
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -12,20 +13,16 @@ import (
 // abiVersion is the major version of the ABI this package implements.
 const abiVersion = 1
 
-type request struct {
-	Method string          `json:"method"`
-	Params json.RawMessage `json:"params"`
-}
-
-type response struct {
-	OK     bool       `json:"ok"`
-	Result any        `json:"result,omitempty"`
-	Error  *errorBody `json:"error,omitempty"`
-}
-
 type errorBody struct {
 	Message string `json:"message"`
 }
+
+// Guest code compiled to wasm runs encoding/json at a few MB/s, and every
+// json.Unmarshal is two passes (validate, then decode), so the dispatch keeps
+// passes over large payloads (tool input, results) to a minimum: the
+// envelope is streamed and its params decoded straight into the method's
+// type, and answers are written with plain structs (no json.Marshaler, whose
+// output encoding/json would scan again).
 
 // handle answers one request from the host. It never panics: a panic in a
 // handler becomes an {"ok": false} answer with the panic's message. Requests
@@ -38,48 +35,167 @@ func (r *registry) handle(req []byte) (out []byte) {
 			out = encodeError(fmt.Errorf("panic in %s: %v", what, p))
 		}
 	}()
-	var q request
-	if err := json.Unmarshal(req, &q); err != nil {
-		return encodeError(fmt.Errorf("malformed request: %w", err))
+	method, params, err := decodeRequest(req)
+	if err != nil {
+		return encodeError(err)
 	}
-	what = "method " + q.Method
-	var (
-		result any
-		err    error
-	)
-	switch q.Method {
-	case "init":
-		result, err = r.init(q.Params)
-	case "tool.execute":
-		result, err = r.execute(q.Params, &what)
-	case "hook.tool_call":
+	what = "method " + method
+	var result any
+	switch p := params.(type) {
+	case *initParams:
+		result, err = r.init(p)
+	case *executeParams:
+		what = fmt.Sprintf("tool %q", p.ToolName)
+		result, err = r.execute(p)
+	case *ToolCall:
 		what = "tool_call hook"
-		result, err = r.hookToolCall(q.Params)
-	case "hook.tool_result":
+		result, err = r.hookToolCall(*p)
+	case *ToolResult:
 		what = "tool_result hook"
-		result, err = r.hookToolResult(q.Params)
-	case "hook.bash_spawn":
+		result, err = r.hookToolResult(*p)
+	case *BashSpawn:
 		what = "bash_spawn hook"
-		result, err = r.hookBashSpawn(q.Params)
-	case "event":
+		result, err = r.hookBashSpawn(*p)
+	case *eventParams:
 		what = "event handler"
-		result, err = r.event(q.Params)
+		result, err = r.event(*p)
 	default:
-		err = fmt.Errorf("unknown method %q", q.Method)
+		err = fmt.Errorf("unknown method %q", method)
 	}
 	if err != nil {
 		return encodeError(err)
 	}
-	b, err := json.Marshal(response{OK: true, Result: result})
+	b, err := json.Marshal(result)
 	if err != nil {
-		return encodeError(fmt.Errorf("encode answer to %s: %w", q.Method, err))
+		return encodeError(fmt.Errorf("encode answer to %s: %w", method, err))
 	}
-	return b
+	out = make([]byte, 0, len(b)+len(okPrefix)+1)
+	out = append(out, okPrefix...)
+	out = append(out, b...)
+	return append(out, '}')
+}
+
+const okPrefix = `{"ok":true,"result":`
+
+// eventParams keeps an event's JSON as it came.
+type eventParams struct{ raw json.RawMessage }
+
+func (e *eventParams) UnmarshalJSON(b []byte) error {
+	e.raw = append(json.RawMessage(nil), b...)
+	return nil
+}
+
+// paramsFor returns a pointer to the params type of a method; unknown
+// methods get a raw value that is ignored.
+func paramsFor(method string) any {
+	switch method {
+	case "init":
+		return new(initParams)
+	case "tool.execute":
+		return new(executeParams)
+	case "hook.tool_call":
+		return new(ToolCall)
+	case "hook.tool_result":
+		return new(ToolResult)
+	case "hook.bash_spawn":
+		return new(BashSpawn)
+	case "event":
+		return new(eventParams)
+	}
+	return new(json.RawMessage)
+}
+
+// decodeRequest reads {"method", "params"} in one pass when the method comes
+// first (as the host writes it), and in two otherwise.
+func decodeRequest(req []byte) (method string, params any, err error) {
+	malformed := func(err error) (string, any, error) {
+		return "", nil, fmt.Errorf("malformed request: %w", err)
+	}
+	dec := json.NewDecoder(bytes.NewReader(req))
+	if tok, err := dec.Token(); err != nil {
+		return malformed(err)
+	} else if tok != json.Delim('{') {
+		return malformed(fmt.Errorf("want an object, got %v", tok))
+	}
+	var raw json.RawMessage
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return malformed(err)
+		}
+		switch tok {
+		case "method":
+			if err := dec.Decode(&method); err != nil {
+				return malformed(fmt.Errorf("method: %w", err))
+			}
+		case "params":
+			if method == "" {
+				err = dec.Decode(&raw)
+			} else {
+				params = paramsFor(method)
+				err = dec.Decode(params)
+			}
+			if err != nil {
+				return malformed(fmt.Errorf("params of %s: %w", method, err))
+			}
+		default:
+			var skip json.RawMessage
+			if err := dec.Decode(&skip); err != nil {
+				return malformed(err)
+			}
+		}
+	}
+	if _, err := dec.Token(); err != nil {
+		return malformed(err)
+	}
+	if dec.More() {
+		return malformed(errors.New("data after the request"))
+	}
+	if params == nil {
+		params = paramsFor(method)
+		if len(raw) > 0 && string(raw) != "null" {
+			if err := json.Unmarshal(raw, params); err != nil {
+				return malformed(fmt.Errorf("params of %s: %w", method, err))
+			}
+		}
+	}
+	return method, params, nil
 }
 
 func encodeError(err error) []byte {
-	b, _ := json.Marshal(response{Error: &errorBody{Message: err.Error()}})
+	b, _ := json.Marshal(struct {
+		OK    bool      `json:"ok"`
+		Error errorBody `json:"error"`
+	}{false, errorBody{err.Error()}})
 	return b
+}
+
+// wireBlock is a Block as written on the wire: a text block always has
+// "text", an image block never has.
+type wireBlock struct {
+	Type     string  `json:"type"`
+	Text     *string `json:"text,omitempty"`
+	Data     string  `json:"data,omitempty"`
+	MimeType string  `json:"mimeType,omitempty"`
+}
+
+func wireBlocks(bs []Block) []wireBlock {
+	out := make([]wireBlock, len(bs))
+	for i := range bs {
+		if bs[i].Type == "image" {
+			out[i] = wireBlock{Type: "image", Data: bs[i].Data, MimeType: bs[i].MimeType}
+		} else {
+			out[i] = wireBlock{Type: "text", Text: &bs[i].Text}
+		}
+	}
+	return out
+}
+
+type wireResult struct {
+	Content   []wireBlock `json:"content"`
+	Details   any         `json:"details,omitempty"`
+	IsError   bool        `json:"isError,omitempty"`
+	Terminate bool        `json:"terminate,omitempty"`
 }
 
 type initParams struct {
@@ -112,16 +228,12 @@ type initResult struct {
 	Wants       *Grants        `json:"wants,omitempty"`
 }
 
-func (r *registry) init(raw json.RawMessage) (any, error) {
+func (r *registry) init(p *initParams) (any, error) {
 	if r.name == "" && len(r.errs) == 0 {
 		r.fail("sdk.Extension was not called (register in func init(): main is never run in a reactor)")
 	}
 	if len(r.errs) > 0 {
 		return nil, fmt.Errorf("registration: %w", errors.Join(r.errs...))
-	}
-	var p initParams
-	if err := json.Unmarshal(raw, &p); err != nil {
-		return nil, fmt.Errorf("malformed init params: %w", err)
 	}
 	if p.ABI != 0 && p.ABI != abiVersion {
 		return nil, fmt.Errorf("host speaks ABI %d, extension %q speaks ABI %d", p.ABI, r.name, abiVersion)
@@ -163,12 +275,7 @@ type executeParams struct {
 	Cwd        string          `json:"cwd"`
 }
 
-func (r *registry) execute(raw json.RawMessage, what *string) (any, error) {
-	var p executeParams
-	if err := json.Unmarshal(raw, &p); err != nil {
-		return nil, fmt.Errorf("malformed tool.execute params: %w", err)
-	}
-	*what = fmt.Sprintf("tool %q", p.ToolName)
+func (r *registry) execute(p *executeParams) (any, error) {
 	var t *toolEntry
 	for _, e := range r.tools {
 		if e.spec.Name == p.ToolName {
@@ -186,17 +293,10 @@ func (r *registry) execute(raw json.RawMessage, what *string) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	if res.Content == nil {
-		res.Content = []Block{}
-	}
-	return res, nil
+	return wireResult{Content: wireBlocks(res.Content), Details: res.Details, IsError: res.IsError, Terminate: res.Terminate}, nil
 }
 
-func (r *registry) hookToolCall(raw json.RawMessage) (any, error) {
-	var c ToolCall
-	if err := json.Unmarshal(raw, &c); err != nil {
-		return nil, fmt.Errorf("malformed hook.tool_call params: %w", err)
-	}
+func (r *registry) hookToolCall(c ToolCall) (any, error) {
 	replaced := false
 	for _, fn := range r.toolCall {
 		d := fn(c)
@@ -217,17 +317,13 @@ func (r *registry) hookToolCall(raw json.RawMessage) (any, error) {
 	return struct{}{}, nil
 }
 
-func (r *registry) hookToolResult(raw json.RawMessage) (any, error) {
-	var res ToolResult
-	if err := json.Unmarshal(raw, &res); err != nil {
-		return nil, fmt.Errorf("malformed hook.tool_result params: %w", err)
-	}
+func (r *registry) hookToolResult(res ToolResult) (any, error) {
 	out := map[string]any{}
 	for _, fn := range r.toolResult {
 		p := fn(res)
 		if p.Content != nil {
 			res.Content = p.Content
-			out["content"] = p.Content
+			out["content"] = wireBlocks(p.Content)
 		}
 		if p.Details != nil {
 			b, err := json.Marshal(p.Details)
@@ -245,11 +341,7 @@ func (r *registry) hookToolResult(raw json.RawMessage) (any, error) {
 	return out, nil
 }
 
-func (r *registry) hookBashSpawn(raw json.RawMessage) (any, error) {
-	var s BashSpawn
-	if err := json.Unmarshal(raw, &s); err != nil {
-		return nil, fmt.Errorf("malformed hook.bash_spawn params: %w", err)
-	}
+func (r *registry) hookBashSpawn(s BashSpawn) (any, error) {
 	for _, fn := range r.bashSpawn {
 		n := fn(s)
 		if n.Command != "" {
@@ -265,7 +357,8 @@ func (r *registry) hookBashSpawn(raw json.RawMessage) (any, error) {
 	return s, nil
 }
 
-func (r *registry) event(raw json.RawMessage) (any, error) {
+func (r *registry) event(p eventParams) (any, error) {
+	raw := p.raw
 	var head struct {
 		Type string `json:"type"`
 	}

@@ -373,3 +373,23 @@ func TestBlockJSON(t *testing.T) {
 		})
 	}
 }
+
+func TestRequestShapes(t *testing.T) {
+	tests := []struct {
+		name, req, want string
+	}{
+		{"params before method", `{"params":{"toolName":"greet","input":{"name":"Bo"},"cwd":"/w"},"method":"tool.execute"}`, `{"ok":true,"result":{"content":[{"type":"text","text":"Hello, Bo! from /w"}]}}`},
+		{"extra envelope fields are ignored", `{"method":"tool.execute","id":7,"params":{"toolName":"greet","input":{"name":"Bo"},"cwd":"/w","future":[1]}}`, `{"ok":true,"result":{"content":[{"type":"text","text":"Hello, Bo! from /w"}]}}`},
+		{"no params", `{"method":"event"}`, `{"ok":false,"error":{"message":"malformed event: unexpected end of JSON input"}}`},
+		{"params of the wrong shape", `{"method":"tool.execute","params":[1]}`, `{"ok":false,"error":{"message":"malformed request: params of tool.execute: json: cannot unmarshal array into Go value of type sdk.executeParams"}}`},
+		{"not an object", `[1]`, `{"ok":false,"error":{"message":"malformed request: want an object, got ["}}`},
+		{"trailing data", `{"method":"x"} {}`, `{"ok":false,"error":{"message":"malformed request: data after the request"}}`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := string(greeter().handle([]byte(tc.req))); got != tc.want {
+				t.Errorf("got  %s\nwant %s", got, tc.want)
+			}
+		})
+	}
+}

@@ -20,18 +20,15 @@ type Context struct {
 }
 
 type partialJSON struct {
-	Content []Block `json:"content"`
-	Details any     `json:"details,omitempty"`
+	Content []wireBlock `json:"content"`
+	Details any         `json:"details,omitempty"`
 }
 
 // Emit sends a partial result (a progress update for the UI and the event
 // stream; never sent to the model). It reports whether the call was
 // cancelled, in which case the handler should stop and return.
 func (c *Context) Emit(partial Result) (cancelled bool) {
-	if partial.Content == nil {
-		partial.Content = []Block{}
-	}
-	b, err := json.Marshal(partialJSON{Content: partial.Content, Details: partial.Details})
+	b, err := json.Marshal(partialJSON{Content: wireBlocks(partial.Content), Details: partial.Details})
 	if err != nil {
 		Logf(LevelWarn, "emit from tool %s: %v", c.ToolName, err)
 		return c.cancelled
