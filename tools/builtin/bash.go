@@ -26,10 +26,9 @@ const (
 		"Output is truncated to last 2000 lines or 50KB (whichever is hit first). " +
 		"If truncated, full output is saved to a temp file. Optionally provide a timeout in seconds."
 	bashPromptSnippet = "Execute bash commands (ls, grep, find, etc.)"
-	bashSchema        = `{"type":"object","properties":{` +
-		`"command":{"description":"Bash command to execute","type":"string"},` +
-		`"timeout":{"description":"Timeout in seconds (optional, no default timeout)","type":"number"}},` +
-		`"required":["command"]}`
+	bashSchema        = `{"type":"object","required":["command"],"properties":{` +
+		`"command":{"type":"string","description":"Bash command to execute"},` +
+		`"timeout":{"type":"number","description":"Timeout in seconds (optional, no default timeout)"}}}`
 )
 
 const (

@@ -153,6 +153,18 @@ func TestBashDefinitionTexts(t *testing.T) {
 	if def.Name != "bash" || def.Label != "bash" {
 		t.Errorf("name/label = %q/%q", def.Name, def.Label)
 	}
+	// The texts of the reference agent (pi-coding-agent 0.73.1, bash.js).
+	const (
+		refDescription = "Execute a bash command in the current working directory. Returns stdout and stderr. Output is truncated to last 2000 lines or 50KB (whichever is hit first). If truncated, full output is saved to a temp file. Optionally provide a timeout in seconds."
+		refSnippet     = "Execute bash commands (ls, grep, find, etc.)"
+		refSchema      = `{"type":"object","required":["command"],"properties":{"command":{"type":"string","description":"Bash command to execute"},"timeout":{"type":"number","description":"Timeout in seconds (optional, no default timeout)"}}}`
+	)
+	if def.Description != refDescription || def.PromptSnippet != refSnippet || len(def.PromptGuidelines) != 0 {
+		t.Errorf("model-visible texts differ from the reference: %q / %q / %q", def.Description, def.PromptSnippet, def.PromptGuidelines)
+	}
+	if string(def.Parameters) != refSchema {
+		t.Errorf("schema = %s, want %s", def.Parameters, refSchema)
+	}
 	// The description states the limits; keep it in step with them.
 	for _, want := range []string{strconv.Itoa(DefaultMaxLines) + " lines", strconv.Itoa(DefaultMaxBytes/1024) + "KB"} {
 		if !strings.Contains(def.Description, want) {
