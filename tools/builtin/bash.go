@@ -187,7 +187,11 @@ func execShell(ctx context.Context, shell string, spawn tool.BashSpawn, timeout 
 	endSpawn()
 	w.Close()
 
+	// Partial results: the reader kicks the updater after each chunk; the
+	// updater sends one at once when the last was 100 ms ago or more, else
+	// when the 100 ms are over.
 	var dirty atomic.Bool
+	kick := make(chan struct{}, 1)
 	readDone := make(chan struct{})
 	go func() {
 		defer close(readDone)
@@ -197,6 +201,10 @@ func execShell(ctx context.Context, shell string, spawn tool.BashSpawn, timeout 
 			if n > 0 {
 				acc.Write(buf[:n])
 				dirty.Store(true)
+				select {
+				case kick <- struct{}{}:
+				default:
+				}
 			}
 			if err != nil {
 				return
@@ -209,16 +217,35 @@ func execShell(ctx context.Context, shell string, spawn tool.BashSpawn, timeout 
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		t := time.NewTicker(bashUpdateEvery)
-		defer t.Stop()
+		var last time.Time
+		var pending *time.Timer
+		var due <-chan time.Time
+		emit := func() {
+			last = time.Now()
+			if dirty.Swap(false) {
+				call.Update(partialResult(acc.snapshot()))
+			}
+		}
 		for {
 			select {
 			case <-stopUpdates:
-				return
-			case <-t.C:
-				if dirty.Swap(false) {
-					call.Update(partialResult(acc.snapshot()))
+				if pending != nil {
+					pending.Stop()
 				}
+				return
+			case <-kick:
+				if due != nil {
+					continue // already scheduled
+				}
+				if wait := bashUpdateEvery - time.Since(last); wait > 0 {
+					pending = time.NewTimer(wait)
+					due = pending.C
+					continue
+				}
+				emit()
+			case <-due:
+				due, pending = nil, nil
+				emit()
 			}
 		}
 	}()
