@@ -48,6 +48,16 @@ func BenchmarkLoadCold(b *testing.B) {
 // what every pi start after the first pays per extension.
 func BenchmarkLoadWarm(b *testing.B) {
 	_, spec := benchGuest(b)
+	benchLoadWarm(b, spec)
+}
+
+// BenchmarkLoadWarmWAT: a warm load of the hand-written good.wat (3 KB): the
+// host's fixed cost of a load, without a Go runtime to decode and start.
+func BenchmarkLoadWarmWAT(b *testing.B) {
+	benchLoadWarm(b, extensions.Spec{Path: wat(b, "good")})
+}
+
+func benchLoadWarm(b *testing.B, spec extensions.Spec) {
 	root := b.TempDir()
 	cache := b.TempDir()
 	ctx := context.Background()
