@@ -243,6 +243,16 @@ func tolerantNormalize(s string) string { return newTolerantText(s).text }
 type tolerantText struct {
 	text  string
 	units []unit // ascending by out
+
+	// scratch for addLine
+	pieces []piece
+	iter   norm.Iter
+}
+
+// piece is a unit of one line before its trailing whitespace is dropped.
+type piece struct {
+	u   unit
+	out string
 }
 
 // unit is a piece of the tolerant text: identity units are byte-for-byte
@@ -298,20 +308,27 @@ func (t *tolerantText) addLine(b *strings.Builder, src string, start, end int) {
 		t.push(b, unit{in: start, inEnd: start + len(trimmed), identity: true}, trimmed)
 		return
 	}
-	type piece struct {
-		u   unit
-		out string
+	pieces := t.pieces[:0]
+	add := func(u unit, out string) {
+		// Coalesce contiguous identity pieces (the iterator goes rune by
+		// rune on non-ASCII lines).
+		if k := len(pieces) - 1; u.identity && k >= 0 && pieces[k].u.identity && pieces[k].u.inEnd == u.in {
+			pieces[k].u.inEnd = u.inEnd
+			pieces[k].out = src[pieces[k].u.in:u.inEnd]
+			return
+		}
+		pieces = append(pieces, piece{u, out})
 	}
-	var pieces []piece
-	var it norm.Iter
+	it := &t.iter
 	it.InitString(norm.NFKC, src[start:end])
 	for !it.Done() {
 		segStart := start + it.Pos()
-		seg := string(it.Next())
+		next := it.Next()
 		segEnd := start + it.Pos()
 		in := src[segStart:segEnd]
-		if seg != in {
-			pieces = append(pieces, piece{unit{in: segStart, inEnd: segEnd}, mapTolerantRunes(seg)})
+		if string(next) != in {
+			seg := string(next)
+			add(unit{in: segStart, inEnd: segEnd}, mapTolerantRunes(seg))
 			continue
 		}
 		// Unchanged by NFKC: split at the characters read as ASCII.
@@ -323,14 +340,14 @@ func (t *tolerantText) addLine(b *strings.Builder, src string, start, end int) {
 			}
 			pos := segStart + off
 			if pos > runStart {
-				pieces = append(pieces, piece{unit{in: runStart, inEnd: pos, identity: true}, src[runStart:pos]})
+				add(unit{in: runStart, inEnd: pos, identity: true}, src[runStart:pos])
 			}
 			size := utf8.RuneLen(r)
-			pieces = append(pieces, piece{unit{in: pos, inEnd: pos + size}, string(a)})
+			add(unit{in: pos, inEnd: pos + size}, string(a))
 			runStart = pos + size
 		}
 		if runStart < segEnd {
-			pieces = append(pieces, piece{unit{in: runStart, inEnd: segEnd, identity: true}, src[runStart:segEnd]})
+			add(unit{in: runStart, inEnd: segEnd, identity: true}, src[runStart:segEnd])
 		}
 	}
 	// Drop trailing whitespace of the line (in the normalized form).
@@ -353,6 +370,7 @@ func (t *tolerantText) addLine(b *strings.Builder, src string, start, end int) {
 	for _, p := range pieces {
 		t.push(b, p.u, p.out)
 	}
+	t.pieces = pieces[:0]
 }
 
 func isASCII(s string) bool {

@@ -140,3 +140,17 @@ func BenchmarkEditTolerant20MB(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkTolerantText20MB builds the tolerant form (with its offset map)
+// of 20 MB of non-ASCII text: the worst case of the tolerant match.
+func BenchmarkTolerantText20MB(b *testing.B) {
+	var sb strings.Builder
+	for i := 0; sb.Len() < 20_000_000; i++ {
+		fmt.Fprintf(&sb, "%08d caf\u00e9 \u201cquoted\u201d text %s  \n", i, strings.Repeat("x", 60))
+	}
+	s := sb.String()
+	b.SetBytes(int64(len(s)))
+	for b.Loop() {
+		newTolerantText(s)
+	}
+}
