@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"regexp"
+	"strings"
 
 	"github.com/pi-go/pi/sdk"
 )
@@ -24,16 +25,40 @@ type config struct {
 
 const mask = "[REDACTED]"
 
-// defaults are the built-in secret shapes.
-var defaults = []string{
-	`sk-[A-Za-z0-9_-]{16,}`,         // OpenAI and similar API keys
-	`gh[pousr]_[A-Za-z0-9]{20,}`,    // GitHub tokens (ghp_, gho_, ghu_, ghs_, ghr_)
-	`github_pat_[A-Za-z0-9_]{20,}`,  // GitHub fine-grained tokens
-	`\b(?:AKIA|ASIA)[0-9A-Z]{16}\b`, // AWS access key ids
-	`xox[abprs]-[A-Za-z0-9-]{10,}`,  // Slack tokens
+// secretShape is a built-in pattern with the literals one of which starts
+// every match. Regular expressions in wasm scan a few hundred KB/s at best,
+// so a built-in pattern runs only where its literal occurs, anchored there
+// and on a short window, and a result without any of the literals costs only
+// substring searches.
+type secretShape struct {
+	anchored *regexp.Regexp // matches at the start of the window only
+	literals []string
+	// wordStart: the character before the match must not be a word
+	// character (a leading \b, checked by hand because the window hides it).
+	wordStart bool
 }
 
-var patterns []*regexp.Regexp
+var defaults = []secretShape{
+	{regexp.MustCompile(`\Ask-[A-Za-z0-9_-]{16,}`), []string{"sk-"}, false},                                              // OpenAI and similar API keys
+	{regexp.MustCompile(`\Agh[pousr]_[A-Za-z0-9]{20,}`), []string{"ghp_", "gho_", "ghu_", "ghs_", "ghr_"}, false},        // GitHub tokens
+	{regexp.MustCompile(`\Agithub_pat_[A-Za-z0-9_]{20,}`), []string{"github_pat_"}, false},                               // GitHub fine-grained tokens
+	{regexp.MustCompile(`\A(?:AKIA|ASIA)[0-9A-Z]{16}\b`), []string{"AKIA", "ASIA"}, true},                                // AWS access key ids
+	{regexp.MustCompile(`\Axox[abprs]-[A-Za-z0-9-]{10,}`), []string{"xoxa-", "xoxb-", "xoxp-", "xoxr-", "xoxs-"}, false}, // Slack tokens
+}
+
+// window bounds how far a built-in match may reach from its literal.
+const window = 4096
+
+// custom holds the configured patterns with their literal prefix, if any.
+type customPattern struct {
+	re     *regexp.Regexp
+	prefix string
+}
+
+var (
+	useDefaults bool
+	custom      []customPattern
+)
 
 func init() {
 	sdk.Extension("redact", "0.1.0", "Masks secrets in tool results before the model sees them")
@@ -42,12 +67,8 @@ func init() {
 		if err := sdk.Config(&cfg); err != nil {
 			return err
 		}
-		patterns = nil
-		src := cfg.Patterns
-		if !cfg.NoDefaults {
-			src = append(append([]string(nil), defaults...), cfg.Patterns...)
-		}
-		for i, p := range src {
+		useDefaults, custom = !cfg.NoDefaults, nil
+		for i, p := range cfg.Patterns {
 			re, err := regexp.Compile(p)
 			if err != nil {
 				return fmt.Errorf("config patterns: %q: %w", p, err)
@@ -55,7 +76,8 @@ func init() {
 			if re.MatchString("") {
 				return fmt.Errorf("config patterns: %q (#%d) matches the empty string", p, i)
 			}
-			patterns = append(patterns, re)
+			prefix, _ := re.LiteralPrefix()
+			custom = append(custom, customPattern{re: re, prefix: prefix})
 		}
 		return nil
 	})
@@ -96,10 +118,71 @@ func redact(r sdk.ToolResult) sdk.ResultPatch {
 
 func maskString(s string) (string, int) {
 	n := 0
-	for _, re := range patterns {
-		s = re.ReplaceAllStringFunc(s, func(string) string { n++; return mask })
+	if useDefaults {
+		for _, d := range defaults {
+			var k int
+			s, k = maskShape(s, d)
+			n += k
+		}
+	}
+	for _, c := range custom {
+		if c.prefix != "" && !strings.Contains(s, c.prefix) {
+			continue
+		}
+		s = c.re.ReplaceAllStringFunc(s, func(string) string { n++; return mask })
 	}
 	return s, n
+}
+
+// maskShape masks the matches of one built-in shape, trying the anchored
+// pattern at each occurrence of one of its literals.
+func maskShape(s string, d secretShape) (string, int) {
+	var b strings.Builder
+	next := make([]int, len(d.literals)) // next occurrence of each literal; -1 none left
+	for k, l := range d.literals {
+		next[k] = strings.Index(s, l)
+	}
+	n, last, i := 0, 0, 0
+	for {
+		start := -1
+		for k, l := range d.literals {
+			if next[k] >= 0 && next[k] < i {
+				if j := strings.Index(s[i:], l); j >= 0 {
+					next[k] = i + j
+				} else {
+					next[k] = -1
+				}
+			}
+			if next[k] >= 0 && (start < 0 || next[k] < start) {
+				start = next[k]
+			}
+		}
+		if start < 0 {
+			break
+		}
+		i = start + 1
+		if d.wordStart && start > 0 && isWordByte(s[start-1]) {
+			continue
+		}
+		loc := d.anchored.FindStringIndex(s[start:min(start+window, len(s))])
+		if loc == nil {
+			continue
+		}
+		b.WriteString(s[last:start])
+		b.WriteString(mask)
+		last = start + loc[1]
+		i = last
+		n++
+	}
+	if n == 0 {
+		return s, 0
+	}
+	b.WriteString(s[last:])
+	return b.String(), n
+}
+
+func isWordByte(c byte) bool {
+	return c == '_' || '0' <= c && c <= '9' || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z'
 }
 
 // maskValue masks every string inside decoded JSON.

@@ -74,6 +74,39 @@ func TestMasksSecretsInResults(t *testing.T) {
 	}
 }
 
+func TestShapes(t *testing.T) {
+	l, _, _ := setup(t, nil)
+	hook := l.Hooks.ToolResult[0]
+	slack := "xoxb-" + "1234567890-abcdef"
+	tests := []struct{ name, in, want string }{
+		{"alone", openAI, "[REDACTED]"},
+		{"at both ends", aws + " middle " + github, "[REDACTED] middle [REDACTED]"},
+		{"adjacent", openAI + "," + openAI, "[REDACTED],[REDACTED]"},
+		{"aws inside a longer word is kept", "X" + aws, "X" + aws},
+		{"aws followed by more capitals is kept", aws + "Q", aws + "Q"},
+		{"too short", "sk-abc ghp_short AKIA123", "sk-abc ghp_short AKIA123"},
+		{"slack", "token=" + slack, "token=[REDACTED]"},
+		{"fine-grained github", "github_pat_" + strings.Repeat("A1_", 10), "[REDACTED]"},
+		{"many literals, few secrets", strings.Repeat("sk- gho ASIA ", 200) + openAI, strings.Repeat("sk- gho ASIA ", 200) + "[REDACTED]"},
+		{"unicode around", "é" + openAI + "ü", "é[REDACTED]ü"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			p, err := hook.Func(context.Background(), tool.CallInfo{ID: "c", Name: "read", Input: json.RawMessage(`{}`)}, tool.TextResult(tc.in))
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := tc.in
+			if p.Content != nil {
+				got = tool.Result{Content: p.Content}.Text()
+			}
+			if got != tc.want {
+				t.Errorf("got  %q\nwant %q", got, tc.want)
+			}
+		})
+	}
+}
+
 func TestMasksDetails(t *testing.T) {
 	l, tools, root := setup(t, nil)
 	p := filepath.Join(root, "config.py")
@@ -144,21 +177,31 @@ func TestBadConfigFailsLoad(t *testing.T) {
 }
 
 // BenchmarkRedactHook measures the tool_result hook on a 50KB result (the
-// built-in tools' output limit) with a few secrets in it, called as the
-// pipeline calls it.
+// built-in tools' output limit), clean and with two secrets in it, called as
+// the pipeline calls it.
 func BenchmarkRedactHook(b *testing.B) {
 	wasm := plugintest.BuildGo(b, "examples/plugins/redact")
 	l := plugintest.Load(b, wasm, b.TempDir(), extensions.Spec{Name: "redact"})
-	line := "INFO request served in 12ms path=/api/v1/items user=42\n"
-	text := strings.Repeat(line, (50<<10)/len(line)) + "key " + openAI + " and " + aws + "\n"
-	res := tool.Result{Content: []tool.ContentBlock{tool.Text(text)}}
+	line := "INFO request served in 12ms path=/api/v1/items user=42 task-list ok\n"
+	clean := strings.Repeat(line, (50<<10)/len(line))
 	h := l.Hooks.ToolResult[0]
-	b.SetBytes(int64(len(text)))
-	b.ReportAllocs()
-	for b.Loop() {
-		p, err := h.Func(context.Background(), tool.CallInfo{ID: "c", Name: "bash", Input: json.RawMessage(`{}`)}, res)
-		if err != nil || len(p.Content) != 1 || strings.Contains(p.Content[0].Text, openAI) {
-			b.Fatalf("patch %v, err %v", p.Content != nil, err)
-		}
+	for _, tc := range []struct {
+		name, text string
+		masked     bool
+	}{
+		{"clean_50KB", clean, false},
+		{"2_secrets_50KB", clean + "key " + openAI + " and " + aws + "\n", true},
+	} {
+		b.Run(tc.name, func(b *testing.B) {
+			res := tool.Result{Content: []tool.ContentBlock{tool.Text(tc.text)}}
+			b.SetBytes(int64(len(tc.text)))
+			b.ReportAllocs()
+			for b.Loop() {
+				p, err := h.Func(context.Background(), tool.CallInfo{ID: "c", Name: "bash", Input: json.RawMessage(`{}`)}, res)
+				if err != nil || (p.Content != nil) != tc.masked {
+					b.Fatalf("patched %v, err %v", p.Content != nil, err)
+				}
+			}
+		})
 	}
 }
