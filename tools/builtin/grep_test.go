@@ -393,3 +393,38 @@ func (c *countdownCtx) Err() error {
 	}
 	return nil
 }
+
+// TestSearchGolden pins longer outputs of grep and find over a small project
+// (checked by hand when the golden files were made; -update rewrites them).
+func TestSearchGolden(t *testing.T) {
+	dir := t.TempDir()
+	var main strings.Builder
+	main.WriteString("package main\n\nimport \"fmt\"\n\n// TODO: flags\nfunc main() {\n\t// TODO: config\n\tfmt.Println(\"hi\")\n")
+	for i := 9; i <= 27; i++ {
+		fmt.Fprintf(&main, "\t_ = %d\n", i)
+	}
+	main.WriteString("\t// FIXME: exit code\n}\n")
+	writeTree(t, dir, map[string]string{
+		".gitignore":                   "*.gen.go\n/tmp/\n",
+		"cmd/app/main.go":              main.String(),
+		"internal/store/store.go":      "package store\n\n// Store keeps things.\ntype Store struct{} // TODO: fields\n",
+		"internal/store/store_test.go": "package store\n",
+		"internal/store/zz.gen.go":     "// TODO: generated, ignored\n",
+		"docs/notes.md":                "# Notes\n\n- TODO: write the guide\n",
+		"tmp/scratch.txt":              "TODO: ignored\n",
+		"Makefile":                     "all:\n\tgo build ./... # FIXME: flags\n",
+	})
+	tests := []struct{ golden, tool, args string }{
+		{"grep_context.txt", "grep", `{"pattern":"TODO|FIXME","context":2}`},
+		{"find_all.txt", "find", `{"pattern":"**"}`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.golden, func(t *testing.T) {
+			r := callSearch(context.Background(), t, dir, tt.tool, tt.args)
+			if r.IsError {
+				t.Fatal(r.Text())
+			}
+			golden(t, tt.golden, r.Text())
+		})
+	}
+}
