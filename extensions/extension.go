@@ -349,6 +349,10 @@ func (e *Extension) call(ctx context.Context, method string, req []byte, timeout
 			e.discard(ctx)
 			return fmt.Errorf("extension %s: %s: %w", e.name, method, ctx.Err())
 		}
+		if e.host.closing.Load() {
+			e.discard(ctx)
+			return fmt.Errorf("extension %s: %s: the extension host was closed during the call", e.name, method)
+		}
 		if errors.Is(cctx.Err(), context.DeadlineExceeded) {
 			err = fmt.Errorf("timed out after %s (limits.timeout_ms)", timeout)
 		}

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/tetratelabs/wazero"
@@ -43,6 +44,8 @@ type Options struct {
 type Host struct {
 	opts   Options
 	logger hclog.Logger
+
+	closing atomic.Bool // set first thing in Close, read without h.mu
 
 	mu       sync.Mutex
 	closed   bool
@@ -328,6 +331,7 @@ func (h *Host) Extensions() []*Extension {
 //
 // Close returns the first error of closing a runtime.
 func (h *Host) Close(ctx context.Context) error {
+	h.closing.Store(true)
 	h.mu.Lock()
 	if h.closed {
 		h.mu.Unlock()
