@@ -34,32 +34,24 @@ func splitLineTokens(s string) []string {
 	return out
 }
 
-// diffLines is a line diff of a and b (Myers' algorithm on the lines left
-// after the common head and tail are set aside), removals before additions
-// within a change.
+// diffLines is a line diff of a and b with the choices of the reference
+// agent's diff library (jsdiff's diffLines): lines keep their '\n', the
+// common head is set aside, then a Myers search that, between equally short
+// scripts, follows the path furthest along the old text, so a change shows
+// its removals before its additions and as late as the texts allow.
 func diffLines(a, b string) []diffPart {
 	head := commonLinePrefix(a, b)
-	headPart := a[:head]
-	a, b = a[head:], b[head:]
-	tail := commonLineSuffix(a, b)
-	tailPart := a[len(a)-tail:]
-	a, b = a[:len(a)-tail], b[:len(b)-tail]
 	var parts []diffPart
-	add := func(op byte, lines []string) {
-		if len(lines) == 0 {
-			return
-		}
-		if k := len(parts) - 1; k >= 0 && parts[k].op == op {
-			parts[k].lines = append(parts[k].lines, lines...)
-			return
-		}
-		parts = append(parts, diffPart{op: op, lines: lines})
+	if head > 0 {
+		parts = append(parts, diffPart{op: ' ', lines: splitLineTokens(a[:head])})
 	}
-	add(' ', splitLineTokens(headPart))
-	for _, p := range myers(splitLineTokens(a), splitLineTokens(b)) {
-		add(p.op, p.lines)
+	for _, p := range myers(splitLineTokens(a[head:]), splitLineTokens(b[head:])) {
+		if k := len(parts) - 1; k >= 0 && parts[k].op == p.op {
+			parts[k].lines = append(parts[k].lines, p.lines...)
+			continue
+		}
+		parts = append(parts, p)
 	}
-	add(' ', splitLineTokens(tailPart))
 	return parts
 }
 
@@ -77,146 +69,121 @@ func commonLinePrefix(a, b string) int {
 	return strings.LastIndexByte(a[:i], '\n') + 1
 }
 
-// commonLineSuffix is the length of the longest common suffix of a and b
-// made of whole lines.
-func commonLineSuffix(a, b string) int {
-	n := min(len(a), len(b))
-	i := 0
-	for i < n && a[len(a)-1-i] == b[len(b)-1-i] {
-		i++
-	}
-	if i == 0 {
-		return 0
-	}
-	// The suffix must start at a line start in both texts.
-	for i > 0 {
-		sa, sb := len(a)-i, len(b)-i
-		if (sa == 0 || a[sa-1] == '\n') && (sb == 0 || b[sb-1] == '\n') {
-			return i
-		}
-		i--
-	}
-	return 0
-}
-
-// myersMaxD bounds the edit distance the diff searches (memory grows with
-// its square); beyond it the changed middle is shown as removed then added.
+// myersMaxD bounds the edit distance the diff searches; beyond it the
+// changed rest is shown as removed then added.
 const myersMaxD = 1000
 
-// myers diffs two line lists.
+// diffComponent is a run of one kind in an edit script, linked backwards.
+type diffComponent struct {
+	count          int
+	added, removed bool
+	prev           *diffComponent
+}
+
+// diffPath is the furthest point reached on one diagonal: oldPos is the
+// last old line consumed (-1 before any).
+type diffPath struct {
+	oldPos int
+	last   *diffComponent
+}
+
+// myers diffs two line lists with Myers' greedy search, pruning diagonals
+// that ran off the edge of the edit graph.
 func myers(a, b []string) []diffPart {
-	n, m := len(a), len(b)
-	if n == 0 && m == 0 {
-		return nil
+	oldLen, newLen := len(a), len(b)
+	step := func(p *diffPath, added, removed bool, inc int) *diffPath {
+		if l := p.last; l != nil && l.added == added && l.removed == removed {
+			return &diffPath{p.oldPos + inc, &diffComponent{l.count + 1, added, removed, l.prev}}
+		}
+		return &diffPath{p.oldPos + inc, &diffComponent{1, added, removed, p.last}}
 	}
-	if n == 0 {
-		return []diffPart{{'+', b}}
+	// follow extends p along its diagonal while the lines are equal and
+	// returns the new-text position reached.
+	follow := func(p *diffPath, diag int) int {
+		newPos, oldPos, n := p.oldPos-diag, p.oldPos, 0
+		for newPos+1 < newLen && oldPos+1 < oldLen && a[oldPos+1] == b[newPos+1] {
+			newPos, oldPos, n = newPos+1, oldPos+1, n+1
+		}
+		if n > 0 {
+			p.last = &diffComponent{count: n, prev: p.last}
+		}
+		p.oldPos = oldPos
+		return newPos
 	}
-	if m == 0 {
-		return []diffPart{{'-', a}}
+	build := func(last *diffComponent) []diffPart {
+		var comps []*diffComponent
+		for c := last; c != nil; c = c.prev {
+			comps = append(comps, c)
+		}
+		var parts []diffPart
+		oldPos, newPos := 0, 0
+		for i := len(comps) - 1; i >= 0; i-- {
+			c := comps[i]
+			switch {
+			case c.removed:
+				parts = append(parts, diffPart{'-', a[oldPos : oldPos+c.count]})
+				oldPos += c.count
+			case c.added:
+				parts = append(parts, diffPart{'+', b[newPos : newPos+c.count]})
+				newPos += c.count
+			default:
+				parts = append(parts, diffPart{' ', b[newPos : newPos+c.count]})
+				newPos += c.count
+				oldPos += c.count
+			}
+		}
+		return parts
 	}
-	maxD := n + m
-	v := make([]int, 2*maxD+2)
-	off := maxD
-	// trace[d] keeps v[-d..d] as it was before step d.
-	var trace [][]int
-	d := 0
-	found := false
-	for ; d <= maxD && d <= myersMaxD; d++ {
-		trace = append(trace, append([]int(nil), v[off-d:off+d+1]...))
-		for k := -d; k <= d; k += 2 {
-			var x int
-			if k == -d || (k != d && v[off+k-1] < v[off+k+1]) {
-				x = v[off+k+1]
+	start := &diffPath{oldPos: -1}
+	if newPos := follow(start, 0); start.oldPos+1 >= oldLen && newPos+1 >= newLen {
+		return build(start.last)
+	}
+	maxEdit := min(oldLen+newLen, myersMaxD)
+	off := maxEdit + 1
+	best := make([]*diffPath, 2*maxEdit+3)
+	best[off] = start
+	minDiag, maxDiag := -maxEdit-1, maxEdit+1
+	for edit := 1; edit <= maxEdit; edit++ {
+		for diag := max(minDiag, -edit); diag <= min(maxDiag, edit); diag += 2 {
+			removePath, addPath := best[off+diag-1], best[off+diag+1]
+			best[off+diag-1] = nil
+			canAdd := false
+			if addPath != nil {
+				np := addPath.oldPos - diag
+				canAdd = 0 <= np && np < newLen
+			}
+			canRemove := removePath != nil && removePath.oldPos+1 < oldLen
+			if !canAdd && !canRemove {
+				best[off+diag] = nil
+				continue
+			}
+			var p *diffPath
+			if !canRemove || (canAdd && removePath.oldPos < addPath.oldPos) {
+				p = step(addPath, true, false, 0)
 			} else {
-				x = v[off+k-1] + 1
+				p = step(removePath, false, true, 1)
 			}
-			y := x - k
-			for x < n && y < m && a[x] == b[y] {
-				x++
-				y++
+			newPos := follow(p, diag)
+			if p.oldPos+1 >= oldLen && newPos+1 >= newLen {
+				return build(p.last)
 			}
-			v[off+k] = x
-			if x >= n && y >= m {
-				found = true
-				break
+			best[off+diag] = p
+			if p.oldPos+1 >= oldLen {
+				maxDiag = min(maxDiag, diag-1)
+			}
+			if newPos+1 >= newLen {
+				minDiag = max(minDiag, diag+1)
 			}
 		}
-		if found {
-			break
-		}
 	}
-	if !found {
-		// Too different to be worth the search: all out, all in.
-		return []diffPart{{'-', a}, {'+', b}}
-	}
-	// Walk back through the trace to collect the edit script.
-	type step struct {
-		op   byte
-		line string
-	}
-	var rev []step
-	x, y := n, m
-	for d > 0 {
-		vp := trace[d] // v as step d began, for k in [-d, d]
-		at := func(k int) int { return vp[k+d] }
-		k := x - y
-		var pk int
-		if k == -d || (k != d && at(k-1) < at(k+1)) {
-			pk = k + 1
-		} else {
-			pk = k - 1
-		}
-		px := at(pk)
-		py := px - pk
-		for x > px && y > py {
-			x--
-			y--
-			rev = append(rev, step{' ', a[x]})
-		}
-		if x == px {
-			y--
-			rev = append(rev, step{'+', b[y]})
-		} else {
-			x--
-			rev = append(rev, step{'-', a[x]})
-		}
-		d--
-	}
-	for x > 0 && y > 0 {
-		x--
-		y--
-		rev = append(rev, step{' ', a[x]})
-	}
-	// Forward order; within each change, removals before additions.
+	// Too different to be worth the search: all out, all in.
 	var parts []diffPart
-	var del, ins []string
-	flush := func() {
-		if len(del) > 0 {
-			parts = append(parts, diffPart{'-', del})
-		}
-		if len(ins) > 0 {
-			parts = append(parts, diffPart{'+', ins})
-		}
-		del, ins = nil, nil
+	if oldLen > 0 {
+		parts = append(parts, diffPart{'-', a})
 	}
-	for i := len(rev) - 1; i >= 0; i-- {
-		s := rev[i]
-		switch s.op {
-		case '-':
-			del = append(del, s.line)
-		case '+':
-			ins = append(ins, s.line)
-		default:
-			flush()
-			if k := len(parts) - 1; k >= 0 && parts[k].op == ' ' {
-				parts[k].lines = append(parts[k].lines, s.line)
-			} else {
-				parts = append(parts, diffPart{' ', []string{s.line}})
-			}
-		}
+	if newLen > 0 {
+		parts = append(parts, diffPart{'+', b})
 	}
-	flush()
 	return parts
 }
 

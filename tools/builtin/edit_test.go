@@ -296,3 +296,25 @@ func TestEditConcurrent(t *testing.T) {
 		t.Errorf("%d lock entries left", n)
 	}
 }
+
+// TestDiffLinesBeyondSearchBound: texts further apart than the search bound
+// come out as everything removed, then everything added, after the common
+// head.
+func TestDiffLinesBeyondSearchBound(t *testing.T) {
+	var a, b strings.Builder
+	a.WriteString("same\n")
+	b.WriteString("same\n")
+	for i := range myersMaxD {
+		fmt.Fprintf(&a, "old %d\n", i)
+		fmt.Fprintf(&b, "new %d\n", i)
+	}
+	parts := diffLines(a.String(), b.String())
+	if len(parts) != 3 || parts[0].op != ' ' || len(parts[0].lines) != 1 ||
+		parts[1].op != '-' || len(parts[1].lines) != myersMaxD || parts[2].op != '+' || len(parts[2].lines) != myersMaxD {
+		var shape []string
+		for _, p := range parts {
+			shape = append(shape, fmt.Sprintf("%c%d", p.op, len(p.lines)))
+		}
+		t.Errorf("parts %v", shape)
+	}
+}
