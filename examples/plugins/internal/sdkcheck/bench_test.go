@@ -34,7 +34,7 @@ func BenchmarkCall(b *testing.B) {
 	b.Run("execute_50KB", func(b *testing.B) { run(b, nil, "echo", string(big)) })
 	b.Run("exec_true", func(b *testing.B) { run(b, nil, "exec", `{"argv":["true"]}`) })
 	b.Run("exec_200KB_host_take", func(b *testing.B) {
-		run(b, nil, "exec", `{"argv":["sh","-c","head -c 200000 /dev/zero"]}`)
+		run(b, nil, "exec", `{"argv":["sh","-c","head -c 200000 /dev/zero | tr '\\0' x"]}`)
 	})
 }
 
