@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -79,7 +80,7 @@ type Extension struct {
 	logger    hclog.Logger
 	inst      *instance
 	faults    int
-	disabled  bool
+	disabled  atomic.Bool // written with mu held; read without it by Disabled
 	lastFault error
 	closed    bool
 }
@@ -112,12 +113,9 @@ func (e *Extension) Info() Info {
 // Name is the extension's name.
 func (e *Extension) Name() string { return e.info.Name }
 
-// Disabled reports whether the extension was disabled after faults.
-func (e *Extension) Disabled() bool {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	return e.disabled
-}
+// Disabled reports whether the extension was disabled after faults. It
+// does not wait for a call in flight.
+func (e *Extension) Disabled() bool { return e.disabled.Load() }
 
 func (e *Extension) currentLogger() hclog.Logger { return e.logger }
 
@@ -293,10 +291,10 @@ func (e *Extension) fault(ctx context.Context, method string, cause error) error
 	e.lastFault = cause
 	fe := &FaultError{Extension: e.name, Method: method, Err: cause, InARow: e.faults}
 	if e.faults >= MaxFaultsInARow {
-		e.disabled = true
+		e.disabled.Store(true)
 		fe.Disabled = true
 	}
-	e.logger.Error("extension fault", "method", method, "error", cause.Error(), "in_a_row", e.faults, "disabled", e.disabled)
+	e.logger.Error("extension fault", "method", method, "error", cause.Error(), "in_a_row", e.faults, "disabled", fe.Disabled)
 	return fe
 }
 
@@ -311,7 +309,7 @@ func (e *Extension) call(ctx context.Context, method string, req []byte, timeout
 	switch {
 	case e.closed:
 		return fmt.Errorf("extension %s: %s: the extension host is closed", e.name, method)
-	case e.disabled:
+	case e.disabled.Load():
 		return e.disabledError(method)
 	case ctx.Err() != nil:
 		return fmt.Errorf("extension %s: %s: %w", e.name, method, ctx.Err())

@@ -69,7 +69,8 @@ func FuzzGuestAnswer(f *testing.F) {
 			ptr, n = at, uint32(len(answer))
 		}
 		e.mu.Lock()
-		e.faults, e.disabled = 0, false // let the fuzz run past 3 faults
+		e.faults = 0 // let the fuzz run past 3 faults
+		e.disabled.Store(false)
 		if e.inst == nil {
 			if _, err := e.start(ctx); err != nil {
 				e.mu.Unlock()
