@@ -149,12 +149,25 @@ func readText(ctx context.Context, f io.Reader, args readArgs) (tool.Result, err
 	c := headCollector{maxLines: DefaultMaxLines, maxBytes: DefaultMaxBytes}
 	line := 0
 	buf := make([]byte, readChunkSize)
+	// Once the output is full and the window runs to the end of the file,
+	// the rest is only counted: restLen bytes holding restNL newlines.
+	fast, restLen, restNL := false, int64(0), 0
+	countRest := func(chunk []byte) {
+		k := bytes.Count(chunk, []byte{'\n'})
+		restLen += int64(len(chunk))
+		restNL += k
+		line += k
+	}
 	for {
 		if ctx.Err() != nil {
 			return tool.Result{}, errAborted
 		}
 		n, err := f.Read(buf)
 		chunk := buf[:n]
+		if fast {
+			countRest(chunk)
+			chunk = nil
+		}
 		if line < start {
 			// Before the window only newlines matter: skip whole chunks.
 			if k := bytes.Count(chunk, []byte{'\n'}); line+k < start {
@@ -183,6 +196,11 @@ func readText(ctx context.Context, f io.Reader, args readArgs) (tool.Result, err
 			}
 			line++
 			chunk = chunk[i+1:]
+			if c.done && end == math.MaxInt {
+				fast = true
+				countRest(chunk)
+				break
+			}
 		}
 		if err == io.EOF {
 			break
@@ -191,7 +209,12 @@ func readText(ctx context.Context, f io.Reader, args readArgs) (tool.Result, err
 			return tool.Result{}, fmt.Errorf("read %s: %w", args.Path, err)
 		}
 	}
-	if line >= start && line < end {
+	switch {
+	case fast:
+		// Each remaining line adds its bytes and the newline before it.
+		c.lines += restNL + 1
+		c.bytes += restLen + 1
+	case line >= start && line < end:
 		c.endLine() // the last piece, after the last '\n'
 	}
 	total := line + 1

@@ -12,10 +12,17 @@ import (
 // readModel is what read must return for a window, computed the plain way:
 // the whole text in memory, split on "\n", sliced, then TruncateHead.
 func readModel(content string, offset, limit int) (string, bool) {
+	text, isErr, _ := readModelTruncation(content, offset, limit)
+	return text, isErr
+}
+
+// readModelTruncation is readModel with the Truncation of the window (nil
+// when read must not report one).
+func readModelTruncation(content string, offset, limit int) (string, bool, *Truncation) {
 	lines := strings.Split(content, "\n")
 	start := max(0, offset-1)
 	if start >= len(lines) {
-		return fmt.Sprintf("Offset %d is beyond end of file (%d lines total)", offset, len(lines)), true
+		return fmt.Sprintf("Offset %d is beyond end of file (%d lines total)", offset, len(lines)), true, nil
 	}
 	end := len(lines)
 	if limit >= 0 {
@@ -25,17 +32,17 @@ func readModel(content string, offset, limit int) (string, bool) {
 	s := start + 1
 	switch {
 	case t.FirstLineExceedsLimit:
-		return fmt.Sprintf("[Line %d is %s, exceeds 50.0KB limit. Use bash: sed -n '%dp' f.txt | head -c 51200]", s, FormatSize(len(lines[start])), s), false
+		return fmt.Sprintf("[Line %d is %s, exceeds 50.0KB limit. Use bash: sed -n '%dp' f.txt | head -c 51200]", s, FormatSize(len(lines[start])), s), false, &t
 	case t.Truncated && t.TruncatedBy == "lines":
 		e := s + t.OutputLines - 1
-		return fmt.Sprintf("%s\n\n[Showing lines %d-%d of %d. Use offset=%d to continue.]", t.Content, s, e, len(lines), e+1), false
+		return fmt.Sprintf("%s\n\n[Showing lines %d-%d of %d. Use offset=%d to continue.]", t.Content, s, e, len(lines), e+1), false, &t
 	case t.Truncated:
 		e := s + t.OutputLines - 1
-		return fmt.Sprintf("%s\n\n[Showing lines %d-%d of %d (50.0KB limit). Use offset=%d to continue.]", t.Content, s, e, len(lines), e+1), false
+		return fmt.Sprintf("%s\n\n[Showing lines %d-%d of %d (50.0KB limit). Use offset=%d to continue.]", t.Content, s, e, len(lines), e+1), false, &t
 	case limit >= 0 && end < len(lines):
-		return fmt.Sprintf("%s\n\n[%d more lines in file. Use offset=%d to continue.]", t.Content, len(lines)-end, end+1), false
+		return fmt.Sprintf("%s\n\n[%d more lines in file. Use offset=%d to continue.]", t.Content, len(lines)-end, end+1), false, nil
 	}
-	return t.Content, false
+	return t.Content, false, nil
 }
 
 // TestReadMatchesInMemoryModel reads many windows of a file larger than the
@@ -73,9 +80,18 @@ func TestReadMatchesInMemoryModel(t *testing.T) {
 				args["limit"] = limit
 			}
 			r := callTool(t, dir, "read", args)
-			want, wantErr := readModel(content, off, limit)
+			want, wantErr, wantT := readModelTruncation(content, off, limit)
 			if r.Text() != want || r.IsError != wantErr {
 				t.Fatalf("offset %d limit %d:\n got %q\nwant %q", off, limit, trimForLog(r.Text()), trimForLog(want))
+			}
+			d, _ := r.Details.(ReadDetails)
+			if (wantT == nil) != (d.Truncation == nil) {
+				t.Fatalf("offset %d limit %d: details %+v, want truncation %v", off, limit, r.Details, wantT != nil)
+			}
+			if wantT != nil && *d.Truncation != *wantT {
+				got, want := *d.Truncation, *wantT
+				got.Content, want.Content = "", ""
+				t.Fatalf("offset %d limit %d: truncation\n got %+v\nwant %+v", off, limit, got, want)
 			}
 		}
 	}
