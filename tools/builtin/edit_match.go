@@ -84,7 +84,8 @@ type applyEditsResult struct {
 }
 
 // applyEdits locates every edit in the original bytes and replaces only the
-// matched regions. Errors carry the model-visible texts of the contract.
+// matched regions. Errors carry the model-visible texts of the contract
+// (sentences, so they break the usual Go error-string style on purpose).
 func applyEdits(orig []byte, edits []editSpec, path string) (applyEditsResult, error) {
 	n := len(edits)
 	olds := make([]string, n)
@@ -404,4 +405,6 @@ func (t *tolerantText) span(fs, fe int) (int, int) {
 	return start, end
 }
 
+// errNoEdits is the contract's text for an empty edits array. Like the
+// other texts the model sees, it is a sentence, not a Go-style error string.
 var errNoEdits = errors.New("Edit tool input is invalid. edits must contain at least one replacement.")
