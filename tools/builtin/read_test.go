@@ -68,6 +68,7 @@ func TestReadText(t *testing.T) {
 		{"extra properties are allowed", `{"path":"small.txt","file_path":"x"}`, "alpha\nbeta\ngamma\n", false},
 		{"missing file", `{"path":"nope.txt"}`, "File not found: " + filepath.Join(dir, "nope.txt"), true},
 		{"directory", `{"path":"."}`, "Cannot read " + dir + ": it is a directory. Use ls to list its contents.", true},
+		{"parent is a file", `{"path":"small.txt/x"}`, "Not a directory: a parent of " + filepath.Join(dir, "small.txt/x") + " is a file", true},
 		{"path missing", `{}`, "Validation failed for tool \"read\":\n  - path: must have required property 'path'\n\nReceived arguments:\n{}", true},
 		{"offset not a number", `{"path":"ten.txt","offset":"3"}`, "Validation failed for tool \"read\":\n  - offset: must be number (got string)\n\nReceived arguments:\n{\n  \"path\": \"ten.txt\",\n  \"offset\": \"3\"\n}", true},
 	}
