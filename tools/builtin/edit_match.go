@@ -230,9 +230,16 @@ func tolerantRune(r rune) (rune, bool) {
 	return r, false
 }
 
-// isTrimSpace is the whitespace trimmed from line ends (JavaScript's
-// trimEnd set: Unicode White_Space plus the BOM).
-func isTrimSpace(r rune) bool { return unicode.IsSpace(r) || r == '\uFEFF' }
+// isTrimSpace is the whitespace trimmed from line ends: JavaScript's
+// trimEnd set (tab, vertical tab, form feed, the space separators, the BOM
+// and the line terminators), which unlike unicode.IsSpace leaves U+0085.
+func isTrimSpace(r rune) bool {
+	switch r {
+	case '\t', '\n', '\v', '\f', '\r', '\uFEFF', '\u2028', '\u2029':
+		return true
+	}
+	return unicode.Is(unicode.Zs, r)
+}
 
 // tolerantNormalize is the tolerant form of a text: NFKC, trailing
 // whitespace of each line removed, smart quotes, Unicode dashes and spaces

@@ -318,3 +318,17 @@ func TestDiffLinesBeyondSearchBound(t *testing.T) {
 		t.Errorf("parts %v", shape)
 	}
 }
+
+func TestTolerantTrimSet(t *testing.T) {
+	// JavaScript's trimEnd removes exactly these of the candidates.
+	for _, r := range "\t\n\v\f\r \u00a0\u1680\u2000\u200a\u2028\u2029\u202f\u205f\u3000\ufeff" {
+		if !isTrimSpace(r) {
+			t.Errorf("U+%04X should be trimmed", r)
+		}
+	}
+	for _, r := range "\u0085\u180e\u200bx-" {
+		if isTrimSpace(r) {
+			t.Errorf("U+%04X should be kept", r)
+		}
+	}
+}
