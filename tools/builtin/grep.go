@@ -57,7 +57,9 @@ type GrepArgs struct {
 type GrepDetails struct {
 	// MatchLimitReached is the limit when more matches than it exist.
 	MatchLimitReached int `json:"matchLimitReached,omitempty"`
-	// Truncation is set when the text was cut to 50KB.
+	// Truncation is set when the text was cut to 50KB. Its totals describe
+	// the whole output, except that with context the blocks of matches after
+	// the cut are not formatted, so not counted.
 	Truncation *Truncation `json:"truncation,omitempty"`
 	// LinesTruncated is set when a line was cut to GrepMaxLineLength.
 	LinesTruncated bool `json:"linesTruncated,omitempty"`
@@ -167,10 +169,9 @@ func Grep(ctx context.Context, cwd string, args GrepArgs) (tool.Result, error) {
 		details.MatchLimitReached = g.limit
 	}
 	text, trunc := truncateListing(g.out)
-	if trunc != nil { // describe the whole output, not just the part kept
-		trunc.TotalLines, trunc.TotalBytes = g.allLines, g.allBytes-1
-	}
 	if trunc != nil {
+		// Describe the whole output, not just the part kept.
+		trunc.TotalLines, trunc.TotalBytes = g.allLines, g.allBytes-1
 		notices = append(notices, FormatSize(DefaultMaxBytes)+" limit reached")
 		details.Truncation = trunc
 	}
@@ -429,12 +430,17 @@ func lineEnd(data []byte, pos int) (end, next int) {
 // emitBlock outputs the match on line n (data[start:end]) with g.context
 // lines before and after it.
 func (g *grepper) emitBlock(data []byte, start, end, next, n int, display string) {
+	if g.context > 0 && g.outBytes > DefaultMaxBytes {
+		// Past the byte limit nothing more is shown; with a large context,
+		// formatting every block would cost up to limit × 2×context lines.
+		return
+	}
 	first := start
 	k := 0
 	for ; k < g.context && first > 0; k++ {
 		first = bytes.LastIndexByte(data[:first-1], '\n') + 1
 	}
-	lines := make([]string, 0, 2*g.context+1)
+	lines := make([]string, 0, min(2*g.context+1, 64))
 	for p, ln := first, n-k; p < start; ln++ {
 		e, nx := lineEnd(data, p)
 		lines = append(lines, g.format(display, ln, data[p:e], false))
@@ -464,11 +470,16 @@ func (g *grepper) searchStream(f io.Reader, display string) error {
 	}
 	var err error
 	var (
-		before  []ringLine // the last g.context lines
+		before  []ringLine // the last g.context lines, a ring starting at head
+		head    int
 		pending []*grepBlock
 		line    []byte
 		n       int
 	)
+	// Once the output is past the byte limit nothing more is shown, so
+	// lines are no longer formatted (with a large context that would cost
+	// up to limit × 2×context lines).
+	full := func() bool { return g.outBytes > DefaultMaxBytes }
 	for {
 		line, err = readLine(r, line[:0])
 		if len(line) == 0 && err != nil {
@@ -485,7 +496,9 @@ func (g *grepper) searchStream(f io.Reader, display string) error {
 		// Lines after earlier matches.
 		for _, b := range pending {
 			if b.after > 0 {
-				b.lines = append(b.lines, g.format(display, n, body, false))
+				if !full() {
+					b.lines = append(b.lines, g.format(display, n, body, false))
+				}
 				b.after--
 			}
 		}
@@ -499,10 +512,13 @@ func (g *grepper) searchStream(f io.Reader, display string) error {
 			} else {
 				g.matches++
 				b := &grepBlock{after: g.context}
-				for _, bl := range before {
-					b.lines = append(b.lines, g.format(display, bl.n, []byte(bl.text), false))
+				if g.context == 0 || !full() {
+					for i := range before {
+						bl := before[(head+i)%len(before)]
+						b.lines = append(b.lines, g.format(display, bl.n, []byte(bl.text), false))
+					}
+					b.lines = append(b.lines, g.format(display, n, body, true))
 				}
-				b.lines = append(b.lines, g.format(display, n, body, true))
 				if b.after == 0 && len(pending) == 0 {
 					g.emit(b.lines)
 				} else {
@@ -514,11 +530,12 @@ func (g *grepper) searchStream(f io.Reader, display string) error {
 			return errStopWalk
 		}
 		if g.context > 0 {
-			if len(before) == g.context {
-				copy(before, before[1:])
-				before = before[:len(before)-1]
+			if len(before) < g.context {
+				before = append(before, ringLine{n: n, text: string(body)})
+			} else {
+				before[head] = ringLine{n: n, text: string(body)}
+				head = (head + 1) % len(before)
 			}
-			before = append(before, ringLine{n: n, text: string(body)})
 		}
 		if err != nil {
 			break

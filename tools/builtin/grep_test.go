@@ -101,6 +101,10 @@ func TestGrep(t *testing.T) {
 		}, "\n"), false},
 		{"context at the end of a file without a phantom line", `{"pattern":"seven","path":"notes/todo.txt","context":3}`,
 			"todo.txt-4- four\ntodo.txt-5- five\ntodo.txt-6- hello six\ntodo.txt:7: seven", false},
+		{"huge context is the whole file, cheaply", `{"pattern":"hello","path":"notes/todo.txt","context":1e12}`, strings.Join([]string{
+			"todo.txt-1- one", "todo.txt-2- two", "todo.txt:3: hello three", "todo.txt-4- four", "todo.txt-5- five", "todo.txt-6- hello six", "todo.txt-7- seven",
+			"todo.txt-1- one", "todo.txt-2- two", "todo.txt-3- hello three", "todo.txt-4- four", "todo.txt-5- five", "todo.txt:6: hello six", "todo.txt-7- seven",
+		}, "\n"), false},
 		{"CRLF removed", `{"pattern":"world$","path":"crlf.txt","context":1}`, "crlf.txt-1- hello\ncrlf.txt:2: world", false},
 		{"limit reached", `{"pattern":"hello","path":"src","limit":1}`, "main.go:4: \tprintln(\"hello\")\n\n[1 matches limit reached. Use limit=2 for more, or refine pattern]", false},
 		{"limit with context keeps the last block whole", `{"pattern":"hello","path":"notes","limit":1,"context":1}`,
@@ -200,7 +204,7 @@ func TestGrepWholeMatchesStream(t *testing.T) {
 	patterns := []string{"alpha", "^alpha", "alpha$", `\balpha\b`, `\Balpha`, `\Aalpha`, `alpha\z`, "(?-m)^beta", "(?s)a.b", `(?:al|ga)\w+`,
 		"^$", "", "a*", `beta\s+alpha`, "kelvin", "SUN", "Alpha Beta", "a.b", `\w+pha`, "(?i)al+PHA", "Be(ta)+", `(?i)ALPHA\s+beta`, `beta\r`, "ha\nbe", `\n`, "(?i)ALPHA", "ALPHA", `[^a]$`, "^.{0,3}$", "^(?:  )?gamma"}
 	for _, p := range patterns {
-		for _, extra := range []string{``, `,"context":1`, `,"limit":2`, `,"ignoreCase":true`} {
+		for _, extra := range []string{``, `,"context":1`, `,"context":3`, `,"limit":2`, `,"ignoreCase":true`} {
 			args := fmt.Sprintf(`{"pattern":%q%s}`, p, extra)
 			t.Run(args, func(t *testing.T) {
 				var got [2]tool.Result
