@@ -263,6 +263,7 @@ func (e *Extension) exec(ctx context.Context, p execParams) (execResult, error) 
 	stderr := &capped{max: maxExecOutput}
 	cmd.Stdout, cmd.Stderr = stdout, stderr
 	cmd.WaitDelay = execWaitDelay
+	killGroup(cmd)
 	err := cmd.Run()
 	res := execResult{Stdout: stdout.String(), Stderr: stderr.String()}
 	var exitErr *exec.ExitError

@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -53,7 +55,7 @@ func newSandbox(t *testing.T, limits extensions.Limits) *sandboxFixture {
 		Path: goGuest(t, sandboxGuest),
 		Grants: extensions.Grants{
 			FS:   []string{"ro:src", "rw:out"},
-			Exec: []string{"ech?"},
+			Exec: []string{"ech?", "sh"},
 			Env:  []string{"PI_GRANTED", "PI_UNSET"},
 		},
 		Limits: limits,
@@ -89,7 +91,7 @@ func TestSandbox(t *testing.T) {
 		{"env not granted", "env", map[string]string{"name": "PI_NOT_GRANTED"}, false, `set=false value=""`},
 		{"host env not leaked", "env", map[string]string{"name": "PATH"}, false, `set=false`},
 		{"exec granted by glob", "exec", map[string]any{"argv": []string{"echo", "from", "guest"}}, false, `"stdout":"from guest\n"`},
-		{"exec not granted", "exec", map[string]any{"argv": []string{"cat", f.secret}}, true, `permission denied: extension sandbox may not exec "cat" (grants.exec: ech?)`},
+		{"exec not granted", "exec", map[string]any{"argv": []string{"cat", f.secret}}, true, `permission denied: extension sandbox may not exec "cat" (grants.exec: ech?, sh)`},
 		{"exec by path not granted", "exec", map[string]any{"argv": []string{"/bin/echo", "x"}}, true, "permission denied"},
 		{"clocks and random are real", "clock", map[string]any{}, false, "year=" + time.Now().Format("2006")},
 		{"init params", "init_params", map[string]any{}, false, `"abi":1,"host":{"name":"pi-test","version":"9.9.9"},"cwd":"` + f.root + `","config":{"greeting":"hi"}`},
@@ -115,7 +117,7 @@ func TestSandbox(t *testing.T) {
 		t.Fatalf("random is not random: %s", r.Text())
 	}
 	r = f.call(t, "init_params", map[string]any{})
-	if !strings.Contains(r.Text(), `"grants":{"fs":["ro:`+f.ro+`","rw:`+f.rw+`"],"exec":["ech?"],"env":["PI_GRANTED","PI_UNSET"]}`) {
+	if !strings.Contains(r.Text(), `"grants":{"fs":["ro:`+f.ro+`","rw:`+f.rw+`"],"exec":["ech?","sh"],"env":["PI_GRANTED","PI_UNSET"]}`) {
 		t.Fatalf("init grants = %s", r.Text())
 	}
 }
@@ -199,5 +201,38 @@ func TestEventOnlyToDeclaringExtensions(t *testing.T) {
 	}
 	if hk := f.host.Hooks(); len(hk.ToolCall)+len(hk.ToolResult) != 0 {
 		t.Fatalf("hooks = %+v", hk)
+	}
+}
+
+// TestSandboxExecTimeoutKillsTheGroup: an exec that outlives its timeoutMs
+// is an error answer, and the processes it started are killed with it.
+func TestSandboxExecTimeoutKillsTheGroup(t *testing.T) {
+	f := newSandbox(t, extensions.Limits{})
+	pidFile := filepath.Join(t.TempDir(), "pid")
+	start := time.Now()
+	r := f.call(t, "exec", map[string]any{"argv": []string{"sh", "-c", "sleep 60 & echo $! > " + pidFile + "; wait"}, "ms": 300})
+	if d := time.Since(start); d > 10*time.Second {
+		t.Fatalf("exec held the call for %s", d)
+	}
+	if !r.IsError || !strings.Contains(r.Text(), "exec sh: context deadline exceeded") {
+		t.Fatalf("result = %+v", r)
+	}
+	b, err := os.ReadFile(pidFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for syscall.Kill(pid, 0) == nil {
+		if time.Now().After(deadline) {
+			t.Fatalf("the grandchild %d is still alive", pid)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if r := f.call(t, "echo", map[string]any{}); r.IsError {
+		t.Fatalf("echo after = %+v", r)
 	}
 }

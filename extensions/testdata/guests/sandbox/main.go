@@ -197,7 +197,11 @@ func tool(ex execute) []byte {
 		v, set := os.LookupEnv(in.Name)
 		return text(fmt.Sprintf("set=%v value=%q environ=%d", set, v, len(os.Environ())), false)
 	case "exec":
-		res, err := hostCall("exec", map[string]any{"argv": in.Argv})
+		params := map[string]any{"argv": in.Argv}
+		if in.MS > 0 {
+			params["timeoutMs"] = in.MS
+		}
+		res, err := hostCall("exec", params)
 		if err != nil {
 			return text(err.Error(), true)
 		}
