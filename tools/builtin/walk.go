@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 )
 
@@ -65,8 +66,10 @@ func (w *walker) dir(abs, rel string) error {
 		return nil
 	}
 	depth := len(w.stack)
-	if f := readIgnoreFile(filepath.Join(abs, ".gitignore"), strings.TrimSuffix(w.prefix+rel, "/")); f != nil {
-		w.stack = append(w.stack, f)
+	if hasEntry(entries, ".gitignore") {
+		if f := readIgnoreFile(filepath.Join(abs, ".gitignore"), strings.TrimSuffix(w.prefix+rel, "/")); f != nil {
+			w.stack = append(w.stack, f)
+		}
 	}
 	defer func() { w.stack = w.stack[:depth] }()
 	for i, e := range entries {
@@ -102,6 +105,12 @@ func (w *walker) dir(abs, rel string) error {
 		}
 	}
 	return nil
+}
+
+// hasEntry reports whether the sorted entries hold one with that name.
+func hasEntry(entries []os.DirEntry, name string) bool {
+	i := sort.Search(len(entries), func(i int) bool { return entries[i].Name() >= name })
+	return i < len(entries) && entries[i].Name() == name
 }
 
 // ancestorIgnores finds the git repository root enclosing root (the nearest
