@@ -234,16 +234,69 @@ func walkFiles(t *testing.T, root string) []string {
 // the repository root and from sub-directories (where the .gitignore files
 // above the search root must still apply).
 func TestWalkMatchesGit(t *testing.T) {
-	dir := t.TempDir()
-	initRepo(t, dir)
-	writeTree(t, dir, ignoreFixture)
-	for _, sub := range []string{".", "sub", "sub/deeper", "lib", "docs"} {
-		t.Run(sub, func(t *testing.T) {
-			root := filepath.Join(dir, sub)
-			want := gitVisible(t, root)
-			got := walkFiles(t, root)
-			if strings.Join(got, "\n") != strings.Join(want, "\n") {
-				t.Errorf("walk from %s:\n got  %q\n want %q (git)", sub, got, want)
+	fixtures := []struct {
+		name  string
+		files map[string]string
+		roots []string
+	}{
+		{"rules", ignoreFixture, []string{".", "sub", "sub/deeper", "lib", "docs"}},
+		{"directories and re-inclusion", map[string]string{
+			".gitignore": strings.Join([]string{
+				"*/only-one-level",
+				"deep/**/",
+				"out/",
+				"!out/keep",      // cannot re-include inside an ignored folder
+				"logs/*",         // the folder's contents, not the folder
+				"!logs/keep.log", // so this one comes back
+				"a/b",            // anchored to the root
+				"**/gen/*.go",
+				"x?z",
+				"[0-9]*.tmp",
+				"!9*.tmp",
+			}, "\n") + "\n",
+			"p/only-one-level":     "",
+			"p/q/only-one-level":   "",
+			"only-one-level":       "",
+			"deep/f":               "",
+			"deep/d/f":             "",
+			"deep/d/e/f":           "",
+			"out/keep":             "",
+			"out/other":            "",
+			"logs/a.log":           "",
+			"logs/keep.log":        "",
+			"a/b":                  "",
+			"c/a/b":                "",
+			"gen/x.go":             "",
+			"m/gen/y.go":           "",
+			"m/gen/y.txt":          "",
+			"xyz":                  "",
+			"x/z":                  "",
+			"1.tmp":                "",
+			"9.tmp":                "",
+			"n/.gitignore":         "/local\n!x?z\nsub/**/f\n",
+			"n/local":              "",
+			"n/xyz":                "",
+			"n/sub/f":              "",
+			"n/sub/s/f":            "",
+			"n/sub/g":              "",
+			"n/.hidden/.gitignore": "*\n!.gitignore\n",
+			"n/.hidden/anything":   "",
+		}, []string{".", "n", "m", "deep"}},
+	}
+	for _, fx := range fixtures {
+		t.Run(fx.name, func(t *testing.T) {
+			dir := t.TempDir()
+			initRepo(t, dir)
+			writeTree(t, dir, fx.files)
+			for _, sub := range fx.roots {
+				t.Run(sub, func(t *testing.T) {
+					root := filepath.Join(dir, sub)
+					want := gitVisible(t, root)
+					got := walkFiles(t, root)
+					if strings.Join(got, "\n") != strings.Join(want, "\n") {
+						t.Errorf("walk from %s:\n got  %q\n want %q (git)", sub, got, want)
+					}
+				})
 			}
 		})
 	}
