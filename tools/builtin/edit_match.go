@@ -114,6 +114,7 @@ func applyEdits(orig []byte, edits []editSpec, path string) (applyEditsResult, e
 				fs, count = findUnique(fz.text, key)
 				if count == 1 {
 					start, end = fz.span(fs, fs+len(key))
+					start, end = widenToEdgeSpace(view.text, start, end, old)
 					tolerant = true
 				}
 			}
@@ -213,6 +214,43 @@ func withLineEnding(s, ending string) string {
 		return strings.ReplaceAll(s, "\n", "\r\n")
 	}
 	return s
+}
+
+// widenToEdgeSpace gives back to a tolerant match the whitespace the
+// tolerant form dropped at its two edges, where it is not necessarily at a
+// line end in the file: as many whitespace characters after the region as
+// oldText's last line ends with ("z " matching in "z   az" takes one space),
+// and, when oldText's first line is only whitespace, as many before it.
+// Whitespace inside the region is already covered, and line breaks are never
+// taken.
+func widenToEdgeSpace(text string, start, end int, old string) (int, int) {
+	lines := strings.Split(old, "\n")
+	edgeSpace := func(line string) (trailing int, all bool) {
+		n := mapTolerantRunes(norm.NFKC.String(line))
+		trimmed := strings.TrimRightFunc(n, isTrimSpace)
+		return utf8.RuneCountInString(n[len(trimmed):]), trimmed == ""
+	}
+	if k, _ := edgeSpace(lines[len(lines)-1]); k > 0 {
+		for ; k > 0 && end < len(text); k-- {
+			r, size := utf8.DecodeRuneInString(text[end:])
+			if r == '\n' || !isTrimSpace(r) {
+				break
+			}
+			end += size
+		}
+	}
+	if len(lines) > 1 {
+		if k, all := edgeSpace(lines[0]); all {
+			for ; k > 0 && start > 0; k-- {
+				r, size := utf8.DecodeLastRuneInString(text[:start])
+				if r == '\n' || !isTrimSpace(r) {
+					break
+				}
+				start -= size
+			}
+		}
+	}
+	return start, end
 }
 
 // tolerantRune maps the characters the tolerant match reads as ASCII.
