@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -270,5 +271,35 @@ func TestDemo(t *testing.T) {
 		if !strings.Contains(out, want) {
 			t.Errorf("demo transcript lacks %q:\n%s", want, out)
 		}
+	}
+}
+
+// TestTwentyParallelEditsInOneTurn: one assistant message with 20 edits of
+// different lines of one file; the loop runs them concurrently and the
+// per-file queue keeps all 20.
+func TestTwentyParallelEditsInOneTurn(t *testing.T) {
+	isolate(t)
+	dir := t.TempDir()
+	var lines, want []string
+	var calls []openaitest.ToolCall
+	for i := 0; i < 20; i++ {
+		lines = append(lines, fmt.Sprintf("line %02d old", i))
+		want = append(want, fmt.Sprintf("line %02d new", i))
+		calls = append(calls, openaitest.ToolCall{Name: "edit", Arguments: fmt.Sprintf(`{"path":"f.txt","edits":[{"oldText":"line %02d old","newText":"line %02d new"}]}`, i, i)})
+	}
+	if err := os.WriteFile(filepath.Join(dir, "f.txt"), []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	srv := openaitest.NewServer(t, openaitest.Reply{ToolCalls: calls, Chunks: 2}, openaitest.Reply{Text: "edited"})
+	var stdout, stderr bytes.Buffer
+	if code := run([]string{"-p", "edit", "--base-url", srv.URL, "--model", "M", "--api-key", "k", "--cwd", dir}, strings.NewReader(""), &stdout, &stderr); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr.String())
+	}
+	got, _ := os.ReadFile(filepath.Join(dir, "f.txt"))
+	if string(got) != strings.Join(want, "\n")+"\n" {
+		t.Fatalf("after 20 parallel edits the file is:\n%s", got)
+	}
+	if n := strings.Count(stderr.String(), "✓ edit"); n != 20 {
+		t.Errorf("%d successful edits reported, want 20:\n%s", n, stderr.String())
 	}
 }
