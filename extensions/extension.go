@@ -49,6 +49,12 @@ func (e *FaultError) Error() string {
 
 func (e *FaultError) Unwrap() error { return e.Err }
 
+var (
+	_ error = (*FaultError)(nil)
+	_ error = (*GuestError)(nil)
+	_ error = (*noted)(nil)
+)
+
 // Is makes errors.Is(err, ErrFault) true, and ErrDisabled when this fault
 // disabled the extension.
 func (e *FaultError) Is(target error) bool {

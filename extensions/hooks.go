@@ -42,7 +42,7 @@ func (h *Host) SpawnHooks() []tool.SpawnHook {
 	return out
 }
 
-// guestErr turns an ok:false answer of a hook into an error that says so.
+// hookError turns an ok:false answer of a hook into an error that says so.
 func (e *Extension) hookError(method string, err error) error {
 	var ge *GuestError
 	if errors.As(err, &ge) {

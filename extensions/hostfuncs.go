@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path"
@@ -283,6 +284,8 @@ type capped struct {
 	bytes.Buffer
 	max int
 }
+
+var _ io.Writer = (*capped)(nil)
 
 func (c *capped) Write(p []byte) (int, error) {
 	if room := c.max - c.Len(); room > 0 {

@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/rand"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -133,6 +134,8 @@ type lineWriter struct {
 	stream string
 	buf    []byte
 }
+
+var _ io.Writer = (*lineWriter)(nil)
 
 func (w *lineWriter) Write(p []byte) (int, error) {
 	w.mu.Lock()
