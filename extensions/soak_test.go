@@ -143,6 +143,10 @@ func TestSoak(t *testing.T) {
 	runtime.ReadMemStats(&after)
 	growth := int64(after.HeapAlloc) - int64(before.HeapAlloc)
 	t.Logf("%d calls, %d faults; heap %d -> %d KiB", calls.Load(), faults.Load(), before.HeapAlloc>>10, after.HeapAlloc>>10)
+	want := 3*(rounds*2+(rounds*2+9)/10) + 3*(rounds/2)*2 + (rounds/2)*2
+	if got := calls.Load(); got != int64(want) {
+		t.Errorf("%d calls answered, want %d", got, want)
+	}
 	if growth > 64<<20 {
 		t.Errorf("heap grew by %d MiB over the soak", growth>>20)
 	}
