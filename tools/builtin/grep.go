@@ -406,7 +406,7 @@ func literalNeedle(runes []rune, fold bool) *grepNeedle {
 // buffer; other bytes, and so every offset, stay as they are.
 func (g *grepper) lowerASCII(data []byte) []byte {
 	if cap(g.lower) < len(data) {
-		g.lower = make([]byte, len(data), cap(g.buf))
+		g.lower = make([]byte, len(data), max(len(data), cap(g.buf)))
 	}
 	out := g.lower[:len(data)]
 	for i, c := range data {

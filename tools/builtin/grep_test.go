@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -431,4 +432,33 @@ func TestSearchGolden(t *testing.T) {
 			golden(t, tt.golden, r.Text())
 		})
 	}
+}
+
+// FuzzRequiredNeedle checks the property grep's fast path rests on: every
+// line a pattern matches contains the pattern's required needle (in the
+// ASCII-lower-cased line when the needle is case-folded).
+func FuzzRequiredNeedle(f *testing.F) {
+	for _, seed := range [][2]string{
+		{"needle", "a needle here"}, {"(?i)NeEdLe", "NEEDLE"}, {`func \w+Handler\(`, "func xHandler("},
+		{"(?i)nee+dle:", "NEEEDLE:"}, {"(ab){2,}c", "ababc"}, {"(?i)a(?-i)BC", "aBC"}, {"x|yz", "yz"},
+	} {
+		f.Add(seed[0], seed[1])
+	}
+	f.Fuzz(func(t *testing.T, pattern, line string) {
+		re, err := regexp.Compile(pattern)
+		if err != nil || strings.Contains(line, "\n") {
+			return
+		}
+		n := requiredNeedle(pattern)
+		if n == nil || !re.MatchString(line) {
+			return
+		}
+		hay := []byte(line)
+		if n.fold {
+			hay = (&grepper{}).lowerASCII(hay)
+		}
+		if !bytes.Contains(hay, n.text) {
+			t.Errorf("%q matches %q but the needle %q (fold %v) is not in it", pattern, line, n.text, n.fold)
+		}
+	})
 }

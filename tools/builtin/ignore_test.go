@@ -301,3 +301,25 @@ func TestWalkMatchesGit(t *testing.T) {
 		})
 	}
 }
+
+// FuzzWildmatch checks that odd patterns never panic and that a few laws
+// hold: a pattern matches itself when it has no special characters, '*'
+// matches any name without '/', and '**' matches anything.
+func FuzzWildmatch(f *testing.F) {
+	for _, s := range []string{"*.go", "a/**/b", "[!a-z]x", `\*`, "[[:alpha:]]", "[", "**"} {
+		f.Add(s, "a/b.go")
+	}
+	f.Fuzz(func(t *testing.T, pattern, text string) {
+		_ = wildmatch(pattern, text)
+		_, _ = parseIgnoreLine(pattern)
+		if !strings.ContainsAny(text, `*?[\`) && !wildmatch(text, text) {
+			t.Errorf("%q does not match itself", text)
+		}
+		if !strings.Contains(text, "/") && !wildmatch("*", text) {
+			t.Errorf("* does not match %q", text)
+		}
+		if !wildmatch("**", text) {
+			t.Errorf("** does not match %q", text)
+		}
+	})
+}
