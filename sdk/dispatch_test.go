@@ -378,6 +378,9 @@ func TestRequestShapes(t *testing.T) {
 	tests := []struct {
 		name, req, want string
 	}{
+		{"input before toolName", `{"method":"tool.execute","params":{"input":{"name":"Bo"},"toolName":"greet","cwd":"/w"}}`, `{"ok":true,"result":{"content":[{"type":"text","text":"Hello, Bo! from /w"}]}}`},
+		{"unknown field in input", `{"method":"tool.execute","params":{"toolName":"greet","input":{"name":"Bo","x":1},"cwd":"/w"}}`, `{"ok":false,"error":{"message":"invalid input for tool \"greet\": unknown field \"x\""}}`},
+		{"input not an object", `{"method":"tool.execute","params":{"toolName":"greet","input":[1]}}`, `{"ok":false,"error":{"message":"invalid input for tool \"greet\": must be object (got array)"}}`},
 		{"params before method", `{"params":{"toolName":"greet","input":{"name":"Bo"},"cwd":"/w"},"method":"tool.execute"}`, `{"ok":true,"result":{"content":[{"type":"text","text":"Hello, Bo! from /w"}]}}`},
 		{"extra envelope fields are ignored", `{"method":"tool.execute","id":7,"params":{"toolName":"greet","input":{"name":"Bo"},"cwd":"/w","future":[1]}}`, `{"ok":true,"result":{"content":[{"type":"text","text":"Hello, Bo! from /w"}]}}`},
 		{"no params", `{"method":"event"}`, `{"ok":false,"error":{"message":"malformed event: unexpected end of JSON input"}}`},
