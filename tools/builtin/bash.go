@@ -44,6 +44,8 @@ const (
 	bashPipeGrace = 100 * time.Millisecond
 	// bashReadChunk is the size of one read from the output pipe.
 	bashReadChunk = 256 << 10
+	// bashReadPause is the pause after a short read, when the pipe holds 1MB.
+	bashReadPause = 2 * time.Millisecond
 )
 
 // bashInstance tells this pi process's bash calls from another pi's.
@@ -166,7 +168,12 @@ func execShell(ctx context.Context, shell string, spawn tool.BashSpawn, timeout 
 	if err != nil {
 		return bashRun{}, fmt.Errorf("bash output pipe: %w", err)
 	}
-	enlargePipe(w)
+	// Pause after a short read only when the pipe can take the writer's
+	// output meanwhile (2ms at 500MB/s).
+	pause := time.Duration(0)
+	if enlargePipe(w) >= 1<<20 {
+		pause = bashReadPause
+	}
 	cmd := &exec.Cmd{
 		Path:        shell,
 		Args:        []string{shell, "-c", spawn.Command},
@@ -187,11 +194,16 @@ func execShell(ctx context.Context, shell string, spawn tool.BashSpawn, timeout 
 	endSpawn()
 	w.Close()
 
-	// Partial results: the reader kicks the updater after each chunk; the
-	// updater sends one at once when the last was 100 ms ago or more, else
-	// when the 100 ms are over.
-	var dirty atomic.Bool
+	// Partial results: after a chunk the reader wakes the updater, unless
+	// an update is already on its way; the updater sends one at once when
+	// the last went out 100 ms ago or more, else when the 100 ms are over.
+	var dirty, pending atomic.Bool
 	kick := make(chan struct{}, 1)
+	wake := func() {
+		if !pending.Swap(true) {
+			kick <- struct{}{}
+		}
+	}
 	readDone := make(chan struct{})
 	go func() {
 		defer close(readDone)
@@ -201,13 +213,15 @@ func execShell(ctx context.Context, shell string, spawn tool.BashSpawn, timeout 
 			if n > 0 {
 				acc.Write(buf[:n])
 				dirty.Store(true)
-				select {
-				case kick <- struct{}{}:
-				default:
-				}
+				wake()
 			}
 			if err != nil {
 				return
+			}
+			if n < len(buf)/2 && pause > 0 {
+				// A trickle: let the pipe fill a little rather than
+				// wake up for every few kilobytes of a fast writer.
+				time.Sleep(pause)
 			}
 		}
 	}()
@@ -218,34 +232,28 @@ func execShell(ctx context.Context, shell string, spawn tool.BashSpawn, timeout 
 	go func() {
 		defer wg.Done()
 		var last time.Time
-		var pending *time.Timer
-		var due <-chan time.Time
-		emit := func() {
+		for {
+			select {
+			case <-stopUpdates:
+				return
+			case <-kick:
+			}
+			if wait := bashUpdateEvery - time.Since(last); wait > 0 {
+				t := time.NewTimer(wait)
+				select {
+				case <-stopUpdates:
+					t.Stop()
+					return
+				case <-t.C:
+				}
+			}
 			last = time.Now()
 			if dirty.Swap(false) {
 				call.Update(partialResult(acc.snapshot()))
 			}
-		}
-		for {
-			select {
-			case <-stopUpdates:
-				if pending != nil {
-					pending.Stop()
-				}
-				return
-			case <-kick:
-				if due != nil {
-					continue // already scheduled
-				}
-				if wait := bashUpdateEvery - time.Since(last); wait > 0 {
-					pending = time.NewTimer(wait)
-					due = pending.C
-					continue
-				}
-				emit()
-			case <-due:
-				due, pending = nil, nil
-				emit()
+			pending.Store(false)
+			if dirty.Load() {
+				wake() // output that came while this update was made
 			}
 		}
 	}()

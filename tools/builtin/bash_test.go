@@ -747,13 +747,19 @@ func BenchmarkBashThroughput(b *testing.B) {
 	pipeline, n := benchPipeline(b)
 	def := BashDefinition(BashOptions{})
 	args, _ := json.Marshal(map[string]any{"command": pipeline})
-	var toolTime, nullTime time.Duration
+	var toolTime, nullTime, toolCPU time.Duration
+	cpu := func() time.Duration {
+		var ru syscall.Rusage
+		_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+		return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	}
 	b.SetBytes(n)
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		start := time.Now()
+		start, startCPU := time.Now(), cpu()
 		r, err := def.Execute(context.Background(), tool.NewCall("b", args, func(tool.Result) {}), tool.Context{Cwd: b.TempDir()})
 		toolTime += time.Since(start)
+		toolCPU += cpu() - startCPU
 		if err != nil || r.IsError {
 			b.Fatalf("bash: %v %s", err, r.Text())
 		}
@@ -769,6 +775,7 @@ func BenchmarkBashThroughput(b *testing.B) {
 		b.StartTimer()
 	}
 	b.ReportMetric(float64(toolTime)/float64(nullTime), "x-devnull")
+	b.ReportMetric(toolCPU.Seconds()/float64(b.N), "pi-CPU-s/op")
 	var ru syscall.Rusage
 	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err == nil {
 		b.ReportMetric(float64(ru.Maxrss)/1024, "peak-RSS-MB")

@@ -61,10 +61,14 @@ func prepareProcs() {
 func beginSpawn() { bashTracker.spawn.RLock() }
 func endSpawn()   { bashTracker.spawn.RUnlock() }
 
-// enlargePipe raises a pipe's capacity so that a command that prints fast
-// blocks less often.
-func enlargePipe(f *os.File) {
-	_, _ = unix.FcntlInt(f.Fd(), unix.F_SETPIPE_SZ, 1<<20)
+// enlargePipe raises a pipe's capacity to 1MB so that a command that prints
+// fast blocks less often, and returns the capacity it got (0 if unknown).
+func enlargePipe(f *os.File) int {
+	n, err := unix.FcntlInt(f.Fd(), unix.F_SETPIPE_SZ, 1<<20)
+	if err != nil {
+		n, _ = unix.FcntlInt(f.Fd(), unix.F_GETPIPE_SZ, 0)
+	}
+	return n
 }
 
 // callProcs is the process side of one bash call.

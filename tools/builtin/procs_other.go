@@ -29,7 +29,7 @@ func prepareProcs() {}
 func beginSpawn() {}
 func endSpawn()   {}
 
-func enlargePipe(*os.File) {}
+func enlargePipe(*os.File) int { return 0 }
 
 type callProcs struct{ pid int }
 

@@ -46,15 +46,19 @@ var keepASCII = func() (t [256]bool) {
 	return t
 }()
 
-// Word-at-a-time constants: a word has no byte below 0x20 and none at or
-// above 0x7f when plainWord is zero.
+// Word-at-a-time test: plainWord is zero only when each of the eight bytes
+// of w is printable ASCII (0x20-0x7e), which pass through the ground state as
+// they are. It may be non-zero for a plain word too (tab, newline, carriage
+// return, or a false alarm): the caller then looks at the bytes one by one.
 const (
 	ones  = 0x0101010101010101
 	highs = 0x8080808080808080
 )
 
 func plainWord(w uint64) uint64 {
-	return ((w - 0x20*ones) &^ w & highs) | ((w+ones)|w)&highs
+	below := (w - 0x20*ones) &^ w & highs // some byte below 0x20
+	above := ((w + ones) | w) & highs     // some byte at or above 0x7f
+	return below | above
 }
 
 // write appends the cleaned form of p to dst and returns it.

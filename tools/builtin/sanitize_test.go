@@ -98,3 +98,24 @@ func FuzzSanitize(f *testing.F) {
 		}
 	})
 }
+
+// TestPlainWord checks the word-at-a-time test against the byte table: a
+// word it calls plain has only printable bytes, and a word of printable
+// ASCII is called plain, for every byte value in every position.
+func TestPlainWord(t *testing.T) {
+	t.Parallel()
+	for pos := 0; pos < 8; pos++ {
+		for v := 0; v < 256; v++ {
+			word := []byte("a~ Z0}!@")
+			word[pos] = byte(v)
+			w := uint64(0)
+			for i := 7; i >= 0; i-- {
+				w = w<<8 | uint64(word[i])
+			}
+			printable := v >= 0x20 && v < 0x7f
+			if got := plainWord(w) == 0; got != printable {
+				t.Fatalf("byte %#x at %d: plain %v, want %v", v, pos, got, printable)
+			}
+		}
+	}
+}
