@@ -21,10 +21,20 @@ measure() { # label, command...: prints "label wall_s rss_kb"
 
 echo "pipeline: $pipeline"
 echo "run devnull_wall_s devnull_rss_kb pi_wall_s pi_rss_kb ratio"
+: > "$tmp/rows"
 for i in $(seq 1 "$runs"); do
 	read -r _ dw dr < <(measure devnull bash -c "$pipeline > /dev/null")
 	read -r _ pw pr < <(measure pi "$tmp/pi" tool call bash "$args")
 	full=$(grep -o '"fullOutputPath":"[^"]*"' "$tmp/out" | cut -d'"' -f4 || true)
 	[ -n "$full" ] && rm -f "$full"
-	echo "$i $dw $dr $pw $pr $(awk -v a="$pw" -v b="$dw" 'BEGIN{printf "%.2f", a/b}')"
+	row="$i $dw $dr $pw $pr $(awk -v a="$pw" -v b="$dw" 'BEGIN{printf "%.2f", a/b}')"
+	echo "$row" | tee -a "$tmp/rows"
 done
+# Medians of the wall times and their ratio; the largest pi RSS.
+median() { sort -n | awk '{v[NR]=$1} END {print v[int((NR+1)/2)]}'; }
+dmed=$(cut -d' ' -f2 "$tmp/rows" | median)
+pmed=$(cut -d' ' -f4 "$tmp/rows" | median)
+rmax=$(cut -d' ' -f5 "$tmp/rows" | sort -n | tail -1)
+awk -v d="$dmed" -v p="$pmed" -v r="$rmax" 'BEGIN {
+	printf "median devnull %.2f s, median pi %.2f s, ratio of medians %.2f, max pi RSS %.1f MB\n", d, p, p/d, r/1024
+}'
