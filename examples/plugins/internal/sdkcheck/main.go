@@ -13,14 +13,16 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/pi-go/pi/sdk"
 )
 
 type execIn struct {
-	Argv  []string `json:"argv"`
-	Stdin string   `json:"stdin,omitempty"`
-	Cwd   string   `json:"cwd,omitempty"`
+	Argv      []string `json:"argv"`
+	Stdin     string   `json:"stdin,omitempty"`
+	Cwd       string   `json:"cwd,omitempty"`
+	TimeoutMS int      `json:"timeoutMs,omitempty"`
 }
 
 type countIn struct {
@@ -37,7 +39,7 @@ func init() {
 	sdk.Extension("sdkcheck", "0.0.1", "Exercises the sdk")
 	sdk.Wants(sdk.Grants{Exec: []string{"sh"}})
 	sdk.Tool(sdk.ToolSpec{Name: "exec", Description: "Run a command on the host", ExecutionMode: sdk.Sequential}, func(ctx *sdk.Context, in execIn) (sdk.Result, error) {
-		res, err := sdk.Exec(in.Argv, sdk.ExecOptions{Stdin: in.Stdin, Cwd: in.Cwd})
+		res, err := sdk.Exec(in.Argv, sdk.ExecOptions{Stdin: in.Stdin, Cwd: in.Cwd, Timeout: time.Duration(in.TimeoutMS) * time.Millisecond})
 		if err != nil {
 			var he *sdk.HostError
 			return sdk.Result{}, fmt.Errorf("exec failed (host error: %v): %w", errors.As(err, &he), err)

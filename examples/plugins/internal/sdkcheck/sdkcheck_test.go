@@ -6,8 +6,10 @@ import (
 	"context"
 	"encoding/json"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/pi-go/pi/examples/plugins/internal/plugintest"
 	"github.com/pi-go/pi/extensions"
@@ -94,6 +96,22 @@ func TestExec(t *testing.T) {
 			}
 		})
 	}
+	t.Run("cwd and timeout", func(t *testing.T) {
+		if err := os.Mkdir(filepath.Join(l.Cwd, "sub"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if r := l.Run(t, "exec", map[string]any{"argv": []string{"sh", "-c", "pwd"}, "cwd": "sub"}); r.IsError || r.Text() != filepath.Join(l.Cwd, "sub")+"\n" {
+			t.Errorf("pwd in sub: %q", r.Text())
+		}
+		start := time.Now()
+		r := l.Run(t, "exec", map[string]any{"argv": []string{"sh", "-c", "sleep 5"}, "timeoutMs": 200})
+		if !r.IsError || !strings.Contains(r.Text(), "deadline exceeded") {
+			t.Errorf("sleep with a 200ms timeout: %q", r.Text())
+		}
+		if d := time.Since(start); d > 4*time.Second {
+			t.Errorf("the timeout did not stop the command: %v", d)
+		}
+	})
 	t.Run("exit code", func(t *testing.T) {
 		r := l.Run(t, "exec", map[string]any{"argv": []string{"sh", "-c", "echo oops >&2; exit 3"}})
 		d := details(t, r)
