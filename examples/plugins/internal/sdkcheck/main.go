@@ -94,6 +94,23 @@ func init() {
 	sdk.Tool(sdk.ToolSpec{Name: "events", Description: "List the events seen"}, func(ctx *sdk.Context, in struct{}) (sdk.Result, error) {
 		return sdk.Text(strings.Join(events, ",")), nil
 	})
+	sdk.Tool(sdk.ToolSpec{Name: "crash", Description: "Crash the instance"}, func(ctx *sdk.Context, in struct {
+		How string `json:"how"`
+	}) (sdk.Result, error) {
+		switch in.How {
+		case "goroutine":
+			done := make(chan struct{})
+			go func() {
+				defer close(done)
+				var m map[string]int
+				m["boom"]++ // not recovered: a panic outside the handler's goroutine kills the instance
+			}()
+			<-done
+		case "exit":
+			os.Exit(3)
+		}
+		return sdk.Text("no crash"), nil
+	})
 	sdk.OnToolCall(func(c sdk.ToolCall) sdk.ToolCallDecision {
 		if c.ToolName != "echo" {
 			return sdk.ToolCallDecision{}

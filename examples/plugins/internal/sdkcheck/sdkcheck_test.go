@@ -45,7 +45,7 @@ func TestInfo(t *testing.T) {
 	for _, ts := range info.Tools {
 		names = append(names, ts.Name)
 	}
-	if got := strings.Join(names, ","); got != "exec,count,panic,state,host_call,image,echo,events" {
+	if got := strings.Join(names, ","); got != "exec,count,panic,state,host_call,image,echo,events,crash" {
 		t.Errorf("tools %s", got)
 	}
 	if strings.Join(info.Hooks, ",") != "tool_call,event" || strings.Join(info.Wants.Exec, ",") != "sh" {
@@ -154,6 +154,30 @@ func TestPanicIsAnErrorResultAndTheInstanceLives(t *testing.T) {
 	}
 	if l.Ext.Disabled() {
 		t.Error("a panic answered as an error must not count as a fault")
+	}
+}
+
+// A crash the sdk cannot turn into an answer is a fault: the call fails with
+// a message naming the extension, and the next call gets a fresh instance.
+func TestCrashIsAFault(t *testing.T) {
+	for _, how := range []string{"goroutine", "exit"} {
+		t.Run(how, func(t *testing.T) {
+			l := load(t, extensions.Spec{})
+			l.Host.Event(context.Background(), map[string]any{"type": "agent_start"})
+			if r := l.Run(t, "events", map[string]any{}); r.Text() != "agent_start" {
+				t.Fatalf("events before the crash: %q", r.Text())
+			}
+			r := l.Run(t, "crash", map[string]any{"how": how})
+			if !r.IsError || !strings.Contains(r.Text(), "sdkcheck") {
+				t.Errorf("crash result %q (isError %v), want an error naming the extension", r.Text(), r.IsError)
+			}
+			if r := l.Run(t, "crash", map[string]any{"how": "no"}); r.IsError || r.Text() != "no crash" {
+				t.Errorf("after the crash: %q", r.Text())
+			}
+			if r := l.Run(t, "events", map[string]any{}); r.Text() != "" {
+				t.Errorf("events after the crash %q: want a fresh instance", r.Text())
+			}
+		})
 	}
 }
 
