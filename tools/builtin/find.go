@@ -76,7 +76,8 @@ func FindDefinition() tool.ToolDefinition {
 // directory; an absolute pattern inside the search directory is made
 // relative). Matching
 // ignores case when the pattern has no upper-case letter (fd's smart case).
-// Directories match too and are listed with a trailing '/'; symbolic links
+// Directories match too and are listed with a trailing '/' (a pattern ending
+// in '/' matches only directories, a fix: fd matched nothing); symbolic links
 // are listed, never followed. Results come in walk order (sorted by path,
 // component by component).
 //
@@ -104,7 +105,7 @@ func Find(ctx context.Context, cwd string, args FindArgs) (tool.Result, error) {
 	var found []string
 	limitReached := false
 	err = walkTree(ctx, searchPath, func(e walkEntry) error {
-		if !m.match(e.Rel) {
+		if !m.match(e.Rel, e.IsDir) {
 			return nil
 		}
 		if len(found) == limit {
@@ -147,6 +148,7 @@ type findMatcher struct {
 	fullPath   bool
 	foldCase   bool
 	everything bool
+	dirOnly    bool // the pattern ended in '/'
 }
 
 func newFindMatcher(pattern, searchPath string) (*findMatcher, error) {
@@ -155,6 +157,10 @@ func newFindMatcher(pattern, searchPath string) (*findMatcher, error) {
 	}
 	m := &findMatcher{}
 	p := filepath.ToSlash(pattern)
+	if len(p) > 1 && strings.HasSuffix(p, "/") {
+		m.dirOnly = true
+		p = strings.TrimRight(p, "/")
+	}
 	if strings.Contains(p, "/") {
 		m.fullPath = true
 		root := filepath.ToSlash(searchPath) + "/"
@@ -183,7 +189,10 @@ func newFindMatcher(pattern, searchPath string) (*findMatcher, error) {
 	return m, nil
 }
 
-func (m *findMatcher) match(rel string) bool {
+func (m *findMatcher) match(rel string, isDir bool) bool {
+	if m.dirOnly && !isDir {
+		return false
+	}
 	if m.everything {
 		return true
 	}

@@ -52,6 +52,8 @@ func TestFind(t *testing.T) {
 		{"leading ./ anchors", `{"pattern":"./src/*.ts"}`, lines("src/app.spec.ts", "src/app.ts"), false},
 		{"absolute pattern inside the search path", fmt.Sprintf(`{"pattern":%q}`, abs("src")+"/*.json"), "src/config.json", false},
 		{"directories end in /", `{"pattern":"src"}`, lines("lib/src/", "src/"), false},
+		{"a trailing / matches directories only", `{"pattern":"s*/"}`, lines("lib/src/", "src/"), false},
+		{"a trailing / on a path pattern", `{"pattern":"src/l*/"}`, "src/lib/", false},
 		{"symlink listed, not followed", `{"pattern":"src-*"}`, "src-link", false},
 		{"smart case: lower-case pattern ignores case", `{"pattern":"*.md"}`, lines("Docs/Guide.MD", "README.md"), false},
 		{"smart case: upper-case pattern is exact", `{"pattern":"*.MD"}`, "Docs/Guide.MD", false},
