@@ -141,11 +141,12 @@ func TestGrep(t *testing.T) {
 }
 
 // grepModes run a test with files read whole (the usual case) and line by
-// line (the path for files over grepWholeFileMax).
+// line (the path for files over grepWholeFileMax), from the start or after
+// the first bytes were read whole.
 var grepModes = []struct {
 	name string
 	max  int64
-}{{"whole", grepWholeFileMax}, {"stream", -1}}
+}{{"whole", grepWholeFileMax}, {"stream", -1}, {"stream-after-7-bytes", 7}}
 
 func setWholeFileMax(n int64) (restore func()) {
 	old := grepWholeFileMax
@@ -208,14 +209,16 @@ func TestGrepWholeMatchesStream(t *testing.T) {
 		for _, extra := range []string{``, `,"context":1`, `,"context":3`, `,"limit":2`, `,"ignoreCase":true`} {
 			args := fmt.Sprintf(`{"pattern":%q%s}`, p, extra)
 			t.Run(args, func(t *testing.T) {
-				var got [2]tool.Result
+				got := make([]tool.Result, len(grepModes))
 				for i, mode := range grepModes {
 					restore := setWholeFileMax(mode.max)
 					got[i] = callSearch(context.Background(), t, dir, "grep", args)
 					restore()
 				}
-				if got[0].Text() != got[1].Text() || got[0].IsError != got[1].IsError {
-					t.Errorf("whole file:\n%s\nline by line:\n%s", got[0].Text(), got[1].Text())
+				for i := 1; i < len(got); i++ {
+					if got[0].Text() != got[i].Text() || got[0].IsError != got[i].IsError {
+						t.Errorf("whole file:\n%s\n%s:\n%s", got[0].Text(), grepModes[i].name, got[i].Text())
+					}
 				}
 			})
 		}
