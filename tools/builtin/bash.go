@@ -44,8 +44,6 @@ const (
 	bashPipeGrace = 100 * time.Millisecond
 	// bashReadChunk is the size of one read from the output pipe.
 	bashReadChunk = 256 << 10
-	// bashReadPause is the pause after a short read, when the pipe holds 1MB.
-	bashReadPause = 2 * time.Millisecond
 )
 
 // bashInstance tells this pi process's bash calls from another pi's.
@@ -168,12 +166,7 @@ func execShell(ctx context.Context, shell string, spawn tool.BashSpawn, timeout 
 	if err != nil {
 		return bashRun{}, fmt.Errorf("bash output pipe: %w", err)
 	}
-	// Pause after a short read only when the pipe can take the writer's
-	// output meanwhile (2ms at 500MB/s).
-	pause := time.Duration(0)
-	if enlargePipe(w) >= 1<<20 {
-		pause = bashReadPause
-	}
+	enlargePipe(w)
 	cmd := &exec.Cmd{
 		Path:        shell,
 		Args:        []string{shell, "-c", spawn.Command},
@@ -217,11 +210,6 @@ func execShell(ctx context.Context, shell string, spawn tool.BashSpawn, timeout 
 			}
 			if err != nil {
 				return
-			}
-			if n < len(buf)/2 && pause > 0 {
-				// A trickle: let the pipe fill a little rather than
-				// wake up for every few kilobytes of a fast writer.
-				time.Sleep(pause)
 			}
 		}
 	}()

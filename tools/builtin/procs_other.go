@@ -29,7 +29,7 @@ func prepareProcs() {}
 func beginSpawn() {}
 func endSpawn()   {}
 
-func enlargePipe(*os.File) int { return 0 }
+func enlargePipe(*os.File) {}
 
 type callProcs struct{ pid int }
 
