@@ -5,7 +5,6 @@ import (
 	"os"
 	"path"
 	"strings"
-	"unicode/utf8"
 )
 
 // This file holds the .gitignore matcher used by the directory walk (walk.go)
@@ -159,51 +158,60 @@ func (s ignoreStack) ignored(p string, isDir bool) bool {
 
 // wildmatch matches text against a gitignore glob with git's WM_PATHNAME
 // rules: '*', '?' and classes stop at '/', and only a '**' that stands as a
-// whole path component crosses directories.
+// whole path component crosses directories. Like git it works on bytes ('?'
+// is one byte), and like git it gives up early: once the text runs out or a
+// '*' reaches a '/', trying later starting points cannot help, which keeps
+// patterns with many stars from taking exponential time.
 func wildmatch(pattern, text string) bool {
-	return wildmatchAt(pattern, 0, text)
+	return wildmatchAt(pattern, 0, text) == wmMatch
 }
 
-func wildmatchAt(pat string, pi int, text string) bool {
+// The outcomes of wildmatchAt, as in git's wildmatch.c.
+const (
+	wmNoMatch         = iota
+	wmMatch           // matched
+	wmAbortAll        // no later starting point of any enclosing star can match
+	wmAbortToStarStar // only an enclosing '**' may still match
+)
+
+func wildmatchAt(pat string, pi int, text string) int {
 	for pi < len(pat) {
 		c := pat[pi]
+		if text == "" && c != '*' {
+			return wmAbortAll
+		}
 		switch c {
 		case '\\':
-			if pi+1 >= len(pat) {
-				return false // a trailing backslash matches nothing, as in git
-			}
-			if text == "" || text[0] != pat[pi+1] {
-				return false
+			if pi+1 >= len(pat) || text[0] != pat[pi+1] {
+				return wmNoMatch // a trailing backslash matches nothing, as in git
 			}
 			pi += 2
 			text = text[1:]
 		case '?':
-			if text == "" || text[0] == '/' {
-				return false
+			if text[0] == '/' {
+				return wmNoMatch
 			}
-			_, n := utf8.DecodeRuneInString(text)
 			pi++
-			text = text[n:]
+			text = text[1:]
 		case '[':
-			if text == "" || text[0] == '/' {
-				return false
+			if text[0] == '/' {
+				return wmNoMatch
 			}
-			r, n := utf8.DecodeRuneInString(text)
-			ok, next, valid := matchClass(pat, pi, r)
+			ok, next, valid := matchClass(pat, pi, text[0])
 			if !valid {
 				// An unterminated '[' is a literal character.
 				if text[0] != '[' {
-					return false
+					return wmNoMatch
 				}
 				pi++
 				text = text[1:]
 				continue
 			}
 			if !ok {
-				return false
+				return wmNoMatch
 			}
 			pi = next
-			text = text[n:]
+			text = text[1:]
 		case '*':
 			start := pi
 			for pi < len(pat) && pat[pi] == '*' {
@@ -214,41 +222,50 @@ func wildmatchAt(pat string, pi int, text string) bool {
 				(pi == len(pat) || pat[pi] == '/')
 			if double {
 				if pi == len(pat) {
-					return true // trailing "/**" (or a lone "**"): everything below
+					return wmMatch // trailing "/**" (or a lone "**"): everything below
 				}
 				// "**/": zero or more whole directories.
 				rest := pi + 1
-				if wildmatchAt(pat, rest, text) {
-					return true
+				if r := wildmatchAt(pat, rest, text); r == wmMatch {
+					return r
 				}
 				for i := 0; i < len(text); i++ {
-					if text[i] == '/' && wildmatchAt(pat, rest, text[i+1:]) {
-						return true
+					if text[i] != '/' {
+						continue
+					}
+					if r := wildmatchAt(pat, rest, text[i+1:]); r == wmMatch || r == wmAbortAll {
+						return r
 					}
 				}
-				return false
+				return wmAbortAll
 			}
 			if pi == len(pat) {
-				return !strings.Contains(text, "/")
-			}
-			for i := 0; i <= len(text); i++ {
-				if wildmatchAt(pat, pi, text[i:]) {
-					return true
+				if strings.Contains(text, "/") {
+					return wmAbortToStarStar
 				}
-				if i < len(text) && text[i] == '/' {
-					return false
+				return wmMatch
+			}
+			for i := 0; i < len(text); i++ {
+				if r := wildmatchAt(pat, pi, text[i:]); r != wmNoMatch {
+					return r
+				}
+				if text[i] == '/' {
+					return wmAbortToStarStar
 				}
 			}
-			return false
+			return wmAbortAll
 		default:
-			if text == "" || text[0] != c {
-				return false
+			if text[0] != c {
+				return wmNoMatch
 			}
 			pi++
 			text = text[1:]
 		}
 	}
-	return text == ""
+	if text == "" {
+		return wmMatch
+	}
+	return wmNoMatch
 }
 
 // classNames are the POSIX character classes git's wildmatch knows.
@@ -270,10 +287,11 @@ var classNames = map[string]func(rune) bool{
 func isASCIIAlpha(r rune) bool { return (r >= 'a' && r <= 'z') || (r >= 'A' && r <= 'Z') }
 func isASCIIDigit(r rune) bool { return r >= '0' && r <= '9' }
 
-// matchClass matches r against the bracket expression starting at pat[pi]
-// ('['). It returns whether r matched, the index after the closing ']', and
-// whether the expression was well formed.
-func matchClass(pat string, pi int, r rune) (matched bool, next int, valid bool) {
+// matchClass matches the byte b against the bracket expression starting at
+// pat[pi] ('['). It returns whether b matched, the index after the closing
+// ']', and whether the expression was well formed. Like git it works on
+// bytes.
+func matchClass(pat string, pi int, b byte) (matched bool, next int, valid bool) {
 	i := pi + 1
 	negate := false
 	if i < len(pat) && (pat[i] == '!' || pat[i] == '^') {
@@ -289,7 +307,7 @@ func matchClass(pat string, pi int, r rune) (matched bool, next int, valid bool)
 		if strings.HasPrefix(pat[i:], "[:") {
 			if end := strings.Index(pat[i+2:], ":]"); end >= 0 {
 				if fn, ok := classNames[pat[i+2:i+2+end]]; ok {
-					if fn(r) {
+					if fn(rune(b)) {
 						matched = true
 					}
 					i += 2 + end + 2
@@ -297,30 +315,30 @@ func matchClass(pat string, pi int, r rune) (matched bool, next int, valid bool)
 				}
 			}
 		}
-		lo, n := classRune(pat, i)
+		lo, n := classByte(pat, i)
 		if n == 0 {
 			return false, 0, false
 		}
 		i += n
 		hi := lo
 		if i+1 < len(pat) && pat[i] == '-' && pat[i+1] != ']' {
-			h, m := classRune(pat, i+1)
+			h, m := classByte(pat, i+1)
 			if m == 0 {
 				return false, 0, false
 			}
 			hi = h
 			i += 1 + m
 		}
-		if lo <= r && r <= hi {
+		if lo <= b && b <= hi {
 			matched = true
 		}
 	}
 	return false, 0, false
 }
 
-// classRune decodes one (possibly '\'-escaped) character of a bracket
-// expression; n is 0 at the end of the pattern.
-func classRune(pat string, i int) (rune, int) {
+// classByte reads one (possibly '\'-escaped) byte of a bracket expression;
+// n is 0 at the end of the pattern.
+func classByte(pat string, i int) (byte, int) {
 	if i >= len(pat) {
 		return 0, 0
 	}
@@ -328,9 +346,7 @@ func classRune(pat string, i int) (rune, int) {
 		if i+1 >= len(pat) {
 			return 0, 0
 		}
-		r, n := utf8.DecodeRuneInString(pat[i+1:])
-		return r, 1 + n
+		return pat[i+1], 2
 	}
-	r, n := utf8.DecodeRuneInString(pat[i:])
-	return r, n
+	return pat[i], 1
 }

@@ -20,7 +20,14 @@ func TestWildmatch(t *testing.T) {
 		{"*.go", "dir/main.go", false}, // '*' stops at '/'
 		{"a?c", "abc", true},
 		{"a?c", "a/c", false},
-		{"a?c", "aéc", true}, // '?' is one character, not one byte
+		{"a?c", "aéc", false}, // '?' is one byte, as in git
+		{"a??c", "aéc", true},
+		{"*a*a*a*a*a*a*a*a*b", strings.Repeat("a", 40), false}, // gives up early instead of trying ~10^8 splits
+		{"**/*a*a*a*a*a*a*b", strings.Repeat("a/", 10) + strings.Repeat("a", 30), false},
+		{"*a*b", "xaxb", true},
+		{"a/*/c", "a/b/c", true},
+		{"a/*/c", "a/b/x/c", false},
+		{"**/b/**", "a/b/c/d", true},
 		{"[abc]x", "bx", true},
 		{"[!abc]x", "bx", false},
 		{"[^abc]x", "dx", true},
@@ -251,6 +258,7 @@ func TestWalkMatchesGit(t *testing.T) {
 				"a/b",            // anchored to the root
 				"**/gen/*.go",
 				"x?z",
+				"u?c",
 				"[0-9]*.tmp",
 				"!9*.tmp",
 			}, "\n") + "\n",
@@ -270,6 +278,8 @@ func TestWalkMatchesGit(t *testing.T) {
 			"m/gen/y.go":           "",
 			"m/gen/y.txt":          "",
 			"xyz":                  "",
+			"ubc":                  "",
+			"uéc":                  "",
 			"x/z":                  "",
 			"1.tmp":                "",
 			"9.tmp":                "",
