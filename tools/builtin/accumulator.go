@@ -1,6 +1,7 @@
 package builtin
 
 import (
+	"bufio"
 	"bytes"
 	"crypto/rand"
 	"encoding/hex"
@@ -42,10 +43,14 @@ type outputAccumulator struct {
 
 	raw      []byte // raw bytes held until the temp file exists
 	file     *os.File
+	fileBuf  *bufio.Writer // batches the raw bytes into large writes
 	filePath string
 	fileErr  error
 	finished bool
 }
+
+// fileBufferSize is the size of the writes to the full-output file.
+const fileBufferSize = 1 << 20
 
 // accumulatorLimits are the limits and file naming of an accumulator.
 type accumulatorLimits struct {
@@ -105,6 +110,11 @@ func (a *outputAccumulator) finish() {
 	if a.overLimits() {
 		a.ensureFile()
 	}
+	if a.fileBuf != nil {
+		if err := a.fileBuf.Flush(); err != nil && a.fileErr == nil {
+			a.fileErr = fmt.Errorf("write %s: %w", a.filePath, err)
+		}
+	}
 }
 
 // close closes the temp file. When the cleaned output turned out to fit the
@@ -116,8 +126,11 @@ func (a *outputAccumulator) close() error {
 	if a.file == nil {
 		return nil
 	}
-	err := a.file.Close()
-	a.file = nil
+	err := a.fileBuf.Flush()
+	if cerr := a.file.Close(); err == nil {
+		err = cerr
+	}
+	a.file, a.fileBuf = nil, nil
 	if !a.truncatedLocked() {
 		os.Remove(a.filePath)
 		a.filePath = ""
@@ -204,7 +217,7 @@ func (a *outputAccumulator) keepRaw(p []byte) {
 	}
 	switch {
 	case a.file != nil:
-		if _, err := a.file.Write(p); err != nil && a.fileErr == nil {
+		if _, err := a.fileBuf.Write(p); err != nil && a.fileErr == nil {
 			a.fileErr = fmt.Errorf("write %s: %w", a.filePath, err)
 		}
 	case a.fileErr != nil:
@@ -234,8 +247,9 @@ func (a *outputAccumulator) ensureFile() {
 		return
 	}
 	a.file, a.filePath = f, path
+	a.fileBuf = bufio.NewWriterSize(f, fileBufferSize)
 	if len(a.raw) > 0 {
-		if _, err := f.Write(a.raw); err != nil {
+		if _, err := a.fileBuf.Write(a.raw); err != nil {
 			a.fileErr = fmt.Errorf("write %s: %w", path, err)
 		}
 	}
