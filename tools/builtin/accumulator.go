@@ -90,8 +90,13 @@ func (a *outputAccumulator) Write(p []byte) (int, error) {
 		return len(p), nil
 	}
 	a.totalRaw += int64(len(p))
-	a.scratch = a.san.write(a.scratch[:0], p)
-	a.appendClean(a.scratch)
+	// Plain text needs no copy through the sanitizer: only its tail is kept.
+	k := a.san.plainRun(p)
+	a.appendClean(p[:k])
+	if k < len(p) {
+		a.scratch = a.san.write(a.scratch[:0], p[k:])
+		a.appendClean(a.scratch)
+	}
 	a.keepRaw(p)
 	return len(p), nil
 }

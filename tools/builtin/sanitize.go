@@ -89,6 +89,28 @@ func (s *sanitizer) write(dst, p []byte) []byte {
 	return s.process(dst, p)
 }
 
+// plainRun returns how many leading bytes of p the sanitizer would pass
+// through unchanged without changing its state (ground state, no cut UTF-8
+// sequence, printable ASCII, tab, newline, carriage return). The caller may
+// take them as they are and write only the rest.
+func (s *sanitizer) plainRun(p []byte) int {
+	if s.state != stGround || s.npen != 0 {
+		return 0
+	}
+	j := 0
+	for j < len(p) {
+		if j+8 <= len(p) && plainWord(binary.LittleEndian.Uint64(p[j:])) == 0 {
+			j += 8
+			continue
+		}
+		if !keepASCII[p[j]] {
+			break
+		}
+		j++
+	}
+	return j
+}
+
 // finish flushes a UTF-8 sequence cut by the end of the stream as one
 // U+FFFD and resets the escape state.
 func (s *sanitizer) finish(dst []byte) []byte {
