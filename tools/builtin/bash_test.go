@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/pi-go/pi/runtime/tool"
+	"go.uber.org/goleak"
 )
 
 // bashCall runs the bash tool through the real pipeline (wrap, validation,
@@ -864,4 +865,28 @@ func TestBashReapsExitedOrphans(t *testing.T) {
 	time.Sleep(600 * time.Millisecond) // both orphans have exited: zombies until reaped
 	bashCall(t, context.Background(), BashOptions{}, t.TempDir(), map[string]any{"command": "true"}, nil)
 	assertGone(t, filepath.Base(sl))
+}
+
+// TestBashLeavesNoGoroutines runs calls that end in every way and checks that
+// none of the call's goroutines (reader, updater, waiter) outlives it. Not
+// parallel, so that other tests' goroutines do not count.
+func TestBashLeavesNoGoroutines(t *testing.T) {
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	sl := sleeper(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	for _, c := range []struct {
+		ctx  context.Context
+		args map[string]any
+	}{
+		{context.Background(), map[string]any{"command": "seq 1 5000"}},
+		{context.Background(), map[string]any{"command": sl + " 5 & echo held"}},
+		{context.Background(), map[string]any{"command": sl + " 5", "timeout": 0.2}},
+		{ctx, map[string]any{"command": sl + " 5"}},
+	} {
+		r := bashCall(t, c.ctx, BashOptions{}, t.TempDir(), c.args, func(tool.Result) {})
+		if d, ok := r.Details.(*bashDetails); ok && d.FullOutputPath != "" {
+			os.Remove(d.FullOutputPath)
+		}
+	}
 }
