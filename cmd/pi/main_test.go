@@ -1,19 +1,24 @@
 package main
 
 import (
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/rogpeppe/go-internal/testscript"
+
+	"github.com/pi-go/pi/internal/plugintest"
 )
 
+// withPlugintest removes the modules plugintest built once the tests ran.
+type withPlugintest struct{ m *testing.M }
+
+func (w withPlugintest) Run() int { return plugintest.Main(w.m) }
+
 func TestMain(m *testing.M) {
-	testscript.Main(m, map[string]func(){
+	testscript.Main(withPlugintest{m}, map[string]func(){
 		"pi": func() { os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr)) },
 	})
 }
@@ -32,52 +37,29 @@ var goEnv = func() []string {
 	return []string{"GOCACHE=" + vals[0], "GOMODCACHE=" + vals[1], "GOPATH=" + vals[2], "GOFLAGS=-mod=mod", "GOTOOLCHAIN=local"}
 }()
 
-// wasmDir holds the extensions the scripts install: Go examples built for
-// wasip1 and test modules assembled from testdata/*.wat, built once per test
-// binary.
-var wasmDir = struct {
-	once sync.Once
-	dir  string
-	err  error
-}{}
-
+// buildWasm builds the extensions the scripts install into one folder: Go
+// examples built for wasip1 and test modules assembled from testdata/*.wat
+// (each once per test binary, by the shared plugintest helper).
 func buildWasm(t *testing.T) string {
 	t.Helper()
-	wasmDir.once.Do(func() {
-		dir, err := os.MkdirTemp("", "pi-cli-wasm-")
-		if err != nil {
-			wasmDir.err = err
-			return
+	dir := t.TempDir()
+	for name, path := range map[string]string{
+		"loc":           plugintest.BuildGo(t, "examples/plugins/loc"),
+		"protect-paths": plugintest.BuildGo(t, "examples/plugins/protect-paths"),
+		"nomarker":      plugintest.BuildWAT(t, "testdata/nomarker.wat"),
+		"trap":          plugintest.BuildWAT(t, "testdata/trap.wat"),
+	} {
+		if err := os.Symlink(path, filepath.Join(dir, name+".wasm")); err != nil {
+			t.Fatal(err)
 		}
-		wasmDir.dir = dir
-		for _, ex := range []string{"loc", "protect-paths"} {
-			cmd := exec.Command("go", "build", "-buildmode=c-shared", "-o", filepath.Join(dir, ex+".wasm"), "./examples/plugins/"+ex)
-			cmd.Dir = "../.."
-			cmd.Env = append(os.Environ(), "GOOS=wasip1", "GOARCH=wasm")
-			if out, err := cmd.CombinedOutput(); err != nil {
-				wasmDir.err = fmt.Errorf("build %s: %v\n%s", ex, err, out)
-				return
-			}
-		}
-		for _, w := range []string{"nomarker", "trap"} {
-			out, err := exec.Command("wat2wasm", "../../testdata/"+w+".wat", "-o", filepath.Join(dir, w+".wasm")).CombinedOutput()
-			if err != nil {
-				wasmDir.err = fmt.Errorf("wat2wasm %s (install the Debian package wabt; scripts/test does): %v\n%s", w, err, out)
-				return
-			}
-		}
-	})
-	if wasmDir.err != nil {
-		t.Fatal(wasmDir.err)
 	}
-	return wasmDir.dir
+	return dir
 }
 
 // TestScripts runs the CLI scripts in testdata/script: each is a txtar
 // archive of files plus `exec pi ...` lines with their expected output.
 func TestScripts(t *testing.T) {
 	wasm := buildWasm(t)
-	t.Cleanup(func() { os.RemoveAll(wasm) })
 	testscript.Run(t, testscript.Params{
 		Dir: "testdata/script",
 		Setup: func(env *testscript.Env) error {

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/pi-go/pi/examples/plugins/internal/plugintest"
+	"github.com/pi-go/pi/internal/plugintest"
 	"github.com/pi-go/pi/extensions"
 	"github.com/pi-go/pi/runtime/config"
 )

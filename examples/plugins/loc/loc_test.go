@@ -12,7 +12,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/pi-go/pi/examples/plugins/internal/plugintest"
+	"github.com/pi-go/pi/internal/plugintest"
 	"github.com/pi-go/pi/extensions"
 	"github.com/pi-go/pi/runtime/tool"
 )

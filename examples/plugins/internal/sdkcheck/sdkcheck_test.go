@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/pi-go/pi/examples/plugins/internal/plugintest"
+	"github.com/pi-go/pi/internal/plugintest"
 	"github.com/pi-go/pi/extensions"
 	"github.com/pi-go/pi/runtime/tool"
 )
