@@ -4,8 +4,6 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
-	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -70,12 +68,9 @@ func cmdAgent(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs.StringVar(&f.appendPrompt, "append-system-prompt", "", "append `TEXT` to the system prompt")
 	fs.BoolVar(&f.interactive, "interactive", false, "interactive line mode even when stdin is not a terminal")
 	fs.IntVar(&f.maxTurns, "max-turns", 0, "stop after `N` model turns (0: no limit)")
-	pos, err := parseInterleaved(fs, args)
-	if errors.Is(err, flag.ErrHelp) {
-		return exitOK
-	}
-	if err != nil {
-		return exitUsage
+	pos, code, done := parseArgs(fs, args)
+	if done {
+		return code
 	}
 	if f.mode != "text" && f.mode != "json" {
 		return usageError(stderr, "", "--mode must be text or json, not %q", f.mode)

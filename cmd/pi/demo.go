@@ -3,8 +3,6 @@ package main
 import (
 	"context"
 	"embed"
-	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"io/fs"
@@ -47,12 +45,9 @@ func cmdDemo(args []string, stdout, stderr io.Writer) int {
 	fs := newFlagSet("pi demo", demoUsage, stderr)
 	fs.BoolVar(&keep, "keep", false, "keep the demo project folder and print its path")
 	fs.StringVar(&mode, "mode", "text", "output `MODE`: text, or json (events as JSON lines)")
-	pos, err := parseInterleaved(fs, args)
-	if errors.Is(err, flag.ErrHelp) {
-		return exitOK
-	}
-	if err != nil {
-		return exitUsage
+	pos, code, done := parseArgs(fs, args)
+	if done {
+		return code
 	}
 	if len(pos) > 0 {
 		return usageError(stderr, "demo", "unexpected argument %q", pos[0])

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -94,12 +93,9 @@ func cmdExtInstall(args []string, stdout, stderr io.Writer) int {
 	fs.IntVar(&memoryMB, "memory-mb", 0, "memory limit in `MiB` (default 64)")
 	fs.IntVar(&timeoutMS, "timeout-ms", 0, "time limit per tool call in `ms` (default 30000)")
 	fs.StringVar(&cwd, "cwd", "", "act as if run in `DIR`")
-	pos, err := parseInterleaved(fs, args)
-	if errors.Is(err, flag.ErrHelp) {
-		return exitOK
-	}
-	if err != nil {
-		return exitUsage
+	pos, code, done := parseArgs(fs, args)
+	if done {
+		return code
 	}
 	if len(pos) != 1 {
 		return usageError(stderr, "ext install", "want one FILE.wasm, got %d argument(s)", len(pos))
@@ -124,10 +120,7 @@ func cmdExtInstall(args []string, stdout, stderr io.Writer) int {
 			return usageError(stderr, "ext install", "--grant %q: unknown kind %q (fs, exec or env)", kv, k)
 		}
 	}
-	if cwd == "" {
-		cwd, _ = os.Getwd()
-	}
-	cwd, _ = filepath.Abs(cwd)
+	cwd = resolveCwd(cwd)
 	src, err := filepath.Abs(pos[0])
 	if err != nil {
 		fmt.Fprintf(stderr, "pi ext install: %v\n", err)
@@ -297,19 +290,14 @@ func cmdExtList(args []string, stdout, stderr io.Writer) int {
 	fs := newFlagSet("pi ext list", extUsage, stderr)
 	fs.BoolVar(&asJSON, "json", false, "print JSON")
 	fs.StringVar(&cwd, "cwd", "", "act as if run in `DIR`")
-	pos, err := parseInterleaved(fs, args)
-	if errors.Is(err, flag.ErrHelp) {
-		return exitOK
-	}
-	if err != nil {
-		return exitUsage
+	pos, code, done := parseArgs(fs, args)
+	if done {
+		return code
 	}
 	if len(pos) > 0 {
 		return usageError(stderr, "ext list", "unexpected argument %q", pos[0])
 	}
-	if cwd == "" {
-		cwd, _ = os.Getwd()
-	}
+	cwd = resolveCwd(cwd)
 	home := config.DefaultPIHome()
 	cfg, err := config.Load(config.LoadOptions{Cwd: cwd, PIHome: home, Trust: true})
 	if err != nil {
@@ -376,20 +364,14 @@ func cmdExtRemove(args []string, stdout, stderr io.Writer) int {
 	fs := newFlagSet("pi ext remove", extUsage, stderr)
 	fs.BoolVar(&global, "global", false, "remove from $PI_HOME/pi.toml instead of the project's")
 	fs.StringVar(&cwd, "cwd", "", "act as if run in `DIR`")
-	pos, err := parseInterleaved(fs, args)
-	if errors.Is(err, flag.ErrHelp) {
-		return exitOK
-	}
-	if err != nil {
-		return exitUsage
+	pos, code, done := parseArgs(fs, args)
+	if done {
+		return code
 	}
 	if len(pos) != 1 {
 		return usageError(stderr, "ext remove", "want one extension NAME, got %d argument(s)", len(pos))
 	}
-	if cwd == "" {
-		cwd, _ = os.Getwd()
-	}
-	cwd, _ = filepath.Abs(cwd)
+	cwd = resolveCwd(cwd)
 	home := config.DefaultPIHome()
 	t, err := resolveExtTarget(cwd, global)
 	if err != nil {

@@ -1,9 +1,12 @@
 package main
 
 import (
+	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"strings"
 )
 
@@ -50,6 +53,31 @@ func parseInterleaved(fs *flag.FlagSet, args []string) ([]string, error) {
 		pos = append(pos, rest[0])
 		args = rest[1:]
 	}
+}
+
+// parseArgs parses flags and positional arguments. done reports that the
+// command should return code at once: 0 after --help, exitUsage after a
+// flag error (the flag package has printed what was wrong and the usage).
+func parseArgs(fs *flag.FlagSet, args []string) (pos []string, code int, done bool) {
+	pos, err := parseInterleaved(fs, args)
+	switch {
+	case errors.Is(err, flag.ErrHelp):
+		return nil, exitOK, true
+	case err != nil:
+		return nil, exitUsage, true
+	}
+	return pos, 0, false
+}
+
+// resolveCwd returns dir as an absolute path; "" is the current directory.
+func resolveCwd(dir string) string {
+	if dir == "" {
+		dir, _ = os.Getwd()
+	}
+	if abs, err := filepath.Abs(dir); err == nil {
+		return abs
+	}
+	return dir
 }
 
 // newFlagSet returns a flag set whose usage prints the given text then the

@@ -3,8 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -52,12 +50,9 @@ func cmdTool(args []string, stdout, stderr io.Writer) int {
 	var f commonFlags
 	fs := newFlagSet("pi tool call", toolUsage, stderr)
 	f.register(fs)
-	pos, err := parseInterleaved(fs, args[1:])
-	if errors.Is(err, flag.ErrHelp) {
-		return exitOK
-	}
-	if err != nil {
-		return exitUsage
+	pos, code, done := parseArgs(fs, args[1:])
+	if done {
+		return code
 	}
 	if len(pos) != 2 {
 		return usageError(stderr, "tool call", "want a tool name and its JSON arguments, got %d argument(s)", len(pos))
@@ -175,12 +170,9 @@ func cmdTools(args []string, stdout, stderr io.Writer) int {
 	fs := newFlagSet("pi tools list", toolsUsage, stderr)
 	f.register(fs)
 	fs.BoolVar(&asJSON, "json", false, "print JSON")
-	pos, err := parseInterleaved(fs, args[1:])
-	if errors.Is(err, flag.ErrHelp) {
-		return exitOK
-	}
-	if err != nil {
-		return exitUsage
+	pos, code, done := parseArgs(fs, args[1:])
+	if done {
+		return code
 	}
 	if len(pos) != 0 {
 		return usageError(stderr, "tools list", "unexpected argument %q", pos[0])

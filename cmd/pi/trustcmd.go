@@ -1,11 +1,8 @@
 package main
 
 import (
-	"errors"
-	"flag"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 
 	"github.com/pi-go/pi/runtime/config"
@@ -33,20 +30,14 @@ func cmdTrust(args []string, stdout, stderr io.Writer, trust bool) int {
 	var cwd string
 	fs := newFlagSet("pi "+name, trustUsage, stderr)
 	fs.StringVar(&cwd, "cwd", "", "the project `DIR` (default: the current folder)")
-	pos, err := parseInterleaved(fs, args)
-	if errors.Is(err, flag.ErrHelp) {
-		return exitOK
-	}
-	if err != nil {
-		return exitUsage
+	pos, code, done := parseArgs(fs, args)
+	if done {
+		return code
 	}
 	if len(pos) > 0 {
 		return usageError(stderr, name, "unexpected argument %q", pos[0])
 	}
-	if cwd == "" {
-		cwd, _ = os.Getwd()
-	}
-	cwd, _ = filepath.Abs(cwd)
+	cwd = resolveCwd(cwd)
 	home := config.DefaultPIHome()
 	file, err := projectFile(cwd)
 	if err != nil {
