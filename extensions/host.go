@@ -134,7 +134,8 @@ func (h *Host) runtimeFor(ctx context.Context, pages uint32) (*hostRuntime, erro
 	}
 	cfg := wazero.NewRuntimeConfig().
 		WithMemoryLimitPages(pages).
-		WithCloseOnContextDone(true)
+		WithCloseOnContextDone(true).
+		WithDebugInfoEnabled(false)
 	if h.cache != nil {
 		cfg = cfg.WithCompilationCache(h.cache)
 	}
