@@ -330,3 +330,31 @@ func TestUntrustedProjectCannotRedirectTheKey(t *testing.T) {
 		t.Fatalf("model.name from the project should still apply: %v", r)
 	}
 }
+
+// TestKeyNeverInEventsOrLogs: a tool that prints the API key shows
+// [REDACTED] in the JSON event stream and in trace logs.
+func TestKeyNeverInEventsOrLogs(t *testing.T) {
+	isolate(t)
+	const key = "sk-json-mode-SECRET-98765"
+	t.Setenv("OPENAI_API_KEY", key)
+	srv := openaitest.NewServer(t,
+		openaitest.Reply{ToolCalls: []openaitest.ToolCall{{Name: "bash", Arguments: `{"command":"echo key=$OPENAI_API_KEY"}`}}},
+		openaitest.Reply{Text: "done"},
+	)
+	var stdout, stderr bytes.Buffer
+	code := run([]string{"--mode", "json", "-p", "show", "--base-url", srv.URL, "--model", "M", "--log-level", "trace", "--cwd", t.TempDir()}, strings.NewReader(""), &stdout, &stderr)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr.String())
+	}
+	if strings.Contains(stdout.String()+stderr.String(), key) {
+		t.Fatalf("the key appears in events or logs")
+	}
+	if !strings.Contains(stdout.String(), "key=[REDACTED]") {
+		t.Fatalf("the bash output was not redacted in the events:\n%s", stdout.String())
+	}
+	for _, r := range srv.RawRequests()[1:] {
+		if strings.Contains(string(r), key) {
+			t.Fatal("the key was sent back to the model in a tool result")
+		}
+	}
+}
