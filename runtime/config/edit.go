@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 )
 
 // Errors of AppendExtension and RemoveExtension, for errors.Is.
@@ -56,6 +57,9 @@ func AppendExtension(tomlPath string, e Extension) error {
 			}
 		}
 	}
+	if err := checkUTF8(e); err != nil {
+		return fmt.Errorf("append extension %q to %s: %w", e.Name, file, err)
+	}
 	block, err := renderExtension(filepath.Dir(file), e)
 	if err != nil {
 		return fmt.Errorf("append extension %q to %s: %w", e.Name, file, err)
@@ -85,6 +89,56 @@ func AppendExtension(tomlPath string, e Extension) error {
 		return fmt.Errorf("append extension %q: %w", e.Name, err)
 	}
 	return nil
+}
+
+// checkUTF8 refuses strings TOML cannot hold: written as they are they would
+// come back with U+FFFD in place of the invalid bytes, a different value.
+func checkUTF8(e Extension) error {
+	check := func(key, v string) error {
+		if !utf8.ValidString(v) {
+			return fmt.Errorf("%s %q is not valid UTF-8", key, v)
+		}
+		return nil
+	}
+	for _, kv := range [][2]string{{"name", e.Name}, {"path", e.Path}, {"sha256", e.SHA256}} {
+		if err := check(kv[0], kv[1]); err != nil {
+			return err
+		}
+	}
+	for _, g := range []struct {
+		key  string
+		list []string
+	}{{"grants.fs", e.Grants.FS}, {"grants.exec", e.Grants.Exec}, {"grants.env", e.Grants.Env}} {
+		for i, v := range g.list {
+			if err := check(fmt.Sprintf("%s[%d]", g.key, i), v); err != nil {
+				return err
+			}
+		}
+	}
+	var walk func(key string, v any) error
+	walk = func(key string, v any) error {
+		switch v := v.(type) {
+		case string:
+			return check(key, v)
+		case map[string]any:
+			for k, x := range v {
+				if err := check(key+" key", k); err != nil {
+					return err
+				}
+				if err := walk(key+"."+k, x); err != nil {
+					return err
+				}
+			}
+		case []any:
+			for i, x := range v {
+				if err := walk(fmt.Sprintf("%s[%d]", key, i), x); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	}
+	return walk("config", map[string]any(e.Config))
 }
 
 // renderExtension writes e as a TOML block.
