@@ -8,8 +8,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/pi-go/pi/internal/plugintest"
 	"github.com/pi-go/pi/extensions"
+	"github.com/pi-go/pi/internal/plugintest"
 	"github.com/pi-go/pi/runtime/config"
 )
 

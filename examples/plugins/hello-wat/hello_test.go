@@ -5,8 +5,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/pi-go/pi/internal/plugintest"
 	"github.com/pi-go/pi/extensions"
+	"github.com/pi-go/pi/internal/plugintest"
 )
 
 func TestMain(m *testing.M) { os.Exit(plugintest.Main(m)) }

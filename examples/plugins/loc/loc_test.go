@@ -12,8 +12,8 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/pi-go/pi/internal/plugintest"
 	"github.com/pi-go/pi/extensions"
+	"github.com/pi-go/pi/internal/plugintest"
 	"github.com/pi-go/pi/runtime/tool"
 )
 

@@ -11,8 +11,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/pi-go/pi/internal/plugintest"
 	"github.com/pi-go/pi/extensions"
+	"github.com/pi-go/pi/internal/plugintest"
 	"github.com/pi-go/pi/runtime/tool"
 )
 
