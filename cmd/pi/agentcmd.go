@@ -55,7 +55,7 @@ type agentFlags struct {
 
 func cmdAgent(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	var f agentFlags
-	fs := newFlagSet("pi", agentUsage, stderr)
+	fs := newFlagSet("pi", mainUsage+"\n"+agentUsage, stderr)
 	f.commonFlags.register(fs)
 	fs.BoolVar(&f.print, "p", false, "print mode: answer the prompt once and exit")
 	fs.BoolVar(&f.print, "print", false, "same as -p")
