@@ -180,6 +180,9 @@ func (a *app) provider(f *agentFlags) (llm.Provider, string, error) {
 	if key == "" {
 		key = os.Getenv(keyEnv)
 	}
+	if key == "" && keyEnv != "OPENAI_API_KEY" && os.Getenv("OPENAI_API_KEY") != "" {
+		key, keyEnv = os.Getenv("OPENAI_API_KEY"), "OPENAI_API_KEY"
+	}
 	name := firstNonEmpty(f.model, m.Name)
 	if key == "" && baseURL == defaultBaseURL {
 		return nil, "", fmt.Errorf("no model configured: set %s (and optionally [model] name in pi.toml), or pass --api-key and --model, or --base-url for a local endpoint.\nTo try pi offline: pi demo, or pi --script FILE", keyEnv)
