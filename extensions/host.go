@@ -315,6 +315,9 @@ func explainCompileError(err error, pages uint32) error {
 	if strings.Contains(err.Error(), "memory") && strings.Contains(err.Error(), "limit") {
 		return fmt.Errorf("%w (the extension's memory limit is %d MiB; raise limits.memory_mb)", err, pages/16)
 	}
+	if strings.Contains(err.Error(), "invalid magic number") {
+		return fmt.Errorf("%w: the file is not a WebAssembly module (build it with GOOS=wasip1 GOARCH=wasm go build -buildmode=c-shared, or wat2wasm)", err)
+	}
 	return err
 }
 

@@ -128,7 +128,7 @@ func TestLoadRefusals(t *testing.T) {
 		{"unknown import", extensions.Spec{Name: "unknownimport", Path: wat(t, "unknownimport")},
 			[]string{"load extension unknownimport", "unknown import env.foo"}},
 		{"not wasm", extensions.Spec{Name: "junk", Path: notWasm},
-			[]string{"load extension junk", "compile"}},
+			[]string{"load extension junk", "compile", "not a WebAssembly module"}},
 		{"missing file", extensions.Spec{Name: "gone", Path: filepath.Join(dir, "gone.wasm")},
 			[]string{"load extension gone", "no such file"}},
 		{"relative path", extensions.Spec{Name: "good", Path: "good.wasm"},
