@@ -6,16 +6,15 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"runtime"
-	"strings"
 	"sync"
 	"testing"
 
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/pi-go/pi/extensions"
+	"github.com/pi-go/pi/internal/plugintest"
 	"github.com/pi-go/pi/runtime/tool"
 )
 
@@ -24,8 +23,8 @@ import (
 // with wazero built under -race takes a minute or more on a busy machine;
 // wazero keys entries by module hash and wazero version, so a stale entry is
 // never used. The tests are just as correct with an empty cache. Guests and
-// assembled .wat files go to a fresh directory per run.
-var cacheDir, buildDir string
+// assembled .wat files are built by plugintest into a fresh directory per run.
+var cacheDir string
 
 func TestMain(m *testing.M) {
 	base, err := os.UserCacheDir()
@@ -37,14 +36,7 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	buildDir, err = os.MkdirTemp("", "pi-ext-test-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	code := m.Run()
-	os.RemoveAll(buildDir)
-	os.Exit(code)
+	os.Exit(plugintest.Main(m))
 }
 
 // repoRoot is the module root (…/extensions/..).
@@ -54,59 +46,18 @@ func repoRoot(t testing.TB) string {
 	return filepath.Dir(filepath.Dir(file))
 }
 
-var (
-	watMu    sync.Mutex
-	watBuilt = map[string]string{}
-)
-
 // wat assembles testdata/NAME.wat with wat2wasm (once per run) and returns
 // the .wasm path.
 func wat(t testing.TB, name string) string {
 	t.Helper()
-	watMu.Lock()
-	defer watMu.Unlock()
-	if p, ok := watBuilt[name]; ok {
-		return p
-	}
-	bin, err := exec.LookPath("wat2wasm")
-	if err != nil {
-		t.Fatalf("wat2wasm not found: the tests assemble testdata/*.wat with it; install it with `apt-get install wabt` or run scripts/test")
-	}
-	out := filepath.Join(buildDir, "wat", name+".wasm")
-	if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	src := filepath.Join(repoRoot(t), "testdata", name+".wat")
-	if b, err := exec.Command(bin, src, "-o", out).CombinedOutput(); err != nil {
-		t.Fatalf("wat2wasm %s: %v\n%s", src, err, b)
-	}
-	watBuilt[name] = out
-	return out
+	return plugintest.BuildWAT(t, filepath.Join("testdata", name+".wat"))
 }
-
-var (
-	guestMu    sync.Mutex
-	guestBuilt = map[string]string{}
-)
 
 // goGuest builds a Go guest (a main package under DIR relative to the repo
 // root) with GOOS=wasip1 GOARCH=wasm -buildmode=c-shared, once per run.
 func goGuest(t testing.TB, dir string) string {
 	t.Helper()
-	guestMu.Lock()
-	defer guestMu.Unlock()
-	if p, ok := guestBuilt[dir]; ok {
-		return p
-	}
-	out := filepath.Join(buildDir, "guests", strings.ReplaceAll(dir, "/", "_")+".wasm")
-	cmd := exec.Command("go", "build", "-buildmode=c-shared", "-o", out, "./"+dir)
-	cmd.Dir = repoRoot(t)
-	cmd.Env = append(os.Environ(), "GOOS=wasip1", "GOARCH=wasm", "CGO_ENABLED=0")
-	if b, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("build guest %s: %v\n%s", dir, err, b)
-	}
-	guestBuilt[dir] = out
-	return out
+	return plugintest.BuildGo(t, dir)
 }
 
 // logBuffer is a concurrency-safe hclog sink.
