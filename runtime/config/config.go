@@ -514,6 +514,65 @@ func ParseFSGrant(grant, root string) (FSGrant, error) {
 	return g, nil
 }
 
+// ResolvedFSGrant is an fs grant with its real location: what a mount of
+// the grant really exposes after every symlink on the way is followed.
+type ResolvedFSGrant struct {
+	FSGrant
+	// Real is the grant's directory with every symlink resolved (absolute,
+	// clean). The sandbox mounts Real; trust records it.
+	Real string
+}
+
+// ResolveFSGrant parses grant like ParseFSGrant and resolves its real path.
+// This is the one rule for where a grant points: the extension host mounts
+// the result and `pi trust` records it.
+//
+// # Errors
+//
+// Everything ParseFSGrant refuses; a PATH that does not exist or is not a
+// directory; and a relative PATH (a project-relative grant) whose real path
+// is not the project root or beneath it, for example because a folder of
+// the project was replaced by a symlink to somewhere else, or because it
+// climbs out with "..". An absolute PATH may point anywhere: whoever wrote
+// it named the place.
+func ResolveFSGrant(grant, root string) (ResolvedFSGrant, error) {
+	g, err := ParseFSGrant(grant, root)
+	if err != nil {
+		return ResolvedFSGrant{}, err
+	}
+	real, err := filepath.EvalSymlinks(g.Path)
+	if err != nil {
+		return ResolvedFSGrant{}, fmt.Errorf("fs grant %q: %w", grant, err)
+	}
+	st, err := os.Stat(real)
+	if err != nil {
+		return ResolvedFSGrant{}, fmt.Errorf("fs grant %q: %w", grant, err)
+	}
+	if !st.IsDir() {
+		return ResolvedFSGrant{}, fmt.Errorf("fs grant %q: %s is not a directory (grants mount directories)", grant, g.Path)
+	}
+	_, rel, _ := strings.Cut(grant, ":")
+	if !filepath.IsAbs(filepath.FromSlash(rel)) {
+		realRoot, err := filepath.EvalSymlinks(root)
+		if err != nil {
+			return ResolvedFSGrant{}, fmt.Errorf("fs grant %q: project root: %w", grant, err)
+		}
+		if !Within(realRoot, real) {
+			return ResolvedFSGrant{}, fmt.Errorf("fs grant %q: resolves to %s, outside the project root %s; a project-relative grant must stay inside the project (write an absolute path to grant a folder elsewhere)", grant, real, realRoot)
+		}
+	}
+	return ResolvedFSGrant{FSGrant: g, Real: real}, nil
+}
+
+// Within reports whether path is dir or lies beneath it; both must be
+// absolute and clean.
+func Within(dir, path string) bool {
+	if dir == path || dir == string(filepath.Separator) {
+		return true
+	}
+	return strings.HasPrefix(path, dir+string(filepath.Separator))
+}
+
 func splitFSGrant(grant string) (FSGrant, error) {
 	mode, path, ok := strings.Cut(grant, ":")
 	if !ok || (mode != "ro" && mode != "rw") {

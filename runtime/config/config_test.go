@@ -583,3 +583,54 @@ func TestParseFSGrant(t *testing.T) {
 		})
 	}
 }
+
+func TestResolveFSGrant(t *testing.T) {
+	root := t.TempDir()
+	outside := t.TempDir()
+	mustMkdir := func(p string) {
+		if err := os.MkdirAll(p, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mustMkdir(filepath.Join(root, "docs"))
+	mustMkdir(filepath.Join(root, "real"))
+	if err := os.Symlink("real", filepath.Join(root, "inside-link")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(outside, filepath.Join(root, "escape")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(root, "file"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	realRoot, _ := filepath.EvalSymlinks(root)
+	realOutside, _ := filepath.EvalSymlinks(outside)
+	tests := []struct {
+		grant    string
+		wantReal string
+		wantErr  string
+	}{
+		{grant: "ro:.", wantReal: realRoot},
+		{grant: "rw:docs", wantReal: filepath.Join(realRoot, "docs")},
+		{grant: "ro:inside-link", wantReal: filepath.Join(realRoot, "real")},
+		{grant: "ro:" + outside, wantReal: realOutside},
+		{grant: "ro:escape", wantErr: "outside the project root"},
+		{grant: "ro:..", wantErr: "outside the project root"},
+		{grant: "ro:missing", wantErr: "no such file or directory"},
+		{grant: "ro:file", wantErr: "is not a directory"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.grant, func(t *testing.T) {
+			got, err := ResolveFSGrant(tt.grant, root)
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("err = %v, want it to contain %q", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil || got.Real != tt.wantReal {
+				t.Errorf("got %+v, %v; want Real %s", got, err, tt.wantReal)
+			}
+		})
+	}
+}
