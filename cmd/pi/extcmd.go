@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -13,6 +12,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/pi-go/pi/extensions"
+	"github.com/pi-go/pi/internal/atomicfile"
 	"github.com/pi-go/pi/runtime/config"
 )
 
@@ -193,29 +193,17 @@ func cmdExtInstall(args []string, stdout, stderr io.Writer) int {
 
 // installFiles copies the module and appends its block; when appending fails
 // the copied module is removed again, so a refused install leaves nothing.
+// Nothing may be at dest, not even a symlink: the writer follows links, and
+// a link planted in .pi/extensions must not steer the copy elsewhere.
 func installFiles(src, dest, toml string, e config.Extension) error {
-	if _, err := os.Stat(dest); err == nil {
+	if _, err := os.Lstat(dest); err == nil {
 		return fmt.Errorf("%s already exists: remove the installed extension first (pi ext remove %s)", dest, e.Name)
 	}
 	data, err := os.ReadFile(src)
 	if err != nil {
 		return err
 	}
-	if err := os.MkdirAll(filepath.Dir(dest), 0o755); err != nil {
-		return err
-	}
-	tmp, err := os.CreateTemp(filepath.Dir(dest), ".install-*.wasm")
-	if err != nil {
-		return err
-	}
-	_, werr := tmp.Write(data)
-	cerr := tmp.Close()
-	if werr != nil || cerr != nil {
-		os.Remove(tmp.Name())
-		return errors.Join(werr, cerr)
-	}
-	if err := os.Rename(tmp.Name(), dest); err != nil {
-		os.Remove(tmp.Name())
+	if err := atomicfile.WriteFile(dest, data, 0o644); err != nil {
 		return err
 	}
 	if err := config.AppendExtension(toml, e); err != nil {

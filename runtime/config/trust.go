@@ -11,6 +11,8 @@ import (
 	"os"
 	"path/filepath"
 	"time"
+
+	"github.com/pi-go/pi/internal/atomicfile"
 )
 
 // TrustFileName is the trust store's name inside PI_HOME.
@@ -218,7 +220,7 @@ func updateTrustStore(piHome string, change func(*trustStore) bool) error {
 	if err != nil {
 		return fmt.Errorf("write trust store: %w", err)
 	}
-	return writeFileAtomic(filepath.Join(piHome, TrustFileName), append(data, '\n'), 0o600)
+	return atomicfile.WriteFile(filepath.Join(piHome, TrustFileName), append(data, '\n'), 0o600)
 }
 
 // lockTrustStore takes $piHome/trust.json.lock, waiting for another holder
@@ -245,37 +247,4 @@ func lockTrustStore(piHome string) (unlock func(), err error) {
 		}
 		time.Sleep(wait)
 	}
-}
-
-// writeFileAtomic writes data to a temporary file next to file and renames
-// it over file, so readers see the old or the new content, never a part.
-// An existing file keeps its permission bits; a new one gets perm.
-func writeFileAtomic(file string, data []byte, perm os.FileMode) error {
-	if info, err := os.Stat(file); err == nil {
-		perm = info.Mode().Perm()
-	}
-	tmp, err := os.CreateTemp(filepath.Dir(file), "."+filepath.Base(file)+".tmp-*")
-	if err != nil {
-		return fmt.Errorf("write %s: %w", file, err)
-	}
-	defer os.Remove(tmp.Name()) // no-op after the rename
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		return fmt.Errorf("write %s: %w", file, err)
-	}
-	if err := tmp.Chmod(perm); err != nil {
-		tmp.Close()
-		return fmt.Errorf("write %s: %w", file, err)
-	}
-	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		return fmt.Errorf("write %s: %w", file, err)
-	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("write %s: %w", file, err)
-	}
-	if err := os.Rename(tmp.Name(), file); err != nil {
-		return fmt.Errorf("write %s: %w", file, err)
-	}
-	return nil
 }
