@@ -24,7 +24,8 @@ Usage:
 
 install checks the module (the pi_abi_v1 marker, its imports, and its init in
 an empty sandbox), copies it to .pi/extensions/NAME.wasm in the project (the
-folder of the nearest pi.toml, else the current one) or, with --global, to
+folder of the project's pi.toml, else the project root: the nearest folder
+with .git or .pi/, else the current one) or, with --global, to
 $PI_HOME/extensions/NAME.wasm, and appends its [[extensions]] block with the
 file's sha256 to that pi.toml, keeping the rest of the file as it was. If any
 step fails nothing is written.
@@ -70,14 +71,14 @@ func resolveExtTarget(cwd string, global bool) (extTarget, error) {
 	if global {
 		return extTarget{toml: filepath.Join(home, "pi.toml"), dir: filepath.Join(home, "extensions"), scope: "global"}, nil
 	}
-	root := cwd
-	p, err := projectFile(cwd)
+	// The folder of the project's pi.toml, else the project root (the
+	// nearest folder with .git or .pi/), else cwd: where a later Load finds
+	// the file again.
+	cfg, err := config.Load(config.LoadOptions{Cwd: cwd, Trust: true})
 	if err != nil {
 		return extTarget{}, err
 	}
-	if p != "" {
-		root = filepath.Dir(p)
-	}
+	root := cfg.ProjectRoot
 	return extTarget{toml: filepath.Join(root, "pi.toml"), dir: filepath.Join(root, ".pi", "extensions"), scope: "project"}, nil
 }
 
