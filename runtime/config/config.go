@@ -624,7 +624,9 @@ type ResolvedFSGrant struct {
 // is not the project root or beneath it, for example because a folder of
 // the project was replaced by a symlink to somewhere else, or because it
 // climbs out with "..". An absolute PATH may point anywhere: whoever wrote
-// it named the place.
+// it named the place. When PATH exists but is refused (not a directory,
+// outside the project) the result still has FSGrant and Real set, saying
+// where it points, for messages and for trust; otherwise it is zero.
 func ResolveFSGrant(grant, root string) (ResolvedFSGrant, error) {
 	g, err := ParseFSGrant(grant, root)
 	if err != nil {
@@ -639,7 +641,7 @@ func ResolveFSGrant(grant, root string) (ResolvedFSGrant, error) {
 		return ResolvedFSGrant{}, fmt.Errorf("fs grant %q: %w", grant, err)
 	}
 	if !st.IsDir() {
-		return ResolvedFSGrant{}, fmt.Errorf("fs grant %q: %s is not a directory (grants mount directories)", grant, g.Path)
+		return ResolvedFSGrant{FSGrant: g, Real: real}, fmt.Errorf("fs grant %q: %s is not a directory (grants mount directories)", grant, g.Path)
 	}
 	_, rel, _ := strings.Cut(grant, ":")
 	if !filepath.IsAbs(filepath.FromSlash(rel)) {
@@ -648,7 +650,7 @@ func ResolveFSGrant(grant, root string) (ResolvedFSGrant, error) {
 			return ResolvedFSGrant{}, fmt.Errorf("fs grant %q: project root: %w", grant, err)
 		}
 		if !Within(realRoot, real) {
-			return ResolvedFSGrant{}, fmt.Errorf("fs grant %q: resolves to %s, outside the project root %s; a project-relative grant must stay inside the project (write an absolute path to grant a folder elsewhere)", grant, real, realRoot)
+			return ResolvedFSGrant{FSGrant: g, Real: real}, fmt.Errorf("fs grant %q: resolves to %s, outside the project root %s; a project-relative grant must stay inside the project (write an absolute path to grant a folder elsewhere)", grant, real, realRoot)
 		}
 	}
 	return ResolvedFSGrant{FSGrant: g, Real: real}, nil

@@ -45,10 +45,13 @@ type TrustedGrant struct {
 	// ("ro:docs").
 	Extension string `json:"extension"`
 	Grant     string `json:"grant"`
-	// Real is the folder the grant resolved to (ResolveFSGrant against the
-	// project root); empty when it did not resolve.
+	// Real is where the grant's path really is, every symlink followed
+	// (ResolveFSGrant against the project root); empty when nothing is
+	// there.
 	Real string `json:"real,omitempty"`
-	// Problem says why it did not resolve; empty when it did.
+	// Problem says why the grant is refused (nothing there, not a folder, a
+	// project-relative grant that leaves the project); empty when it is a
+	// usable grant.
 	Problem string `json:"problem,omitempty"`
 }
 
@@ -145,10 +148,10 @@ func resolveGrants(l *layer, root string) []TrustedGrant {
 			}
 			seen[[2]string{e.Name, g}] = true
 			rec := TrustedGrant{Extension: e.Name, Grant: g}
-			if r, err := ResolveFSGrant(g, root); err != nil {
+			r, err := ResolveFSGrant(g, root)
+			rec.Real = r.Real // set when the path exists, even if refused
+			if err != nil {
 				rec.Problem = err.Error()
-			} else {
-				rec.Real = r.Real
 			}
 			out = append(out, rec)
 		}
@@ -251,7 +254,7 @@ func trustStatus(piHome, file string, data []byte, root string, l *layer) (trust
 		if !ok {
 			return trustResult{state: trustGrantMoved, detail: fmt.Sprintf("fs grant %q of extension %q was not recorded when it was trusted", g.Grant, g.Extension)}, nil
 		}
-		if old.Real != g.Real {
+		if old.Real != g.Real || (old.Problem == "") != (g.Problem == "") {
 			return trustResult{state: trustGrantMoved, detail: fmt.Sprintf("fs grant %q of extension %q pointed to %s when it was trusted and now %s",
 				g.Grant, g.Extension, describeTarget(old), describeNow(g))}, nil
 		}
@@ -261,16 +264,22 @@ func trustStatus(piHome, file string, data []byte, root string, l *layer) (trust
 
 // describeTarget says where a recorded grant pointed.
 func describeTarget(g TrustedGrant) string {
-	if g.Real == "" {
+	switch {
+	case g.Real == "":
 		return "nothing (" + g.Problem + ")"
+	case g.Problem != "":
+		return g.Real + " (refused: " + g.Problem + ")"
 	}
 	return g.Real
 }
 
 // describeNow says where a grant points now.
 func describeNow(g TrustedGrant) string {
-	if g.Real == "" {
+	switch {
+	case g.Real == "":
 		return "does not resolve (" + g.Problem + ")"
+	case g.Problem != "":
+		return "points to " + g.Real + " (refused: " + g.Problem + ")"
 	}
 	return "points to " + g.Real
 }
