@@ -19,7 +19,7 @@ func TestFilesOthersCanChangeAreRefused(t *testing.T) {
 		name     string
 		needRoot bool
 		apply    func(t *testing.T, file string) string // returns the path Load names
-		want     []string                              // in the message; FILE = that path
+		want     []string                               // in the message; FILE = that path
 	}
 	spoils := []spoil{
 		{name: "world-writable", apply: func(t *testing.T, f string) string { mustChmod(t, f, 0o646); return f },

@@ -80,15 +80,17 @@ func TestTrustedGrantMovedUntrusts(t *testing.T) {
 	}{
 		{
 			name: "folder replaced by a link to /", grants: []string{"ro:docs"},
-			before: func(t *testing.T, p string) { mkdirs(t, filepath.Join(p, "docs")) },
-			after:  func(t *testing.T, p string) { swap(t, filepath.Join(p, "docs"), "/") },
+			before:  func(t *testing.T, p string) { mkdirs(t, filepath.Join(p, "docs")) },
+			after:   func(t *testing.T, p string) { swap(t, filepath.Join(p, "docs"), "/") },
 			newSays: func(p string) string { return "resolves to /, outside the project root" },
 			oldIs:   func(p string) string { return filepath.Join(p, "docs") },
 		},
 		{
 			name: "folder replaced by a link to a sibling of the project", grants: []string{"rw:docs"},
-			before: func(t *testing.T, p string) { mkdirs(t, filepath.Join(p, "docs"), filepath.Join(filepath.Dir(p), "secrets")) },
-			after:  func(t *testing.T, p string) { swap(t, filepath.Join(p, "docs"), "../secrets") },
+			before: func(t *testing.T, p string) {
+				mkdirs(t, filepath.Join(p, "docs"), filepath.Join(filepath.Dir(p), "secrets"))
+			},
+			after: func(t *testing.T, p string) { swap(t, filepath.Join(p, "docs"), "../secrets") },
 			newSays: func(p string) string {
 				return "resolves to " + filepath.Join(filepath.Dir(p), "secrets") + ", outside the project root"
 			},
@@ -107,8 +109,8 @@ func TestTrustedGrantMovedUntrusts(t *testing.T) {
 		},
 		{
 			name: "folder replaced by a link to another folder of the project", grants: []string{"ro:docs"},
-			before: func(t *testing.T, p string) { mkdirs(t, filepath.Join(p, "docs"), filepath.Join(p, "private")) },
-			after:  func(t *testing.T, p string) { swap(t, filepath.Join(p, "docs"), "private") },
+			before:  func(t *testing.T, p string) { mkdirs(t, filepath.Join(p, "docs"), filepath.Join(p, "private")) },
+			after:   func(t *testing.T, p string) { swap(t, filepath.Join(p, "docs"), "private") },
 			newSays: func(p string) string { return "now points to " + filepath.Join(p, "private") },
 			oldIs:   func(p string) string { return filepath.Join(p, "docs") },
 		},
@@ -117,7 +119,9 @@ func TestTrustedGrantMovedUntrusts(t *testing.T) {
 			before: func(t *testing.T, p string) {
 				mkdirs(t, filepath.Join(p, "docs", "api"), filepath.Join(filepath.Dir(p), "other", "api"))
 			},
-			after: func(t *testing.T, p string) { swap(t, filepath.Join(p, "docs"), filepath.Join(filepath.Dir(p), "other")) },
+			after: func(t *testing.T, p string) {
+				swap(t, filepath.Join(p, "docs"), filepath.Join(filepath.Dir(p), "other"))
+			},
 			newSays: func(p string) string {
 				return "resolves to " + filepath.Join(filepath.Dir(p), "other", "api") + ", outside the project root"
 			},
