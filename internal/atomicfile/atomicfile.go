@@ -19,8 +19,6 @@ import (
 	"os"
 	"path/filepath"
 	"syscall"
-
-	"golang.org/x/sys/unix"
 )
 
 // tempMarker is in the name of every temporary file WriteFile creates.
@@ -87,9 +85,7 @@ func WriteFile(path string, data []byte, defaultMode os.FileMode) error {
 	if existing != nil {
 		// Keep the owner too (works as root or when nothing changes); a
 		// failure leaves the file owned by us, as a plain create would.
-		if st, ok := existing.Sys().(*syscall.Stat_t); ok {
-			_ = tmp.Chown(int(st.Uid), int(st.Gid))
-		}
+		keepOwner(tmp, existing)
 	}
 	if err := tmp.Chmod(mode); err != nil {
 		return fail(err)
@@ -158,7 +154,7 @@ func CheckWritable(path string, fi os.FileInfo) error {
 	if fi.Mode().Perm()&0o222 == 0 {
 		return &os.PathError{Op: "access", Path: path, Err: syscall.EACCES}
 	}
-	if err := unix.Access(path, unix.W_OK); err != nil {
+	if err := canWrite(path); err != nil {
 		return &os.PathError{Op: "access", Path: path, Err: err}
 	}
 	return nil
