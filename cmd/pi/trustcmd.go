@@ -73,10 +73,10 @@ func cmdTrust(args []string, stdout, stderr io.Writer, trust bool) int {
 		return exitError
 	}
 	for _, g := range grants {
-		if g.Real != "" {
+		if g.Problem == "" {
 			fmt.Fprintf(stdout, "  extension %s: fs grant %s is %s\n", g.Extension, g.Grant, g.Real)
 		} else {
-			fmt.Fprintf(stdout, "  extension %s: fs grant %s does not resolve (%s); the extension will not load until it does, and then the project needs 'pi trust' again\n", g.Extension, g.Grant, g.Problem)
+			fmt.Fprintf(stdout, "  extension %s: fs grant %s is refused (%s); the extension will not load while it is, and when that changes the project needs 'pi trust' again\n", g.Extension, g.Grant, g.Problem)
 		}
 	}
 	return exitOK
