@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -13,6 +12,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/pi-go/pi/extensions"
+	"github.com/pi-go/pi/internal/atomicfile"
 	"github.com/pi-go/pi/runtime/config"
 )
 
@@ -24,7 +24,8 @@ Usage:
 
 install checks the module (the pi_abi_v1 marker, its imports, and its init in
 an empty sandbox), copies it to .pi/extensions/NAME.wasm in the project (the
-folder of the nearest pi.toml, else the current one) or, with --global, to
+folder of the project's pi.toml, else the project root: the nearest folder
+with .git or .pi/, else the current one) or, with --global, to
 $PI_HOME/extensions/NAME.wasm, and appends its [[extensions]] block with the
 file's sha256 to that pi.toml, keeping the rest of the file as it was. If any
 step fails nothing is written.
@@ -70,14 +71,14 @@ func resolveExtTarget(cwd string, global bool) (extTarget, error) {
 	if global {
 		return extTarget{toml: filepath.Join(home, "pi.toml"), dir: filepath.Join(home, "extensions"), scope: "global"}, nil
 	}
-	root := cwd
-	p, err := projectFile(cwd)
+	// The folder of the project's pi.toml, else the project root (the
+	// nearest folder with .git or .pi/), else cwd: where a later Load finds
+	// the file again.
+	cfg, err := config.Load(config.LoadOptions{Cwd: cwd, Trust: true})
 	if err != nil {
 		return extTarget{}, err
 	}
-	if p != "" {
-		root = filepath.Dir(p)
-	}
+	root := cfg.ProjectRoot
 	return extTarget{toml: filepath.Join(root, "pi.toml"), dir: filepath.Join(root, ".pi", "extensions"), scope: "project"}, nil
 }
 
@@ -193,29 +194,17 @@ func cmdExtInstall(args []string, stdout, stderr io.Writer) int {
 
 // installFiles copies the module and appends its block; when appending fails
 // the copied module is removed again, so a refused install leaves nothing.
+// Nothing may be at dest, not even a symlink: the writer follows links, and
+// a link planted in .pi/extensions must not steer the copy elsewhere.
 func installFiles(src, dest, toml string, e config.Extension) error {
-	if _, err := os.Stat(dest); err == nil {
+	if _, err := os.Lstat(dest); err == nil {
 		return fmt.Errorf("%s already exists: remove the installed extension first (pi ext remove %s)", dest, e.Name)
 	}
 	data, err := os.ReadFile(src)
 	if err != nil {
 		return err
 	}
-	if err := os.MkdirAll(filepath.Dir(dest), 0o755); err != nil {
-		return err
-	}
-	tmp, err := os.CreateTemp(filepath.Dir(dest), ".install-*.wasm")
-	if err != nil {
-		return err
-	}
-	_, werr := tmp.Write(data)
-	cerr := tmp.Close()
-	if werr != nil || cerr != nil {
-		os.Remove(tmp.Name())
-		return errors.Join(werr, cerr)
-	}
-	if err := os.Rename(tmp.Name(), dest); err != nil {
-		os.Remove(tmp.Name())
+	if err := atomicfile.WriteFile(dest, data, 0o644); err != nil {
 		return err
 	}
 	if err := config.AppendExtension(toml, e); err != nil {

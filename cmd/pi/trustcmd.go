@@ -17,9 +17,15 @@ shell, and [[extensions]] with their grants. Until you trust the project, pi
 ignores those settings (with one warning saying what it ignored); the model
 and tool selection still apply.
 
-'pi trust' records the project's folder and the sha256 of its pi.toml in
-$PI_HOME/trust.json. When the pi.toml changes, pi asks for trust again.
+'pi trust' records the project's folder, the sha256 of its pi.toml and the
+real folder each fs grant of its extensions points to in $PI_HOME/trust.json.
+When the pi.toml changes, or a grant's folder now resolves somewhere else
+(say, it was replaced by a symlink), pi asks for trust again.
 'pi untrust' forgets the project. For one run, use --trust or PI_TRUST=1.
+
+The project's pi.toml is the nearest one from the current folder up to the
+project root (the nearest folder with .git or .pi/, never above $HOME);
+without a project root, only the current folder's.
 `
 
 func cmdTrust(args []string, stdout, stderr io.Writer, trust bool) int {
@@ -45,7 +51,7 @@ func cmdTrust(args []string, stdout, stderr io.Writer, trust bool) int {
 		return exitError
 	}
 	if file == "" {
-		fmt.Fprintf(stderr, "pi %s: no pi.toml in %s or its parents: there is nothing to %s\n", name, cwd, name)
+		fmt.Fprintf(stderr, "pi %s: no pi.toml in %s or its parents up to the project root (the nearest folder with .git or .pi/): there is nothing to %s\n", name, cwd, name)
 		return exitError
 	}
 	if !trust {
@@ -61,11 +67,23 @@ func cmdTrust(args []string, stdout, stderr io.Writer, trust bool) int {
 		return exitError
 	}
 	fmt.Fprintf(stdout, "trusted %s: its command_prefix, shell and extensions apply until the file changes\n", file)
+	grants, err := config.TrustGrants(home, file)
+	if err != nil {
+		fmt.Fprintf(stderr, "pi trust: %v\n", err)
+		return exitError
+	}
+	for _, g := range grants {
+		if g.Problem == "" {
+			fmt.Fprintf(stdout, "  extension %s: fs grant %s is %s\n", g.Extension, g.Grant, g.Real)
+		} else {
+			fmt.Fprintf(stdout, "  extension %s: fs grant %s is refused (%s); the extension will not load while it is, and when that changes the project needs 'pi trust' again\n", g.Extension, g.Grant, g.Problem)
+		}
+	}
 	return exitOK
 }
 
 // projectFile returns the project pi.toml that applies in cwd (the nearest
-// one in cwd or a parent), or "" when there is none.
+// one from cwd up to the project root), or "" when there is none.
 func projectFile(cwd string) (string, error) {
 	cfg, err := config.Load(config.LoadOptions{Cwd: cwd, Trust: true})
 	if err != nil {

@@ -50,8 +50,9 @@ Run 'pi COMMAND --help' for a command's flags. The model comes from --model /
 --base-url / --api-key, else [model] in pi.toml, else OPENAI_BASE_URL and
 OPENAI_API_KEY; with no key configured, use 'pi demo' or --script FILE.
 
-Configuration: ./pi.toml (or the nearest parent's) over $PI_HOME/pi.toml
-($PI_HOME defaults to ~/.pi/agent). Docs: docs/ in the source tree.
+Configuration: ./pi.toml (or the nearest one up to the project root, the
+nearest folder with .git or .pi/) over $PI_HOME/pi.toml ($PI_HOME defaults to
+~/.pi/agent). Docs: docs/ in the source tree.
 `
 
 func cmdHelp(args []string, stdout, stderr io.Writer) int {

@@ -1,10 +1,14 @@
 // Package archtest checks the dependency rules of docs/design.md with
 // `go list -deps`: nothing imports cmd/pi; tools/builtin never imports
-// extensions; sdk imports no host package; only extensions imports wazero.
+// extensions; sdk imports no host package; only extensions imports wazero;
+// only internal/atomicfile replaces files by renaming.
 package archtest
 
 import (
+	"io/fs"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -52,7 +56,7 @@ func TestDependencyRules(t *testing.T) {
 	}
 	for pkg := range deps(t, "", "", "./tools/builtin/...") {
 		if strings.HasPrefix(pkg, module+"/extensions") || strings.HasPrefix(pkg, module+"/runtime/agent") || strings.HasPrefix(pkg, module+"/runtime/llm") {
-			t.Errorf("tools/builtin depends on %s; it may import runtime/tool only", pkg)
+			t.Errorf("tools/builtin depends on %s; of pi's packages it may import runtime/tool and internal/atomicfile only", pkg)
 		}
 	}
 	for pkg := range deps(t, "wasip1", "wasm", "./sdk/...") {
@@ -62,5 +66,36 @@ func TestDependencyRules(t *testing.T) {
 		if !strings.HasPrefix(pkg, module) && strings.Contains(pkg, ".") {
 			t.Errorf("sdk depends on %s; it may use the standard library only", pkg)
 		}
+	}
+}
+
+// TestOneAtomicWriter: every file pi replaces (tool writes, pi.toml,
+// trust.json, installed modules) goes through internal/atomicfile, which
+// keeps symlinks, modes and owners; a second rename-over writer would not.
+func TestOneAtomicWriter(t *testing.T) {
+	err := filepath.WalkDir("../..", func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && (d.Name() == "testdata" || strings.HasPrefix(d.Name(), ".")) && p != "../.." {
+			return filepath.SkipDir
+		}
+		if d.IsDir() || !strings.HasSuffix(p, ".go") || strings.HasSuffix(p, "_test.go") {
+			return nil
+		}
+		if filepath.ToSlash(filepath.Dir(p)) == "../../internal/atomicfile" {
+			return nil
+		}
+		src, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		if strings.Contains(string(src), "os.Rename(") {
+			t.Errorf("%s calls os.Rename: replace files with atomicfile.WriteFile (internal/atomicfile), the one atomic writer", p)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
 }

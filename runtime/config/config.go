@@ -42,8 +42,10 @@ type Config struct {
 	Extensions []Extension
 	// Files are the absolute paths of the pi.toml files read, global first.
 	Files []string
-	// ProjectRoot is the folder of the project pi.toml, else the working
-	// directory (also when ConfigFile was given). Extension fs grants are
+	// ProjectRoot is the folder of the project pi.toml; without one, the
+	// project root (the nearest folder from the working directory up that
+	// holds .git or .pi/, see Load), else the working directory; with
+	// LoadOptions.ConfigFile, the working directory. Extension fs grants are
 	// relative to it.
 	ProjectRoot string
 	// ProjectFile is the absolute path of the project pi.toml (or of
@@ -142,6 +144,9 @@ type LoadOptions struct {
 	Cwd string
 	// PIHome holds the global pi.toml and trust.json; default DefaultPIHome().
 	PIHome string
+	// Home is the user's home folder: the search for the project pi.toml
+	// never goes above it. Default os.UserHomeDir(); none when unknown.
+	Home string
 	// ConfigFile (--config) is read instead of the project's pi.toml. It is
 	// treated as the project file, trust included.
 	ConfigFile string
@@ -167,21 +172,41 @@ func DefaultPIHome() string {
 }
 
 // Load reads the global pi.toml ($PIHome/pi.toml, when it exists) and the
-// project's (opts.ConfigFile, else pi.toml in opts.Cwd or its nearest
-// parent), validates both strictly, and lays the project over the global
+// project's (opts.ConfigFile, else the nearest pi.toml found by the search
+// below), validates both strictly, and lays the project over the global
 // file: scalars override, tools.active replaces, extensions concatenate
 // (global first; a project extension with a global one's name replaces it
 // in place). Settings of an untrusted project file that run code
-// (tools.bash.command_prefix, tools.bash.shell, [[extensions]]) are left
-// out, with one warning in Config.Warnings.
+// (tools.bash.command_prefix, tools.bash.shell, [[extensions]]) or choose
+// where the API key goes (model.base_url, model.api_key_env) are left out,
+// with one warning in Config.Warnings. A trusted file whose extensions' fs
+// grants now resolve somewhere else than when it was trusted counts as
+// untrusted (see Trust).
+//
+// # Where the project pi.toml is searched
+//
+// The project root is the nearest folder, from opts.Cwd up, that holds .git
+// (a folder or a file) or a .pi folder; the walk stops at opts.Home (a .pi
+// folder in Home itself is pi's own, ~/.pi/agent, and marks nothing) and
+// never reaches the file-system root /. The project pi.toml is the nearest
+// one from opts.Cwd up to the project root; without a project root only
+// opts.Cwd is searched. So a pi.toml above the project, above $HOME or in /
+// never applies.
+//
+// # Files others can change
+//
+// The global pi.toml, the project's (a ConfigFile too) and trust.json are
+// refused (ErrUnsafeFile) unless they are owned by the current user or root
+// and not writable by other users; a group-writable file is accepted only
+// when its group is its owner's private group (see docs/config.md).
 //
 // # Errors
 //
 // Every problem found in either file, as *Error values joined with
 // errors.Join: TOML syntax errors (file:line:column), unknown keys, wrong
 // types and bad values (file:line, naming the key). Also a ConfigFile that
-// cannot be read, a pi.toml that exists but cannot be read, and a corrupt
-// trust.json.
+// cannot be read, a pi.toml that exists but cannot be read, a file refused
+// as unsafe (ErrUnsafeFile), and a corrupt trust.json.
 func Load(opts LoadOptions) (*Config, error) {
 	cwd := opts.Cwd
 	if cwd == "" {
@@ -201,6 +226,16 @@ func Load(opts LoadOptions) (*Config, error) {
 	}
 	if piHome != "" {
 		if piHome, err = filepath.Abs(piHome); err != nil {
+			return nil, fmt.Errorf("load config: %w", err)
+		}
+	}
+
+	home := opts.Home
+	if home == "" {
+		home, _ = os.UserHomeDir()
+	}
+	if home != "" {
+		if home, err = filepath.Abs(home); err != nil {
 			return nil, fmt.Errorf("load config: %w", err)
 		}
 	}
@@ -228,16 +263,17 @@ func Load(opts LoadOptions) (*Config, error) {
 		if !filepath.IsAbs(file) {
 			file = filepath.Join(cwd, file)
 		}
-		data, err := os.ReadFile(file)
+		data, err := readSafe(file, "config file")
 		if err != nil {
 			return nil, fmt.Errorf("load config %s: %w", file, err)
 		}
 		c.ProjectFile, projectData = file, data
 	} else {
-		file, data, err := findProject(cwd, c.GlobalFile)
+		file, data, root, err := findProject(cwd, home, c.GlobalFile)
 		if err != nil {
 			return nil, err
 		}
+		c.ProjectRoot = root
 		if file != "" {
 			c.ProjectFile, projectData = file, data
 			c.ProjectRoot = filepath.Dir(file)
@@ -253,11 +289,11 @@ func Load(opts LoadOptions) (*Config, error) {
 	}
 
 	if project != nil && project.runsCode() && !opts.Trust {
-		status, err := trustStatus(piHome, c.ProjectFile, projectData)
+		status, err := trustStatus(piHome, c.ProjectFile, projectData, c.ProjectRoot, project)
 		if err != nil {
 			return nil, fmt.Errorf("load config: %w", err)
 		}
-		if status != trusted {
+		if status.state != trusted {
 			c.Warnings = append(c.Warnings, untrustedWarning(project, status, opts.ConfigFile != ""))
 			project.dropCode()
 		}
@@ -286,52 +322,101 @@ func joinErrors(errs []error) error {
 	return errors.Join(nonNil...)
 }
 
-// readIfExists reads file; nil data and nil error when it does not exist.
+// readIfExists reads file (refusing it when others can change it); nil data
+// and nil error when it does not exist.
 func readIfExists(file string) ([]byte, error) {
-	data, err := os.ReadFile(file)
+	data, err := readSafe(file, "config file")
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, nil
 	}
 	if err != nil {
 		return nil, fmt.Errorf("load config %s: %w", file, err)
 	}
-	if data == nil {
-		data = []byte{}
-	}
 	return data, nil
 }
 
-// findProject looks for pi.toml in dir and its parents. The global file is
-// never a project file.
-func findProject(dir, globalFile string) (string, []byte, error) {
-	var globalInfo os.FileInfo
+// findProject finds the project root from cwd and the project pi.toml in it
+// (the rule is Load's doc). root is the project root, or cwd when there is
+// none; file is "" when no pi.toml applies. The global file is never a
+// project file.
+func findProject(cwd, home, globalFile string) (file string, data []byte, root string, err error) {
+	var homeInfo, globalInfo os.FileInfo
+	if home != "" {
+		homeInfo, _ = os.Stat(home)
+	}
 	if globalFile != "" {
 		globalInfo, _ = os.Stat(globalFile)
 	}
-	for {
-		file := filepath.Join(dir, FileName)
-		info, err := os.Stat(file)
-		if err == nil && info.Mode().IsRegular() && (globalInfo == nil || !os.SameFile(info, globalInfo)) {
-			data, err := os.ReadFile(file)
-			if err != nil {
-				return "", nil, fmt.Errorf("load config %s: %w", file, err)
-			}
-			return file, data, nil
-		}
-		if err != nil && !errors.Is(err, os.ErrNotExist) && !errors.Is(err, os.ErrPermission) {
-			return "", nil, fmt.Errorf("load config %s: %w", file, err)
-		}
+	// The folders that may hold the project's files: cwd and its parents,
+	// up to and including home, never the file-system root.
+	var dirs []string
+	homeAt := -1
+	for dir := cwd; ; {
 		parent := filepath.Dir(dir)
 		if parent == dir {
-			return "", nil, nil
+			break // the file-system root is never searched
+		}
+		dirs = append(dirs, dir)
+		if home != "" && sameDir(dir, home, homeInfo) {
+			homeAt = len(dirs) - 1
+			break
 		}
 		dir = parent
 	}
+	search := dirs[:min(1, len(dirs))]
+	root = cwd
+	for i, dir := range dirs {
+		if isProjectRoot(dir, i == homeAt) {
+			search, root = dirs[:i+1], dir
+			break
+		}
+	}
+	for _, dir := range search {
+		file := filepath.Join(dir, FileName)
+		info, err := os.Stat(file)
+		if err == nil && info.Mode().IsRegular() && (globalInfo == nil || !os.SameFile(info, globalInfo)) {
+			data, err := readSafe(file, "config file")
+			if err != nil {
+				return "", nil, "", fmt.Errorf("load config %s: %w", file, err)
+			}
+			return file, data, root, nil
+		}
+		if err != nil && !errors.Is(err, os.ErrNotExist) && !errors.Is(err, os.ErrPermission) {
+			return "", nil, "", fmt.Errorf("load config %s: %w", file, err)
+		}
+	}
+	return "", nil, root, nil
+}
+
+// isProjectRoot reports whether dir holds .git (any kind of file) or a .pi
+// folder; in the home folder (isHome) .pi is pi's own and does not count.
+func isProjectRoot(dir string, isHome bool) bool {
+	if _, err := os.Lstat(filepath.Join(dir, ".git")); err == nil {
+		return true
+	}
+	if isHome {
+		return false
+	}
+	info, err := os.Stat(filepath.Join(dir, ".pi"))
+	return err == nil && info.IsDir()
+}
+
+// sameDir reports whether dir is home, by name or (homeInfo non-nil) by
+// identity, so that a home reached through a symlink is still home.
+func sameDir(dir, home string, homeInfo os.FileInfo) bool {
+	if dir == home {
+		return true
+	}
+	if homeInfo == nil {
+		return false
+	}
+	info, err := os.Stat(dir)
+	return err == nil && os.SameFile(info, homeInfo)
 }
 
 // untrustedWarning says what an untrusted project file would have done and
 // how to trust it; a --config file (fromFlag) is trusted for a run only.
-func untrustedWarning(l *layer, status trustState, fromFlag bool) string {
+func untrustedWarning(l *layer, status trustResult, fromFlag bool) string {
 	var ignored []string
 	if l.baseURL != nil {
 		ignored = append(ignored, "model.base_url")
@@ -357,8 +442,13 @@ func untrustedWarning(l *layer, status trustState, fromFlag bool) string {
 		ignored = append(ignored, word+" "+strings.Join(names, ", "))
 	}
 	why := "is not trusted"
-	if status == trustChanged {
+	switch status.state {
+	case trustChanged:
 		why = "changed since it was trusted"
+	case trustGrantMoved:
+		why = "is no longer trusted because the " + status.detail
+	case trustGrantsUnseen:
+		why = "was trusted by an older pi that did not record where its extensions' fs grants point, so it must be trusted again"
 	}
 	how := fmt.Sprintf("run `pi trust` in %s to trust it, or pass --trust (or set PI_TRUST=1) for one run", filepath.Dir(l.file))
 	if fromFlag {
@@ -534,7 +624,9 @@ type ResolvedFSGrant struct {
 // is not the project root or beneath it, for example because a folder of
 // the project was replaced by a symlink to somewhere else, or because it
 // climbs out with "..". An absolute PATH may point anywhere: whoever wrote
-// it named the place.
+// it named the place. When PATH exists but is refused (not a directory,
+// outside the project) the result still has FSGrant and Real set, saying
+// where it points, for messages and for trust; otherwise it is zero.
 func ResolveFSGrant(grant, root string) (ResolvedFSGrant, error) {
 	g, err := ParseFSGrant(grant, root)
 	if err != nil {
@@ -549,7 +641,7 @@ func ResolveFSGrant(grant, root string) (ResolvedFSGrant, error) {
 		return ResolvedFSGrant{}, fmt.Errorf("fs grant %q: %w", grant, err)
 	}
 	if !st.IsDir() {
-		return ResolvedFSGrant{}, fmt.Errorf("fs grant %q: %s is not a directory (grants mount directories)", grant, g.Path)
+		return ResolvedFSGrant{FSGrant: g, Real: real}, fmt.Errorf("fs grant %q: %s is not a directory (grants mount directories)", grant, g.Path)
 	}
 	_, rel, _ := strings.Cut(grant, ":")
 	if !filepath.IsAbs(filepath.FromSlash(rel)) {
@@ -558,7 +650,7 @@ func ResolveFSGrant(grant, root string) (ResolvedFSGrant, error) {
 			return ResolvedFSGrant{}, fmt.Errorf("fs grant %q: project root: %w", grant, err)
 		}
 		if !Within(realRoot, real) {
-			return ResolvedFSGrant{}, fmt.Errorf("fs grant %q: resolves to %s, outside the project root %s; a project-relative grant must stay inside the project (write an absolute path to grant a folder elsewhere)", grant, real, realRoot)
+			return ResolvedFSGrant{FSGrant: g, Real: real}, fmt.Errorf("fs grant %q: resolves to %s, outside the project root %s; a project-relative grant must stay inside the project (write an absolute path to grant a folder elsewhere)", grant, real, realRoot)
 		}
 	}
 	return ResolvedFSGrant{FSGrant: g, Real: real}, nil

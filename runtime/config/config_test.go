@@ -233,6 +233,10 @@ func TestLoadFindsProject(t *testing.T) {
 	if err := os.MkdirAll(deep, 0o755); err != nil {
 		t.Fatal(err)
 	}
+	// The project root: pi.toml is searched from the cwd up to it.
+	if err := os.Mkdir(filepath.Join(e.proj, ".git"), 0o755); err != nil {
+		t.Fatal(err)
+	}
 	// A folder named pi.toml on the way up is not a config file.
 	if err := os.MkdirAll(filepath.Join(e.proj, "a", "pi.toml"), 0o755); err != nil {
 		t.Fatal(err)

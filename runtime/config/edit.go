@@ -13,6 +13,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/pi-go/pi/internal/atomicfile"
 )
 
 // Errors of AppendExtension and RemoveExtension, for errors.Is.
@@ -82,10 +84,7 @@ func AppendExtension(tomlPath string, e Extension) error {
 	if n := len(l.extensions); n == 0 || l.extensions[n-1].Name != e.Name {
 		return fmt.Errorf("append extension %q to %s: the result would not load it", e.Name, file)
 	}
-	if err := os.MkdirAll(filepath.Dir(file), 0o755); err != nil {
-		return fmt.Errorf("append extension %q to %s: %w", e.Name, file, err)
-	}
-	if err := writeFileAtomic(file, buf.Bytes(), 0o644); err != nil {
+	if err := atomicfile.WriteFile(file, buf.Bytes(), 0o644); err != nil {
 		return fmt.Errorf("append extension %q: %w", e.Name, err)
 	}
 	return nil
@@ -382,7 +381,7 @@ func RemoveExtension(tomlPath, name string) error {
 	if _, err := decodeTOML(file, out.Bytes()); err != nil {
 		return fmt.Errorf("remove extension %q from %s: the result would not parse: %w", name, file, err)
 	}
-	if err := writeFileAtomic(file, out.Bytes(), 0o644); err != nil {
+	if err := atomicfile.WriteFile(file, out.Bytes(), 0o644); err != nil {
 		return fmt.Errorf("remove extension %q: %w", name, err)
 	}
 	return nil

@@ -10,14 +10,18 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"time"
+
+	"github.com/pi-go/pi/internal/atomicfile"
 )
 
 // TrustFileName is the trust store's name inside PI_HOME.
 const TrustFileName = "trust.json"
 
 // trustStore is trust.json: the trusted project folders (absolute, symlinks
-// resolved) with the sha256 of the pi.toml that was trusted.
+// resolved) with the sha256 of the pi.toml that was trusted and where its
+// extensions' fs grants pointed.
 type trustStore struct {
 	Version  int                   `json:"version"`
 	Projects map[string]trustEntry `json:"projects"`
@@ -27,6 +31,28 @@ type trustEntry struct {
 	File      string    `json:"file"`
 	SHA256    string    `json:"sha256"`
 	TrustedAt time.Time `json:"trustedAt"`
+	// Grants are the fs grants of the file's extensions as trusted; always
+	// written (an empty list when there are none). Nil only in entries
+	// written before pi recorded grants: such an entry no longer trusts a
+	// file that has fs grants.
+	Grants []TrustedGrant `json:"grants"`
+}
+
+// TrustedGrant is one fs grant of a trusted project's extension and where it
+// pointed when the project was trusted.
+type TrustedGrant struct {
+	// Extension is the extension's name, Grant the grant as written
+	// ("ro:docs").
+	Extension string `json:"extension"`
+	Grant     string `json:"grant"`
+	// Real is where the grant's path really is, every symlink followed
+	// (ResolveFSGrant against the project root); empty when nothing is
+	// there.
+	Real string `json:"real,omitempty"`
+	// Problem says why the grant is refused (nothing there, not a folder, a
+	// project-relative grant that leaves the project); empty when it is a
+	// usable grant.
+	Problem string `json:"problem,omitempty"`
 }
 
 const trustStoreVersion = 1
@@ -34,19 +60,33 @@ const trustStoreVersion = 1
 type trustState int
 
 const (
-	untrusted    trustState = iota
-	trustChanged            // trusted once, but the file changed since
+	untrusted         trustState = iota
+	trustChanged                 // trusted once, but the file changed since
+	trustGrantMoved              // same file, but an fs grant points elsewhere now
+	trustGrantsUnseen            // trusted before grants were recorded; the file has fs grants
 	trusted
 )
 
-// Trust records projectFile's folder and the sha256 of its current content
-// in $piHome/trust.json, keeping the other entries. Later Loads apply that
-// file's tools.bash and [[extensions]] settings until its content changes.
+// trustResult is a trust state and, for trustGrantMoved, which grant moved
+// from where to where.
+type trustResult struct {
+	state  trustState
+	detail string
+}
+
+// Trust records projectFile's folder, the sha256 of its current content and
+// the real path of every fs grant of its extensions (ResolveFSGrant against
+// the file's folder, the project root) in $piHome/trust.json, keeping the
+// other entries. Later Loads apply that file's settings that need trust
+// until its content changes or one of those grants resolves somewhere else
+// (or stops resolving, or starts to). A grant that does not resolve now is
+// recorded as such, with the reason (TrustGrants returns it).
 //
 // # Errors
 //
-// An empty piHome, a projectFile that cannot be read, a corrupt trust.json,
-// or a failed write (trust.json is replaced atomically, never half written).
+// An empty piHome, a projectFile that cannot be read or that others can
+// change (ErrUnsafeFile), a corrupt or unsafe trust.json, or a failed write
+// (trust.json is replaced atomically, never half written).
 func Trust(piHome, projectFile string) error {
 	if piHome == "" {
 		return errors.New("trust project: no PI_HOME")
@@ -55,19 +95,68 @@ func Trust(piHome, projectFile string) error {
 	if err != nil {
 		return fmt.Errorf("trust project %s: %w", projectFile, err)
 	}
-	data, err := os.ReadFile(file)
+	data, err := readSafe(file, "config file")
 	if err != nil {
 		return fmt.Errorf("trust project %s: %w", file, err)
 	}
+	// A file that does not load runs nothing; its grants are not recorded
+	// (fixing it changes its sha256, which needs trust again anyway).
+	l, _ := parseLayer(file, data, ScopeProject)
+	grants := resolveGrants(l, filepath.Dir(file))
 	dir := canonicalDir(filepath.Dir(file))
 	err = updateTrustStore(piHome, func(store *trustStore) bool {
-		store.Projects[dir] = trustEntry{File: file, SHA256: digest(data), TrustedAt: time.Now().UTC().Truncate(time.Second)}
+		store.Projects[dir] = trustEntry{File: file, SHA256: digest(data), TrustedAt: time.Now().UTC().Truncate(time.Second), Grants: grants}
 		return true
 	})
 	if err != nil {
 		return fmt.Errorf("trust project %s: %w", file, err)
 	}
 	return nil
+}
+
+// TrustGrants returns the fs grants recorded for projectFile's folder in
+// $piHome/trust.json (nil when the folder is not trusted or was trusted
+// before grants were recorded), for `pi trust` to show.
+//
+// # Errors
+//
+// A corrupt or unsafe trust.json.
+func TrustGrants(piHome, projectFile string) ([]TrustedGrant, error) {
+	file, err := filepath.Abs(projectFile)
+	if err != nil {
+		return nil, fmt.Errorf("read trusted grants %s: %w", projectFile, err)
+	}
+	store, err := readTrustStore(piHome)
+	if err != nil {
+		return nil, fmt.Errorf("read trusted grants %s: %w", file, err)
+	}
+	return slices.Clone(store.Projects[canonicalDir(filepath.Dir(file))].Grants), nil
+}
+
+// resolveGrants resolves every fs grant of l's extensions against root, in
+// file order, each (extension, grant) once; never nil.
+func resolveGrants(l *layer, root string) []TrustedGrant {
+	out := []TrustedGrant{}
+	if l == nil {
+		return out
+	}
+	seen := map[[2]string]bool{}
+	for _, e := range l.extensions {
+		for _, g := range e.Grants.FS {
+			if seen[[2]string{e.Name, g}] {
+				continue
+			}
+			seen[[2]string{e.Name, g}] = true
+			rec := TrustedGrant{Extension: e.Name, Grant: g}
+			r, err := ResolveFSGrant(g, root)
+			rec.Real = r.Real // set when the path exists, even if refused
+			if err != nil {
+				rec.Problem = err.Error()
+			}
+			out = append(out, rec)
+		}
+	}
+	return out
 }
 
 // Untrust removes projectDir from $piHome/trust.json, keeping the other
@@ -104,46 +193,95 @@ func Untrust(piHome, projectDir string) error {
 }
 
 // IsTrusted reports whether projectFile's folder is in $piHome/trust.json
-// with the sha256 of projectFile's current content.
+// with the sha256 of projectFile's current content and with every fs grant
+// of its extensions still resolving (against projectFile's folder) where it
+// did when trusted.
 //
 // # Errors
 //
-// A projectFile that cannot be read or a corrupt trust.json.
+// A projectFile that cannot be read or that others can change
+// (ErrUnsafeFile), or a corrupt or unsafe trust.json.
 func IsTrusted(piHome, projectFile string) (bool, error) {
 	file, err := filepath.Abs(projectFile)
 	if err != nil {
 		return false, fmt.Errorf("check trust %s: %w", projectFile, err)
 	}
-	data, err := os.ReadFile(file)
+	data, err := readSafe(file, "config file")
 	if err != nil {
 		return false, fmt.Errorf("check trust %s: %w", file, err)
 	}
-	st, err := trustStatus(piHome, file, data)
+	l, _ := parseLayer(file, data, ScopeProject)
+	st, err := trustStatus(piHome, file, data, filepath.Dir(file), l)
 	if err != nil {
 		return false, fmt.Errorf("check trust %s: %w", file, err)
 	}
-	return st == trusted, nil
+	return st.state == trusted, nil
 }
 
-// trustStatus checks the content data of the absolute path file.
-func trustStatus(piHome, file string, data []byte) (trustState, error) {
+// trustStatus checks the content data of the absolute path file, whose
+// decoded layer is l (nil when it does not decode), with relative grants
+// taken against root.
+func trustStatus(piHome, file string, data []byte, root string, l *layer) (trustResult, error) {
 	if piHome == "" {
-		return untrusted, nil
+		return trustResult{state: untrusted}, nil
 	}
 	store, err := readTrustStore(piHome)
 	if err != nil {
-		return untrusted, err
+		return trustResult{state: untrusted}, err
 	}
 	e, ok := store.Projects[canonicalDir(filepath.Dir(file))]
 	switch {
 	case !ok:
-		return untrusted, nil
+		return trustResult{state: untrusted}, nil
 	case e.SHA256 != digest(data) && filepath.Base(e.File) != filepath.Base(file):
-		return untrusted, nil // another file of that folder was trusted
+		return trustResult{state: untrusted}, nil // another file of that folder was trusted
 	case e.SHA256 != digest(data):
-		return trustChanged, nil
+		return trustResult{state: trustChanged}, nil
 	}
-	return trusted, nil
+	now := resolveGrants(l, root)
+	if e.Grants == nil {
+		if len(now) > 0 {
+			return trustResult{state: trustGrantsUnseen}, nil
+		}
+		return trustResult{state: trusted}, nil
+	}
+	was := map[[2]string]TrustedGrant{}
+	for _, g := range e.Grants {
+		was[[2]string{g.Extension, g.Grant}] = g
+	}
+	for _, g := range now {
+		old, ok := was[[2]string{g.Extension, g.Grant}]
+		if !ok {
+			return trustResult{state: trustGrantMoved, detail: fmt.Sprintf("fs grant %q of extension %q was not recorded when it was trusted", g.Grant, g.Extension)}, nil
+		}
+		if old.Real != g.Real || (old.Problem == "") != (g.Problem == "") {
+			return trustResult{state: trustGrantMoved, detail: fmt.Sprintf("fs grant %q of extension %q pointed to %s when it was trusted and now %s",
+				g.Grant, g.Extension, describeTarget(old), describeNow(g))}, nil
+		}
+	}
+	return trustResult{state: trusted}, nil
+}
+
+// describeTarget says where a recorded grant pointed.
+func describeTarget(g TrustedGrant) string {
+	switch {
+	case g.Real == "":
+		return "nothing (" + g.Problem + ")"
+	case g.Problem != "":
+		return g.Real + " (refused: " + g.Problem + ")"
+	}
+	return g.Real
+}
+
+// describeNow says where a grant points now.
+func describeNow(g TrustedGrant) string {
+	switch {
+	case g.Real == "":
+		return "does not resolve (" + g.Problem + ")"
+	case g.Problem != "":
+		return "points to " + g.Real + " (refused: " + g.Problem + ")"
+	}
+	return "points to " + g.Real
 }
 
 // canonicalDir resolves symlinks so that one folder has one entry however
@@ -164,7 +302,7 @@ func digest(data []byte) string {
 // empty store.
 func readTrustStore(piHome string) (*trustStore, error) {
 	file := filepath.Join(piHome, TrustFileName)
-	data, err := os.ReadFile(file)
+	data, err := readSafe(file, "trust store")
 	if errors.Is(err, os.ErrNotExist) {
 		return &trustStore{Version: trustStoreVersion, Projects: map[string]trustEntry{}}, nil
 	}
@@ -218,7 +356,7 @@ func updateTrustStore(piHome string, change func(*trustStore) bool) error {
 	if err != nil {
 		return fmt.Errorf("write trust store: %w", err)
 	}
-	return writeFileAtomic(filepath.Join(piHome, TrustFileName), append(data, '\n'), 0o600)
+	return atomicfile.WriteFile(filepath.Join(piHome, TrustFileName), append(data, '\n'), 0o600)
 }
 
 // lockTrustStore takes $piHome/trust.json.lock, waiting for another holder
@@ -245,37 +383,4 @@ func lockTrustStore(piHome string) (unlock func(), err error) {
 		}
 		time.Sleep(wait)
 	}
-}
-
-// writeFileAtomic writes data to a temporary file next to file and renames
-// it over file, so readers see the old or the new content, never a part.
-// An existing file keeps its permission bits; a new one gets perm.
-func writeFileAtomic(file string, data []byte, perm os.FileMode) error {
-	if info, err := os.Stat(file); err == nil {
-		perm = info.Mode().Perm()
-	}
-	tmp, err := os.CreateTemp(filepath.Dir(file), "."+filepath.Base(file)+".tmp-*")
-	if err != nil {
-		return fmt.Errorf("write %s: %w", file, err)
-	}
-	defer os.Remove(tmp.Name()) // no-op after the rename
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		return fmt.Errorf("write %s: %w", file, err)
-	}
-	if err := tmp.Chmod(perm); err != nil {
-		tmp.Close()
-		return fmt.Errorf("write %s: %w", file, err)
-	}
-	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		return fmt.Errorf("write %s: %w", file, err)
-	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("write %s: %w", file, err)
-	}
-	if err := os.Rename(tmp.Name(), file); err != nil {
-		return fmt.Errorf("write %s: %w", file, err)
-	}
-	return nil
 }
