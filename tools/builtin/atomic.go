@@ -25,7 +25,7 @@ import (
 // EACCES), or creating, writing, syncing or renaming the temporary file
 // fails. On any error the old file is intact and no temporary file is left.
 func WriteFileAtomic(path string, data []byte, defaultMode os.FileMode) error {
-	target := realPath(path)
+	target := RealPath(path)
 	dir := filepath.Dir(target)
 	mode := defaultMode.Perm()
 	var existing os.FileInfo

@@ -1,8 +1,6 @@
 package builtin
 
 import (
-	"os"
-	"path/filepath"
 	"sync"
 )
 
@@ -29,7 +27,7 @@ type fileLock struct {
 //
 // WithFileLock returns what fn returns.
 func WithFileLock(path string, fn func() error) error {
-	key := realPath(path)
+	key := RealPath(path)
 	fileLocks.Lock()
 	l := fileLocks.m[key]
 	if l == nil {
@@ -57,40 +55,4 @@ func fileLockCount() int {
 	fileLocks.Lock()
 	defer fileLocks.Unlock()
 	return len(fileLocks.m)
-}
-
-// realPath resolves path to an absolute path with every symlink followed. A
-// missing file (or a dangling symlink's missing target) is resolved through
-// its parent folder; what cannot be resolved at all stays as the cleaned
-// absolute path.
-func realPath(path string) string {
-	p, err := filepath.Abs(path)
-	if err != nil {
-		p = filepath.Clean(path)
-	}
-	for range 40 { // the usual limit on symlink hops
-		if r, err := filepath.EvalSymlinks(p); err == nil {
-			return r
-		}
-		fi, err := os.Lstat(p)
-		if err != nil {
-			dir, base := filepath.Split(p)
-			if dir == p || base == "" {
-				return p
-			}
-			return filepath.Join(realPath(filepath.Clean(dir)), base)
-		}
-		if fi.Mode()&os.ModeSymlink == 0 {
-			return p
-		}
-		target, err := os.Readlink(p)
-		if err != nil {
-			return p
-		}
-		if !filepath.IsAbs(target) {
-			target = filepath.Join(filepath.Dir(p), target)
-		}
-		p = target
-	}
-	return p
 }

@@ -108,8 +108,8 @@ func TestRealPath(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(filepath.Base(tt.in), func(t *testing.T) {
-			if got := realPath(tt.in); got != tt.want {
-				t.Errorf("realPath(%q) = %q, want %q", tt.in, got, tt.want)
+			if got := RealPath(tt.in); got != tt.want {
+				t.Errorf("RealPath(%q) = %q, want %q", tt.in, got, tt.want)
 			}
 		})
 	}

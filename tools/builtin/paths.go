@@ -1,12 +1,15 @@
 package builtin
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
 
 	"golang.org/x/text/unicode/norm"
+
+	"github.com/pi-go/pi/runtime/tool"
 )
 
 // unicodeSpaces are the space characters models and terminals slip into
@@ -104,3 +107,95 @@ func pathExists(p string) bool {
 	_, err := os.Lstat(p)
 	return err == nil
 }
+
+// maxSymlinkHops bounds how many symlinks RealPath follows (a loop ends
+// there), as the kernel's own limit does.
+const maxSymlinkHops = 255
+
+// RealPath returns where opening p really lands: p made absolute (against
+// the process's working directory) and cleaned, then every symlink on the
+// way followed, component by component, as the kernel follows them (a
+// relative link target is read from the link's real folder). When a
+// component does not exist, the remaining names are joined unchanged to the
+// real path reached so far: a file not created yet is named by the real path
+// of its deepest existing parent plus the rest, and a dangling symlink by
+// where its target would be created. After maxSymlinkHops links (a loop) the
+// path reached so far is returned with the rest joined to it.
+//
+// write and edit write to RealPath of the resolved path, and the paths that
+// tool_call hooks see are RealPath of what each tool opens.
+func RealPath(p string) string {
+	abs, err := filepath.Abs(p)
+	if err != nil {
+		abs = filepath.Clean(p)
+	}
+	sep := string(filepath.Separator)
+	vol := filepath.VolumeName(abs)
+	root := vol + sep
+	rest := splitPath(abs[len(vol):])
+	resolved := root
+	hops := 0
+	for i := 0; i < len(rest); i++ {
+		name := rest[i]
+		switch name {
+		case "", ".":
+			continue
+		case "..":
+			resolved = filepath.Dir(resolved)
+			continue
+		}
+		next := filepath.Join(resolved, name)
+		fi, err := os.Lstat(next)
+		if err != nil || fi.Mode()&os.ModeSymlink == 0 {
+			if err != nil {
+				return filepath.Join(append([]string{next}, rest[i+1:]...)...)
+			}
+			resolved = next
+			continue
+		}
+		hops++
+		target, err := os.Readlink(next)
+		if err != nil || hops > maxSymlinkHops {
+			return filepath.Join(append([]string{next}, rest[i+1:]...)...)
+		}
+		if filepath.IsAbs(target) {
+			tv := filepath.VolumeName(target)
+			resolved = tv + sep
+			target = target[len(tv):]
+		}
+		rest = append(splitPath(target), rest[i+1:]...)
+		i = -1
+	}
+	return resolved
+}
+
+func splitPath(p string) []string {
+	return strings.FieldsFunc(p, func(r rune) bool { return r == filepath.Separator || r == '/' })
+}
+
+// readTarget is the file a read call opens.
+func readTarget(cwd, p string) string { return ResolveReadPath(cwd, p) }
+
+// writeTarget is the file a write or edit call writes.
+func writeTarget(cwd, p string) string { return ResolvePath(cwd, p) }
+
+// searchTarget is the folder (or, for grep, the file) a grep, find or ls
+// call starts from; nil means the working directory.
+func searchTarget(cwd string, p *string) string { return ResolvePath(cwd, deref(p, ".")) }
+
+// pathsOf makes a tool's tool.PathsFunc: it decodes the validated input as
+// the tool's Execute does and returns the real path of the one place target
+// names.
+func pathsOf[A any](decode func(json.RawMessage, any) error, target func(cwd string, args *A) string) tool.PathsFunc {
+	return func(input json.RawMessage, cwd string) ([]string, error) {
+		var args A
+		if err := decode(input, &args); err != nil {
+			return nil, err
+		}
+		return []string{RealPath(target(cwd, &args))}, nil
+	}
+}
+
+func decodeLoose(raw json.RawMessage, v any) error { return decodeArgs(raw, v, false) }
+
+func decodeEdit(raw json.RawMessage, v any) error { return decodeArgs(raw, v, true) }
