@@ -167,6 +167,7 @@ func tool(ex execute) []byte {
 		Text string   `json:"text"`
 		Name string   `json:"name"`
 		Argv []string `json:"argv"`
+		Cwd  string   `json:"cwd"`
 		MS   int      `json:"ms"`
 		N    int      `json:"n"`
 	}
@@ -200,6 +201,9 @@ func tool(ex execute) []byte {
 		params := map[string]any{"argv": in.Argv}
 		if in.MS > 0 {
 			params["timeoutMs"] = in.MS
+		}
+		if in.Cwd != "" {
+			params["cwd"] = in.Cwd
 		}
 		res, err := hostCall("exec", params)
 		if err != nil {
