@@ -239,3 +239,18 @@ func TestRealPathFollowsLinksAsTheKernel(t *testing.T) {
 		t.Errorf("kernel wrote elsewhere: %q", got)
 	}
 }
+
+// BenchmarkCallPaths is what a tool_call hook costs the pipeline before the
+// hook itself: decoding the input and resolving its real path.
+func BenchmarkCallPaths(b *testing.B) {
+	dir := b.TempDir()
+	mustWrite(b, filepath.Join(dir, "a", "b", "c", "file.go"), "x")
+	paths := ReadDefinition().Paths
+	in := json.RawMessage(`{"path":"a/b/c/file.go"}`)
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := paths(in, dir); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
