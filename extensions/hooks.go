@@ -56,6 +56,9 @@ func (e *Extension) toolCallHook(ctx context.Context, c tool.CallInfo) (tool.Too
 	if len(c.Input) == 0 {
 		c.Input = json.RawMessage("{}")
 	}
+	if c.Paths == nil {
+		c.Paths = []string{} // always present: [] is "opens no paths it names"
+	}
 	req, err := encodeRequest(method, c)
 	if err != nil {
 		return tool.ToolCallDecision{}, err

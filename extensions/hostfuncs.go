@@ -8,7 +8,6 @@ import (
 	"io"
 	"os"
 	"os/exec"
-	"path"
 	"path/filepath"
 	"strings"
 	"time"
@@ -16,6 +15,8 @@ import (
 	"github.com/hashicorp/go-hclog"
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/api"
+
+	"github.com/pi-go/pi/runtime/execgrant"
 )
 
 // Return codes of the host imports for ABI misuse (all negative).
@@ -208,31 +209,18 @@ func (e *Extension) handleHostCall(ctx context.Context, b []byte) []byte {
 	}
 }
 
-// execAllowed reports whether argv0 matches a granted exec pattern.
-func execAllowed(patterns []string, argv0 string) bool {
-	for _, p := range patterns {
-		if p == argv0 {
-			return true
-		}
-		if ok, err := path.Match(p, argv0); err == nil && ok {
-			return true
-		}
-	}
-	return false
-}
-
 // exec runs a granted command outside the sandbox, bounded by the call's
 // deadline and timeoutMs. Its environment is PATH plus the granted names.
 func (e *Extension) exec(ctx context.Context, p execParams) (execResult, error) {
 	if len(p.Argv) == 0 || p.Argv[0] == "" {
 		return execResult{}, errors.New("exec: argv must name a command")
 	}
-	if !execAllowed(e.grants.Exec, p.Argv[0]) {
+	if !execgrant.Allowed(e.grants.Exec, p.Argv) {
 		granted := "none"
 		if len(e.grants.Exec) > 0 {
 			granted = strings.Join(e.grants.Exec, ", ")
 		}
-		return execResult{}, fmt.Errorf("permission denied: extension %s may not exec %q (grants.exec: %s)", e.name, p.Argv[0], granted)
+		return execResult{}, fmt.Errorf("permission denied: extension %s may not exec %q (grants.exec: %s)", e.name, p.Argv, granted)
 	}
 	if p.TimeoutMS < 0 {
 		return execResult{}, errors.New("exec: timeoutMs must not be negative")
@@ -242,12 +230,9 @@ func (e *Extension) exec(ctx context.Context, p execParams) (execResult, error) 
 		ctx, cancel = context.WithTimeout(ctx, time.Duration(p.TimeoutMS)*time.Millisecond)
 		defer cancel()
 	}
-	dir := e.host.opts.Cwd
-	if p.Cwd != "" {
-		dir = p.Cwd
-		if !filepath.IsAbs(dir) {
-			dir = filepath.Join(e.host.opts.Cwd, dir)
-		}
+	dir, err := e.execDir(p.Cwd)
+	if err != nil {
+		return execResult{}, err
 	}
 	cmd := exec.CommandContext(ctx, p.Argv[0], p.Argv[1:]...)
 	cmd.Dir = dir
@@ -265,7 +250,7 @@ func (e *Extension) exec(ctx context.Context, p execParams) (execResult, error) 
 	cmd.Stdout, cmd.Stderr = stdout, stderr
 	cmd.WaitDelay = execWaitDelay
 	killGroup(cmd)
-	err := cmd.Run()
+	err = cmd.Run()
 	res := execResult{Stdout: stdout.String(), Stderr: stderr.String()}
 	var exitErr *exec.ExitError
 	switch {
@@ -277,6 +262,59 @@ func (e *Extension) exec(ctx context.Context, p execParams) (execResult, error) 
 		return execResult{}, fmt.Errorf("exec %s: %w", p.Argv[0], err)
 	}
 	return res, nil
+}
+
+// execDir is where an exec runs: cwd joined to the project root when
+// relative ("" is the project root itself), with every symlink resolved,
+// which must be one of the extension's fs grants or lie beneath one
+// (read-only grants count: running there writes nothing by itself). The
+// real path is returned, so the command starts where it was checked.
+func (e *Extension) execDir(cwd string) (string, error) {
+	root := e.host.opts.ProjectRoot
+	dir := root
+	if cwd != "" {
+		dir = cwd
+		if !filepath.IsAbs(dir) {
+			dir = filepath.Join(root, dir)
+		}
+	}
+	dir = filepath.Clean(dir)
+	granted := "none"
+	if len(e.grants.FS) > 0 {
+		granted = strings.Join(e.grants.FS, ", ")
+	}
+	real, err := filepath.EvalSymlinks(dir)
+	if err != nil {
+		return "", fmt.Errorf("exec: cwd %s: %w", dir, err)
+	}
+	for _, m := range e.mounts {
+		mr, err := filepath.EvalSymlinks(m.dir)
+		if err != nil {
+			continue
+		}
+		if pathWithin(mr, real) {
+			return real, nil
+		}
+	}
+	shown := dir
+	if real != dir {
+		shown = fmt.Sprintf("%s (really %s)", dir, real)
+	}
+	hint := "pass a cwd inside one of them"
+	if cwd == "" {
+		shown = "the project root " + shown
+		hint = "pass a cwd inside one of them, or grant fs=ro:. to run in the project root"
+	}
+	return "", fmt.Errorf("permission denied: extension %s may not exec in %s: it is outside the extension's fs grants (grants.fs: %s); %s", e.name, shown, granted, hint)
+}
+
+// pathWithin reports whether path is dir or beneath it (both absolute and
+// clean).
+func pathWithin(dir, path string) bool {
+	if dir == path || dir == string(filepath.Separator) {
+		return true
+	}
+	return strings.HasPrefix(path, dir+string(filepath.Separator))
 }
 
 // capped keeps the first max bytes written to it.

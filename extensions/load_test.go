@@ -20,7 +20,7 @@ func TestLoadAndExecute(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e := load(t, h, extensions.Spec{Name: "good", Path: path, SHA256: sum, Scope: "project", Grants: extensions.Grants{Exec: []string{"echo"}}})
+	e := load(t, h, extensions.Spec{Name: "good", Path: path, SHA256: sum, Scope: "project", Grants: extensions.Grants{Exec: []string{"echo"}, FS: []string{"ro:."}}})
 	info := e.Info()
 	if info.Name != "good" || info.Version != "1.2.3" || info.SHA256 != sum || info.Path != path || info.Scope != "project" {
 		t.Fatalf("info = %+v", info)

@@ -14,6 +14,8 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/tetratelabs/wazero"
+
+	"github.com/pi-go/pi/runtime/execgrant"
 )
 
 // mount is one resolved fs grant.
@@ -48,11 +50,8 @@ func resolveGrants(g Grants, root string) (Grants, []mount, error) {
 		out.FS = append(out.FS, mode+":"+p)
 	}
 	for _, pat := range g.Exec {
-		if pat == "" {
-			return Grants{}, nil, fmt.Errorf("grants.exec: empty pattern")
-		}
-		if _, err := filepath.Match(pat, ""); err != nil {
-			return Grants{}, nil, fmt.Errorf("grants.exec %q: %w", pat, err)
+		if err := execgrant.Validate(pat); err != nil {
+			return Grants{}, nil, fmt.Errorf("grants.exec: %w", err)
 		}
 		out.Exec = append(out.Exec, pat)
 	}

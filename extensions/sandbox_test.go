@@ -90,9 +90,9 @@ func TestSandbox(t *testing.T) {
 		{"granted env", "env", map[string]string{"name": "PI_GRANTED"}, false, `set=true value="yes" environ=1`},
 		{"env not granted", "env", map[string]string{"name": "PI_NOT_GRANTED"}, false, `set=false value=""`},
 		{"host env not leaked", "env", map[string]string{"name": "PATH"}, false, `set=false`},
-		{"exec granted by glob", "exec", map[string]any{"argv": []string{"echo", "from", "guest"}}, false, `"stdout":"from guest\n"`},
-		{"exec not granted", "exec", map[string]any{"argv": []string{"cat", f.secret}}, true, `permission denied: extension sandbox may not exec "cat" (grants.exec: ech?, sh)`},
-		{"exec by path not granted", "exec", map[string]any{"argv": []string{"/bin/echo", "x"}}, true, "permission denied"},
+		{"exec granted by glob", "exec", map[string]any{"argv": []string{"echo", "from", "guest"}, "cwd": "src"}, false, `"stdout":"from guest\n"`},
+		{"exec not granted", "exec", map[string]any{"argv": []string{"cat", f.secret}, "cwd": "src"}, true, `permission denied: extension sandbox may not exec ["cat" "` + f.secret + `"] (grants.exec: ech?, sh)`},
+		{"exec by path not granted", "exec", map[string]any{"argv": []string{"/bin/echo", "x"}, "cwd": "src"}, true, "permission denied"},
 		{"clocks and random are real", "clock", map[string]any{}, false, "year=" + time.Now().Format("2006")},
 		{"init params", "init_params", map[string]any{}, false, `"abi":1,"host":{"name":"pi-test","version":"9.9.9"},"cwd":"` + f.root + `","config":{"greeting":"hi"}`},
 	}
@@ -210,7 +210,7 @@ func TestSandboxExecTimeoutKillsTheGroup(t *testing.T) {
 	f := newSandbox(t, extensions.Limits{})
 	pidFile := filepath.Join(t.TempDir(), "pid")
 	start := time.Now()
-	r := f.call(t, "exec", map[string]any{"argv": []string{"sh", "-c", "sleep 60 & echo $! > " + pidFile + "; wait"}, "ms": 300})
+	r := f.call(t, "exec", map[string]any{"argv": []string{"sh", "-c", "sleep 60 & echo $! > " + pidFile + "; wait"}, "ms": 300, "cwd": f.rw})
 	if d := time.Since(start); d > 10*time.Second {
 		t.Fatalf("exec held the call for %s", d)
 	}

@@ -309,6 +309,7 @@ func (r *registry) hookToolCall(c ToolCall) (any, error) {
 				return nil, fmt.Errorf("encode replaced input of %s: %w", c.ToolName, err)
 			}
 			c.Input, replaced = b, true
+			c.Paths = nil // they were the old input's; only the host can resolve the new one
 		}
 	}
 	if replaced {

@@ -216,12 +216,19 @@ func TestToolCallHooksChain(t *testing.T) {
 		{"panic fails", []func(ToolCall) ToolCallDecision{
 			func(c ToolCall) ToolCallDecision { panic("boom") },
 		}, `error: panic in tool_call hook: boom`},
+		{"paths arrive", []func(ToolCall) ToolCallDecision{
+			func(c ToolCall) ToolCallDecision { return Deny(fmt.Sprintf("%q", c.Paths)) },
+		}, `{"block":true,"reason":"[\"/real/a.txt\"]"}`},
+		{"paths of the old input are not shown after a replace", []func(ToolCall) ToolCallDecision{
+			func(c ToolCall) ToolCallDecision { return ToolCallDecision{Input: map[string]string{"path": "b.txt"}} },
+			func(c ToolCall) ToolCallDecision { return Deny(fmt.Sprintf("%q", c.Paths)) },
+		}, `{"block":true,"reason":"[]"}`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			r := greeter()
 			r.toolCall = tc.hooks
-			ok, res, msg := call(t, r, "hook.tool_call", map[string]any{"toolName": "write", "toolCallId": "c", "input": map[string]string{"path": "a.txt"}})
+			ok, res, msg := call(t, r, "hook.tool_call", map[string]any{"toolName": "write", "toolCallId": "c", "input": map[string]string{"path": "a.txt"}, "paths": []string{"/real/a.txt"}})
 			got := string(res)
 			if !ok {
 				got = "error: " + msg

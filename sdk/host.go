@@ -139,7 +139,10 @@ func HostCall(method string, params, result any) error {
 
 // ExecOptions are the optional parts of Exec.
 type ExecOptions struct {
-	// Cwd is the directory to run in; "" is the host's working directory.
+	// Cwd is the directory to run in: absolute, or relative to the project
+	// root; "" is the project root. Its real path (symlinks resolved) must
+	// be one of the extension's fs grants or lie beneath one, or the host
+	// refuses with permission denied.
 	Cwd string
 	// Timeout stops the command; 0 is the host's default.
 	Timeout time.Duration
@@ -155,8 +158,11 @@ type ExecResult struct {
 }
 
 // Exec runs a command on the host, outside the sandbox. The host allows it
-// only when argv[0] matches one of the extension's exec grants. A command
-// that runs and exits non-zero is not an error: see ExitCode.
+// only when argv matches one of the extension's exec grants (a bare name
+// such as "git" allows any arguments; "git status*" is matched against the
+// whole argv, see docs/abi.md) and its directory lies inside the
+// extension's fs grants. A command that runs and exits non-zero is not an
+// error: see ExitCode.
 //
 // # Errors
 //

@@ -99,6 +99,18 @@ type ToolCall struct {
 	ToolName   string          `json:"toolName"`
 	ToolCallID string          `json:"toolCallId"`
 	Input      json.RawMessage `json:"input"`
+	// Paths are the absolute host paths the call will open, with every
+	// symlink resolved (for a file not created yet: the real path of its
+	// deepest existing parent joined with the rest), resolved by the host
+	// exactly as the tool resolves its arguments ("~", a leading "@",
+	// relative to the call's cwd). The built-in read, write, edit, ls, find
+	// and grep report the file or folder they open; other tools report none
+	// (empty). Match rules against these as well as against the arguments:
+	// "~/.ssh/x", "a/../.env" and a symlink to .env all show their real
+	// target here. Nil when an earlier OnToolCall function of this same
+	// extension replaced Input (the host recomputes them for the next
+	// extension's hooks).
+	Paths []string `json:"paths"`
 }
 
 // DecodeInput decodes the call's arguments into v. Unknown fields are allowed

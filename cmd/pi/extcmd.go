@@ -14,6 +14,7 @@ import (
 	"github.com/pi-go/pi/extensions"
 	"github.com/pi-go/pi/internal/atomicfile"
 	"github.com/pi-go/pi/runtime/config"
+	"github.com/pi-go/pi/runtime/execgrant"
 )
 
 const extUsage = `
@@ -33,7 +34,11 @@ step fails nothing is written.
 Grants are deny-by-default; give them with --grant, repeatable:
   --grant fs=ro:.          read-only access to the project folder
   --grant fs=rw:build      read-write access to build/
-  --grant exec=git         may run git through the host
+  --grant exec='git status*'
+                           may run "git status" with any arguments, in a
+                           directory inside its fs grants (a bare name such
+                           as exec=git allows any arguments; install warns
+                           about commands that can run arbitrary code)
   --grant env=HOME         may read the HOME environment variable
 
 list shows every configured extension (global and project): name, version,
@@ -114,6 +119,9 @@ func cmdExtInstall(args []string, stdout, stderr io.Writer) int {
 			}
 			g.FS = append(g.FS, v)
 		case "exec":
+			if err := execgrant.Validate(v); err != nil {
+				return usageError(stderr, "ext install", "--grant exec=%s: %v", v, err)
+			}
 			g.Exec = append(g.Exec, v)
 		case "env":
 			g.Env = append(g.Env, v)
@@ -176,6 +184,14 @@ func cmdExtInstall(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stdout, "  hooks: %s\n", strings.Join(info.Hooks, ", "))
 	}
 	fmt.Fprintf(stdout, "  grants: %s\n", describeGrants(g))
+	for _, pat := range g.Exec {
+		if why := execgrant.RunsCode(pat); why != "" {
+			fmt.Fprintf(stderr, "pi ext install: warning: %s. An extension that can run code outside its sandbox can do anything you can.\n", why)
+		}
+	}
+	if len(g.Exec) > 0 && len(g.FS) == 0 {
+		fmt.Fprintf(stdout, "  note: exec runs only in a directory inside the fs grants, and it has none; add --grant fs=ro:. to let it run in the project.\n")
+	}
 	if missing := missingGrants(info.Wants, g); missing != "" {
 		fmt.Fprintf(stdout, "  note: it asks for %s, which you did not grant; reinstall with --grant to give it.\n", missing)
 	}

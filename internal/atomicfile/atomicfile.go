@@ -18,6 +18,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"syscall"
 )
 
@@ -105,41 +106,69 @@ func WriteFile(path string, data []byte, defaultMode os.FileMode) error {
 	return nil
 }
 
-// Target returns the file a write of path lands on: path made absolute with
-// every symlink followed. A missing file (or a dangling symlink's missing
-// target) is resolved through its parent folder; what cannot be resolved at
-// all stays as the cleaned absolute path. Locks that serialize writes of one
-// file key on Target so that every name of the file shares one lock.
+// maxSymlinkHops bounds how many symlinks Target follows (a loop ends
+// there), as the kernel's own limit does.
+const maxSymlinkHops = 255
+
+// Target returns where opening path really lands: path made absolute
+// (against the process's working directory) and cleaned, then every symlink
+// on the way followed, component by component, as the kernel follows them
+// (a relative link target is read from the link's real folder). When a
+// component does not exist, the remaining names are joined unchanged to the
+// real path reached so far: a file not created yet is named by the real
+// path of its deepest existing parent plus the rest, and a dangling symlink
+// by where its target would be created. After maxSymlinkHops links (a loop)
+// the path reached so far is returned with the rest joined to it.
+//
+// WriteFile writes to Target; locks that serialize writes of one file key
+// on it, so that every name of the file shares one lock; and the paths that
+// tool_call hooks see are Target of what each tool opens.
 func Target(path string) string {
-	p, err := filepath.Abs(path)
+	abs, err := filepath.Abs(path)
 	if err != nil {
-		p = filepath.Clean(path)
+		abs = filepath.Clean(path)
 	}
-	for range 40 { // the usual limit on symlink hops
-		if r, err := filepath.EvalSymlinks(p); err == nil {
-			return r
+	sep := string(filepath.Separator)
+	vol := filepath.VolumeName(abs)
+	resolved := vol + sep
+	rest := splitPath(abs[len(vol):])
+	hops := 0
+	for i := 0; i < len(rest); i++ {
+		name := rest[i]
+		switch name {
+		case "", ".":
+			continue
+		case "..":
+			resolved = filepath.Dir(resolved)
+			continue
 		}
-		fi, err := os.Lstat(p)
+		next := filepath.Join(resolved, name)
+		fi, err := os.Lstat(next)
 		if err != nil {
-			dir, base := filepath.Split(p)
-			if dir == p || base == "" {
-				return p
-			}
-			return filepath.Join(Target(filepath.Clean(dir)), base)
+			return filepath.Join(append([]string{next}, rest[i+1:]...)...)
 		}
 		if fi.Mode()&os.ModeSymlink == 0 {
-			return p
+			resolved = next
+			continue
 		}
-		link, err := os.Readlink(p)
-		if err != nil {
-			return p
+		hops++
+		link, err := os.Readlink(next)
+		if err != nil || hops > maxSymlinkHops {
+			return filepath.Join(append([]string{next}, rest[i+1:]...)...)
 		}
-		if !filepath.IsAbs(link) {
-			link = filepath.Join(filepath.Dir(p), link)
+		if filepath.IsAbs(link) {
+			lv := filepath.VolumeName(link)
+			resolved = lv + sep
+			link = link[len(lv):]
 		}
-		p = link
+		rest = append(splitPath(link), rest[i+1:]...)
+		i = -1
 	}
-	return p
+	return resolved
+}
+
+func splitPath(p string) []string {
+	return strings.FieldsFunc(p, func(r rune) bool { return r == filepath.Separator || r == '/' })
 }
 
 // CheckWritable reports whether the existing file at path (described by fi)

@@ -380,6 +380,8 @@ func TestLoadErrors(t *testing.T) {
 			`FILE:6: key "extensions[0].grants.fs[0]": bad fs grant "rw:": empty PATH`},
 		{"exec pattern", ext("a", shaA) + "[extensions.grants]\nexec = [\"git[\"]\n",
 			`FILE:6: key "extensions[0].grants.exec[0]": bad exec pattern "git[": syntax error in pattern`},
+		{"exec pattern with a dangling escape", ext("a", shaA) + "[extensions.grants]\nexec = [\"git status*\", \"git log \\\\\"]\n",
+			`FILE:6: key "extensions[0].grants.exec[1]": bad exec pattern "git log \\": it ends in a lone \ (write \\ for a backslash)`},
 		{"env name", ext("a", shaA) + "[extensions.grants]\nenv = [\"HOME\", \"A=B\"]\n",
 			`FILE:6: key "extensions[0].grants.env[1]": "A=B" is not an environment variable name`},
 		{"negative memory", ext("a", shaA) + "[extensions.limits]\nmemory_mb = -64\n",

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"math"
 	"net/url"
-	"path"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -16,6 +15,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/BurntSushi/toml"
+
+	"github.com/pi-go/pi/runtime/execgrant"
 )
 
 // layer is one pi.toml, decoded and validated; nil pointers are keys the
@@ -460,15 +461,7 @@ func (d *decoder) extension(key string, v any) (Extension, bool) {
 				})
 			}
 			if v, ok := g["exec"]; ok {
-				e.Grants.Exec, _ = d.strings(joinKey(gk, "exec"), v, func(s string) error {
-					if s == "" {
-						return errors.New("empty exec pattern")
-					}
-					if _, err := path.Match(s, ""); err != nil {
-						return fmt.Errorf("bad exec pattern %q: %w", s, err)
-					}
-					return nil
-				})
+				e.Grants.Exec, _ = d.strings(joinKey(gk, "exec"), v, execgrant.Validate)
 			}
 			if v, ok := g["env"]; ok {
 				e.Grants.Env, _ = d.strings(joinKey(gk, "env"), v, func(s string) error {

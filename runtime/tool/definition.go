@@ -86,6 +86,13 @@ type ExecuteFunc func(ctx context.Context, call Call, tc Context) (Result, error
 // sloppy shapes the model sends). It returns the arguments to validate.
 type PrepareFunc func(raw json.RawMessage) (json.RawMessage, error)
 
+// PathsFunc lists the paths a call will open: absolute, with every symlink
+// resolved (for a file that does not exist yet, the real path of its deepest
+// existing parent joined with the rest), computed from the validated input
+// and the working directory the call runs in exactly as Execute will resolve
+// them. An error blocks the call (a hook cannot check what nobody can name).
+type PathsFunc func(input json.RawMessage, cwd string) ([]string, error)
+
 // ToolDefinition is the product-layer tool: what built-ins and extensions
 // register. Parameters is a JSON Schema object.
 type ToolDefinition struct {
@@ -102,6 +109,9 @@ type ToolDefinition struct {
 	// (an extension replacing a built-in) instead of being a clash.
 	Override bool
 	Execute  ExecuteFunc
+	// Paths, when set, tells tool_call hooks which paths a call will open
+	// (CallInfo.Paths). Tools that open no files leave it nil.
+	Paths PathsFunc
 }
 
 // ContextFactory makes the tool Context for one call of the named tool.
@@ -191,6 +201,23 @@ func (w *wrapped) Validate(args json.RawMessage) error { return w.validator.vali
 
 func (w *wrapped) Execute(ctx context.Context, callID string, args json.RawMessage, update UpdateFunc) (Result, error) {
 	return w.def.Execute(ctx, NewCall(callID, args, update), w.ctx(w.def.Name))
+}
+
+// CallPaths lists the paths a call with these validated arguments will
+// open, from the definition's Paths and the cwd its Context would get; a
+// definition without Paths opens none.
+func (w *wrapped) CallPaths(args json.RawMessage) ([]string, error) {
+	if w.def.Paths == nil {
+		return []string{}, nil
+	}
+	paths, err := w.def.Paths(args, w.ctx(w.def.Name).Cwd)
+	if err != nil {
+		return nil, err
+	}
+	if paths == nil {
+		paths = []string{}
+	}
+	return paths, nil
 }
 
 // Definition returns the ToolDefinition behind an AgentTool made by Wrap.

@@ -10,6 +10,27 @@ type CallInfo struct {
 	ID    string          `json:"toolCallId"`
 	Name  string          `json:"toolName"`
 	Input json.RawMessage `json:"input"`
+	// Paths are, for tool_call hooks, the absolute real paths the call will
+	// open (see PathsFunc), recomputed after every hook that replaced Input;
+	// empty for a tool that opens none or does not say. tool_result hooks
+	// get none.
+	Paths []string `json:"paths"`
+}
+
+// PathLister is an AgentTool that can say which paths a call will open.
+// Tools made by Wrap implement it through ToolDefinition.Paths.
+type PathLister interface {
+	CallPaths(args json.RawMessage) ([]string, error)
+}
+
+// callPaths asks t for the paths of a call; a tool that is no PathLister
+// opens none that it names.
+func callPaths(t AgentTool, args json.RawMessage) ([]string, error) {
+	pl, ok := t.(PathLister)
+	if !ok {
+		return []string{}, nil
+	}
+	return pl.CallPaths(args)
 }
 
 // ToolCallDecision is a tool_call hook's answer: the zero value lets the call

@@ -23,11 +23,15 @@ func Preflight(ctx context.Context, t AgentTool, hooks *Hooks, callID string, ra
 		r := ErrorResult(err.Error())
 		return nil, &r
 	}
-	if hooks == nil {
+	if hooks == nil || len(hooks.ToolCall) == 0 {
 		return args, nil
 	}
+	paths, blocked := preflightPaths(t, args, "")
+	if blocked != nil {
+		return nil, blocked
+	}
 	for _, h := range hooks.ToolCall {
-		d, err := h.Func(ctx, CallInfo{ID: callID, Name: t.Name(), Input: args})
+		d, err := h.Func(ctx, CallInfo{ID: callID, Name: t.Name(), Input: args, Paths: paths})
 		if err != nil {
 			r := ErrorResult(fmt.Sprintf("Tool execution was blocked: %s failed: %v", h.Name, err))
 			return nil, &r
@@ -46,9 +50,27 @@ func Preflight(ctx context.Context, t AgentTool, hooks *Hooks, callID string, ra
 				return nil, &r
 			}
 			args = d.Input
+			if paths, blocked = preflightPaths(t, args, h.Name); blocked != nil {
+				return nil, blocked
+			}
 		}
 	}
 	return args, nil
+}
+
+// preflightPaths computes the paths hooks see; a tool that cannot name them
+// is blocked (fail closed). replacedBy names the hook whose input this is.
+func preflightPaths(t AgentTool, args json.RawMessage, replacedBy string) ([]string, *Result) {
+	paths, err := callPaths(t, args)
+	if err != nil {
+		msg := fmt.Sprintf("Tool execution was blocked: cannot tell which paths %s would open: %v", t.Name(), err)
+		if replacedBy != "" {
+			msg += fmt.Sprintf(" (arguments as replaced by %s)", replacedBy)
+		}
+		r := ErrorResult(msg)
+		return nil, &r
+	}
+	return paths, nil
 }
 
 // Execute runs the tool with prepared arguments, turning a Go error or a

@@ -251,3 +251,70 @@ func TestResultJSON(t *testing.T) {
 		t.Fatalf("got %s\nwant %s", b, want)
 	}
 }
+
+// Paths come from the definition's PathsFunc with the call's cwd; a tool
+// that cannot name its paths is blocked before it runs.
+func TestPreflightPaths(t *testing.T) {
+	var ran atomic.Int32
+	def := echoDef("opener", tool.Source{Kind: tool.SourceBuiltin})
+	inner := def.Execute
+	def.Execute = func(ctx context.Context, call tool.Call, tc tool.Context) (tool.Result, error) {
+		ran.Add(1)
+		return inner(ctx, call, tc)
+	}
+	def.Paths = func(input json.RawMessage, cwd string) ([]string, error) {
+		var in struct{ Text string }
+		if err := json.Unmarshal(input, &in); err != nil {
+			return nil, err
+		}
+		if in.Text == "unnamable" {
+			return nil, errors.New("no idea")
+		}
+		return []string{cwd + "/" + in.Text}, nil
+	}
+	plain := echoDef("plain", tool.Source{Kind: tool.SourceBuiltin})
+	tools, err := tool.WrapAll([]tool.ToolDefinition{def, plain}, func(string) tool.Context { return tool.Context{Cwd: "/w"} })
+	if err != nil {
+		t.Fatal(err)
+	}
+	var seen []tool.CallInfo
+	hooks := &tool.Hooks{ToolCall: []tool.ToolCallHook{
+		{Name: "first", Func: func(_ context.Context, c tool.CallInfo) (tool.ToolCallDecision, error) {
+			seen = append(seen, c)
+			if strings.Contains(string(c.Input), "rewrite") {
+				return tool.ToolCallDecision{Input: json.RawMessage(`{"text":"unnamable"}`)}, nil
+			}
+			return tool.ToolCallDecision{}, nil
+		}},
+		{Name: "second", Func: func(_ context.Context, c tool.CallInfo) (tool.ToolCallDecision, error) {
+			seen = append(seen, c)
+			return tool.ToolCallDecision{}, nil
+		}},
+	}}
+	ctx := context.Background()
+
+	tool.Run(ctx, tools, hooks, "opener", "c1", json.RawMessage(`{"text":"a.txt"}`), nil)
+	if len(seen) != 2 || len(seen[0].Paths) != 1 || seen[0].Paths[0] != "/w/a.txt" || seen[1].Paths[0] != "/w/a.txt" {
+		t.Fatalf("hooks saw %+v", seen)
+	}
+	seen = nil
+	tool.Run(ctx, tools, hooks, "plain", "c2", json.RawMessage(`{"text":"a.txt"}`), nil)
+	if len(seen) != 2 || seen[0].Paths == nil || len(seen[0].Paths) != 0 {
+		t.Fatalf("a tool without Paths: hooks saw %+v, want an empty non-nil list", seen)
+	}
+
+	before := ran.Load()
+	seen = nil
+	r := tool.Run(ctx, tools, hooks, "opener", "c3", json.RawMessage(`{"text":"unnamable"}`), nil)
+	if !r.IsError || !strings.Contains(r.Content[0].Text, "cannot tell which paths opener would open: no idea") || len(seen) != 0 {
+		t.Errorf("unnamable paths: %+v, hooks ran %d times", r, len(seen))
+	}
+	seen = nil
+	r = tool.Run(ctx, tools, hooks, "opener", "c4", json.RawMessage(`{"text":"rewrite"}`), nil)
+	if !r.IsError || !strings.Contains(r.Content[0].Text, "as replaced by first") || len(seen) != 1 {
+		t.Errorf("rewrite to unnamable paths: %+v, hooks ran %d times", r, len(seen))
+	}
+	if ran.Load() != before {
+		t.Errorf("a call whose paths could not be named ran")
+	}
+}

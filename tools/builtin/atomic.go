@@ -26,10 +26,6 @@ func checkWritable(path string, fi os.FileInfo) error {
 	return atomicfile.CheckWritable(path, fi)
 }
 
-// realPath is atomicfile.Target, the file a write of path lands on; the file
-// lock keys on it so that every name of a file shares one lock.
-func realPath(path string) string { return atomicfile.Target(path) }
-
 // fileKind names what a non-regular file is, for messages.
 func fileKind(m os.FileMode) string {
 	switch {

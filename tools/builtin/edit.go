@@ -55,6 +55,7 @@ func EditDefinition() tool.ToolDefinition {
 		PrepareArguments: PrepareEditArguments,
 		Source:           tool.Source{Kind: tool.SourceBuiltin},
 		Execute:          executeEdit,
+		Paths:            pathsOf(decodeEdit, func(cwd string, a *editArgs) string { return writeTarget(cwd, a.Path) }),
 	}
 }
 
@@ -123,7 +124,7 @@ func executeEdit(ctx context.Context, call tool.Call, tc tool.Context) (tool.Res
 	if len(args.Edits) == 0 {
 		return tool.Result{}, errNoEdits
 	}
-	abs := ResolvePath(tc.Cwd, args.Path)
+	abs := writeTarget(tc.Cwd, args.Path)
 	var res applyEditsResult
 	err := WithFileLock(abs, func() error {
 		if ctx.Err() != nil {

@@ -27,7 +27,7 @@ type fileLock struct {
 //
 // WithFileLock returns what fn returns.
 func WithFileLock(path string, fn func() error) error {
-	key := realPath(path)
+	key := RealPath(path)
 	fileLocks.Lock()
 	l := fileLocks.m[key]
 	if l == nil {

@@ -64,6 +64,7 @@ func FindDefinition() tool.ToolDefinition {
 			}
 			return Find(ctx, tc.Cwd, args)
 		},
+		Paths: pathsOf(decodeStrict, func(cwd string, a *FindArgs) string { return searchTarget(cwd, a.Path) }),
 	}
 }
 
@@ -89,7 +90,7 @@ func Find(ctx context.Context, cwd string, args FindArgs) (tool.Result, error) {
 	if ctx.Err() != nil {
 		return tool.Result{}, errSearchAborted
 	}
-	searchPath := ResolvePath(cwd, deref(args.Path, "."))
+	searchPath := searchTarget(cwd, args.Path)
 	info, err := os.Stat(searchPath)
 	if err != nil {
 		return tool.Result{}, fmt.Errorf("Path not found: %s", searchPath) //nolint:staticcheck // model-visible text

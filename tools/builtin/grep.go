@@ -86,6 +86,7 @@ func GrepDefinition() tool.ToolDefinition {
 			}
 			return Grep(ctx, tc.Cwd, args)
 		},
+		Paths: pathsOf(decodeStrict, func(cwd string, a *GrepArgs) string { return searchTarget(cwd, a.Path) }),
 	}
 }
 
@@ -106,7 +107,7 @@ func Grep(ctx context.Context, cwd string, args GrepArgs) (tool.Result, error) {
 	if ctx.Err() != nil {
 		return tool.Result{}, errSearchAborted
 	}
-	searchPath := ResolvePath(cwd, deref(args.Path, "."))
+	searchPath := searchTarget(cwd, args.Path)
 	info, err := os.Stat(searchPath)
 	if err != nil {
 		return tool.Result{}, fmt.Errorf("Path not found: %s", searchPath) //nolint:staticcheck // model-visible text

@@ -62,6 +62,7 @@ func LsDefinition() tool.ToolDefinition {
 			}
 			return Ls(ctx, tc.Cwd, args)
 		},
+		Paths: pathsOf(decodeStrict, func(cwd string, a *LsArgs) string { return searchTarget(cwd, a.Path) }),
 	}
 }
 
@@ -80,7 +81,7 @@ func Ls(ctx context.Context, cwd string, args LsArgs) (tool.Result, error) {
 	if ctx.Err() != nil {
 		return tool.Result{}, errSearchAborted
 	}
-	dirPath := ResolvePath(cwd, deref(args.Path, "."))
+	dirPath := searchTarget(cwd, args.Path)
 	info, err := os.Stat(dirPath)
 	if err != nil {
 		return tool.Result{}, fmt.Errorf("Path not found: %s", dirPath) //nolint:staticcheck // model-visible text

@@ -1,12 +1,17 @@
 package builtin
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
 
 	"golang.org/x/text/unicode/norm"
+
+	"github.com/pi-go/pi/internal/atomicfile"
+
+	"github.com/pi-go/pi/runtime/tool"
 )
 
 // unicodeSpaces are the space characters models and terminals slip into
@@ -104,3 +109,36 @@ func pathExists(p string) bool {
 	_, err := os.Lstat(p)
 	return err == nil
 }
+
+// RealPath returns where opening p really lands, every symlink followed as
+// the kernel follows them: atomicfile.Target, the one owner of the rule.
+// write and edit write to RealPath of the resolved path, and the paths that
+// tool_call hooks see are RealPath of what each tool opens.
+func RealPath(p string) string { return atomicfile.Target(p) }
+
+// readTarget is the file a read call opens.
+func readTarget(cwd, p string) string { return ResolveReadPath(cwd, p) }
+
+// writeTarget is the file a write or edit call writes.
+func writeTarget(cwd, p string) string { return ResolvePath(cwd, p) }
+
+// searchTarget is the folder (or, for grep, the file) a grep, find or ls
+// call starts from; nil means the working directory.
+func searchTarget(cwd string, p *string) string { return ResolvePath(cwd, deref(p, ".")) }
+
+// pathsOf makes a tool's tool.PathsFunc: it decodes the validated input as
+// the tool's Execute does and returns the real path of the one place target
+// names.
+func pathsOf[A any](decode func(json.RawMessage, any) error, target func(cwd string, args *A) string) tool.PathsFunc {
+	return func(input json.RawMessage, cwd string) ([]string, error) {
+		var args A
+		if err := decode(input, &args); err != nil {
+			return nil, err
+		}
+		return []string{RealPath(target(cwd, &args))}, nil
+	}
+}
+
+func decodeLoose(raw json.RawMessage, v any) error { return decodeArgs(raw, v, false) }
+
+func decodeEdit(raw json.RawMessage, v any) error { return decodeArgs(raw, v, true) }

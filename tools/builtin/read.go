@@ -52,6 +52,7 @@ func ReadDefinition() tool.ToolDefinition {
 		ExecutionMode:    tool.Parallel,
 		Source:           tool.Source{Kind: tool.SourceBuiltin},
 		Execute:          executeRead,
+		Paths:            pathsOf(decodeLoose, func(cwd string, a *readArgs) string { return readTarget(cwd, a.Path) }),
 	}
 }
 
@@ -63,7 +64,7 @@ func executeRead(ctx context.Context, call tool.Call, tc tool.Context) (tool.Res
 	if ctx.Err() != nil {
 		return tool.Result{}, errAborted
 	}
-	abs := ResolveReadPath(tc.Cwd, args.Path)
+	abs := readTarget(tc.Cwd, args.Path)
 	// Stat before opening: opening a FIFO would block.
 	fi, err := os.Stat(abs)
 	if err != nil {

@@ -32,6 +32,7 @@ func WriteDefinition() tool.ToolDefinition {
 		ExecutionMode:    tool.Parallel,
 		Source:           tool.Source{Kind: tool.SourceBuiltin},
 		Execute:          executeWrite,
+		Paths:            pathsOf(decodeLoose, func(cwd string, a *writeArgs) string { return writeTarget(cwd, a.Path) }),
 	}
 }
 
@@ -40,7 +41,7 @@ func executeWrite(ctx context.Context, call tool.Call, tc tool.Context) (tool.Re
 	if err := decodeArgs(call.Input, &args, false); err != nil {
 		return tool.Result{}, fmt.Errorf("write: %w", err)
 	}
-	abs := ResolvePath(tc.Cwd, args.Path)
+	abs := writeTarget(tc.Cwd, args.Path)
 	err := WithFileLock(abs, func() error {
 		if ctx.Err() != nil {
 			return errAborted

@@ -1,9 +1,11 @@
 //go:build wasip1
 
 // Command protect-paths is a pi extension with a tool_call hook that blocks
-// write and edit calls on protected paths (default .env, .env.* and
-// .git/**) and bash commands matching configured regular expressions. It
-// needs no grants.
+// calls of the built-in path tools (read, write, edit, ls, find, grep) and of
+// any tool that reports the paths it opens, when the path given or the real
+// path the tool will open is protected (default .env, .env.* and .git/**),
+// and bash commands matching configured regular expressions. It needs no
+// grants.
 package main
 
 import (
@@ -25,6 +27,9 @@ type config struct {
 	Paths []string `json:"paths"`
 	// Bash are regular expressions (RE2) searched in bash commands.
 	Bash []string `json:"bash"`
+	// GuardReads checks read, ls, find and grep too (default true); false
+	// checks only the tools that change files.
+	GuardReads *bool `json:"guard_reads"`
 }
 
 type rule struct {
@@ -34,12 +39,22 @@ type rule struct {
 }
 
 var (
-	pathRules []rule
-	bashRules []rule
+	pathRules  []rule
+	bashRules  []rule
+	guardReads bool
+)
+
+// pathArgTools are the built-in tools whose "path" argument names what they
+// open; readTools are those of them that only read; searchTools walk the
+// whole tree below their path.
+var (
+	pathArgTools = map[string]bool{"read": true, "write": true, "edit": true, "ls": true, "find": true, "grep": true}
+	readTools    = map[string]bool{"read": true, "ls": true, "find": true, "grep": true}
+	searchTools  = map[string]bool{"find": true, "grep": true}
 )
 
 func init() {
-	sdk.Extension("protect-paths", "0.1.0", "Blocks writes to protected paths and bash commands matching protected patterns")
+	sdk.Extension("protect-paths", "0.2.0", "Blocks tool calls on protected paths and bash commands matching protected patterns")
 	sdk.OnInit(load)
 	sdk.OnToolCall(check)
 }
@@ -52,6 +67,7 @@ func load() error {
 		return err
 	}
 	pathRules, bashRules = nil, nil
+	guardReads = cfg.GuardReads == nil || *cfg.GuardReads
 	for i, g := range cfg.Paths {
 		re, err := globRegexp(g)
 		if err != nil {
@@ -70,18 +86,7 @@ func load() error {
 }
 
 func check(c sdk.ToolCall) sdk.ToolCallDecision {
-	switch c.ToolName {
-	case "write", "edit":
-		var in struct {
-			Path string `json:"path"`
-		}
-		if err := c.DecodeInput(&in); err != nil || in.Path == "" {
-			return sdk.ToolCallDecision{}
-		}
-		if r, ok := matchPath(in.Path); ok {
-			return sdk.Deny(fmt.Sprintf("Blocked by protect-paths: %s of %s is not allowed because it matches the protected path rule \"%s\". Ask the user to change this file.", c.ToolName, in.Path, r))
-		}
-	case "bash":
+	if c.ToolName == "bash" {
 		var in struct {
 			Command string `json:"command"`
 		}
@@ -94,19 +99,50 @@ func check(c sdk.ToolCall) sdk.ToolCallDecision {
 			}
 		}
 	}
+	if readTools[c.ToolName] && !guardReads {
+		return sdk.ToolCallDecision{}
+	}
+	if pathArgTools[c.ToolName] {
+		var in struct {
+			Path string `json:"path"`
+		}
+		if err := c.DecodeInput(&in); err == nil && in.Path != "" {
+			if r, ok := matchPath(argPath(in.Path)); ok {
+				return sdk.Deny(fmt.Sprintf("Blocked by protect-paths: %s of %s is not allowed because it matches the protected path rule \"%s\". Ask the user to change this file.", c.ToolName, in.Path, r))
+			}
+		}
+	}
+	// The real paths the host resolved: "~/", "a/../b" and symlinks show
+	// where the call really goes.
+	for _, p := range c.Paths {
+		if r, ok := matchPath(p); ok {
+			return sdk.Deny(fmt.Sprintf("Blocked by protect-paths: %s of %s is not allowed because it matches the protected path rule \"%s\". Ask the user to change this file.", c.ToolName, p, r))
+		}
+		if searchTools[c.ToolName] {
+			if r, ok := searchReaches(p); ok {
+				return sdk.Deny(fmt.Sprintf("Blocked by protect-paths: %s below %s is not allowed because it would look inside the protected path rule \"%s\". Search a folder that does not contain it.", c.ToolName, p, r))
+			}
+		}
+	}
 	return sdk.ToolCallDecision{}
 }
 
-// matchPath reports the first rule that protects p.
-func matchPath(p string) (string, bool) {
+// argPath makes a path argument absolute and clean the simple way (a
+// leading "@" dropped, joined to the working directory); the host's paths
+// cover what this misses ("~", symlinks, Unicode fallbacks).
+func argPath(p string) string {
 	p = strings.TrimPrefix(p, "@")
-	abs := p
-	if !filepath.IsAbs(abs) {
-		abs = filepath.Join(sdk.Cwd(), p)
+	if !filepath.IsAbs(p) {
+		p = filepath.Join(sdk.Cwd(), p)
 	}
-	abs = filepath.ToSlash(filepath.Clean(abs))
+	return filepath.Clean(p)
+}
+
+// matchPath reports the first rule that protects the absolute path abs.
+func matchPath(abs string) (string, bool) {
+	abs = filepath.ToSlash(abs)
 	rel := abs
-	if r, err := filepath.Rel(sdk.Cwd(), abs); err == nil && !strings.HasPrefix(r, "..") {
+	if r, err := filepath.Rel(sdk.Cwd(), abs); err == nil && r != ".." && !strings.HasPrefix(r, "../") {
 		rel = filepath.ToSlash(r)
 	}
 	for _, r := range pathRules {
@@ -123,6 +159,32 @@ func matchPath(p string) (string, bool) {
 			if r.re.MatchString(path.Base(rel)) {
 				return r.source, true
 			}
+		}
+	}
+	return "", false
+}
+
+// searchReaches reports the first absolute rule whose fixed leading folder
+// lies below dir, which a find or grep of dir would walk into (a search of
+// the home folder reaches a protected "/home/me/.ssh/**"). Relative rules
+// are not applied this way, or the project could not be searched at all;
+// find and grep skip .git and what .gitignore lists.
+func searchReaches(dir string) (string, bool) {
+	dir = filepath.ToSlash(dir)
+	for _, r := range pathRules {
+		if !strings.HasPrefix(r.source, "/") {
+			continue
+		}
+		var fixed []string
+		for _, seg := range strings.Split(r.source, "/")[1:] {
+			if strings.ContainsAny(seg, "*?[") {
+				break
+			}
+			fixed = append(fixed, seg)
+		}
+		prefix := "/" + strings.Join(fixed, "/")
+		if dir == "/" || prefix == dir || strings.HasPrefix(prefix, dir+"/") {
+			return r.source, true
 		}
 	}
 	return "", false

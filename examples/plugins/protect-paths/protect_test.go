@@ -4,6 +4,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -96,11 +97,140 @@ func TestDefaultRulesBlockWrites(t *testing.T) {
 			t.Errorf(".env changed to %q", b)
 		}
 	})
-	t.Run("read is not blocked", func(t *testing.T) {
-		if r := plugintest.RunWith(t, tools, l.Hooks, "read", map[string]any{"path": ".env"}); r.IsError {
+	t.Run("read is blocked too", func(t *testing.T) {
+		r := plugintest.RunWith(t, tools, l.Hooks, "read", map[string]any{"path": ".env"})
+		if !r.IsError || !strings.Contains(r.Text(), "read of .env") || strings.Contains(r.Text(), "A=1") {
 			t.Errorf("read .env: %q", r.Text())
 		}
 	})
+}
+
+// guard_reads = false keeps the old behaviour: only changes are checked.
+func TestGuardReadsOff(t *testing.T) {
+	root := t.TempDir()
+	if err := os.WriteFile(filepath.Join(root, ".env"), []byte("A=1\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	l := load(t, root, map[string]any{"guard_reads": false})
+	tools := builtins(t, root)
+	if r := plugintest.RunWith(t, tools, l.Hooks, "read", map[string]any{"path": ".env"}); r.IsError || !strings.Contains(r.Text(), "A=1") {
+		t.Errorf("read .env with guard_reads off: %q", r.Text())
+	}
+	if r := plugintest.RunWith(t, tools, l.Hooks, "write", map[string]any{"path": "notes", "content": "x"}); r.IsError {
+		t.Errorf("write notes: %q", r.Text())
+	}
+	if r := plugintest.RunWith(t, tools, l.Hooks, "write", map[string]any{"path": ".env", "content": "x"}); !r.IsError {
+		t.Errorf("write .env with guard_reads off was allowed: %q", r.Text())
+	}
+}
+
+// TestRealPathsBlocked tries every way of naming a protected file other
+// than by its name: the host's real paths catch what the argument hides.
+func TestRealPathsBlocked(t *testing.T) {
+	base, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	home, root, out := filepath.Join(base, "home"), filepath.Join(base, "proj"), filepath.Join(base, "out")
+	t.Setenv("HOME", home)
+	files := map[string]string{
+		filepath.Join(home, ".ssh", "authorized_keys"): "KEYS",
+		filepath.Join(home, "notes.txt"):               "HOMENOTES",
+		filepath.Join(root, ".env"):                    "ENV",
+		filepath.Join(root, "secrets", "db.key"):       "DBKEY",
+		filepath.Join(root, "src", "main.go"):          "package main",
+		filepath.Join(out, "plain.txt"):                "PLAIN",
+	}
+	for p, c := range files {
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(c), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for link, target := range map[string]string{
+		"notes.txt":  ".env",                      // a symlinked file
+		"vault":      "secrets",                   // a symlinked protected folder
+		"sshdir":     filepath.Join(home, ".ssh"), // a symlinked folder outside the project
+		"outlink":    "../out",                    // a harmless symlinked folder
+		"later":      "secrets/not-yet.key",       // a dangling link into a protected folder
+		"src/escape": "../secrets",                // a link deeper in the tree
+	} {
+		if err := os.Symlink(target, filepath.Join(root, link)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	l := load(t, root, map[string]any{"paths": []any{".env", "secrets/**", filepath.ToSlash(filepath.Join(home, ".ssh")) + "/**"}})
+	tools := builtins(t, root)
+	tests := []struct {
+		name, tool string
+		args       map[string]any
+		blocked    bool
+	}{
+		{"write tilde ssh", "write", map[string]any{"path": "~/.ssh/authorized_keys", "content": "evil"}, true},
+		{"edit tilde ssh", "edit", map[string]any{"path": "~/.ssh/authorized_keys", "edits": []map[string]string{{"oldText": "KEYS", "newText": "evil"}}}, true},
+		{"read tilde ssh", "read", map[string]any{"path": "~/.ssh/authorized_keys"}, true},
+		{"write dot-dot env", "write", map[string]any{"path": "./x/../.env", "content": "evil"}, true},
+		{"write symlink to env", "write", map[string]any{"path": "notes.txt", "content": "evil"}, true},
+		{"read symlink to env", "read", map[string]any{"path": "notes.txt"}, true},
+		{"read at symlink to env", "read", map[string]any{"path": "@notes.txt"}, true},
+		{"write through symlinked protected folder", "write", map[string]any{"path": "vault/db.key", "content": "evil"}, true},
+		{"write new file under symlinked protected folder", "write", map[string]any{"path": "vault/new.key", "content": "evil"}, true},
+		{"write dangling link into protected folder", "write", map[string]any{"path": "later", "content": "evil"}, true},
+		{"write through a deeper link", "write", map[string]any{"path": "src/escape/db.key", "content": "evil"}, true},
+		{"write absolute through link outside", "write", map[string]any{"path": filepath.Join(root, "sshdir", "authorized_keys"), "content": "evil"}, true},
+		{"ls protected folder", "ls", map[string]any{"path": "secrets"}, true},
+		{"ls symlinked protected folder", "ls", map[string]any{"path": "vault"}, true},
+		{"ls tilde ssh", "ls", map[string]any{"path": "~/.ssh"}, true},
+		{"find glob in protected folder", "find", map[string]any{"pattern": "**/*.key", "path": "vault"}, true},
+		{"find in symlinked ssh", "find", map[string]any{"pattern": "*", "path": "sshdir"}, true},
+		{"find over home reaches ssh", "find", map[string]any{"pattern": "authorized_keys", "path": "~"}, true},
+		{"grep glob over protected folder", "grep", map[string]any{"pattern": ".", "path": "src/escape", "glob": "*.key"}, true},
+		{"grep symlink to env", "grep", map[string]any{"pattern": "ENV", "path": "notes.txt"}, true},
+		{"grep over home reaches ssh", "grep", map[string]any{"pattern": "KEYS", "path": "~"}, true},
+		// What stays allowed: the project, a harmless link, the home folder listed.
+		{"write ordinary", "write", map[string]any{"path": "src/new.go", "content": "package main"}, false},
+		{"write through harmless link", "write", map[string]any{"path": "outlink/plain.txt", "content": "ok"}, false},
+		{"read ordinary", "read", map[string]any{"path": "src/main.go"}, false},
+		{"ls home", "ls", map[string]any{"path": "~"}, false},
+		{"grep project", "grep", map[string]any{"pattern": "package", "path": "src", "glob": "*.go"}, false},
+		{"find project", "find", map[string]any{"pattern": "*.go"}, false},
+		{"bash has no paths", "bash", map[string]any{"command": "true"}, false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			r := plugintest.RunWith(t, tools, l.Hooks, tc.tool, tc.args)
+			if !tc.blocked {
+				if r.IsError {
+					t.Errorf("refused: %s", r.Text())
+				}
+				return
+			}
+			if !r.IsError || !strings.Contains(r.Text(), "Blocked by protect-paths") {
+				t.Errorf("%s %v was allowed: %s", tc.tool, tc.args, r.Text())
+			}
+			for _, secret := range []string{"KEYS", "ENV", "DBKEY"} {
+				if strings.Contains(r.Text(), secret) && !strings.Contains(fmt.Sprint(tc.args), secret) {
+					t.Errorf("a blocked call leaked %s: %s", secret, r.Text())
+				}
+			}
+		})
+	}
+	// No blocked change reached the disk.
+	for p, c := range files {
+		if c != "KEYS" && c != "ENV" && c != "DBKEY" {
+			continue
+		}
+		if b, err := os.ReadFile(p); err != nil || string(b) != c {
+			t.Errorf("%s now holds %q (%v)", p, b, err)
+		}
+	}
+	for _, p := range []string{filepath.Join(root, "secrets", "new.key"), filepath.Join(root, "secrets", "not-yet.key")} {
+		if _, err := os.Stat(p); err == nil {
+			t.Errorf("blocked write created %s", p)
+		}
+	}
 }
 
 func TestConfiguredRules(t *testing.T) {

@@ -17,7 +17,7 @@ import (
 // host: JSON envelope both ways, strict input decoding, result encoding, and
 // with hooks one more guest call for the tool_call hook.
 func BenchmarkCall(b *testing.B) {
-	l := load(b, extensions.Spec{Grants: extensions.Grants{Exec: []string{"sh", "true"}}})
+	l := load(b, extensions.Spec{Grants: extensions.Grants{Exec: []string{"sh", "true"}, FS: []string{"ro:."}}})
 	ctx := context.Background()
 	run := func(b *testing.B, hooks *tool.Hooks, name, args string) {
 		raw := json.RawMessage(args)

@@ -146,9 +146,21 @@ func handle(b []byte) []byte {
 				"parameters": map[string]any{"type": "object"},
 			})
 		}
+		// With config {"echo_tool_call": true} it declares a tool_call hook
+		// that blocks every call with the params it was sent as the reason.
+		var cfg struct {
+			Config struct {
+				EchoToolCall bool `json:"echo_tool_call"`
+			} `json:"config"`
+		}
+		_ = json.Unmarshal(req.Params, &cfg)
+		hooks := []string{}
+		if cfg.Config.EchoToolCall {
+			hooks = append(hooks, "tool_call")
+		}
 		return ok(map[string]any{
 			"name": "sandbox", "version": "0.1.0", "description": "probes the sandbox",
-			"tools": tools, "hooks": []string{},
+			"tools": tools, "hooks": hooks,
 			"wants": map[string]any{"fs": []string{"ro:."}, "exec": []string{"echo"}, "env": []string{"HOME"}},
 		})
 	case "tool.execute":
@@ -157,6 +169,8 @@ func handle(b []byte) []byte {
 			return fail("bad params: " + err.Error())
 		}
 		return tool(ex)
+	case "hook.tool_call":
+		return ok(map[string]any{"block": true, "reason": string(req.Params)})
 	}
 	return fail("unknown method " + req.Method)
 }
@@ -167,6 +181,7 @@ func tool(ex execute) []byte {
 		Text string   `json:"text"`
 		Name string   `json:"name"`
 		Argv []string `json:"argv"`
+		Cwd  string   `json:"cwd"`
 		MS   int      `json:"ms"`
 		N    int      `json:"n"`
 	}
@@ -200,6 +215,9 @@ func tool(ex execute) []byte {
 		params := map[string]any{"argv": in.Argv}
 		if in.MS > 0 {
 			params["timeoutMs"] = in.MS
+		}
+		if in.Cwd != "" {
+			params["cwd"] = in.Cwd
 		}
 		res, err := hostCall("exec", params)
 		if err != nil {
