@@ -1,6 +1,7 @@
 // Package archtest checks the dependency rules of docs/design.md with
 // `go list -deps`: nothing imports cmd/pi; tools/builtin never imports
-// extensions; sdk imports no host package; only extensions imports wazero.
+// extensions; runtime/redact is a leaf; sdk imports no host package; only
+// extensions imports wazero.
 package archtest
 
 import (
@@ -52,7 +53,12 @@ func TestDependencyRules(t *testing.T) {
 	}
 	for pkg := range deps(t, "", "", "./tools/builtin/...") {
 		if strings.HasPrefix(pkg, module+"/extensions") || strings.HasPrefix(pkg, module+"/runtime/agent") || strings.HasPrefix(pkg, module+"/runtime/llm") {
-			t.Errorf("tools/builtin depends on %s; it may import runtime/tool only", pkg)
+			t.Errorf("tools/builtin depends on %s; it may import runtime/tool and runtime/redact only", pkg)
+		}
+	}
+	for pkg := range deps(t, "", "", "./runtime/redact") {
+		if strings.HasPrefix(pkg, module) && pkg != module+"/runtime/redact" {
+			t.Errorf("runtime/redact depends on %s; it is a leaf (standard library only)", pkg)
 		}
 	}
 	for pkg := range deps(t, "wasip1", "wasm", "./sdk/...") {
