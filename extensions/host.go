@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"slices"
 	"sync"
 	"sync/atomic"
 
@@ -37,6 +38,10 @@ type Options struct {
 	HostName, HostVersion string
 	// LookupEnv reads granted environment variables; default os.LookupEnv.
 	LookupEnv func(string) (string, bool)
+	// HideEnv names variables that the commands an extension runs with
+	// exec never get, even when granted (the variable that holds the
+	// model's API key). The guest itself still gets what grants.env names.
+	HideEnv []string
 }
 
 // Host loads extensions and runs them. It is safe for concurrent use: calls
@@ -247,6 +252,11 @@ func (h *Host) load(ctx context.Context, spec Spec, label string) (*Extension, e
 	}
 	e.info = Info{Path: spec.Path, SHA256: got, Grants: grants, Scope: spec.Scope}
 	e.env = grantedEnv(spec.Grants.Env, h.opts.LookupEnv)
+	for _, kv := range e.env {
+		if !slices.Contains(h.opts.HideEnv, kv[0]) {
+			e.execEnv = append(e.execEnv, kv)
+		}
+	}
 	cfg := spec.Config
 	if cfg == nil {
 		cfg = map[string]any{}
