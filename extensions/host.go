@@ -9,8 +9,8 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"strings"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 
