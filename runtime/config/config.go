@@ -442,6 +442,7 @@ func (c *Config) Clone() *Config {
 		n.Model.Images = &v
 	}
 	n.Tools.Active = slices.Clone(c.Tools.Active)
+	n.Tools.Bash.PassEnv = slices.Clone(c.Tools.Bash.PassEnv)
 	n.Files = slices.Clone(c.Files)
 	n.Warnings = slices.Clone(c.Warnings)
 	if c.Extensions != nil {
