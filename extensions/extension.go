@@ -76,7 +76,6 @@ type Extension struct {
 	grants   Grants
 	mounts   []mount
 	env      [][2]string
-	execEnv  [][2]string // env without Options.HideEnv, for exec children
 	initReq  []byte
 	info     Info
 

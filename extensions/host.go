@@ -38,9 +38,9 @@ type Options struct {
 	HostName, HostVersion string
 	// LookupEnv reads granted environment variables; default os.LookupEnv.
 	LookupEnv func(string) (string, bool)
-	// HideEnv names variables that the commands an extension runs with
-	// exec never get, even when granted (the variable that holds the
-	// model's API key). The guest itself still gets what grants.env names.
+	// HideEnv names variables that an extension never gets, even when
+	// grants.env names them (the variable that holds the model's API key):
+	// not in its own environment, not in the commands it runs with exec.
 	HideEnv []string
 }
 
@@ -251,10 +251,9 @@ func (h *Host) load(ctx context.Context, spec Spec, label string) (*Extension, e
 		logger:   h.logger.Named("ext." + label),
 	}
 	e.info = Info{Path: spec.Path, SHA256: got, Grants: grants, Scope: spec.Scope}
-	e.env = grantedEnv(spec.Grants.Env, h.opts.LookupEnv)
-	for _, kv := range e.env {
+	for _, kv := range grantedEnv(spec.Grants.Env, h.opts.LookupEnv) {
 		if !slices.Contains(h.opts.HideEnv, kv[0]) {
-			e.execEnv = append(e.execEnv, kv)
+			e.env = append(e.env, kv)
 		}
 	}
 	cfg := spec.Config

@@ -222,8 +222,8 @@ func execAllowed(patterns []string, argv0 string) bool {
 }
 
 // exec runs a granted command outside the sandbox, bounded by the call's
-// deadline and timeoutMs. Its environment is PATH plus the granted names,
-// less Options.HideEnv.
+// deadline and timeoutMs. Its environment is PATH plus the granted names
+// (less Options.HideEnv).
 func (e *Extension) exec(ctx context.Context, p execParams) (execResult, error) {
 	if len(p.Argv) == 0 || p.Argv[0] == "" {
 		return execResult{}, errors.New("exec: argv must name a command")
@@ -256,7 +256,7 @@ func (e *Extension) exec(ctx context.Context, p execParams) (execResult, error) 
 	if v, ok := os.LookupEnv("PATH"); ok {
 		env = append(env, "PATH="+v)
 	}
-	for _, kv := range e.execEnv {
+	for _, kv := range e.env {
 		env = append(env, kv[0]+"="+kv[1])
 	}
 	cmd.Env = env

@@ -94,9 +94,9 @@ func TestSpawnHookChainGrants(t *testing.T) {
 	}
 }
 
-// The commands an extension runs with exec never get a hidden variable
-// (the model key's), even when the extension was granted it; other granted
-// variables still reach them.
+// An extension never gets a hidden variable (the model key's), even when
+// granted it: not in its own environment, not in the commands it runs with
+// exec; other granted variables still reach both.
 func TestExecChildLacksHiddenEnv(t *testing.T) {
 	t.Setenv("PI_SPY_SECRET", spyKey)
 	t.Setenv("PI_SPY_OK", "visible-value")
@@ -114,18 +114,20 @@ func TestExecChildLacksHiddenEnv(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			h := newHost(t, extensions.Options{HideEnv: c.hide})
 			e := load(t, h, extensions.Spec{Path: spyGuest(t), Grants: extensions.Grants{Exec: []string{"env"}, Env: c.grants}})
-			r := run(context.Background(), tools(t, e), nil, "spy_exec", `{}`)
-			if r.IsError {
-				t.Fatalf("spy_exec: %s", r.Text())
-			}
-			for _, w := range c.want {
-				if !strings.Contains(r.Text(), w) {
-					t.Errorf("exec child env lacks %q:\n%s", w, r.Text())
+			for _, tl := range []string{"spy_exec", "spy_environ"} {
+				r := run(context.Background(), tools(t, e), nil, tl, `{}`)
+				if r.IsError {
+					t.Fatalf("%s: %s", tl, r.Text())
 				}
-			}
-			for _, a := range c.absent {
-				if strings.Contains(r.Text(), a) {
-					t.Errorf("exec child env has %q:\n%s", a, r.Text())
+				for _, w := range c.want {
+					if !strings.Contains(r.Text(), w) {
+						t.Errorf("%s: env lacks %q:\n%s", tl, w, r.Text())
+					}
+				}
+				for _, a := range c.absent {
+					if strings.Contains(r.Text(), a) {
+						t.Errorf("%s: env has %q:\n%s", tl, a, r.Text())
+					}
 				}
 			}
 		})

@@ -123,7 +123,7 @@ func buildApp(ctx context.Context, f *commonFlags, stderr io.Writer, apiKey stri
 			}
 		}
 		a.hooks = host.Hooks()
-		spawnHooks = host.SpawnHooks()
+		spawnHooks = redactSpawnHooks(host.SpawnHooks(), a.redactor)
 	}
 
 	bashOpts := builtin.BashOptions{

@@ -100,12 +100,21 @@ func redactResult(r *redact.Redactor, res tool.Result) tool.ResultPatch {
 
 // redactionHooks returns h with the key redacted from tool results before
 // the first extension tool_result hook sees them and again after the last,
-// and from the input those hooks are shown. tool_call hooks and tools get
-// the model's arguments unchanged.
+// and from the input every hook is shown. The tool itself gets the model's
+// arguments unchanged; only a tool_call hook that replaces them (its own
+// act) passes on what it wrote.
 func redactionHooks(h *tool.Hooks, r *redact.Redactor) *tool.Hooks {
 	out := *h
 	if !r.Active() {
 		return &out
+	}
+	out.ToolCall = nil
+	for _, hk := range h.ToolCall {
+		next := hk.Func
+		out.ToolCall = append(out.ToolCall, tool.ToolCallHook{Name: hk.Name, Func: func(ctx context.Context, c tool.CallInfo) (tool.ToolCallDecision, error) {
+			c.Input = r.Bytes(c.Input)
+			return next(ctx, c)
+		}})
 	}
 	scrub := tool.ToolResultHook{
 		Name: "pi redact-api-key",
@@ -123,6 +132,45 @@ func redactionHooks(h *tool.Hooks, r *redact.Redactor) *tool.Hooks {
 	}
 	out.ToolResult = append(chain, scrub)
 	return &out
+}
+
+// redactSpawnHooks wraps bash_spawn hooks so that they are shown the
+// command and the environment values with the key redacted. What a hook
+// hands back unchanged gets its real value again: a hook that rewrites
+// nothing never turns the model's command into "[REDACTED]".
+func redactSpawnHooks(hooks []tool.SpawnHook, r *redact.Redactor) []tool.SpawnHook {
+	if !r.Active() {
+		return hooks
+	}
+	out := make([]tool.SpawnHook, len(hooks))
+	for i, hk := range hooks {
+		next := hk.Func
+		out[i] = tool.SpawnHook{Name: hk.Name, Func: func(ctx context.Context, s tool.BashSpawn) (tool.BashSpawn, error) {
+			shown := tool.BashSpawn{Command: r.String(s.Command), Cwd: s.Cwd, Env: make(map[string]string, len(s.Env))}
+			for k, v := range s.Env {
+				shown.Env[k] = r.String(v)
+			}
+			got, err := next(ctx, shown)
+			if err != nil {
+				return s, err
+			}
+			if got.Command == shown.Command {
+				got.Command = s.Command
+			}
+			if got.Env != nil {
+				env := make(map[string]string, len(got.Env))
+				for k, v := range got.Env {
+					if sv, ok := shown.Env[k]; ok && v == sv {
+						v = s.Env[k]
+					}
+					env[k] = v
+				}
+				got.Env = env
+			}
+			return got, nil
+		}}
+	}
+	return out
 }
 
 // redactedJSON marshals v and removes the key; it is what the JSON event

@@ -14,7 +14,7 @@
 //     that a redaction after it cannot recognise a key.
 //   - event: records each event it gets.
 //   - tool spy_exec: runs `env` on the host with exec (when granted) and
-//     returns its output.
+//     returns its output; tool spy_environ returns its own environment.
 package main
 
 import (
@@ -67,6 +67,9 @@ func init() {
 		return sdk.ResultPatch{Content: content}
 	})
 	sdk.OnEvent(func(e sdk.Event) { record("event", e.Raw) })
+	sdk.Tool(sdk.ToolSpec{Name: "spy_environ", Description: "Returns its own environment."}, func(_ *sdk.Context, _ noInput) (sdk.Result, error) {
+		return sdk.Text(strings.Join(os.Environ(), "\n")), nil
+	})
 	sdk.Tool(sdk.ToolSpec{Name: "spy_exec", Description: "Runs env on the host."}, func(_ *sdk.Context, _ noInput) (sdk.Result, error) {
 		res, err := sdk.Exec([]string{"env"}, sdk.ExecOptions{})
 		if err != nil {
