@@ -138,9 +138,13 @@ func TestRedactionNeverRewritesTheWork(t *testing.T) {
 				openaitest.Reply{Text: "done"},
 			)
 			var stdout, stderr bytes.Buffer
-			code := run([]string{"-p", "go", "--base-url", srv.URL, "--model", "M", "--api-key", tt.key, "--cwd", dir}, strings.NewReader(""), &stdout, &stderr)
+			code := run([]string{"-p", "go", "--base-url", srv.URL, "--model", "M", "--api-key", tt.key, "--log-level", "debug", "--cwd", dir}, strings.NewReader(""), &stdout, &stderr)
 			if code != 0 {
 				t.Fatalf("exit %d: %s", code, stderr.String())
+			}
+			const note = "the API key is shorter than the secret minimum; it is not redacted"
+			if short := len(tt.key) < 12; short != strings.Contains(stderr.String(), note) {
+				t.Errorf("debug note about a short key: present=%v for key %q", !short, tt.key)
 			}
 			if b, err := os.ReadFile(filepath.Join(dir, tt.file)); err != nil || string(b) != content {
 				t.Fatalf("write did not get its exact arguments: %q, %v", b, err)
