@@ -248,6 +248,7 @@ exec = ["env"]
 			{Name: "bash", Arguments: mustJSON(map[string]string{"command": `echo "printed=$KEY_PRINTER"`})},
 			{Name: "bash", Arguments: mustJSON(map[string]string{"command": "echo model-wrote " + key})},
 			{Name: "bash", Arguments: mustJSON(map[string]string{"command": "printf %s " + key + " | wc -c"})},
+			{Name: "bash", Arguments: mustJSON(map[string]string{"command": `printf %s "$KEY_PRINTER" | wc -c`})},
 		}},
 		openaitest.Reply{ToolCalls: []openaitest.ToolCall{{Name: "bash", Arguments: `{"command":"true"}`}}},
 		openaitest.Reply{Text: "done"},
@@ -262,13 +263,16 @@ exec = ["env"]
 		t.Fatalf("%d requests", len(reqs))
 	}
 	first := toolTexts(reqs[1])
-	if len(first) != 5 {
+	if len(first) != 6 {
 		t.Fatalf("%d tool messages", len(first))
 	}
-	// The spawn hook was shown a redacted command, yet bash ran the
-	// model's: the key's length, not that of [REDACTED].
-	if got := strings.TrimSpace(strings.SplitN(first[4], "\n", 2)[0]); got != fmt.Sprint(len(key)) {
-		t.Errorf("bash ran a rewritten command: wc -c says %q, want %d", got, len(key))
+	// The spawn hook was shown a redacted command and environment, yet bash
+	// ran the model's command with the real values: the key's length, not
+	// that of [REDACTED].
+	for i, what := range map[int]string{4: "command", 5: "environment"} {
+		if got := strings.TrimSpace(strings.SplitN(first[i], "\n", 2)[0]); got != fmt.Sprint(len(key)) {
+			t.Errorf("bash ran with a rewritten %s: wc -c says %q, want %d", what, got, len(key))
+		}
 	}
 	// bash_spawn: shown only SPY_GRANTED (OPENAI_API_KEY is granted but
 	// bash never had it), could not delete PI_UNGRANTED, did delete the
