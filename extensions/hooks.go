@@ -108,25 +108,62 @@ func (e *Extension) toolResultHook(ctx context.Context, c tool.CallInfo, r tool.
 	return p, nil
 }
 
+// spawnHook sends the guest the command, the directory and only the
+// variables of the environment whose names are in its grants.env. Its answer
+// is merged so that it can add or override any variable but never read, nor
+// drop by leaving out, one it was not shown: an "env" in the answer replaces
+// the visible part only (a granted name it leaves out is removed; the names
+// it could not see are kept unless it sets them).
 func (e *Extension) spawnHook(ctx context.Context, s tool.BashSpawn) (tool.BashSpawn, error) {
 	const method = "hook.bash_spawn"
-	if s.Env == nil {
-		s.Env = map[string]string{}
+	visible := make(map[string]string, len(e.grants.Env))
+	for _, name := range e.grants.Env {
+		if v, ok := s.Env[name]; ok {
+			visible[name] = v
+		}
 	}
-	req, err := encodeRequest(method, s)
+	shown := tool.BashSpawn{Command: s.Command, Cwd: s.Cwd, Env: visible}
+	req, err := encodeRequest(method, shown)
 	if err != nil {
 		return s, err
 	}
-	out := s
+	var answer tool.BashSpawn
 	err = e.call(ctx, method, req, e.hookTO, nil, func(raw json.RawMessage) error {
 		var derr error
-		out, derr = decodeSpawn(raw, s)
+		answer, derr = decodeSpawn(raw, shown)
 		return derr
 	})
 	if err != nil {
 		return s, e.hookError(method, err)
 	}
+	out := tool.BashSpawn{Command: answer.Command, Cwd: answer.Cwd, Env: s.Env}
+	if !sameEnv(answer.Env, visible) {
+		env := make(map[string]string, len(s.Env)+len(answer.Env))
+		for k, v := range s.Env {
+			if _, seen := visible[k]; !seen {
+				env[k] = v
+			}
+		}
+		for k, v := range answer.Env {
+			env[k] = v
+		}
+		out.Env = env
+	}
 	return out, nil
+}
+
+// sameEnv reports whether a and b hold the same variables (the hook's env
+// is the very map it was shown when it left "env" out).
+func sameEnv(a, b map[string]string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for k, v := range a {
+		if w, ok := b[k]; !ok || w != v {
+			return false
+		}
+	}
+	return true
 }
 
 // eventTypes are the events sent to extensions with the "event" hook.

@@ -67,8 +67,9 @@ func TestSpawnHook(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// command omitted by the guest: kept; cwd and env replaced.
-	if out.Command != "make SPAWNME" || out.Cwd != "/tmp" || len(out.Env) != 1 || out.Env["GOOD"] != "1" {
+	// command omitted by the guest: kept; cwd replaced; env: GOOD added, and
+	// A, which the guest was not granted (so not shown), kept.
+	if out.Command != "make SPAWNME" || out.Cwd != "/tmp" || len(out.Env) != 2 || out.Env["GOOD"] != "1" || out.Env["A"] != "1" {
 		t.Fatalf("spawn = %+v", out)
 	}
 	in = tool.BashSpawn{Command: "ls", Cwd: "/work", Env: map[string]string{"A": "1"}}

@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -37,6 +38,10 @@ type Options struct {
 	HostName, HostVersion string
 	// LookupEnv reads granted environment variables; default os.LookupEnv.
 	LookupEnv func(string) (string, bool)
+	// HideEnv names variables that an extension never gets, even when
+	// grants.env names them (the variable that holds the model's API key):
+	// not in its own environment, not in the commands it runs with exec.
+	HideEnv []string
 }
 
 // Host loads extensions and runs them. It is safe for concurrent use: calls
@@ -246,7 +251,11 @@ func (h *Host) load(ctx context.Context, spec Spec, label string) (*Extension, e
 		logger:   h.logger.Named("ext." + label),
 	}
 	e.info = Info{Path: spec.Path, SHA256: got, Grants: grants, Scope: spec.Scope}
-	e.env = grantedEnv(spec.Grants.Env, h.opts.LookupEnv)
+	for _, kv := range grantedEnv(spec.Grants.Env, h.opts.LookupEnv) {
+		if !slices.Contains(h.opts.HideEnv, kv[0]) {
+			e.env = append(e.env, kv)
+		}
+	}
 	cfg := spec.Config
 	if cfg == nil {
 		cfg = map[string]any{}

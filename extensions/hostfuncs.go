@@ -210,7 +210,8 @@ func (e *Extension) handleHostCall(ctx context.Context, b []byte) []byte {
 }
 
 // exec runs a granted command outside the sandbox, bounded by the call's
-// deadline and timeoutMs. Its environment is PATH plus the granted names.
+// deadline and timeoutMs. Its environment is PATH plus the granted names
+// (less Options.HideEnv).
 func (e *Extension) exec(ctx context.Context, p execParams) (execResult, error) {
 	if len(p.Argv) == 0 || p.Argv[0] == "" {
 		return execResult{}, errors.New("exec: argv must name a command")

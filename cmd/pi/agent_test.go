@@ -332,9 +332,11 @@ func TestUntrustedProjectCannotRedirectTheKey(t *testing.T) {
 }
 
 // TestKeyNeverInEventsOrLogs: a tool that prints the API key shows
-// [REDACTED] in the JSON event stream and in trace logs.
+// [REDACTED] in the JSON event stream and in trace logs. (bash gets the key
+// only because the user's pi.toml lists it in pass_env.)
 func TestKeyNeverInEventsOrLogs(t *testing.T) {
-	isolate(t)
+	home := isolate(t)
+	os.WriteFile(filepath.Join(home, "pi.toml"), []byte("[tools.bash]\npass_env = [\"OPENAI_API_KEY\"]\n"), 0o644)
 	const key = "sk-json-mode-SECRET-98765"
 	t.Setenv("OPENAI_API_KEY", key)
 	srv := openaitest.NewServer(t,

@@ -15,6 +15,7 @@ import (
 
 	"github.com/pi-go/pi/runtime/agent"
 	"github.com/pi-go/pi/runtime/llm"
+	"github.com/pi-go/pi/runtime/redact"
 	"github.com/pi-go/pi/tools/builtin"
 )
 
@@ -100,26 +101,29 @@ func cmdAgent(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	defer cancel()
 	defer builtin.KillAllBash()
 
-	a, err := buildApp(ctx, &f.commonFlags, stderr)
+	a, err := buildApp(ctx, &f.commonFlags, stderr, f.apiKey)
 	if err != nil {
-		fmt.Fprintf(stderr, "pi: %v\n", err)
+		fmt.Fprintf(stderr, "pi: %v\n", redact.New(f.apiKey).String(err.Error()))
 		return exitError
 	}
 	defer a.close()
-	provider, secret, err := a.provider(&f)
+	// Errors from here on are printed with the key redacted.
+	errOut := &redactingWriter{w: stderr}
+	errOut.r.Store(a.redactor)
+	provider, err := a.provider(&f)
 	if err != nil {
-		fmt.Fprintf(stderr, "pi: %v\n", err)
+		fmt.Fprintf(errOut, "pi: %v\n", err)
 		return exitError
 	}
-	ag, err := a.newAgent(&f, provider, secret, stdout, stderr, interactive)
+	ag, err := a.newAgent(&f, provider, stdout, stderr, interactive)
 	if err != nil {
-		fmt.Fprintf(stderr, "pi: %v\n", err)
+		fmt.Fprintf(errOut, "pi: %v\n", err)
 		return exitError
 	}
 	if interactive {
-		return interactiveLoop(ctx, ag, prompt, stdin, stdout, stderr)
+		return interactiveLoop(ctx, ag, prompt, stdin, stdout, errOut)
 	}
-	return printRun(ctx, ag, prompt, stderr)
+	return printRun(ctx, ag, prompt, errOut)
 }
 
 // printRun runs one prompt; Ctrl-C or SIGTERM cancels it.
@@ -212,14 +216,13 @@ func interactiveLoop(parent context.Context, ag *agent.Agent, first string, stdi
 
 // jsonEventWriter writes each event as one JSON line, with the API key
 // redacted.
-func jsonEventWriter(w io.Writer, secret string) func(agent.Event) {
+func jsonEventWriter(w io.Writer, r *redact.Redactor) func(agent.Event) {
 	var mu sync.Mutex
 	return func(ev agent.Event) {
-		b, err := json.Marshal(ev)
+		b, err := redactedJSON(r, ev)
 		if err != nil {
 			b, _ = json.Marshal(map[string]string{"type": string(ev.Type), "error": "encode event: " + err.Error()})
 		}
-		b = []byte(llm.RedactSecret(string(b), secret))
 		mu.Lock()
 		defer mu.Unlock()
 		w.Write(append(b, '\n'))

@@ -15,6 +15,7 @@ import (
 	"github.com/pi-go/pi/runtime/agent"
 	"github.com/pi-go/pi/runtime/config"
 	"github.com/pi-go/pi/runtime/llm"
+	"github.com/pi-go/pi/runtime/redact"
 	"github.com/pi-go/pi/runtime/tool"
 	"github.com/pi-go/pi/tools/builtin"
 )
@@ -30,11 +31,16 @@ type app struct {
 	host     *extensions.Host
 	hooks    *tool.Hooks
 	closers  []func()
+	// redactor hides the model's API key in every output.
+	redactor *redact.Redactor
+	// outDir holds bash's full-output files; closed (removed) by close.
+	outDir *builtin.OutputDir
 }
 
 // buildApp loads configuration, loads the extensions and registers every
-// tool. On failure everything already started is closed.
-func buildApp(ctx context.Context, f *commonFlags, stderr io.Writer) (a *app, err error) {
+// tool. apiKey is --api-key (""), for the key's redaction and for hiding it
+// from commands. On failure everything already started is closed.
+func buildApp(ctx context.Context, f *commonFlags, stderr io.Writer, apiKey string) (a *app, err error) {
 	cwd := f.cwd
 	if cwd == "" {
 		if cwd, err = os.Getwd(); err != nil {
@@ -48,7 +54,8 @@ func buildApp(ctx context.Context, f *commonFlags, stderr io.Writer) (a *app, er
 	if st, err := os.Stat(abs); err != nil || !st.IsDir() {
 		return nil, fmt.Errorf("--cwd %s: not a directory", cwd)
 	}
-	built := &app{cwd: abs, piHome: config.DefaultPIHome(), logger: newLogger(f.logLevel, stderr), registry: tool.NewRegistry(), hooks: &tool.Hooks{}}
+	logOut := &redactingWriter{w: stderr}
+	built := &app{cwd: abs, piHome: config.DefaultPIHome(), logger: newLogger(f.logLevel, logOut), registry: tool.NewRegistry(), hooks: &tool.Hooks{}}
 	defer func() {
 		if err != nil {
 			built.close()
@@ -63,6 +70,20 @@ func buildApp(ctx context.Context, f *commonFlags, stderr io.Writer) (a *app, er
 	for _, w := range cfg.Warnings {
 		fmt.Fprintf(stderr, "pi: warning: %s\n", w)
 	}
+	key, keyEnv := modelKey(cfg, apiKey)
+	a.redactor = redact.New(key)
+	logOut.r.Store(a.redactor)
+	if key != "" && !redact.IsSecret(key) {
+		a.logger.Debug("the API key is shorter than the secret minimum; it is not redacted", "min_bytes", redact.MinLen, "from", keyEnv)
+	}
+	hide := hiddenEnv(cfg, key)
+	outDir, logger := builtin.NewOutputDir(""), a.logger
+	a.outDir = outDir
+	a.closers = append(a.closers, func() {
+		if err := outDir.Close(); err != nil {
+			logger.Warn("bash full-output files not removed", "error", err.Error())
+		}
+	})
 
 	specs := make([]extensions.Spec, 0, len(cfg.Extensions)+len(f.extensions))
 	for _, e := range cfg.Extensions {
@@ -85,6 +106,7 @@ func buildApp(ctx context.Context, f *commonFlags, stderr io.Writer) (a *app, er
 		host, err := extensions.NewHost(ctx, extensions.Options{
 			CacheDir: filepath.Join(a.piHome, "cache"), Logger: a.logger,
 			ProjectRoot: cfg.ProjectRoot, Cwd: abs, HostName: "pi", HostVersion: version,
+			HideEnv: hide,
 		})
 		if err != nil {
 			return nil, err
@@ -101,10 +123,14 @@ func buildApp(ctx context.Context, f *commonFlags, stderr io.Writer) (a *app, er
 			}
 		}
 		a.hooks = host.Hooks()
-		spawnHooks = host.SpawnHooks()
+		spawnHooks = redactSpawnHooks(host.SpawnHooks(), a.redactor)
 	}
 
-	bashOpts := builtin.BashOptions{Shell: cfg.Tools.Bash.Shell, CommandPrefix: cfg.Tools.Bash.CommandPrefix, SpawnHooks: spawnHooks}
+	bashOpts := builtin.BashOptions{
+		Shell: cfg.Tools.Bash.Shell, CommandPrefix: cfg.Tools.Bash.CommandPrefix, SpawnHooks: spawnHooks,
+		HideEnv: hide, OutputDir: a.outDir, FullOutputMaxBytes: int64(cfg.Tools.Bash.FullOutputMaxMB) << 20,
+		Redactor: a.redactor,
+	}
 	for _, d := range builtin.Definitions(builtin.Options{Bash: bashOpts}) {
 		if err := a.registry.Register(d); err != nil {
 			return nil, err
@@ -163,32 +189,24 @@ func (a *app) contextFactory() tool.ContextFactory {
 const defaultBaseURL = "https://api.openai.com/v1"
 
 // provider picks the model: --script, else an OpenAI-compatible endpoint
-// from flags, pi.toml and the environment. It returns the API key too, so
-// output can be redacted.
-func (a *app) provider(f *agentFlags) (llm.Provider, string, error) {
+// from flags, pi.toml and the environment (the key as modelKey finds it).
+func (a *app) provider(f *agentFlags) (llm.Provider, error) {
 	if f.script != "" {
 		s, err := llm.LoadScript(f.script)
 		if err != nil {
-			return nil, "", err
+			return nil, err
 		}
-		return llm.NewScripted(s), "", nil
+		return llm.NewScripted(s), nil
 	}
 	m := a.cfg.Model
 	baseURL := firstNonEmpty(f.baseURL, m.BaseURL, os.Getenv("OPENAI_BASE_URL"), defaultBaseURL)
-	keyEnv := firstNonEmpty(m.APIKeyEnv, "OPENAI_API_KEY")
-	key := f.apiKey
-	if key == "" {
-		key = os.Getenv(keyEnv)
-	}
-	if key == "" && keyEnv != "OPENAI_API_KEY" && os.Getenv("OPENAI_API_KEY") != "" {
-		key, keyEnv = os.Getenv("OPENAI_API_KEY"), "OPENAI_API_KEY"
-	}
+	key, keyEnv := modelKey(a.cfg, f.apiKey)
 	name := firstNonEmpty(f.model, m.Name)
 	if key == "" && baseURL == defaultBaseURL {
-		return nil, "", fmt.Errorf("no model configured: set %s (and optionally [model] name in pi.toml), or pass --api-key and --model, or --base-url for a local endpoint.\nTo try pi offline: pi demo, or pi --script FILE", keyEnv)
+		return nil, fmt.Errorf("no model configured: set %s (and optionally [model] name in pi.toml), or pass --api-key and --model, or --base-url for a local endpoint.\nTo try pi offline: pi demo, or pi --script FILE", keyEnv)
 	}
 	if name == "" {
-		return nil, "", fmt.Errorf("no model name: pass --model NAME or set [model] name in pi.toml")
+		return nil, fmt.Errorf("no model name: pass --model NAME or set [model] name in pi.toml")
 	}
 	images := true
 	if m.Images != nil {
@@ -200,14 +218,14 @@ func (a *app) provider(f *agentFlags) (llm.Provider, string, error) {
 	}
 	p, err := llm.NewOpenAI(llm.OpenAIConfig{BaseURL: baseURL, Model: name, APIKey: key, APIKeyEnv: keySource, Images: images, Logger: a.logger.Named("llm")})
 	if err != nil {
-		return nil, "", err
+		return nil, err
 	}
-	return p, key, nil
+	return p, nil
 }
 
 // newAgent builds the loop with the active tools, the hooks, the system
 // prompt and an event sink for the chosen output mode.
-func (a *app) newAgent(f *agentFlags, p llm.Provider, secret string, stdout, stderr io.Writer, interactive bool) (*agent.Agent, error) {
+func (a *app) newAgent(f *agentFlags, p llm.Provider, stdout, stderr io.Writer, interactive bool) (*agent.Agent, error) {
 	tools, err := a.registry.ActiveTools(a.contextFactory())
 	if err != nil {
 		return nil, err
@@ -220,16 +238,16 @@ func (a *app) newAgent(f *agentFlags, p llm.Provider, secret string, stdout, std
 		Tools: a.registry.ActiveDefinitions(), Cwd: a.cwd, AgentsMD: agentsMD,
 		Override: f.systemPrompt, Append: f.appendPrompt, Now: time.Now(),
 	})
-	hooks := a.hooksWithRedaction(secret)
+	hooks := redactionHooks(a.hooks, a.redactor)
 	var sink func(agent.Event)
 	switch {
 	case f.mode == "json":
-		sink = jsonEventWriter(stdout, secret)
+		sink = jsonEventWriter(stdout, a.redactor)
 	case interactive:
-		r := &textRenderer{out: stdout, tools: stdout, preview: 4, secret: secret, spin: &spinner{w: terminalOrNil(stderr)}}
+		r := &textRenderer{out: stdout, tools: stdout, preview: 4, redactor: a.redactor, spin: &spinner{w: terminalOrNil(stderr)}}
 		sink = r.onEvent
 	default:
-		r := &textRenderer{out: stdout, tools: stderr, secret: secret, spin: &spinner{}}
+		r := &textRenderer{out: stdout, tools: stderr, redactor: a.redactor, spin: &spinner{}}
 		sink = r.onEvent
 	}
 	if a.host != nil {
@@ -240,7 +258,13 @@ func (a *app) newAgent(f *agentFlags, p llm.Provider, secret string, stdout, std
 			switch ev.Type {
 			case agent.EventAgentStart, agent.EventAgentEnd, agent.EventTurnStart, agent.EventTurnEnd,
 				agent.EventToolExecutionStart, agent.EventToolExecutionEnd:
-				host.Event(context.Background(), ev)
+				// Extensions see events with the key already redacted.
+				raw, err := redactedJSON(a.redactor, ev)
+				if err != nil {
+					a.logger.Warn("extension event: cannot marshal event", "type", string(ev.Type), "error", err.Error())
+					return
+				}
+				host.Event(context.Background(), raw)
 			}
 		}
 	}
@@ -249,34 +273,6 @@ func (a *app) newAgent(f *agentFlags, p llm.Provider, secret string, stdout, std
 		Sequential: a.cfg.ToolExecution == "sequential", Logger: a.logger.Named("agent"),
 		OnEvent: sink, MaxTurns: f.maxTurns,
 	}), nil
-}
-
-// hooksWithRedaction adds a last tool_result hook that masks the API key, so
-// a tool that prints the environment never shows it to the model.
-func (a *app) hooksWithRedaction(secret string) *tool.Hooks {
-	h := *a.hooks
-	if secret == "" {
-		return &h
-	}
-	h.ToolResult = append(append([]tool.ToolResultHook(nil), h.ToolResult...), tool.ToolResultHook{
-		Name: "pi redact-api-key",
-		Func: func(_ context.Context, _ tool.CallInfo, r tool.Result) (tool.ResultPatch, error) {
-			var out []tool.ContentBlock
-			changed := false
-			for _, b := range r.Content {
-				if b.Type == "text" && strings.Contains(b.Text, secret) {
-					b.Text = llm.RedactSecret(b.Text, secret)
-					changed = true
-				}
-				out = append(out, b)
-			}
-			if !changed {
-				return tool.ResultPatch{}, nil
-			}
-			return tool.ResultPatch{Content: out}, nil
-		},
-	})
-	return &h
 }
 
 func terminalOrNil(w io.Writer) io.Writer {

@@ -77,7 +77,9 @@ func cmdDemo(args []string, stdout, stderr io.Writer) int {
 	defer stop()
 	defer builtin.KillAllBash()
 	a := &app{cwd: dir, cfg: &config.Config{}, logger: newLogger("warn", stderr), registry: tool.NewRegistry(), hooks: &tool.Hooks{}}
-	for _, d := range builtin.Definitions(builtin.Options{}) {
+	a.outDir = builtin.NewOutputDir("")
+	defer a.outDir.Close()
+	for _, d := range builtin.Definitions(builtin.Options{Bash: builtin.BashOptions{OutputDir: a.outDir}}) {
 		if err := a.registry.Register(d); err != nil {
 			fmt.Fprintf(stderr, "pi demo: %v\n", err)
 			return exitError
@@ -88,7 +90,7 @@ func cmdDemo(args []string, stdout, stderr io.Writer) int {
 		return exitError
 	}
 	f := &agentFlags{mode: mode}
-	ag, err := a.newAgent(f, llm.NewScripted(script), "", stdout, stderr, mode == "text")
+	ag, err := a.newAgent(f, llm.NewScripted(script), stdout, stderr, mode == "text")
 	if err != nil {
 		fmt.Fprintf(stderr, "pi demo: %v\n", err)
 		return exitError

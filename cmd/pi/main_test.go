@@ -15,7 +15,13 @@ import (
 // withPlugintest removes the modules plugintest built once the tests ran.
 type withPlugintest struct{ m *testing.M }
 
-func (w withPlugintest) Run() int { return plugintest.Main(w.m) }
+func (w withPlugintest) Run() int {
+	code := plugintest.Main(w.m)
+	if realPiPath != "" {
+		os.RemoveAll(filepath.Dir(realPiPath))
+	}
+	return code
+}
 
 func TestMain(m *testing.M) {
 	testscript.Main(withPlugintest{m}, map[string]func(){

@@ -9,6 +9,7 @@ import (
 
 	"github.com/pi-go/pi/runtime/agent"
 	"github.com/pi-go/pi/runtime/llm"
+	"github.com/pi-go/pi/runtime/redact"
 )
 
 // textRenderer shows a run as text: the assistant's words stream to out, a
@@ -17,7 +18,7 @@ import (
 type textRenderer struct {
 	out, tools io.Writer
 	preview    int
-	secret     string
+	redactor   *redact.Redactor
 	spin       *spinner
 
 	mu          sync.Mutex
@@ -47,12 +48,12 @@ func (r *textRenderer) onEvent(ev agent.Event) {
 	case agent.EventToolExecutionStart:
 		r.spin.halt()
 		r.endLine()
-		fmt.Fprintf(r.tools, "→ %s %s\n", ev.ToolName, truncateForMessage(llm.RedactSecret(compactJSON(ev.Args), r.secret), 160))
+		fmt.Fprintf(r.tools, "→ %s %s\n", ev.ToolName, truncateForMessage(r.redactor.String(compactJSON(ev.Args)), 160))
 	case agent.EventToolExecutionEnd:
 		if ev.Result == nil {
 			return
 		}
-		text := llm.RedactSecret(ev.Result.Text(), r.secret)
+		text := r.redactor.String(ev.Result.Text())
 		mark := "✓"
 		if ev.Failed() {
 			mark = "✗"
@@ -96,7 +97,7 @@ func (r *textRenderer) onEvent(ev agent.Event) {
 					fmt.Fprintf(r.tools, "    … %d more diff line(s)\n", len(dl)-i)
 					break
 				}
-				fmt.Fprintf(r.tools, "    %s\n", truncateForMessage(llm.RedactSecret(l, r.secret), 160))
+				fmt.Fprintf(r.tools, "    %s\n", truncateForMessage(r.redactor.String(l), 160))
 			}
 		}
 	case agent.EventTurnEnd, agent.EventAgentEnd:

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -66,7 +67,7 @@ func cmdTool(args []string, stdout, stderr io.Writer) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	defer builtin.KillAllBash()
-	a, err := buildApp(ctx, &f, stderr)
+	a, err := buildApp(ctx, &f, stderr, "")
 	if err != nil {
 		fmt.Fprintf(stderr, "pi: %v\n", err)
 		return exitError
@@ -82,13 +83,17 @@ func cmdTool(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "pi: %v\n", err)
 		return exitError
 	}
-	res := tool.Run(ctx, []tool.AgentTool{t}, a.hooks, name, "call_1", input, nil)
-	enc := json.NewEncoder(stdout)
+	res := tool.Run(ctx, []tool.AgentTool{t}, redactionHooks(a.hooks, a.redactor), name, "call_1", input, nil)
+	var out bytes.Buffer
+	enc := json.NewEncoder(&out)
 	enc.SetEscapeHTML(false)
 	if err := enc.Encode(res); err != nil {
 		fmt.Fprintf(stderr, "pi: encode result: %v\n", err)
 		return exitError
 	}
+	// The result was redacted by the hooks; this also covers what they
+	// do not see (a blocked call's reason, a validation error).
+	stdout.Write(a.redactor.Bytes(out.Bytes()))
 	return exitOK
 }
 
@@ -177,7 +182,7 @@ func cmdTools(args []string, stdout, stderr io.Writer) int {
 	if len(pos) != 0 {
 		return usageError(stderr, "tools list", "unexpected argument %q", pos[0])
 	}
-	a, err := buildApp(context.Background(), &f, stderr)
+	a, err := buildApp(context.Background(), &f, stderr, "")
 	if err != nil {
 		fmt.Fprintf(stderr, "pi: %v\n", err)
 		return exitError

@@ -1,7 +1,8 @@
 // Package archtest checks the dependency rules of docs/design.md with
 // `go list -deps`: nothing imports cmd/pi; tools/builtin never imports
-// extensions; sdk imports no host package; only extensions imports wazero;
-// only internal/atomicfile replaces files by renaming.
+// extensions; runtime/redact is a leaf; sdk imports no host package; only
+// extensions imports wazero; only internal/atomicfile replaces files by
+// renaming.
 package archtest
 
 import (
@@ -56,7 +57,12 @@ func TestDependencyRules(t *testing.T) {
 	}
 	for pkg := range deps(t, "", "", "./tools/builtin/...") {
 		if strings.HasPrefix(pkg, module+"/extensions") || strings.HasPrefix(pkg, module+"/runtime/agent") || strings.HasPrefix(pkg, module+"/runtime/llm") {
-			t.Errorf("tools/builtin depends on %s; of pi's packages it may import runtime/tool and internal/atomicfile only", pkg)
+			t.Errorf("tools/builtin depends on %s; of pi's packages it may import runtime/tool, runtime/redact and internal/atomicfile only", pkg)
+		}
+	}
+	for pkg := range deps(t, "", "", "./runtime/redact") {
+		if strings.HasPrefix(pkg, module) && pkg != module+"/runtime/redact" {
+			t.Errorf("runtime/redact depends on %s; it is a leaf (standard library only)", pkg)
 		}
 	}
 	for pkg := range deps(t, "wasip1", "wasm", "./sdk/...") {

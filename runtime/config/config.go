@@ -85,13 +85,22 @@ type Tools struct {
 	Bash     Bash
 }
 
-// Bash configures the bash tool. Both fields run code, so a project file's
-// values apply only when the project is trusted.
+// Bash configures the bash tool. CommandPrefix and Shell run code, and
+// PassEnv hands the API key to commands, so a project file's values for
+// those apply only when the project is trusted.
 type Bash struct {
 	// CommandPrefix is run before every command (e.g. activating a venv).
 	CommandPrefix string
 	// Shell is the shell binary; empty for the tool's default.
 	Shell string
+	// PassEnv names variables that commands get even though they hold the
+	// model's API key ([model] api_key_env, OPENAI_API_KEY), which pi
+	// otherwise removes from the environment of bash and of extensions'
+	// exec children. Nil when not set.
+	PassEnv []string
+	// FullOutputMaxMB caps each bash full-output file, in MiB; 0 when not
+	// set (the caller's default, 100).
+	FullOutputMaxMB int
 }
 
 // Extension is one [[extensions]] entry.
@@ -430,6 +439,9 @@ func untrustedWarning(l *layer, status trustResult, fromFlag bool) string {
 	if l.bashShell != nil {
 		ignored = append(ignored, "tools.bash.shell")
 	}
+	if l.bashPassEnvSet {
+		ignored = append(ignored, "tools.bash.pass_env")
+	}
 	if len(l.extensions) > 0 {
 		names := make([]string, len(l.extensions))
 		for i, e := range l.extensions {
@@ -520,6 +532,7 @@ func (c *Config) Clone() *Config {
 		n.Model.Images = &v
 	}
 	n.Tools.Active = slices.Clone(c.Tools.Active)
+	n.Tools.Bash.PassEnv = slices.Clone(c.Tools.Bash.PassEnv)
 	n.Files = slices.Clone(c.Files)
 	n.Warnings = slices.Clone(c.Warnings)
 	if c.Extensions != nil {

@@ -35,20 +35,25 @@ type layer struct {
 	activeAt      string // FILE:LINE of tools.active
 	bashPrefix    *string
 	bashShell     *string
-	extensions    []Extension
+	// bashPassEnv is tools.bash.pass_env; bashPassEnvSet says it is set.
+	bashPassEnv    []string
+	bashPassEnvSet bool
+	bashFullMaxMB  *int
+	extensions     []Extension
 }
 
 // runsCode reports whether the layer sets anything that runs code, or that
-// could send the API key somewhere else (model.base_url, model.api_key_env):
-// the settings an untrusted project may not make.
+// could send the API key somewhere else (model.base_url, model.api_key_env,
+// tools.bash.pass_env): the settings an untrusted project may not make.
 func (l *layer) runsCode() bool {
-	return l.bashPrefix != nil || l.bashShell != nil || len(l.extensions) > 0 || l.baseURL != nil || l.apiKeyEnv != nil
+	return l.bashPrefix != nil || l.bashShell != nil || len(l.extensions) > 0 || l.baseURL != nil || l.apiKeyEnv != nil || l.bashPassEnvSet
 }
 
 // dropCode forgets the settings that need trust.
 func (l *layer) dropCode() {
 	l.bashPrefix, l.bashShell, l.extensions = nil, nil, nil
 	l.baseURL, l.apiKeyEnv = nil, nil
+	l.bashPassEnv, l.bashPassEnvSet = nil, false
 }
 
 // applyTo lays l over c.
@@ -72,6 +77,12 @@ func (l *layer) applyTo(c *Config) {
 	}
 	set(&c.Tools.Bash.CommandPrefix, l.bashPrefix)
 	set(&c.Tools.Bash.Shell, l.bashShell)
+	if l.bashPassEnvSet {
+		c.Tools.Bash.PassEnv = slices.Clone(l.bashPassEnv)
+	}
+	if l.bashFullMaxMB != nil {
+		c.Tools.Bash.FullOutputMaxMB = *l.bashFullMaxMB
+	}
 	for _, e := range l.extensions {
 		i := slices.IndexFunc(c.Extensions, func(o Extension) bool { return o.Name == e.Name })
 		if i >= 0 {
@@ -87,7 +98,7 @@ var (
 	topKeys        = []string{"tool_execution", "model", "tools", "extensions"}
 	modelKeys      = []string{"base_url", "name", "api_key_env", "images"}
 	toolsKeys      = []string{"active", "bash"}
-	bashKeys       = []string{"command_prefix", "shell"}
+	bashKeys       = []string{"command_prefix", "shell", "pass_env", "full_output_max_mb"}
 	extensionKeys  = []string{"name", "path", "sha256", "override", "grants", "limits", "config"}
 	grantsKeys     = []string{"fs", "exec", "env"}
 	limitsKeys     = []string{"memory_mb", "timeout_ms"}
@@ -97,6 +108,7 @@ var (
 	sha256Re       = regexp.MustCompile(`^[0-9a-fA-F]{64}$`)
 	maxMemoryMB    = 4096       // a wasm32 memory is at most 4 GiB
 	maxTimeoutMS   = 86_400_000 // one day
+	maxFullOutMB   = 102_400    // 100 GiB
 	maxErrorsShown = 20
 )
 
@@ -371,6 +383,27 @@ func (d *decoder) tools(l *layer, v any) {
 		if v, ok := b["shell"]; ok {
 			if s, ok := d.nonEmpty("tools.bash.shell", v); ok {
 				l.bashShell = &s
+			}
+		}
+		if v, ok := b["pass_env"]; ok {
+			seen := map[string]bool{}
+			names, ok := d.strings("tools.bash.pass_env", v, func(s string) error {
+				if !isEnvName(s) {
+					return fmt.Errorf("%q is not an environment variable name", s)
+				}
+				if seen[s] {
+					return fmt.Errorf("variable %q is listed twice", s)
+				}
+				seen[s] = true
+				return nil
+			})
+			if ok {
+				l.bashPassEnv, l.bashPassEnvSet = names, true
+			}
+		}
+		if v, ok := b["full_output_max_mb"]; ok {
+			if n, ok := d.positive("tools.bash.full_output_max_mb", v, maxFullOutMB, "MiB"); ok {
+				l.bashFullMaxMB = &n
 			}
 		}
 	}

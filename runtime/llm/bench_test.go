@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"github.com/pi-go/pi/internal/openaitest"
+
+	"github.com/pi-go/pi/runtime/redact"
 )
 
 // benchReply is a turn of 400 text pieces and two interleaved tool calls
@@ -52,7 +54,7 @@ func BenchmarkSSEDecode(b *testing.B) {
 			b.SetBytes(int64(len(stream)))
 			b.ReportAllocs()
 			for b.Loop() {
-				asm := newAssembler(func(StreamEvent) {}, testKey)
+				asm := newAssembler(func(StreamEvent) {}, redact.New(testKey))
 				dec := newSSEDecoder(strings.NewReader(stream))
 				for {
 					data, err := dec.Next()
@@ -67,7 +69,7 @@ func BenchmarkSSEDecode(b *testing.B) {
 					}
 				}
 				asm.flush()
-				if len(asm.message(testKey).ToolCalls) != bc.calls {
+				if len(asm.message().ToolCalls) != bc.calls {
 					b.Fatal("calls not assembled")
 				}
 			}

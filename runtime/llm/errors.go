@@ -8,6 +8,8 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/pi-go/pi/runtime/redact"
 )
 
 // Kinds of provider failure, for errors.Is. The errors the OpenAI provider
@@ -30,17 +32,14 @@ var (
 	ErrMalformedStream = errors.New("malformed stream")
 )
 
-// redactedMark replaces a secret in text.
-const redactedMark = "[REDACTED]"
-
 // RedactSecret returns s with every occurrence of secret replaced by
-// "[REDACTED]". An empty secret leaves s unchanged. Every error, log line
-// and stream event of the OpenAI provider goes through it with the API key.
+// "[REDACTED]", by the rule of package redact: a secret shorter than
+// redact.MinLen bytes (an empty one too) is not a secret and leaves s
+// unchanged. Every error, log line and stream event of the OpenAI provider
+// goes through that rule with the API key; the assistant message itself is
+// never rewritten.
 func RedactSecret(s, secret string) string {
-	if secret == "" || !strings.Contains(s, secret) {
-		return s
-	}
-	return strings.ReplaceAll(s, secret, redactedMark)
+	return redact.New(secret).String(s)
 }
 
 // HTTPError is an error status from the server. Its message says what to do;
@@ -103,11 +102,11 @@ func (e *redactedError) Error() string { return e.text }
 func (e *redactedError) Unwrap() error { return e.err }
 
 // redactErr returns err with secret removed from its text (nil for nil).
-func redactErr(err error, secret string) error {
-	if err == nil || secret == "" || !strings.Contains(err.Error(), secret) {
+func redactErr(err error, r *redact.Redactor) error {
+	if err == nil || !r.Contains(err.Error()) {
 		return err
 	}
-	return &redactedError{text: RedactSecret(err.Error(), secret), err: err}
+	return &redactedError{text: r.String(err.Error()), err: err}
 }
 
 // statusError builds the error for an error status, in words that say what
@@ -115,7 +114,7 @@ func redactErr(err error, secret string) error {
 func (p *OpenAI) statusError(status int, serverMsg string, retryAfter time.Duration, attempts int) *HTTPError {
 	e := &HTTPError{
 		StatusCode:    status,
-		ServerMessage: abbreviate(RedactSecret(strings.TrimSpace(serverMsg), p.cfg.APIKey), 300),
+		ServerMessage: abbreviate(p.redactor.String(strings.TrimSpace(serverMsg)), 300),
 		RetryAfter:    retryAfter,
 		Attempts:      attempts,
 	}
@@ -193,8 +192,8 @@ func parseRetryAfter(h http.Header, now time.Time) (d time.Duration, ok bool) {
 }
 
 // quote returns s abbreviated to n bytes, quoted, with the secret removed.
-func quote(s string, n int, secret string) string {
-	s = RedactSecret(s, secret)
+func quote(s string, n int, r *redact.Redactor) string {
+	s = r.String(s)
 	if !utf8.ValidString(s) {
 		s = strings.ToValidUTF8(s, "\uFFFD")
 	}

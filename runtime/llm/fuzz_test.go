@@ -7,13 +7,15 @@ import (
 	"io"
 	"strings"
 	"testing"
+
+	"github.com/pi-go/pi/runtime/redact"
 )
 
 // decodeStream runs the SSE decoder and the tool-call assembler over a whole
 // stream body, as the provider does, and returns the events and the error.
 func decodeStream(body string, secret string) (*assembler, []StreamEvent, error) {
 	var events []StreamEvent
-	asm := newAssembler(func(ev StreamEvent) { events = append(events, ev) }, secret)
+	asm := newAssembler(func(ev StreamEvent) { events = append(events, ev) }, redact.New(secret))
 	dec := newSSEDecoder(strings.NewReader(body))
 	for {
 		data, err := dec.Next()
@@ -61,7 +63,7 @@ func FuzzSSEStream(f *testing.F) {
 			return
 		}
 		// What was streamed is what was assembled.
-		msg := asm.message("")
+		msg := asm.message()
 		var text strings.Builder
 		args := map[int]string{}
 		for _, ev := range events {
@@ -146,11 +148,11 @@ func FuzzParseScript(f *testing.F) {
 }
 
 func FuzzStreamRedactor(f *testing.F) {
-	f.Add("the key sk-abc is here", uint8(3))
-	f.Add("sk-sk-sk-ab", uint8(1))
+	f.Add("the key sk-abcdefghij is here", uint8(3))
+	f.Add("sk-sk-sk-abcdefghi", uint8(1))
 	f.Fuzz(func(t *testing.T, s string, step uint8) {
-		const secret = "sk-abc"
-		r := newStreamRedactor(secret)
+		const secret = "sk-abcdefghij"
+		r := newStreamRedactor(redact.New(secret))
 		n := int(step%7) + 1
 		var out strings.Builder
 		for i := 0; i < len(s); i += n {

@@ -19,6 +19,8 @@ import (
 	"time"
 
 	"github.com/hashicorp/go-hclog"
+
+	"github.com/pi-go/pi/runtime/redact"
 )
 
 // DefaultMaxRetries is the number of retries when OpenAIConfig.MaxRetries
@@ -62,7 +64,10 @@ type OpenAIConfig struct {
 // OpenAI is a Provider for any OpenAI-compatible chat completions endpoint.
 // It is safe for concurrent use.
 type OpenAI struct {
-	cfg      OpenAIConfig
+	cfg OpenAIConfig
+	// redactor hides the API key in errors, logs and stream events (never
+	// in the assistant message).
+	redactor *redact.Redactor
 	endpoint string
 	client   *http.Client
 	logger   hclog.Logger
@@ -86,13 +91,14 @@ func NewOpenAI(cfg OpenAIConfig) (*OpenAI, error) {
 	cfg.BaseURL = strings.TrimRight(strings.TrimSpace(cfg.BaseURL), "/")
 	u, err := url.Parse(cfg.BaseURL)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, fmt.Errorf("new openai provider: base URL %q: want an http(s) URL like https://api.openai.com/v1", RedactSecret(cfg.BaseURL, cfg.APIKey))
+		return nil, fmt.Errorf("new openai provider: base URL %q: want an http(s) URL like https://api.openai.com/v1", redact.New(cfg.APIKey).String(cfg.BaseURL))
 	}
 	if cfg.Model == "" {
 		return nil, errors.New("new openai provider: model: missing (set [model] name in pi.toml or pass --model)")
 	}
 	p := &OpenAI{
 		cfg:       cfg,
+		redactor:  redact.New(cfg.APIKey),
 		endpoint:  u.JoinPath("chat/completions").String(),
 		client:    cfg.HTTPClient,
 		logger:    cfg.Logger,
@@ -134,7 +140,7 @@ func (p *OpenAI) Model() string { return p.cfg.Model }
 func (p *OpenAI) Stream(ctx context.Context, req Request, onEvent func(StreamEvent)) (*Response, error) {
 	resp, err := p.stream(ctx, req, onEvent)
 	if err != nil {
-		return nil, fmt.Errorf("stream %s: %w", p.cfg.Model, redactErr(err, p.cfg.APIKey))
+		return nil, fmt.Errorf("stream %s: %w", p.cfg.Model, redactErr(err, p.redactor))
 	}
 	return resp, nil
 }
@@ -167,7 +173,7 @@ func (p *OpenAI) stream(ctx context.Context, req Request, onEvent func(StreamEve
 		case errors.As(err, &retryable) && retryable.streamOptions && !strippedOptions:
 			// The server does not know stream_options: resend without it,
 			// once, and remember.
-			p.logger.Debug("server rejected stream_options; retrying without it", "url", RedactSecret(p.cfg.BaseURL, p.cfg.APIKey))
+			p.logger.Debug("server rejected stream_options; retrying without it", "url", p.redactor.String(p.cfg.BaseURL))
 			p.noStreamOptions.Store(true)
 			strippedOptions = true
 			attempt--
@@ -190,7 +196,7 @@ func (p *OpenAI) stream(ctx context.Context, req Request, onEvent func(StreamEve
 			delay = retryable.retryAfter
 		}
 		p.logger.Warn("retrying model request", "attempt", attempt, "of", p.retries+1, "delay", delay.String(),
-			"reason", RedactSecret(retryable.reason, p.cfg.APIKey))
+			"reason", p.redactor.String(retryable.reason))
 		t := time.NewTimer(delay)
 		select {
 		case <-ctx.Done():
@@ -239,7 +245,7 @@ func (p *OpenAI) attempt(ctx context.Context, body []byte, onEvent func(StreamEv
 	if p.cfg.APIKey != "" {
 		hreq.Header.Set("Authorization", "Bearer "+p.cfg.APIKey)
 	}
-	p.logger.Debug("model request", "url", RedactSecret(p.endpoint, p.cfg.APIKey), "model", p.cfg.Model, "bytes", len(body))
+	p.logger.Debug("model request", "url", p.redactor.String(p.endpoint), "model", p.cfg.Model, "bytes", len(body))
 	hres, err := p.client.Do(hreq)
 	if err != nil {
 		if ctx.Err() != nil {
@@ -252,7 +258,7 @@ func (p *OpenAI) attempt(ctx context.Context, body []byte, onEvent func(StreamEv
 	if hres.StatusCode < 200 || hres.StatusCode > 299 {
 		return nil, nil, p.errorStatus(hres)
 	}
-	asm := newAssembler(onEvent, p.cfg.APIKey)
+	asm := newAssembler(onEvent, p.redactor)
 	br := bufio.NewReaderSize(hres.Body, 64<<10)
 	mediaType, _, _ := mime.ParseMediaType(hres.Header.Get("Content-Type"))
 	if mediaType == "application/json" || startsWithObject(br) {
@@ -331,7 +337,7 @@ func errorField(s string) string {
 // stop reason when set.
 func (p *OpenAI) finish(asm *assembler, stop StopReason) *Response {
 	asm.flush()
-	r := &Response{Message: asm.message(p.cfg.APIKey), StopReason: asm.stopReason()}
+	r := &Response{Message: asm.message(), StopReason: asm.stopReason()}
 	if stop != "" {
 		r.StopReason = stop
 	}
@@ -350,14 +356,14 @@ func (p *OpenAI) badAnswer(err error) error {
 	var mf *malformedError
 	if errors.As(err, &mf) {
 		return &StreamError{
-			text: fmt.Sprintf("malformed stream from %s: %s: received %s", p.cfg.BaseURL, mf.what, quote(mf.received, 200, p.cfg.APIKey)),
+			text: fmt.Sprintf("malformed stream from %s: %s: received %s", p.cfg.BaseURL, mf.what, quote(mf.received, 200, p.redactor)),
 			kind: ErrMalformedStream,
 		}
 	}
 	var se *serverStreamError
 	if errors.As(err, &se) {
 		return &StreamError{
-			text: fmt.Sprintf("%s sent an error in the stream: %s", p.cfg.BaseURL, abbreviate(RedactSecret(se.msg, p.cfg.APIKey), 300)),
+			text: fmt.Sprintf("%s sent an error in the stream: %s", p.cfg.BaseURL, abbreviate(p.redactor.String(se.msg), 300)),
 			kind: ErrServer,
 		}
 	}
@@ -412,7 +418,7 @@ func (p *OpenAI) errorStatus(hres *http.Response) error {
 		msg = strings.TrimSpace(string(data))
 	}
 	re := &retryableError{
-		reason:    fmt.Sprintf("status %d: %s", hres.StatusCode, abbreviate(RedactSecret(msg, p.cfg.APIKey), 200)),
+		reason:    fmt.Sprintf("status %d: %s", hres.StatusCode, abbreviate(p.redactor.String(msg), 200)),
 		status:    hres.StatusCode,
 		serverMsg: msg,
 	}

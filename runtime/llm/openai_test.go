@@ -404,10 +404,19 @@ func TestOpenAIKeyRedactedInEvents(t *testing.T) {
 		t.Fatal(err)
 	}
 	args, _ := rec.calls()
-	for _, s := range []string{rec.text(), args[0], resp.Message.Content[0].Text, resp.Message.ToolCalls[0].Arguments} {
+	// The events are outputs: redacted.
+	for _, s := range []string{rec.text(), args[0]} {
 		if strings.Contains(s, testKey) || !strings.Contains(s, "[REDACTED]") {
-			t.Fatalf("not redacted: %q", s)
+			t.Fatalf("event not redacted: %q", s)
 		}
+	}
+	// The message is what the model said: the conversation and the tools
+	// get it unchanged.
+	if got := resp.Message.Content[0].Text; got != "your key is "+testKey+" ok" {
+		t.Fatalf("assistant text rewritten: %q", got)
+	}
+	if got := resp.Message.ToolCalls[0].Arguments; got != `{"command":"echo `+testKey+`"}` {
+		t.Fatalf("tool call arguments rewritten: %q", got)
 	}
 	if rec.text() != "your key is [REDACTED] ok" {
 		t.Fatalf("streamed text = %q", rec.text())
@@ -587,9 +596,13 @@ func TestParseRetryAfter(t *testing.T) {
 
 func TestRedactSecret(t *testing.T) {
 	tests := []struct{ s, secret, want string }{
-		{"key sk-1 and sk-1", "sk-1", "key [REDACTED] and [REDACTED]"},
-		{"nothing here", "sk-1", "nothing here"},
+		{"key sk-1234567890 and sk-1234567890", "sk-1234567890", "key [REDACTED] and [REDACTED]"},
+		{"nothing here", "sk-1234567890", "nothing here"},
 		{"empty secret", "", "empty secret"},
+		// A short key is not a secret: a.txt must stay a.txt.
+		{"write a.txt", "x", "write a.txt"},
+		{"the test passed", "test", "the test passed"},
+		{"ollama at ollama:11434", "ollama", "ollama at ollama:11434"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.s, func(t *testing.T) {

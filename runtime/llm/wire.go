@@ -12,6 +12,7 @@ import (
 
 	openai "github.com/sashabaranov/go-openai"
 
+	"github.com/pi-go/pi/runtime/redact"
 	"github.com/pi-go/pi/runtime/tool"
 )
 
@@ -337,8 +338,10 @@ type assembler struct {
 	redactor *streamRedactor
 }
 
-func newAssembler(emit func(StreamEvent), secret string) *assembler {
-	return &assembler{calls: map[int]*callState{}, last: -1, emit: emit, redactor: newStreamRedactor(secret)}
+// newAssembler returns an assembler whose events have r's secrets redacted;
+// the assembled message keeps the model's own text and arguments.
+func newAssembler(emit func(StreamEvent), r *redact.Redactor) *assembler {
+	return &assembler{calls: map[int]*callState{}, last: -1, emit: emit, redactor: newStreamRedactor(r)}
 }
 
 // addData takes one SSE data payload.
@@ -472,15 +475,17 @@ func (a *assembler) flush() {
 }
 
 // message returns the assembled assistant message, calls in the order their
-// indexes first appeared; a call without an id gets "call_<n>".
-func (a *assembler) message(secret string) Message {
+// indexes first appeared; a call without an id gets "call_<n>". Text and
+// arguments are exactly what the model sent: redaction is for outputs (the
+// events), never for what the model said or what a tool receives.
+func (a *assembler) message() Message {
 	m := Message{Role: RoleAssistant}
 	if a.text.Len() > 0 {
-		m.Content = []tool.ContentBlock{tool.Text(RedactSecret(a.text.String(), secret))}
+		m.Content = []tool.ContentBlock{tool.Text(a.text.String())}
 	}
 	for n, idx := range a.order {
 		st := a.calls[idx]
-		c := ToolCall{ID: st.ID, Name: st.Name, Arguments: RedactSecret(st.args.String(), secret)}
+		c := ToolCall{ID: st.ID, Name: st.Name, Arguments: st.args.String()}
 		if c.ID == "" {
 			c.ID = "call_" + strconv.Itoa(n+1)
 		}
@@ -555,40 +560,37 @@ func (a *assembler) addCompletion(body []byte) error {
 	return nil
 }
 
-// streamRedactor removes a secret from streamed text even when the secret
-// is split across deltas: per stream (text, or one tool call) it holds back
-// the longest tail that could be the start of the secret until more arrives
-// or the stream ends. Text that cannot start the secret goes out at once.
+// streamRedactor redacts each stream of events (the text, or one tool
+// call's arguments) with its own redact.Stream, so a secret split across
+// deltas never goes out.
 type streamRedactor struct {
-	secret  string
-	pending map[int]string
+	r       *redact.Redactor
+	streams map[int]*redact.Stream
 }
 
-func newStreamRedactor(secret string) *streamRedactor {
-	return &streamRedactor{secret: secret, pending: map[int]string{}}
+func newStreamRedactor(r *redact.Redactor) *streamRedactor {
+	return &streamRedactor{r: r, streams: map[int]*redact.Stream{}}
 }
 
 // write adds s to stream key and returns what can be emitted now.
 func (r *streamRedactor) write(key int, s string) string {
-	if r.secret == "" {
+	if !r.r.Active() {
 		return s
 	}
-	buf := RedactSecret(r.pending[key]+s, r.secret)
-	hold := 0
-	for k := min(len(buf), len(r.secret)-1); k > 0; k-- {
-		if strings.HasSuffix(buf, r.secret[:k]) {
-			hold = k
-			break
-		}
+	st := r.streams[key]
+	if st == nil {
+		st = r.r.Stream()
+		r.streams[key] = st
 	}
-	cut := len(buf) - hold
-	r.pending[key] = buf[cut:]
-	return buf[:cut]
+	return st.Write(s)
 }
 
 // flush returns what stream key still holds.
 func (r *streamRedactor) flush(key int) string {
-	out := r.pending[key]
-	delete(r.pending, key)
-	return out
+	st := r.streams[key]
+	if st == nil {
+		return ""
+	}
+	delete(r.streams, key)
+	return st.Flush()
 }

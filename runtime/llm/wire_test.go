@@ -82,7 +82,7 @@ func TestAssembleStreams(t *testing.T) {
 			if err != nil {
 				t.Fatalf("decode: %v", err)
 			}
-			msg := asm.message("")
+			msg := asm.message()
 			text := ""
 			for _, b := range msg.Content {
 				text += b.Text
@@ -146,11 +146,11 @@ func TestAssembleCompletion(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			asm := newAssembler(nil, "")
+			asm := newAssembler(nil, nil)
 			if err := asm.addCompletion([]byte(tt.body)); err != nil {
 				t.Fatal(err)
 			}
-			msg := asm.message("")
+			msg := asm.message()
 			text := ""
 			for _, b := range msg.Content {
 				text += b.Text
@@ -161,7 +161,7 @@ func TestAssembleCompletion(t *testing.T) {
 		})
 	}
 	for _, bad := range []string{`{"choices":[]}`, `{"error":{"message":"nope"}}`, `[]`} {
-		if err := newAssembler(nil, "").addCompletion([]byte(bad)); err == nil {
+		if err := newAssembler(nil, nil).addCompletion([]byte(bad)); err == nil {
 			t.Fatalf("addCompletion(%s) succeeded", bad)
 		}
 	}

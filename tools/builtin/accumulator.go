@@ -3,22 +3,24 @@ package builtin
 import (
 	"bufio"
 	"bytes"
-	"crypto/rand"
-	"encoding/hex"
 	"fmt"
 	"os"
-	"path/filepath"
 	"sync"
 	"unicode/utf8"
+
+	"github.com/pi-go/pi/runtime/redact"
 )
 
 // outputAccumulator takes a command's output as it streams in and keeps, in
 // bounded memory, what the model will see: the cleaned (sanitized) tail of
 // the output, enough for the last maxLines lines / maxBytes bytes, with the
 // running totals of lines and bytes. When the output grows past those limits
-// the raw bytes also go to a temporary file (created lazily, seeded with the
-// raw bytes held so far, so it is complete). It is safe for concurrent use:
-// one goroutine writes while another takes snapshots.
+// the raw bytes also go to a file in the OutputDir (created lazily, seeded
+// with the raw bytes held so far, so it is complete up to its cap), with the
+// secrets of the Redactor replaced, even when one is split across chunks.
+// A file that reaches its cap stops growing and ends with a line saying it
+// was cut. It is safe for concurrent use: one goroutine writes while another
+// takes snapshots.
 type outputAccumulator struct {
 	mu       sync.Mutex
 	maxLines int
@@ -26,8 +28,10 @@ type outputAccumulator struct {
 	// rolling is how much cleaned tail is kept after a trim; the buffer
 	// grows to twice that before it is trimmed again.
 	rolling int
-	prefix  string // temp file name prefix ("pi-bash")
-	dir     string // temp file folder; os.TempDir() when empty
+	prefix  string     // file name prefix ("pi-bash")
+	dir     *OutputDir // where the file goes
+	maxFile int64      // cap of the file, in bytes
+	redact  *redact.Stream
 
 	san     sanitizer
 	scratch []byte
@@ -47,6 +51,9 @@ type outputAccumulator struct {
 	filePath string
 	fileErr  error
 	finished bool
+	// fileBytes were written to the file; cutBytes were not, for the cap.
+	fileBytes int64
+	cutBytes  int64
 }
 
 // fileBufferSize is the size of the writes to the full-output file.
@@ -57,7 +64,13 @@ type accumulatorLimits struct {
 	MaxLines int
 	MaxBytes int
 	Prefix   string
-	Dir      string
+	// Dir holds the full-output file; a fresh OutputDir under $TMPDIR
+	// (never removed) when nil.
+	Dir *OutputDir
+	// MaxFileBytes caps the file; DefaultFullOutputMaxBytes when <= 0.
+	MaxFileBytes int64
+	// Redactor's secrets never reach the file.
+	Redactor *redact.Redactor
 }
 
 func newOutputAccumulator(l accumulatorLimits) *outputAccumulator {
@@ -70,12 +83,24 @@ func newOutputAccumulator(l accumulatorLimits) *outputAccumulator {
 	if l.Prefix == "" {
 		l.Prefix = "pi-output"
 	}
+	if l.Dir == nil {
+		l.Dir = NewOutputDir("")
+	}
+	if l.MaxFileBytes <= 0 {
+		l.MaxFileBytes = DefaultFullOutputMaxBytes
+	}
+	var stream *redact.Stream
+	if l.Redactor.Active() {
+		stream = l.Redactor.Stream()
+	}
 	return &outputAccumulator{
 		maxLines:    l.MaxLines,
 		maxBytes:    l.MaxBytes,
 		rolling:     2 * l.MaxBytes,
 		prefix:      l.Prefix,
 		dir:         l.Dir,
+		maxFile:     l.MaxFileBytes,
+		redact:      stream,
 		tailAtStart: true,
 		totalLines:  1,
 	}
@@ -116,6 +141,12 @@ func (a *outputAccumulator) finish() {
 		a.ensureFile()
 	}
 	if a.fileBuf != nil {
+		if a.redact != nil {
+			a.writeFileString(a.redact.Flush())
+		}
+		if a.cutBytes > 0 {
+			a.writeFileRaw(fmt.Sprintf("\n[pi: full output cut at the %s cap; %d more bytes were not saved]\n", FormatSize(int(a.maxFile)), a.cutBytes))
+		}
 		if err := a.fileBuf.Flush(); err != nil && a.fileErr == nil {
 			a.fileErr = fmt.Errorf("write %s: %w", a.filePath, err)
 		}
@@ -222,9 +253,7 @@ func (a *outputAccumulator) keepRaw(p []byte) {
 	}
 	switch {
 	case a.file != nil:
-		if _, err := a.fileBuf.Write(p); err != nil && a.fileErr == nil {
-			a.fileErr = fmt.Errorf("write %s: %w", a.filePath, err)
-		}
+		a.writeFile(p)
 	case a.fileErr != nil:
 		// The full output cannot be kept; hold nothing.
 	default:
@@ -238,27 +267,56 @@ func (a *outputAccumulator) ensureFile() {
 	if a.file != nil || a.fileErr != nil || a.filePath != "" {
 		return
 	}
-	dir := a.dir
-	if dir == "" {
-		dir = os.TempDir()
-	}
-	var id [8]byte
-	_, _ = rand.Read(id[:])
-	path := filepath.Join(dir, a.prefix+"-"+hex.EncodeToString(id[:])+".log")
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	f, path, err := a.dir.create(a.prefix)
 	if err != nil {
-		a.fileErr = fmt.Errorf("create full output file: %w", err)
+		a.fileErr = err
 		a.raw = nil
 		return
 	}
 	a.file, a.filePath = f, path
 	a.fileBuf = bufio.NewWriterSize(f, fileBufferSize)
 	if len(a.raw) > 0 {
-		if _, err := a.fileBuf.Write(a.raw); err != nil {
-			a.fileErr = fmt.Errorf("write %s: %w", path, err)
-		}
+		a.writeFile(a.raw)
 	}
 	a.raw = nil
+}
+
+// writeFile sends raw output to the file: through the redactor, then
+// within the cap.
+func (a *outputAccumulator) writeFile(p []byte) {
+	if a.redact == nil {
+		a.writeCapped(p)
+		return
+	}
+	a.writeFileString(a.redact.Write(string(p)))
+}
+
+func (a *outputAccumulator) writeFileString(s string) {
+	if s != "" {
+		a.writeCapped([]byte(s))
+	}
+}
+
+// writeCapped writes what still fits under the cap and counts the rest.
+func (a *outputAccumulator) writeCapped(p []byte) {
+	if room := a.maxFile - a.fileBytes; int64(len(p)) > room {
+		a.cutBytes += int64(len(p)) - max(room, 0)
+		p = p[:max(room, 0)]
+	}
+	if len(p) == 0 {
+		return
+	}
+	a.fileBytes += int64(len(p))
+	if _, err := a.fileBuf.Write(p); err != nil && a.fileErr == nil {
+		a.fileErr = fmt.Errorf("write %s: %w", a.filePath, err)
+	}
+}
+
+// writeFileRaw writes to the file, outside the cap (for the cut line).
+func (a *outputAccumulator) writeFileRaw(s string) {
+	if _, err := a.fileBuf.WriteString(s); err != nil && a.fileErr == nil {
+		a.fileErr = fmt.Errorf("write %s: %w", a.filePath, err)
+	}
 }
 
 // outputSnapshot is what the model (or the UI, for partial results) sees of

@@ -26,7 +26,7 @@ func expectedTail(clean string, maxLines, maxBytes int) (content string, partial
 // returns the final snapshot and the accumulator.
 func accumulate(t *testing.T, raw []byte, chunk, maxLines, maxBytes int) (outputSnapshot, *outputAccumulator) {
 	t.Helper()
-	a := newOutputAccumulator(accumulatorLimits{MaxLines: maxLines, MaxBytes: maxBytes, Prefix: "pi-test", Dir: t.TempDir()})
+	a := newOutputAccumulator(accumulatorLimits{MaxLines: maxLines, MaxBytes: maxBytes, Prefix: "pi-test", Dir: NewOutputDir(t.TempDir())})
 	for len(raw) > 0 {
 		n := min(chunk, len(raw))
 		a.Write(raw[:n])
@@ -141,7 +141,7 @@ func TestAccumulator(t *testing.T) {
 
 func TestAccumulatorBoundedMemory(t *testing.T) {
 	t.Parallel()
-	a := newOutputAccumulator(accumulatorLimits{Prefix: "pi-test", Dir: t.TempDir()})
+	a := newOutputAccumulator(accumulatorLimits{Prefix: "pi-test", Dir: NewOutputDir(t.TempDir())})
 	chunk := bytes.Repeat([]byte(strings.Repeat("y", 99)+"\n"), 655) // 65500 bytes
 	for i := 0; i < 300; i++ {
 		a.Write(chunk)
@@ -166,7 +166,7 @@ func TestAccumulatorBoundedMemory(t *testing.T) {
 func TestAccumulatorFileError(t *testing.T) {
 	t.Parallel()
 	dir := filepath.Join(t.TempDir(), "missing")
-	a := newOutputAccumulator(accumulatorLimits{MaxLines: 3, MaxBytes: 100, Prefix: "pi-test", Dir: dir})
+	a := newOutputAccumulator(accumulatorLimits{MaxLines: 3, MaxBytes: 100, Prefix: "pi-test", Dir: NewOutputDir(dir)})
 	a.Write([]byte("1\n2\n3\n4\n5\n"))
 	a.finish()
 	s := a.snapshot()

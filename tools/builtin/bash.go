@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -76,8 +77,13 @@ type bashDetails struct {
 // call with that reason. The command runs in its own process group; a
 // timeout or a cancelled context kills every process it started (see
 // KillAllBash). The result is the cleaned tail of the output (2000 lines /
-// 50KB), with the complete raw output in a temp file when it was longer.
+// 50KB), with the complete raw output in a file of opts.OutputDir when it
+// was longer (capped at opts.FullOutputMaxBytes, secrets of opts.Redactor
+// replaced). The environment is pi's minus opts.HideEnv.
 func BashDefinition(opts BashOptions) tool.ToolDefinition {
+	if opts.OutputDir == nil {
+		opts.OutputDir = NewOutputDir("")
+	}
 	return tool.ToolDefinition{
 		Name:          "bash",
 		Label:         "bash",
@@ -119,7 +125,7 @@ func runBash(ctx context.Context, opts BashOptions, call tool.Call, tc tool.Cont
 		}
 		cwd = wd
 	}
-	spawn := tool.BashSpawn{Command: command, Cwd: cwd, Env: environMap()}
+	spawn := tool.BashSpawn{Command: command, Cwd: cwd, Env: environMap(opts.HideEnv)}
 	for _, h := range opts.SpawnHooks {
 		next, err := h.Func(ctx, spawn)
 		if err != nil {
@@ -139,7 +145,10 @@ func runBash(ctx context.Context, opts BashOptions, call tool.Call, tc tool.Cont
 		return tool.ErrorResult("Command aborted"), nil
 	}
 
-	acc := newOutputAccumulator(accumulatorLimits{MaxLines: DefaultMaxLines, MaxBytes: DefaultMaxBytes, Prefix: "pi-bash"})
+	acc := newOutputAccumulator(accumulatorLimits{
+		MaxLines: DefaultMaxLines, MaxBytes: DefaultMaxBytes, Prefix: "pi-bash",
+		Dir: opts.OutputDir, MaxFileBytes: opts.FullOutputMaxBytes, Redactor: opts.Redactor,
+	})
 	defer acc.close()
 	call.Update(tool.Result{Content: []tool.ContentBlock{}})
 	run, err := execShell(ctx, shell, spawn, args.Timeout, acc, call)
@@ -405,12 +414,12 @@ func mergeSpawn(prev, next tool.BashSpawn) tool.BashSpawn {
 	return next
 }
 
-// environMap is pi's environment as a map.
-func environMap() map[string]string {
+// environMap is pi's environment as a map, without the hidden names.
+func environMap(hide []string) map[string]string {
 	env := os.Environ()
 	m := make(map[string]string, len(env))
 	for _, kv := range env {
-		if k, v, ok := strings.Cut(kv, "="); ok && k != "" {
+		if k, v, ok := strings.Cut(kv, "="); ok && k != "" && !slices.Contains(hide, k) {
 			m[k] = v
 		}
 	}

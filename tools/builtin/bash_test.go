@@ -20,6 +20,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pi-go/pi/runtime/redact"
 	"github.com/pi-go/pi/runtime/tool"
 	"go.uber.org/goleak"
 )
@@ -28,6 +29,10 @@ import (
 // execute) and returns the result.
 func bashCall(t *testing.T, ctx context.Context, opts BashOptions, cwd string, args map[string]any, update tool.UpdateFunc) tool.Result {
 	t.Helper()
+	if opts.OutputDir == nil {
+		opts.OutputDir = NewOutputDir("")
+		t.Cleanup(func() { opts.OutputDir.Close() })
+	}
 	at, err := tool.Wrap(BashDefinition(opts), func(string) tool.Context { return tool.Context{Cwd: cwd} })
 	if err != nil {
 		t.Fatalf("wrap bash: %v", err)
@@ -465,8 +470,13 @@ func bashDetailsOf(t *testing.T, r tool.Result) (d struct {
 
 func readFullOutput(t *testing.T, path string) []byte {
 	t.Helper()
-	if filepath.Dir(path) != filepath.Clean(os.TempDir()) || !strings.HasPrefix(filepath.Base(path), "pi-bash-") || !strings.HasSuffix(path, ".log") {
-		t.Errorf("full output path %q is not TMPDIR/pi-bash-<hex>.log", path)
+	dir := filepath.Dir(path)
+	if filepath.Dir(dir) != filepath.Clean(os.TempDir()) || !strings.HasPrefix(filepath.Base(dir), fmt.Sprintf("pi-%d-", os.Getpid())) ||
+		!strings.HasPrefix(filepath.Base(path), "pi-bash-") || !strings.HasSuffix(path, ".log") {
+		t.Errorf("full output path %q is not TMPDIR/pi-<pid>-<random>/pi-bash-<hex>.log", path)
+	}
+	if fi, err := os.Stat(dir); err != nil || fi.Mode().Perm() != 0o700 {
+		t.Errorf("full output folder %s: mode %v, %v; want 0700", dir, fi.Mode(), err)
 	}
 	b, err := os.ReadFile(path)
 	if err != nil {
@@ -746,7 +756,12 @@ func benchPipeline(b *testing.B) (string, int64) {
 //	PI_BENCH_BYTES=300000000 go test -run '^$' -bench BashThroughput -benchtime 3x ./tools/builtin/
 func BenchmarkBashThroughput(b *testing.B) {
 	pipeline, n := benchPipeline(b)
-	def := BashDefinition(BashOptions{})
+	opts := BashOptions{OutputDir: NewOutputDir(b.TempDir())}
+	if os.Getenv("PI_BENCH_REDACT") == "1" {
+		// The cost of redacting the full-output file.
+		opts.Redactor = redact.New("sk-bench-0123456789abcdef")
+	}
+	def := BashDefinition(opts)
 	args, _ := json.Marshal(map[string]any{"command": pipeline})
 	var toolTime, nullTime, toolCPU time.Duration
 	cpu := func() time.Duration {
@@ -785,7 +800,7 @@ func BenchmarkBashThroughput(b *testing.B) {
 
 func BenchmarkAccumulatorWrite(b *testing.B) {
 	chunk := bytes.Repeat([]byte(strings.Repeat("a", 99)+"\n"), 655)
-	a := newOutputAccumulator(accumulatorLimits{Prefix: "pi-bench", Dir: b.TempDir()})
+	a := newOutputAccumulator(accumulatorLimits{Prefix: "pi-bench", Dir: NewOutputDir(b.TempDir())})
 	b.SetBytes(int64(len(chunk)))
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {

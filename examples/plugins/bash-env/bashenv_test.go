@@ -16,9 +16,13 @@ import (
 
 func TestMain(m *testing.M) { os.Exit(plugintest.Main(m)) }
 
+// grantedEnv are the variables the tests grant the extension, as its README
+// says to: PATH for path_prepend, and those its values refer to.
+var grantedEnv = []string{"PATH", "USER_NAME"}
+
 func load(t *testing.T, root string, config map[string]any) *plugintest.Loaded {
 	wasm := plugintest.BuildGo(t, "examples/plugins/bash-env")
-	return plugintest.Load(t, wasm, root, extensions.Spec{Name: "bash-env", Config: config})
+	return plugintest.Load(t, wasm, root, extensions.Spec{Name: "bash-env", Config: config, Grants: extensions.Grants{Env: grantedEnv}})
 }
 
 func TestSpawnHookRewritesEnv(t *testing.T) {
@@ -79,10 +83,31 @@ func TestBashSeesTheEnvironment(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := plugintest.RunWith(t, tools, nil, "bash", map[string]any{"command": "projtool; command -v projtool"})
-	want := "projtool ran with staging\n" + filepath.Join(bin, "projtool")
-	if r.IsError || !strings.Contains(r.Text(), want) {
-		t.Errorf("bash output %q (isError %v), want it to contain %q", r.Text(), r.IsError, want)
+	r := plugintest.RunWith(t, tools, nil, "bash", map[string]any{"command": "projtool; command -v projtool; echo PATH=$PATH"})
+	want := "projtool ran with staging\n" + filepath.Join(bin, "projtool") + "\nPATH=" + bin + ":" + os.Getenv("PATH") + "\n"
+	if r.IsError || r.Text() != want {
+		t.Errorf("bash output %q (isError %v), want %q", r.Text(), r.IsError, want)
+	}
+}
+
+// Without grants the hook is shown nothing: it cannot read the environment
+// (the API key included), and what it does not set is kept.
+func TestUngrantedVariablesStayHidden(t *testing.T) {
+	t.Setenv("OPENAI_API_KEY", "sk-bash-env-test-0123456789")
+	t.Setenv("USER_NAME", "ada")
+	root := t.TempDir()
+	wasm := plugintest.BuildGo(t, "examples/plugins/bash-env")
+	l := plugintest.Load(t, wasm, root, extensions.Spec{Name: "bash-env", Config: map[string]any{
+		"env": map[string]any{"LEAK": "${OPENAI_API_KEY}", "WHO": "${USER_NAME}"},
+	}})
+	tools, err := tool.WrapAll(builtin.Definitions(builtin.Options{Bash: builtin.BashOptions{SpawnHooks: l.Spawn}}),
+		func(string) tool.Context { return tool.Context{Cwd: root} })
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := plugintest.RunWith(t, tools, nil, "bash", map[string]any{"command": `echo "leak=[$LEAK] who=[$WHO] user=$USER_NAME key=${#OPENAI_API_KEY}"`})
+	if want := "leak=[] who=[] user=ada key=27\n"; r.Text() != want {
+		t.Errorf("bash output %q, want %q", r.Text(), want)
 	}
 }
 

@@ -2,8 +2,9 @@
 
 // Command bash-env is a pi extension with a bash_spawn hook that adds
 // per-project environment variables to every command the bash tool runs and
-// puts project folders (such as .venv/bin) in front of PATH. It needs no
-// grants: it only rewrites the environment the host is about to use.
+// puts project folders (such as .venv/bin) in front of PATH. The host shows
+// a bash_spawn hook only the variables granted to it by name (grants.env):
+// grant PATH for path_prepend and every variable a value refers to.
 package main
 
 import (
