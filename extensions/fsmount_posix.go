@@ -116,8 +116,8 @@ func (m *mountFS) walk(p string, followLast bool) (dirRef, string, []string, err
 	}
 	result := func(name string) (dirRef, string, []string, error) {
 		top := len(fds) - 1
-		for _, fd := range fds[1:top] {
-			unix.Close(fd)
+		for i := 1; i < top; i++ {
+			unix.Close(fds[i])
 		}
 		return dirRef{fd: fds[top], owned: top > 0}, name, names, nil
 	}
