@@ -265,4 +265,3 @@ func BenchmarkFSOpenRead(b *testing.B) {
 		})
 	}
 }
-
