@@ -479,13 +479,27 @@ func TestFSNestedGrants(t *testing.T) {
 			{"r3:src/escdir/secret.txt", e('r', wasiEACCES)},
 		})
 	})
-	for _, g := range [][]string{{"rw:.", "ro:src"}, {"ro:src", "rw:."}, {"ro:src", "rw:src"}, {"ro:src", "ro:./src/"}} {
-		h := newHost(t, extensions.Options{ProjectRoot: repoRoot(t), Cwd: repoRoot(t)})
-		_, err := h.Load(context.Background(), extensions.Spec{Path: wat(t, "fsraw"), Grants: extensions.Grants{FS: g}})
-		if err == nil || !strings.Contains(err.Error(), "grants.fs") {
-			t.Errorf("grants %v loaded: %v", g, err)
+	root, err := filepath.EvalSymlinks(t.TempDir())
+	must(t, err)
+	must(t, os.MkdirAll(filepath.Join(root, "src"), 0o755))
+	must(t, os.Symlink("src", filepath.Join(root, "alias")))
+	h := newHost(t, extensions.Options{ProjectRoot: root, Cwd: root})
+	for _, c := range []struct {
+		grants []string
+		want   string
+	}{
+		{[]string{"rw:.", "ro:src"}, `grants.fs "ro:src": ` + filepath.Join(root, "src") + ` lies inside the read-write grant "rw:."`},
+		{[]string{"ro:src", "rw:."}, `grants.fs "rw:.": the read-only grant "ro:src" lies inside`},
+		{[]string{"ro:src", "rw:src"}, `grants.fs "rw:src": ` + filepath.Join(root, "src") + ` is already granted by "ro:src"`},
+		{[]string{"ro:src", "ro:alias"}, `grants.fs "ro:alias": ` + filepath.Join(root, "src") + ` is already granted by "ro:src"`},
+	} {
+		_, err := h.Load(context.Background(), extensions.Spec{Path: wat(t, "fsraw"), Grants: extensions.Grants{FS: c.grants}})
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("grants %v: error %v, want %q", c.grants, err, c.want)
 		}
 	}
+	// A read-write grant inside a read-only one is fine (tested above).
+	load(t, h, extensions.Spec{Path: wat(t, "fsraw"), Grants: extensions.Grants{FS: []string{"ro:.", "rw:src"}}})
 }
 
 // TestFSGrantSwappedForLink: a project-relative grant whose folder has been
