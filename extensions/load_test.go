@@ -138,7 +138,7 @@ func TestLoadRefusals(t *testing.T) {
 		{"bad name", extensions.Spec{Name: "Bad Name", Path: good},
 			[]string{"load extension Bad Name", "must match"}},
 		{"bad fs grant", extensions.Spec{Name: "good", Path: good, Grants: extensions.Grants{FS: []string{"rx:."}}},
-			[]string{"load extension good", `grants.fs "rx:."`}},
+			[]string{"load extension good", `grants.fs: parse fs grant "rx:."`}},
 		{"fs grant is a file", extensions.Spec{Name: "good", Path: good, Grants: extensions.Grants{FS: []string{"ro:" + file}}},
 			[]string{"load extension good", "is not a directory"}},
 		{"fs grant missing", extensions.Spec{Name: "good", Path: good, Grants: extensions.Grants{FS: []string{"ro:nope"}}},

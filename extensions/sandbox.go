@@ -6,48 +6,54 @@ import (
 	"crypto/rand"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/tetratelabs/wazero"
+	"github.com/tetratelabs/wazero/experimental/sysfs"
 
+	"github.com/pi-go/pi/runtime/config"
 	"github.com/pi-go/pi/runtime/execgrant"
 )
 
 // mount is one resolved fs grant.
 type mount struct {
-	dir      string // absolute host path, also the guest path
+	dir      string // the grant's real path: the host path, also the guest path
 	readOnly bool
+	root     *mountRoot // the directory, opened at load
+	grant    string     // the grant as written, for messages
 }
 
-// resolveGrants checks the grants and resolves fs entries against root. The
-// returned Grants carry the fs entries as "ro:/abs" / "rw:/abs"; that is what
-// init is told. Each fs entry must name an existing directory.
+// resolveGrants checks the grants and resolves fs entries against root with
+// config.ResolveFSGrant: each names an existing directory, is mounted at its
+// real path (every symlink resolved), and a project-relative one must stay
+// in the project. The returned Grants carry the fs entries as
+// "ro:/real/path" / "rw:/real/path"; that is what init is told. The
+// directories are opened here, so a later swap of a folder on the way does
+// not move a mount.
 func resolveGrants(g Grants, root string) (Grants, []mount, error) {
 	out := Grants{FS: []string{}, Exec: []string{}, Env: []string{}}
 	var mounts []mount
 	for _, entry := range g.FS {
-		mode, p, ok := strings.Cut(entry, ":")
-		if !ok || (mode != "ro" && mode != "rw") || p == "" {
-			return Grants{}, nil, fmt.Errorf("grants.fs %q: want \"ro:PATH\" or \"rw:PATH\"", entry)
-		}
-		if !filepath.IsAbs(p) {
-			p = filepath.Join(root, p)
-		}
-		p = filepath.Clean(p)
-		st, err := os.Stat(p)
+		r, err := config.ResolveFSGrant(entry, root)
 		if err != nil {
+			return Grants{}, nil, fmt.Errorf("grants.fs: %w", err)
+		}
+		m := mount{dir: r.Real, readOnly: !r.Writable, grant: entry}
+		if err := checkNesting(mounts, m); err != nil {
+			return Grants{}, nil, err
+		}
+		if m.root, err = openMountRoot(r.Real); err != nil {
 			return Grants{}, nil, fmt.Errorf("grants.fs %q: %w", entry, err)
 		}
-		if !st.IsDir() {
-			return Grants{}, nil, fmt.Errorf("grants.fs %q: %s is not a directory (grants mount directories)", entry, p)
+		mounts = append(mounts, m)
+		mode := "ro:"
+		if r.Writable {
+			mode = "rw:"
 		}
-		mounts = append(mounts, mount{dir: p, readOnly: mode == "ro"})
-		out.FS = append(out.FS, mode+":"+p)
+		out.FS = append(out.FS, mode+r.Real)
 	}
 	for _, pat := range g.Exec {
 		if err := execgrant.Validate(pat); err != nil {
@@ -75,18 +81,62 @@ func grantedEnv(names []string, lookup func(string) (string, bool)) [][2]string 
 	return env
 }
 
-// moduleConfig is the sandbox of one instance: no args, only granted env,
-// only granted directories, stdout/stderr to the logger, real clocks, crypto
-// random, and a sleep that ends when the instance's current call does (so a
-// sleeping guest cannot outlive its deadline).
-func (e *Extension) moduleConfig(inst *instance) wazero.ModuleConfig {
-	fsc := wazero.NewFSConfig()
-	for _, m := range e.mounts {
-		if m.readOnly {
-			fsc = fsc.WithReadOnlyDirMount(m.dir, m.dir)
-		} else {
-			fsc = fsc.WithDirMount(m.dir, m.dir)
+// checkNesting refuses a grant whose directory another grant already
+// mounts, and a read-only grant inside a read-write one (or the reverse
+// order): the wider read-write mount would let the extension change the
+// folder the read-only grant seems to protect.
+func checkNesting(mounts []mount, m mount) error {
+	for _, o := range mounts {
+		switch {
+		case o.dir == m.dir:
+			return fmt.Errorf("grants.fs %q: %s is already granted by %q; grant each folder once", m.grant, m.dir, o.grant)
+		case m.readOnly && !o.readOnly && config.Within(o.dir, m.dir):
+			return fmt.Errorf("grants.fs %q: %s lies inside the read-write grant %q, which already lets the extension change it; drop one of the two", m.grant, m.dir, o.grant)
+		case o.readOnly && !m.readOnly && config.Within(m.dir, o.dir):
+			return fmt.Errorf("grants.fs %q: the read-only grant %q lies inside %s, which this grant lets the extension change; drop one of the two", m.grant, o.grant, m.dir)
 		}
+	}
+	return nil
+}
+
+// Reasons a path is refused, for denied.
+const (
+	denyOutside     = "outside"
+	denyThroughLink = "symlink"
+)
+
+// denied logs, at debug level, a guest path the sandbox refused.
+func (e *Extension) denied(guest, why string) {
+	var msg string
+	switch why {
+	case denyOutside:
+		msg = fmt.Sprintf("extension %s: path %s is outside its grants", e.name, guest)
+	case denyThroughLink:
+		msg = fmt.Sprintf("extension %s: path %s leads outside its grant through a symlink", e.name, guest)
+	default:
+		msg = fmt.Sprintf("extension %s: path %s: %s", e.name, guest, why)
+	}
+	e.currentLogger().Debug(msg + " (grants.fs: " + strings.Join(e.grants.FS, ", ") + ")")
+}
+
+// moduleConfig is the sandbox of one instance: no args, only granted env,
+// only granted directories (each through a mountFS that keeps every lookup
+// beneath it, and a catch-all at "/" that logs and refuses the rest),
+// stdout/stderr to the logger, real clocks, crypto random, and a sleep that
+// ends when the instance's current call does (so a sleeping guest cannot
+// outlive its deadline).
+//
+// The catch-all comes last so the grants keep their preopen numbers and
+// the first grant stays a Go guest's working directory.
+func (e *Extension) moduleConfig(inst *instance) wazero.ModuleConfig {
+	var fsc wazero.FSConfig = wazero.NewFSConfig()
+	rootMounted := false
+	for _, m := range e.mounts {
+		fsc = fsc.(sysfs.FSConfig).WithSysFSMount(&mountFS{root: m.root, readOnly: m.readOnly, deny: e.denied}, m.dir)
+		rootMounted = rootMounted || m.dir == "/"
+	}
+	if !rootMounted {
+		fsc = fsc.(sysfs.FSConfig).WithSysFSMount(&outsideFS{deny: e.denied}, "/")
 	}
 	cfg := wazero.NewModuleConfig().
 		WithName("").

@@ -113,7 +113,7 @@ func TestExecChildLacksHiddenEnv(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			h := newHost(t, extensions.Options{HideEnv: c.hide})
-			e := load(t, h, extensions.Spec{Path: spyGuest(t), Grants: extensions.Grants{Exec: []string{"env"}, Env: c.grants}})
+			e := load(t, h, extensions.Spec{Path: spyGuest(t), Grants: extensions.Grants{FS: []string{"ro:."}, Exec: []string{"env"}, Env: c.grants}})
 			for _, tl := range []string{"spy_exec", "spy_environ"} {
 				r := run(context.Background(), tools(t, e), nil, tl, `{}`)
 				if r.IsError {

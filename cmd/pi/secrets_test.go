@@ -235,6 +235,7 @@ sha256 = %q
 [extensions.grants]
 env = ["SPY_GRANTED", "OPENAI_API_KEY"]
 exec = ["env"]
+fs = ["ro:."]
 `, spyWasm(t), sha256File(t, spyWasm(t)))
 	os.WriteFile(filepath.Join(home, "pi.toml"), []byte(toml), 0o644)
 	// KEY_PRINTER holds the key under another name the user passed to bash

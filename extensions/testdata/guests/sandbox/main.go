@@ -12,7 +12,9 @@ import (
 	"crypto/rand"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
+	"sort"
 	"strings"
 	"time"
 	"unsafe"
@@ -129,7 +131,7 @@ func text(s string, isError bool) []byte {
 	return ok(map[string]any{"content": []map[string]string{{"type": "text", "text": s}}, "isError": isError})
 }
 
-var toolNames = []string{"read", "write", "list", "env", "exec", "sleep", "echo", "emit", "misuse", "clock", "panic", "init_params"}
+var toolNames = []string{"fs", "read", "write", "list", "env", "exec", "sleep", "echo", "emit", "misuse", "clock", "panic", "init_params"}
 
 func handle(b []byte) []byte {
 	var req request
@@ -187,6 +189,14 @@ func tool(ex execute) []byte {
 	}
 	_ = json.Unmarshal(ex.Input, &in)
 	switch ex.ToolName {
+	case "fs":
+		var op fsOp
+		_ = json.Unmarshal(ex.Input, &op)
+		out, err := op.run()
+		if err != nil {
+			return text(err.Error(), true)
+		}
+		return text(out, false)
 	case "read":
 		b, err := os.ReadFile(in.Path)
 		if err != nil {
@@ -270,4 +280,134 @@ func tool(ex execute) []byte {
 		return text(string(initParams), false)
 	}
 	return fail("unknown tool " + ex.ToolName)
+}
+
+// fsOp is one file operation of the "fs" tool, through Go's os package as
+// any Go guest would do it. Path2 is the second name of rename and link and
+// the target of symlink.
+type fsOp struct {
+	Op    string `json:"op"`
+	Path  string `json:"path"`
+	Path2 string `json:"path2"`
+	Text  string `json:"text"`
+}
+
+func (o fsOp) run() (string, error) {
+	switch o.Op {
+	case "read":
+		b, err := os.ReadFile(o.Path)
+		return string(b), err
+	case "write":
+		return "written", os.WriteFile(o.Path, []byte(o.Text), 0o644)
+	case "create_excl":
+		f, err := os.OpenFile(o.Path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+		if err != nil {
+			return "", err
+		}
+		_, err = f.WriteString(o.Text)
+		f.Close()
+		return "created", err
+	case "append":
+		f, err := os.OpenFile(o.Path, os.O_WRONLY|os.O_APPEND, 0)
+		if err != nil {
+			return "", err
+		}
+		_, err = f.WriteString(o.Text)
+		f.Close()
+		return "appended", err
+	case "rw_open":
+		// Open for read and write without truncating, write at the start.
+		f, err := os.OpenFile(o.Path, os.O_RDWR, 0)
+		if err != nil {
+			return "", err
+		}
+		_, err = f.WriteAt([]byte(o.Text), 0)
+		f.Close()
+		return "overwritten", err
+	case "stat", "lstat":
+		st := os.Stat
+		if o.Op == "lstat" {
+			st = os.Lstat
+		}
+		fi, err := st(o.Path)
+		if err != nil {
+			return "", err
+		}
+		return fmt.Sprintf("name=%s size=%d mode=%s", fi.Name(), fi.Size(), fi.Mode()), nil
+	case "readdir":
+		ents, err := os.ReadDir(o.Path)
+		var names []string
+		for _, e := range ents {
+			names = append(names, e.Name())
+		}
+		sort.Strings(names)
+		return strings.Join(names, ","), err
+	case "readdir_rewind":
+		// List, rewind, list again: the second listing must be whole.
+		f, err := os.Open(o.Path)
+		if err != nil {
+			return "", err
+		}
+		defer f.Close()
+		a, err := f.Readdirnames(-1)
+		if err != nil {
+			return "", err
+		}
+		if _, err := f.Seek(0, io.SeekStart); err != nil {
+			return "", err
+		}
+		b, err := f.Readdirnames(-1)
+		return fmt.Sprintf("first=%d second=%d", len(a), len(b)), err
+	case "rename":
+		return "renamed", os.Rename(o.Path, o.Path2)
+	case "link":
+		return "linked", os.Link(o.Path, o.Path2)
+	case "symlink":
+		return "symlinked", os.Symlink(o.Path2, o.Path)
+	case "readlink":
+		return os.Readlink(o.Path)
+	case "remove":
+		return "removed", os.Remove(o.Path)
+	case "mkdir":
+		return "made", os.Mkdir(o.Path, 0o755)
+	case "mkdirall":
+		return "made", os.MkdirAll(o.Path, 0o755)
+	case "chmod":
+		return "chmodded", os.Chmod(o.Path, 0o600)
+	case "chtimes":
+		t := time.Unix(1_000_000_000, 0)
+		return "touched", os.Chtimes(o.Path, t, t)
+	case "truncate":
+		return "truncated", os.Truncate(o.Path, 0)
+	case "getwd":
+		return os.Getwd()
+	case "loop":
+		// Open the same file many times, reporting any content that is not
+		// Text (the host swaps a folder for a link meanwhile).
+		seen := map[string]int{}
+		for i := 0; i < 2000; i++ {
+			b, err := os.ReadFile(o.Path)
+			if err != nil {
+				seen["error "+errorKind(err)]++
+				continue
+			}
+			seen[string(b)]++
+		}
+		var keys []string
+		for k, n := range seen {
+			keys = append(keys, fmt.Sprintf("%s=%d", k, n))
+		}
+		sort.Strings(keys)
+		return strings.Join(keys, ";"), nil
+	}
+	return "", fmt.Errorf("unknown op %q", o.Op)
+}
+
+// errorKind is the last part of an error message (the errno's text).
+func errorKind(err error) string {
+	s := err.Error()
+	if i := strings.LastIndex(s, ": "); i >= 0 {
+		s = s[i+2:]
+	}
+	return s
 }
