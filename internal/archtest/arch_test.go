@@ -60,6 +60,16 @@ func TestDependencyRules(t *testing.T) {
 			t.Errorf("tools/builtin depends on %s; of pi's packages it may import runtime/tool, runtime/redact and internal/atomicfile only", pkg)
 		}
 	}
+	for pkg := range deps(t, "", "", "./runtime/llm") {
+		if strings.HasPrefix(pkg, module+"/runtime/tool") || strings.Contains(pkg, "jsonschema") {
+			t.Errorf("runtime/llm depends on %s; content blocks come from the leaf runtime/content", pkg)
+		}
+	}
+	for pkg := range deps(t, "", "", "./runtime/content") {
+		if strings.HasPrefix(pkg, module) && pkg != module+"/runtime/content" {
+			t.Errorf("runtime/content depends on %s; it is a leaf (standard library only)", pkg)
+		}
+	}
 	for pkg := range deps(t, "", "", "./runtime/redact") {
 		if strings.HasPrefix(pkg, module) && pkg != module+"/runtime/redact" {
 			t.Errorf("runtime/redact depends on %s; it is a leaf (standard library only)", pkg)

@@ -7,7 +7,7 @@ import (
 	"context"
 	"encoding/json"
 
-	"github.com/pi-go/pi/runtime/tool"
+	"github.com/pi-go/pi/runtime/content"
 )
 
 // Role of a message in the conversation.
@@ -25,12 +25,12 @@ const (
 // Content; an assistant message may carry ToolCalls; a toolResult message
 // answers the call ToolCallID of tool ToolName.
 type Message struct {
-	Role       Role                `json:"role"`
-	Content    []tool.ContentBlock `json:"content"`
-	ToolCalls  []ToolCall          `json:"toolCalls,omitempty"`
-	ToolCallID string              `json:"toolCallId,omitempty"`
-	ToolName   string              `json:"toolName,omitempty"`
-	IsError    bool                `json:"isError,omitempty"`
+	Role       Role            `json:"role"`
+	Content    []content.Block `json:"content"`
+	ToolCalls  []ToolCall      `json:"toolCalls,omitempty"`
+	ToolCallID string          `json:"toolCallId,omitempty"`
+	ToolName   string          `json:"toolName,omitempty"`
+	IsError    bool            `json:"isError,omitempty"`
 	// Details of a tool result (never sent to the model).
 	Details any `json:"details,omitempty"`
 }

@@ -16,7 +16,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/pi-go/pi/internal/openaitest"
-	"github.com/pi-go/pi/runtime/tool"
+	"github.com/pi-go/pi/runtime/content"
 )
 
 const testKey = "sk-test-0123456789abcdefSECRET"
@@ -92,7 +92,7 @@ func (r *recorder) count(typ StreamEventType) int {
 }
 
 func userRequest(text string) Request {
-	return Request{Messages: []Message{{Role: RoleUser, Content: []tool.ContentBlock{tool.Text(text)}}}}
+	return Request{Messages: []Message{{Role: RoleUser, Content: []content.Block{content.Text(text)}}}}
 }
 
 func TestOpenAIStreamsReplies(t *testing.T) {
@@ -501,17 +501,17 @@ func asJSON(t *testing.T, v any) string {
 }
 
 func TestOpenAIWireMapping(t *testing.T) {
-	png := tool.Image("iVBORw0KGgo=", "image/png")
+	png := content.Image("iVBORw0KGgo=", "image/png")
 	req := Request{
 		SystemPrompt: "You are pi.",
 		Messages: []Message{
-			{Role: RoleUser, Content: []tool.ContentBlock{tool.Text("look at a.png")}},
-			{Role: RoleAssistant, Content: []tool.ContentBlock{tool.Text("Reading both.")}, ToolCalls: []ToolCall{
+			{Role: RoleUser, Content: []content.Block{content.Text("look at a.png")}},
+			{Role: RoleAssistant, Content: []content.Block{content.Text("Reading both.")}, ToolCalls: []ToolCall{
 				{ID: "c1", Name: "read", Arguments: `{"path":"a.png"}`}, {ID: "c2", Name: "read", Arguments: `{"path":"b.txt"}`}}},
-			{Role: RoleToolResult, ToolCallID: "c1", ToolName: "read", Content: []tool.ContentBlock{png}},
-			{Role: RoleToolResult, ToolCallID: "c2", ToolName: "read", Content: []tool.ContentBlock{tool.Text("line 1"), tool.Text("line 2")}, IsError: true},
+			{Role: RoleToolResult, ToolCallID: "c1", ToolName: "read", Content: []content.Block{png}},
+			{Role: RoleToolResult, ToolCallID: "c2", ToolName: "read", Content: []content.Block{content.Text("line 1"), content.Text("line 2")}, IsError: true},
 			{Role: RoleAssistant}, // an aborted empty turn is dropped
-			{Role: RoleUser, Content: []tool.ContentBlock{tool.Text("and this"), png}},
+			{Role: RoleUser, Content: []content.Block{content.Text("and this"), png}},
 		},
 		Tools: []ToolSpec{
 			{Name: "read", Description: "Read a file", Parameters: json.RawMessage(`{"type":"object","properties":{"path":{"type":"string"}},"required":["path"]}`)},

@@ -12,7 +12,7 @@ import (
 	"sync"
 	"unicode/utf8"
 
-	"github.com/pi-go/pi/runtime/tool"
+	"github.com/pi-go/pi/runtime/content"
 )
 
 // Script is a recorded conversation for the scripted provider: each Stream
@@ -245,14 +245,14 @@ func (p *Scripted) Stream(ctx context.Context, req Request, onEvent func(StreamE
 		for _, d := range splitChunks(turn.Text, 3) {
 			if ctx.Err() != nil {
 				if sent != "" {
-					msg.Content = []tool.ContentBlock{tool.Text(sent)}
+					msg.Content = []content.Block{content.Text(sent)}
 				}
 				return aborted()
 			}
 			sent += d
 			emit(StreamEvent{Type: EventTextDelta, Delta: d})
 		}
-		msg.Content = []tool.ContentBlock{tool.Text(turn.Text)}
+		msg.Content = []content.Block{content.Text(turn.Text)}
 	}
 	for i, c := range turn.ToolCalls {
 		if ctx.Err() != nil {

@@ -12,8 +12,8 @@ import (
 
 	openai "github.com/sashabaranov/go-openai"
 
+	"github.com/pi-go/pi/runtime/content"
 	"github.com/pi-go/pi/runtime/redact"
-	"github.com/pi-go/pi/runtime/tool"
 )
 
 // Texts put on the wire in place of content the model cannot take.
@@ -88,7 +88,7 @@ func wireRequest(req Request, model string, images, includeUsage bool) openai.Ch
 	return out
 }
 
-func wireUser(content []tool.ContentBlock, images bool) openai.ChatCompletionMessage {
+func wireUser(content []content.Block, images bool) openai.ChatCompletionMessage {
 	hasImage := false
 	for _, b := range content {
 		if b.Type == "image" {
@@ -151,7 +151,7 @@ func wireToolResult(m Message, images bool) (openai.ChatCompletionMessage, []ope
 	return openai.ChatCompletionMessage{Role: openai.ChatMessageRoleTool, Content: text, ToolCallID: m.ToolCallID}, imgs
 }
 
-func imagePart(b tool.ContentBlock) openai.ChatMessagePart {
+func imagePart(b content.Block) openai.ChatMessagePart {
 	return openai.ChatMessagePart{
 		Type:     openai.ChatMessagePartTypeImageURL,
 		ImageURL: &openai.ChatMessageImageURL{URL: "data:" + b.MimeType + ";base64," + b.Data},
@@ -161,7 +161,7 @@ func imagePart(b tool.ContentBlock) openai.ChatMessagePart {
 // joinText joins the text blocks with newlines. Image blocks become
 // imageText (one for a run of images) when imageText is set, else are
 // skipped.
-func joinText(content []tool.ContentBlock, imageText string) string {
+func joinText(content []content.Block, imageText string) string {
 	var parts []string
 	prevImage := false
 	for _, b := range content {
@@ -481,7 +481,7 @@ func (a *assembler) flush() {
 func (a *assembler) message() Message {
 	m := Message{Role: RoleAssistant}
 	if a.text.Len() > 0 {
-		m.Content = []tool.ContentBlock{tool.Text(a.text.String())}
+		m.Content = []content.Block{content.Text(a.text.String())}
 	}
 	for n, idx := range a.order {
 		st := a.calls[idx]

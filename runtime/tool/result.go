@@ -1,39 +1,18 @@
 package tool
 
-import "encoding/json"
+import "github.com/pi-go/pi/runtime/content"
 
-// ContentBlock is one piece of a tool result: text, or an image carried as
-// base64 data with its MIME type.
-type ContentBlock struct {
-	Type     string `json:"type"` // "text" or "image"
-	Text     string `json:"text,omitempty"`
-	Data     string `json:"data,omitempty"`
-	MimeType string `json:"mimeType,omitempty"`
-}
+// ContentBlock is one piece of a tool result; the type lives in the leaf
+// package content so that the provider does not depend on the tool
+// pipeline.
+type ContentBlock = content.Block
 
-// Text returns a text block.
-func Text(s string) ContentBlock { return ContentBlock{Type: "text", Text: s} }
+// Text returns a text block (content.Text).
+func Text(s string) ContentBlock { return content.Text(s) }
 
-// Image returns an image block from base64 data and a MIME type.
-func Image(base64Data, mimeType string) ContentBlock {
-	return ContentBlock{Type: "image", Data: base64Data, MimeType: mimeType}
-}
-
-// MarshalJSON writes a text block as {"type","text"} even when the text is
-// empty, and an image block as {"type","data","mimeType"}.
-func (b ContentBlock) MarshalJSON() ([]byte, error) {
-	if b.Type == "image" {
-		return json.Marshal(struct {
-			Type     string `json:"type"`
-			Data     string `json:"data"`
-			MimeType string `json:"mimeType"`
-		}{b.Type, b.Data, b.MimeType})
-	}
-	return json.Marshal(struct {
-		Type string `json:"type"`
-		Text string `json:"text"`
-	}{b.Type, b.Text})
-}
+// Image returns an image block from base64 data and a MIME type
+// (content.Image).
+func Image(base64Data, mimeType string) ContentBlock { return content.Image(base64Data, mimeType) }
 
 // Result is what one tool call produces. Details is free-form JSON for the
 // UI and the event stream (never sent to the model). Terminate asks the loop
