@@ -173,6 +173,11 @@ var eventTypes = map[string]bool{
 	"tool_execution_start": true, "tool_execution_end": true,
 }
 
+// TakesEvent reports whether events of type t are sent to extensions, so a
+// caller can skip preparing the others (one message_update per streamed
+// token never reaches a guest).
+func TakesEvent(t string) bool { return eventTypes[t] }
+
 // Event JSON-marshals ev (an object with a "type") and sends it to the
 // extensions that declared the "event" hook, in load order. Only the ABI's
 // event types are sent (agent_start, agent_end, turn_start, turn_end,

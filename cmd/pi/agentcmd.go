@@ -14,9 +14,9 @@ import (
 	"time"
 
 	"github.com/pi-go/pi/runtime/agent"
+	"github.com/pi-go/pi/runtime/app"
 	"github.com/pi-go/pi/runtime/llm"
 	"github.com/pi-go/pi/runtime/redact"
-	"github.com/pi-go/pi/tools/builtin"
 )
 
 const agentUsage = `
@@ -99,23 +99,28 @@ func cmdAgent(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	defer builtin.KillAllBash()
 
-	a, err := buildApp(ctx, &f.commonFlags, stderr, f.apiKey)
+	rt, err := app.Open(ctx, f.commonFlags.appOptions(stderr, app.ModelOptions{Name: f.model, BaseURL: f.baseURL, APIKey: f.apiKey}))
 	if err != nil {
 		fmt.Fprintf(stderr, "pi: %v\n", redact.New(f.apiKey).String(err.Error()))
 		return exitError
 	}
-	defer a.close()
+	defer rt.Close()
 	// Errors from here on are printed with the key redacted.
-	errOut := &redactingWriter{w: stderr}
-	errOut.r.Store(a.redactor)
-	provider, err := a.provider(&f)
-	if err != nil {
-		fmt.Fprintf(errOut, "pi: %v\n", err)
-		return exitError
+	errOut := rt.Redactor().Writer(stderr)
+	var provider llm.Provider
+	if f.script != "" {
+		s, err := llm.LoadScript(f.script)
+		if err != nil {
+			fmt.Fprintf(errOut, "pi: %v\n", err)
+			return exitError
+		}
+		provider = llm.NewScripted(s)
 	}
-	ag, err := a.newAgent(&f, provider, stdout, stderr, interactive)
+	ag, err := rt.NewAgent(app.AgentOptions{
+		Provider: provider, SystemPrompt: f.systemPrompt, AppendSystemPrompt: f.appendPrompt,
+		OnEvent: eventSink(f.mode, interactive, rt.Redactor(), stdout, stderr), MaxTurns: f.maxTurns,
+	})
 	if err != nil {
 		fmt.Fprintf(errOut, "pi: %v\n", err)
 		return exitError
@@ -124,6 +129,31 @@ func cmdAgent(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return interactiveLoop(ctx, ag, prompt, stdin, stdout, errOut)
 	}
 	return printRun(ctx, ag, prompt, errOut)
+}
+
+// eventSink renders the run's events for the output mode: JSON lines, or
+// text (tool lines on stdout in interactive mode, on stderr in print mode).
+func eventSink(mode string, interactive bool, r *redact.Redactor, stdout, stderr io.Writer) func(agent.Event) {
+	switch {
+	case mode == "json":
+		return jsonEventWriter(stdout, r)
+	case interactive:
+		return (&textRenderer{out: stdout, tools: stdout, preview: 4, redactor: r, spin: &spinner{w: terminalOrNil(stderr)}}).onEvent
+	default:
+		return (&textRenderer{out: stdout, tools: stderr, redactor: r, spin: &spinner{}}).onEvent
+	}
+}
+
+func terminalOrNil(w io.Writer) io.Writer {
+	if f, ok := w.(*os.File); ok && isTerminalFile(f) {
+		return w
+	}
+	return nil
+}
+
+func isTerminalFile(f *os.File) bool {
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
 }
 
 // printRun runs one prompt; Ctrl-C or SIGTERM cancels it.
@@ -219,7 +249,8 @@ func interactiveLoop(parent context.Context, ag *agent.Agent, first string, stdi
 func jsonEventWriter(w io.Writer, r *redact.Redactor) func(agent.Event) {
 	var mu sync.Mutex
 	return func(ev agent.Event) {
-		b, err := redactedJSON(r, ev)
+		b, err := json.Marshal(ev)
+		b = r.Bytes(b)
 		if err != nil {
 			b, _ = json.Marshal(map[string]string{"type": string(ev.Type), "error": "encode event: " + err.Error()})
 		}

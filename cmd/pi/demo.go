@@ -12,10 +12,8 @@ import (
 	"strings"
 	"syscall"
 
-	"github.com/pi-go/pi/runtime/config"
+	"github.com/pi-go/pi/runtime/app"
 	"github.com/pi-go/pi/runtime/llm"
-	"github.com/pi-go/pi/runtime/tool"
-	"github.com/pi-go/pi/tools/builtin"
 )
 
 //go:embed demo/script.json
@@ -75,22 +73,21 @@ func cmdDemo(args []string, stdout, stderr io.Writer) int {
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	defer builtin.KillAllBash()
-	a := &app{cwd: dir, cfg: &config.Config{}, logger: newLogger("warn", stderr), registry: tool.NewRegistry(), hooks: &tool.Hooks{}}
-	a.outDir = builtin.NewOutputDir("")
-	defer a.outDir.Close()
-	for _, d := range builtin.Definitions(builtin.Options{Bash: builtin.BashOptions{OutputDir: a.outDir}}) {
-		if err := a.registry.Register(d); err != nil {
-			fmt.Fprintf(stderr, "pi demo: %v\n", err)
-			return exitError
-		}
-	}
-	if err := a.registry.SetActive(builtin.DefaultActive); err != nil {
+	// A PI_HOME of its own: the demo runs the same with any global
+	// pi.toml, and no extension of the user's joins it.
+	home, err := os.MkdirTemp("", "pi-demo-home-")
+	if err != nil {
 		fmt.Fprintf(stderr, "pi demo: %v\n", err)
 		return exitError
 	}
-	f := &agentFlags{mode: mode}
-	ag, err := a.newAgent(f, llm.NewScripted(script), stdout, stderr, mode == "text")
+	defer os.RemoveAll(home)
+	rt, err := app.Open(ctx, app.Options{Cwd: dir, PIHome: home, LogOutput: stderr, HostVersion: version})
+	if err != nil {
+		fmt.Fprintf(stderr, "pi demo: %v\n", err)
+		return exitError
+	}
+	defer rt.Close()
+	ag, err := rt.NewAgent(app.AgentOptions{Provider: llm.NewScripted(script), OnEvent: eventSink(mode, mode == "text", rt.Redactor(), stdout, stderr)})
 	if err != nil {
 		fmt.Fprintf(stderr, "pi demo: %v\n", err)
 		return exitError

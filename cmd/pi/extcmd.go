@@ -5,14 +5,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
-	"sort"
 	"strings"
 	"text/tabwriter"
 
-	"github.com/pi-go/pi/extensions"
-	"github.com/pi-go/pi/internal/atomicfile"
+	"github.com/pi-go/pi/runtime/app"
 	"github.com/pi-go/pi/runtime/config"
 	"github.com/pi-go/pi/runtime/execgrant"
 )
@@ -65,28 +61,6 @@ func cmdExt(args []string, stdout, stderr io.Writer) int {
 	return usageError(stderr, "ext", "unknown subcommand %q (install, list or remove)", args[0])
 }
 
-// extTarget says where an install or remove writes: the pi.toml and the
-// folder the .wasm files go to.
-type extTarget struct {
-	toml, dir, scope string
-}
-
-func resolveExtTarget(cwd string, global bool) (extTarget, error) {
-	home := config.DefaultPIHome()
-	if global {
-		return extTarget{toml: filepath.Join(home, "pi.toml"), dir: filepath.Join(home, "extensions"), scope: "global"}, nil
-	}
-	// The folder of the project's pi.toml, else the project root (the
-	// nearest folder with .git or .pi/), else cwd: where a later Load finds
-	// the file again.
-	cfg, err := config.Load(config.LoadOptions{Cwd: cwd, Trust: true})
-	if err != nil {
-		return extTarget{}, err
-	}
-	root := cfg.ProjectRoot
-	return extTarget{toml: filepath.Join(root, "pi.toml"), dir: filepath.Join(root, ".pi", "extensions"), scope: "project"}, nil
-}
-
 func cmdExtInstall(args []string, stdout, stderr io.Writer) int {
 	var global, override bool
 	var cwd string
@@ -129,50 +103,22 @@ func cmdExtInstall(args []string, stdout, stderr io.Writer) int {
 			return usageError(stderr, "ext install", "--grant %q: unknown kind %q (fs, exec or env)", kv, k)
 		}
 	}
-	cwd = resolveCwd(cwd)
-	src, err := filepath.Abs(pos[0])
-	if err != nil {
-		fmt.Fprintf(stderr, "pi ext install: %v\n", err)
-		return exitError
-	}
-	ctx := context.Background()
-	home := config.DefaultPIHome()
-	info, err := extensions.Inspect(ctx, src, extensions.Options{
-		CacheDir: filepath.Join(home, "cache"), Logger: newLogger("warn", stderr), ProjectRoot: cwd, Cwd: cwd,
-		HostName: "pi", HostVersion: version,
+	inst, err := app.InstallExtension(context.Background(), app.InstallRequest{
+		ExtensionScope: app.ExtensionScope{Cwd: resolveCwd(cwd), Global: global},
+		Source:         pos[0], Override: override, Grants: g,
+		Limits:    config.Limits{MemoryMB: memoryMB, TimeoutMS: timeoutMS},
+		LogOutput: stderr, HostVersion: version,
 	})
-	if err != nil {
+	if err != nil && inst.Dest == "" {
 		fmt.Fprintf(stderr, "pi ext install: %s refused, nothing written: %v\n", pos[0], err)
 		return exitError
 	}
-	sum, err := extensions.FileSHA256(src)
+	info := inst.Info
+	fmt.Fprintf(stdout, "installed %s %s (%s) to %s\n  pi.toml: %s\n  sha256: %s\n", info.Name, info.Version, inst.Scope, inst.Dest, inst.TOML, inst.SHA256)
 	if err != nil {
 		fmt.Fprintf(stderr, "pi ext install: %v\n", err)
 		return exitError
 	}
-	t, err := resolveExtTarget(cwd, global)
-	if err != nil {
-		fmt.Fprintf(stderr, "pi ext install: %v\n", err)
-		return exitError
-	}
-	dest := filepath.Join(t.dir, info.Name+".wasm")
-	wasTrusted := true
-	if t.scope == "project" {
-		if _, err := os.Stat(t.toml); err == nil {
-			if wasTrusted, err = config.IsTrusted(home, t.toml); err != nil {
-				fmt.Fprintf(stderr, "pi ext install: %v\n", err)
-				return exitError
-			}
-		}
-	}
-	if err := installFiles(src, dest, t.toml, config.Extension{
-		Name: info.Name, Path: dest, SHA256: sum, Override: override, Grants: g,
-		Limits: config.Limits{MemoryMB: memoryMB, TimeoutMS: timeoutMS},
-	}); err != nil {
-		fmt.Fprintf(stderr, "pi ext install: %s refused, nothing written: %v\n", pos[0], err)
-		return exitError
-	}
-	fmt.Fprintf(stdout, "installed %s %s (%s) to %s\n  pi.toml: %s\n  sha256: %s\n", info.Name, info.Version, t.scope, dest, t.toml, sum)
 	if len(info.Tools) > 0 {
 		var names []string
 		for _, tl := range info.Tools {
@@ -192,42 +138,13 @@ func cmdExtInstall(args []string, stdout, stderr io.Writer) int {
 	if len(g.Exec) > 0 && len(g.FS) == 0 {
 		fmt.Fprintf(stdout, "  note: exec runs only in a directory inside the fs grants, and it has none; add --grant fs=ro:. to let it run in the project.\n")
 	}
-	if missing := missingGrants(info.Wants, g); missing != "" {
-		fmt.Fprintf(stdout, "  note: it asks for %s, which you did not grant; reinstall with --grant to give it.\n", missing)
+	if len(inst.Missing) > 0 {
+		fmt.Fprintf(stdout, "  note: it asks for %s, which you did not grant; reinstall with --grant to give it.\n", strings.Join(inst.Missing, " "))
 	}
-	if t.scope == "project" {
-		if wasTrusted {
-			if err := config.Trust(home, t.toml); err != nil {
-				fmt.Fprintf(stderr, "pi ext install: installed, but recording trust failed: %v\n", err)
-				return exitError
-			}
-		} else {
-			fmt.Fprintf(stdout, "  note: this project's pi.toml is not trusted, so its extensions do not load yet; run 'pi trust' after reviewing %s.\n", t.toml)
-		}
+	if inst.Scope == config.ScopeProject && !inst.Trusted {
+		fmt.Fprintf(stdout, "  note: this project's pi.toml is not trusted, so its extensions do not load yet; run 'pi trust' after reviewing %s.\n", inst.TOML)
 	}
 	return exitOK
-}
-
-// installFiles copies the module and appends its block; when appending fails
-// the copied module is removed again, so a refused install leaves nothing.
-// Nothing may be at dest, not even a symlink: the writer follows links, and
-// a link planted in .pi/extensions must not steer the copy elsewhere.
-func installFiles(src, dest, toml string, e config.Extension) error {
-	if _, err := os.Lstat(dest); err == nil {
-		return fmt.Errorf("%s already exists: remove the installed extension first (pi ext remove %s)", dest, e.Name)
-	}
-	data, err := os.ReadFile(src)
-	if err != nil {
-		return err
-	}
-	if err := atomicfile.WriteFile(dest, data, 0o644); err != nil {
-		return err
-	}
-	if err := config.AppendExtension(toml, e); err != nil {
-		os.Remove(dest)
-		return err
-	}
-	return nil
 }
 
 func describeGrants(g config.Grants) string {
@@ -247,48 +164,6 @@ func describeGrants(g config.Grants) string {
 	return strings.Join(parts, " ")
 }
 
-func missingGrants(want extensions.Grants, have config.Grants) string {
-	has := func(list []string, v string) bool {
-		for _, x := range list {
-			if x == v {
-				return true
-			}
-		}
-		return false
-	}
-	var miss []string
-	for _, v := range want.FS {
-		if !has(have.FS, v) {
-			miss = append(miss, "fs="+v)
-		}
-	}
-	for _, v := range want.Exec {
-		if !has(have.Exec, v) {
-			miss = append(miss, "exec="+v)
-		}
-	}
-	for _, v := range want.Env {
-		if !has(have.Env, v) {
-			miss = append(miss, "env="+v)
-		}
-	}
-	return strings.Join(miss, " ")
-}
-
-type extListEntry struct {
-	Name     string            `json:"name"`
-	Version  string            `json:"version"`
-	Tools    []string          `json:"tools"`
-	Hooks    []string          `json:"hooks"`
-	Grants   extensions.Grants `json:"grants"`
-	SHA256   string            `json:"sha256"`
-	Scope    string            `json:"scope"`
-	Path     string            `json:"path"`
-	File     string            `json:"configFile"`
-	Trusted  bool              `json:"trusted"`
-	Problems string            `json:"error,omitempty"`
-}
-
 func cmdExtList(args []string, stdout, stderr io.Writer) int {
 	var asJSON bool
 	var cwd string
@@ -302,38 +177,11 @@ func cmdExtList(args []string, stdout, stderr io.Writer) int {
 	if len(pos) > 0 {
 		return usageError(stderr, "ext list", "unexpected argument %q", pos[0])
 	}
-	cwd = resolveCwd(cwd)
-	home := config.DefaultPIHome()
-	cfg, err := config.Load(config.LoadOptions{Cwd: cwd, PIHome: home, Trust: true})
+	entries, err := app.ListExtensions(context.Background(), app.ExtensionScope{Cwd: resolveCwd(cwd)})
 	if err != nil {
 		fmt.Fprintf(stderr, "pi ext list: %v\n", err)
 		return exitError
 	}
-	trusted := true
-	if cfg.ProjectFile != "" {
-		trusted, _ = config.IsTrusted(home, cfg.ProjectFile)
-	}
-	entries := []extListEntry{}
-	for _, e := range cfg.Extensions {
-		en := extListEntry{Name: e.Name, Grants: extensions.Grants{FS: e.Grants.FS, Exec: e.Grants.Exec, Env: e.Grants.Env},
-			SHA256: e.SHA256, Scope: e.Scope, Path: e.Path, File: e.File, Trusted: e.Scope != "project" || trusted,
-			Tools: []string{}, Hooks: []string{}}
-		if sum, err := extensions.FileSHA256(e.Path); err != nil {
-			en.Problems = err.Error()
-		} else if sum != e.SHA256 {
-			en.Problems = fmt.Sprintf("sha256 of %s is %s, pi.toml says %s: the file changed since it was installed", e.Path, sum, e.SHA256)
-		} else if info, err := extensions.Inspect(context.Background(), e.Path, extensions.Options{CacheDir: filepath.Join(home, "cache"), Logger: newLogger("off", stderr), ProjectRoot: cwd, Cwd: cwd, HostName: "pi", HostVersion: version}); err != nil {
-			en.Problems = err.Error()
-		} else {
-			en.Version = info.Version
-			for _, t := range info.Tools {
-				en.Tools = append(en.Tools, t.Name)
-			}
-			en.Hooks = append(en.Hooks, info.Hooks...)
-		}
-		entries = append(entries, en)
-	}
-	sort.SliceStable(entries, func(i, j int) bool { return entries[i].Scope < entries[j].Scope })
 	if asJSON {
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
@@ -356,8 +204,8 @@ func cmdExtList(args []string, stdout, stderr io.Writer) int {
 	}
 	tw.Flush()
 	for _, e := range entries {
-		if e.Problems != "" {
-			fmt.Fprintf(stdout, "%s: %s\n", e.Name, e.Problems)
+		if e.Problem != "" {
+			fmt.Fprintf(stdout, "%s: %s\n", e.Name, e.Problem)
 		}
 	}
 	return exitOK
@@ -376,32 +224,19 @@ func cmdExtRemove(args []string, stdout, stderr io.Writer) int {
 	if len(pos) != 1 {
 		return usageError(stderr, "ext remove", "want one extension NAME, got %d argument(s)", len(pos))
 	}
-	cwd = resolveCwd(cwd)
-	home := config.DefaultPIHome()
-	t, err := resolveExtTarget(cwd, global)
+	rm, err := app.RemoveExtension(app.ExtensionScope{Cwd: resolveCwd(cwd), Global: global}, pos[0])
+	if err != nil && rm.TOML == "" {
+		fmt.Fprintf(stderr, "pi ext remove: %v\n", err)
+		return exitError
+	}
+	if rm.Deleted != "" {
+		fmt.Fprintf(stdout, "removed %s from %s and deleted %s\n", pos[0], rm.TOML, rm.Deleted)
+	} else {
+		fmt.Fprintf(stdout, "removed %s from %s\n", pos[0], rm.TOML)
+	}
 	if err != nil {
 		fmt.Fprintf(stderr, "pi ext remove: %v\n", err)
 		return exitError
-	}
-	wasTrusted := false
-	if t.scope == "project" {
-		wasTrusted, _ = config.IsTrusted(home, t.toml)
-	}
-	if err := config.RemoveExtension(t.toml, pos[0]); err != nil {
-		fmt.Fprintf(stderr, "pi ext remove: %v\n", err)
-		return exitError
-	}
-	dest := filepath.Join(t.dir, pos[0]+".wasm")
-	if err := os.Remove(dest); err == nil {
-		fmt.Fprintf(stdout, "removed %s from %s and deleted %s\n", pos[0], t.toml, dest)
-	} else {
-		fmt.Fprintf(stdout, "removed %s from %s\n", pos[0], t.toml)
-	}
-	if wasTrusted {
-		if err := config.Trust(home, t.toml); err != nil {
-			fmt.Fprintf(stderr, "pi ext remove: recording trust failed: %v\n", err)
-			return exitError
-		}
 	}
 	return exitOK
 }

@@ -8,6 +8,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/pi-go/pi/runtime/app"
 )
 
 // commonFlags are the flags every command that builds the runtime accepts.
@@ -27,6 +29,36 @@ func (c *commonFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&c.tools, "tools", "", "active tools, comma-separated `LIST` (e.g. read,bash,grep); overrides pi.toml")
 	fs.BoolVar(&c.trust, "trust", false, "trust this project's pi.toml for this run (also PI_TRUST=1)")
 	fs.Var(&c.extensions, "e", "load the extension `FILE.wasm` for this run (repeatable; no grants)")
+}
+
+// appOptions are the runtime's options from the flags; warnings and logs go
+// to stderr.
+func (c *commonFlags) appOptions(stderr io.Writer, model app.ModelOptions) app.Options {
+	var tools []string
+	if c.tools != "" {
+		tools = splitList(c.tools)
+		if tools == nil {
+			tools = []string{}
+		}
+	}
+	return app.Options{
+		Cwd: c.cwd, ConfigFile: c.configFile, Trust: c.trust || os.Getenv("PI_TRUST") == "1",
+		Extensions: c.extensions, Tools: tools, Model: model,
+		LogOutput: stderr, LogLevel: c.logLevel,
+		OnWarning:   func(w string) { fmt.Fprintf(stderr, "pi: warning: %s\n", w) },
+		HostVersion: version,
+	}
+}
+
+// splitList splits a comma-separated list, dropping empty items.
+func splitList(s string) []string {
+	var out []string
+	for _, p := range strings.Split(s, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
 }
 
 type stringList []string

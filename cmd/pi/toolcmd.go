@@ -1,20 +1,19 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"os/signal"
-	"sort"
 	"strings"
 	"syscall"
 	"text/tabwriter"
 
+	"github.com/pi-go/pi/runtime/app"
 	"github.com/pi-go/pi/runtime/tool"
-	"github.com/pi-go/pi/tools/builtin"
 )
 
 const toolUsage = `
@@ -66,34 +65,27 @@ func cmdTool(args []string, stdout, stderr io.Writer) int {
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	defer builtin.KillAllBash()
-	a, err := buildApp(ctx, &f, stderr, "")
+	rt, err := app.Open(ctx, f.appOptions(stderr, app.ModelOptions{}))
 	if err != nil {
 		fmt.Fprintf(stderr, "pi: %v\n", err)
 		return exitError
 	}
-	defer a.close()
-	def, ok := a.registry.Lookup(name)
-	if !ok {
-		fmt.Fprintf(stderr, "pi tool call: unknown tool %q\nKnown tools: %s\n", name, strings.Join(toolNames(a.registry), ", "))
+	defer rt.Close()
+	res, err := rt.CallTool(ctx, name, "call_1", input, nil)
+	if errors.Is(err, app.ErrUnknownTool) {
+		fmt.Fprintf(stderr, "pi tool call: unknown tool %q\nKnown tools: %s\n", name, strings.Join(rt.ToolNames(), ", "))
 		return exitUsage
 	}
-	t, err := tool.Wrap(def, a.contextFactory())
 	if err != nil {
 		fmt.Fprintf(stderr, "pi: %v\n", err)
 		return exitError
 	}
-	res := tool.Run(ctx, []tool.AgentTool{t}, redactionHooks(a.hooks, a.redactor), name, "call_1", input, nil)
-	var out bytes.Buffer
-	enc := json.NewEncoder(&out)
+	enc := json.NewEncoder(stdout)
 	enc.SetEscapeHTML(false)
 	if err := enc.Encode(res); err != nil {
 		fmt.Fprintf(stderr, "pi: encode result: %v\n", err)
 		return exitError
 	}
-	// The result was redacted by the hooks; this also covers what they
-	// do not see (a blocked call's reason, a validation error).
-	stdout.Write(a.redactor.Bytes(out.Bytes()))
 	return exitOK
 }
 
@@ -127,15 +119,6 @@ func truncateForMessage(s string, n int) string {
 		return s
 	}
 	return s[:n] + "..."
-}
-
-func toolNames(r *tool.Registry) []string {
-	var names []string
-	for _, d := range r.Definitions() {
-		names = append(names, d.Name)
-	}
-	sort.Strings(names)
-	return names
 }
 
 const toolsUsage = `
@@ -182,15 +165,16 @@ func cmdTools(args []string, stdout, stderr io.Writer) int {
 	if len(pos) != 0 {
 		return usageError(stderr, "tools list", "unexpected argument %q", pos[0])
 	}
-	a, err := buildApp(context.Background(), &f, stderr, "")
+	rt, err := app.Open(context.Background(), f.appOptions(stderr, app.ModelOptions{}))
 	if err != nil {
 		fmt.Fprintf(stderr, "pi: %v\n", err)
 		return exitError
 	}
-	defer a.close()
+	defer rt.Close()
+	reg := rt.Registry()
 	entries := []toolListEntry{}
-	for _, d := range a.registry.Definitions() {
-		entries = append(entries, toolListEntry{d.Name, d.Label, d.Description, d.PromptSnippet, d.Source, a.registry.IsActive(d.Name)})
+	for _, d := range reg.Definitions() {
+		entries = append(entries, toolListEntry{d.Name, d.Label, d.Description, d.PromptSnippet, d.Source, reg.IsActive(d.Name)})
 	}
 	if asJSON {
 		enc := json.NewEncoder(stdout)

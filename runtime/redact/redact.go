@@ -14,6 +14,7 @@ package redact
 
 import (
 	"encoding/json"
+	"io"
 	"slices"
 	"strings"
 )
@@ -95,6 +96,24 @@ func (r *Redactor) Bytes(b []byte) []byte {
 		return b
 	}
 	return []byte(r.String(string(b)))
+}
+
+// Writer returns a writer that redacts each write before passing it on to
+// w. Each write is redacted on its own: it suits writers that receive whole
+// lines or messages (a logger, an error printer); use Stream for a byte
+// stream that may split a secret between writes.
+func (r *Redactor) Writer(w io.Writer) io.Writer { return &writer{w: w, r: r} }
+
+type writer struct {
+	w io.Writer
+	r *Redactor
+}
+
+func (w *writer) Write(p []byte) (int, error) {
+	if _, err := w.w.Write(w.r.Bytes(p)); err != nil {
+		return 0, err
+	}
+	return len(p), nil
 }
 
 // holdback returns how many bytes at the end of s could be the start of a

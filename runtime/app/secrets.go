@@ -1,13 +1,11 @@
-package main
+package app
 
 import (
 	"context"
 	"encoding/json"
-	"io"
 	"os"
 	"slices"
 	"strings"
-	"sync/atomic"
 
 	"github.com/pi-go/pi/runtime/config"
 	"github.com/pi-go/pi/runtime/redact"
@@ -62,20 +60,6 @@ func hiddenEnv(cfg *config.Config, key string) []string {
 		}
 	}
 	return out
-}
-
-// redactingWriter redacts each write (hclog writes a whole log line at a
-// time) with the redactor set once the key is known.
-type redactingWriter struct {
-	w io.Writer
-	r atomic.Pointer[redact.Redactor]
-}
-
-func (w *redactingWriter) Write(p []byte) (int, error) {
-	if _, err := w.w.Write(w.r.Load().Bytes(p)); err != nil {
-		return 0, err
-	}
-	return len(p), nil
 }
 
 // redactResult returns the patch that removes the key from a result's

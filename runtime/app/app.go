@@ -1,0 +1,396 @@
+package app
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/pi-go/pi/extensions"
+	"github.com/pi-go/pi/runtime/config"
+	"github.com/pi-go/pi/runtime/redact"
+	"github.com/pi-go/pi/runtime/tool"
+	"github.com/pi-go/pi/tools/builtin"
+)
+
+// Options say how to assemble a Runtime. The zero value is a runtime for
+// the process's working directory with the default PI_HOME, no logging and
+// the tools pi.toml (or the default set) makes active.
+type Options struct {
+	// Cwd is the working directory of tools and the start of the pi.toml
+	// search; "" means the process's working directory.
+	Cwd string
+	// PIHome holds the global pi.toml, trust.json and the compilation
+	// cache; "" means config.DefaultPIHome() ($PI_HOME, else ~/.pi/agent).
+	PIHome string
+	// ConfigFile is an extra pi.toml layered over the project's (--config);
+	// it is trusted for the run.
+	ConfigFile string
+	// Trust trusts the project's pi.toml for this run (--trust, PI_TRUST=1).
+	Trust bool
+	// Extensions are more .wasm files to load for this run (-e), with no
+	// grants and no sha256 check.
+	Extensions []string
+	// Tools, when not nil, is the active set (--tools); else [tools] active
+	// in pi.toml, else the built-in default plus every extension tool.
+	Tools []string
+	// Model overrides [model] in pi.toml (flags); see ResolveModel.
+	Model ModelOptions
+	// LogOutput receives the runtime's log lines (the API key redacted);
+	// nil discards them.
+	LogOutput io.Writer
+	// LogLevel is trace, debug, info, warn (the default), error or off.
+	LogLevel string
+	// OnWarning receives each configuration warning (an untrusted project,
+	// settings that were ignored); nil logs them at warn level.
+	OnWarning func(string)
+	// HostName and HostVersion are what extensions are told in init;
+	// defaults "pi" and "dev".
+	HostName, HostVersion string
+}
+
+// ExtensionInfo describes a loaded extension: what its init declared and
+// what it was granted.
+type ExtensionInfo = extensions.Info
+
+// Runtime is an assembled pi: configuration, the tool registry with its
+// active set, the extension host, the hooks and the redaction of the
+// model's API key. Its methods may be called from several goroutines; Close
+// ends everything it started.
+type Runtime struct {
+	opts     Options
+	cwd      string
+	piHome   string
+	cfg      *config.Config
+	logger   hclog.Logger
+	registry *tool.Registry
+	host     *extensions.Host
+	// extHooks are the extensions' tool_call and tool_result hooks;
+	// hooks are the same wrapped with the key's redaction.
+	extHooks *tool.Hooks
+	hooks    *tool.Hooks
+	redactor *redact.Redactor
+	// hideEnv names the variables commands must not get (the key's).
+	hideEnv []string
+	// outDir holds bash's full-output files; Close removes it.
+	outDir  *builtin.OutputDir
+	closers []func()
+}
+
+// Open assembles a Runtime. On failure everything already started is closed
+// again.
+//
+// # Errors
+//
+// A working directory that is not a directory; pi.toml errors (with file,
+// line and key); an extension that fails to load (with its name and why: a
+// security hook that silently did not load would be a bypass); an unknown
+// name in the active set.
+func Open(ctx context.Context, opts Options) (rt *Runtime, err error) {
+	r := &Runtime{opts: opts, registry: tool.NewRegistry(), extHooks: &tool.Hooks{}}
+	defer func() {
+		if err != nil {
+			r.Close()
+		}
+	}()
+	if err := r.loadConfig(); err != nil {
+		return nil, err
+	}
+	spawnHooks, err := r.startExtensions(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if err := r.registerTools(spawnHooks); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// loadConfig resolves the working directory and PI_HOME, starts the
+// redacting logger, loads pi.toml and works out the key's redaction.
+func (r *Runtime) loadConfig() error {
+	cwd, err := workingDir(r.opts.Cwd)
+	if err != nil {
+		return err
+	}
+	r.cwd = cwd
+	r.piHome = r.opts.PIHome
+	if r.piHome == "" {
+		r.piHome = config.DefaultPIHome()
+	}
+	cfg, err := config.Load(config.LoadOptions{Cwd: cwd, PIHome: r.piHome, ConfigFile: r.opts.ConfigFile, Trust: r.opts.Trust})
+	if err != nil {
+		return err
+	}
+	r.cfg = cfg
+	key, keyEnv := modelKey(cfg, r.opts.Model.APIKey)
+	r.redactor = redact.New(key)
+	r.hideEnv = hiddenEnv(cfg, key)
+	logOut := r.opts.LogOutput
+	if logOut == nil {
+		logOut = io.Discard
+	}
+	r.logger = newLogger(r.opts.LogLevel, r.redactor.Writer(logOut))
+	if key != "" && !redact.IsSecret(key) {
+		r.logger.Debug("the API key is shorter than the secret minimum; it is not redacted", "min_bytes", redact.MinLen, "from", keyEnv)
+	}
+	for _, w := range cfg.Warnings {
+		if r.opts.OnWarning != nil {
+			r.opts.OnWarning(w)
+		} else {
+			r.logger.Warn(w)
+		}
+	}
+	outDir, logger := builtin.NewOutputDir(""), r.logger
+	r.outDir = outDir
+	r.closers = append(r.closers, func() {
+		if err := outDir.Close(); err != nil {
+			logger.Warn("bash full-output files not removed", "error", err.Error())
+		}
+	})
+	return nil
+}
+
+// workingDir makes dir ("" for the process's) absolute and checks that it
+// is a directory.
+func workingDir(dir string) (string, error) {
+	if dir == "" {
+		wd, err := os.Getwd()
+		if err != nil {
+			return "", fmt.Errorf("working directory: %w", err)
+		}
+		dir = wd
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return "", fmt.Errorf("working directory %s: %w", dir, err)
+	}
+	if st, err := os.Stat(abs); err != nil || !st.IsDir() {
+		return "", fmt.Errorf("working directory %s: not a directory", dir)
+	}
+	return abs, nil
+}
+
+// extensionSpecs lists what to load: pi.toml's [[extensions]], then the
+// extra files of Options.Extensions.
+func (r *Runtime) extensionSpecs() ([]extensions.Spec, error) {
+	specs := make([]extensions.Spec, 0, len(r.cfg.Extensions)+len(r.opts.Extensions))
+	for _, e := range r.cfg.Extensions {
+		specs = append(specs, extensions.Spec{
+			Name: e.Name, Path: e.Path, SHA256: e.SHA256, Override: e.Override,
+			Grants: extensions.Grants{FS: e.Grants.FS, Exec: e.Grants.Exec, Env: e.Grants.Env},
+			Limits: extensions.Limits{MemoryMB: e.Limits.MemoryMB, TimeoutMS: e.Limits.TimeoutMS},
+			Config: e.Config, Scope: e.Scope,
+		})
+	}
+	for _, p := range r.opts.Extensions {
+		path, err := filepath.Abs(p)
+		if err != nil {
+			return nil, fmt.Errorf("extension %s: %w", p, err)
+		}
+		specs = append(specs, extensions.Spec{Path: path, Scope: "flag"})
+	}
+	return specs, nil
+}
+
+// hostOptions are the extension host's options for this runtime.
+func (r *Runtime) hostOptions() extensions.Options {
+	return extensions.Options{
+		CacheDir: filepath.Join(r.piHome, "cache"), Logger: r.logger,
+		ProjectRoot: r.cfg.ProjectRoot, Cwd: r.cwd,
+		HostName: firstNonEmpty(r.opts.HostName, "pi"), HostVersion: firstNonEmpty(r.opts.HostVersion, "dev"),
+		HideEnv: r.hideEnv,
+	}
+}
+
+// startExtensions starts the host and loads every extension; it returns
+// their bash_spawn hooks, shown the key redacted.
+func (r *Runtime) startExtensions(ctx context.Context) ([]tool.SpawnHook, error) {
+	specs, err := r.extensionSpecs()
+	if err != nil || len(specs) == 0 {
+		return nil, err
+	}
+	host, err := extensions.NewHost(ctx, r.hostOptions())
+	if err != nil {
+		return nil, err
+	}
+	r.host = host
+	r.closers = append(r.closers, func() {
+		cctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		host.Close(cctx)
+	})
+	for _, s := range specs {
+		if _, err := host.Load(ctx, s); err != nil {
+			return nil, err
+		}
+	}
+	r.extHooks = host.Hooks()
+	return redactSpawnHooks(host.SpawnHooks(), r.redactor), nil
+}
+
+// registerTools registers the built-in tools, then the extensions' tools,
+// and chooses the active set.
+func (r *Runtime) registerTools(spawnHooks []tool.SpawnHook) error {
+	bash := r.cfg.Tools.Bash
+	bashOpts := builtin.BashOptions{
+		Shell: bash.Shell, CommandPrefix: bash.CommandPrefix, SpawnHooks: spawnHooks,
+		HideEnv: r.hideEnv, OutputDir: r.outDir,
+		FullOutputMaxBytes: int64(bash.FullOutputMaxMB) << 20, Redactor: r.redactor,
+	}
+	r.closers = append(r.closers, builtin.KillAllBash)
+	for _, d := range builtin.Definitions(builtin.Options{Bash: bashOpts}) {
+		if err := r.registry.Register(d); err != nil {
+			return err
+		}
+	}
+	active := append([]string(nil), builtin.DefaultActive...)
+	if r.host != nil {
+		for _, e := range r.host.Extensions() {
+			for _, d := range e.Definitions() {
+				if err := r.registry.Register(d); err != nil {
+					return err
+				}
+				active = append(active, d.Name)
+			}
+		}
+	}
+	r.hooks = redactionHooks(r.extHooks, r.redactor)
+	switch {
+	case r.opts.Tools != nil:
+		if err := r.registry.SetActive(r.opts.Tools); err != nil {
+			return fmt.Errorf("active tools: %w", err)
+		}
+	case r.cfg.Tools.Active != nil:
+		if err := r.registry.SetActive(r.cfg.Tools.Active); err != nil {
+			return fmt.Errorf("%s: tools.active: %w", describeFiles(r.cfg.Files), err)
+		}
+	default:
+		return r.registry.SetActive(active)
+	}
+	return nil
+}
+
+func describeFiles(files []string) string {
+	if len(files) == 0 {
+		return "pi.toml"
+	}
+	return strings.Join(files, ", ")
+}
+
+// Close ends what the runtime started: the processes of its bash calls,
+// the extension host and bash's full-output folder. It is safe to call more than once.
+func (r *Runtime) Close() {
+	for i := len(r.closers) - 1; i >= 0; i-- {
+		r.closers[i]()
+	}
+	r.closers = nil
+}
+
+// Cwd is the absolute working directory of the tools.
+func (r *Runtime) Cwd() string { return r.cwd }
+
+// PIHome is the folder of the global pi.toml, trust.json and caches.
+func (r *Runtime) PIHome() string { return r.piHome }
+
+// Config is the loaded configuration (with untrusted settings dropped).
+func (r *Runtime) Config() *config.Config { return r.cfg }
+
+// Logger is the runtime's logger; its output has the API key redacted.
+func (r *Runtime) Logger() hclog.Logger { return r.logger }
+
+// Redactor hides the model's API key; front ends pass everything they
+// print through it.
+func (r *Runtime) Redactor() *redact.Redactor { return r.redactor }
+
+// Registry holds every registered tool and the active set.
+func (r *Runtime) Registry() *tool.Registry { return r.registry }
+
+// Hooks are the hooks every tool call runs through: the extensions'
+// tool_call and tool_result hooks, with the API key redacted from results
+// before the first extension sees them and again after the last.
+func (r *Runtime) Hooks() *tool.Hooks { return r.hooks }
+
+// Extensions describes the loaded extensions, in load order.
+func (r *Runtime) Extensions() []ExtensionInfo {
+	out := []ExtensionInfo{}
+	if r.host != nil {
+		for _, e := range r.host.Extensions() {
+			out = append(out, e.Info())
+		}
+	}
+	return out
+}
+
+// ContextFactory gives each tool call the working directory and a logger
+// named for the tool.
+func (r *Runtime) ContextFactory() tool.ContextFactory {
+	return func(name string) tool.Context {
+		return tool.Context{Cwd: r.cwd, Logger: r.logger.Named(name)}
+	}
+}
+
+// ErrUnknownTool is returned (wrapped) by CallTool for a name no tool has.
+var ErrUnknownTool = errors.New("unknown tool")
+
+// CallTool runs one call of the registered tool name (active or not)
+// through the pipeline the agent loop uses: prepareArguments, validation,
+// the tool_call hooks, execution, the tool_result hooks. The result has the
+// API key redacted, a blocked call's reason and a validation error
+// included. update, when not nil, receives partial results.
+//
+// # Errors
+//
+// Only ErrUnknownTool (naming the known tools) and a definition that cannot
+// be wrapped; every other failure is an isError result, as the model would
+// see it.
+func (r *Runtime) CallTool(ctx context.Context, name, callID string, input json.RawMessage, update tool.UpdateFunc) (tool.Result, error) {
+	def, ok := r.registry.Lookup(name)
+	if !ok {
+		return tool.Result{}, fmt.Errorf("%w %q; known tools: %s", ErrUnknownTool, name, strings.Join(r.ToolNames(), ", "))
+	}
+	t, err := tool.Wrap(def, r.ContextFactory())
+	if err != nil {
+		return tool.Result{}, err
+	}
+	res := tool.Run(ctx, []tool.AgentTool{t}, r.hooks, name, callID, input, update)
+	return redactResult(r.redactor, res).Apply(res), nil
+}
+
+// ToolNames lists every registered tool's name, sorted.
+func (r *Runtime) ToolNames() []string {
+	var names []string
+	for _, d := range r.registry.Definitions() {
+		names = append(names, d.Name)
+	}
+	sort.Strings(names)
+	return names
+}
+
+func firstNonEmpty(vals ...string) string {
+	for _, v := range vals {
+		if v != "" {
+			return v
+		}
+	}
+	return ""
+}
+
+// newLogger makes the runtime's logger; an unknown level means warn.
+func newLogger(level string, w io.Writer) hclog.Logger {
+	lvl := hclog.LevelFromString(level)
+	if strings.EqualFold(level, "off") {
+		lvl = hclog.Off
+	} else if lvl == hclog.NoLevel {
+		lvl = hclog.Warn
+	}
+	return hclog.New(&hclog.LoggerOptions{Name: "pi", Level: lvl, Output: w})
+}

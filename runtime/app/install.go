@@ -1,0 +1,283 @@
+package app
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+
+	"github.com/pi-go/pi/extensions"
+	"github.com/pi-go/pi/internal/atomicfile"
+	"github.com/pi-go/pi/runtime/config"
+)
+
+// ExtensionScope says which pi.toml an install or removal edits.
+type ExtensionScope struct {
+	// Cwd is where the project's pi.toml is searched from ("" for the
+	// process's working directory).
+	Cwd string
+	// PIHome is "" for config.DefaultPIHome().
+	PIHome string
+	// Global edits $PI_HOME/pi.toml instead of the project's.
+	Global bool
+}
+
+// extTarget is where an install or removal writes: the pi.toml and the
+// folder the .wasm files go to.
+type extTarget struct {
+	home, cwd, toml, dir, scope string
+}
+
+func (s ExtensionScope) target() (extTarget, error) {
+	cwd, err := workingDir(s.Cwd)
+	if err != nil {
+		return extTarget{}, err
+	}
+	home := firstNonEmpty(s.PIHome, config.DefaultPIHome())
+	if s.Global {
+		return extTarget{home: home, cwd: cwd, toml: filepath.Join(home, config.FileName), dir: filepath.Join(home, "extensions"), scope: config.ScopeGlobal}, nil
+	}
+	// The folder of the project's pi.toml, else the project root (the
+	// nearest folder with .git or .pi/), else cwd: where a later load finds
+	// the file again.
+	cfg, err := config.Load(config.LoadOptions{Cwd: cwd, PIHome: home, Trust: true})
+	if err != nil {
+		return extTarget{}, err
+	}
+	root := cfg.ProjectRoot
+	return extTarget{home: home, cwd: cwd, toml: filepath.Join(root, config.FileName), dir: filepath.Join(root, ".pi", "extensions"), scope: config.ScopeProject}, nil
+}
+
+// InstallRequest is one `pi ext install`.
+type InstallRequest struct {
+	ExtensionScope
+	// Source is the .wasm file to install.
+	Source string
+	// Override lets its tools replace built-in tools of the same name.
+	Override bool
+	Grants   config.Grants
+	Limits   config.Limits
+	// LogOutput receives the log of inspecting the module; nil discards it.
+	LogOutput io.Writer
+	// HostVersion is told to the extension's init while it is inspected.
+	HostVersion string
+}
+
+// Installed says what an install did.
+type Installed struct {
+	Info ExtensionInfo
+	// Scope is "project" or "global"; TOML the pi.toml that was edited;
+	// Dest the installed module; SHA256 its digest.
+	Scope, TOML, Dest, SHA256 string
+	// Trusted says the project's trust was recorded again for the edited
+	// pi.toml; false for a project that was not trusted before (its
+	// extensions do not load until `pi trust`), and for a global install
+	// (the global file needs no trust).
+	Trusted bool
+	// Missing lists what init asked for (its "wants") that was not
+	// granted, as KIND=VALUE.
+	Missing []string
+}
+
+// InstallExtension is the install transaction: it loads the module into a
+// sandbox to check it and read its name, copies it to the scope's
+// extensions folder, appends its [[extensions]] block to pi.toml, and keeps
+// the project's trust as it was (a trusted or new project stays trusted; an
+// untrusted one stays untrusted).
+//
+// # Errors
+//
+// A module the host refuses (not WebAssembly, not pi's ABI, a bad import,
+// init failing), grants with a bad grammar, a module already installed under
+// that name (or anything, even a link, where it would go), and pi.toml
+// errors. On any error nothing is written: a copied module is removed again
+// when pi.toml cannot be edited.
+func InstallExtension(ctx context.Context, req InstallRequest) (Installed, error) {
+	t, err := req.target()
+	if err != nil {
+		return Installed{}, err
+	}
+	src, err := filepath.Abs(req.Source)
+	if err != nil {
+		return Installed{}, err
+	}
+	logOut := req.LogOutput
+	if logOut == nil {
+		logOut = io.Discard
+	}
+	info, err := extensions.Inspect(ctx, src, extensions.Options{
+		CacheDir: filepath.Join(t.home, "cache"), Logger: newLogger("warn", logOut), ProjectRoot: t.cwd, Cwd: t.cwd,
+		HostName: "pi", HostVersion: firstNonEmpty(req.HostVersion, "dev"),
+	})
+	if err != nil {
+		return Installed{}, err
+	}
+	sum, err := extensions.FileSHA256(src)
+	if err != nil {
+		return Installed{}, err
+	}
+	out := Installed{Info: info, Scope: t.scope, TOML: t.toml, Dest: filepath.Join(t.dir, info.Name+".wasm"), SHA256: sum}
+	wasTrusted := true
+	if t.scope == config.ScopeProject {
+		if _, err := os.Stat(t.toml); err == nil {
+			if wasTrusted, err = config.IsTrusted(t.home, t.toml); err != nil {
+				return Installed{}, err
+			}
+		}
+	}
+	if err := installFiles(src, out.Dest, t.toml, config.Extension{
+		Name: info.Name, Path: out.Dest, SHA256: sum, Override: req.Override, Grants: req.Grants, Limits: req.Limits,
+	}); err != nil {
+		return Installed{}, err
+	}
+	out.Missing = missingGrants(info.Wants, req.Grants)
+	if t.scope == config.ScopeProject && wasTrusted {
+		if err := config.Trust(t.home, t.toml); err != nil {
+			return out, fmt.Errorf("installed, but recording trust failed: %w", err)
+		}
+		out.Trusted = true
+	}
+	return out, nil
+}
+
+// installFiles copies the module and appends its block; when appending fails
+// the copied module is removed again, so a refused install leaves nothing.
+// Nothing may be at dest, not even a symlink: the writer follows links, and
+// a link planted in .pi/extensions must not steer the copy elsewhere.
+func installFiles(src, dest, toml string, e config.Extension) error {
+	if _, err := os.Lstat(dest); err == nil {
+		return fmt.Errorf("%s already exists: remove the installed extension first (pi ext remove %s)", dest, e.Name)
+	}
+	data, err := os.ReadFile(src)
+	if err != nil {
+		return err
+	}
+	if err := atomicfile.WriteFile(dest, data, 0o644); err != nil {
+		return err
+	}
+	if err := config.AppendExtension(toml, e); err != nil {
+		os.Remove(dest)
+		return err
+	}
+	return nil
+}
+
+// missingGrants lists, as KIND=VALUE, what want asks for that have lacks.
+func missingGrants(want extensions.Grants, have config.Grants) []string {
+	var miss []string
+	for _, kind := range []struct {
+		name       string
+		want, have []string
+	}{{"fs", want.FS, have.FS}, {"exec", want.Exec, have.Exec}, {"env", want.Env, have.Env}} {
+		for _, v := range kind.want {
+			if !slices.Contains(kind.have, v) {
+				miss = append(miss, kind.name+"="+v)
+			}
+		}
+	}
+	return miss
+}
+
+// Removed says what a removal did.
+type Removed struct {
+	// TOML is the pi.toml the block was removed from; Deleted the module
+	// file that was deleted ("" when there was none).
+	TOML, Deleted string
+}
+
+// RemoveExtension is the removal transaction: it removes the [[extensions]]
+// block named name from the scope's pi.toml, deletes the installed module,
+// and keeps the project's trust as it was.
+//
+// # Errors
+//
+// No such extension in that pi.toml; pi.toml errors; recording trust again
+// failing (the removal itself is done then).
+func RemoveExtension(scope ExtensionScope, name string) (Removed, error) {
+	t, err := scope.target()
+	if err != nil {
+		return Removed{}, err
+	}
+	wasTrusted := false
+	if t.scope == config.ScopeProject {
+		wasTrusted, _ = config.IsTrusted(t.home, t.toml)
+	}
+	if err := config.RemoveExtension(t.toml, name); err != nil {
+		return Removed{}, err
+	}
+	out := Removed{TOML: t.toml}
+	dest := filepath.Join(t.dir, name+".wasm")
+	if err := os.Remove(dest); err == nil {
+		out.Deleted = dest
+	}
+	if wasTrusted {
+		if err := config.Trust(t.home, t.toml); err != nil {
+			return out, fmt.Errorf("recording trust failed: %w", err)
+		}
+	}
+	return out, nil
+}
+
+// ConfiguredExtension is one [[extensions]] entry as `pi ext list` shows
+// it: what pi.toml says, and what inspecting the module found.
+type ConfiguredExtension struct {
+	Name    string            `json:"name"`
+	Version string            `json:"version"`
+	Tools   []string          `json:"tools"`
+	Hooks   []string          `json:"hooks"`
+	Grants  extensions.Grants `json:"grants"`
+	SHA256  string            `json:"sha256"`
+	Scope   string            `json:"scope"`
+	Path    string            `json:"path"`
+	File    string            `json:"configFile"`
+	// Trusted is false for a project extension of an untrusted project
+	// (it does not load).
+	Trusted bool `json:"trusted"`
+	// Problem says why the module would not load ("" when it would).
+	Problem string `json:"error,omitempty"`
+}
+
+// ListExtensions lists the [[extensions]] entries of the global and the
+// project pi.toml (global first), each checked: its file's sha256 against
+// pi.toml, then the module inspected in a sandbox. A project's entries are
+// listed even when it is not trusted.
+func ListExtensions(ctx context.Context, scope ExtensionScope) ([]ConfiguredExtension, error) {
+	cwd, err := workingDir(scope.Cwd)
+	if err != nil {
+		return nil, err
+	}
+	home := firstNonEmpty(scope.PIHome, config.DefaultPIHome())
+	cfg, err := config.Load(config.LoadOptions{Cwd: cwd, PIHome: home, Trust: true})
+	if err != nil {
+		return nil, err
+	}
+	trusted := true
+	if cfg.ProjectFile != "" {
+		trusted, _ = config.IsTrusted(home, cfg.ProjectFile)
+	}
+	entries := []ConfiguredExtension{}
+	for _, e := range cfg.Extensions {
+		en := ConfiguredExtension{Name: e.Name, Grants: extensions.Grants{FS: e.Grants.FS, Exec: e.Grants.Exec, Env: e.Grants.Env},
+			SHA256: e.SHA256, Scope: e.Scope, Path: e.Path, File: e.File, Trusted: e.Scope != config.ScopeProject || trusted,
+			Tools: []string{}, Hooks: []string{}}
+		if sum, err := extensions.FileSHA256(e.Path); err != nil {
+			en.Problem = err.Error()
+		} else if sum != e.SHA256 {
+			en.Problem = fmt.Sprintf("sha256 of %s is %s, pi.toml says %s: the file changed since it was installed", e.Path, sum, e.SHA256)
+		} else if info, err := extensions.Inspect(ctx, e.Path, extensions.Options{CacheDir: filepath.Join(home, "cache"), Logger: newLogger("off", io.Discard), ProjectRoot: cwd, Cwd: cwd, HostName: "pi"}); err != nil {
+			en.Problem = err.Error()
+		} else {
+			en.Version = info.Version
+			for _, t := range info.Tools {
+				en.Tools = append(en.Tools, t.Name)
+			}
+			en.Hooks = append(en.Hooks, info.Hooks...)
+		}
+		entries = append(entries, en)
+	}
+	sort.SliceStable(entries, func(i, j int) bool { return entries[i].Scope < entries[j].Scope })
+	return entries, nil
+}
