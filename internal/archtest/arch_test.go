@@ -40,6 +40,30 @@ func deps(t *testing.T, goos, goarch string, pattern ...string) map[string][]str
 	return m
 }
 
+// TestAssemblyRules: the runtime is assembled in one place. cmd/pi reaches
+// the extension host and the built-in tools only through runtime/app, and
+// nothing that runtime/app assembles imports it back.
+func TestAssemblyRules(t *testing.T) {
+	for pkg, imports := range deps(t, "", "", "./cmd/pi") {
+		if pkg != module+"/cmd/pi" {
+			continue
+		}
+		for _, imp := range imports {
+			if imp == module+"/extensions" || imp == module+"/tools/builtin" {
+				t.Errorf("cmd/pi imports %s; it must go through runtime/app", imp)
+			}
+		}
+	}
+	for pkg, imports := range deps(t, "", "", "./runtime/...", "./extensions/...", "./tools/...", "./internal/...") {
+		if !strings.HasPrefix(pkg, module) || pkg == module+"/runtime/app" || strings.HasPrefix(pkg, module+"/internal/archtest") {
+			continue
+		}
+		if slices.Contains(imports, module+"/runtime/app") {
+			t.Errorf("%s imports runtime/app; only front ends and embedders may", pkg)
+		}
+	}
+}
+
 func TestDependencyRules(t *testing.T) {
 	all := deps(t, "", "", "./...")
 	for pkg, imports := range all {

@@ -68,7 +68,7 @@ func TestInfo(t *testing.T) {
 
 func TestExec(t *testing.T) {
 	l := load(t, extensions.Spec{Grants: extensions.Grants{Exec: []string{"sh"}, FS: []string{"ro:."}}}) // exec runs inside fs grants only
-	big := 200_000 // larger than the sdk's 64 KiB host_call buffer: fetched with host_take
+	big := 200_000                                                                                       // larger than the sdk's 64 KiB host_call buffer: fetched with host_take
 	tests := []struct {
 		name    string
 		args    any

@@ -1,0 +1,296 @@
+package app
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/pi-go/pi/internal/plugintest"
+	"github.com/pi-go/pi/runtime/agent"
+	"github.com/pi-go/pi/runtime/config"
+	"github.com/pi-go/pi/runtime/llm"
+)
+
+func TestMain(m *testing.M) { os.Exit(plugintest.Main(m)) }
+
+// project makes a project folder (with .git, so the search stops there)
+// and an empty PI_HOME.
+func project(t *testing.T) (dir, home string) {
+	t.Helper()
+	dir, home = t.TempDir(), t.TempDir()
+	if err := os.Mkdir(filepath.Join(dir, ".git"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PI_HOME", home)
+	t.Setenv("OPENAI_API_KEY", "")
+	t.Setenv("OPENAI_BASE_URL", "")
+	return dir, home
+}
+
+func write(t *testing.T, path, data string) {
+	t.Helper()
+	if err := os.WriteFile(path, []byte(data), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func sha(t *testing.T, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := sha256.Sum256(b)
+	return hex.EncodeToString(s[:])
+}
+
+// helloExtension writes a global pi.toml that loads the hello-wat example.
+func helloExtension(t *testing.T, home string) {
+	wasm := plugintest.BuildWAT(t, "examples/plugins/hello-wat/hello.wat")
+	write(t, filepath.Join(home, "pi.toml"), fmt.Sprintf("[[extensions]]\nname = \"hello-wat\"\npath = %q\nsha256 = %q\n", wasm, sha(t, wasm)))
+}
+
+func TestOpenWiresConfigExtensionsAndTools(t *testing.T) {
+	dir, home := project(t)
+	helloExtension(t, home)
+	rt, err := Open(context.Background(), Options{Cwd: dir, PIHome: home})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rt.Close()
+	if exts := rt.Extensions(); len(exts) != 1 || exts[0].Name != "hello-wat" {
+		t.Fatalf("extensions = %+v", exts)
+	}
+	if got := rt.Registry().ActiveNames(); !slices.Equal(got, []string{"read", "bash", "edit", "write", "hello"}) {
+		t.Errorf("active = %v", got)
+	}
+	res, err := rt.CallTool(context.Background(), "hello", "c1", json.RawMessage(`{"name":"lib"}`), nil)
+	if err != nil || res.IsError || res.Text() != "Hello, lib!" {
+		t.Errorf("hello = %+v, %v", res, err)
+	}
+	// A registered tool that is not active can still be called by name.
+	write(t, filepath.Join(dir, "a.txt"), "x")
+	res, err = rt.CallTool(context.Background(), "ls", "c2", json.RawMessage(`{}`), nil)
+	if err != nil || !strings.Contains(res.Text(), "a.txt") {
+		t.Errorf("ls = %+v, %v", res, err)
+	}
+	_, err = rt.CallTool(context.Background(), "nope", "c3", json.RawMessage(`{}`), nil)
+	if !errors.Is(err, ErrUnknownTool) || !strings.Contains(err.Error(), "hello") {
+		t.Errorf("unknown tool: %v", err)
+	}
+}
+
+func TestOpenActiveSetPrecedence(t *testing.T) {
+	dir, home := project(t)
+	write(t, filepath.Join(dir, "pi.toml"), "[tools]\nactive = [\"read\", \"grep\"]\n")
+	rt, err := Open(context.Background(), Options{Cwd: dir, PIHome: home})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := rt.Registry().ActiveNames(); !slices.Equal(got, []string{"read", "grep"}) {
+		t.Errorf("pi.toml's active set: %v", got)
+	}
+	rt.Close()
+	rt, err = Open(context.Background(), Options{Cwd: dir, PIHome: home, Tools: []string{"ls"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := rt.Registry().ActiveNames(); !slices.Equal(got, []string{"ls"}) {
+		t.Errorf("Options.Tools: %v", got)
+	}
+	rt.Close()
+	_, err = Open(context.Background(), Options{Cwd: dir, PIHome: home, Tools: []string{"lss"}})
+	if err == nil || !strings.Contains(err.Error(), "lss") {
+		t.Errorf("unknown active tool: %v", err)
+	}
+}
+
+func TestOpenRefusesWhatCannotLoad(t *testing.T) {
+	dir, home := project(t)
+	write(t, filepath.Join(home, "pi.toml"), "[[extensions]]\nname = \"gone\"\npath = \"/no/such.wasm\"\nsha256 = \""+strings.Repeat("0", 64)+"\"\n")
+	if _, err := Open(context.Background(), Options{Cwd: dir, PIHome: home}); err == nil || !strings.Contains(err.Error(), "such.wasm") {
+		t.Errorf("missing module: %v", err)
+	}
+	if _, err := Open(context.Background(), Options{Cwd: filepath.Join(dir, "missing")}); err == nil || !strings.Contains(err.Error(), "not a directory") {
+		t.Errorf("missing cwd: %v", err)
+	}
+}
+
+func TestNewAgentRunsAPromptAndFeedsExtensions(t *testing.T) {
+	dir, home := project(t)
+	write(t, filepath.Join(dir, "AGENTS.md"), "Be brief.")
+	key := "sk-app-test-0123456789"
+	rt, err := Open(context.Background(), Options{Cwd: dir, PIHome: home, Model: ModelOptions{APIKey: key}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rt.Close()
+	script, err := llm.ParseScript([]byte(`{"turns":[{"toolCalls":[{"name":"bash","arguments":{"command":"printf %s ` + key + ` | wc -c; printf %s ` + key + `"}}]},{"text":"done"}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	var types []agent.EventType
+	var result string
+	provider := llm.NewScripted(script)
+	ag, err := rt.NewAgent(AgentOptions{Provider: provider, OnEvent: func(ev agent.Event) {
+		mu.Lock()
+		defer mu.Unlock()
+		types = append(types, ev.Type)
+		if ev.Type == agent.EventToolExecutionEnd {
+			result = ev.Result.Text()
+		}
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := ag.Run(context.Background(), "go")
+	if err != nil || res.Text != "done" {
+		t.Fatalf("run = %+v, %v", res, err)
+	}
+	if !slices.Contains(types, agent.EventToolExecutionEnd) || !slices.Contains(types, agent.EventAgentEnd) {
+		t.Errorf("events: %v", types)
+	}
+	// The tool ran the model's exact command; the result the model and the
+	// events see has the key redacted.
+	want := fmt.Sprintf("%d\n[REDACTED]", len(key))
+	if result != want {
+		t.Errorf("bash result = %q, want %q: the real key counted, then redacted", result, want)
+	}
+	reqs := provider.Requests()
+	if len(reqs) != 2 {
+		t.Fatalf("%d requests", len(reqs))
+	}
+	last := reqs[1].Messages[len(reqs[1].Messages)-1]
+	if last.Role != llm.RoleToolResult || len(last.Content) != 1 || last.Content[0].Text != want {
+		t.Errorf("the model was sent %+v", last)
+	}
+	sys := reqs[0].SystemPrompt
+	if !strings.Contains(sys, "Be brief.") || !strings.Contains(sys, dir) {
+		t.Errorf("system prompt lacks AGENTS.md or the cwd:\n%s", sys)
+	}
+}
+
+func TestResolveModel(t *testing.T) {
+	t.Setenv("OPENAI_API_KEY", "env-key-0123456789")
+	t.Setenv("OPENAI_BASE_URL", "")
+	t.Setenv("OTHER_KEY", "other-key-0123456789")
+	cfg := func(m config.Model) *config.Config { return &config.Config{Model: m} }
+	tests := []struct {
+		name    string
+		cfg     *config.Config
+		o       ModelOptions
+		want    ModelSettings
+		wantErr string
+	}{
+		{"env key, default URL", cfg(config.Model{Name: "m"}), ModelOptions{},
+			ModelSettings{BaseURL: config.DefaultBaseURL, Name: "m", APIKey: "env-key-0123456789", KeySource: "OPENAI_API_KEY", Images: true}, ""},
+		{"flags win", cfg(config.Model{Name: "m", BaseURL: "http://toml"}), ModelOptions{Name: "f", BaseURL: "http://flag", APIKey: "flag-key"},
+			ModelSettings{BaseURL: "http://flag", Name: "f", APIKey: "flag-key", KeySource: "--api-key", Images: true}, ""},
+		{"pi.toml over env", cfg(config.Model{Name: "m", BaseURL: "http://toml", APIKeyEnv: "OTHER_KEY"}), ModelOptions{},
+			ModelSettings{BaseURL: "http://toml", Name: "m", APIKey: "other-key-0123456789", KeySource: "OTHER_KEY", Images: true}, ""},
+		{"unset api_key_env falls back to OPENAI_API_KEY", cfg(config.Model{Name: "m", APIKeyEnv: "UNSET_KEY_VAR"}), ModelOptions{},
+			ModelSettings{BaseURL: config.DefaultBaseURL, Name: "m", APIKey: "env-key-0123456789", KeySource: "OPENAI_API_KEY", Images: true}, ""},
+		{"no name", cfg(config.Model{}), ModelOptions{}, ModelSettings{}, "no model name"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := ResolveModel(tt.cfg, tt.o)
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("err = %v, want %q", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil || got != tt.want {
+				t.Errorf("got %+v, %v\nwant %+v", got, err, tt.want)
+			}
+		})
+	}
+	t.Setenv("OPENAI_API_KEY", "")
+	if _, err := ResolveModel(cfg(config.Model{Name: "m"}), ModelOptions{}); !errors.Is(err, ErrNoModel) {
+		t.Errorf("no key, default URL: %v", err)
+	}
+	if s, err := ResolveModel(cfg(config.Model{Name: "m"}), ModelOptions{BaseURL: "http://localhost:11434/v1"}); err != nil || s.APIKey != "" {
+		t.Errorf("a local endpoint needs no key: %+v, %v", s, err)
+	}
+}
+
+func TestInstallAndRemoveExtension(t *testing.T) {
+	dir, home := project(t)
+	wasm := plugintest.BuildWAT(t, "examples/plugins/hello-wat/hello.wat")
+	scope := ExtensionScope{Cwd: dir, PIHome: home}
+
+	// A refused install writes nothing.
+	bad := filepath.Join(t.TempDir(), "bad.wasm")
+	write(t, bad, "not wasm")
+	if _, err := InstallExtension(context.Background(), InstallRequest{ExtensionScope: scope, Source: bad}); err == nil {
+		t.Fatal("a file that is not WebAssembly was installed")
+	}
+	if _, err := os.Stat(filepath.Join(dir, "pi.toml")); !os.IsNotExist(err) {
+		t.Errorf("a refused install wrote pi.toml (%v)", err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, ".pi")); !os.IsNotExist(err) {
+		t.Errorf("a refused install wrote .pi/ (%v)", err)
+	}
+
+	inst, err := InstallExtension(context.Background(), InstallRequest{ExtensionScope: scope, Source: wasm,
+		Grants: config.Grants{FS: []string{"ro:."}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if inst.Info.Name != "hello-wat" || inst.Scope != config.ScopeProject || !inst.Trusted || inst.SHA256 != sha(t, wasm) {
+		t.Errorf("installed %+v", inst)
+	}
+	// A new project is trusted, so the extension loads.
+	rt, err := Open(context.Background(), Options{Cwd: dir, PIHome: home})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if exts := rt.Extensions(); len(exts) != 1 || exts[0].Grants.FS[0] != "ro:"+mustReal(t, dir) {
+		t.Errorf("loaded %+v", exts)
+	}
+	rt.Close()
+	list, err := ListExtensions(context.Background(), scope)
+	if err != nil || len(list) != 1 || list[0].Problem != "" || !slices.Equal(list[0].Tools, []string{"hello"}) {
+		t.Errorf("list = %+v, %v", list, err)
+	}
+	// Installing it again is refused and changes nothing.
+	before, _ := os.ReadFile(filepath.Join(dir, "pi.toml"))
+	if _, err := InstallExtension(context.Background(), InstallRequest{ExtensionScope: scope, Source: wasm}); err == nil || !strings.Contains(err.Error(), "already exists") {
+		t.Errorf("second install: %v", err)
+	}
+	after, _ := os.ReadFile(filepath.Join(dir, "pi.toml"))
+	if string(before) != string(after) {
+		t.Errorf("a refused install changed pi.toml")
+	}
+
+	rm, err := RemoveExtension(scope, "hello-wat")
+	if err != nil || rm.Deleted != inst.Dest {
+		t.Errorf("remove = %+v, %v", rm, err)
+	}
+	if list, _ := ListExtensions(context.Background(), scope); len(list) != 0 {
+		t.Errorf("after remove: %+v", list)
+	}
+	if ok, err := config.IsTrusted(home, filepath.Join(dir, "pi.toml")); !ok || err != nil {
+		t.Errorf("trust lost by the removal: %v, %v", ok, err)
+	}
+}
+
+func mustReal(t *testing.T, p string) string {
+	t.Helper()
+	r, err := filepath.EvalSymlinks(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
