@@ -71,6 +71,33 @@ func (p Parent) New(name string) (*Group, error) {
 	return newGroup(p.dir, name)
 }
 
+// Open is the existing group name in p.
+func (p Parent) Open(name string) (*Group, error) {
+	if name == "" || name == "." || name == ".." || strings.ContainsRune(name, '/') {
+		return nil, fmt.Errorf("cgroup name %q: want one path element", name)
+	}
+	dir := filepath.Join(p.dir, name)
+	if _, err := os.Stat(filepath.Join(dir, "cgroup.procs")); err != nil {
+		return nil, fmt.Errorf("open cgroup %s: %w", dir, err)
+	}
+	return &Group{dir: dir}, nil
+}
+
+// Children lists the names of p's child groups.
+func (p Parent) Children() ([]string, error) {
+	ents, err := os.ReadDir(p.dir)
+	if err != nil {
+		return nil, fmt.Errorf("list cgroup %s: %w", p.dir, err)
+	}
+	var out []string
+	for _, e := range ents {
+		if e.IsDir() {
+			out = append(out, e.Name())
+		}
+	}
+	return out, nil
+}
+
 // selfPath is this process's cgroup v2 path, from /proc/self/cgroup.
 func selfPath() (string, error) {
 	b, err := os.ReadFile("/proc/self/cgroup")

@@ -27,6 +27,12 @@ func (p Parent) Dir() string { return "" }
 // New reports ErrUnavailable.
 func (p Parent) New(name string) (*Group, error) { _, err := Detect(); return nil, err }
 
+// Open reports ErrUnavailable.
+func (p Parent) Open(name string) (*Group, error) { _, err := Detect(); return nil, err }
+
+// Children reports ErrUnavailable.
+func (p Parent) Children() ([]string, error) { _, err := Detect(); return nil, err }
+
 // Group is never created off Linux; its methods report ErrUnavailable.
 type Group struct{}
 
