@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -19,7 +20,8 @@ import (
 
 // Parent is a cgroup v2 directory in which groups can be created.
 type Parent struct {
-	dir string
+	dir string // in the file system
+	rel string // as /proc/PID/cgroup shows it
 }
 
 // Detect finds the cgroup v2 group of the calling process (the "0::PATH"
@@ -43,20 +45,7 @@ func Detect() (Parent, error) {
 	if err := unix.Access(filepath.Join(dir, "cgroup.procs"), unix.W_OK); err != nil {
 		return Parent{}, fmt.Errorf("%w: %s/cgroup.procs is not writable (%v)", ErrUnavailable, dir, err)
 	}
-	return Parent{dir: dir}, nil
-}
-
-// NewParent is a Parent at dir, a cgroup v2 directory (for a caller that
-// found a writable subtree itself).
-func NewParent(dir string) (Parent, error) {
-	var st unix.Statfs_t
-	if err := unix.Statfs(dir, &st); err != nil {
-		return Parent{}, fmt.Errorf("cgroup parent %s: %w", dir, err)
-	}
-	if st.Type != unix.CGROUP2_SUPER_MAGIC {
-		return Parent{}, fmt.Errorf("%w: %s is not on a cgroup2 file system", ErrUnavailable, dir)
-	}
-	return Parent{dir: dir}, nil
+	return Parent{dir: dir, rel: rel}, nil
 }
 
 // Dir is the parent's directory.
@@ -68,7 +57,7 @@ func (p Parent) New(name string) (*Group, error) {
 	if p.dir == "" {
 		return nil, fmt.Errorf("%w: no parent group", ErrUnavailable)
 	}
-	return newGroup(p.dir, name)
+	return newGroup(p.dir, p.rel, name)
 }
 
 // Open is the existing group name in p.
@@ -80,7 +69,7 @@ func (p Parent) Open(name string) (*Group, error) {
 	if _, err := os.Stat(filepath.Join(dir, "cgroup.procs")); err != nil {
 		return nil, fmt.Errorf("open cgroup %s: %w", dir, err)
 	}
-	return &Group{dir: dir}, nil
+	return &Group{dir: dir, rel: path.Join(p.rel, name)}, nil
 }
 
 // Children lists the names of p's child groups.
@@ -187,11 +176,12 @@ func unescapeMount(s string) string {
 
 // Group is one cgroup v2 group: a directory. It holds no open file.
 type Group struct {
-	dir string
+	dir string // in the file system
+	rel string // as /proc/PID/cgroup shows it
 }
 
 // newGroup makes the directory name in parent.
-func newGroup(parent, name string) (*Group, error) {
+func newGroup(parent, parentRel, name string) (*Group, error) {
 	if name == "" || name == "." || name == ".." || strings.ContainsRune(name, '/') {
 		return nil, fmt.Errorf("cgroup name %q: want one path element", name)
 	}
@@ -199,14 +189,31 @@ func newGroup(parent, name string) (*Group, error) {
 	if err := unix.Mkdir(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("create cgroup %s: %w", dir, err)
 	}
-	return &Group{dir: dir}, nil
+	return &Group{dir: dir, rel: path.Join(parentRel, name)}, nil
 }
 
 // Dir is the group's directory.
 func (g *Group) Dir() string { return g.dir }
 
 // New creates the child group name in g.
-func (g *Group) New(name string) (*Group, error) { return newGroup(g.dir, name) }
+func (g *Group) New(name string) (*Group, error) { return newGroup(g.dir, g.rel, name) }
+
+// Holds reports whether process pid is (or, for a zombie, was when it
+// died) in g or one of its child groups, from /proc/PID/cgroup, also after
+// the group was removed. False when the process is gone.
+func (g *Group) Holds(pid int) bool {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cgroup")
+	if err != nil {
+		return false
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if rest, ok := strings.CutPrefix(line, "0::"); ok {
+			rest = strings.TrimSuffix(rest, " (deleted)")
+			return rest == g.rel || strings.HasPrefix(rest, strings.TrimSuffix(g.rel, "/")+"/")
+		}
+	}
+	return false
+}
 
 // Attach sets attr so that the process started with it begins its life in
 // g (clone3 with CLONE_INTO_CGROUP). Call release once the process was

@@ -5,7 +5,6 @@ package cgroup
 import (
 	"crypto/rand"
 	"encoding/hex"
-	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -87,12 +86,6 @@ func TestDetectFindsOwnGroup(t *testing.T) {
 	}
 }
 
-func TestNewParentRejectsOtherFileSystems(t *testing.T) {
-	if _, err := NewParent(t.TempDir()); !errors.Is(err, ErrUnavailable) {
-		t.Errorf("NewParent(tmp) = %v, want ErrUnavailable", err)
-	}
-}
-
 func TestMountPaths(t *testing.T) {
 	for _, c := range []struct {
 		rel, root, want string
@@ -163,6 +156,14 @@ func TestKillContainsEveryEscape(t *testing.T) {
 					}
 					if pop, err := g.Populated(); !pop || err != nil {
 						t.Errorf("Populated = %v, %v with %d processes", pop, err, len(alive))
+					}
+					for _, a := range alive {
+						if !g.Holds(a.Pid) {
+							t.Errorf("Holds(%v) = false", a)
+						}
+					}
+					if g.Holds(os.Getpid()) {
+						t.Errorf("Holds(the test) = true")
 					}
 					if how == "cgroup.kill" {
 						err = g.Kill()
@@ -323,3 +324,50 @@ func TestMoveOut(t *testing.T) {
 }
 
 func readFile(p string) string { b, _ := os.ReadFile(p); return string(b) }
+
+// TestZombies: a process that died but was not reaped does not keep its
+// group populated or stop its removal, and still says where it was.
+func TestZombies(t *testing.T) {
+	p := parent(t)
+	g := newTestGroup(t, p)
+	h := proctest.Escape(t)
+	log := filepath.Join(t.TempDir(), "log")
+	cmd := exec.Command(h.Path, h.Token, "log:"+log, "sleep")
+	attr := &syscall.SysProcAttr{Setsid: true}
+	release, err := g.Attach(attr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.SysProcAttr = attr
+	err = cmd.Start()
+	release()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Wait()
+	proctest.WaitLog(t, log, " ready", 1, 10*time.Second)
+	if err := g.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	if err := g.WaitEmpty(5 * time.Second); err != nil {
+		t.Fatal(err)
+	}
+	var zombie []proctest.Proc
+	for _, pr := range proctest.Find(h.Token) {
+		if pr.State == 'Z' {
+			zombie = append(zombie, pr)
+		}
+	}
+	if len(zombie) != 1 || zombie[0].Pid != cmd.Process.Pid {
+		t.Fatalf("want the killed child as a zombie, got %v", zombie)
+	}
+	if pids, _ := g.Pids(); len(pids) != 0 {
+		t.Errorf("a zombie is listed: %v", pids)
+	}
+	if err := g.Remove(); err != nil {
+		t.Fatalf("remove with a zombie: %v", err)
+	}
+	if !g.Holds(cmd.Process.Pid) {
+		t.Errorf("Holds(zombie of a removed group) = false")
+	}
+}

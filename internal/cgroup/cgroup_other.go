@@ -18,9 +18,6 @@ func Detect() (Parent, error) {
 	return Parent{}, fmt.Errorf("%w: %s has no cgroups", ErrUnavailable, runtime.GOOS)
 }
 
-// NewParent reports ErrUnavailable: cgroups are Linux only.
-func NewParent(dir string) (Parent, error) { return Detect() }
-
 // Dir is empty.
 func (p Parent) Dir() string { return "" }
 
@@ -50,6 +47,9 @@ func (g *Group) Attach(attr *syscall.SysProcAttr) (release func(), err error) {
 
 // StartErrorIsCgroup is false: no process is started in a group.
 func StartErrorIsCgroup(err error) bool { return false }
+
+// Holds is false.
+func (g *Group) Holds(pid int) bool { return false }
 
 // Pids reports ErrUnavailable.
 func (g *Group) Pids() ([]int, error) { _, err := Detect(); return nil, err }

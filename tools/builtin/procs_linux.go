@@ -393,9 +393,14 @@ func killMatching(m *procMatcher, grace time.Duration, g *cgroup.Group) {
 }
 
 // reapOrphans reaps the dead children of pi that bash calls started (and that
-// exec.Cmd is not waiting for), and forgets groups and pids that are gone.
+// exec.Cmd is not waiting for): in a call's session or group, seen alive by
+// a scan, or in a call's cgroup; and forgets groups and pids that are gone.
 func reapOrphans(procs []procInfo) {
 	self := os.Getpid()
+	cg := &bashTracker.cg
+	cg.Lock()
+	root := cg.root
+	cg.Unlock()
 	bashTracker.mu.Lock()
 	defer bashTracker.mu.Unlock()
 	present := make(map[int]bool, len(procs))
@@ -409,7 +414,9 @@ func reapOrphans(procs []procInfo) {
 		if p.ppid != self || !p.dead() || bashTracker.shells[p.pid] {
 			continue
 		}
-		if bashTracker.groups[p.pgid] || bashTracker.groups[p.sid] || bashTracker.seen[p.pid] {
+		// A zombie that was in a call's cgroup is a call's, even if no
+		// scan saw it alive (it died between two).
+		if bashTracker.groups[p.pgid] || bashTracker.groups[p.sid] || bashTracker.seen[p.pid] || (root != nil && root.Holds(p.pid)) {
 			var ws unix.WaitStatus
 			if n, err := unix.Wait4(p.pid, &ws, unix.WNOHANG, nil); err == nil && n == p.pid {
 				delete(present, p.pid)

@@ -166,7 +166,7 @@ func bomb(token string, steps []string) {
 	}
 	start()
 	start()
-	logf("bomb ready")
+	logf("bomb started")
 	for range done {
 		start()
 	}
