@@ -371,3 +371,51 @@ func TestZombies(t *testing.T) {
 		t.Errorf("Holds(zombie of a removed group) = false")
 	}
 }
+
+// BenchmarkGroupLifecycle is what a group costs around one short process:
+// create it, start /bin/true directly inside, wait, check it is empty,
+// remove it; against starting /bin/true in a new session alone.
+func BenchmarkGroupLifecycle(b *testing.B) {
+	p, err := Detect()
+	if err != nil {
+		b.Skipf("no cgroups: %v", err)
+	}
+	trueBin, err := exec.LookPath("true")
+	if err != nil {
+		b.Skip("no true")
+	}
+	b.Run("session only", func(b *testing.B) {
+		for i := 0; i < b.N; i++ {
+			cmd := exec.Command(trueBin)
+			cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+			if err := cmd.Run(); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("group", func(b *testing.B) {
+		for i := 0; i < b.N; i++ {
+			g, err := p.New("pi-bench-" + strconv.Itoa(os.Getpid()) + "-" + strconv.Itoa(i))
+			if err != nil {
+				b.Fatal(err)
+			}
+			cmd := exec.Command(trueBin)
+			cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+			release, err := g.Attach(cmd.SysProcAttr)
+			if err != nil {
+				b.Fatal(err)
+			}
+			err = cmd.Run()
+			release()
+			if err != nil {
+				b.Fatal(err)
+			}
+			if pop, err := g.Populated(); pop || err != nil {
+				b.Fatalf("populated %v %v", pop, err)
+			}
+			if err := g.Remove(); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
