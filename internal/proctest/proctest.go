@@ -35,23 +35,36 @@ type Helper struct {
 	Token string
 }
 
-// Escape builds the escape helper once per test binary and returns a copy
-// of it under a fresh name in the test's temporary folder. The processes of
+// Escape builds the escape helper once per test binary (into
+// $TMPDIR/pi-proctest-UID) and returns a copy of it under a fresh name in
+// the test's temporary folder. The processes of
 // the copy are SIGKILLed when the test ends, whatever the test found.
 func Escape(t testing.TB) Helper {
 	t.Helper()
 	buildOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "pi-escape-")
+		// One folder per user, reused by every test binary: go build is
+		// quick when nothing changed, and a new build replaces the binary
+		// atomically (processes still running the old one keep it).
+		dir := filepath.Join(os.TempDir(), "pi-proctest-"+strconv.Itoa(os.Getuid()))
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			buildErr = err
+			return
+		}
+		tmp, err := os.CreateTemp(dir, "escape-*.tmp")
 		if err != nil {
 			buildErr = err
 			return
 		}
-		buildPath = filepath.Join(dir, "escape")
-		cmd := exec.Command("go", "build", "-o", buildPath, "github.com/pi-go/pi/internal/proctest/escape")
+		tmp.Close()
+		defer os.Remove(tmp.Name())
+		cmd := exec.Command("go", "build", "-o", tmp.Name(), "github.com/pi-go/pi/internal/proctest/escape")
 		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 		if out, err := cmd.CombinedOutput(); err != nil {
 			buildErr = fmt.Errorf("go build escape: %v\n%s", err, out)
+			return
 		}
+		buildPath = filepath.Join(dir, "escape")
+		buildErr = os.Rename(tmp.Name(), buildPath)
 	})
 	if buildErr != nil {
 		t.Fatalf("%v", buildErr)
