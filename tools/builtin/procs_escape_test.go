@@ -59,9 +59,18 @@ type escapeCase struct {
 	start func(h proctest.Helper, log string) string // log exists (empty)
 	ready int
 	check func(t *testing.T, log string) // what the log must show, if anything
-	// leavesCgroup: it moves out of the call's cgroup, so that only the
-	// orphan rule finds it (which needs no other call running).
-	leavesCgroup bool
+	// leavesCgroup: it moves out of the call's cgroup; leavesSession: it
+	// leaves the call's session and drops the tag. Then only the orphan
+	// rule finds it, which needs no other call running.
+	leavesCgroup, leavesSession bool
+}
+
+// alone reports whether the case needs the process to itself.
+func (c escapeCase) alone(cgroups bool) bool {
+	if cgroups {
+		return c.leavesCgroup
+	}
+	return c.leavesSession || c.leavesCgroup
 }
 
 func escapeCases(t *testing.T) []escapeCase {
@@ -80,16 +89,16 @@ func escapeCases(t *testing.T) []escapeCase {
 					t.Errorf("the helper joined pi's process group; log:\n%s", readLog(log))
 				}
 			}},
-		{name: "env -i, new session, double fork", ready: 1, start: func(h proctest.Helper, log string) string {
+		{name: "env -i, new session, double fork", ready: 1, leavesSession: true, start: func(h proctest.Helper, log string) string {
 			return fmt.Sprintf("env -i %s %s log:%s fork fork setsid sleep &", h.Path, h.Token, log)
 		}},
 		{name: "nohup and disown", ready: 1, start: func(h proctest.Helper, log string) string {
 			return fmt.Sprintf("nohup %s %s log:%s sleep >/dev/null 2>&1 & disown;", h.Path, h.Token, log)
 		}},
-		{name: "daemon that closes its descriptors", ready: 1, start: func(h proctest.Helper, log string) string {
+		{name: "daemon that closes its descriptors", ready: 1, leavesSession: true, start: func(h proctest.Helper, log string) string {
 			return fmt.Sprintf("%s %s log:%s fork setsid fork closefds envclear sleep &", h.Path, h.Token, log)
 		}},
-		{name: "ignores SIGTERM after escaping", ready: 1, start: func(h proctest.Helper, log string) string {
+		{name: "ignores SIGTERM after escaping", ready: 1, leavesSession: true, start: func(h proctest.Helper, log string) string {
 			return fmt.Sprintf("%s %s log:%s fork fork setsid envclear ignoreterm sleep &", h.Path, h.Token, log)
 		}},
 		{name: "fork bomb that restarts what dies", ready: 8, start: func(h proctest.Helper, log string) string {
@@ -153,15 +162,16 @@ func assertNoneLeft(t *testing.T, h proctest.Helper, cgroups bool) {
 // TestBashEscapes tries every way out of a call, in both process-control
 // modes, against each way a call ends: its timeout, its cancellation, and pi
 // exiting (KillAllBash) after the call returned. Not parallel: KillAllBash
-// and the orphan rule need the process to themselves. With cgroups, the
-// timeouts of the cases that stay in their cgroup run at the same time.
+// and the orphan rule need the process to themselves. The timeouts of the
+// cases that stay in their cgroup (or, without cgroups, in their session or
+// with their tag) run at the same time.
 func TestBashEscapes(t *testing.T) {
 	processModes(t, func(t *testing.T, cgroups bool) {
 		cases := escapeCases(t)
 		t.Run("timeout", func(t *testing.T) {
 			for _, c := range cases {
 				t.Run(c.name, func(t *testing.T) {
-					if cgroups && !c.leavesCgroup {
+					if !c.alone(cgroups) {
 						t.Parallel()
 					}
 					h := proctest.Escape(t)
