@@ -244,3 +244,69 @@ func TestBashEscapes(t *testing.T) {
 		})
 	})
 }
+
+// TestBashRetriesWithoutCgroup: when the shell cannot be started inside its
+// cgroup (here: a group the kernel refuses processes in, a child of a
+// threaded cgroup), the call still runs, without a cgroup, and cgroups are
+// off from then on. Not parallel: it swaps the calls' parent group.
+func TestBashRetriesWithoutCgroup(t *testing.T) {
+	p, err := cgroup.Detect()
+	if err != nil {
+		t.Skipf("no cgroups here: %v", err)
+	}
+	outer, err := p.New(fmt.Sprintf("pi-test-%d-retry", os.Getpid()))
+	if err != nil {
+		t.Skipf("cannot create a cgroup: %v", err)
+	}
+	defer outer.Remove()
+	threaded, err := outer.New("threaded")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(threaded.Dir(), "cgroup.type"), []byte("threaded"), 0); err != nil {
+		t.Skipf("cannot make a threaded cgroup: %v", err)
+	}
+	cg := &bashTracker.cg
+	cg.Lock()
+	saved := struct {
+		root  *cgroup.Group
+		calls map[*cgroup.Group]bool
+		off   bool
+		why   error
+	}{cg.root, cg.calls, cg.off, cg.why}
+	cg.root, cg.calls, cg.off, cg.why = threaded, map[*cgroup.Group]bool{}, false, nil
+	cg.Unlock()
+	defer func() {
+		cg.Lock()
+		cg.root, cg.calls, cg.off, cg.why = saved.root, saved.calls, saved.off, saved.why
+		cg.Unlock()
+	}()
+
+	r := bashCall(t, context.Background(), BashOptions{}, t.TempDir(), map[string]any{"command": "echo ran; exit 3"}, nil)
+	if got := r.Text(); got != "ran\n\n\nCommand exited with code 3" {
+		t.Errorf("text = %q", got)
+	}
+	on, why := bashCgroupState()
+	if on || why == nil || !strings.Contains(why.Error(), "start a shell in a cgroup") {
+		t.Errorf("cgroups on = %v (%v), want off after the failed start", on, why)
+	}
+	t.Logf("why: %v", why)
+	if names, _ := os.ReadDir(threaded.Dir()); len(dirsOf(names)) != 0 {
+		t.Errorf("the unusable call group was left: %v", names)
+	}
+	// Off from now on: the next call does not try again.
+	r = bashCall(t, context.Background(), BashOptions{}, t.TempDir(), map[string]any{"command": "echo again"}, nil)
+	if got := r.Text(); got != "again\n" {
+		t.Errorf("text = %q", got)
+	}
+}
+
+func dirsOf(ents []os.DirEntry) []string {
+	var out []string
+	for _, e := range ents {
+		if e.IsDir() {
+			out = append(out, e.Name())
+		}
+	}
+	return out
+}
