@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -309,4 +310,40 @@ func dirsOf(ents []os.DirEntry) []string {
 		}
 	}
 	return out
+}
+
+// TestBashSparesPiSessionOrphans: an orphan of other code of pi (a child
+// that pi started outside bash and that double-forked) is in pi's session,
+// where no process of a call can be, so neither a call's timeout nor
+// KillAllBash takes it, even while no other call runs. Not parallel: the
+// orphan rule applies only to a call that runs alone.
+func TestBashSparesPiSessionOrphans(t *testing.T) {
+	prepareProcs() // pi is a subreaper: the orphan is re-parented to it
+	sl := sleeper(t)
+	name := filepath.Base(sl)
+	if out, err := exec.Command("sh", "-c", sl+" 600 >/dev/null 2>&1 &").CombinedOutput(); err != nil {
+		t.Fatalf("start the orphan: %v %s", err, out)
+	}
+	var orphan int
+	deadline := time.Now().Add(5 * time.Second)
+	for orphan == 0 {
+		for _, pid := range procsNamed(name) {
+			var buf [1024]byte
+			if p, ok := readStat(pid, buf[:]); ok && p.ppid == os.Getpid() && !p.dead() {
+				orphan = pid
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no orphan of pi named %s", name)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	r := bashCall(t, context.Background(), BashOptions{}, t.TempDir(), map[string]any{"command": "sleep 30", "timeout": 0.3}, nil)
+	if got := r.Text(); got != "Command timed out after 0.3 seconds" {
+		t.Fatalf("text = %q", got)
+	}
+	KillAllBash()
+	if err := syscall.Kill(orphan, 0); err != nil {
+		t.Errorf("pi's own orphan %d was killed: %v", orphan, err)
+	}
 }
