@@ -75,8 +75,9 @@ type bashDetails struct {
 // opts.SpawnHooks may rewrite command, cwd and env; a hook error stops the
 // call with that reason. The command runs in its own session (and cgroup,
 // where cgroup v2 is writable); a timeout or a cancelled context kills every
-// process it started (see KillAllBash). The result is the cleaned tail of the output (2000 lines /
-// 50KB), with the complete raw output in a temp file when it was longer.
+// process it started (see KillAllBash). The result is the cleaned tail of
+// the output (2000 lines / 50KB), with the complete raw output in a temp
+// file when it was longer.
 func BashDefinition(opts BashOptions) tool.ToolDefinition {
 	return tool.ToolDefinition{
 		Name:          "bash",
