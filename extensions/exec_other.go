@@ -4,6 +4,6 @@ package extensions
 
 import "os/exec"
 
-// killGroup is a no-op where process groups do not exist; the context still
-// kills the direct child.
-func killGroup(cmd *exec.Cmd) {}
+// runContained runs the command newCmd makes; where there are no sessions
+// or process groups the context still kills the direct child.
+func runContained(newCmd func() *exec.Cmd) error { return newCmd().Run() }

@@ -3,18 +3,89 @@
 package extensions
 
 import (
+	"crypto/rand"
+	"encoding/hex"
+	"os"
 	"os/exec"
+	"strconv"
 	"syscall"
+	"time"
+
+	"github.com/pi-go/pi/internal/cgroup"
 )
 
-// killGroup makes cmd run in its own process group and, when its context
-// ends, kills the whole group, so children it started do not outlive it.
-func killGroup(cmd *exec.Cmd) {
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+// runContained runs the command newCmd makes (built with
+// exec.CommandContext) so that nothing it starts outlives it: in a session
+// of its own (so a process group that nothing it starts can leave for pi's)
+// and, where a writable cgroup v2 hierarchy is there, directly inside a
+// cgroup of its own. When the context ends, the whole cgroup (else the
+// process group) is killed; when the command has ended, whatever it left
+// running in its cgroup is killed and the cgroup removed. newCmd is called
+// again, for a start without a cgroup, when starting in the cgroup fails in
+// a way the cgroup may cause.
+func runContained(newCmd func() *exec.Cmd) error {
+	g := newExecGroup()
+	cmd := newCmd()
+	contain(cmd, g)
+	release := func() {}
+	if g != nil {
+		var err error
+		if release, err = g.Attach(cmd.SysProcAttr); err != nil {
+			_ = g.Remove()
+			g = nil
+			contain(cmd, nil)
+		}
+	}
+	err := cmd.Start()
+	release()
+	if err != nil && g != nil {
+		_ = g.Remove()
+		g = nil
+		if cgroup.StartErrorIsCgroup(err) {
+			cmd = newCmd()
+			contain(cmd, nil)
+			err = cmd.Start()
+		}
+	}
+	if err != nil {
+		return err
+	}
+	err = cmd.Wait()
+	if g != nil {
+		_ = g.Kill()
+		_ = g.WaitEmpty(2 * time.Second)
+		_ = g.Remove()
+	}
+	return err
+}
+
+// contain sets cmd's session and its kill on cancellation: the cgroup g
+// whole when there is one, and the process group.
+func contain(cmd *exec.Cmd, g *cgroup.Group) {
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	cmd.Cancel = func() error {
+		if g != nil {
+			_ = g.Kill()
+		}
 		if cmd.Process == nil {
 			return nil
 		}
 		return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
 	}
+}
+
+// newExecGroup creates a cgroup for one exec, pi-<pid>-<random> under pi's
+// own cgroup, or returns nil where there are no usable cgroups.
+func newExecGroup() *cgroup.Group {
+	p, err := cgroup.Detect()
+	if err != nil {
+		return nil
+	}
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	g, err := p.New("pi-" + strconv.Itoa(os.Getpid()) + "-" + hex.EncodeToString(b[:]))
+	if err != nil {
+		return nil
+	}
+	return g
 }

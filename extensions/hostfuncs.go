@@ -235,8 +235,6 @@ func (e *Extension) exec(ctx context.Context, p execParams) (execResult, error) 
 	if err != nil {
 		return execResult{}, err
 	}
-	cmd := exec.CommandContext(ctx, p.Argv[0], p.Argv[1:]...)
-	cmd.Dir = dir
 	env := []string{}
 	if v, ok := os.LookupEnv("PATH"); ok {
 		env = append(env, "PATH="+v)
@@ -244,14 +242,19 @@ func (e *Extension) exec(ctx context.Context, p execParams) (execResult, error) 
 	for _, kv := range e.env {
 		env = append(env, kv[0]+"="+kv[1])
 	}
-	cmd.Env = env
-	cmd.Stdin = strings.NewReader(p.Stdin)
 	stdout := &capped{max: maxExecOutput}
 	stderr := &capped{max: maxExecOutput}
-	cmd.Stdout, cmd.Stderr = stdout, stderr
-	cmd.WaitDelay = execWaitDelay
-	killGroup(cmd)
-	err = cmd.Run()
+	err = runContained(func() *exec.Cmd {
+		stdout.Reset()
+		stderr.Reset()
+		cmd := exec.CommandContext(ctx, p.Argv[0], p.Argv[1:]...)
+		cmd.Dir = dir
+		cmd.Env = env
+		cmd.Stdin = strings.NewReader(p.Stdin)
+		cmd.Stdout, cmd.Stderr = stdout, stderr
+		cmd.WaitDelay = execWaitDelay
+		return cmd
+	})
 	res := execResult{Stdout: stdout.String(), Stderr: stderr.String()}
 	var exitErr *exec.ExitError
 	switch {

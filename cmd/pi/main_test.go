@@ -10,6 +10,7 @@ import (
 	"github.com/rogpeppe/go-internal/testscript"
 
 	"github.com/pi-go/pi/internal/plugintest"
+	"github.com/pi-go/pi/internal/proctest"
 )
 
 // withPlugintest removes the modules plugintest built once the tests ran.
@@ -64,12 +65,16 @@ func buildWasm(t *testing.T) string {
 
 // TestScripts runs the CLI scripts in testdata/script: each is a txtar
 // archive of files plus `exec pi ...` lines with their expected output.
+// $ESCAPE is the escape helper of internal/proctest, named $ESCTOK.
 func TestScripts(t *testing.T) {
 	wasm := buildWasm(t)
+	esc := proctest.Escape(t)
 	testscript.Run(t, testscript.Params{
 		Dir: "testdata/script",
 		Setup: func(env *testscript.Env) error {
 			env.Setenv("WASM", wasm)
+			env.Setenv("ESCAPE", esc.Path)
+			env.Setenv("ESCTOK", esc.Token)
 			env.Setenv("PI_HOME", filepath.Join(env.WorkDir, ".pihome"))
 			env.Setenv("HOME", filepath.Join(env.WorkDir, "home"))
 			env.Setenv("OPENAI_API_KEY", "")

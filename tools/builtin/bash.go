@@ -74,12 +74,13 @@ type bashDetails struct {
 // directory, with stdin closed and stdout and stderr interleaved in one pipe.
 // opts.CommandPrefix is put before the command (joined by a newline), then
 // opts.SpawnHooks may rewrite command, cwd and env; a hook error stops the
-// call with that reason. The command runs in its own process group; a
-// timeout or a cancelled context kills every process it started (see
-// KillAllBash). The result is the cleaned tail of the output (2000 lines /
-// 50KB), with the complete raw output in a file of opts.OutputDir when it
-// was longer (capped at opts.FullOutputMaxBytes, secrets of opts.Redactor
-// replaced). The environment is pi's minus opts.HideEnv.
+// call with that reason. The command runs in its own session (and cgroup,
+// where cgroup v2 is writable); a timeout or a cancelled context kills every
+// process it started (see KillAllBash). The result is the cleaned tail of
+// the output (2000 lines / 50KB), with the complete raw output in a file of
+// opts.OutputDir when it was longer (capped at opts.FullOutputMaxBytes,
+// secrets of opts.Redactor replaced). The environment is pi's minus
+// opts.HideEnv.
 func BashDefinition(opts BashOptions) tool.ToolDefinition {
 	if opts.OutputDir == nil {
 		opts.OutputDir = NewOutputDir("")
@@ -167,7 +168,6 @@ func runBash(ctx context.Context, opts BashOptions, call tool.Call, tc tool.Cont
 // exits (then the pipe is read for a moment more), the timeout passes or ctx
 // is cancelled (then every process of the call is killed).
 func execShell(ctx context.Context, shell string, spawn tool.BashSpawn, timeout *float64, acc *outputAccumulator, call tool.Call) (bashRun, error) {
-	prepareProcs()
 	marker := bashInstance + "-" + strconv.FormatUint(bashCallSeq.Add(1), 10)
 	env := environList(spawn.Env, marker)
 
@@ -176,24 +176,22 @@ func execShell(ctx context.Context, shell string, spawn tool.BashSpawn, timeout 
 		return bashRun{}, fmt.Errorf("bash output pipe: %w", err)
 	}
 	enlargePipe(w)
-	cmd := &exec.Cmd{
-		Path:        shell,
-		Args:        []string{shell, "-c", spawn.Command},
-		Dir:         spawn.Cwd,
-		Env:         env,
-		Stdout:      w,
-		Stderr:      w,
-		SysProcAttr: bashSysProcAttr(),
+	newCmd := func() *exec.Cmd {
+		return &exec.Cmd{
+			Path:   shell,
+			Args:   []string{shell, "-c", spawn.Command},
+			Dir:    spawn.Cwd,
+			Env:    env,
+			Stdout: w,
+			Stderr: w,
+		}
 	}
-	beginSpawn()
-	if err := cmd.Start(); err != nil {
-		endSpawn()
+	cmd, procs, err := startShell(newCmd, marker)
+	if err != nil {
 		r.Close()
 		w.Close()
 		return bashRun{}, fmt.Errorf("start %s: %w", shell, err)
 	}
-	procs := trackShell(cmd.Process.Pid, marker)
-	endSpawn()
 	w.Close()
 
 	// Partial results: after a chunk the reader wakes the updater, unless

@@ -5,6 +5,7 @@ package builtin
 import (
 	"errors"
 	"os"
+	"os/exec"
 	"strconv"
 	"sync"
 	"syscall"
@@ -13,8 +14,9 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// Process control off Linux: each call's shell runs in its own process group
-// and the whole group is signalled. Processes that leave the group (setsid,
+// Process control off Linux: each call's shell runs in its own session (so
+// in its own process group, which nothing it starts can leave for pi's) and
+// the whole group is signalled. Processes that leave the group (setsid,
 // daemons) are not found; see docs/tools.md.
 
 var bashGroups = struct {
@@ -22,18 +24,27 @@ var bashGroups = struct {
 	groups map[int]bool
 }{groups: map[int]bool{}}
 
-func bashSysProcAttr() *syscall.SysProcAttr { return &syscall.SysProcAttr{Setpgid: true} }
+func bashSysProcAttr() *syscall.SysProcAttr { return &syscall.SysProcAttr{Setsid: true} }
 
-func prepareProcs() {}
+// startShell starts the command newCmd makes in a session of its own and
+// registers it.
+func startShell(newCmd func() *exec.Cmd, _ string) (*exec.Cmd, *callProcs, error) {
+	cmd := newCmd()
+	cmd.SysProcAttr = bashSysProcAttr()
+	if err := cmd.Start(); err != nil {
+		return nil, nil, err
+	}
+	return cmd, trackShell(cmd.Process.Pid), nil
+}
 
-func beginSpawn() {}
-func endSpawn()   {}
+// bashCgroupState: there are no cgroups off Linux.
+func bashCgroupState() (bool, error) { return false, errors.New("cgroups are Linux only") }
 
 func enlargePipe(*os.File) {}
 
 type callProcs struct{ pid int }
 
-func trackShell(pid int, _ string) *callProcs {
+func trackShell(pid int) *callProcs {
 	bashGroups.mu.Lock()
 	bashGroups.groups[pid] = true
 	bashGroups.mu.Unlock()

@@ -1,0 +1,5 @@
+//go:build !unix
+
+package proctest
+
+func syscallKill(pid int) error { return nil }
