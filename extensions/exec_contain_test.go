@@ -36,7 +36,7 @@ func TestSandboxExecContainsEscapes(t *testing.T) {
 	t.Run("timeout", func(t *testing.T) {
 		h := proctest.Escape(t)
 		log := filepath.Join(t.TempDir(), "log")
-		r := f.call(t, "exec", map[string]any{"argv": []string{"sh", "-c", escapes(h, log) + "; sleep 60"}, "ms": 5000})
+		r := f.call(t, "exec", map[string]any{"argv": []string{"sh", "-c", escapes(h, log) + "; sleep 60"}, "ms": 5000, "cwd": "out"})
 		if !r.IsError || !strings.Contains(r.Text(), "context deadline exceeded") {
 			t.Fatalf("result = %+v", r)
 		}
@@ -51,7 +51,7 @@ func TestSandboxExecContainsEscapes(t *testing.T) {
 		h := proctest.Escape(t)
 		log := filepath.Join(t.TempDir(), "log")
 		start := time.Now()
-		r := f.call(t, "exec", map[string]any{"argv": []string{"sh", "-c", escapes(h, log)}, "ms": 30000})
+		r := f.call(t, "exec", map[string]any{"argv": []string{"sh", "-c", escapes(h, log)}, "ms": 30000, "cwd": "out"})
 		if r.IsError || !strings.Contains(r.Text(), `"stdout":"ready\n"`) {
 			t.Fatalf("result = %+v", r)
 		}

@@ -17,6 +17,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/pi-go/pi/internal/atomicfile"
 )
 
 var (
@@ -63,8 +65,13 @@ func Escape(t testing.TB) Helper {
 			buildErr = fmt.Errorf("go build escape: %v\n%s", err, out)
 			return
 		}
+		bin, err := os.ReadFile(tmp.Name())
+		if err != nil {
+			buildErr = err
+			return
+		}
 		buildPath = filepath.Join(dir, "escape")
-		buildErr = os.Rename(tmp.Name(), buildPath)
+		buildErr = atomicfile.WriteFile(buildPath, bin, 0o755)
 	})
 	if buildErr != nil {
 		t.Fatalf("%v", buildErr)
