@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -17,6 +18,7 @@ import (
 	"github.com/pi-go/pi/runtime/app"
 	"github.com/pi-go/pi/runtime/llm"
 	"github.com/pi-go/pi/runtime/redact"
+	"github.com/pi-go/pi/runtime/tool"
 )
 
 const agentUsage = `
@@ -52,6 +54,7 @@ type agentFlags struct {
 	appendPrompt string
 	interactive  bool
 	maxTurns     int
+	yes          bool
 }
 
 func cmdAgent(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
@@ -69,6 +72,7 @@ func cmdAgent(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs.StringVar(&f.appendPrompt, "append-system-prompt", "", "append `TEXT` to the system prompt")
 	fs.BoolVar(&f.interactive, "interactive", false, "interactive line mode even when stdin is not a terminal")
 	fs.IntVar(&f.maxTurns, "max-turns", 0, "stop after `N` model turns (0: no limit)")
+	fs.BoolVar(&f.yes, "yes", false, "approve the calls that extensions or permission rules ask about, without asking (never overrides a block)")
 	pos, code, done := parseArgs(fs, args)
 	if done {
 		return code
@@ -100,7 +104,15 @@ func cmdAgent(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 
-	rt, err := app.Open(ctx, f.commonFlags.appOptions(stderr, app.ModelOptions{Name: f.model, BaseURL: f.baseURL, APIKey: f.apiKey}))
+	opts := f.commonFlags.appOptions(stderr, app.ModelOptions{Name: f.model, BaseURL: f.baseURL, APIKey: f.apiKey})
+	opts.Yes = f.yes
+	var lines *bufio.Scanner
+	if interactive {
+		lines = bufio.NewScanner(stdin)
+		lines.Buffer(make([]byte, 64*1024), 4*1024*1024)
+		opts.Approve = lineApprover(lines, stdout)
+	}
+	rt, err := app.Open(ctx, opts)
 	if err != nil {
 		fmt.Fprintf(stderr, "pi: %v\n", redact.New(f.apiKey).String(err.Error()))
 		return exitError
@@ -126,7 +138,7 @@ func cmdAgent(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return exitError
 	}
 	if interactive {
-		return interactiveLoop(ctx, ag, prompt, stdin, stdout, errOut)
+		return interactiveLoop(ctx, ag, prompt, lines, stdout, errOut)
 	}
 	return printRun(ctx, ag, prompt, errOut)
 }
@@ -174,7 +186,7 @@ func printRun(parent context.Context, ag *agent.Agent, prompt string, stderr io.
 
 // interactiveLoop reads prompts line by line. Ctrl-C cancels the running turn;
 // at the prompt it only reminds how to exit; Ctrl-D (end of input) exits.
-func interactiveLoop(parent context.Context, ag *agent.Agent, first string, stdin io.Reader, stdout, stderr io.Writer) int {
+func interactiveLoop(parent context.Context, ag *agent.Agent, first string, lines *bufio.Scanner, stdout, stderr io.Writer) int {
 	sigs := make(chan os.Signal, 1)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
 	defer signal.Stop(sigs)
@@ -203,8 +215,6 @@ func interactiveLoop(parent context.Context, ag *agent.Agent, first string, stdi
 	}()
 
 	fmt.Fprintln(stdout, "pi — type a request and press Enter; Ctrl-C cancels a turn, Ctrl-D exits.")
-	lines := bufio.NewScanner(stdin)
-	lines.Buffer(make([]byte, 64*1024), 4*1024*1024)
 	prompt := first
 	for {
 		if prompt == "" {
@@ -241,6 +251,23 @@ func interactiveLoop(parent context.Context, ag *agent.Agent, first string, stdi
 			fmt.Fprintln(stderr, "\n(turn cancelled)")
 		}
 		prompt = ""
+	}
+}
+
+// lineApprover asks the person on the terminal, one line: y or yes
+// approves, anything else (Enter included) declines. It reads the prompt's
+// own line reader, which is idle while a turn runs.
+func lineApprover(lines *bufio.Scanner, stdout io.Writer) tool.ApproveFunc {
+	return func(ctx context.Context, req tool.ApprovalRequest) (bool, error) {
+		fmt.Fprintf(stdout, "\n? %s: %s\n  allow %s? [y/N] ", req.Call.Name, strings.Join(req.Questions, "; "), req.Call.Name)
+		if !lines.Scan() {
+			return false, errors.New("no answer: end of input")
+		}
+		switch strings.ToLower(strings.TrimSpace(lines.Text())) {
+		case "y", "yes":
+			return true, nil
+		}
+		return false, nil
 	}
 }
 

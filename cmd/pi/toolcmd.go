@@ -48,8 +48,10 @@ func cmdTool(args []string, stdout, stderr io.Writer) int {
 		return usageError(stderr, "tool", "unknown subcommand %q (the subcommand is 'call')", args[0])
 	}
 	var f commonFlags
+	var yes bool
 	fs := newFlagSet("pi tool call", toolUsage, stderr)
 	f.register(fs)
+	fs.BoolVar(&yes, "yes", false, "approve what extensions or permission rules ask about (never overrides a block)")
 	pos, code, done := parseArgs(fs, args[1:])
 	if done {
 		return code
@@ -65,7 +67,9 @@ func cmdTool(args []string, stdout, stderr io.Writer) int {
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	rt, err := app.Open(ctx, f.appOptions(stderr, app.ModelOptions{}))
+	opts := f.appOptions(stderr, app.ModelOptions{})
+	opts.Yes = yes
+	rt, err := app.Open(ctx, opts)
 	if err != nil {
 		fmt.Fprintf(stderr, "pi: %v\n", err)
 		return exitError

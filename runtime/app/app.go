@@ -52,6 +52,13 @@ type Options struct {
 	// OnWarning receives each configuration warning (an untrusted project,
 	// settings that were ignored); nil logs them at warn level.
 	OnWarning func(string)
+	// Approve asks the person about a call that an extension hook or a
+	// permission rule wants approved (interactive front ends). Nil, with
+	// Yes false, blocks such calls with "needs approval: ...".
+	Approve tool.ApproveFunc
+	// Yes approves every ask without a person (--yes); it never overrides
+	// a block or a deny.
+	Yes bool
 	// HostName and HostVersion are what extensions are told in init;
 	// defaults "pi" and "dev".
 	HostName, HostVersion string
@@ -264,6 +271,10 @@ func (r *Runtime) registerTools(spawnHooks []tool.SpawnHook) error {
 		}
 	}
 	r.hooks = redactionHooks(r.extHooks, r.redactor)
+	r.hooks.Approve = r.opts.Approve
+	if r.opts.Yes {
+		r.hooks.Approve = func(context.Context, tool.ApprovalRequest) (bool, error) { return true, nil }
+	}
 	switch {
 	case r.opts.Tools != nil:
 		if err := r.registry.SetActive(r.opts.Tools); err != nil {

@@ -5,14 +5,21 @@ import (
 	"encoding/json"
 	"fmt"
 	"runtime/debug"
+	"strings"
 )
 
 // NotFound is the model-visible result for a call of an unknown tool.
 func NotFound(name string) Result { return ErrorResult(fmt.Sprintf("Tool %s not found", name)) }
 
-// Preflight prepares, validates and runs the tool_call hooks for one call. It
-// returns the final arguments, or a non-nil error result (validation failed,
-// blocked) that is what the model gets instead of running the tool.
+// Preflight prepares, validates, runs the tool_call hooks, the permission
+// check and the approval for one call. It returns the final arguments, or a
+// non-nil error result (validation failed, blocked, denied, not approved)
+// that is what the model gets instead of running the tool.
+//
+// Hooks run in order; the first block ends the chain; an ask is remembered
+// and the chain goes on (a later hook may still block); then the permission
+// check runs on the final arguments; then, if anything asked, the person is
+// asked once with every question.
 func Preflight(ctx context.Context, t AgentTool, hooks *Hooks, callID string, raw json.RawMessage) (json.RawMessage, *Result) {
 	args, err := t.PrepareArguments(raw)
 	if err != nil {
@@ -23,31 +30,32 @@ func Preflight(ctx context.Context, t AgentTool, hooks *Hooks, callID string, ra
 		r := ErrorResult(err.Error())
 		return nil, &r
 	}
-	if hooks == nil || len(hooks.ToolCall) == 0 {
+	if hooks == nil || (len(hooks.ToolCall) == 0 && hooks.Permission == nil) {
 		return args, nil
 	}
 	paths, blocked := preflightPaths(t, args, "")
 	if blocked != nil {
 		return nil, blocked
 	}
+	var asks []string
 	for _, h := range hooks.ToolCall {
 		d, err := h.Func(ctx, CallInfo{ID: callID, Name: t.Name(), Input: args, Paths: paths})
 		if err != nil {
-			r := ErrorResult(fmt.Sprintf("Tool execution was blocked: %s failed: %v", h.Name, err))
-			return nil, &r
+			return nil, blockedResult(fmt.Sprintf("Tool execution was blocked: %s failed: %v", h.Name, err))
 		}
 		if d.Block {
 			reason := d.Reason
 			if reason == "" {
 				reason = "Tool execution was blocked"
 			}
-			r := ErrorResult(reason)
-			return nil, &r
+			return nil, blockedResult(reason)
+		}
+		if d.Ask != "" {
+			asks = append(asks, d.Ask)
 		}
 		if d.Input != nil {
 			if err := t.Validate(d.Input); err != nil {
-				r := ErrorResult(fmt.Sprintf("%s (arguments as replaced by %s)", err.Error(), h.Name))
-				return nil, &r
+				return nil, blockedResult(fmt.Sprintf("%s (arguments as replaced by %s)", err.Error(), h.Name))
 			}
 			args = d.Input
 			if paths, blocked = preflightPaths(t, args, h.Name); blocked != nil {
@@ -55,7 +63,38 @@ func Preflight(ctx context.Context, t AgentTool, hooks *Hooks, callID string, ra
 			}
 		}
 	}
+	call := CallInfo{ID: callID, Name: t.Name(), Input: args, Paths: paths}
+	if hooks.Permission != nil {
+		d, err := hooks.Permission(ctx, call)
+		switch {
+		case err != nil:
+			return nil, blockedResult(fmt.Sprintf("Blocked by permissions: %v", err))
+		case d.Verdict == Deny:
+			return nil, blockedResult("Blocked by permissions: " + d.describe())
+		case d.Verdict == Ask:
+			asks = append(asks, d.describe())
+		}
+	}
+	if len(asks) == 0 {
+		return args, nil
+	}
+	question := strings.Join(asks, "; ")
+	if hooks.Approve == nil {
+		return nil, blockedResult(fmt.Sprintf("needs approval: %s (run interactively, or pass --yes)", question))
+	}
+	ok, err := hooks.Approve(ctx, ApprovalRequest{Call: call, Questions: asks})
+	switch {
+	case err != nil:
+		return nil, blockedResult(fmt.Sprintf("Tool execution was blocked: asking for approval failed (%s): %v", question, err))
+	case !ok:
+		return nil, blockedResult(fmt.Sprintf("Tool execution was blocked: the user did not approve it (%s)", question))
+	}
 	return args, nil
+}
+
+func blockedResult(msg string) *Result {
+	r := ErrorResult(msg)
+	return &r
 }
 
 // preflightPaths computes the paths hooks see; a tool that cannot name them
