@@ -186,7 +186,7 @@ func (a *app) contextFactory() tool.ContextFactory {
 	}
 }
 
-const defaultBaseURL = "https://api.openai.com/v1"
+const defaultBaseURL = llm.DefaultBaseURL
 
 // provider picks the model: --script, else an OpenAI-compatible endpoint
 // from flags, pi.toml and the environment (the key as modelKey finds it).

@@ -15,6 +15,7 @@ import (
 	"github.com/pi-go/pi/internal/atomicfile"
 	"github.com/pi-go/pi/runtime/config"
 	"github.com/pi-go/pi/runtime/execgrant"
+	"github.com/pi-go/pi/runtime/extspec"
 )
 
 const extUsage = `
@@ -106,28 +107,15 @@ func cmdExtInstall(args []string, stdout, stderr io.Writer) int {
 	if len(pos) != 1 {
 		return usageError(stderr, "ext install", "want one FILE.wasm, got %d argument(s)", len(pos))
 	}
-	var g config.Grants
+	var g extspec.Grants
 	for _, kv := range grants {
-		k, v, ok := strings.Cut(kv, "=")
-		if !ok || v == "" {
-			return usageError(stderr, "ext install", "--grant %q: want KIND=VALUE, e.g. fs=ro:. or exec=git", kv)
+		if err := g.AddFlag(kv); err != nil {
+			return usageError(stderr, "ext install", "--grant %s: %v", kv, err)
 		}
-		switch k {
-		case "fs":
-			if !strings.HasPrefix(v, "ro:") && !strings.HasPrefix(v, "rw:") {
-				return usageError(stderr, "ext install", "--grant fs=%s: an fs grant is ro:PATH or rw:PATH", v)
-			}
-			g.FS = append(g.FS, v)
-		case "exec":
-			if err := execgrant.Validate(v); err != nil {
-				return usageError(stderr, "ext install", "--grant exec=%s: %v", v, err)
-			}
-			g.Exec = append(g.Exec, v)
-		case "env":
-			g.Env = append(g.Env, v)
-		default:
-			return usageError(stderr, "ext install", "--grant %q: unknown kind %q (fs, exec or env)", kv, k)
-		}
+	}
+	limits := extspec.Limits{MemoryMB: memoryMB, TimeoutMS: timeoutMS}
+	if err := limits.Check(); err != nil {
+		return usageError(stderr, "ext install", "--memory-mb/--timeout-ms: %v", err)
 	}
 	cwd = resolveCwd(cwd)
 	src, err := filepath.Abs(pos[0])
@@ -167,7 +155,7 @@ func cmdExtInstall(args []string, stdout, stderr io.Writer) int {
 	}
 	if err := installFiles(src, dest, t.toml, config.Extension{
 		Name: info.Name, Path: dest, SHA256: sum, Override: override, Grants: g,
-		Limits: config.Limits{MemoryMB: memoryMB, TimeoutMS: timeoutMS},
+		Limits: limits,
 	}); err != nil {
 		fmt.Fprintf(stderr, "pi ext install: %s refused, nothing written: %v\n", pos[0], err)
 		return exitError
@@ -230,7 +218,7 @@ func installFiles(src, dest, toml string, e config.Extension) error {
 	return nil
 }
 
-func describeGrants(g config.Grants) string {
+func describeGrants(g extspec.Grants) string {
 	var parts []string
 	for _, v := range g.FS {
 		parts = append(parts, "fs="+v)
@@ -247,7 +235,7 @@ func describeGrants(g config.Grants) string {
 	return strings.Join(parts, " ")
 }
 
-func missingGrants(want extensions.Grants, have config.Grants) string {
+func missingGrants(want, have extspec.Grants) string {
 	has := func(list []string, v string) bool {
 		for _, x := range list {
 			if x == v {
@@ -276,17 +264,17 @@ func missingGrants(want extensions.Grants, have config.Grants) string {
 }
 
 type extListEntry struct {
-	Name     string            `json:"name"`
-	Version  string            `json:"version"`
-	Tools    []string          `json:"tools"`
-	Hooks    []string          `json:"hooks"`
-	Grants   extensions.Grants `json:"grants"`
-	SHA256   string            `json:"sha256"`
-	Scope    string            `json:"scope"`
-	Path     string            `json:"path"`
-	File     string            `json:"configFile"`
-	Trusted  bool              `json:"trusted"`
-	Problems string            `json:"error,omitempty"`
+	Name     string         `json:"name"`
+	Version  string         `json:"version"`
+	Tools    []string       `json:"tools"`
+	Hooks    []string       `json:"hooks"`
+	Grants   extspec.Grants `json:"grants"`
+	SHA256   string         `json:"sha256"`
+	Scope    string         `json:"scope"`
+	Path     string         `json:"path"`
+	File     string         `json:"configFile"`
+	Trusted  bool           `json:"trusted"`
+	Problems string         `json:"error,omitempty"`
 }
 
 func cmdExtList(args []string, stdout, stderr io.Writer) int {
@@ -315,7 +303,7 @@ func cmdExtList(args []string, stdout, stderr io.Writer) int {
 	}
 	entries := []extListEntry{}
 	for _, e := range cfg.Extensions {
-		en := extListEntry{Name: e.Name, Grants: extensions.Grants{FS: e.Grants.FS, Exec: e.Grants.Exec, Env: e.Grants.Env},
+		en := extListEntry{Name: e.Name, Grants: e.Grants,
 			SHA256: e.SHA256, Scope: e.Scope, Path: e.Path, File: e.File, Trusted: e.Scope != "project" || trusted,
 			Tools: []string{}, Hooks: []string{}}
 		if sum, err := extensions.FileSHA256(e.Path); err != nil {
@@ -352,7 +340,7 @@ func cmdExtList(args []string, stdout, stderr io.Writer) int {
 			scope += " (untrusted: not loaded)"
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", e.Name, e.Version, scope, strings.Join(e.Tools, ","), strings.Join(e.Hooks, ","),
-			describeGrants(config.Grants{FS: e.Grants.FS, Exec: e.Grants.Exec, Env: e.Grants.Env}), e.SHA256[:min(12, len(e.SHA256))])
+			describeGrants(e.Grants), e.SHA256[:min(12, len(e.SHA256))])
 	}
 	tw.Flush()
 	for _, e := range entries {

@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 
 	"github.com/pi-go/pi/runtime/config"
+	"github.com/pi-go/pi/runtime/llm"
 	"github.com/pi-go/pi/runtime/redact"
 	"github.com/pi-go/pi/runtime/tool"
 )
@@ -21,7 +22,7 @@ import (
 // result, bash full-output files). What the model said and what a tool
 // receives are never rewritten.
 
-const defaultKeyEnv = "OPENAI_API_KEY"
+const defaultKeyEnv = llm.DefaultAPIKeyEnv
 
 // modelKey resolves the API key as the provider will use it: --api-key,
 // else the variable named by [model] api_key_env (default OPENAI_API_KEY),
