@@ -1,6 +1,7 @@
 package atomicfile
 
 import (
+	"bufio"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -354,22 +355,9 @@ func TestWriteFileKilled(t *testing.T) {
 	for i := range 20 {
 		cmd := exec.Command(os.Args[0], "-test.run=^TestWriterProcess$")
 		cmd.Env = append(os.Environ(), "PI_TEST_ATOMICFILE_WRITER="+path)
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		// Wait until the writer has written at least once, then kill it at
-		// a random moment of its write loop.
-		ready := path + ".ready"
-		for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(time.Millisecond) {
-			if _, err := os.Stat(ready); err == nil {
-				break
-			}
-			if time.Now().After(deadline) {
-				cmd.Process.Kill()
-				t.Fatal("writer never got going")
-			}
-		}
-		os.Remove(ready)
+		startWriter(t, cmd)
+		// Kill it at a random moment of its write loop: the random sleep
+		// is the behaviour under test, not an ordering.
 		time.Sleep(time.Duration(rand.IntN(20_000)) * time.Microsecond)
 		if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
 			t.Fatal(err)
@@ -395,7 +383,7 @@ func TestWriterProcess(t *testing.T) {
 			t.Fatal(err)
 		}
 		if i == 0 {
-			mustWrite(t, path+".ready", "")
+			signalReady()
 		}
 	}
 }
@@ -509,4 +497,37 @@ func mapsEqual(a, b map[string]string) bool {
 		}
 	}
 	return true
+}
+
+// startWriter starts cmd (a writer subprocess of this test binary) with a
+// pipe as its fd 3, and returns once the writer has said on that pipe that
+// its first whole write is done. The test fails when the
+// writer ends, or stays silent for 20 s, before saying so.
+func startWriter(t *testing.T, cmd *exec.Cmd) {
+	t.Helper()
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	cmd.ExtraFiles = []*os.File{w}
+	err = cmd.Start()
+	w.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.SetReadDeadline(time.Now().Add(20 * time.Second))
+	line, err := bufio.NewReader(r).ReadString('\n')
+	if line != "ready\n" {
+		cmd.Process.Kill()
+		cmd.Wait()
+		t.Fatalf("writer never got going: read %q, %v", line, err)
+	}
+}
+
+// signalReady is the writer's side of startWriter: it says "ready" on fd 3.
+func signalReady() {
+	f := os.NewFile(3, "ready")
+	fmt.Fprintln(f, "ready")
+	f.Close()
 }
