@@ -48,11 +48,7 @@ func resolveGrants(g Grants, root string) (Grants, []mount, error) {
 			return Grants{}, nil, fmt.Errorf("grants.fs %q: %w", entry, err)
 		}
 		mounts = append(mounts, m)
-		mode := "ro:"
-		if r.Writable {
-			mode = "rw:"
-		}
-		out.FS = append(out.FS, mode+r.Real)
+		out.FS = append(out.FS, extspec.FSGrant{Writable: r.Writable, Path: r.Real}.String())
 	}
 	for _, pat := range g.Exec {
 		if err := extspec.CheckGrant(extspec.KindExec, pat); err != nil {

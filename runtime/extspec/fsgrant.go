@@ -16,6 +16,14 @@ type FSGrant struct {
 	Path string
 }
 
+// String writes the grant back in its syntax: "ro:PATH" or "rw:PATH".
+func (g FSGrant) String() string {
+	if g.Writable {
+		return "rw:" + g.Path
+	}
+	return "ro:" + g.Path
+}
+
 // CheckFSGrant checks the syntax of an fs grant: "ro:PATH" or "rw:PATH"
 // with a PATH that is not empty and does not start with ~ (which is not
 // expanded). Where it points is ResolveFSGrant's business.

@@ -33,6 +33,11 @@ func TestParseFSGrant(t *testing.T) {
 			if err != nil || got != tt.want {
 				t.Errorf("got %+v, %v; want %+v", got, err, tt.want)
 			}
+			// Written back, it parses to the same grant.
+			again, err := ParseFSGrant(got.String(), "/elsewhere")
+			if err != nil || again != got {
+				t.Errorf("%q parses to %+v, %v; want %+v", got.String(), again, err, got)
+			}
 		})
 	}
 }
