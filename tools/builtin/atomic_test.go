@@ -1,10 +1,8 @@
 package builtin
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
-	"fmt"
 	"math/rand/v2"
 	"os"
 	"os/exec"
@@ -14,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pi-go/pi/internal/childready"
 	"github.com/pi-go/pi/runtime/tool"
 )
 
@@ -55,7 +54,7 @@ func TestWriteToolKilled(t *testing.T) {
 	for i := range 12 {
 		cmd := exec.Command(os.Args[0], "-test.run=^TestAtomicWriterProcess$")
 		cmd.Env = append(os.Environ(), "PI_TEST_ATOMIC_WRITER="+path)
-		startWriter(t, cmd)
+		childready.Start(t, cmd)
 		// Kill it at a random moment of its write loop: the random sleep
 		// is the behaviour under test, not an ordering.
 		time.Sleep(time.Duration(rand.IntN(20_000)) * time.Microsecond)
@@ -85,7 +84,7 @@ func TestAtomicWriterProcess(t *testing.T) {
 			t.Fatal(r.Text())
 		}
 		if i == 0 {
-			signalReady()
+			childready.Signal()
 		}
 	}
 }
@@ -125,37 +124,4 @@ func mapsEqual(a, b map[string]string) bool {
 		}
 	}
 	return true
-}
-
-// startWriter starts cmd (a writer subprocess of this test binary) with a
-// pipe as its fd 3, and returns once the writer has said on that pipe that
-// its first whole write is done. The test fails when the
-// writer ends, or stays silent for 20 s, before saying so.
-func startWriter(t *testing.T, cmd *exec.Cmd) {
-	t.Helper()
-	r, w, err := os.Pipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
-	cmd.ExtraFiles = []*os.File{w}
-	err = cmd.Start()
-	w.Close()
-	if err != nil {
-		t.Fatal(err)
-	}
-	r.SetReadDeadline(time.Now().Add(20 * time.Second))
-	line, err := bufio.NewReader(r).ReadString('\n')
-	if line != "ready\n" {
-		cmd.Process.Kill()
-		cmd.Wait()
-		t.Fatalf("writer never got going: read %q, %v", line, err)
-	}
-}
-
-// signalReady is the writer's side of startWriter: it says "ready" on fd 3.
-func signalReady() {
-	f := os.NewFile(3, "ready")
-	fmt.Fprintln(f, "ready")
-	f.Close()
 }
