@@ -355,10 +355,7 @@ func (d *decoder) tools(l *layer, v any) {
 		return
 	}
 	if v, ok := m["active"]; ok {
-		seen := map[string]bool{}
-		names, ok := d.strings("tools.active", v, func(s string) error {
-			return checkToolName(s, seen)
-		})
+		names, ok := d.strings("tools.active", v, uniqueBy("tool", extspec.CheckToolName))
 		if ok {
 			l.active, l.activeSet = names, true
 			l.activeAt = fmt.Sprintf("%s:%d", d.file, d.idx.keyLine("tools.active"))
@@ -380,17 +377,7 @@ func (d *decoder) tools(l *layer, v any) {
 			}
 		}
 		if v, ok := b["pass_env"]; ok {
-			seen := map[string]bool{}
-			names, ok := d.strings("tools.bash.pass_env", v, func(s string) error {
-				if err := extspec.CheckEnvName(s); err != nil {
-					return err
-				}
-				if seen[s] {
-					return fmt.Errorf("variable %q is listed twice", s)
-				}
-				seen[s] = true
-				return nil
-			})
+			names, ok := d.strings("tools.bash.pass_env", v, uniqueBy("variable", extspec.CheckEnvName))
 			if ok {
 				l.bashPassEnv, l.bashPassEnvSet = names, true
 			}
@@ -587,24 +574,28 @@ func checkToolExecution(s string) error {
 
 // checkToolNames checks a tools.active list: tool names, none twice.
 func checkToolNames(names []string) error {
-	seen := map[string]bool{}
+	check := uniqueBy("tool", extspec.CheckToolName)
 	for _, n := range names {
-		if err := checkToolName(n, seen); err != nil {
+		if err := check(n); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// checkToolName checks one entry of tools.active against the ones in seen,
-// and adds it.
-func checkToolName(name string, seen map[string]bool) error {
-	if err := extspec.CheckToolName(name); err != nil {
-		return err
+// uniqueBy returns the check of one entry of a list whose entries pass
+// check and are all different; noun names an entry in the message. Each
+// call of uniqueBy starts a new list.
+func uniqueBy(noun string, check func(string) error) func(string) error {
+	seen := map[string]bool{}
+	return func(s string) error {
+		if err := check(s); err != nil {
+			return err
+		}
+		if seen[s] {
+			return fmt.Errorf("%s %q is listed twice", noun, s)
+		}
+		seen[s] = true
+		return nil
 	}
-	if seen[name] {
-		return fmt.Errorf("tool %q is listed twice", name)
-	}
-	seen[name] = true
-	return nil
 }
