@@ -2,11 +2,13 @@ package extensions_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -226,9 +228,7 @@ func TestExtensionsRunInParallel(t *testing.T) {
 	loop := load(t, h, extensions.Spec{Path: wat(t, "loop"), Limits: extensions.Limits{TimeoutMS: 3000}})
 	good := load(t, h, extensions.Spec{Path: wat(t, "good")})
 	ctx := context.Background()
-	stuck := make(chan tool.Result)
-	go func() { stuck <- run(ctx, tools(t, loop), nil, "bad", `{}`) }()
-	time.Sleep(50 * time.Millisecond)
+	stuck := startLooping(t, ctx, loop)
 	start := time.Now()
 	gts := tools(t, good)
 	for i := 0; i < 20; i++ {
@@ -252,9 +252,7 @@ func TestCloseAbortsCallsInFlight(t *testing.T) {
 		t.Fatal(err)
 	}
 	loop := load(t, h, extensions.Spec{Path: wat(t, "loop"), Limits: extensions.Limits{TimeoutMS: 60_000}})
-	done := make(chan tool.Result)
-	go func() { done <- run(context.Background(), tools(t, loop), nil, "bad", `{}`) }()
-	time.Sleep(100 * time.Millisecond)
+	done := startLooping(t, context.Background(), loop)
 	start := time.Now()
 	if err := h.Close(context.Background()); err != nil {
 		t.Fatal(err)
@@ -304,4 +302,28 @@ func TestDeclaredMemoryOverLimit(t *testing.T) {
 	if _, err := h3.Load(ctx, extensions.Spec{Name: "good", Path: variant("2 1000"), Limits: extensions.Limits{MemoryMB: 8}}); err != nil {
 		t.Fatalf("a declared maximum over the limit: %v", err)
 	}
+}
+
+// startLooping calls loop.wat's "bad" tool in a goroutine and returns once
+// the guest has emitted its "looping" progress: the call is then in flight,
+// inside the guest's endless loop, holding the extension. The call's result
+// arrives on the returned channel.
+func startLooping(t *testing.T, ctx context.Context, loop *extensions.Extension) <-chan tool.Result {
+	t.Helper()
+	ts := tools(t, loop)
+	inside := make(chan struct{})
+	var once sync.Once
+	done := make(chan tool.Result, 1)
+	go func() {
+		done <- tool.Run(ctx, ts, nil, "bad", "call-1", json.RawMessage(`{}`), func(tool.Result) { once.Do(func() { close(inside) }) })
+	}()
+	select {
+	case <-inside:
+		return done
+	case r := <-done:
+		t.Fatalf("the loop ended before it emitted its progress: %+v", r)
+	case <-time.After(60 * time.Second):
+		t.Fatal("the loop extension did not start looping within 60s")
+	}
+	return nil
 }

@@ -146,9 +146,18 @@ func TestLoadRefusals(t *testing.T) {
 		{"negative memory", extensions.Spec{Name: "good", Path: good, Limits: extensions.Limits{MemoryMB: -1}},
 			[]string{"load extension good", "memory_mb"}},
 		{"memory too big", extensions.Spec{Name: "good", Path: good, Limits: extensions.Limits{MemoryMB: 5000}},
-			[]string{"load extension good", "memory_mb 5000"}},
+			[]string{"load extension good", "limits.memory_mb must be at most 4096 MiB, got 5000"}},
 		{"negative timeout", extensions.Spec{Name: "good", Path: good, Limits: extensions.Limits{TimeoutMS: -5}},
-			[]string{"load extension good", "timeout_ms"}},
+			[]string{"load extension good", "limits.timeout_ms must be positive, got -5"}},
+		// The bounds are extspec's, the same pi.toml's decoder applies.
+		{"timeout over a day", extensions.Spec{Name: "good", Path: good, Limits: extensions.Limits{TimeoutMS: 86_400_001}},
+			[]string{"load extension good", "limits.timeout_ms must be at most 86400000 ms"}},
+		{"bad env grant", extensions.Spec{Name: "good", Path: good, Grants: extensions.Grants{Env: []string{"A-B"}}},
+			[]string{"load extension good", `grants.env: "A-B" is not an environment variable name`}},
+		{"env grant with =", extensions.Spec{Name: "good", Path: good, Grants: extensions.Grants{Env: []string{"A=B"}}},
+			[]string{"load extension good", `grants.env: "A=B" is not an environment variable name`}},
+		{"bad exec grant", extensions.Spec{Name: "good", Path: good, Grants: extensions.Grants{Exec: []string{" git"}}},
+			[]string{"load extension good", `grants.exec: bad exec pattern " git"`}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

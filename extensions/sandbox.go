@@ -14,8 +14,7 @@ import (
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/experimental/sysfs"
 
-	"github.com/pi-go/pi/runtime/config"
-	"github.com/pi-go/pi/runtime/execgrant"
+	"github.com/pi-go/pi/runtime/extspec"
 )
 
 // mount is one resolved fs grant.
@@ -27,7 +26,7 @@ type mount struct {
 }
 
 // resolveGrants checks the grants and resolves fs entries against root with
-// config.ResolveFSGrant: each names an existing directory, is mounted at its
+// extspec.ResolveFSGrant: each names an existing directory, is mounted at its
 // real path (every symlink resolved), and a project-relative one must stay
 // in the project. The returned Grants carry the fs entries as
 // "ro:/real/path" / "rw:/real/path"; that is what init is told. The
@@ -37,7 +36,7 @@ func resolveGrants(g Grants, root string) (Grants, []mount, error) {
 	out := Grants{FS: []string{}, Exec: []string{}, Env: []string{}}
 	var mounts []mount
 	for _, entry := range g.FS {
-		r, err := config.ResolveFSGrant(entry, root)
+		r, err := extspec.ResolveFSGrant(entry, root)
 		if err != nil {
 			return Grants{}, nil, fmt.Errorf("grants.fs: %w", err)
 		}
@@ -49,21 +48,17 @@ func resolveGrants(g Grants, root string) (Grants, []mount, error) {
 			return Grants{}, nil, fmt.Errorf("grants.fs %q: %w", entry, err)
 		}
 		mounts = append(mounts, m)
-		mode := "ro:"
-		if r.Writable {
-			mode = "rw:"
-		}
-		out.FS = append(out.FS, mode+r.Real)
+		out.FS = append(out.FS, extspec.FSGrant{Writable: r.Writable, Path: r.Real}.String())
 	}
 	for _, pat := range g.Exec {
-		if err := execgrant.Validate(pat); err != nil {
+		if err := extspec.CheckGrant(extspec.KindExec, pat); err != nil {
 			return Grants{}, nil, fmt.Errorf("grants.exec: %w", err)
 		}
 		out.Exec = append(out.Exec, pat)
 	}
 	for _, name := range g.Env {
-		if name == "" || strings.ContainsAny(name, "=\x00") {
-			return Grants{}, nil, fmt.Errorf("grants.env %q: not a variable name", name)
+		if err := extspec.CheckGrant(extspec.KindEnv, name); err != nil {
+			return Grants{}, nil, fmt.Errorf("grants.env: %w", err)
 		}
 		out.Env = append(out.Env, name)
 	}
@@ -90,9 +85,9 @@ func checkNesting(mounts []mount, m mount) error {
 		switch {
 		case o.dir == m.dir:
 			return fmt.Errorf("grants.fs %q: %s is already granted by %q; grant each folder once", m.grant, m.dir, o.grant)
-		case m.readOnly && !o.readOnly && config.Within(o.dir, m.dir):
+		case m.readOnly && !o.readOnly && extspec.Within(o.dir, m.dir):
 			return fmt.Errorf("grants.fs %q: %s lies inside the read-write grant %q, which already lets the extension change it; drop one of the two", m.grant, m.dir, o.grant)
-		case o.readOnly && !m.readOnly && config.Within(m.dir, o.dir):
+		case o.readOnly && !m.readOnly && extspec.Within(m.dir, o.dir):
 			return fmt.Errorf("grants.fs %q: the read-only grant %q lies inside %s, which this grant lets the extension change; drop one of the two", m.grant, o.grant, m.dir)
 		}
 	}

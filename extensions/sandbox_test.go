@@ -7,7 +7,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -225,13 +224,7 @@ func TestSandboxExecTimeoutKillsTheGroup(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(5 * time.Second)
-	for syscall.Kill(pid, 0) == nil {
-		if time.Now().After(deadline) {
-			t.Fatalf("the grandchild %d is still alive", pid)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	waitGone(t, pid, 5*time.Second) // the grandchild was killed with the call
 	if r := f.call(t, "echo", map[string]any{}); r.IsError {
 		t.Fatalf("echo after = %+v", r)
 	}

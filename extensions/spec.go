@@ -2,19 +2,14 @@ package extensions
 
 import (
 	"encoding/json"
-	"fmt"
-	"regexp"
 	"time"
+
+	"github.com/pi-go/pi/runtime/extspec"
 )
 
-// Defaults and hard limits of ABI v1.
+// Defaults and hard limits of ABI v1. The limits an entry may set
+// (memory_mb, timeout_ms) and their defaults are runtime/extspec's.
 const (
-	// DefaultMemoryMB is the memory limit of an extension whose Limits say 0.
-	DefaultMemoryMB = 64
-	// MaxMemoryMB is the largest memory limit wasm32 can address (65536 pages).
-	MaxMemoryMB = 4096
-	// DefaultExecuteTimeout bounds one tool.execute call.
-	DefaultExecuteTimeout = 30 * time.Second
 	// DefaultHookTimeout bounds init, each hook call and each event.
 	DefaultHookTimeout = 5 * time.Second
 	// MaxResponseBytes is the largest response pi_call may return; a bigger
@@ -24,26 +19,19 @@ const (
 	MaxFaultsInARow = 3
 )
 
-// Grants is what an extension may touch. FS entries are "ro:PATH" or
-// "rw:PATH", PATH relative to Options.ProjectRoot (or absolute); each is a
-// directory mounted at its real absolute path. Exec entries are command
-// patterns matched against argv[0] of the `exec` host method (an exact name or
-// a path.Match glob). Env entries are names of environment variables the
-// guest may read.
-type Grants struct {
-	FS   []string `json:"fs"`
-	Exec []string `json:"exec"`
-	Env  []string `json:"env"`
-}
+// Grants is what an extension may touch: the one grants type, declared
+// with its rules in runtime/extspec. FS entries are "ro:PATH" or "rw:PATH",
+// PATH relative to Options.ProjectRoot (or absolute); each is a directory
+// mounted at its real absolute path. Exec entries are command patterns
+// (runtime/execgrant) matched against the argv of the `exec` host method.
+// Env entries are names of environment variables the guest may read.
+type Grants = extspec.Grants
 
-// Limits bound an extension; zero values take the defaults.
-type Limits struct {
-	// MemoryMB caps the guest's linear memory (default 64 MiB).
-	MemoryMB int `json:"memoryMB,omitempty"`
-	// TimeoutMS bounds each tool.execute call (default 30 s). init (with
-	// _initialize), hooks and events are always bounded by 5 s.
-	TimeoutMS int `json:"timeoutMS,omitempty"`
-}
+// Limits bound an extension; zero values take the defaults (64 MiB, 30 s
+// per tool.execute; init with _initialize, hooks and events are always
+// bounded by DefaultHookTimeout). The one limits type, declared with its
+// bounds in runtime/extspec.
+type Limits = extspec.Limits
 
 // Spec says which module to load and with what grants, limits and config.
 type Spec struct {
@@ -103,28 +91,23 @@ const (
 	HookEvent      = "event"
 )
 
+// nameRule adapts one of runtime/extspec's name rules to the
+// MatchString call the init decoder makes.
+type nameRule func(string) bool
+
+// MatchString reports whether s follows the rule.
+func (r nameRule) MatchString(s string) bool { return r(s) }
+
+// The name rules, from runtime/extspec (the one owner).
 var (
-	extNameRE  = regexp.MustCompile(`^[a-z][a-z0-9_-]*$`)
-	toolNameRE = regexp.MustCompile(`^[a-zA-Z0-9_-]{1,64}$`)
+	extNameRE  = nameRule(extspec.ValidName)
+	toolNameRE = nameRule(extspec.ValidToolName)
 )
 
-// limitsOf resolves defaults and checks ranges.
+// limitsOf checks l with extspec's bounds and resolves its defaults.
 func limitsOf(l Limits) (memPages uint32, exec, hook time.Duration, err error) {
-	mb := l.MemoryMB
-	switch {
-	case mb < 0:
-		return 0, 0, 0, fmt.Errorf("limits.memory_mb %d: must not be negative", mb)
-	case mb == 0:
-		mb = DefaultMemoryMB
-	case mb > MaxMemoryMB:
-		return 0, 0, 0, fmt.Errorf("limits.memory_mb %d: at most %d (wasm32 addresses 4 GiB)", mb, MaxMemoryMB)
+	if err := l.Check(); err != nil {
+		return 0, 0, 0, err
 	}
-	exec, hook = DefaultExecuteTimeout, DefaultHookTimeout
-	switch {
-	case l.TimeoutMS < 0:
-		return 0, 0, 0, fmt.Errorf("limits.timeout_ms %d: must not be negative", l.TimeoutMS)
-	case l.TimeoutMS > 0:
-		exec = time.Duration(l.TimeoutMS) * time.Millisecond
-	}
-	return uint32(mb) * 16, exec, hook, nil // 16 pages of 64 KiB per MiB
+	return l.MemoryPages(), l.ExecuteTimeout(), DefaultHookTimeout, nil
 }

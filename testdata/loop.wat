@@ -1,13 +1,17 @@
 ;; loop.wat — hostile test module: loops forever (the host must time the call out).
 ;; Its tool "ok" answers normally; its tool "bad" misbehaves. Same skeleton
-;; as good.wat: NUL-terminated strings, dispatch by substring.
+;; as good.wat: NUL-terminated strings, dispatch by substring. Before "bad"
+;; loops it emits one progress update ("looping"), so a test can wait for the
+;; guest to be inside its loop instead of sleeping.
 (module
+  (import "pi" "emit" (func $emit (param i32 i32) (result i32)))
   (memory (export "memory") 1)
 
   (data (i32.const 0) "{\"ok\":true,\"result\":{\"name\":\"loop\",\"version\":\"0.0.1\",\"tools\":[{\"name\":\"ok\",\"description\":\"Answers ok.\",\"parameters\":{\"type\":\"object\"}},{\"name\":\"bad\",\"description\":\"Misbehaves.\",\"parameters\":{\"type\":\"object\"}}],\"hooks\":[]}}\00")
   (data (i32.const 1024) "\"method\":\"init\"\00")
   (data (i32.const 1536) "\"toolName\":\"bad\"\00")
   (data (i32.const 2048) "{\"ok\":true,\"result\":{\"content\":[{\"type\":\"text\",\"text\":\"ok\"}]}}\00")
+  (data (i32.const 3072) "{\"content\":[{\"type\":\"text\",\"text\":\"looping\"}]}\00")
 
   (func (export "pi_abi_v1"))
 
@@ -64,6 +68,7 @@
 
   ;; the misbehaviour
   (func $bad (param $p i32) (param $n i32) (result i64)
+    (drop (call $emit (i32.const 3072) (call $strlen (i32.const 3072))))
     (loop $forever (br $forever))
     (unreachable))
 

@@ -11,6 +11,7 @@ import (
 	"github.com/pi-go/pi/runtime/app"
 	"github.com/pi-go/pi/runtime/config"
 	"github.com/pi-go/pi/runtime/execgrant"
+	"github.com/pi-go/pi/runtime/extspec"
 )
 
 const extUsage = `
@@ -80,33 +81,20 @@ func cmdExtInstall(args []string, stdout, stderr io.Writer) int {
 	if len(pos) != 1 {
 		return usageError(stderr, "ext install", "want one FILE.wasm, got %d argument(s)", len(pos))
 	}
-	var g config.Grants
+	var g extspec.Grants
 	for _, kv := range grants {
-		k, v, ok := strings.Cut(kv, "=")
-		if !ok || v == "" {
-			return usageError(stderr, "ext install", "--grant %q: want KIND=VALUE, e.g. fs=ro:. or exec=git", kv)
+		if err := g.AddFlag(kv); err != nil {
+			return usageError(stderr, "ext install", "--grant %s: %v", kv, err)
 		}
-		switch k {
-		case "fs":
-			if !strings.HasPrefix(v, "ro:") && !strings.HasPrefix(v, "rw:") {
-				return usageError(stderr, "ext install", "--grant fs=%s: an fs grant is ro:PATH or rw:PATH", v)
-			}
-			g.FS = append(g.FS, v)
-		case "exec":
-			if err := execgrant.Validate(v); err != nil {
-				return usageError(stderr, "ext install", "--grant exec=%s: %v", v, err)
-			}
-			g.Exec = append(g.Exec, v)
-		case "env":
-			g.Env = append(g.Env, v)
-		default:
-			return usageError(stderr, "ext install", "--grant %q: unknown kind %q (fs, exec or env)", kv, k)
-		}
+	}
+	limits := extspec.Limits{MemoryMB: memoryMB, TimeoutMS: timeoutMS}
+	if err := limits.Check(); err != nil {
+		return usageError(stderr, "ext install", "--memory-mb/--timeout-ms: %v", err)
 	}
 	inst, err := app.InstallExtension(context.Background(), app.InstallRequest{
 		ExtensionScope: app.ExtensionScope{Cwd: resolveCwd(cwd), Global: global},
 		Source:         pos[0], Override: override, Grants: g,
-		Limits:    config.Limits{MemoryMB: memoryMB, TimeoutMS: timeoutMS},
+		Limits:    limits,
 		LogOutput: stderr, HostVersion: version,
 	})
 	if err != nil && inst.Dest == "" {
@@ -200,7 +188,7 @@ func cmdExtList(args []string, stdout, stderr io.Writer) int {
 			scope += " (untrusted: not loaded)"
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", e.Name, e.Version, scope, strings.Join(e.Tools, ","), strings.Join(e.Hooks, ","),
-			describeGrants(config.Grants{FS: e.Grants.FS, Exec: e.Grants.Exec, Env: e.Grants.Env}), e.SHA256[:min(12, len(e.SHA256))])
+			describeGrants(e.Grants), e.SHA256[:min(12, len(e.SHA256))])
 	}
 	tw.Flush()
 	for _, e := range entries {

@@ -1,8 +1,9 @@
 // Package archtest checks the dependency rules of docs/design.md with
 // `go list -deps`: nothing imports cmd/pi; tools/builtin never imports
 // extensions; runtime/redact is a leaf; sdk imports no host package; only
-// extensions imports wazero; only internal/atomicfile replaces files by
-// renaming.
+// extensions imports wazero; runtime/extspec (the rules of an extension
+// entry) needs nothing but the standard library and runtime/execgrant; only
+// internal/atomicfile replaces files by renaming.
 package archtest
 
 import (
@@ -93,6 +94,14 @@ func TestDependencyRules(t *testing.T) {
 	for pkg := range deps(t, "", "", "./runtime/content") {
 		if strings.HasPrefix(pkg, module) && pkg != module+"/runtime/content" {
 			t.Errorf("runtime/content depends on %s; it is a leaf (standard library only)", pkg)
+		}
+	}
+	for pkg := range deps(t, "", "", "./runtime/extspec") {
+		if strings.HasPrefix(pkg, module) && pkg != module+"/runtime/extspec" && pkg != module+"/runtime/execgrant" {
+			t.Errorf("runtime/extspec depends on %s; it holds the entry rules with the standard library and runtime/execgrant only", pkg)
+		}
+		if !strings.HasPrefix(pkg, module) && strings.Contains(strings.Split(pkg, "/")[0], ".") {
+			t.Errorf("runtime/extspec depends on %s; it may use the standard library only", pkg)
 		}
 	}
 	for pkg := range deps(t, "", "", "./runtime/redact") {

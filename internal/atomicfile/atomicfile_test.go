@@ -11,6 +11,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/pi-go/pi/internal/childready"
 )
 
 func TestWriteFile(t *testing.T) {
@@ -354,22 +356,9 @@ func TestWriteFileKilled(t *testing.T) {
 	for i := range 20 {
 		cmd := exec.Command(os.Args[0], "-test.run=^TestWriterProcess$")
 		cmd.Env = append(os.Environ(), "PI_TEST_ATOMICFILE_WRITER="+path)
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		// Wait until the writer has written at least once, then kill it at
-		// a random moment of its write loop.
-		ready := path + ".ready"
-		for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(time.Millisecond) {
-			if _, err := os.Stat(ready); err == nil {
-				break
-			}
-			if time.Now().After(deadline) {
-				cmd.Process.Kill()
-				t.Fatal("writer never got going")
-			}
-		}
-		os.Remove(ready)
+		childready.Start(t, cmd)
+		// Kill it at a random moment of its write loop: the random sleep
+		// is the behaviour under test, not an ordering.
 		time.Sleep(time.Duration(rand.IntN(20_000)) * time.Microsecond)
 		if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
 			t.Fatal(err)
@@ -395,7 +384,7 @@ func TestWriterProcess(t *testing.T) {
 			t.Fatal(err)
 		}
 		if i == 0 {
-			mustWrite(t, path+".ready", "")
+			childready.Signal()
 		}
 	}
 }

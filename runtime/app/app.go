@@ -193,9 +193,7 @@ func (r *Runtime) extensionSpecs() ([]extensions.Spec, error) {
 	for _, e := range r.cfg.Extensions {
 		specs = append(specs, extensions.Spec{
 			Name: e.Name, Path: e.Path, SHA256: e.SHA256, Override: e.Override,
-			Grants: extensions.Grants{FS: e.Grants.FS, Exec: e.Grants.Exec, Env: e.Grants.Env},
-			Limits: extensions.Limits{MemoryMB: e.Limits.MemoryMB, TimeoutMS: e.Limits.TimeoutMS},
-			Config: e.Config, Scope: e.Scope,
+			Grants: e.Grants, Limits: e.Limits, Config: e.Config, Scope: e.Scope,
 		})
 	}
 	for _, p := range r.opts.Extensions {

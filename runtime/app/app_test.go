@@ -193,13 +193,13 @@ func TestResolveModel(t *testing.T) {
 		wantErr string
 	}{
 		{"env key, default URL", cfg(config.Model{Name: "m"}), ModelOptions{},
-			ModelSettings{BaseURL: config.DefaultBaseURL, Name: "m", APIKey: "env-key-0123456789", KeySource: "OPENAI_API_KEY", Images: true}, ""},
+			ModelSettings{BaseURL: llm.DefaultBaseURL, Name: "m", APIKey: "env-key-0123456789", KeySource: "OPENAI_API_KEY", Images: true}, ""},
 		{"flags win", cfg(config.Model{Name: "m", BaseURL: "http://toml"}), ModelOptions{Name: "f", BaseURL: "http://flag", APIKey: "flag-key"},
 			ModelSettings{BaseURL: "http://flag", Name: "f", APIKey: "flag-key", KeySource: "--api-key", Images: true}, ""},
 		{"pi.toml over env", cfg(config.Model{Name: "m", BaseURL: "http://toml", APIKeyEnv: "OTHER_KEY"}), ModelOptions{},
 			ModelSettings{BaseURL: "http://toml", Name: "m", APIKey: "other-key-0123456789", KeySource: "OTHER_KEY", Images: true}, ""},
 		{"unset api_key_env falls back to OPENAI_API_KEY", cfg(config.Model{Name: "m", APIKeyEnv: "UNSET_KEY_VAR"}), ModelOptions{},
-			ModelSettings{BaseURL: config.DefaultBaseURL, Name: "m", APIKey: "env-key-0123456789", KeySource: "OPENAI_API_KEY", Images: true}, ""},
+			ModelSettings{BaseURL: llm.DefaultBaseURL, Name: "m", APIKey: "env-key-0123456789", KeySource: "OPENAI_API_KEY", Images: true}, ""},
 		{"no name", cfg(config.Model{}), ModelOptions{}, ModelSettings{}, "no model name"},
 	}
 	for _, tt := range tests {

@@ -260,7 +260,7 @@ func ListExtensions(ctx context.Context, scope ExtensionScope) ([]ConfiguredExte
 	}
 	entries := []ConfiguredExtension{}
 	for _, e := range cfg.Extensions {
-		en := ConfiguredExtension{Name: e.Name, Grants: extensions.Grants{FS: e.Grants.FS, Exec: e.Grants.Exec, Env: e.Grants.Env},
+		en := ConfiguredExtension{Name: e.Name, Grants: e.Grants,
 			SHA256: e.SHA256, Scope: e.Scope, Path: e.Path, File: e.File, Trusted: e.Scope != config.ScopeProject || trusted,
 			Tools: []string{}, Hooks: []string{}}
 		if sum, err := extensions.FileSHA256(e.Path); err != nil {

@@ -37,7 +37,7 @@ var ErrNoModel = errors.New("no model configured")
 // it: the flag (o), pi.toml's [model], the environment (OPENAI_BASE_URL; the
 // key in the variable named by api_key_env, default OPENAI_API_KEY, falling
 // back to OPENAI_API_KEY when that variable is unset), the default
-// (config.DefaultBaseURL). An untrusted project's base_url and api_key_env
+// (llm.DefaultBaseURL). An untrusted project's base_url and api_key_env
 // never reach cfg, so they cannot redirect the key.
 //
 // # Errors
@@ -47,7 +47,7 @@ var ErrNoModel = errors.New("no model configured")
 func ResolveModel(cfg *config.Config, o ModelOptions) (ModelSettings, error) {
 	m := cfg.Model
 	s := ModelSettings{
-		BaseURL: firstNonEmpty(o.BaseURL, m.BaseURL, os.Getenv("OPENAI_BASE_URL"), config.DefaultBaseURL),
+		BaseURL: firstNonEmpty(o.BaseURL, m.BaseURL, os.Getenv("OPENAI_BASE_URL"), llm.DefaultBaseURL),
 		Name:    firstNonEmpty(o.Name, m.Name),
 		Images:  m.Images == nil || *m.Images,
 	}
@@ -55,7 +55,7 @@ func ResolveModel(cfg *config.Config, o ModelOptions) (ModelSettings, error) {
 	if o.APIKey != "" {
 		s.KeySource = "--api-key"
 	}
-	if s.APIKey == "" && s.BaseURL == config.DefaultBaseURL {
+	if s.APIKey == "" && s.BaseURL == llm.DefaultBaseURL {
 		return s, fmt.Errorf("%w: set %s (and optionally [model] name in pi.toml), or pass --api-key and --model, or --base-url for a local endpoint.\nTo try pi offline: pi demo, or pi --script FILE", ErrNoModel, s.KeySource)
 	}
 	if s.Name == "" {

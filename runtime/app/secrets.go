@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/pi-go/pi/runtime/config"
+	"github.com/pi-go/pi/runtime/llm"
 	"github.com/pi-go/pi/runtime/redact"
 	"github.com/pi-go/pi/runtime/tool"
 )
@@ -19,7 +20,7 @@ import (
 // result, bash full-output files). What the model said and what a tool
 // receives are never rewritten.
 
-const defaultKeyEnv = "OPENAI_API_KEY"
+const defaultKeyEnv = llm.DefaultAPIKeyEnv
 
 // modelKey resolves the API key as the provider will use it: --api-key,
 // else the variable named by [model] api_key_env (default OPENAI_API_KEY),

@@ -8,6 +8,9 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"github.com/pi-go/pi/runtime/extspec"
+	"github.com/pi-go/pi/runtime/llm"
 )
 
 // FileName is the name of every pi.toml file.
@@ -15,14 +18,6 @@ const FileName = "pi.toml"
 
 // DefaultToolExecution is Config.ToolExecution when no file sets it.
 const DefaultToolExecution = "parallel"
-
-// Defaults for the model keys. Load leaves Model fields empty when no file
-// sets them (so the caller can tell "not set" and fall back to flags or the
-// environment, e.g. OPENAI_BASE_URL); these are the documented last resort.
-const (
-	DefaultBaseURL   = "https://api.openai.com/v1"
-	DefaultAPIKeyEnv = "OPENAI_API_KEY"
-)
 
 // Scopes of an extension: which file named it.
 const (
@@ -61,13 +56,14 @@ type Config struct {
 
 // Model says which model to talk to.
 type Model struct {
-	// BaseURL of an OpenAI-compatible API; empty when no file sets it
-	// (the caller's default is DefaultBaseURL).
+	// BaseURL of an OpenAI-compatible API; empty when no file sets it, so
+	// the caller can tell "not set" and fall back to flags or the
+	// environment (OPENAI_BASE_URL) before llm.DefaultBaseURL.
 	BaseURL string
 	// Name of the model; empty when no file sets it.
 	Name string
 	// APIKeyEnv names the environment variable holding the API key; empty
-	// when no file sets it (the caller's default is DefaultAPIKeyEnv).
+	// when no file sets it (the caller's default is llm.DefaultAPIKeyEnv).
 	APIKeyEnv string
 	// Images says whether the model accepts images in tool results; nil
 	// when not set.
@@ -105,7 +101,7 @@ type Bash struct {
 
 // Extension is one [[extensions]] entry.
 type Extension struct {
-	// Name matches [a-z][a-z0-9_-]* and is unique.
+	// Name matches [a-z][a-z0-9_-]* (extspec.CheckName) and is unique.
 	Name string
 	// Path is the absolute path of the .wasm module (written relative to
 	// the folder of the pi.toml that names it).
@@ -129,22 +125,13 @@ type Extension struct {
 	Line int
 }
 
-// Grants are what an extension may reach outside its sandbox.
-type Grants struct {
-	// FS entries are "ro:PATH" or "rw:PATH", PATH relative to the project
-	// root (or absolute); see ParseFSGrant.
-	FS []string
-	// Exec are command patterns: an exact name or a path.Match glob.
-	Exec []string
-	// Env are environment variable names.
-	Env []string
-}
+// Grants are what an extension may reach outside its sandbox: the one
+// grants type, declared (with its rules) in runtime/extspec.
+type Grants = extspec.Grants
 
-// Limits cap an extension; 0 means the host's default.
-type Limits struct {
-	MemoryMB  int
-	TimeoutMS int
-}
+// Limits cap an extension; 0 means the host's default. The one limits
+// type, declared (with its bounds) in runtime/extspec.
+type Limits = extspec.Limits
 
 // LoadOptions say where Load looks.
 type LoadOptions struct {
@@ -496,7 +483,7 @@ func (c *Config) With(o Overrides) (*Config, error) {
 		n.ToolExecution = o.ToolExecution
 	}
 	if o.BaseURL != "" {
-		if err := checkBaseURL(o.BaseURL); err != nil {
+		if err := llm.CheckBaseURL(o.BaseURL); err != nil {
 			return nil, fmt.Errorf("override model.base_url: %w", err)
 		}
 		n.Model.BaseURL = o.BaseURL
@@ -505,8 +492,8 @@ func (c *Config) With(o Overrides) (*Config, error) {
 		n.Model.Name = o.Model
 	}
 	if o.APIKeyEnv != "" {
-		if !isEnvName(o.APIKeyEnv) {
-			return nil, fmt.Errorf("override model.api_key_env: %q is not an environment variable name", o.APIKeyEnv)
+		if err := extspec.CheckEnvName(o.APIKeyEnv); err != nil {
+			return nil, fmt.Errorf("override model.api_key_env: %w", err)
 		}
 		n.Model.APIKeyEnv = o.APIKeyEnv
 	}
@@ -585,109 +572,4 @@ func (c *Config) Extension(name string) (Extension, bool) {
 		}
 	}
 	return Extension{}, false
-}
-
-// FSGrant is one parsed fs grant.
-type FSGrant struct {
-	// Writable is true for "rw:", false for "ro:".
-	Writable bool
-	// Path is absolute and clean.
-	Path string
-}
-
-// ParseFSGrant parses "ro:PATH" or "rw:PATH"; a relative PATH is taken
-// relative to root (the project root).
-//
-// # Errors
-//
-// A grant without the ro:/rw: prefix or with an empty PATH, or a relative
-// PATH with a relative root.
-func ParseFSGrant(grant, root string) (FSGrant, error) {
-	g, err := splitFSGrant(grant)
-	if err != nil {
-		return FSGrant{}, fmt.Errorf("parse fs grant %q: %w", grant, err)
-	}
-	if !filepath.IsAbs(g.Path) {
-		if !filepath.IsAbs(root) {
-			return FSGrant{}, fmt.Errorf("parse fs grant %q: project root %q is not absolute", grant, root)
-		}
-		g.Path = filepath.Join(root, g.Path)
-	}
-	g.Path = filepath.Clean(g.Path)
-	return g, nil
-}
-
-// ResolvedFSGrant is an fs grant with its real location: what a mount of
-// the grant really exposes after every symlink on the way is followed.
-type ResolvedFSGrant struct {
-	FSGrant
-	// Real is the grant's directory with every symlink resolved (absolute,
-	// clean). The sandbox mounts Real; trust records it.
-	Real string
-}
-
-// ResolveFSGrant parses grant like ParseFSGrant and resolves its real path.
-// This is the one rule for where a grant points: the extension host mounts
-// the result and `pi trust` records it.
-//
-// # Errors
-//
-// Everything ParseFSGrant refuses; a PATH that does not exist or is not a
-// directory; and a relative PATH (a project-relative grant) whose real path
-// is not the project root or beneath it, for example because a folder of
-// the project was replaced by a symlink to somewhere else, or because it
-// climbs out with "..". An absolute PATH may point anywhere: whoever wrote
-// it named the place. When PATH exists but is refused (not a directory,
-// outside the project) the result still has FSGrant and Real set, saying
-// where it points, for messages and for trust; otherwise it is zero.
-func ResolveFSGrant(grant, root string) (ResolvedFSGrant, error) {
-	g, err := ParseFSGrant(grant, root)
-	if err != nil {
-		return ResolvedFSGrant{}, err
-	}
-	real, err := filepath.EvalSymlinks(g.Path)
-	if err != nil {
-		return ResolvedFSGrant{}, fmt.Errorf("fs grant %q: %w", grant, err)
-	}
-	st, err := os.Stat(real)
-	if err != nil {
-		return ResolvedFSGrant{}, fmt.Errorf("fs grant %q: %w", grant, err)
-	}
-	if !st.IsDir() {
-		return ResolvedFSGrant{FSGrant: g, Real: real}, fmt.Errorf("fs grant %q: %s is not a directory (grants mount directories)", grant, g.Path)
-	}
-	_, rel, _ := strings.Cut(grant, ":")
-	if !filepath.IsAbs(filepath.FromSlash(rel)) {
-		realRoot, err := filepath.EvalSymlinks(root)
-		if err != nil {
-			return ResolvedFSGrant{}, fmt.Errorf("fs grant %q: project root: %w", grant, err)
-		}
-		if !Within(realRoot, real) {
-			return ResolvedFSGrant{FSGrant: g, Real: real}, fmt.Errorf("fs grant %q: resolves to %s, outside the project root %s; a project-relative grant must stay inside the project (write an absolute path to grant a folder elsewhere)", grant, real, realRoot)
-		}
-	}
-	return ResolvedFSGrant{FSGrant: g, Real: real}, nil
-}
-
-// Within reports whether path is dir or lies beneath it; both must be
-// absolute and clean.
-func Within(dir, path string) bool {
-	if dir == path || dir == string(filepath.Separator) {
-		return true
-	}
-	return strings.HasPrefix(path, dir+string(filepath.Separator))
-}
-
-func splitFSGrant(grant string) (FSGrant, error) {
-	mode, path, ok := strings.Cut(grant, ":")
-	if !ok || (mode != "ro" && mode != "rw") {
-		return FSGrant{}, errors.New(`want "ro:PATH" or "rw:PATH"`)
-	}
-	if path == "" {
-		return FSGrant{}, errors.New("empty PATH")
-	}
-	if strings.HasPrefix(path, "~") {
-		return FSGrant{}, errors.New("~ is not expanded; write PATH relative to the project root or absolute")
-	}
-	return FSGrant{Writable: mode == "rw", Path: filepath.FromSlash(path)}, nil
 }

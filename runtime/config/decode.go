@@ -6,9 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"net/url"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strings"
 	"time"
@@ -16,7 +14,8 @@ import (
 
 	"github.com/BurntSushi/toml"
 
-	"github.com/pi-go/pi/runtime/execgrant"
+	"github.com/pi-go/pi/runtime/extspec"
+	"github.com/pi-go/pi/runtime/llm"
 )
 
 // layer is one pi.toml, decoded and validated; nil pointers are keys the
@@ -95,21 +94,15 @@ func (l *layer) applyTo(c *Config) {
 
 // Known keys, in the order the docs list them.
 var (
-	topKeys        = []string{"tool_execution", "model", "tools", "extensions"}
-	modelKeys      = []string{"base_url", "name", "api_key_env", "images"}
-	toolsKeys      = []string{"active", "bash"}
-	bashKeys       = []string{"command_prefix", "shell", "pass_env", "full_output_max_mb"}
-	extensionKeys  = []string{"name", "path", "sha256", "override", "grants", "limits", "config"}
-	grantsKeys     = []string{"fs", "exec", "env"}
-	limitsKeys     = []string{"memory_mb", "timeout_ms"}
-	extNameRe      = regexp.MustCompile(`^[a-z][a-z0-9_-]*$`)
-	envNameRe      = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
-	toolNameRe     = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
-	sha256Re       = regexp.MustCompile(`^[0-9a-fA-F]{64}$`)
-	maxMemoryMB    = 4096       // a wasm32 memory is at most 4 GiB
-	maxTimeoutMS   = 86_400_000 // one day
-	maxFullOutMB   = 102_400    // 100 GiB
-	maxErrorsShown = 20
+	topKeys              = []string{"tool_execution", "model", "tools", "extensions"}
+	modelKeys            = []string{"base_url", "name", "api_key_env", "images"}
+	toolsKeys            = []string{"active", "bash"}
+	bashKeys             = []string{"command_prefix", "shell", "pass_env", "full_output_max_mb"}
+	extensionKeys        = []string{"name", "path", "sha256", "override", "grants", "limits", "config"}
+	grantsKeys           = []string{"fs", "exec", "env"}
+	limitsKeys           = []string{"memory_mb", "timeout_ms"}
+	maxFullOutMB   int64 = 102_400 // 100 GiB
+	maxErrorsShown       = 20
 )
 
 // parseLayer decodes and validates one pi.toml.
@@ -271,22 +264,30 @@ func (d *decoder) noTilde(key, p string) bool {
 	return true
 }
 
-// positive checks an integer in 1..upper.
-func (d *decoder) positive(key string, v any, upper int, unit string) (int, bool) {
+// integer checks an integer that check accepts (its error follows the key
+// in the message).
+func (d *decoder) integer(key string, v any, check func(int64) error) (int, bool) {
 	n, ok := v.(int64)
 	if !ok {
 		d.errorf(key, "key %q must be an integer, got %s", key, typeName(v))
 		return 0, false
 	}
-	if n <= 0 {
-		d.errorf(key, "key %q must be positive, got %d (leave it out for the default)", key, n)
-		return 0, false
-	}
-	if n > int64(upper) {
-		d.errorf(key, "key %q must be at most %d %s, got %d", key, upper, unit, n)
+	if err := check(n); err != nil {
+		d.errorf(key, "key %q %v", key, err)
 		return 0, false
 	}
 	return int(n), true
+}
+
+// checkFullOutputMB checks tools.bash.full_output_max_mb: 1..maxFullOutMB.
+func checkFullOutputMB(n int64) error {
+	if n <= 0 {
+		return fmt.Errorf("must be positive, got %d (leave it out for the default)", n)
+	}
+	if n > maxFullOutMB {
+		return fmt.Errorf("must be at most %d MiB, got %d", maxFullOutMB, n)
+	}
+	return nil
 }
 
 func (d *decoder) layer(raw map[string]any, scope string) *layer {
@@ -320,7 +321,7 @@ func (d *decoder) model(l *layer, v any) {
 	}
 	if v, ok := m["base_url"]; ok {
 		if s, ok := d.str("model.base_url", v); ok {
-			if err := checkBaseURL(s); err != nil {
+			if err := llm.CheckBaseURL(s); err != nil {
 				d.errorf("model.base_url", "key %q: %v", "model.base_url", err)
 			} else {
 				l.baseURL = &s
@@ -334,8 +335,8 @@ func (d *decoder) model(l *layer, v any) {
 	}
 	if v, ok := m["api_key_env"]; ok {
 		if s, ok := d.str("model.api_key_env", v); ok {
-			if !isEnvName(s) {
-				d.errorf("model.api_key_env", "key %q: %q is not an environment variable name", "model.api_key_env", s)
+			if err := extspec.CheckEnvName(s); err != nil {
+				d.errorf("model.api_key_env", "key %q: %v", "model.api_key_env", err)
 			} else {
 				l.apiKeyEnv = &s
 			}
@@ -354,17 +355,7 @@ func (d *decoder) tools(l *layer, v any) {
 		return
 	}
 	if v, ok := m["active"]; ok {
-		seen := map[string]bool{}
-		names, ok := d.strings("tools.active", v, func(s string) error {
-			if !toolNameRe.MatchString(s) {
-				return fmt.Errorf("%q is not a tool name (want 1 to 64 of A-Z a-z 0-9 _ -)", s)
-			}
-			if seen[s] {
-				return fmt.Errorf("tool %q is listed twice", s)
-			}
-			seen[s] = true
-			return nil
-		})
+		names, ok := d.strings("tools.active", v, uniqueBy("tool", extspec.CheckToolName))
 		if ok {
 			l.active, l.activeSet = names, true
 			l.activeAt = fmt.Sprintf("%s:%d", d.file, d.idx.keyLine("tools.active"))
@@ -386,23 +377,13 @@ func (d *decoder) tools(l *layer, v any) {
 			}
 		}
 		if v, ok := b["pass_env"]; ok {
-			seen := map[string]bool{}
-			names, ok := d.strings("tools.bash.pass_env", v, func(s string) error {
-				if !isEnvName(s) {
-					return fmt.Errorf("%q is not an environment variable name", s)
-				}
-				if seen[s] {
-					return fmt.Errorf("variable %q is listed twice", s)
-				}
-				seen[s] = true
-				return nil
-			})
+			names, ok := d.strings("tools.bash.pass_env", v, uniqueBy("variable", extspec.CheckEnvName))
 			if ok {
 				l.bashPassEnv, l.bashPassEnvSet = names, true
 			}
 		}
 		if v, ok := b["full_output_max_mb"]; ok {
-			if n, ok := d.positive("tools.bash.full_output_max_mb", v, maxFullOutMB, "MiB"); ok {
+			if n, ok := d.integer("tools.bash.full_output_max_mb", v, checkFullOutputMB); ok {
 				l.bashFullMaxMB = &n
 			}
 		}
@@ -455,8 +436,8 @@ func (d *decoder) extension(key string, v any) (Extension, bool) {
 	}
 	if v, ok := required("name"); ok {
 		if s, ok := d.str(joinKey(key, "name"), v); ok {
-			if !extNameRe.MatchString(s) {
-				d.errorf(joinKey(key, "name"), "key %q: %q is not an extension name (want [a-z][a-z0-9_-]*)", joinKey(key, "name"), s)
+			if err := extspec.CheckName(s); err != nil {
+				d.errorf(joinKey(key, "name"), "key %q: %v", joinKey(key, "name"), err)
 			}
 			e.Name = s
 		}
@@ -472,8 +453,8 @@ func (d *decoder) extension(key string, v any) (Extension, bool) {
 	}
 	if v, ok := required("sha256"); ok {
 		if s, ok := d.str(joinKey(key, "sha256"), v); ok {
-			if !sha256Re.MatchString(s) {
-				d.errorf(joinKey(key, "sha256"), "key %q must be 64 hex digits, got %q", joinKey(key, "sha256"), s)
+			if err := extspec.CheckSHA256(s); err != nil {
+				d.errorf(joinKey(key, "sha256"), "key %q %v", joinKey(key, "sha256"), err)
 			}
 			e.SHA256 = strings.ToLower(s)
 		}
@@ -484,25 +465,18 @@ func (d *decoder) extension(key string, v any) (Extension, bool) {
 	if v, ok := m["grants"]; ok {
 		gk := joinKey(key, "grants")
 		if g, ok := d.table(gk, v, grantsKeys); ok {
-			if v, ok := g["fs"]; ok {
-				e.Grants.FS, _ = d.strings(joinKey(gk, "fs"), v, func(s string) error {
-					_, err := splitFSGrant(s)
-					if err != nil {
-						return fmt.Errorf("bad fs grant %q: %w", s, err)
+			for _, k := range grantsKeys {
+				if v, ok := g[k]; ok {
+					list, _ := d.strings(joinKey(gk, k), v, func(s string) error { return extspec.CheckGrant(k, s) })
+					switch k {
+					case extspec.KindFS:
+						e.Grants.FS = list
+					case extspec.KindExec:
+						e.Grants.Exec = list
+					case extspec.KindEnv:
+						e.Grants.Env = list
 					}
-					return nil
-				})
-			}
-			if v, ok := g["exec"]; ok {
-				e.Grants.Exec, _ = d.strings(joinKey(gk, "exec"), v, execgrant.Validate)
-			}
-			if v, ok := g["env"]; ok {
-				e.Grants.Env, _ = d.strings(joinKey(gk, "env"), v, func(s string) error {
-					if !isEnvName(s) {
-						return fmt.Errorf("%q is not an environment variable name", s)
-					}
-					return nil
-				})
+				}
 			}
 		}
 	}
@@ -510,10 +484,10 @@ func (d *decoder) extension(key string, v any) (Extension, bool) {
 		lk := joinKey(key, "limits")
 		if lm, ok := d.table(lk, v, limitsKeys); ok {
 			if v, ok := lm["memory_mb"]; ok {
-				e.Limits.MemoryMB, _ = d.positive(joinKey(lk, "memory_mb"), v, maxMemoryMB, "MiB")
+				e.Limits.MemoryMB, _ = d.integer(joinKey(lk, "memory_mb"), v, extspec.CheckMemoryMB)
 			}
 			if v, ok := lm["timeout_ms"]; ok {
-				e.Limits.TimeoutMS, _ = d.positive(joinKey(lk, "timeout_ms"), v, maxTimeoutMS, "ms")
+				e.Limits.TimeoutMS, _ = d.integer(joinKey(lk, "timeout_ms"), v, extspec.CheckTimeoutMS)
 			}
 		}
 	}
@@ -598,29 +572,30 @@ func checkToolExecution(s string) error {
 	return nil
 }
 
-func checkBaseURL(s string) error {
-	u, err := url.Parse(s)
-	if err != nil {
-		return fmt.Errorf("not a URL: %w", err)
-	}
-	if (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return fmt.Errorf("%q is not an http(s) URL", s)
-	}
-	return nil
-}
-
+// checkToolNames checks a tools.active list: tool names, none twice.
 func checkToolNames(names []string) error {
-	seen := map[string]bool{}
+	check := uniqueBy("tool", extspec.CheckToolName)
 	for _, n := range names {
-		if !toolNameRe.MatchString(n) {
-			return fmt.Errorf("%q is not a tool name (want 1 to 64 of A-Z a-z 0-9 _ -)", n)
+		if err := check(n); err != nil {
+			return err
 		}
-		if seen[n] {
-			return fmt.Errorf("tool %q is listed twice", n)
-		}
-		seen[n] = true
 	}
 	return nil
 }
 
-func isEnvName(s string) bool { return envNameRe.MatchString(s) }
+// uniqueBy returns the check of one entry of a list whose entries pass
+// check and are all different; noun names an entry in the message. Each
+// call of uniqueBy starts a new list.
+func uniqueBy(noun string, check func(string) error) func(string) error {
+	seen := map[string]bool{}
+	return func(s string) error {
+		if err := check(s); err != nil {
+			return err
+		}
+		if seen[s] {
+			return fmt.Errorf("%s %q is listed twice", noun, s)
+		}
+		seen[s] = true
+		return nil
+	}
+}

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/pi-go/pi/internal/atomicfile"
+	"github.com/pi-go/pi/runtime/extspec"
 )
 
 // TrustFileName is the trust store's name inside PI_HOME.
@@ -46,7 +47,7 @@ type TrustedGrant struct {
 	Extension string `json:"extension"`
 	Grant     string `json:"grant"`
 	// Real is where the grant's path really is, every symlink followed
-	// (ResolveFSGrant against the project root); empty when nothing is
+	// (extspec.ResolveFSGrant against the project root); empty when nothing is
 	// there.
 	Real string `json:"real,omitempty"`
 	// Problem says why the grant is refused (nothing there, not a folder, a
@@ -75,7 +76,7 @@ type trustResult struct {
 }
 
 // Trust records projectFile's folder, the sha256 of its current content and
-// the real path of every fs grant of its extensions (ResolveFSGrant against
+// the real path of every fs grant of its extensions (extspec.ResolveFSGrant against
 // the file's folder, the project root) in $piHome/trust.json, keeping the
 // other entries. Later Loads apply that file's settings that need trust
 // until its content changes or one of those grants resolves somewhere else
@@ -148,7 +149,7 @@ func resolveGrants(l *layer, root string) []TrustedGrant {
 			}
 			seen[[2]string{e.Name, g}] = true
 			rec := TrustedGrant{Extension: e.Name, Grant: g}
-			r, err := ResolveFSGrant(g, root)
+			r, err := extspec.ResolveFSGrant(g, root)
 			rec.Real = r.Real // set when the path exists, even if refused
 			if err != nil {
 				rec.Problem = err.Error()

@@ -23,6 +23,29 @@ import (
 	"github.com/pi-go/pi/runtime/redact"
 )
 
+// Defaults of the model settings, the one place they are written: the
+// endpoint when neither flags, pi.toml nor OPENAI_BASE_URL name one, and the
+// environment variable the API key is read from when [model] api_key_env
+// does not name another.
+const (
+	DefaultBaseURL   = "https://api.openai.com/v1"
+	DefaultAPIKeyEnv = "OPENAI_API_KEY"
+)
+
+// CheckBaseURL is the rule for a base URL, shared by pi.toml's
+// model.base_url, --base-url and NewOpenAI: an http or https URL with a
+// host.
+func CheckBaseURL(s string) error {
+	u, err := url.Parse(s)
+	if err != nil {
+		return fmt.Errorf("not a URL: %w", err)
+	}
+	if (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return fmt.Errorf("%q is not an http(s) URL", s)
+	}
+	return nil
+}
+
 // DefaultMaxRetries is the number of retries when OpenAIConfig.MaxRetries
 // is 0.
 const DefaultMaxRetries = 3
@@ -89,10 +112,12 @@ var _ Provider = (*OpenAI)(nil)
 // It fails when BaseURL is not an http(s) URL or Model is empty.
 func NewOpenAI(cfg OpenAIConfig) (*OpenAI, error) {
 	cfg.BaseURL = strings.TrimRight(strings.TrimSpace(cfg.BaseURL), "/")
-	u, err := url.Parse(cfg.BaseURL)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, fmt.Errorf("new openai provider: base URL %q: want an http(s) URL like https://api.openai.com/v1", redact.New(cfg.APIKey).String(cfg.BaseURL))
+	if CheckBaseURL(cfg.BaseURL) != nil {
+		// The message is built here, not taken from CheckBaseURL: the URL
+		// may hold the key and must pass through the redactor.
+		return nil, fmt.Errorf("new openai provider: base URL %q: want an http(s) URL like %s", redact.New(cfg.APIKey).String(cfg.BaseURL), DefaultBaseURL)
 	}
+	u, _ := url.Parse(cfg.BaseURL) // CheckBaseURL parsed it
 	if cfg.Model == "" {
 		return nil, errors.New("new openai provider: model: missing (set [model] name in pi.toml or pass --model)")
 	}

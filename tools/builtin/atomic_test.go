@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pi-go/pi/internal/childready"
 	"github.com/pi-go/pi/runtime/tool"
 )
 
@@ -53,20 +54,9 @@ func TestWriteToolKilled(t *testing.T) {
 	for i := range 12 {
 		cmd := exec.Command(os.Args[0], "-test.run=^TestAtomicWriterProcess$")
 		cmd.Env = append(os.Environ(), "PI_TEST_ATOMIC_WRITER="+path)
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		ready := path + ".ready"
-		for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(time.Millisecond) {
-			if _, err := os.Stat(ready); err == nil {
-				break
-			}
-			if time.Now().After(deadline) {
-				cmd.Process.Kill()
-				t.Fatal("writer never got going")
-			}
-		}
-		os.Remove(ready)
+		childready.Start(t, cmd)
+		// Kill it at a random moment of its write loop: the random sleep
+		// is the behaviour under test, not an ordering.
 		time.Sleep(time.Duration(rand.IntN(20_000)) * time.Microsecond)
 		if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
 			t.Fatal(err)
@@ -94,7 +84,7 @@ func TestAtomicWriterProcess(t *testing.T) {
 			t.Fatal(r.Text())
 		}
 		if i == 0 {
-			mustWrite(t, path+".ready", "")
+			childready.Signal()
 		}
 	}
 }

@@ -33,6 +33,8 @@ func TestWithFileLockSerializesOneFile(t *testing.T) {
 						break
 					}
 				}
+				// Hold the lock a moment, so that a second holder, if the
+				// lock let one in, is counted. Not an ordering of events.
 				time.Sleep(time.Millisecond)
 				inside.Add(-1)
 				return nil

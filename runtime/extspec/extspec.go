@@ -1,0 +1,267 @@
+// Package extspec owns the rules of an extension entry: what pi.toml's
+// [[extensions]], `pi ext install` and the extension host accept as an
+// extension's name, the names of the tools it declares, its grants (fs, exec
+// and env) and its limits (memory_mb, timeout_ms). The config decoder, the
+// CLI and the host all call this package, so they cannot disagree about
+// what a valid entry is.
+//
+// The grammar of exec patterns lives in runtime/execgrant (its matcher is
+// used at run time by the host too); this package calls it and adds no
+// second rule. extspec depends on the standard library and execgrant only.
+package extspec
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/pi-go/pi/runtime/execgrant"
+)
+
+// ValidName reports whether s is an extension name: [a-z][a-z0-9_-]*.
+func ValidName(s string) bool {
+	if s == "" || s[0] < 'a' || s[0] > 'z' {
+		return false
+	}
+	for i := 1; i < len(s); i++ {
+		if c := s[i]; !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '_' || c == '-') {
+			return false
+		}
+	}
+	return true
+}
+
+// NamePattern spells the extension-name rule for messages.
+const NamePattern = "[a-z][a-z0-9_-]*"
+
+// CheckName is ValidName with an error that says what a name must be.
+func CheckName(s string) error {
+	if !ValidName(s) {
+		return fmt.Errorf("%q is not an extension name (want %s)", s, NamePattern)
+	}
+	return nil
+}
+
+// MaxToolNameLen is the longest tool name (the OpenAI API's limit for
+// function names).
+const MaxToolNameLen = 64
+
+// ValidToolName reports whether s is a tool name: 1 to 64 of
+// A-Z a-z 0-9 _ - (the rule for function names in the OpenAI API). It is
+// the rule for the tools an extension declares and for tools.active.
+func ValidToolName(s string) bool {
+	if s == "" || len(s) > MaxToolNameLen {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-') {
+			return false
+		}
+	}
+	return true
+}
+
+// CheckToolName is ValidToolName with an error that says what a tool name
+// must be.
+func CheckToolName(s string) error {
+	if !ValidToolName(s) {
+		return fmt.Errorf("%q is not a tool name (want 1 to %d of A-Z a-z 0-9 _ -)", s, MaxToolNameLen)
+	}
+	return nil
+}
+
+// ValidEnvName reports whether s is an environment variable name as pi
+// accepts one anywhere (grants.env, model.api_key_env,
+// tools.bash.pass_env): [A-Za-z_][A-Za-z0-9_]*.
+func ValidEnvName(s string) bool {
+	if s == "" || s[0] >= '0' && s[0] <= '9' {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_') {
+			return false
+		}
+	}
+	return true
+}
+
+// CheckEnvName is ValidEnvName with an error naming the value.
+func CheckEnvName(s string) error {
+	if !ValidEnvName(s) {
+		return fmt.Errorf("%q is not an environment variable name", s)
+	}
+	return nil
+}
+
+// CheckSHA256 checks a module digest as pi.toml records it: 64 hex digits
+// (either case; pi writes lowercase).
+func CheckSHA256(s string) error {
+	ok := len(s) == 64
+	for i := 0; ok && i < len(s); i++ {
+		c := s[i]
+		ok = c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F'
+	}
+	if !ok {
+		return fmt.Errorf("must be 64 hex digits, got %q", s)
+	}
+	return nil
+}
+
+// Grants is what an extension may reach outside its sandbox; deny by
+// default. It is the one grants type: runtime/config decodes it from
+// pi.toml, the extension host enforces it, and its JSON form is the one
+// `init` receives and `pi ext list --json` prints.
+type Grants struct {
+	// FS entries are "ro:PATH" or "rw:PATH", PATH relative to the project
+	// root (or absolute); each names a directory, mounted at its real
+	// absolute path. See ParseFSGrant and ResolveFSGrant.
+	FS []string `json:"fs"`
+	// Exec entries are command patterns (runtime/execgrant's grammar).
+	Exec []string `json:"exec"`
+	// Env entries are names of environment variables the extension may read.
+	Env []string `json:"env"`
+}
+
+// Grant kinds, as `pi ext install --grant KIND=VALUE` names them.
+const (
+	KindFS   = "fs"
+	KindExec = "exec"
+	KindEnv  = "env"
+)
+
+// CheckGrant checks one grant of the given kind by that kind's rule: fs by
+// CheckFSGrant (the syntax; where it points is ResolveFSGrant's business),
+// exec by runtime/execgrant, env by CheckEnvName.
+func CheckGrant(kind, value string) error {
+	switch kind {
+	case KindFS:
+		return CheckFSGrant(value)
+	case KindExec:
+		return execgrant.Validate(value)
+	case KindEnv:
+		return CheckEnvName(value)
+	}
+	return fmt.Errorf("unknown grant kind %q (fs, exec or env)", kind)
+}
+
+// Check checks every entry of g with CheckGrant; the error names the first
+// bad entry as "grants.KIND[i]".
+func (g Grants) Check() error {
+	for _, k := range []struct {
+		kind string
+		list []string
+	}{{KindFS, g.FS}, {KindExec, g.Exec}, {KindEnv, g.Env}} {
+		for i, v := range k.list {
+			if err := CheckGrant(k.kind, v); err != nil {
+				return fmt.Errorf("grants.%s[%d]: %w", k.kind, i, err)
+			}
+		}
+	}
+	return nil
+}
+
+// AddFlag parses one grant as `pi ext install --grant` takes it,
+// KIND=VALUE (fs=ro:., exec=git status*, env=HOME), checks VALUE by its
+// kind's rule and appends it to g.
+//
+// # Errors
+//
+// A flag without "=" or with an empty VALUE, an unknown KIND, and a VALUE
+// its kind's rule refuses; g is unchanged then.
+func (g *Grants) AddFlag(kv string) error {
+	kind, value, ok := strings.Cut(kv, "=")
+	if !ok || value == "" {
+		return errors.New("want KIND=VALUE, e.g. fs=ro:. or exec=git")
+	}
+	if err := CheckGrant(kind, value); err != nil {
+		return err
+	}
+	switch kind {
+	case KindFS:
+		g.FS = append(g.FS, value)
+	case KindExec:
+		g.Exec = append(g.Exec, value)
+	case KindEnv:
+		g.Env = append(g.Env, value)
+	}
+	return nil
+}
+
+// Bounds and defaults of Limits.
+const (
+	// DefaultMemoryMB is the memory limit when Limits.MemoryMB is 0.
+	DefaultMemoryMB = 64
+	// MaxMemoryMB is the largest memory limit: a wasm32 memory is at most
+	// 4 GiB (65536 pages of 64 KiB).
+	MaxMemoryMB = 4096
+	// DefaultTimeoutMS bounds one tool.execute call when Limits.TimeoutMS
+	// is 0.
+	DefaultTimeoutMS = 30_000
+	// MaxTimeoutMS is the longest time limit: one day.
+	MaxTimeoutMS = 86_400_000
+)
+
+// Limits cap an extension. A zero field takes its default; pi.toml leaves
+// the key out for that (writing 0 there is an error).
+type Limits struct {
+	// MemoryMB caps the guest's linear memory, in MiB: 1..MaxMemoryMB,
+	// default DefaultMemoryMB.
+	MemoryMB int `json:"memoryMB,omitempty"`
+	// TimeoutMS bounds each tool.execute call, in ms: 1..MaxTimeoutMS,
+	// default DefaultTimeoutMS. init, hooks and events have their own
+	// fixed bound.
+	TimeoutMS int `json:"timeoutMS,omitempty"`
+}
+
+// CheckMemoryMB checks a memory_mb value as written: 1..MaxMemoryMB.
+func CheckMemoryMB(n int64) error { return checkRange(n, MaxMemoryMB, "MiB") }
+
+// CheckTimeoutMS checks a timeout_ms value as written: 1..MaxTimeoutMS.
+func CheckTimeoutMS(n int64) error { return checkRange(n, MaxTimeoutMS, "ms") }
+
+func checkRange(n, upper int64, unit string) error {
+	if n <= 0 {
+		return fmt.Errorf("must be positive, got %d (leave it out for the default)", n)
+	}
+	if n > upper {
+		return fmt.Errorf("must be at most %d %s, got %d", upper, unit, n)
+	}
+	return nil
+}
+
+// Check checks every set (non-zero) field with CheckMemoryMB and
+// CheckTimeoutMS; the error names the field as "limits.memory_mb" or
+// "limits.timeout_ms".
+func (l Limits) Check() error {
+	if l.MemoryMB != 0 {
+		if err := CheckMemoryMB(int64(l.MemoryMB)); err != nil {
+			return fmt.Errorf("limits.memory_mb %w", err)
+		}
+	}
+	if l.TimeoutMS != 0 {
+		if err := CheckTimeoutMS(int64(l.TimeoutMS)); err != nil {
+			return fmt.Errorf("limits.timeout_ms %w", err)
+		}
+	}
+	return nil
+}
+
+// MemoryPages is the memory limit in 64 KiB wasm pages, the default for 0.
+// Call it on checked Limits.
+func (l Limits) MemoryPages() uint32 {
+	mb := l.MemoryMB
+	if mb == 0 {
+		mb = DefaultMemoryMB
+	}
+	return uint32(mb) * 16 // 16 pages of 64 KiB per MiB
+}
+
+// ExecuteTimeout is the time limit of one tool.execute call, the default
+// for 0. Call it on checked Limits.
+func (l Limits) ExecuteTimeout() time.Duration {
+	if l.TimeoutMS == 0 {
+		return DefaultTimeoutMS * time.Millisecond
+	}
+	return time.Duration(l.TimeoutMS) * time.Millisecond
+}
