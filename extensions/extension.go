@@ -399,11 +399,7 @@ func (e *Extension) executeFunc(name string) tool.ExecuteFunc {
 		if cwd == "" {
 			cwd = e.host.opts.Cwd
 		}
-		input := call.Input
-		if len(input) == 0 {
-			input = json.RawMessage("{}")
-		}
-		req, err := encodeRequest("tool.execute", executeParams{ToolName: name, ToolCallID: call.ID, Input: input, Cwd: cwd})
+		req, err := executeRequest(name, call, cwd)
 		if err != nil {
 			return tool.Result{}, fmt.Errorf("extension %s: %w", e.info.Name, err)
 		}

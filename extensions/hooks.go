@@ -53,13 +53,7 @@ func (e *Extension) hookError(method string, err error) error {
 
 func (e *Extension) toolCallHook(ctx context.Context, c tool.CallInfo) (tool.ToolCallDecision, error) {
 	const method = "hook.tool_call"
-	if len(c.Input) == 0 {
-		c.Input = json.RawMessage("{}")
-	}
-	if c.Paths == nil {
-		c.Paths = []string{} // always present: [] is "opens no paths it names"
-	}
-	req, err := encodeRequest(method, c)
+	req, err := toolCallRequest(c)
 	if err != nil {
 		return tool.ToolCallDecision{}, err
 	}
@@ -80,17 +74,7 @@ func (e *Extension) toolCallHook(ctx context.Context, c tool.CallInfo) (tool.Too
 
 func (e *Extension) toolResultHook(ctx context.Context, c tool.CallInfo, r tool.Result) (tool.ResultPatch, error) {
 	const method = "hook.tool_result"
-	if len(c.Input) == 0 {
-		c.Input = json.RawMessage("{}")
-	}
-	content := r.Content
-	if content == nil {
-		content = []tool.ContentBlock{}
-	}
-	req, err := encodeRequest(method, toolResultParams{
-		ToolName: c.Name, ToolCallID: c.ID, Input: c.Input,
-		Content: content, Details: r.Details, IsError: r.IsError,
-	})
+	req, err := toolResultRequest(c, r)
 	if err != nil {
 		return tool.ResultPatch{}, err
 	}
@@ -123,7 +107,7 @@ func (e *Extension) spawnHook(ctx context.Context, s tool.BashSpawn) (tool.BashS
 		}
 	}
 	shown := tool.BashSpawn{Command: s.Command, Cwd: s.Cwd, Env: visible}
-	req, err := encodeRequest(method, shown)
+	req, err := spawnRequest(shown)
 	if err != nil {
 		return s, err
 	}
@@ -179,23 +163,12 @@ var eventTypes = map[string]bool{
 // tool_execution_start, tool_execution_end); others are dropped. Failures are
 // logged under the extension's name and change nothing.
 func (h *Host) Event(ctx context.Context, ev any) {
-	raw, err := json.Marshal(ev)
+	req, typ, err := eventRequest(ev)
 	if err != nil {
-		h.logger.Warn("extension event: cannot marshal event", "error", err.Error())
+		h.logger.Warn("extension event: " + err.Error())
 		return
 	}
-	var head struct {
-		Type string `json:"type"`
-	}
-	if err := json.Unmarshal(raw, &head); err != nil || head.Type == "" {
-		h.logger.Warn("extension event: not an object with a type", "event", string(raw))
-		return
-	}
-	if !eventTypes[head.Type] {
-		return
-	}
-	req, err := encodeRequest("event", json.RawMessage(raw))
-	if err != nil {
+	if req == nil {
 		return
 	}
 	for _, e := range h.Extensions() {
@@ -203,7 +176,7 @@ func (h *Host) Event(ctx context.Context, ev any) {
 			continue
 		}
 		if err := e.call(ctx, "event", req, e.hookTO, nil, nil); err != nil {
-			e.logger.Warn("event failed", "type", head.Type, "error", e.hookError("event", err).Error())
+			e.logger.Warn("event failed", "type", typ, "error", e.hookError("event", err).Error())
 		}
 	}
 }

@@ -256,17 +256,7 @@ func (h *Host) load(ctx context.Context, spec Spec, label string) (*Extension, e
 			e.env = append(e.env, kv)
 		}
 	}
-	cfg := spec.Config
-	if cfg == nil {
-		cfg = map[string]any{}
-	}
-	e.initReq, err = encodeRequest("init", initParams{
-		ABI:    1,
-		Host:   hostInfo{Name: h.opts.HostName, Version: h.opts.HostVersion},
-		Cwd:    h.opts.Cwd,
-		Config: cfg,
-		Grants: grants,
-	})
+	e.initReq, err = initRequest(h.opts, spec.Config, grants)
 	if err != nil {
 		return nil, err
 	}

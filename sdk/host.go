@@ -28,7 +28,7 @@ type partialJSON struct {
 // stream; never sent to the model). It reports whether the call was
 // cancelled, in which case the handler should stop and return.
 func (c *Context) Emit(partial Result) (cancelled bool) {
-	b, err := json.Marshal(partialJSON{Content: wireBlocks(partial.Content), Details: partial.Details})
+	b, err := encodePartial(partial)
 	if err != nil {
 		Logf(LevelWarn, "emit from tool %s: %v", c.ToolName, err)
 		return c.cancelled
@@ -37,6 +37,11 @@ func (c *Context) Emit(partial Result) (cancelled bool) {
 		c.cancelled = true
 	}
 	return c.cancelled
+}
+
+// encodePartial encodes the payload of emit.
+func encodePartial(partial Result) ([]byte, error) {
+	return json.Marshal(partialJSON{Content: wireBlocks(partial.Content), Details: partial.Details})
 }
 
 // Cancelled reports whether an earlier Emit learned that the call was
@@ -103,17 +108,32 @@ func (e *HostError) Error() string { return "host call " + e.Method + ": " + e.M
 // request cannot be encoded, the ABI is misused or the answer does not
 // decode.
 func HostCall(method string, params, result any) error {
-	req, err := json.Marshal(struct {
-		Method string `json:"method"`
-		Params any    `json:"params"`
-	}{method, params})
+	req, err := encodeHostRequest(method, params)
 	if err != nil {
-		return fmt.Errorf("host call %s: encode: %w", method, err)
+		return err
 	}
 	raw, err := hostCall(req)
 	if err != nil {
 		return fmt.Errorf("host call %s: %w", method, err)
 	}
+	return decodeHostAnswer(method, raw, result)
+}
+
+// encodeHostRequest encodes a host_call request envelope.
+func encodeHostRequest(method string, params any) ([]byte, error) {
+	req, err := json.Marshal(struct {
+		Method string `json:"method"`
+		Params any    `json:"params"`
+	}{method, params})
+	if err != nil {
+		return nil, fmt.Errorf("host call %s: encode: %w", method, err)
+	}
+	return req, nil
+}
+
+// decodeHostAnswer decodes the host's answer to a host_call into result
+// (which may be nil).
+func decodeHostAnswer(method string, raw []byte, result any) error {
 	var resp struct {
 		OK     bool            `json:"ok"`
 		Result json.RawMessage `json:"result"`
@@ -169,13 +189,18 @@ type ExecResult struct {
 // Exec fails with a *HostError when the host refuses (permission denied) or
 // cannot start the command.
 func Exec(argv []string, opts ExecOptions) (ExecResult, error) {
+	var res ExecResult
+	err := HostCall("exec", execParams(argv, opts), &res)
+	return res, err
+}
+
+// execParams are the params of the exec host method.
+func execParams(argv []string, opts ExecOptions) any {
 	type params struct {
 		Argv      []string `json:"argv"`
 		Cwd       string   `json:"cwd,omitempty"`
 		TimeoutMS int64    `json:"timeoutMs,omitempty"`
 		Stdin     string   `json:"stdin,omitempty"`
 	}
-	var res ExecResult
-	err := HostCall("exec", params{Argv: argv, Cwd: opts.Cwd, TimeoutMS: opts.Timeout.Milliseconds(), Stdin: opts.Stdin}, &res)
-	return res, err
+	return params{Argv: argv, Cwd: opts.Cwd, TimeoutMS: opts.Timeout.Milliseconds(), Stdin: opts.Stdin}
 }
