@@ -14,6 +14,7 @@ import (
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/api"
 
+	"github.com/pi-go/pi/internal/abi"
 	"github.com/pi-go/pi/runtime/tool"
 )
 
@@ -404,7 +405,7 @@ func (e *Extension) executeFunc(name string) tool.ExecuteFunc {
 			return tool.Result{}, fmt.Errorf("extension %s: %w", e.info.Name, err)
 		}
 		var res tool.Result
-		err = e.call(ctx, "tool.execute", req, e.execTO, call.Update, func(raw json.RawMessage) error {
+		err = e.call(ctx, abi.MethodExecute, req, e.execTO, call.Update, func(raw json.RawMessage) error {
 			var derr error
 			res, derr = decodeExecute(raw)
 			return derr

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/pi-go/pi/internal/abi"
 	"github.com/pi-go/pi/runtime/tool"
 )
 
@@ -52,7 +53,7 @@ func (e *Extension) hookError(method string, err error) error {
 }
 
 func (e *Extension) toolCallHook(ctx context.Context, c tool.CallInfo) (tool.ToolCallDecision, error) {
-	const method = "hook.tool_call"
+	const method = abi.MethodToolCall
 	req, err := toolCallRequest(c)
 	if err != nil {
 		return tool.ToolCallDecision{}, err
@@ -73,7 +74,7 @@ func (e *Extension) toolCallHook(ctx context.Context, c tool.CallInfo) (tool.Too
 }
 
 func (e *Extension) toolResultHook(ctx context.Context, c tool.CallInfo, r tool.Result) (tool.ResultPatch, error) {
-	const method = "hook.tool_result"
+	const method = abi.MethodToolResult
 	req, err := toolResultRequest(c, r)
 	if err != nil {
 		return tool.ResultPatch{}, err
@@ -99,7 +100,7 @@ func (e *Extension) toolResultHook(ctx context.Context, c tool.CallInfo, r tool.
 // the visible part only (a granted name it leaves out is removed; the names
 // it could not see are kept unless it sets them).
 func (e *Extension) spawnHook(ctx context.Context, s tool.BashSpawn) (tool.BashSpawn, error) {
-	const method = "hook.bash_spawn"
+	const method = abi.MethodBashSpawn
 	visible := make(map[string]string, len(e.grants.Env))
 	for _, name := range e.grants.Env {
 		if v, ok := s.Env[name]; ok {
@@ -150,13 +151,6 @@ func sameEnv(a, b map[string]string) bool {
 	return true
 }
 
-// eventTypes are the events sent to extensions with the "event" hook.
-var eventTypes = map[string]bool{
-	"agent_start": true, "agent_end": true,
-	"turn_start": true, "turn_end": true,
-	"tool_execution_start": true, "tool_execution_end": true,
-}
-
 // Event JSON-marshals ev (an object with a "type") and sends it to the
 // extensions that declared the "event" hook, in load order. Only the ABI's
 // event types are sent (agent_start, agent_end, turn_start, turn_end,
@@ -175,7 +169,7 @@ func (h *Host) Event(ctx context.Context, ev any) {
 		if !e.hookEvent {
 			continue
 		}
-		if err := e.call(ctx, "event", req, e.hookTO, nil, nil); err != nil {
+		if err := e.call(ctx, abi.MethodEvent, req, e.hookTO, nil, nil); err != nil {
 			e.logger.Warn("event failed", "type", typ, "error", e.hookError("event", err).Error())
 		}
 	}

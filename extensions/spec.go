@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"regexp"
 	"time"
+
+	"github.com/pi-go/pi/internal/abi"
 )
 
 // Defaults and hard limits of ABI v1.
@@ -95,12 +97,12 @@ type Info struct {
 	Scope  string `json:"scope,omitempty"`
 }
 
-// Hook names an extension may declare in init.
+// Hook names an extension may declare in init (internal/abi's).
 const (
-	HookToolCall   = "tool_call"
-	HookToolResult = "tool_result"
-	HookBashSpawn  = "bash_spawn"
-	HookEvent      = "event"
+	HookToolCall   = abi.HookToolCall
+	HookToolResult = abi.HookToolResult
+	HookBashSpawn  = abi.HookBashSpawn
+	HookEvent      = abi.HookEvent
 )
 
 var (

@@ -180,7 +180,7 @@ func TestGoldenGuestMessages(t *testing.T) {
 	}
 	matchGolden(t, "emit.partial.json", b)
 
-	b, err = encodeHostRequest("exec", execParams([]string{"cat"}, ExecOptions{Cwd: "src", Timeout: 5 * time.Second, Stdin: "hello\n"}))
+	b, err = encodeHostRequest("exec", execParamsToABI([]string{"cat"}, ExecOptions{Cwd: "src", Timeout: 5 * time.Second, Stdin: "hello\n"}))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/pi-go/pi/internal/abi"
 )
 
 // Context is what a tool handler gets besides its input: which call this is,
@@ -17,11 +19,6 @@ type Context struct {
 	Cwd string
 
 	cancelled bool
-}
-
-type partialJSON struct {
-	Content []wireBlock `json:"content"`
-	Details any         `json:"details,omitempty"`
 }
 
 // Emit sends a partial result (a progress update for the UI and the event
@@ -41,7 +38,11 @@ func (c *Context) Emit(partial Result) (cancelled bool) {
 
 // encodePartial encodes the payload of emit.
 func encodePartial(partial Result) ([]byte, error) {
-	return json.Marshal(partialJSON{Content: wireBlocks(partial.Content), Details: partial.Details})
+	p, err := partialToABI(partial)
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(p)
 }
 
 // Cancelled reports whether an earlier Emit learned that the call was
@@ -121,10 +122,7 @@ func HostCall(method string, params, result any) error {
 
 // encodeHostRequest encodes a host_call request envelope.
 func encodeHostRequest(method string, params any) ([]byte, error) {
-	req, err := json.Marshal(struct {
-		Method string `json:"method"`
-		Params any    `json:"params"`
-	}{method, params})
+	req, err := json.Marshal(abi.Request[any]{Method: method, Params: params})
 	if err != nil {
 		return nil, fmt.Errorf("host call %s: encode: %w", method, err)
 	}
@@ -134,15 +132,11 @@ func encodeHostRequest(method string, params any) ([]byte, error) {
 // decodeHostAnswer decodes the host's answer to a host_call into result
 // (which may be nil).
 func decodeHostAnswer(method string, raw []byte, result any) error {
-	var resp struct {
-		OK     bool            `json:"ok"`
-		Result json.RawMessage `json:"result"`
-		Error  *errorBody      `json:"error"`
-	}
+	var resp abi.Response
 	if err := json.Unmarshal(raw, &resp); err != nil {
 		return fmt.Errorf("host call %s: malformed answer: %w", method, err)
 	}
-	if !resp.OK {
+	if resp.OK == nil || !*resp.OK {
 		msg := "failed"
 		if resp.Error != nil {
 			msg = resp.Error.Message
@@ -189,18 +183,7 @@ type ExecResult struct {
 // Exec fails with a *HostError when the host refuses (permission denied) or
 // cannot start the command.
 func Exec(argv []string, opts ExecOptions) (ExecResult, error) {
-	var res ExecResult
-	err := HostCall("exec", execParams(argv, opts), &res)
-	return res, err
-}
-
-// execParams are the params of the exec host method.
-func execParams(argv []string, opts ExecOptions) any {
-	type params struct {
-		Argv      []string `json:"argv"`
-		Cwd       string   `json:"cwd,omitempty"`
-		TimeoutMS int64    `json:"timeoutMs,omitempty"`
-		Stdin     string   `json:"stdin,omitempty"`
-	}
-	return params{Argv: argv, Cwd: opts.Cwd, TimeoutMS: opts.Timeout.Milliseconds(), Stdin: opts.Stdin}
+	var res abi.ExecResult
+	err := HostCall(abi.HostMethodExec, execParamsToABI(argv, opts), &res)
+	return execResultFromABI(res), err
 }
