@@ -268,12 +268,14 @@ func (e *Extension) discard(ctx context.Context) {
 	inst.stderr.Flush()
 }
 
-// close discards the instance and refuses later calls.
+// close discards the instance, closes the mounts' directories and refuses
+// later calls.
 func (e *Extension) close(ctx context.Context) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	e.closed = true
 	e.discard(ctx)
+	closeMounts(e.mounts)
 }
 
 // disabledError is what every call of a disabled extension gets.

@@ -249,7 +249,7 @@ func TestCloseAbortsCallsInFlight(t *testing.T) {
 // exceeds the extension's limit is refused at load, naming the limit; a
 // declared maximum above the limit is lowered to it (wazero's rule).
 func TestDeclaredMemoryOverLimit(t *testing.T) {
-	src, err := os.ReadFile(filepath.Join(repoRoot(t), "testdata", "good.wat"))
+	src, err := os.ReadFile(filepath.Join(repoRoot(t), watPath("good")))
 	if err != nil {
 		t.Fatal(err)
 	}
