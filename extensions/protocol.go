@@ -25,8 +25,15 @@ type GuestError struct {
 
 func (e *GuestError) Error() string { return e.Message }
 
+// requestParams are the params the host sends: internal/abi's types only
+// (an event travels as its raw JSON), so no host type can reach the wire
+// without wire.go's mapping.
+type requestParams interface {
+	abi.InitParams | abi.ExecuteParams | abi.ToolCallParams | abi.ToolResultParams | abi.BashSpawnParams | json.RawMessage
+}
+
 // encodeRequest marshals a request envelope.
-func encodeRequest[P any](method string, params P) ([]byte, error) {
+func encodeRequest[P requestParams](method string, params P) ([]byte, error) {
 	b, err := json.Marshal(abi.Request[P]{Method: method, Params: params})
 	if err != nil {
 		return nil, fmt.Errorf("encode %s request: %w", method, err)
