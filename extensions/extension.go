@@ -14,6 +14,7 @@ import (
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/api"
 
+	"github.com/pi-go/pi/internal/abi"
 	"github.com/pi-go/pi/runtime/tool"
 )
 
@@ -267,12 +268,14 @@ func (e *Extension) discard(ctx context.Context) {
 	inst.stderr.Flush()
 }
 
-// close discards the instance and refuses later calls.
+// close discards the instance, closes the mounts' directories and refuses
+// later calls.
 func (e *Extension) close(ctx context.Context) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	e.closed = true
 	e.discard(ctx)
+	closeMounts(e.mounts)
 }
 
 // disabledError is what every call of a disabled extension gets.
@@ -399,16 +402,12 @@ func (e *Extension) executeFunc(name string) tool.ExecuteFunc {
 		if cwd == "" {
 			cwd = e.host.opts.Cwd
 		}
-		input := call.Input
-		if len(input) == 0 {
-			input = json.RawMessage("{}")
-		}
-		req, err := encodeRequest("tool.execute", executeParams{ToolName: name, ToolCallID: call.ID, Input: input, Cwd: cwd})
+		req, err := executeRequest(name, call, cwd)
 		if err != nil {
 			return tool.Result{}, fmt.Errorf("extension %s: %w", e.info.Name, err)
 		}
 		var res tool.Result
-		err = e.call(ctx, "tool.execute", req, e.execTO, call.Update, func(raw json.RawMessage) error {
+		err = e.call(ctx, abi.MethodExecute, req, e.execTO, call.Update, func(raw json.RawMessage) error {
 			var derr error
 			res, derr = decodeExecute(raw)
 			return derr

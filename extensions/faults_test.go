@@ -221,29 +221,6 @@ func TestChaosFaults(t *testing.T) {
 	}
 }
 
-// TestExtensionsRunInParallel: a call stuck in one extension does not hold
-// up calls into another.
-func TestExtensionsRunInParallel(t *testing.T) {
-	h := newHost(t, extensions.Options{})
-	loop := load(t, h, extensions.Spec{Path: wat(t, "loop"), Limits: extensions.Limits{TimeoutMS: 3000}})
-	good := load(t, h, extensions.Spec{Path: wat(t, "good")})
-	ctx := context.Background()
-	stuck := startLooping(t, ctx, loop)
-	start := time.Now()
-	gts := tools(t, good)
-	for i := 0; i < 20; i++ {
-		if r := run(ctx, gts, nil, "hello", `{}`); r.IsError {
-			t.Fatalf("hello = %+v", r)
-		}
-	}
-	if d := time.Since(start); d > 2*time.Second {
-		t.Fatalf("20 calls into good took %s while loop was stuck", d)
-	}
-	if r := <-stuck; !strings.Contains(r.Text(), "timed out after 3s") {
-		t.Fatalf("loop = %q", r.Text())
-	}
-}
-
 // TestCloseAbortsCallsInFlight: closing the host ends a running call
 // promptly.
 func TestCloseAbortsCallsInFlight(t *testing.T) {
@@ -272,7 +249,7 @@ func TestCloseAbortsCallsInFlight(t *testing.T) {
 // exceeds the extension's limit is refused at load, naming the limit; a
 // declared maximum above the limit is lowered to it (wazero's rule).
 func TestDeclaredMemoryOverLimit(t *testing.T) {
-	src, err := os.ReadFile(filepath.Join(repoRoot(t), "testdata", "good.wat"))
+	src, err := os.ReadFile(filepath.Join(repoRoot(t), watPath("good")))
 	if err != nil {
 		t.Fatal(err)
 	}

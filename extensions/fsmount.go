@@ -276,3 +276,13 @@ func (r *outsideRoot) check() experimentalsys.Errno {
 	}
 	return 0
 }
+
+// closeMounts closes the directories of mounts. It is safe to call twice;
+// nothing may use the mounts afterwards (the extension's instance is gone).
+func closeMounts(mounts []mount) {
+	for _, m := range mounts {
+		if m.root != nil {
+			m.root.close()
+		}
+	}
+}

@@ -11,6 +11,9 @@ import (
 // mountRoot would be an opened grant directory; there are none here.
 type mountRoot struct{ real string }
 
+// close has nothing to close.
+func (r *mountRoot) close() {}
+
 // openMountRoot refuses: without openat and O_NOFOLLOW this host cannot
 // keep lookups beneath a directory, and a mount that follows symlinks out
 // is no sandbox.

@@ -23,7 +23,7 @@ import (
 // symlink) do not move the mount.
 type mountRoot struct {
 	real string   // real absolute path; also the guest path
-	file *os.File // keeps fd open while the mount is reachable
+	file *os.File // owns fd; closed by close
 	fd   int      // a directory fd (O_PATH on Linux)
 }
 
@@ -46,6 +46,12 @@ func openMountRoot(real string) (*mountRoot, error) {
 	}
 	return &mountRoot{real: real, file: os.NewFile(uintptr(fd), real), fd: fd}, nil
 }
+
+// close closes the directory when the extension closes (or its load fails)
+// rather than when the garbage collector finds the file. A second call does
+// nothing (os.File remembers it is closed, so the fd number, which may be
+// reused by then, is not closed again).
+func (r *mountRoot) close() { _ = r.file.Close() }
 
 // mountFS is one grant as one instance sees it: the shared root, whether it
 // is read-only, and where to report refused paths.

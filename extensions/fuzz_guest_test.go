@@ -3,23 +3,26 @@ package extensions
 import (
 	"context"
 	"encoding/json"
+	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"testing"
 
 	"github.com/pi-go/pi/runtime/tool"
 )
 
-// assembleMirror assembles testdata/mirror.wat (repository root).
+// assembleMirror assembles testdata/mirror.wat (this package's); a missing
+// file fails the test.
 func assembleMirror(t testing.TB) string {
 	t.Helper()
+	src := filepath.Join("testdata", "mirror.wat")
+	if _, err := os.Stat(src); err != nil {
+		t.Fatalf("test module %s is missing: %v (the host's hand-written test modules live in extensions/testdata)", src, err)
+	}
 	bin, err := exec.LookPath("wat2wasm")
 	if err != nil {
-		t.Fatalf("wat2wasm not found: the tests assemble testdata/*.wat with it; install it with `apt-get install wabt` or run scripts/test")
+		t.Fatalf("wat2wasm not found: the tests assemble extensions/testdata/*.wat with it; install it with `apt-get install wabt` or run scripts/test")
 	}
-	_, file, _, _ := runtime.Caller(0)
-	src := filepath.Join(filepath.Dir(filepath.Dir(file)), "testdata", "mirror.wat")
 	out := filepath.Join(t.TempDir(), "mirror.wasm")
 	if b, err := exec.Command(bin, src, "-o", out).CombinedOutput(); err != nil {
 		t.Fatalf("wat2wasm: %v\n%s", err, b)

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"testing"
 
+	"github.com/pi-go/pi/internal/abi"
 	"github.com/pi-go/pi/runtime/tool"
 )
 
@@ -80,7 +81,7 @@ func FuzzHostCall(f *testing.F) {
 	e := &Extension{name: "fuzz", host: &Host{opts: Options{Cwd: "/"}}}
 	f.Fuzz(func(t *testing.T, b []byte) {
 		resp := e.handleHostCall(context.Background(), b)
-		var env response
+		var env abi.Response
 		if err := decodeStrict(resp, &env); err != nil || env.OK == nil {
 			t.Fatalf("answer %q is not an envelope: %v", resp, err)
 		}

@@ -46,12 +46,16 @@ func repoRoot(t testing.TB) string {
 	return filepath.Dir(filepath.Dir(file))
 }
 
-// wat assembles testdata/NAME.wat with wat2wasm (once per run) and returns
-// the .wasm path.
+// wat assembles extensions/testdata/NAME.wat with wat2wasm (once per run)
+// and returns the .wasm path; a missing file fails the test.
 func wat(t testing.TB, name string) string {
 	t.Helper()
-	return plugintest.BuildWAT(t, filepath.Join("testdata", name+".wat"))
+	return plugintest.BuildWAT(t, watPath(name))
 }
+
+// watPath is where the test module NAME.wat lives, relative to the module
+// root: next to this package.
+func watPath(name string) string { return filepath.Join("extensions", "testdata", name+".wat") }
 
 // goGuest builds a Go guest (a main package under DIR relative to the repo
 // root) with GOOS=wasip1 GOARCH=wasm -buildmode=c-shared, once per run.

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/pi-go/pi/internal/abi"
 	"github.com/pi-go/pi/runtime/tool"
 )
 
@@ -52,14 +53,8 @@ func (e *Extension) hookError(method string, err error) error {
 }
 
 func (e *Extension) toolCallHook(ctx context.Context, c tool.CallInfo) (tool.ToolCallDecision, error) {
-	const method = "hook.tool_call"
-	if len(c.Input) == 0 {
-		c.Input = json.RawMessage("{}")
-	}
-	if c.Paths == nil {
-		c.Paths = []string{} // always present: [] is "opens no paths it names"
-	}
-	req, err := encodeRequest(method, c)
+	const method = abi.MethodToolCall
+	req, err := toolCallRequest(c)
 	if err != nil {
 		return tool.ToolCallDecision{}, err
 	}
@@ -79,18 +74,8 @@ func (e *Extension) toolCallHook(ctx context.Context, c tool.CallInfo) (tool.Too
 }
 
 func (e *Extension) toolResultHook(ctx context.Context, c tool.CallInfo, r tool.Result) (tool.ResultPatch, error) {
-	const method = "hook.tool_result"
-	if len(c.Input) == 0 {
-		c.Input = json.RawMessage("{}")
-	}
-	content := r.Content
-	if content == nil {
-		content = []tool.ContentBlock{}
-	}
-	req, err := encodeRequest(method, toolResultParams{
-		ToolName: c.Name, ToolCallID: c.ID, Input: c.Input,
-		Content: content, Details: r.Details, IsError: r.IsError,
-	})
+	const method = abi.MethodToolResult
+	req, err := toolResultRequest(c, r)
 	if err != nil {
 		return tool.ResultPatch{}, err
 	}
@@ -115,7 +100,7 @@ func (e *Extension) toolResultHook(ctx context.Context, c tool.CallInfo, r tool.
 // the visible part only (a granted name it leaves out is removed; the names
 // it could not see are kept unless it sets them).
 func (e *Extension) spawnHook(ctx context.Context, s tool.BashSpawn) (tool.BashSpawn, error) {
-	const method = "hook.bash_spawn"
+	const method = abi.MethodBashSpawn
 	visible := make(map[string]string, len(e.grants.Env))
 	for _, name := range e.grants.Env {
 		if v, ok := s.Env[name]; ok {
@@ -123,7 +108,7 @@ func (e *Extension) spawnHook(ctx context.Context, s tool.BashSpawn) (tool.BashS
 		}
 	}
 	shown := tool.BashSpawn{Command: s.Command, Cwd: s.Cwd, Env: visible}
-	req, err := encodeRequest(method, shown)
+	req, err := spawnRequest(shown)
 	if err != nil {
 		return s, err
 	}
@@ -166,17 +151,10 @@ func sameEnv(a, b map[string]string) bool {
 	return true
 }
 
-// eventTypes are the events sent to extensions with the "event" hook.
-var eventTypes = map[string]bool{
-	"agent_start": true, "agent_end": true,
-	"turn_start": true, "turn_end": true,
-	"tool_execution_start": true, "tool_execution_end": true,
-}
-
 // TakesEvent reports whether events of type t are sent to extensions, so a
 // caller can skip preparing the others (one message_update per streamed
 // token never reaches a guest).
-func TakesEvent(t string) bool { return eventTypes[t] }
+func TakesEvent(t string) bool { return abi.IsEventType(t) }
 
 // Event JSON-marshals ev (an object with a "type") and sends it to the
 // extensions that declared the "event" hook, in load order. Only the ABI's
@@ -184,31 +162,20 @@ func TakesEvent(t string) bool { return eventTypes[t] }
 // tool_execution_start, tool_execution_end); others are dropped. Failures are
 // logged under the extension's name and change nothing.
 func (h *Host) Event(ctx context.Context, ev any) {
-	raw, err := json.Marshal(ev)
+	req, typ, err := eventRequest(ev)
 	if err != nil {
-		h.logger.Warn("extension event: cannot marshal event", "error", err.Error())
+		h.logger.Warn("extension event: " + err.Error())
 		return
 	}
-	var head struct {
-		Type string `json:"type"`
-	}
-	if err := json.Unmarshal(raw, &head); err != nil || head.Type == "" {
-		h.logger.Warn("extension event: not an object with a type", "event", string(raw))
-		return
-	}
-	if !eventTypes[head.Type] {
-		return
-	}
-	req, err := encodeRequest("event", json.RawMessage(raw))
-	if err != nil {
+	if req == nil {
 		return
 	}
 	for _, e := range h.Extensions() {
 		if !e.hookEvent {
 			continue
 		}
-		if err := e.call(ctx, "event", req, e.hookTO, nil, nil); err != nil {
-			e.logger.Warn("event failed", "type", head.Type, "error", e.hookError("event", err).Error())
+		if err := e.call(ctx, abi.MethodEvent, req, e.hookTO, nil, nil); err != nil {
+			e.logger.Warn("event failed", "type", typ, "error", e.hookError("event", err).Error())
 		}
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/tetratelabs/wazero"
@@ -181,110 +182,173 @@ func (h *Host) Load(ctx context.Context, spec Spec) (*Extension, error) {
 	return e, nil
 }
 
-func (h *Host) load(ctx context.Context, spec Spec, label string) (*Extension, error) {
-	if spec.Name != "" && !extNameRE.MatchString(spec.Name) {
-		return nil, fmt.Errorf("name %q must match [a-z][a-z0-9_-]*", spec.Name)
-	}
-	if !filepath.IsAbs(spec.Path) {
-		return nil, errors.New("path must be absolute")
-	}
-	pages, execTO, hookTO, err := limitsOf(spec.Limits)
+// load runs the steps of Load in order: read and verify the file, resolve
+// the grants (opening the mounts), compile and check the module, instantiate
+// it and run init, register the extension. When a step fails, what the
+// earlier ones opened is closed.
+func (h *Host) load(ctx context.Context, spec Spec, label string) (_ *Extension, err error) {
+	m, err := readModule(spec)
 	if err != nil {
 		return nil, err
-	}
-	wasm, err := os.ReadFile(spec.Path)
-	if err != nil {
-		return nil, err
-	}
-	sum := sha256.Sum256(wasm)
-	got := hex.EncodeToString(sum[:])
-	if spec.SHA256 != "" && !strings.EqualFold(spec.SHA256, got) {
-		return nil, fmt.Errorf("sha256 mismatch: the file has %s, pi.toml expects %s (reinstall it with `pi ext install`, or update sha256)", got, spec.SHA256)
 	}
 	grants, mounts, err := resolveGrants(spec.Grants, h.opts.ProjectRoot)
 	if err != nil {
 		return nil, err
 	}
+	defer func() {
+		if err != nil {
+			closeMounts(mounts)
+		}
+	}()
+	hr, compiled, err := h.compile(ctx, m)
+	if err != nil {
+		return nil, err
+	}
+	e, err := h.newExtension(spec, label, m, hr, compiled, grants, mounts)
+	if err != nil {
+		return nil, err
+	}
+	if err := e.initialize(ctx); err != nil {
+		return nil, err
+	}
+	if err := h.register(ctx, e); err != nil {
+		return nil, err
+	}
+	return e, nil
+}
 
+// module is a module file that was read and verified, with the limits of
+// its spec resolved.
+type module struct {
+	wasm           []byte
+	sha256         string // hex
+	pages          uint32 // memory limit in 64 KiB pages
+	execTO, hookTO time.Duration
+}
+
+// readModule checks the spec's name, path and limits, reads the file and
+// verifies its sha256 when the spec gives one.
+func readModule(spec Spec) (module, error) {
+	if spec.Name != "" && !extNameRE.MatchString(spec.Name) {
+		return module{}, fmt.Errorf("name %q must match [a-z][a-z0-9_-]*", spec.Name)
+	}
+	if !filepath.IsAbs(spec.Path) {
+		return module{}, errors.New("path must be absolute")
+	}
+	pages, execTO, hookTO, err := limitsOf(spec.Limits)
+	if err != nil {
+		return module{}, err
+	}
+	wasm, err := os.ReadFile(spec.Path)
+	if err != nil {
+		return module{}, err
+	}
+	sum := sha256.Sum256(wasm)
+	got := hex.EncodeToString(sum[:])
+	if spec.SHA256 != "" && !strings.EqualFold(spec.SHA256, got) {
+		return module{}, fmt.Errorf("sha256 mismatch: the file has %s, pi.toml expects %s (reinstall it with `pi ext install`, or update sha256)", got, spec.SHA256)
+	}
+	return module{wasm: wasm, sha256: got, pages: pages, execTO: execTO, hookTO: hookTO}, nil
+}
+
+// compile returns the runtime of the module's memory limit and the module
+// compiled in it, checked against the ABI's exports and imports. A module
+// is compiled once per runtime (by sha256) and shared by the extensions
+// that load it.
+func (h *Host) compile(ctx context.Context, m module) (*hostRuntime, wazero.CompiledModule, error) {
 	h.mu.Lock()
 	if h.closed {
 		h.mu.Unlock()
-		return nil, errors.New("the extension host is closed")
+		return nil, nil, errors.New("the extension host is closed")
 	}
-	hr, err := h.runtimeFor(ctx, pages)
+	hr, err := h.runtimeFor(ctx, m.pages)
 	if err != nil {
 		h.mu.Unlock()
-		return nil, err
+		return nil, nil, err
 	}
-	compiled, cached := hr.compiled[got]
+	compiled, cached := hr.compiled[m.sha256]
 	h.mu.Unlock()
-
-	if !cached {
-		compiled, err = hr.r.CompileModule(ctx, wasm)
-		if err != nil {
-			return nil, fmt.Errorf("compile: %w", explainCompileError(err, pages))
-		}
-		if err := verifyModule(compiled, hr.wasi); err != nil {
-			_ = compiled.Close(ctx)
-			return nil, err
-		}
-		h.mu.Lock()
-		if prev, ok := hr.compiled[got]; ok {
-			_ = compiled.Close(ctx)
-			compiled = prev
-		} else {
-			hr.compiled[got] = compiled
-		}
-		h.mu.Unlock()
+	if cached {
+		return hr, compiled, nil
 	}
 
+	compiled, err = hr.r.CompileModule(ctx, m.wasm)
+	if err != nil {
+		return nil, nil, fmt.Errorf("compile: %w", explainCompileError(err, m.pages))
+	}
+	if err := check(ctx, compiled, hr); err != nil {
+		return nil, nil, err
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if prev, ok := hr.compiled[m.sha256]; ok {
+		_ = compiled.Close(ctx)
+		return hr, prev, nil
+	}
+	hr.compiled[m.sha256] = compiled
+	return hr, compiled, nil
+}
+
+// check verifies a freshly compiled module against ABI v1 (marker, exports
+// and their signatures, imports) before anything of it runs; a module that
+// fails is closed.
+func check(ctx context.Context, compiled wazero.CompiledModule, hr *hostRuntime) error {
+	if err := verifyModule(compiled, hr.wasi); err != nil {
+		_ = compiled.Close(ctx)
+		return err
+	}
+	return nil
+}
+
+// newExtension assembles an extension from its parts, with the granted
+// environment read and its init request encoded, before any instance
+// exists.
+func (h *Host) newExtension(spec Spec, label string, m module, hr *hostRuntime, compiled wazero.CompiledModule, grants Grants, mounts []mount) (*Extension, error) {
 	e := &Extension{
 		host:     h,
 		spec:     spec,
 		name:     label,
 		compiled: compiled,
 		rt:       hr,
-		execTO:   execTO,
-		hookTO:   hookTO,
+		execTO:   m.execTO,
+		hookTO:   m.hookTO,
 		grants:   grants,
 		mounts:   mounts,
 		logger:   h.logger.Named("ext." + label),
 	}
-	e.info = Info{Path: spec.Path, SHA256: got, Grants: grants, Scope: spec.Scope}
+	e.info = Info{Path: spec.Path, SHA256: m.sha256, Grants: grants, Scope: spec.Scope}
 	for _, kv := range grantedEnv(spec.Grants.Env, h.opts.LookupEnv) {
 		if !slices.Contains(h.opts.HideEnv, kv[0]) {
 			e.env = append(e.env, kv)
 		}
 	}
-	cfg := spec.Config
-	if cfg == nil {
-		cfg = map[string]any{}
-	}
-	e.initReq, err = encodeRequest("init", initParams{
-		ABI:    1,
-		Host:   hostInfo{Name: h.opts.HostName, Version: h.opts.HostVersion},
-		Cwd:    h.opts.Cwd,
-		Config: cfg,
-		Grants: grants,
-	})
+	var err error
+	e.initReq, err = initRequest(h.opts, spec.Config, grants)
 	if err != nil {
 		return nil, err
 	}
+	return e, nil
+}
 
+// initialize instantiates the first instance and runs init, then takes the
+// extension's name, tools and hooks from init's answer. The instance is
+// discarded when init fails, the extension closed when the name is not the
+// one configured.
+func (e *Extension) initialize(ctx context.Context) error {
 	e.mu.Lock()
 	res, err := e.start(ctx)
 	if err != nil {
 		e.discard(ctx)
 		e.mu.Unlock()
-		return nil, err
+		return err
 	}
 	e.mu.Unlock()
-	if spec.Name != "" && res.Name != spec.Name {
+	if e.spec.Name != "" && res.Name != e.spec.Name {
 		e.close(ctx)
-		return nil, fmt.Errorf("init says the extension is named %q, but it is configured as %q", res.Name, spec.Name)
+		return fmt.Errorf("init says the extension is named %q, but it is configured as %q", res.Name, e.spec.Name)
 	}
 	e.name = res.Name
-	e.logger = h.logger.Named("ext." + res.Name)
+	e.logger = e.host.logger.Named("ext." + res.Name)
 	e.info.Name, e.info.Version, e.info.Description = res.Name, res.Version, res.Description
 	e.info.Tools, e.info.Hooks = res.Tools, res.Hooks
 	if res.Wants != nil {
@@ -302,21 +366,27 @@ func (h *Host) load(ctx context.Context, spec Spec, label string) (*Extension, e
 			e.hookEvent = true
 		}
 	}
+	return nil
+}
 
+// register adds an initialized extension to the host, unless the host was
+// closed meanwhile or an extension of the same name is loaded; then the
+// extension is closed.
+func (h *Host) register(ctx context.Context, e *Extension) error {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.closed {
 		e.close(ctx)
-		return nil, errors.New("the extension host is closed")
+		return errors.New("the extension host is closed")
 	}
 	for _, o := range h.exts {
 		if o.name == e.name {
 			e.close(ctx)
-			return nil, fmt.Errorf("an extension named %q is already loaded from %s", e.name, o.spec.Path)
+			return fmt.Errorf("an extension named %q is already loaded from %s", e.name, o.spec.Path)
 		}
 	}
 	h.exts = append(h.exts, e)
-	return e, nil
+	return nil
 }
 
 // explainCompileError adds the memory limit to wazero's memory errors.

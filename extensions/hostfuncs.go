@@ -3,6 +3,7 @@ package extensions
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -16,6 +17,7 @@ import (
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/api"
 
+	"github.com/pi-go/pi/internal/abi"
 	"github.com/pi-go/pi/runtime/execgrant"
 )
 
@@ -186,13 +188,13 @@ func hostTakeImpl(ctx context.Context, mod api.Module, out, outCap uint32) int64
 // handleHostCall answers one host_call envelope. It never fails: every
 // problem is an error answer.
 func (e *Extension) handleHostCall(ctx context.Context, b []byte) []byte {
-	var req hostRequest
+	var req abi.Request[json.RawMessage]
 	if err := decodeStrict(b, &req); err != nil {
 		return encodeErr("malformed host_call request: " + err.Error())
 	}
 	switch req.Method {
-	case "exec":
-		var p execParams
+	case abi.HostMethodExec:
+		var p abi.ExecParams
 		if isNull(req.Params) {
 			return encodeErr("exec: params must be an object with argv")
 		}
@@ -212,19 +214,19 @@ func (e *Extension) handleHostCall(ctx context.Context, b []byte) []byte {
 // exec runs a granted command outside the sandbox, bounded by the call's
 // deadline and timeoutMs. Its environment is PATH plus the granted names
 // (less Options.HideEnv).
-func (e *Extension) exec(ctx context.Context, p execParams) (execResult, error) {
+func (e *Extension) exec(ctx context.Context, p abi.ExecParams) (abi.ExecResult, error) {
 	if len(p.Argv) == 0 || p.Argv[0] == "" {
-		return execResult{}, errors.New("exec: argv must name a command")
+		return abi.ExecResult{}, errors.New("exec: argv must name a command")
 	}
 	if !execgrant.Allowed(e.grants.Exec, p.Argv) {
 		granted := "none"
 		if len(e.grants.Exec) > 0 {
 			granted = strings.Join(e.grants.Exec, ", ")
 		}
-		return execResult{}, fmt.Errorf("permission denied: extension %s may not exec %q (grants.exec: %s)", e.name, p.Argv, granted)
+		return abi.ExecResult{}, fmt.Errorf("permission denied: extension %s may not exec %q (grants.exec: %s)", e.name, p.Argv, granted)
 	}
 	if p.TimeoutMS < 0 {
-		return execResult{}, errors.New("exec: timeoutMs must not be negative")
+		return abi.ExecResult{}, errors.New("exec: timeoutMs must not be negative")
 	}
 	if p.TimeoutMS > 0 {
 		var cancel context.CancelFunc
@@ -233,7 +235,7 @@ func (e *Extension) exec(ctx context.Context, p execParams) (execResult, error) 
 	}
 	dir, err := e.execDir(p.Cwd)
 	if err != nil {
-		return execResult{}, err
+		return abi.ExecResult{}, err
 	}
 	env := []string{}
 	if v, ok := os.LookupEnv("PATH"); ok {
@@ -255,15 +257,15 @@ func (e *Extension) exec(ctx context.Context, p execParams) (execResult, error) 
 		cmd.WaitDelay = execWaitDelay
 		return cmd
 	})
-	res := execResult{Stdout: stdout.String(), Stderr: stderr.String()}
+	res := abi.ExecResult{Stdout: stdout.String(), Stderr: stderr.String()}
 	var exitErr *exec.ExitError
 	switch {
 	case ctx.Err() != nil:
-		return execResult{}, fmt.Errorf("exec %s: %w", p.Argv[0], ctx.Err())
+		return abi.ExecResult{}, fmt.Errorf("exec %s: %w", p.Argv[0], ctx.Err())
 	case errors.As(err, &exitErr):
 		res.ExitCode = exitErr.ExitCode()
 	case err != nil:
-		return execResult{}, fmt.Errorf("exec %s: %w", p.Argv[0], err)
+		return abi.ExecResult{}, fmt.Errorf("exec %s: %w", p.Argv[0], err)
 	}
 	return res, nil
 }

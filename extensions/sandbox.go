@@ -32,9 +32,14 @@ type mount struct {
 // "ro:/real/path" / "rw:/real/path"; that is what init is told. The
 // directories are opened here, so a later swap of a folder on the way does
 // not move a mount.
-func resolveGrants(g Grants, root string) (Grants, []mount, error) {
+func resolveGrants(g Grants, root string) (_ Grants, _ []mount, err error) {
 	out := Grants{FS: []string{}, Exec: []string{}, Env: []string{}}
 	var mounts []mount
+	defer func() {
+		if err != nil {
+			closeMounts(mounts) // those opened before the entry that failed
+		}
+	}()
 	for _, entry := range g.FS {
 		r, err := extspec.ResolveFSGrant(entry, root)
 		if err != nil {

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"time"
 
+	"github.com/pi-go/pi/internal/abi"
 	"github.com/pi-go/pi/runtime/extspec"
 )
 
@@ -83,12 +84,12 @@ type Info struct {
 	Scope  string `json:"scope,omitempty"`
 }
 
-// Hook names an extension may declare in init.
+// Hook names an extension may declare in init (internal/abi's).
 const (
-	HookToolCall   = "tool_call"
-	HookToolResult = "tool_result"
-	HookBashSpawn  = "bash_spawn"
-	HookEvent      = "event"
+	HookToolCall   = abi.HookToolCall
+	HookToolResult = abi.HookToolResult
+	HookBashSpawn  = abi.HookBashSpawn
+	HookEvent      = abi.HookEvent
 )
 
 // nameRule adapts one of runtime/extspec's name rules to the

@@ -8,14 +8,9 @@ import (
 	"reflect"
 	"runtime/debug"
 	"strings"
+
+	"github.com/pi-go/pi/internal/abi"
 )
-
-// abiVersion is the major version of the ABI this package implements.
-const abiVersion = 1
-
-type errorBody struct {
-	Message string `json:"message"`
-}
 
 // Guest code compiled to wasm runs encoding/json at a few MB/s, and every
 // json.Unmarshal is two passes (validate, then decode), so the dispatch keeps
@@ -42,20 +37,20 @@ func (r *registry) handle(req []byte) (out []byte) {
 	what = "method " + method
 	var result any
 	switch p := params.(type) {
-	case *initParams:
+	case *abi.InitParams:
 		result, err = r.init(p)
-	case *executeParams:
+	case *abi.ExecuteParams:
 		what = fmt.Sprintf("tool %q", p.ToolName)
 		result, err = r.execute(p)
-	case *ToolCall:
+	case *abi.ToolCallParams:
 		what = "tool_call hook"
-		result, err = r.hookToolCall(*p)
-	case *ToolResult:
+		result, err = r.hookToolCall(toolCallFromABI(p))
+	case *abi.ToolResultParams:
 		what = "tool_result hook"
-		result, err = r.hookToolResult(*p)
-	case *BashSpawn:
+		result, err = r.hookToolResult(toolResultFromABI(p))
+	case *abi.BashSpawnParams:
 		what = "bash_spawn hook"
-		result, err = r.hookBashSpawn(*p)
+		result, err = r.hookBashSpawn(bashSpawnFromABI(p))
 	case *eventParams:
 		what = "event handler"
 		result, err = r.event(*p)
@@ -65,17 +60,12 @@ func (r *registry) handle(req []byte) (out []byte) {
 	if err != nil {
 		return encodeError(err)
 	}
-	b, err := json.Marshal(result)
+	out, err = abi.EncodeOK(result)
 	if err != nil {
 		return encodeError(fmt.Errorf("encode answer to %s: %w", method, err))
 	}
-	out = make([]byte, 0, len(b)+len(okPrefix)+1)
-	out = append(out, okPrefix...)
-	out = append(out, b...)
-	return append(out, '}')
+	return out
 }
-
-const okPrefix = `{"ok":true,"result":`
 
 // eventParams keeps an event's JSON as it came.
 type eventParams struct{ raw json.RawMessage }
@@ -89,17 +79,17 @@ func (e *eventParams) UnmarshalJSON(b []byte) error {
 // methods get a raw value that is ignored.
 func paramsFor(method string) any {
 	switch method {
-	case "init":
-		return new(initParams)
-	case "tool.execute":
-		return new(executeParams)
-	case "hook.tool_call":
-		return new(ToolCall)
-	case "hook.tool_result":
-		return new(ToolResult)
-	case "hook.bash_spawn":
-		return new(BashSpawn)
-	case "event":
+	case abi.MethodInit:
+		return new(abi.InitParams)
+	case abi.MethodExecute:
+		return new(abi.ExecuteParams)
+	case abi.MethodToolCall:
+		return new(abi.ToolCallParams)
+	case abi.MethodToolResult:
+		return new(abi.ToolResultParams)
+	case abi.MethodBashSpawn:
+		return new(abi.BashSpawnParams)
+	case abi.MethodEvent:
 		return new(eventParams)
 	}
 	return new(json.RawMessage)
@@ -162,120 +152,30 @@ func decodeRequest(req []byte) (method string, params any, err error) {
 	return method, params, nil
 }
 
-func encodeError(err error) []byte {
-	b, _ := json.Marshal(struct {
-		OK    bool      `json:"ok"`
-		Error errorBody `json:"error"`
-	}{false, errorBody{err.Error()}})
-	return b
-}
+func encodeError(err error) []byte { return abi.EncodeError(err.Error()) }
 
-// wireBlock is a Block as written on the wire: a text block always has
-// "text", an image block never has.
-type wireBlock struct {
-	Type     string  `json:"type"`
-	Text     *string `json:"text,omitempty"`
-	Data     string  `json:"data,omitempty"`
-	MimeType string  `json:"mimeType,omitempty"`
-}
-
-func wireBlocks(bs []Block) []wireBlock {
-	out := make([]wireBlock, len(bs))
-	for i := range bs {
-		if bs[i].Type == "image" {
-			out[i] = wireBlock{Type: "image", Data: bs[i].Data, MimeType: bs[i].MimeType}
-		} else {
-			out[i] = wireBlock{Type: "text", Text: &bs[i].Text}
-		}
-	}
-	return out
-}
-
-type wireResult struct {
-	Content   []wireBlock `json:"content"`
-	Details   any         `json:"details,omitempty"`
-	IsError   bool        `json:"isError,omitempty"`
-	Terminate bool        `json:"terminate,omitempty"`
-}
-
-type initParams struct {
-	ABI  int `json:"abi"`
-	Host struct {
-		Name    string `json:"name"`
-		Version string `json:"version"`
-	} `json:"host"`
-	Cwd    string          `json:"cwd"`
-	Config json.RawMessage `json:"config"`
-	Grants Grants          `json:"grants"`
-}
-
-type toolSpecJSON struct {
-	Name             string          `json:"name"`
-	Label            string          `json:"label,omitempty"`
-	Description      string          `json:"description"`
-	Parameters       json.RawMessage `json:"parameters"`
-	PromptSnippet    string          `json:"promptSnippet,omitempty"`
-	PromptGuidelines []string        `json:"promptGuidelines,omitempty"`
-	ExecutionMode    ExecutionMode   `json:"executionMode,omitempty"`
-}
-
-type initResult struct {
-	Name        string         `json:"name"`
-	Version     string         `json:"version"`
-	Description string         `json:"description,omitempty"`
-	Tools       []toolSpecJSON `json:"tools"`
-	Hooks       []string       `json:"hooks"`
-	Wants       *Grants        `json:"wants,omitempty"`
-}
-
-func (r *registry) init(p *initParams) (any, error) {
+func (r *registry) init(p *abi.InitParams) (any, error) {
 	if r.name == "" && len(r.errs) == 0 {
 		r.fail("sdk.Extension was not called (register in func init(): main is never run in a reactor)")
 	}
 	if len(r.errs) > 0 {
 		return nil, fmt.Errorf("registration: %w", errors.Join(r.errs...))
 	}
-	if p.ABI != 0 && p.ABI != abiVersion {
-		return nil, fmt.Errorf("host speaks ABI %d, extension %q speaks ABI %d", p.ABI, r.name, abiVersion)
+	if p.ABI != 0 && p.ABI != abi.Version {
+		return nil, fmt.Errorf("host speaks ABI %d, extension %q speaks ABI %d", p.ABI, r.name, abi.Version)
 	}
 	r.hostName, r.hostVersion = p.Host.Name, p.Host.Version
-	r.cwd, r.config, r.grants = p.Cwd, p.Config, p.Grants
+	r.cwd, r.config, r.grants = p.Cwd, p.Config, grantsFromABI(p.Grants)
 	r.initialized = true
 	for _, fn := range r.onInit {
 		if err := fn(); err != nil {
 			return nil, err
 		}
 	}
-	res := initResult{Name: r.name, Version: r.version, Description: r.description, Tools: []toolSpecJSON{}, Hooks: []string{}, Wants: r.wants}
-	for _, t := range r.tools {
-		res.Tools = append(res.Tools, toolSpecJSON{
-			Name: t.spec.Name, Label: t.spec.Label, Description: t.spec.Description, Parameters: t.params,
-			PromptSnippet: t.spec.PromptSnippet, PromptGuidelines: t.spec.PromptGuidelines, ExecutionMode: t.spec.ExecutionMode,
-		})
-	}
-	if len(r.toolCall) > 0 {
-		res.Hooks = append(res.Hooks, "tool_call")
-	}
-	if len(r.toolResult) > 0 {
-		res.Hooks = append(res.Hooks, "tool_result")
-	}
-	if len(r.bashSpawn) > 0 {
-		res.Hooks = append(res.Hooks, "bash_spawn")
-	}
-	if len(r.events) > 0 {
-		res.Hooks = append(res.Hooks, "event")
-	}
-	return res, nil
+	return r.initResult(), nil
 }
 
-type executeParams struct {
-	ToolName   string          `json:"toolName"`
-	ToolCallID string          `json:"toolCallId"`
-	Input      json.RawMessage `json:"input"`
-	Cwd        string          `json:"cwd"`
-}
-
-func (r *registry) execute(p *executeParams) (any, error) {
+func (r *registry) execute(p *abi.ExecuteParams) (any, error) {
 	var t *toolEntry
 	for _, e := range r.tools {
 		if e.spec.Name == p.ToolName {
@@ -293,7 +193,11 @@ func (r *registry) execute(p *executeParams) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	return wireResult{Content: wireBlocks(res.Content), Details: res.Details, IsError: res.IsError, Terminate: res.Terminate}, nil
+	out, err := resultToABI(res)
+	if err != nil {
+		return nil, fmt.Errorf("encode answer to %s: %w", abi.MethodExecute, err)
+	}
+	return out, nil
 }
 
 func (r *registry) hookToolCall(c ToolCall) (any, error) {
@@ -301,7 +205,7 @@ func (r *registry) hookToolCall(c ToolCall) (any, error) {
 	for _, fn := range r.toolCall {
 		d := fn(c)
 		if d.Block {
-			return map[string]any{"block": true, "reason": d.Reason}, nil
+			return abi.ToolCallResult{Block: true, Reason: d.Reason}, nil
 		}
 		if d.Input != nil {
 			b, err := json.Marshal(d.Input)
@@ -313,18 +217,19 @@ func (r *registry) hookToolCall(c ToolCall) (any, error) {
 		}
 	}
 	if replaced {
-		return map[string]any{"input": c.Input}, nil
+		return abi.ToolCallResult{Input: c.Input}, nil
 	}
-	return struct{}{}, nil
+	return abi.ToolCallResult{}, nil
 }
 
 func (r *registry) hookToolResult(res ToolResult) (any, error) {
-	out := map[string]any{}
+	var out abi.ToolResultPatch
 	for _, fn := range r.toolResult {
 		p := fn(res)
 		if p.Content != nil {
 			res.Content = p.Content
-			out["content"] = wireBlocks(p.Content)
+			content := blocksToABI(p.Content)
+			out.Content = &content
 		}
 		if p.Details != nil {
 			b, err := json.Marshal(p.Details)
@@ -332,11 +237,12 @@ func (r *registry) hookToolResult(res ToolResult) (any, error) {
 				return nil, fmt.Errorf("encode details patch of %s: %w", res.ToolName, err)
 			}
 			res.Details = b
-			out["details"] = res.Details
+			out.Details = res.Details
 		}
 		if p.IsError != nil {
 			res.IsError = *p.IsError
-			out["isError"] = res.IsError
+			isError := res.IsError
+			out.IsError = &isError
 		}
 	}
 	return out, nil
@@ -355,21 +261,19 @@ func (r *registry) hookBashSpawn(s BashSpawn) (any, error) {
 			s.Env = n.Env
 		}
 	}
-	return s, nil
+	return bashSpawnToABI(s), nil
 }
 
 func (r *registry) event(p eventParams) (any, error) {
 	raw := p.raw
-	var head struct {
-		Type string `json:"type"`
-	}
+	var head abi.EventHead
 	if err := json.Unmarshal(raw, &head); err != nil {
 		return nil, fmt.Errorf("malformed event: %w", err)
 	}
 	for _, fn := range r.events {
 		fn(Event{Type: head.Type, Raw: raw})
 	}
-	return struct{}{}, nil
+	return abi.EventResult{}, nil
 }
 
 // describeDecodeError turns an encoding/json error into a short message that

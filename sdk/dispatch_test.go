@@ -7,6 +7,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/pi-go/pi/internal/abi"
 )
 
 // call sends one request to r and decodes the envelope.
@@ -19,7 +21,7 @@ func call(t *testing.T, r *registry, method string, params any) (ok bool, result
 	var resp struct {
 		OK     bool            `json:"ok"`
 		Result json.RawMessage `json:"result"`
-		Error  *errorBody      `json:"error"`
+		Error  *abi.Error      `json:"error"`
 	}
 	out := r.handle(req)
 	d := json.NewDecoder(strings.NewReader(string(out)))
@@ -391,7 +393,7 @@ func TestRequestShapes(t *testing.T) {
 		{"params before method", `{"params":{"toolName":"greet","input":{"name":"Bo"},"cwd":"/w"},"method":"tool.execute"}`, `{"ok":true,"result":{"content":[{"type":"text","text":"Hello, Bo! from /w"}]}}`},
 		{"extra envelope fields are ignored", `{"method":"tool.execute","id":7,"params":{"toolName":"greet","input":{"name":"Bo"},"cwd":"/w","future":[1]}}`, `{"ok":true,"result":{"content":[{"type":"text","text":"Hello, Bo! from /w"}]}}`},
 		{"no params", `{"method":"event"}`, `{"ok":false,"error":{"message":"malformed event: unexpected end of JSON input"}}`},
-		{"params of the wrong shape", `{"method":"tool.execute","params":[1]}`, `{"ok":false,"error":{"message":"malformed request: params of tool.execute: json: cannot unmarshal array into Go value of type sdk.executeParams"}}`},
+		{"params of the wrong shape", `{"method":"tool.execute","params":[1]}`, `{"ok":false,"error":{"message":"malformed request: params of tool.execute: json: cannot unmarshal array into Go value of type abi.ExecuteParams"}}`},
 		{"not an object", `[1]`, `{"ok":false,"error":{"message":"malformed request: want an object, got ["}}`},
 		{"trailing data", `{"method":"x"} {}`, `{"ok":false,"error":{"message":"malformed request: data after the request"}}`},
 	}

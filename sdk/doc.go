@@ -2,7 +2,13 @@
 // written in Go: the module exports (pi_abi_v1, pi_alloc, pi_free, pi_call),
 // the JSON envelope, registration of tools and hooks, and the calls back into
 // the host (log, emit, host_call/host_take). It uses the standard library
-// only and never imports a host package.
+// and internal/abi only and never imports a host package.
+//
+// The messages themselves are declared once, in internal/abi, which the
+// host shares: this package maps its public types (Result, Block, ToolCall,
+// ...) to and from those messages at its edge. The JSON tags of the public
+// types are for an extension's own use (logging, tests) and do not shape
+// the wire.
 //
 // An extension is a main package built as a WASI reactor:
 //

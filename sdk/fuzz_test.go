@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+
+	"github.com/pi-go/pi/internal/abi"
 )
 
 // FuzzHandle feeds arbitrary requests to a registry with a tool and every
@@ -41,7 +43,7 @@ func FuzzHandle(f *testing.F) {
 		var env struct {
 			OK     *bool           `json:"ok"`
 			Result json.RawMessage `json:"result"`
-			Error  *errorBody      `json:"error"`
+			Error  *abi.Error      `json:"error"`
 		}
 		if err := json.Unmarshal(out, &env); err != nil {
 			t.Fatalf("answer %q is not JSON: %v", out, err)

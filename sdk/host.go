@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/pi-go/pi/internal/abi"
 )
 
 // Context is what a tool handler gets besides its input: which call this is,
@@ -19,16 +21,11 @@ type Context struct {
 	cancelled bool
 }
 
-type partialJSON struct {
-	Content []wireBlock `json:"content"`
-	Details any         `json:"details,omitempty"`
-}
-
 // Emit sends a partial result (a progress update for the UI and the event
 // stream; never sent to the model). It reports whether the call was
 // cancelled, in which case the handler should stop and return.
 func (c *Context) Emit(partial Result) (cancelled bool) {
-	b, err := json.Marshal(partialJSON{Content: wireBlocks(partial.Content), Details: partial.Details})
+	b, err := encodePartial(partial)
 	if err != nil {
 		Logf(LevelWarn, "emit from tool %s: %v", c.ToolName, err)
 		return c.cancelled
@@ -37,6 +34,15 @@ func (c *Context) Emit(partial Result) (cancelled bool) {
 		c.cancelled = true
 	}
 	return c.cancelled
+}
+
+// encodePartial encodes the payload of emit.
+func encodePartial(partial Result) ([]byte, error) {
+	p, err := partialToABI(partial)
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(p)
 }
 
 // Cancelled reports whether an earlier Emit learned that the call was
@@ -103,26 +109,34 @@ func (e *HostError) Error() string { return "host call " + e.Method + ": " + e.M
 // request cannot be encoded, the ABI is misused or the answer does not
 // decode.
 func HostCall(method string, params, result any) error {
-	req, err := json.Marshal(struct {
-		Method string `json:"method"`
-		Params any    `json:"params"`
-	}{method, params})
+	req, err := encodeHostRequest(method, params)
 	if err != nil {
-		return fmt.Errorf("host call %s: encode: %w", method, err)
+		return err
 	}
 	raw, err := hostCall(req)
 	if err != nil {
 		return fmt.Errorf("host call %s: %w", method, err)
 	}
-	var resp struct {
-		OK     bool            `json:"ok"`
-		Result json.RawMessage `json:"result"`
-		Error  *errorBody      `json:"error"`
+	return decodeHostAnswer(method, raw, result)
+}
+
+// encodeHostRequest encodes a host_call request envelope.
+func encodeHostRequest(method string, params any) ([]byte, error) {
+	req, err := json.Marshal(abi.Request[any]{Method: method, Params: params})
+	if err != nil {
+		return nil, fmt.Errorf("host call %s: encode: %w", method, err)
 	}
+	return req, nil
+}
+
+// decodeHostAnswer decodes the host's answer to a host_call into result
+// (which may be nil).
+func decodeHostAnswer(method string, raw []byte, result any) error {
+	var resp abi.Response
 	if err := json.Unmarshal(raw, &resp); err != nil {
 		return fmt.Errorf("host call %s: malformed answer: %w", method, err)
 	}
-	if !resp.OK {
+	if resp.OK == nil || !*resp.OK {
 		msg := "failed"
 		if resp.Error != nil {
 			msg = resp.Error.Message
@@ -169,13 +183,7 @@ type ExecResult struct {
 // Exec fails with a *HostError when the host refuses (permission denied) or
 // cannot start the command.
 func Exec(argv []string, opts ExecOptions) (ExecResult, error) {
-	type params struct {
-		Argv      []string `json:"argv"`
-		Cwd       string   `json:"cwd,omitempty"`
-		TimeoutMS int64    `json:"timeoutMs,omitempty"`
-		Stdin     string   `json:"stdin,omitempty"`
-	}
-	var res ExecResult
-	err := HostCall("exec", params{Argv: argv, Cwd: opts.Cwd, TimeoutMS: opts.Timeout.Milliseconds(), Stdin: opts.Stdin}, &res)
-	return res, err
+	var res abi.ExecResult
+	err := HostCall(abi.HostMethodExec, execParamsToABI(argv, opts), &res)
+	return execResultFromABI(res), err
 }

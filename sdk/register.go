@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"reflect"
 	"regexp"
+
+	"github.com/pi-go/pi/internal/abi"
 )
 
 // registry holds what an extension registered and what the host told it at
@@ -171,18 +173,11 @@ func schemaJSON(p any, in reflect.Type) (json.RawMessage, error) {
 	return out.Bytes(), nil
 }
 
-// decodeStrict decodes one JSON value into v, refusing unknown fields.
+// decodeStrict decodes one JSON value into v, refusing unknown fields and
+// trailing data (abi.DecodeStrict); no data at all is {}.
 func decodeStrict(data []byte, v any) error {
 	if len(bytes.TrimSpace(data)) == 0 {
 		data = []byte("{}")
 	}
-	d := json.NewDecoder(bytes.NewReader(data))
-	d.DisallowUnknownFields()
-	if err := d.Decode(v); err != nil {
-		return err
-	}
-	if d.More() {
-		return fmt.Errorf("unexpected data after the JSON value")
-	}
-	return nil
+	return abi.DecodeStrict(data, v)
 }

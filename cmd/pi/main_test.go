@@ -45,16 +45,17 @@ var goEnv = func() []string {
 }()
 
 // buildWasm builds the extensions the scripts install into one folder: Go
-// examples built for wasip1 and test modules assembled from testdata/*.wat
-// (each once per test binary, by the shared plugintest helper).
+// examples built for wasip1 and the extension host's test modules
+// (extensions/testdata/*.wat) assembled with wat2wasm (each once per test
+// binary, by the shared plugintest helper).
 func buildWasm(t *testing.T) string {
 	t.Helper()
 	dir := t.TempDir()
 	for name, path := range map[string]string{
 		"loc":           plugintest.BuildGo(t, "examples/plugins/loc"),
 		"protect-paths": plugintest.BuildGo(t, "examples/plugins/protect-paths"),
-		"nomarker":      plugintest.BuildWAT(t, "testdata/nomarker.wat"),
-		"trap":          plugintest.BuildWAT(t, "testdata/trap.wat"),
+		"nomarker":      plugintest.BuildWAT(t, "extensions/testdata/nomarker.wat"),
+		"trap":          plugintest.BuildWAT(t, "extensions/testdata/trap.wat"),
 	} {
 		if err := os.Symlink(path, filepath.Join(dir, name+".wasm")); err != nil {
 			t.Fatal(err)

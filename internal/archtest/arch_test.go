@@ -1,6 +1,7 @@
 // Package archtest checks the dependency rules of docs/design.md with
 // `go list -deps`: nothing imports cmd/pi; tools/builtin never imports
-// extensions; runtime/redact is a leaf; sdk imports no host package; only
+// extensions; runtime/redact is a leaf; internal/abi imports the standard
+// library only; sdk imports no host package but internal/abi; only
 // extensions imports wazero; runtime/extspec (the rules of an extension
 // entry) needs nothing but the standard library and runtime/execgrant; only
 // internal/atomicfile replaces files by renaming.
@@ -104,14 +105,21 @@ func TestDependencyRules(t *testing.T) {
 			t.Errorf("runtime/extspec depends on %s; it may use the standard library only", pkg)
 		}
 	}
+	for _, goos := range [][2]string{{"", ""}, {"wasip1", "wasm"}} {
+		for pkg := range deps(t, goos[0], goos[1], "./internal/abi") {
+			if pkg != module+"/internal/abi" && strings.Contains(strings.SplitN(pkg, "/", 2)[0], ".") {
+				t.Errorf("internal/abi depends on %s (GOOS=%s); it is the wire format shared by host and guest and imports the standard library only", pkg, goos[0])
+			}
+		}
+	}
 	for pkg := range deps(t, "", "", "./runtime/redact") {
 		if strings.HasPrefix(pkg, module) && pkg != module+"/runtime/redact" {
 			t.Errorf("runtime/redact depends on %s; it is a leaf (standard library only)", pkg)
 		}
 	}
 	for pkg := range deps(t, "wasip1", "wasm", "./sdk/...") {
-		if strings.HasPrefix(pkg, module) && !strings.HasPrefix(pkg, module+"/sdk") {
-			t.Errorf("sdk depends on host package %s", pkg)
+		if strings.HasPrefix(pkg, module) && !strings.HasPrefix(pkg, module+"/sdk") && pkg != module+"/internal/abi" {
+			t.Errorf("sdk depends on host package %s; of pi's packages it may import internal/abi only", pkg)
 		}
 		if !strings.HasPrefix(pkg, module) && strings.Contains(pkg, ".") {
 			t.Errorf("sdk depends on %s; it may use the standard library only", pkg)

@@ -89,6 +89,9 @@ func BuildGo(t testing.TB, pkgDir string) string {
 	if p, ok := built[pkgDir]; ok {
 		return p
 	}
+	if _, err := os.Stat(filepath.Join(ModuleRoot(t), pkgDir)); err != nil {
+		t.Fatalf("guest %s is missing: %v (pass a folder relative to the module root)", pkgDir, err)
+	}
 	out := filepath.Join(outDir(t), filepath.Base(pkgDir)+".wasm")
 	cmd := exec.Command("go", "build", "-buildmode=c-shared", "-o", out, "./"+filepath.ToSlash(pkgDir))
 	cmd.Dir = ModuleRoot(t)
@@ -111,12 +114,16 @@ func BuildWAT(t testing.TB, watFile string) string {
 	if p, ok := built[watFile]; ok {
 		return p
 	}
+	src := filepath.Join(ModuleRoot(t), watFile)
+	if _, err := os.Stat(src); err != nil {
+		t.Fatalf("test module %s is missing: %v (hand-written modules live in the testdata folder of the package whose tests use them, such as extensions/testdata)", watFile, err)
+	}
 	bin, err := exec.LookPath("wat2wasm")
 	if err != nil {
 		t.Fatalf("wat2wasm is needed to assemble %s and was not found on PATH: install the Debian package wabt (apt-get install wabt; scripts/test does this)", watFile)
 	}
 	out := filepath.Join(outDir(t), filepath.Base(watFile)+".wasm")
-	cmd := exec.Command(bin, filepath.Join(ModuleRoot(t), watFile), "-o", out)
+	cmd := exec.Command(bin, src, "-o", out)
 	if b, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("wat2wasm %s: %v\n%s", watFile, err, b)
 	}

@@ -149,10 +149,12 @@ func handle(b []byte) []byte {
 			})
 		}
 		// With config {"echo_tool_call": true} it declares a tool_call hook
-		// that blocks every call with the params it was sent as the reason.
+		// that blocks every call with the params it was sent as the reason;
+		// with {"name": "x"} it is named x (to load it twice in one host).
 		var cfg struct {
 			Config struct {
-				EchoToolCall bool `json:"echo_tool_call"`
+				EchoToolCall bool   `json:"echo_tool_call"`
+				Name         string `json:"name"`
 			} `json:"config"`
 		}
 		_ = json.Unmarshal(req.Params, &cfg)
@@ -160,8 +162,12 @@ func handle(b []byte) []byte {
 		if cfg.Config.EchoToolCall {
 			hooks = append(hooks, "tool_call")
 		}
+		name := "sandbox"
+		if cfg.Config.Name != "" {
+			name = cfg.Config.Name
+		}
 		return ok(map[string]any{
-			"name": "sandbox", "version": "0.1.0", "description": "probes the sandbox",
+			"name": name, "version": "0.1.0", "description": "probes the sandbox",
 			"tools": tools, "hooks": hooks,
 			"wants": map[string]any{"fs": []string{"ro:."}, "exec": []string{"echo"}, "env": []string{"HOME"}},
 		})
