@@ -18,24 +18,16 @@ import (
 	"github.com/pi-go/pi/runtime/tool"
 )
 
-// cacheDir is a compilation cache shared by the tests of this package. It
-// persists under the user's cache directory, because compiling a Go guest
-// with wazero built under -race takes a minute or more on a busy machine;
-// wazero keys entries by module hash and wazero version, so a stale entry is
-// never used. The tests are just as correct with an empty cache. Guests and
-// assembled .wat files are built by plugintest into a fresh directory per run.
+// cacheDir is the compilation cache the tests share (plugintest.CacheDir).
 var cacheDir string
 
 func TestMain(m *testing.M) {
-	base, err := os.UserCacheDir()
+	d, err := plugintest.CacheDir()
 	if err != nil {
-		base = os.TempDir()
-	}
-	cacheDir = filepath.Join(base, "pi-go", "extensions-test-wazero-cache")
-	if err := os.MkdirAll(cacheDir, 0o755); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
+	cacheDir = d
 	os.Exit(plugintest.Main(m))
 }
 

@@ -81,6 +81,7 @@ func TestScripts(t *testing.T) {
 			env.Setenv("OPENAI_API_KEY", "")
 			env.Setenv("OPENAI_BASE_URL", "")
 			env.Setenv("PI_TRUST", "")
+			env.Setenv("PI_CACHE_DIR", os.Getenv("PI_CACHE_DIR")) // plugintest.CacheDir, shared
 			for _, kv := range goEnv {
 				k, v, _ := strings.Cut(kv, "=")
 				env.Setenv(k, v)

@@ -30,6 +30,9 @@ var (
 // Main runs the tests and removes the built modules: call it from TestMain
 // as os.Exit(plugintest.Main(m)).
 func Main(m *testing.M) int {
+	if d, err := CacheDir(); err == nil {
+		os.Setenv("PI_CACHE_DIR", d)
+	}
 	code := m.Run()
 	mu.Lock()
 	defer mu.Unlock()
@@ -50,12 +53,31 @@ func outDir(t testing.TB) string {
 	return tmpDir
 }
 
-// cacheDir is a compilation cache shared by the hosts of one test binary,
-// so each module is compiled to machine code once.
+// cacheDir is the compilation cache the hosts of the tests share: CacheDir.
 func cacheDir(t testing.TB) string {
-	mu.Lock()
-	defer mu.Unlock()
-	return filepath.Join(outDir(t), "cache")
+	d, err := CacheDir()
+	if err != nil {
+		t.Fatalf("test compilation cache: %v", err)
+	}
+	return d
+}
+
+// CacheDir is the wazero compilation cache every test of the module shares,
+// across test binaries and runs: compiling a Go guest with wazero built
+// under -race takes a minute or more on a busy machine, and each test binary
+// would otherwise compile the same guests again. It lives under the user's
+// cache directory (pi-go/test-wazero-cache). wazero keys entries by module
+// hash, wazero version and settings, so a stale entry is never used, and
+// the tests are just as correct with an empty cache. Main also exports it
+// as PI_CACHE_DIR, so pi runs started by the tests (in process or as
+// programs) use it too.
+func CacheDir() (string, error) {
+	base, err := os.UserCacheDir()
+	if err != nil {
+		base = os.TempDir()
+	}
+	d := filepath.Join(base, "pi-go", "test-wazero-cache")
+	return d, os.MkdirAll(d, 0o755)
 }
 
 // ModuleRoot returns the folder of the module's go.mod, found from the test's

@@ -209,7 +209,7 @@ func (r *Runtime) extensionSpecs() ([]extensions.Spec, error) {
 // hostOptions are the extension host's options for this runtime.
 func (r *Runtime) hostOptions() extensions.Options {
 	return extensions.Options{
-		CacheDir: filepath.Join(r.piHome, "cache"), Logger: r.logger,
+		CacheDir: config.CacheDir(r.piHome), Logger: r.logger,
 		ProjectRoot: r.cfg.ProjectRoot, Cwd: r.cwd,
 		HostName: firstNonEmpty(r.opts.HostName, "pi"), HostVersion: firstNonEmpty(r.opts.HostVersion, "dev"),
 		HideEnv: r.hideEnv,

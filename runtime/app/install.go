@@ -109,7 +109,7 @@ func InstallExtension(ctx context.Context, req InstallRequest) (Installed, error
 		logOut = io.Discard
 	}
 	info, err := extensions.Inspect(ctx, src, extensions.Options{
-		CacheDir: filepath.Join(t.home, "cache"), Logger: newLogger("warn", logOut), ProjectRoot: t.cwd, Cwd: t.cwd,
+		CacheDir: config.CacheDir(t.home), Logger: newLogger("warn", logOut), ProjectRoot: t.cwd, Cwd: t.cwd,
 		HostName: "pi", HostVersion: firstNonEmpty(req.HostVersion, "dev"),
 	})
 	if err != nil {
@@ -267,7 +267,7 @@ func ListExtensions(ctx context.Context, scope ExtensionScope) ([]ConfiguredExte
 			en.Problem = err.Error()
 		} else if sum != e.SHA256 {
 			en.Problem = fmt.Sprintf("sha256 of %s is %s, pi.toml says %s: the file changed since it was installed", e.Path, sum, e.SHA256)
-		} else if info, err := extensions.Inspect(ctx, e.Path, extensions.Options{CacheDir: filepath.Join(home, "cache"), Logger: newLogger("off", io.Discard), ProjectRoot: cwd, Cwd: cwd, HostName: "pi"}); err != nil {
+		} else if info, err := extensions.Inspect(ctx, e.Path, extensions.Options{CacheDir: config.CacheDir(home), Logger: newLogger("off", io.Discard), ProjectRoot: cwd, Cwd: cwd, HostName: "pi"}); err != nil {
 			en.Problem = err.Error()
 		} else {
 			en.Version = info.Version

@@ -167,6 +167,20 @@ func DefaultPIHome() string {
 	return filepath.Join(home, ".pi", "agent")
 }
 
+// CacheDir returns where compiled extensions are cached: $PI_CACHE_DIR, else
+// piHome/cache. The cache is safe to share between pi homes, processes and
+// versions (entries are keyed by module hash, wazero version and settings),
+// and to delete.
+func CacheDir(piHome string) string {
+	if d := os.Getenv("PI_CACHE_DIR"); d != "" {
+		if abs, err := filepath.Abs(d); err == nil {
+			return abs
+		}
+		return d
+	}
+	return filepath.Join(piHome, "cache")
+}
+
 // Load reads the global pi.toml ($PIHome/pi.toml, when it exists) and the
 // project's (opts.ConfigFile, else the nearest pi.toml found by the search
 // below), validates both strictly, and lays the project over the global
