@@ -12,6 +12,7 @@ import (
 
 	"github.com/bmatcuk/doublestar/v4"
 
+	"github.com/pi-go/pi/internal/gitignore"
 	"github.com/pi-go/pi/runtime/tool"
 )
 
@@ -105,13 +106,13 @@ func Find(ctx context.Context, cwd string, args FindArgs) (tool.Result, error) {
 	limit := intArg(args.Limit, FindDefaultLimit, 1)
 	var found []string
 	limitReached := false
-	err = walkTree(ctx, searchPath, func(e walkEntry) error {
+	err = gitignore.Walk(ctx, searchPath, func(e gitignore.Entry) error {
 		if !m.match(e.Rel, e.IsDir) {
 			return nil
 		}
 		if len(found) == limit {
 			limitReached = true
-			return errStopWalk
+			return gitignore.ErrStop
 		}
 		if e.IsDir {
 			found = append(found, e.Rel+"/")

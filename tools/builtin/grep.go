@@ -20,6 +20,7 @@ import (
 
 	"github.com/bmatcuk/doublestar/v4"
 
+	"github.com/pi-go/pi/internal/gitignore"
 	"github.com/pi-go/pi/runtime/tool"
 )
 
@@ -136,7 +137,7 @@ func Grep(ctx context.Context, cwd string, args GrepArgs) (tool.Result, error) {
 		if ferr != nil {
 			return tool.Result{}, ferr
 		}
-		err = walkTree(ctx, searchPath, func(e walkEntry) error {
+		err = gitignore.Walk(ctx, searchPath, func(e gitignore.Entry) error {
 			if !filter.keep(e.Rel, e.IsDir) {
 				if e.IsDir {
 					return fs.SkipDir
@@ -151,7 +152,7 @@ func Grep(ctx context.Context, cwd string, args GrepArgs) (tool.Result, error) {
 	} else if info.Mode().IsRegular() { // never block on a named pipe or device
 		err = g.searchFile(searchPath, filepath.Base(searchPath))
 	}
-	if errors.Is(err, errStopWalk) {
+	if errors.Is(err, gitignore.ErrStop) {
 		err = nil
 	}
 	if err != nil {
@@ -230,7 +231,7 @@ var grepWholeFileMax int64 = 16 << 20
 // searchFile searches one file; display is the path shown in the output. A
 // file that cannot be read is skipped, as is a binary one (a NUL byte in its
 // first 64KB; a NUL byte later ends the search of the file at that line). It
-// returns errStopWalk once a match past the limit is found (and the blocks
+// returns gitignore.ErrStop once a match past the limit is found (and the blocks
 // before it are complete).
 func (g *grepper) searchFile(name, display string) error {
 	if cap(g.buf) == 0 {
@@ -296,7 +297,7 @@ func (g *grepper) searchData(data []byte, display string) error {
 		if g.re.Match(bytes.TrimSuffix(data[pos:end], cr)) {
 			if g.matches >= g.limit {
 				g.limitReached = true
-				return errStopWalk
+				return gitignore.ErrStop
 			}
 			g.matches++
 			g.emitBlock(data, pos, end, next, n, display)
@@ -528,7 +529,7 @@ func (g *grepper) searchStream(f io.Reader, display string) error {
 			}
 		}
 		if g.limitReached && len(pending) == 0 {
-			return errStopWalk
+			return gitignore.ErrStop
 		}
 		if g.context > 0 {
 			if len(before) < g.context {
@@ -547,7 +548,7 @@ func (g *grepper) searchStream(f io.Reader, display string) error {
 		g.emit(b.lines)
 	}
 	if g.limitReached {
-		return errStopWalk
+		return gitignore.ErrStop
 	}
 	return nil
 }
