@@ -13,6 +13,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/pi-go/pi/internal/imageutil"
 	"github.com/pi-go/pi/runtime/tool"
 )
 
@@ -87,7 +88,7 @@ func executeRead(ctx context.Context, call tool.Call, tc tool.Context) (tool.Res
 		return tool.Result{}, fmt.Errorf("read %s: %w", abs, err)
 	}
 	head = head[:n]
-	if mime := detectImageMIME(head); mime != "" {
+	if mime := imageutil.DetectMIME(head); mime != "" {
 		return readImage(f, fi.Size(), mime)
 	}
 	if bytes.IndexByte(head, 0) >= 0 {
