@@ -11,6 +11,8 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/pi-go/pi/internal/atomicfile"
+	"github.com/pi-go/pi/internal/fileutil"
 	"github.com/pi-go/pi/runtime/tool"
 )
 
@@ -126,7 +128,7 @@ func executeEdit(ctx context.Context, call tool.Call, tc tool.Context) (tool.Res
 	}
 	abs := writeTarget(tc.Cwd, args.Path)
 	var res applyEditsResult
-	err := WithFileLock(abs, func() error {
+	err := fileutil.WithLock(abs, func() error {
 		if ctx.Err() != nil {
 			return errAborted
 		}
@@ -147,7 +149,7 @@ func executeEdit(ctx context.Context, call tool.Call, tc tool.Context) (tool.Res
 		if ctx.Err() != nil {
 			return errAborted
 		}
-		if err := WriteFileAtomic(abs, res.out, 0o644); err != nil {
+		if err := atomicfile.WriteFile(abs, res.out, 0o644); err != nil {
 			var errno syscall.Errno
 			if errors.As(err, &errno) {
 				// A folder we cannot write to, a full or read-only disk.
@@ -189,7 +191,7 @@ func checkEditable(path string) error {
 	if err := unix.Access(path, unix.R_OK); err != nil {
 		return &os.PathError{Op: "access", Path: path, Err: err}
 	}
-	return checkWritable(path, fi)
+	return atomicfile.CheckWritable(path, fi)
 }
 
 // errorCode renders an error as the reference agent does: "Error code:

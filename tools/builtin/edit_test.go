@@ -10,6 +10,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/pi-go/pi/internal/fileutil"
 	"github.com/pi-go/pi/runtime/tool"
 )
 
@@ -295,7 +296,7 @@ func TestEditConcurrent(t *testing.T) {
 	if want := strings.ReplaceAll(b.String(), "= old", "= new"); got != want {
 		t.Errorf("edits lost:\n%s", got)
 	}
-	if n := fileLockCount(); n != 0 {
+	if n := fileutil.LockedFiles(); n != 0 {
 		t.Errorf("%d lock entries left", n)
 	}
 }

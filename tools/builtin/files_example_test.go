@@ -2,8 +2,6 @@ package builtin_test
 
 import (
 	"fmt"
-	"os"
-	"path/filepath"
 
 	"github.com/pi-go/pi/tools/builtin"
 )
@@ -23,17 +21,4 @@ func ExampleTruncateTail() {
 	t := builtin.TruncateTail("build ok\ntest ok\nFAIL: x", 10, 16)
 	fmt.Printf("%q by %s\n", t.Content, t.TruncatedBy)
 	// Output: "test ok\nFAIL: x" by bytes
-}
-
-func ExampleWriteFileAtomic() {
-	dir, _ := os.MkdirTemp("", "example")
-	defer os.RemoveAll(dir)
-	path := filepath.Join(dir, "notes", "todo.txt")
-	if err := builtin.WriteFileAtomic(path, []byte("ship it\n"), 0o644); err != nil {
-		fmt.Println(err)
-		return
-	}
-	data, _ := os.ReadFile(path)
-	fmt.Printf("%s", data)
-	// Output: ship it
 }

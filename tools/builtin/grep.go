@@ -20,6 +20,7 @@ import (
 
 	"github.com/bmatcuk/doublestar/v4"
 
+	"github.com/pi-go/pi/internal/fileutil"
 	"github.com/pi-go/pi/internal/gitignore"
 	"github.com/pi-go/pi/runtime/tool"
 )
@@ -237,7 +238,7 @@ func (g *grepper) searchFile(name, display string) error {
 	if cap(g.buf) == 0 {
 		g.buf = make([]byte, 0, 64*1024)
 	}
-	data, rest, err := readSearchFile(name, g.buf, grepWholeFileMax)
+	data, rest, err := fileutil.ReadAtMost(name, g.buf, grepWholeFileMax)
 	if err != nil {
 		return nil
 	}

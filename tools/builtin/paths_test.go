@@ -70,3 +70,30 @@ func TestResolveReadPath(t *testing.T) {
 		})
 	}
 }
+func TestRealPath(t *testing.T) {
+	dir, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustWrite(t, filepath.Join(dir, "real", "f"), "")
+	if err := os.Symlink("real", filepath.Join(dir, "dirlink")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("real/new", filepath.Join(dir, "dangling")); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct{ in, want string }{
+		{filepath.Join(dir, "real", "f"), filepath.Join(dir, "real", "f")},
+		{filepath.Join(dir, "dirlink", "f"), filepath.Join(dir, "real", "f")},
+		{filepath.Join(dir, "dirlink", "missing"), filepath.Join(dir, "real", "missing")},
+		{filepath.Join(dir, "dangling"), filepath.Join(dir, "real", "new")},
+		{filepath.Join(dir, "no", "such", "dir", "f"), filepath.Join(dir, "no", "such", "dir", "f")},
+	}
+	for _, tt := range tests {
+		t.Run(filepath.Base(tt.in), func(t *testing.T) {
+			if got := RealPath(tt.in); got != tt.want {
+				t.Errorf("RealPath(%q) = %q, want %q", tt.in, got, tt.want)
+			}
+		})
+	}
+}

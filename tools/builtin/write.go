@@ -7,6 +7,8 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/pi-go/pi/internal/atomicfile"
+	"github.com/pi-go/pi/internal/fileutil"
 	"github.com/pi-go/pi/runtime/tool"
 )
 
@@ -42,11 +44,11 @@ func executeWrite(ctx context.Context, call tool.Call, tc tool.Context) (tool.Re
 		return tool.Result{}, fmt.Errorf("write: %w", err)
 	}
 	abs := writeTarget(tc.Cwd, args.Path)
-	err := WithFileLock(abs, func() error {
+	err := fileutil.WithLock(abs, func() error {
 		if ctx.Err() != nil {
 			return errAborted
 		}
-		return WriteFileAtomic(abs, []byte(args.Content), 0o644)
+		return atomicfile.WriteFile(abs, []byte(args.Content), 0o644)
 	})
 	if err != nil {
 		return tool.Result{}, err
