@@ -18,6 +18,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/pi-go/pi/internal/output"
 	"github.com/pi-go/pi/runtime/tool"
 )
 
@@ -65,8 +66,8 @@ type bashArgs struct {
 // bashDetails are the details of a bash result: set when the output was
 // truncated (final result) or as it streams (partial results).
 type bashDetails struct {
-	Truncation     *bashTruncation `json:"truncation,omitempty"`
-	FullOutputPath string          `json:"fullOutputPath,omitempty"`
+	Truncation     *output.TailTruncation `json:"truncation,omitempty"`
+	FullOutputPath string                 `json:"fullOutputPath,omitempty"`
 }
 
 // BashDefinition returns the bash tool: it runs a command with the configured
@@ -146,19 +147,20 @@ func runBash(ctx context.Context, opts BashOptions, call tool.Call, tc tool.Cont
 		return tool.ErrorResult("Command aborted"), nil
 	}
 
-	acc := newOutputAccumulator(accumulatorLimits{
-		MaxLines: DefaultMaxLines, MaxBytes: DefaultMaxBytes, Prefix: "pi-bash",
-		Dir: opts.OutputDir, MaxFileBytes: opts.FullOutputMaxBytes, Redactor: opts.Redactor,
+	acc := output.NewAccumulator(output.Limits{
+		MaxLines: output.DefaultMaxLines, MaxBytes: output.DefaultMaxBytes,
+		NewFile:      func() (*os.File, string, error) { return opts.OutputDir.create("pi-bash") },
+		MaxFileBytes: opts.FullOutputMaxBytes, Redactor: opts.Redactor,
 	})
-	defer acc.close()
+	defer acc.Close()
 	call.Update(tool.Result{Content: []tool.ContentBlock{}})
 	run, err := execShell(ctx, shell, spawn, args.Timeout, acc, call)
 	if err != nil {
 		return tool.Result{}, err
 	}
-	acc.finish()
-	snap := acc.snapshot()
-	if cerr := acc.close(); cerr != nil && snap.FileErr == nil {
+	acc.Finish()
+	snap := acc.Snapshot()
+	if cerr := acc.Close(); cerr != nil && snap.FileErr == nil {
 		snap.FileErr = cerr
 	}
 	return bashResult(run, snap, args.Timeout), nil
@@ -167,7 +169,7 @@ func runBash(ctx context.Context, opts BashOptions, call tool.Call, tc tool.Cont
 // execShell runs the shell and streams its output into acc until the shell
 // exits (then the pipe is read for a moment more), the timeout passes or ctx
 // is cancelled (then every process of the call is killed).
-func execShell(ctx context.Context, shell string, spawn tool.BashSpawn, timeout *float64, acc *outputAccumulator, call tool.Call) (bashRun, error) {
+func execShell(ctx context.Context, shell string, spawn tool.BashSpawn, timeout *float64, acc *output.Accumulator, call tool.Call) (bashRun, error) {
 	marker := bashInstance + "-" + strconv.FormatUint(bashCallSeq.Add(1), 10)
 	env := environList(spawn.Env, marker)
 
@@ -244,7 +246,7 @@ func execShell(ctx context.Context, shell string, spawn tool.BashSpawn, timeout 
 			}
 			last = time.Now()
 			if dirty.Swap(false) {
-				call.Update(partialResult(acc.snapshot()))
+				call.Update(partialResult(acc.Snapshot()))
 			}
 			pending.Store(false)
 			if dirty.Load() {
@@ -289,13 +291,13 @@ func execShell(ctx context.Context, shell string, spawn tool.BashSpawn, timeout 
 	close(stopUpdates)
 	wg.Wait()
 	if dirty.Swap(false) {
-		call.Update(partialResult(acc.snapshot()))
+		call.Update(partialResult(acc.Snapshot()))
 	}
 	return run, nil
 }
 
 // bashResult turns the run and the output into the tool result.
-func bashResult(run bashRun, snap outputSnapshot, timeout *float64) tool.Result {
+func bashResult(run bashRun, snap output.Snapshot, timeout *float64) tool.Result {
 	text, details := formatBashOutput(snap)
 	status := ""
 	switch {
@@ -334,7 +336,7 @@ func bashResult(run bashRun, snap outputSnapshot, timeout *float64) tool.Result 
 
 // formatBashOutput returns the output text with its truncation notice, and
 // the details when it was truncated.
-func formatBashOutput(s outputSnapshot) (string, *bashDetails) {
+func formatBashOutput(s output.Snapshot) (string, *bashDetails) {
 	text := s.Content
 	t := s.Truncation
 	if !t.Truncated {
@@ -354,18 +356,18 @@ func formatBashOutput(s outputSnapshot) (string, *bashDetails) {
 	case t.LastLinePartial:
 		shown := len(strings.TrimSuffix(s.Content, "\n"))
 		text += fmt.Sprintf("\n\n[Showing last %s of line %d (line is %s). Full output: %s]",
-			FormatSize(shown), s.PartialLine, FormatSize(int(s.PartialLineBytes)), full)
+			output.FormatSize(shown), s.PartialLine, output.FormatSize(int(s.PartialLineBytes)), full)
 	case t.TruncatedBy == "lines":
 		text += fmt.Sprintf("\n\n[Showing lines %d-%d of %d. Full output: %s]", start, end, t.TotalLines, full)
 	default:
 		text += fmt.Sprintf("\n\n[Showing lines %d-%d of %d (%s limit). Full output: %s]",
-			start, end, t.TotalLines, FormatSize(DefaultMaxBytes), full)
+			start, end, t.TotalLines, output.FormatSize(output.DefaultMaxBytes), full)
 	}
 	return text, &bashDetails{Truncation: &t, FullOutputPath: s.FullOutputPath}
 }
 
 // partialResult is a progress update: the output so far, without notices.
-func partialResult(s outputSnapshot) tool.Result {
+func partialResult(s output.Snapshot) tool.Result {
 	d := &bashDetails{FullOutputPath: s.FullOutputPath}
 	if s.Truncation.Truncated {
 		t := s.Truncation

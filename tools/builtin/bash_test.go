@@ -20,6 +20,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pi-go/pi/internal/output"
 	"github.com/pi-go/pi/runtime/redact"
 	"github.com/pi-go/pi/runtime/tool"
 	"go.uber.org/goleak"
@@ -172,7 +173,7 @@ func TestBashDefinitionTexts(t *testing.T) {
 		t.Errorf("schema = %s, want %s", def.Parameters, refSchema)
 	}
 	// The description states the limits; keep it in step with them.
-	for _, want := range []string{strconv.Itoa(DefaultMaxLines) + " lines", strconv.Itoa(DefaultMaxBytes/1024) + "KB"} {
+	for _, want := range []string{strconv.Itoa(output.DefaultMaxLines) + " lines", strconv.Itoa(output.DefaultMaxBytes/1024) + "KB"} {
 		if !strings.Contains(def.Description, want) {
 			t.Errorf("description %q does not mention %q", def.Description, want)
 		}
@@ -526,7 +527,7 @@ func TestBashTruncation(t *testing.T) {
 			if kept > 0 {
 				add++
 			}
-			if size+add > DefaultMaxBytes {
+			if size+add > output.DefaultMaxBytes {
 				break
 			}
 			size += add
@@ -559,7 +560,7 @@ func TestBashTruncation(t *testing.T) {
 			r := bashCall(t, context.Background(), BashOptions{}, t.TempDir(), map[string]any{"command": cmd}, nil)
 			d := bashDetailsOf(t, r)
 			got := resultText(t, r)
-			shown := DefaultMaxBytes
+			shown := output.DefaultMaxBytes
 			if newline {
 				shown-- // the newline counts against the limit
 			}
@@ -567,7 +568,7 @@ func TestBashTruncation(t *testing.T) {
 			if newline {
 				body += "\n"
 			}
-			want := body + fmt.Sprintf("\n\n[Showing last %s of line %d (line is 70.0KB). Full output: %s]", FormatSize(shown), lineNo, d.FullOutputPath)
+			want := body + fmt.Sprintf("\n\n[Showing last %s of line %d (line is 70.0KB). Full output: %s]", output.FormatSize(shown), lineNo, d.FullOutputPath)
 			if got != want {
 				t.Errorf("text = %q...%q, want %q...%q", got[:20], tailOf(got, 120), want[:20], tailOf(want, 120))
 			}
@@ -795,36 +796,6 @@ func BenchmarkBashThroughput(b *testing.B) {
 	var ru syscall.Rusage
 	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err == nil {
 		b.ReportMetric(float64(ru.Maxrss)/1024, "peak-RSS-MB")
-	}
-}
-
-func BenchmarkAccumulatorWrite(b *testing.B) {
-	chunk := bytes.Repeat([]byte(strings.Repeat("a", 99)+"\n"), 655)
-	a := newOutputAccumulator(accumulatorLimits{Prefix: "pi-bench", Dir: NewOutputDir(b.TempDir())})
-	b.SetBytes(int64(len(chunk)))
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		a.Write(chunk)
-	}
-	b.StopTimer()
-	a.finish()
-	_ = a.close()
-}
-
-func BenchmarkSanitize(b *testing.B) {
-	inputs := map[string][]byte{
-		"ascii":   bytes.Repeat([]byte(strings.Repeat("a", 99)+"\n"), 655),
-		"colored": bytes.Repeat([]byte("\x1b[32mok\x1b[0m   test/pkg/name  0.012s héllo\n"), 1500),
-	}
-	for name, in := range inputs {
-		b.Run(name, func(b *testing.B) {
-			var s sanitizer
-			out := make([]byte, 0, len(in))
-			b.SetBytes(int64(len(in)))
-			for i := 0; i < b.N; i++ {
-				out = s.write(out[:0], in)
-			}
-		})
 	}
 }
 

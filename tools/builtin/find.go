@@ -13,6 +13,7 @@ import (
 	"github.com/bmatcuk/doublestar/v4"
 
 	"github.com/pi-go/pi/internal/gitignore"
+	"github.com/pi-go/pi/internal/output"
 	"github.com/pi-go/pi/runtime/tool"
 )
 
@@ -42,7 +43,7 @@ type FindDetails struct {
 	// ResultLimitReached is the limit when more paths than it matched.
 	ResultLimitReached int `json:"resultLimitReached,omitempty"`
 	// Truncation is set when the text was cut to 50KB.
-	Truncation *Truncation `json:"truncation,omitempty"`
+	Truncation *output.Truncation `json:"truncation,omitempty"`
 }
 
 // FindDefinition returns the find tool: paths below a directory whose name
@@ -53,7 +54,7 @@ func FindDefinition() tool.ToolDefinition {
 		Name:  "find",
 		Label: "find",
 		Description: fmt.Sprintf("Search for files by glob pattern. Returns matching file paths relative to the search directory. "+
-			"Respects .gitignore. Output is truncated to %d results or %dKB (whichever is hit first).", FindDefaultLimit, DefaultMaxBytes/1024),
+			"Respects .gitignore. Output is truncated to %d results or %dKB (whichever is hit first).", FindDefaultLimit, output.DefaultMaxBytes/1024),
 		Parameters:    json.RawMessage(findSchema),
 		PromptSnippet: "Find files by glob pattern (respects .gitignore)",
 		ExecutionMode: tool.Parallel,
@@ -138,7 +139,7 @@ func Find(ctx context.Context, cwd string, args FindArgs) (tool.Result, error) {
 	}
 	text, trunc := truncateListing(found)
 	if trunc != nil {
-		notices = append(notices, FormatSize(DefaultMaxBytes)+" limit reached")
+		notices = append(notices, output.FormatSize(output.DefaultMaxBytes)+" limit reached")
 		details.Truncation = trunc
 	}
 	return listingResult(text, notices, details, details != FindDetails{}), nil

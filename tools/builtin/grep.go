@@ -22,12 +22,16 @@ import (
 
 	"github.com/pi-go/pi/internal/fileutil"
 	"github.com/pi-go/pi/internal/gitignore"
+	"github.com/pi-go/pi/internal/output"
 	"github.com/pi-go/pi/runtime/tool"
 )
 
 // GrepDefaultLimit is the number of matches grep returns when the call gives
 // no limit.
 const GrepDefaultLimit = 100
+
+// grepMaxLineLength is the most characters of one grep match line.
+const grepMaxLineLength = 500
 
 const grepSchema = `{
   "type": "object",
@@ -62,8 +66,8 @@ type GrepDetails struct {
 	// Truncation is set when the text was cut to 50KB. Its totals describe
 	// the whole output, except that with context the blocks of matches after
 	// the cut are not formatted, so not counted.
-	Truncation *Truncation `json:"truncation,omitempty"`
-	// LinesTruncated is set when a line was cut to GrepMaxLineLength.
+	Truncation *output.Truncation `json:"truncation,omitempty"`
+	// LinesTruncated is set when a line was cut to grepMaxLineLength.
 	LinesTruncated bool `json:"linesTruncated,omitempty"`
 }
 
@@ -76,7 +80,7 @@ func GrepDefinition() tool.ToolDefinition {
 		Label: "grep",
 		Description: fmt.Sprintf("Search file contents for a pattern. Returns matching lines with file paths and line numbers. "+
 			"Respects .gitignore. Output is truncated to %d matches or %dKB (whichever is hit first). "+
-			"Long lines are truncated to %d chars.", GrepDefaultLimit, DefaultMaxBytes/1024, GrepMaxLineLength),
+			"Long lines are truncated to %d chars.", GrepDefaultLimit, output.DefaultMaxBytes/1024, grepMaxLineLength),
 		Parameters:    json.RawMessage(grepSchema),
 		PromptSnippet: "Search file contents for patterns (respects .gitignore)",
 		ExecutionMode: tool.Parallel,
@@ -175,11 +179,11 @@ func Grep(ctx context.Context, cwd string, args GrepArgs) (tool.Result, error) {
 	if trunc != nil {
 		// Describe the whole output, not just the part kept.
 		trunc.TotalLines, trunc.TotalBytes = g.allLines, g.allBytes-1
-		notices = append(notices, FormatSize(DefaultMaxBytes)+" limit reached")
+		notices = append(notices, output.FormatSize(output.DefaultMaxBytes)+" limit reached")
 		details.Truncation = trunc
 	}
 	if g.linesTruncated {
-		notices = append(notices, fmt.Sprintf("Some lines truncated to %d chars. Use read tool to see full lines", GrepMaxLineLength))
+		notices = append(notices, fmt.Sprintf("Some lines truncated to %d chars. Use read tool to see full lines", grepMaxLineLength))
 		details.LinesTruncated = true
 	}
 	return listingResult(text, notices, details, details != GrepDetails{}), nil
@@ -433,7 +437,7 @@ func lineEnd(data []byte, pos int) (end, next int) {
 // emitBlock outputs the match on line n (data[start:end]) with g.context
 // lines before and after it.
 func (g *grepper) emitBlock(data []byte, start, end, next, n int, display string) {
-	if g.context > 0 && g.outBytes > DefaultMaxBytes {
+	if g.context > 0 && g.outBytes > output.DefaultMaxBytes {
 		// Past the byte limit nothing more is shown; with a large context,
 		// formatting every block would cost up to limit × 2×context lines.
 		return
@@ -482,7 +486,7 @@ func (g *grepper) searchStream(f io.Reader, display string) error {
 	// Once the output is past the byte limit nothing more is shown, so
 	// lines are no longer formatted (with a large context that would cost
 	// up to limit × 2×context lines).
-	full := func() bool { return g.outBytes > DefaultMaxBytes }
+	full := func() bool { return g.outBytes > output.DefaultMaxBytes }
 	for {
 		line, err = readLine(r, line[:0])
 		if len(line) == 0 && err != nil {
@@ -556,11 +560,11 @@ func (g *grepper) searchStream(f io.Reader, display string) error {
 
 // format renders one output line: `REL:N: TEXT` for a match, `REL-N- TEXT`
 // for a context line, with '\r' removed, invalid UTF-8 replaced and the text
-// cut to GrepMaxLineLength characters.
+// cut to grepMaxLineLength characters.
 func (g *grepper) format(display string, n int, body []byte, match bool) string {
 	text := strings.ReplaceAll(string(body), "\r", "")
 	text = strings.ToValidUTF8(text, "\uFFFD")
-	text, cut := TruncateLine(text, GrepMaxLineLength)
+	text, cut := output.TruncateLine(text, grepMaxLineLength)
 	if cut {
 		g.linesTruncated = true
 	}
@@ -577,7 +581,7 @@ func (g *grepper) emit(lines []string) {
 	for _, l := range lines {
 		g.allLines++
 		g.allBytes += len(l) + 1
-		if g.outBytes > DefaultMaxBytes {
+		if g.outBytes > output.DefaultMaxBytes {
 			continue
 		}
 		g.out = append(g.out, l)
@@ -699,10 +703,10 @@ func deref[T any](p *T, def T) T {
 	return *p
 }
 
-// truncateListing joins lines and cuts the text to DefaultMaxBytes, whole
+// truncateListing joins lines and cuts the text to output.DefaultMaxBytes, whole
 // lines only. The Truncation is nil when nothing was cut.
-func truncateListing(lines []string) (string, *Truncation) {
-	t := TruncateHead(strings.Join(lines, "\n"), math.MaxInt, DefaultMaxBytes)
+func truncateListing(lines []string) (string, *output.Truncation) {
+	t := output.TruncateHead(strings.Join(lines, "\n"), math.MaxInt, output.DefaultMaxBytes)
 	if !t.Truncated {
 		return t.Content, nil
 	}

@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/pi-go/pi/internal/output"
 	"github.com/pi-go/pi/runtime/tool"
 )
 
@@ -264,7 +265,7 @@ func TestGrepByteLimit(t *testing.T) {
 	var want []string
 	size := -1
 	for i := 0; ; i++ {
-		if size+1+len(line(i)) > DefaultMaxBytes {
+		if size+1+len(line(i)) > output.DefaultMaxBytes {
 			break
 		}
 		size += 1 + len(line(i))

@@ -6,6 +6,7 @@ import (
 	"io"
 
 	"github.com/pi-go/pi/internal/imageutil"
+	"github.com/pi-go/pi/internal/output"
 	"github.com/pi-go/pi/runtime/tool"
 )
 
@@ -17,7 +18,7 @@ func readImage(f io.ReadSeeker, size int64, mime string) (tool.Result, error) {
 		return tool.TextResult(fmt.Sprintf("Read image file [%s]\n[Image omitted: %s]", mime, why)), nil
 	}
 	if size > imageutil.MaxFileBytes {
-		return omitted(fmt.Sprintf("the file is %s, too large to process.", FormatSize(int(size))))
+		return omitted(fmt.Sprintf("the file is %s, too large to process.", output.FormatSize(int(size))))
 	}
 	if _, err := f.Seek(0, io.SeekStart); err != nil {
 		return tool.Result{}, fmt.Errorf("read image: %w", err)

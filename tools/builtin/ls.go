@@ -14,6 +14,7 @@ import (
 	"golang.org/x/text/collate"
 	"golang.org/x/text/language"
 
+	"github.com/pi-go/pi/internal/output"
 	"github.com/pi-go/pi/runtime/tool"
 )
 
@@ -40,7 +41,7 @@ type LsDetails struct {
 	// EntryLimitReached is the limit when the directory has more entries.
 	EntryLimitReached int `json:"entryLimitReached,omitempty"`
 	// Truncation is set when the text was cut to 50KB.
-	Truncation *Truncation `json:"truncation,omitempty"`
+	Truncation *output.Truncation `json:"truncation,omitempty"`
 }
 
 // LsDefinition returns the ls tool: the entries of one directory, dotfiles
@@ -50,7 +51,7 @@ func LsDefinition() tool.ToolDefinition {
 		Name:  "ls",
 		Label: "ls",
 		Description: fmt.Sprintf("List directory contents. Returns entries sorted alphabetically, with '/' suffix for directories. "+
-			"Includes dotfiles. Output is truncated to %d entries or %dKB (whichever is hit first).", LsDefaultLimit, DefaultMaxBytes/1024),
+			"Includes dotfiles. Output is truncated to %d entries or %dKB (whichever is hit first).", LsDefaultLimit, output.DefaultMaxBytes/1024),
 		Parameters:    json.RawMessage(lsSchema),
 		PromptSnippet: "List directory contents",
 		ExecutionMode: tool.Parallel,
@@ -137,7 +138,7 @@ func Ls(ctx context.Context, cwd string, args LsArgs) (tool.Result, error) {
 	}
 	text, trunc := truncateListing(out)
 	if trunc != nil {
-		notices = append(notices, FormatSize(DefaultMaxBytes)+" limit reached")
+		notices = append(notices, output.FormatSize(output.DefaultMaxBytes)+" limit reached")
 		details.Truncation = trunc
 	}
 	return listingResult(text, notices, details, details != LsDetails{}), nil

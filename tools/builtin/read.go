@@ -14,6 +14,7 @@ import (
 	"syscall"
 
 	"github.com/pi-go/pi/internal/imageutil"
+	"github.com/pi-go/pi/internal/output"
 	"github.com/pi-go/pi/runtime/tool"
 )
 
@@ -29,7 +30,7 @@ type readArgs struct {
 
 // ReadDetails are the details of a read whose text was truncated.
 type ReadDetails struct {
-	Truncation *Truncation `json:"truncation,omitempty"`
+	Truncation *output.Truncation `json:"truncation,omitempty"`
 }
 
 // sniffSize is how much of a file is looked at to tell images and binary
@@ -46,7 +47,7 @@ func ReadDefinition() tool.ToolDefinition {
 	return tool.ToolDefinition{
 		Name:             "read",
 		Label:            "read",
-		Description:      fmt.Sprintf("Read the contents of a file. Supports text files and images (jpg, png, gif, webp). Images are sent as attachments. For text files, output is truncated to %d lines or %dKB (whichever is hit first). Use offset/limit for large files. When you need the full file, continue with offset until complete.", DefaultMaxLines, DefaultMaxBytes/1024),
+		Description:      fmt.Sprintf("Read the contents of a file. Supports text files and images (jpg, png, gif, webp). Images are sent as attachments. For text files, output is truncated to %d lines or %dKB (whichever is hit first). Use offset/limit for large files. When you need the full file, continue with offset until complete.", output.DefaultMaxLines, output.DefaultMaxBytes/1024),
 		Parameters:       json.RawMessage(readParameters),
 		PromptSnippet:    "Read file contents",
 		PromptGuidelines: []string{"Use read to examine files instead of cat or sed."},
@@ -92,7 +93,7 @@ func executeRead(ctx context.Context, call tool.Call, tc tool.Context) (tool.Res
 		return readImage(f, fi.Size(), mime)
 	}
 	if bytes.IndexByte(head, 0) >= 0 {
-		return tool.TextResult(fmt.Sprintf("[Binary file %s (%s) not shown. Use bash (file, xxd, strings) to inspect it.]", args.Path, FormatSize(int(fi.Size())))), nil
+		return tool.TextResult(fmt.Sprintf("[Binary file %s (%s) not shown. Use bash (file, xxd, strings) to inspect it.]", args.Path, output.FormatSize(int(fi.Size())))), nil
 	}
 	if _, err := f.Seek(0, io.SeekStart); err != nil {
 		return tool.Result{}, fmt.Errorf("read %s: %w", abs, err)
@@ -148,7 +149,7 @@ func readText(ctx context.Context, f io.Reader, args readArgs) (tool.Result, err
 	if args.Limit != nil {
 		end = start + max(0, clampLines(*args.Limit))
 	}
-	c := headCollector{maxLines: DefaultMaxLines, maxBytes: DefaultMaxBytes}
+	c := headCollector{maxLines: output.DefaultMaxLines, maxBytes: output.DefaultMaxBytes}
 	line := 0
 	buf := make([]byte, readChunkSize)
 	// Once the output is full and the window runs to the end of the file,
@@ -234,7 +235,7 @@ func readText(ctx context.Context, f io.Reader, args readArgs) (tool.Result, err
 	switch {
 	case t.FirstLineExceedsLimit:
 		text = fmt.Sprintf("[Line %d is %s, exceeds %s limit. Use bash: sed -n '%dp' %s | head -c %d]",
-			startDisplay, FormatSize(int(c.firstLineBytes)), FormatSize(DefaultMaxBytes), startDisplay, args.Path, DefaultMaxBytes)
+			startDisplay, output.FormatSize(int(c.firstLineBytes)), output.FormatSize(output.DefaultMaxBytes), startDisplay, args.Path, output.DefaultMaxBytes)
 		details = ReadDetails{Truncation: &t}
 	case t.Truncated:
 		endDisplay := startDisplay + t.OutputLines - 1
@@ -242,7 +243,7 @@ func readText(ctx context.Context, f io.Reader, args readArgs) (tool.Result, err
 		if t.TruncatedBy == "lines" {
 			text += fmt.Sprintf("\n\n[Showing lines %d-%d of %d. Use offset=%d to continue.]", startDisplay, endDisplay, total, endDisplay+1)
 		} else {
-			text += fmt.Sprintf("\n\n[Showing lines %d-%d of %d (%s limit). Use offset=%d to continue.]", startDisplay, endDisplay, total, FormatSize(DefaultMaxBytes), endDisplay+1)
+			text += fmt.Sprintf("\n\n[Showing lines %d-%d of %d (%s limit). Use offset=%d to continue.]", startDisplay, endDisplay, total, output.FormatSize(output.DefaultMaxBytes), endDisplay+1)
 		}
 		details = ReadDetails{Truncation: &t}
 	case args.Limit != nil && end < total:
@@ -257,7 +258,7 @@ func readText(ctx context.Context, f io.Reader, args readArgs) (tool.Result, err
 	return r, nil
 }
 
-// headCollector is TruncateHead over a stream of lines: it keeps the whole
+// headCollector is output.TruncateHead over a stream of lines: it keeps the whole
 // lines that fit the limits and counts the rest of the window.
 type headCollector struct {
 	maxLines, maxBytes int
@@ -315,9 +316,9 @@ func (c *headCollector) endLine() {
 	c.cur, c.curLen, c.curOver = c.cur[:0], 0, false
 }
 
-// result is the Truncation TruncateHead would give for the window's text.
-func (c *headCollector) result() Truncation {
-	t := Truncation{TotalLines: c.lines, TotalBytes: int(c.bytes)}
+// result is the Truncation output.TruncateHead would give for the window's text.
+func (c *headCollector) result() output.Truncation {
+	t := output.Truncation{TotalLines: c.lines, TotalBytes: int(c.bytes)}
 	if c.lines <= c.maxLines && c.bytes <= int64(c.maxBytes) {
 		t.Content = strings.ToValidUTF8(string(c.out), "\uFFFD")
 		t.OutputLines, t.OutputBytes = c.outLines, len(c.out)

@@ -14,6 +14,8 @@ import (
 	"testing"
 
 	"golang.org/x/image/webp"
+
+	"github.com/pi-go/pi/internal/output"
 )
 
 // numberedLines returns "line 1\nline 2\n...line n" (no trailing newline).
@@ -107,10 +109,10 @@ func TestReadTruncationDetails(t *testing.T) {
 	if !ok || d.Truncation == nil {
 		t.Fatalf("details = %#v", r.Details)
 	}
-	want := TruncateHead(numberedLines(2500), DefaultMaxLines, DefaultMaxBytes)
+	want := output.TruncateHead(numberedLines(2500), output.DefaultMaxLines, output.DefaultMaxBytes)
 	want.Content = d.Truncation.Content
 	if *d.Truncation != want {
-		t.Errorf("truncation = %+v, want what TruncateHead says: %+v", *d.Truncation, want)
+		t.Errorf("truncation = %+v, want what output.TruncateHead says: %+v", *d.Truncation, want)
 	}
 }
 
