@@ -34,7 +34,10 @@ func bashCall(t *testing.T, ctx context.Context, opts BashOptions, cwd string, a
 		opts.OutputDir = NewOutputDir("")
 		t.Cleanup(func() { opts.OutputDir.Close() })
 	}
-	at, err := tool.Wrap(BashDefinition(opts), func(string) tool.Context { return tool.Context{Cwd: cwd} })
+	if opts.Processes == nil {
+		opts.Processes = testProcesses
+	}
+	at, err := tool.Wrap(bashDefinition(opts), func(string) tool.Context { return tool.Context{Cwd: cwd} })
 	if err != nil {
 		t.Fatalf("wrap bash: %v", err)
 	}
@@ -156,7 +159,7 @@ func TestBashTexts(t *testing.T) {
 
 func TestBashDefinitionTexts(t *testing.T) {
 	t.Parallel()
-	def := BashDefinition(BashOptions{})
+	def := bashDefinition(BashOptions{})
 	if def.Name != "bash" || def.Label != "bash" {
 		t.Errorf("name/label = %q/%q", def.Name, def.Label)
 	}
@@ -672,8 +675,11 @@ func TestBashPartialUpdates(t *testing.T) {
 	})
 }
 
-func TestKillAllBash(t *testing.T) {
-	// Not parallel: KillAllBash kills the processes of every bash call.
+// TestProcessesClose: closing the Processes of a bash definition ends what
+// its calls left running, however they detached, and nothing else. Not
+// parallel: Close takes orphans that dropped their tag only while no other
+// owner's call runs.
+func TestProcessesClose(t *testing.T) {
 	if runtime.GOOS != "linux" {
 		t.Skip("marker-based process control is Linux only")
 	}
@@ -685,8 +691,10 @@ func TestKillAllBash(t *testing.T) {
 		"(setsid sh -c '" + sl + " 600 & true' &); echo three",
 		"(env -i setsid " + sl + " 600 &); echo four",
 	}
+	procs := NewProcesses()
+	defer procs.Close()
 	for _, c := range cmds {
-		r := bashCall(t, context.Background(), BashOptions{}, t.TempDir(), map[string]any{"command": c}, nil)
+		r := bashCall(t, context.Background(), BashOptions{Processes: procs}, t.TempDir(), map[string]any{"command": c}, nil)
 		if r.IsError {
 			t.Fatalf("%q: %s", c, r.Text())
 		}
@@ -703,12 +711,16 @@ func TestKillAllBash(t *testing.T) {
 		t.Fatal(err)
 	}
 	start := time.Now()
-	KillAllBash()
+	procs.Close()
 	if took := time.Since(start); took > 2*time.Second {
-		t.Errorf("KillAllBash took %v", took)
+		t.Errorf("Close took %v", took)
 	}
 	if pids := procsNamed(name); len(pids) != 1 || pids[0] != other.Process.Pid {
-		t.Errorf("after KillAllBash: %v, want only the process bash did not start (%d)", pids, other.Process.Pid)
+		t.Errorf("after Close: %v, want only the process bash did not start (%d)", pids, other.Process.Pid)
+	}
+	r := bashCall(t, context.Background(), BashOptions{Processes: procs}, t.TempDir(), map[string]any{"command": "echo ran"}, nil)
+	if got := r.Text(); !r.IsError || !strings.Contains(got, "closing") || strings.Contains(got, "ran") {
+		t.Errorf("a call after Close: %q (isError %v), want it refused", got, r.IsError)
 	}
 	_ = other.Process.Kill()
 	if err := other.Wait(); err == nil || !strings.Contains(err.Error(), "killed") {
@@ -762,7 +774,7 @@ func BenchmarkBashThroughput(b *testing.B) {
 		// The cost of redacting the full-output file.
 		opts.Redactor = redact.New("sk-bench-0123456789abcdef")
 	}
-	def := BashDefinition(opts)
+	def := bashDefinition(opts)
 	args, _ := json.Marshal(map[string]any{"command": pipeline})
 	var toolTime, nullTime, toolCPU time.Duration
 	cpu := func() time.Duration {
@@ -802,7 +814,7 @@ func BenchmarkBashThroughput(b *testing.B) {
 // BenchmarkBashTrue is the fixed cost of one call: start the shell, run
 // `true`, scan /proc for what the call left, reap.
 func BenchmarkBashTrue(b *testing.B) {
-	def := BashDefinition(BashOptions{})
+	def := bashDefinition(BashOptions{})
 	args := json.RawMessage(`{"command":"true"}`)
 	dir := b.TempDir()
 	for i := 0; i < b.N; i++ {

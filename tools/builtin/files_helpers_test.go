@@ -18,7 +18,7 @@ var updateGolden = flag.Bool("update", false, "rewrite the golden files under te
 func fileTools(t testing.TB, cwd string) []tool.AgentTool {
 	t.Helper()
 	reg := tool.NewRegistry()
-	for _, d := range []tool.ToolDefinition{ReadDefinition(), WriteDefinition(), EditDefinition()} {
+	for _, d := range []tool.ToolDefinition{readDefinition(), writeDefinition(), editDefinition()} {
 		if err := reg.Register(d); err != nil {
 			t.Fatal(err)
 		}

@@ -125,7 +125,7 @@ func TestFindByteLimit(t *testing.T) {
 }
 
 func TestFindDefinitionTexts(t *testing.T) {
-	d := FindDefinition()
+	d := findDefinition()
 	if d.Name != "find" || d.Label != "find" || d.Source.Kind != tool.SourceBuiltin || d.ExecutionMode != tool.Parallel {
 		t.Errorf("definition: %+v", d)
 	}

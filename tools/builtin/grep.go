@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -26,9 +25,9 @@ import (
 	"github.com/pi-go/pi/runtime/tool"
 )
 
-// GrepDefaultLimit is the number of matches grep returns when the call gives
+// grepDefaultLimit is the number of matches grep returns when the call gives
 // no limit.
-const GrepDefaultLimit = 100
+const grepDefaultLimit = 100
 
 // grepMaxLineLength is the most characters of one grep match line.
 const grepMaxLineLength = 500
@@ -47,8 +46,8 @@ const grepSchema = `{
   }
 }`
 
-// GrepArgs are the arguments of a grep call.
-type GrepArgs struct {
+// grepArgs are the arguments of a grep call.
+type grepArgs struct {
 	Pattern    string   `json:"pattern"`
 	Path       *string  `json:"path,omitempty"`
 	Glob       *string  `json:"glob,omitempty"`
@@ -58,9 +57,9 @@ type GrepArgs struct {
 	Limit      *float64 `json:"limit,omitempty"`
 }
 
-// GrepDetails are the details of a grep result, for the UI and the event
+// grepDetails are the details of a grep result, for the UI and the event
 // stream. Zero fields are left out.
-type GrepDetails struct {
+type grepDetails struct {
 	// MatchLimitReached is the limit when more matches than it exist.
 	MatchLimitReached int `json:"matchLimitReached,omitempty"`
 	// Truncation is set when the text was cut to 50KB. Its totals describe
@@ -71,45 +70,37 @@ type GrepDetails struct {
 	LinesTruncated bool `json:"linesTruncated,omitempty"`
 }
 
-// GrepDefinition returns the grep tool: a regular-expression (or literal)
+// grepDefinition returns the grep tool: a regular-expression (or literal)
 // search of file contents below a directory, or in one file, honouring
 // .gitignore and skipping .git/ and binary files.
-func GrepDefinition() tool.ToolDefinition {
-	return tool.ToolDefinition{
-		Name:  "grep",
-		Label: "grep",
-		Description: fmt.Sprintf("Search file contents for a pattern. Returns matching lines with file paths and line numbers. "+
+func grepDefinition() tool.ToolDefinition {
+	return define(toolMeta{
+		name: "grep",
+		description: fmt.Sprintf("Search file contents for a pattern. Returns matching lines with file paths and line numbers. "+
 			"Respects .gitignore. Output is truncated to %d matches or %dKB (whichever is hit first). "+
-			"Long lines are truncated to %d chars.", GrepDefaultLimit, output.DefaultMaxBytes/1024, grepMaxLineLength),
-		Parameters:    json.RawMessage(grepSchema),
-		PromptSnippet: "Search file contents for patterns (respects .gitignore)",
-		ExecutionMode: tool.Parallel,
-		Source:        tool.Source{Kind: tool.SourceBuiltin},
-		Execute: func(ctx context.Context, call tool.Call, tc tool.Context) (tool.Result, error) {
-			var args GrepArgs
-			if err := decodeStrict(call.Input, &args); err != nil {
-				return tool.Result{}, fmt.Errorf("grep: %w", err)
-			}
-			return Grep(ctx, tc.Cwd, args)
-		},
-		Paths: pathsOf(decodeStrict, func(cwd string, a *GrepArgs) string { return searchTarget(cwd, a.Path) }),
-	}
+			"Long lines are truncated to %d chars.", grepDefaultLimit, output.DefaultMaxBytes/1024, grepMaxLineLength),
+		parameters: grepSchema,
+		snippet:    "Search file contents for patterns (respects .gitignore)",
+		strict:     true,
+	}, func(ctx context.Context, _ tool.Call, tc tool.Context, args grepArgs) (tool.Result, error) {
+		return runGrep(ctx, tc.Cwd, args)
+	}, func(cwd string, a *grepArgs) string { return searchTarget(cwd, a.Path) })
 }
 
 // errSearchAborted is the model-visible text of a grep, find or ls call
 // stopped by cancellation, as in the reference agent.
 var errSearchAborted = errors.New("Operation aborted") //nolint:staticcheck // model-visible text
 
-// Grep runs one grep call in the working directory cwd. Mistakes the model
+// runGrep runs one grep call in the working directory cwd. Mistakes the model
 // can fix (a missing path, a bad regular expression or glob) come back as
 // errors whose text names the field; the caller turns them into error
 // results.
 //
 // # Errors
 //
-// Grep fails with `Path not found: PATH`, an `invalid pattern` or `invalid
+// runGrep fails with `Path not found: PATH`, an `invalid pattern` or `invalid
 // glob` error, or `Operation aborted` when ctx is cancelled.
-func Grep(ctx context.Context, cwd string, args GrepArgs) (tool.Result, error) {
+func runGrep(ctx context.Context, cwd string, args grepArgs) (tool.Result, error) {
 	if ctx.Err() != nil {
 		return tool.Result{}, errSearchAborted
 	}
@@ -133,7 +124,7 @@ func Grep(ctx context.Context, cwd string, args GrepArgs) (tool.Result, error) {
 		ctx:     ctx,
 		re:      re,
 		context: intArg(args.Context, 0, 0),
-		limit:   intArg(args.Limit, GrepDefaultLimit, 1),
+		limit:   intArg(args.Limit, grepDefaultLimit, 1),
 	}
 	g.reWhole = wholeTextRegexp(expr)
 	g.needle = requiredNeedle(expr)
@@ -169,7 +160,7 @@ func Grep(ctx context.Context, cwd string, args GrepArgs) (tool.Result, error) {
 	if g.matches == 0 {
 		return tool.TextResult("No matches found"), nil
 	}
-	var details GrepDetails
+	var details grepDetails
 	var notices []string
 	if g.limitReached {
 		notices = append(notices, fmt.Sprintf("%d matches limit reached. Use limit=%d for more, or refine pattern", g.limit, g.limit*2))
@@ -186,7 +177,7 @@ func Grep(ctx context.Context, cwd string, args GrepArgs) (tool.Result, error) {
 		notices = append(notices, fmt.Sprintf("Some lines truncated to %d chars. Use read tool to see full lines", grepMaxLineLength))
 		details.LinesTruncated = true
 	}
-	return listingResult(text, notices, details, details != GrepDetails{}), nil
+	return listingResult(text, notices, details, details != grepDetails{}), nil
 }
 
 // grepper holds the state of one grep call across files.
@@ -661,19 +652,6 @@ func (f *globFilter) keep(rel string, isDir bool) bool {
 	}
 	m := doublestar.MatchUnvalidated(f.pattern, subject)
 	return m != f.negate
-}
-
-// decodeStrict decodes JSON arguments, refusing unknown fields.
-func decodeStrict(raw json.RawMessage, v any) error {
-	if len(bytes.TrimSpace(raw)) == 0 {
-		raw = json.RawMessage("{}")
-	}
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
-		return fmt.Errorf("decode arguments: %w", err)
-	}
-	return nil
 }
 
 // intArg reads an optional number argument as an integer (fractions are

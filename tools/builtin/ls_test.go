@@ -95,7 +95,7 @@ func TestLsByteLimit(t *testing.T) {
 }
 
 func TestLsDefinitionTexts(t *testing.T) {
-	d := LsDefinition()
+	d := lsDefinition()
 	if d.Name != "ls" || d.Label != "ls" || d.Source.Kind != tool.SourceBuiltin || d.ExecutionMode != tool.Parallel {
 		t.Errorf("definition: %+v", d)
 	}

@@ -36,8 +36,8 @@ func TestResolvePath(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := ResolvePath(dir, tt.in); got != tt.want {
-				t.Errorf("ResolvePath(%q) = %q, want %q", tt.in, got, tt.want)
+			if got := resolvePath(dir, tt.in); got != tt.want {
+				t.Errorf("resolvePath(%q) = %q, want %q", tt.in, got, tt.want)
 			}
 		})
 	}
@@ -64,8 +64,8 @@ func TestResolveReadPath(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := ResolveReadPath(dir, tt.in); got != tt.want {
-				t.Errorf("ResolveReadPath(%q) = %q, want %q", tt.in, got, tt.want)
+			if got := resolveReadPath(dir, tt.in); got != tt.want {
+				t.Errorf("resolveReadPath(%q) = %q, want %q", tt.in, got, tt.want)
 			}
 		})
 	}
@@ -91,8 +91,8 @@ func TestRealPath(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(filepath.Base(tt.in), func(t *testing.T) {
-			if got := RealPath(tt.in); got != tt.want {
-				t.Errorf("RealPath(%q) = %q, want %q", tt.in, got, tt.want)
+			if got := realPath(tt.in); got != tt.want {
+				t.Errorf("realPath(%q) = %q, want %q", tt.in, got, tt.want)
 			}
 		})
 	}

@@ -3,7 +3,6 @@ package builtin
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -28,8 +27,8 @@ type readArgs struct {
 	Limit  *float64 `json:"limit"`
 }
 
-// ReadDetails are the details of a read whose text was truncated.
-type ReadDetails struct {
+// readDetails are the details of a read whose text was truncated.
+type readDetails struct {
 	Truncation *output.Truncation `json:"truncation,omitempty"`
 }
 
@@ -40,29 +39,20 @@ const sniffSize = 8 * 1024
 // readChunkSize is the read buffer of the streaming line scan.
 const readChunkSize = 256 * 1024
 
-// ReadDefinition is the read tool: a window of a text file in bounded
+// readDefinition is the read tool: a window of a text file in bounded
 // memory, images as image blocks (downscaled when large), binary files
 // described instead of sent.
-func ReadDefinition() tool.ToolDefinition {
-	return tool.ToolDefinition{
-		Name:             "read",
-		Label:            "read",
-		Description:      fmt.Sprintf("Read the contents of a file. Supports text files and images (jpg, png, gif, webp). Images are sent as attachments. For text files, output is truncated to %d lines or %dKB (whichever is hit first). Use offset/limit for large files. When you need the full file, continue with offset until complete.", output.DefaultMaxLines, output.DefaultMaxBytes/1024),
-		Parameters:       json.RawMessage(readParameters),
-		PromptSnippet:    "Read file contents",
-		PromptGuidelines: []string{"Use read to examine files instead of cat or sed."},
-		ExecutionMode:    tool.Parallel,
-		Source:           tool.Source{Kind: tool.SourceBuiltin},
-		Execute:          executeRead,
-		Paths:            pathsOf(decodeLoose, func(cwd string, a *readArgs) string { return readTarget(cwd, a.Path) }),
-	}
+func readDefinition() tool.ToolDefinition {
+	return define(toolMeta{
+		name:        "read",
+		description: fmt.Sprintf("Read the contents of a file. Supports text files and images (jpg, png, gif, webp). Images are sent as attachments. For text files, output is truncated to %d lines or %dKB (whichever is hit first). Use offset/limit for large files. When you need the full file, continue with offset until complete.", output.DefaultMaxLines, output.DefaultMaxBytes/1024),
+		parameters:  readParameters,
+		snippet:     "Read file contents",
+		guidelines:  []string{"Use read to examine files instead of cat or sed."},
+	}, executeRead, func(cwd string, a *readArgs) string { return readTarget(cwd, a.Path) })
 }
 
-func executeRead(ctx context.Context, call tool.Call, tc tool.Context) (tool.Result, error) {
-	var args readArgs
-	if err := decodeArgs(call.Input, &args, false); err != nil {
-		return tool.Result{}, fmt.Errorf("read: %w", err)
-	}
+func executeRead(ctx context.Context, _ tool.Call, tc tool.Context, args readArgs) (tool.Result, error) {
 	if ctx.Err() != nil {
 		return tool.Result{}, errAborted
 	}
@@ -236,7 +226,7 @@ func readText(ctx context.Context, f io.Reader, args readArgs) (tool.Result, err
 	case t.FirstLineExceedsLimit:
 		text = fmt.Sprintf("[Line %d is %s, exceeds %s limit. Use bash: sed -n '%dp' %s | head -c %d]",
 			startDisplay, output.FormatSize(int(c.firstLineBytes)), output.FormatSize(output.DefaultMaxBytes), startDisplay, args.Path, output.DefaultMaxBytes)
-		details = ReadDetails{Truncation: &t}
+		details = readDetails{Truncation: &t}
 	case t.Truncated:
 		endDisplay := startDisplay + t.OutputLines - 1
 		text = t.Content
@@ -245,7 +235,7 @@ func readText(ctx context.Context, f io.Reader, args readArgs) (tool.Result, err
 		} else {
 			text += fmt.Sprintf("\n\n[Showing lines %d-%d of %d (%s limit). Use offset=%d to continue.]", startDisplay, endDisplay, total, output.FormatSize(output.DefaultMaxBytes), endDisplay+1)
 		}
-		details = ReadDetails{Truncation: &t}
+		details = readDetails{Truncation: &t}
 	case args.Limit != nil && end < total:
 		text = fmt.Sprintf("%s\n\n[%d more lines in file. Use offset=%d to continue.]", t.Content, total-end, end+1)
 	default:

@@ -86,7 +86,7 @@ func TestReadMatchesInMemoryModel(t *testing.T) {
 			if r.Text() != want || r.IsError != wantErr {
 				t.Fatalf("offset %d limit %d:\n got %q\nwant %q", off, limit, trimForLog(r.Text()), trimForLog(want))
 			}
-			d, _ := r.Details.(ReadDetails)
+			d, _ := r.Details.(readDetails)
 			if (wantT == nil) != (d.Truncation == nil) {
 				t.Fatalf("offset %d limit %d: details %+v, want truncation %v", off, limit, r.Details, wantT != nil)
 			}

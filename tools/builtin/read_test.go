@@ -105,7 +105,7 @@ func TestReadTruncationDetails(t *testing.T) {
 	dir := t.TempDir()
 	mustWrite(t, filepath.Join(dir, "long.txt"), numberedLines(2500))
 	r := callTool(t, dir, "read", `{"path":"long.txt"}`)
-	d, ok := r.Details.(ReadDetails)
+	d, ok := r.Details.(readDetails)
 	if !ok || d.Truncation == nil {
 		t.Fatalf("details = %#v", r.Details)
 	}
