@@ -131,15 +131,45 @@ func clampLines(f float64) int {
 // the window is collected up to the output limits, the rest is only
 // counted.
 func readText(ctx context.Context, f io.Reader, args readArgs) (tool.Result, error) {
-	start := 0 // 0-based first line
+	start, end := readWindow(args)
+	c := headCollector{maxLines: output.DefaultMaxLines, maxBytes: output.DefaultMaxBytes}
+	newlines, err := scanWindow(ctx, f, start, end, &c)
+	if errors.Is(err, errAborted) {
+		return tool.Result{}, err
+	}
+	if err != nil {
+		return tool.Result{}, fmt.Errorf("read %s: %w", args.Path, err)
+	}
+	total := newlines + 1
+	if start >= total {
+		off := "undefined"
+		if args.Offset != nil {
+			off = formatNumber(*args.Offset)
+		}
+		return tool.Result{}, fmt.Errorf("Offset %s is beyond end of file (%d lines total)", off, total)
+	}
+	return readResult(args, &c, start, end, total), nil
+}
+
+// readWindow is the window a read asks for, in 0-based lines: the first,
+// and the one after the last (math.MaxInt: to the end of the file).
+func readWindow(args readArgs) (start, end int) {
 	if args.Offset != nil && *args.Offset != 0 {
 		start = max(0, clampLines(*args.Offset)-1)
 	}
-	end := math.MaxInt // 0-based line after the window
+	end = math.MaxInt
 	if args.Limit != nil {
 		end = start + max(0, clampLines(*args.Limit))
 	}
-	c := headCollector{maxLines: output.DefaultMaxLines, maxBytes: output.DefaultMaxBytes}
+	return start, end
+}
+
+// scanWindow reads f once, feeding the lines of the window [start, end) to
+// c, and returns how many newlines f holds. Before the window only
+// newlines are counted; once c is full and the window runs to the end of
+// the file, the rest is only counted. It fails with errAborted when ctx is
+// cancelled, or with the read error.
+func scanWindow(ctx context.Context, f io.Reader, start, end int, c *headCollector) (int, error) {
 	line := 0
 	buf := make([]byte, readChunkSize)
 	// Once the output is full and the window runs to the end of the file,
@@ -153,7 +183,7 @@ func readText(ctx context.Context, f io.Reader, args readArgs) (tool.Result, err
 	}
 	for {
 		if ctx.Err() != nil {
-			return tool.Result{}, errAborted
+			return 0, errAborted
 		}
 		n, err := f.Read(buf)
 		chunk := buf[:n]
@@ -199,7 +229,7 @@ func readText(ctx context.Context, f io.Reader, args readArgs) (tool.Result, err
 			break
 		}
 		if err != nil {
-			return tool.Result{}, fmt.Errorf("read %s: %w", args.Path, err)
+			return 0, err
 		}
 	}
 	switch {
@@ -210,14 +240,12 @@ func readText(ctx context.Context, f io.Reader, args readArgs) (tool.Result, err
 	case line >= start && line < end:
 		c.endLine() // the last piece, after the last '\n'
 	}
-	total := line + 1
-	if start >= total {
-		off := "undefined"
-		if args.Offset != nil {
-			off = formatNumber(*args.Offset)
-		}
-		return tool.Result{}, fmt.Errorf("Offset %s is beyond end of file (%d lines total)", off, total)
-	}
+	return line, nil
+}
+
+// readResult words the window c collected: its text with the notice of
+// where to continue, and the truncation details when it was cut.
+func readResult(args readArgs, c *headCollector, start, end, total int) tool.Result {
 	t := c.result()
 	startDisplay := start + 1
 	var text string
@@ -245,11 +273,11 @@ func readText(ctx context.Context, f io.Reader, args readArgs) (tool.Result, err
 	if details != nil {
 		r.Details = details
 	}
-	return r, nil
+	return r
 }
 
-// headCollector is output.TruncateHead over a stream of lines: it keeps the whole
-// lines that fit the limits and counts the rest of the window.
+// headCollector is output.TruncateHead over a stream of lines: it keeps the
+// whole lines that fit the limits and counts the rest of the window.
 type headCollector struct {
 	maxLines, maxBytes int
 	out                []byte
