@@ -133,7 +133,7 @@ func runBash(ctx context.Context, opts BashOptions, call tool.Call, tc tool.Cont
 	acc := output.NewAccumulator(output.Limits{
 		MaxLines: output.DefaultMaxLines, MaxBytes: output.DefaultMaxBytes,
 		NewFile:      func() (*os.File, string, error) { return opts.OutputDir.create("pi-bash") },
-		MaxFileBytes: opts.FullOutputMaxBytes, Redactor: opts.Redactor,
+		MaxFileBytes: fullOutputMax(opts.FullOutputMaxBytes), Redactor: opts.Redactor,
 	})
 	defer acc.Close()
 	call.Update(tool.Result{Content: []tool.ContentBlock{}})
@@ -464,6 +464,15 @@ func environList(env map[string]string) []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// fullOutputMax is the cap of a full-output file: n, or
+// DefaultFullOutputMaxBytes when n is not positive.
+func fullOutputMax(n int64) int64 {
+	if n <= 0 {
+		return DefaultFullOutputMaxBytes
+	}
+	return n
 }
 
 // signalName names a signal as "SIGKILL".

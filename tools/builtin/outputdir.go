@@ -9,13 +9,11 @@ import (
 	"path/filepath"
 	"strconv"
 	"sync"
-
-	"github.com/pi-go/pi/internal/output"
 )
 
 // DefaultFullOutputMaxBytes caps one full-output file when
 // BashOptions.FullOutputMaxBytes is zero: 100 MiB.
-const DefaultFullOutputMaxBytes = output.DefaultMaxFileBytes
+const DefaultFullOutputMaxBytes = 100 << 20
 
 // OutputDir is the private folder that holds the bash tool's full-output
 // files: one folder per owner (a pi process, or one runtime of a program
