@@ -60,7 +60,7 @@ func (c *Call) matcher() *matcher {
 
 // matcher is the matcher of the processes of every call of s: the
 // sessions its calls led that may still have members, its tag prefix, and
-// anything started since pi did.
+// orphans started since its first call.
 func (s *Set) matcher() *matcher {
 	groups := map[int]bool{}
 	registry.mu.Lock()
@@ -69,8 +69,9 @@ func (s *Set) matcher() *matcher {
 			groups[g] = true
 		}
 	}
+	since := s.since
 	registry.mu.Unlock()
-	return newMatcher(s, groups, s.prefix, startTicks(os.Getpid()), 0)
+	return newMatcher(s, groups, s.prefix, since, 0)
 }
 
 // mine reports whether a call of set (with shell pid) is the matcher's.

@@ -71,7 +71,8 @@ var registry = struct {
 	// seen are pids known to have been started by a call (found by a
 	// scan); when they die as children of pi they are reaped here.
 	seen map[int]bool
-	// sets are the Sets not closed yet, for their cgroups.
+	// sets are the Sets that started a call and are not closed yet, for
+	// their cgroups.
 	sets map[*Set]bool
 }{shells: map[int]*Set{}, groups: map[int]*Set{}, seen: map[int]bool{}, sets: map[*Set]bool{}}
 
@@ -107,6 +108,9 @@ type Set struct {
 	// closed is set, under registry.spawn (write), by Close; Start checks
 	// it under registry.spawn (read).
 	closed bool
+	// since is the start time of the Set's first shell (nothing of its
+	// calls is older); 0 until then. Under registry.mu.
+	since uint64
 
 	// cg guards the cgroups: root is pi-<pid>-<random> (nil until the
 	// first call), calls the call groups not yet removed, off is set
@@ -124,15 +128,11 @@ type Set struct {
 // ErrClosed is returned by Start after Close.
 var ErrClosed = errors.New("the runtime's processes were ended (it is closing): no new command starts")
 
-// NewSet returns an empty Set. It starts nothing and makes no cgroup until
-// the first call.
+// NewSet returns an empty Set. It starts nothing, makes no cgroup and is
+// not registered until the first call.
 func NewSet() *Set {
 	id := strconv.FormatUint(setSeq.Add(1), 10)
-	s := &Set{id: id, prefix: []byte("\x00" + MarkerEnv + "=" + instance + "-" + id + "-")}
-	registry.mu.Lock()
-	registry.sets[s] = true
-	registry.mu.Unlock()
-	return s
+	return &Set{id: id, prefix: []byte("\x00" + MarkerEnv + "=" + instance + "-" + id + "-")}
 }
 
 // Cgroups says whether the calls of s run in cgroups, and if not, why (for
@@ -173,6 +173,9 @@ func (s *Set) Start(newCmd func() *exec.Cmd) (*exec.Cmd, *Call, error) {
 	if s.closed {
 		return nil, nil, ErrClosed
 	}
+	registry.mu.Lock()
+	registry.sets[s] = true
+	registry.mu.Unlock()
 	marker := instance + "-" + s.id + "-" + strconv.FormatUint(s.calls.Add(1), 10)
 	prepare := func() *exec.Cmd {
 		cmd := newCmd()
@@ -233,11 +236,15 @@ func sessionAttr() *syscall.SysProcAttr { return &syscall.SysProcAttr{Setsid: tr
 
 // track registers a started shell (while spawns are held).
 func (s *Set) track(pid int, marker string, g *cgroup.Group) *Call {
+	start := startTicks(pid)
 	registry.mu.Lock()
 	registry.shells[pid] = s
 	registry.groups[pid] = s
+	if s.since == 0 || (start != 0 && start < s.since) {
+		s.since = start
+	}
 	registry.mu.Unlock()
-	return &Call{set: s, pid: pid, marker: []byte("\x00" + MarkerEnv + "=" + marker + "\x00"), start: startTicks(pid), group: g}
+	return &Call{set: s, pid: pid, marker: []byte("\x00" + MarkerEnv + "=" + marker + "\x00"), start: start, group: g}
 }
 
 // newCallGroup creates the cgroup of a new call (and the Set's group
@@ -380,8 +387,11 @@ func (s *Set) Close() {
 	was := s.closed
 	s.closed = true
 	registry.spawn.Unlock()
-	if was {
-		return
+	registry.mu.Lock()
+	started := registry.sets[s]
+	registry.mu.Unlock()
+	if was || !started {
+		return // a Set that never started a call has nothing to end
 	}
 	root := s.root()
 	killMatching(s.matcher(), 500*time.Millisecond, root)

@@ -299,3 +299,38 @@ func BenchmarkStartCgroup(b *testing.B) {
 		run(b, s)
 	})
 }
+
+// TestCloseTakesNoOlderOrphans: an orphan that dropped its tag and left
+// its session, left by a call of Set A, is nobody's but A's to end: closing
+// a Set B that never ran a call, or one whose calls all started after the
+// orphan did, leaves it running, also without cgroups and with no call
+// running; closing A ends it. Not parallel: the orphan rule.
+func TestCloseTakesNoOlderOrphans(t *testing.T) {
+	processModes(t, func(t *testing.T, newSet func(t *testing.T) *Set, cgroups bool) {
+		sl := sleeper(t)
+		name := filepath.Base(sl)
+		a := newSet(t)
+		if err := startCall(t, a, "(env -i setsid "+sl+" 600 &); echo left").wait(); err != nil {
+			t.Fatal(err)
+		}
+		waitCount(t, name, 1)
+
+		unused := newSet(t)
+		unused.Close()
+		if n := len(procsNamed(name)); n != 1 {
+			t.Fatalf("closing a Set that never ran a call ended another's orphan (%d left)", n)
+		}
+		later := newSet(t)
+		if err := startCall(t, later, "true").wait(); err != nil {
+			t.Fatal(err)
+		}
+		later.Close()
+		if n := len(procsNamed(name)); n != 1 {
+			t.Fatalf("closing a Set whose calls started after the orphan ended it (%d left)", n)
+		}
+		a.Close()
+		if left := procsNamed(name); len(left) != 0 {
+			t.Errorf("closing A left its orphan: %v", left)
+		}
+	})
+}
