@@ -169,7 +169,7 @@ func testImage(w, h int) image.Image {
 	return img
 }
 
-func encodeTestImage(t *testing.T, kind string, img image.Image) []byte {
+func encodeTestImage(t testing.TB, kind string, img image.Image) []byte {
 	t.Helper()
 	var b bytes.Buffer
 	var err error

@@ -82,6 +82,13 @@ func readStat(pid int, buf []byte) (procInfo, bool) {
 	if !ok {
 		return procInfo{}, false
 	}
+	return parseStat(pid, b)
+}
+
+// parseStat parses the text of /proc/PID/stat. The command name may hold
+// anything a process chooses, spaces and parentheses included, so the
+// fields are read after its last ')'.
+func parseStat(pid int, b []byte) (procInfo, bool) {
 	i := bytes.LastIndexByte(b, ')')
 	if i < 0 || i+2 >= len(b) {
 		return procInfo{}, false
