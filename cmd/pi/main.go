@@ -5,12 +5,26 @@
 package main
 
 import (
+	"fmt"
 	"io"
 	"os"
+
+	"github.com/pi-go/pi/runtime/app"
 )
 
 func main() {
-	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+	os.Exit(program(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+}
+
+// program is the pi process: it makes the process a child subreaper, so
+// that orphans of bash calls are re-parented to pi, where Runtime.Close and
+// a call's timeout can find them (a property of the process, set once,
+// before any runtime starts), then runs.
+func program(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	if err := app.BecomeSubreaper(); err != nil {
+		fmt.Fprintf(stderr, "pi: warning: %v; processes that bash commands detach may outlive them\n", err)
+	}
+	return run(args, stdin, stdout, stderr)
 }
 
 // Exit codes.

@@ -26,7 +26,7 @@ func (w withPlugintest) Run() int {
 
 func TestMain(m *testing.M) {
 	testscript.Main(withPlugintest{m}, map[string]func(){
-		"pi": func() { os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr)) },
+		"pi": func() { os.Exit(program(os.Args[1:], os.Stdin, os.Stdout, os.Stderr)) },
 	})
 }
 

@@ -1,10 +1,12 @@
 // Package archtest checks the dependency rules of docs/design.md with
-// `go list -deps`: nothing imports cmd/pi; tools/builtin never imports
-// extensions; runtime/redact is a leaf; internal/abi imports the standard
-// library only; sdk imports no host package but internal/abi; only
-// extensions imports wazero; runtime/extspec (the rules of an extension
-// entry) needs nothing but the standard library and runtime/execgrant; only
-// internal/atomicfile replaces files by renaming.
+// `go list -deps`: nothing imports cmd/pi; tools/builtin imports of pi's
+// packages only runtime/tool, runtime/redact and the internal packages it
+// shares with no one above it; those internal packages import no tool,
+// loop, provider or extension code; runtime/redact is a leaf; internal/abi
+// imports the standard library only; sdk imports no host package but
+// internal/abi; only extensions imports wazero; runtime/extspec (the rules
+// of an extension entry) needs nothing but the standard library and
+// runtime/execgrant; only internal/atomicfile replaces files by renaming.
 package archtest
 
 import (
@@ -67,6 +69,13 @@ func TestAssemblyRules(t *testing.T) {
 	}
 }
 
+// toolInternals are the internal packages the built-in tools share (and
+// that tools/builtin may import).
+var toolInternals = []string{
+	"/internal/atomicfile", "/internal/cgroup", "/internal/fileutil", "/internal/gitignore",
+	"/internal/imageutil", "/internal/output", "/internal/procs",
+}
+
 func TestDependencyRules(t *testing.T) {
 	all := deps(t, "", "", "./...")
 	for pkg, imports := range all {
@@ -82,9 +91,19 @@ func TestDependencyRules(t *testing.T) {
 			}
 		}
 	}
+	builtinMay := append([]string{"/tools/builtin", "/runtime/tool", "/runtime/redact", "/runtime/content"}, toolInternals...)
 	for pkg := range deps(t, "", "", "./tools/builtin/...") {
-		if strings.HasPrefix(pkg, module+"/extensions") || strings.HasPrefix(pkg, module+"/runtime/agent") || strings.HasPrefix(pkg, module+"/runtime/llm") {
-			t.Errorf("tools/builtin depends on %s; of pi's packages it may import runtime/tool, runtime/redact and internal/atomicfile only", pkg)
+		if strings.HasPrefix(pkg, module) && !slices.Contains(builtinMay, strings.TrimPrefix(pkg, module)) {
+			t.Errorf("tools/builtin depends on %s; of pi's packages it may import runtime/tool, runtime/redact and %s only", pkg, strings.Join(toolInternals, ", "))
+		}
+	}
+	for _, p := range toolInternals {
+		for pkg := range deps(t, "", "", "."+p) {
+			for _, banned := range []string{"/tools/", "/runtime/agent", "/runtime/llm", "/runtime/app", "/extensions"} {
+				if strings.HasPrefix(pkg, module+banned) {
+					t.Errorf("%s depends on %s; the tools' internal packages import no tool, loop, provider, runtime or extension code", p[1:], pkg)
+				}
+			}
 		}
 	}
 	for pkg := range deps(t, "", "", "./runtime/llm") {

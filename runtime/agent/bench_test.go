@@ -10,7 +10,6 @@ import (
 	"github.com/pi-go/pi/runtime/agent"
 	"github.com/pi-go/pi/runtime/llm"
 	"github.com/pi-go/pi/runtime/tool"
-	"github.com/pi-go/pi/tools/builtin"
 )
 
 func noopTool() tool.ToolDefinition {
@@ -75,7 +74,7 @@ func BenchmarkBashBatch(b *testing.B) {
 				calls = append(calls, call("bash", `{"command":"sleep 0.05"}`))
 			}
 			s := llm.Script{Turns: []llm.ScriptTurn{{ToolCalls: calls}, {Text: "done"}}}
-			tools := wrap(b, builtin.BashDefinition(builtin.BashOptions{}))
+			tools := wrap(b, builtinDefs(b, "bash")...)
 			ctx := context.Background()
 			for b.Loop() {
 				a := agent.New(agent.Config{Provider: llm.NewScripted(s), Tools: tools, Sequential: sequential})

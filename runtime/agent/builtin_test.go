@@ -26,6 +26,27 @@ func builtinTools(t *testing.T, dir string, defs ...tool.ToolDefinition) []tool.
 	return tools
 }
 
+// builtinDefs picks the named built-in tools, in that order; their bash
+// processes are ended when the test ends.
+func builtinDefs(t testing.TB, names ...string) []tool.ToolDefinition {
+	t.Helper()
+	procs := builtin.NewProcesses()
+	t.Cleanup(procs.Close)
+	all := map[string]tool.ToolDefinition{}
+	for _, d := range builtin.Definitions(builtin.Options{Bash: builtin.BashOptions{Processes: procs}}) {
+		all[d.Name] = d
+	}
+	var defs []tool.ToolDefinition
+	for _, n := range names {
+		d, ok := all[n]
+		if !ok {
+			t.Fatalf("no built-in tool %q", n)
+		}
+		defs = append(defs, d)
+	}
+	return defs
+}
+
 // TestReadDuringEdit runs the real read and edit tools on the same file in
 // one parallel batch, many times: every read sees the whole file before or
 // after the edit, never a half-written one.
@@ -61,7 +82,7 @@ func TestReadDuringEdit(t *testing.T) {
 	}
 	turns = append(turns, llm.ScriptTurn{Text: "done"})
 	p := script(turns...)
-	a := agent.New(agent.Config{Provider: p, Tools: builtinTools(t, dir, builtin.ReadDefinition(), builtin.EditDefinition())})
+	a := agent.New(agent.Config{Provider: p, Tools: builtinTools(t, dir, builtinDefs(t, "read", "edit")...)})
 	res, err := a.Run(context.Background(), "flip the marker")
 	if err != nil {
 		t.Fatal(err)
@@ -116,7 +137,7 @@ func TestCancelRealBash(t *testing.T) {
 	var running, readDone bool
 	a := agent.New(agent.Config{
 		Provider: p,
-		Tools:    builtinTools(t, dir, builtin.BashDefinition(builtin.BashOptions{}), builtin.ReadDefinition()),
+		Tools:    builtinTools(t, dir, builtinDefs(t, "bash", "read")...),
 		// Ctrl-C once the command is visibly running and the read is done
 		// (so the read's result does not depend on timing). Events are
 		// delivered one at a time, so no lock is needed.

@@ -88,7 +88,10 @@ type Runtime struct {
 	// hideEnv names the variables commands must not get (the key's).
 	hideEnv []string
 	// outDir holds bash's full-output files; Close removes it.
-	outDir  *builtin.OutputDir
+	outDir *builtin.OutputDir
+	// procs owns the processes of the runtime's bash calls; Close ends
+	// them (and no other runtime's).
+	procs   *builtin.Processes
 	closers []func()
 }
 
@@ -246,18 +249,19 @@ func (r *Runtime) startExtensions(ctx context.Context) ([]tool.SpawnHook, error)
 // and chooses the active set.
 func (r *Runtime) registerTools(spawnHooks []tool.SpawnHook) error {
 	bash := r.cfg.Tools.Bash
+	r.procs = builtin.NewProcesses()
+	r.closers = append(r.closers, r.procs.Close)
 	bashOpts := builtin.BashOptions{
 		Shell: bash.Shell, CommandPrefix: bash.CommandPrefix, SpawnHooks: spawnHooks,
-		HideEnv: r.hideEnv, OutputDir: r.outDir,
+		HideEnv: r.hideEnv, Processes: r.procs, OutputDir: r.outDir,
 		FullOutputMaxBytes: int64(bash.FullOutputMaxMB) << 20, Redactor: r.redactor,
 	}
-	r.closers = append(r.closers, builtin.KillAllBash)
 	for _, d := range builtin.Definitions(builtin.Options{Bash: bashOpts}) {
 		if err := r.registry.Register(d); err != nil {
 			return err
 		}
 	}
-	active := append([]string(nil), builtin.DefaultActive...)
+	active := builtin.DefaultActive()
 	if r.host != nil {
 		for _, e := range r.host.Extensions() {
 			for _, d := range e.Definitions() {
@@ -295,8 +299,9 @@ func describeFiles(files []string) string {
 	return strings.Join(files, ", ")
 }
 
-// Close ends what the runtime started: the processes of its bash calls,
-// the extension host and bash's full-output folder. It is safe to call more than once.
+// Close ends what the runtime started: the processes of its bash calls
+// (and none of another runtime's), the extension host and bash's
+// full-output folder. It is safe to call more than once.
 func (r *Runtime) Close() {
 	for i := len(r.closers) - 1; i >= 0; i-- {
 		r.closers[i]()

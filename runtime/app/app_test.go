@@ -20,7 +20,15 @@ import (
 	"github.com/pi-go/pi/runtime/llm"
 )
 
-func TestMain(m *testing.M) { os.Exit(plugintest.Main(m)) }
+// TestMain makes the test binary a child subreaper, as pi's main does (a
+// program that embeds runtimes should), and runs the tests.
+func TestMain(m *testing.M) {
+	if err := BecomeSubreaper(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	os.Exit(plugintest.Main(m))
+}
 
 // project makes a project folder (with .git, so the search stops there)
 // and an empty PI_HOME.

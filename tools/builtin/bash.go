@@ -2,9 +2,6 @@ package builtin
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -18,7 +15,11 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/pi-go/pi/internal/output"
+	"github.com/pi-go/pi/internal/procs"
 	"github.com/pi-go/pi/runtime/tool"
+
+	"golang.org/x/sys/unix"
 )
 
 // Model-visible texts of the bash tool, as in the reference agent.
@@ -33,9 +34,6 @@ const (
 )
 
 const (
-	// bashMarkerEnv is the environment variable that tags every process a
-	// bash call starts: PI_BASH_CALL=<instance>-<call number>.
-	bashMarkerEnv = "PI_BASH_CALL"
 	// bashUpdateEvery is the throttle of partial results.
 	bashUpdateEvery = 100 * time.Millisecond
 	// bashKillGrace is how long SIGTERM has before SIGKILL.
@@ -47,15 +45,6 @@ const (
 	bashReadChunk = 256 << 10
 )
 
-// bashInstance tells this pi process's bash calls from another pi's.
-var bashInstance = func() string {
-	var b [8]byte
-	_, _ = rand.Read(b[:])
-	return hex.EncodeToString(b[:])
-}()
-
-var bashCallSeq atomic.Uint64
-
 // bashArgs are the bash tool's arguments.
 type bashArgs struct {
 	Command string   `json:"command"`
@@ -65,42 +54,37 @@ type bashArgs struct {
 // bashDetails are the details of a bash result: set when the output was
 // truncated (final result) or as it streams (partial results).
 type bashDetails struct {
-	Truncation     *bashTruncation `json:"truncation,omitempty"`
-	FullOutputPath string          `json:"fullOutputPath,omitempty"`
+	Truncation     *output.TailTruncation `json:"truncation,omitempty"`
+	FullOutputPath string                 `json:"fullOutputPath,omitempty"`
 }
 
-// BashDefinition returns the bash tool: it runs a command with the configured
-// shell (`SHELL -c COMMAND`, default /bin/bash) in the call's working
-// directory, with stdin closed and stdout and stderr interleaved in one pipe.
-// opts.CommandPrefix is put before the command (joined by a newline), then
-// opts.SpawnHooks may rewrite command, cwd and env; a hook error stops the
-// call with that reason. The command runs in its own session (and cgroup,
-// where cgroup v2 is writable); a timeout or a cancelled context kills every
-// process it started (see KillAllBash). The result is the cleaned tail of
-// the output (2000 lines / 50KB), with the complete raw output in a file of
-// opts.OutputDir when it was longer (capped at opts.FullOutputMaxBytes,
-// secrets of opts.Redactor replaced). The environment is pi's minus
-// opts.HideEnv.
-func BashDefinition(opts BashOptions) tool.ToolDefinition {
+// bashDefinition returns the bash tool: it runs a command with the
+// configured shell (`SHELL -c COMMAND`, default /bin/bash) in the call's
+// working directory, with stdin closed and stdout and stderr interleaved in
+// one pipe. opts.CommandPrefix is put before the command (joined by a
+// newline), then opts.SpawnHooks may rewrite command, cwd and env; a hook
+// error stops the call with that reason. The command runs as a call of
+// opts.Processes, in its own session (and cgroup, where cgroup v2 is
+// writable); a timeout or a cancelled context kills every process it
+// started. The result is the cleaned tail of the output (2000 lines /
+// 50KB), with the complete raw output in a file of opts.OutputDir when it
+// was longer (capped at opts.FullOutputMaxBytes, secrets of opts.Redactor
+// replaced). The environment is pi's minus opts.HideEnv.
+func bashDefinition(opts BashOptions) tool.ToolDefinition {
 	if opts.OutputDir == nil {
 		opts.OutputDir = NewOutputDir("")
 	}
-	return tool.ToolDefinition{
-		Name:          "bash",
-		Label:         "bash",
-		Description:   bashDescription,
-		Parameters:    json.RawMessage(bashSchema),
-		PromptSnippet: bashPromptSnippet,
-		ExecutionMode: tool.Parallel,
-		Source:        tool.Source{Kind: tool.SourceBuiltin},
-		Execute: func(ctx context.Context, call tool.Call, tc tool.Context) (tool.Result, error) {
-			var args bashArgs
-			if err := json.Unmarshal(call.Input, &args); err != nil {
-				return tool.Result{}, fmt.Errorf("decode bash arguments: %w", err)
-			}
-			return runBash(ctx, opts, call, tc, args)
-		},
+	if opts.Processes == nil {
+		opts.Processes = NewProcesses()
 	}
+	return define(toolMeta{
+		name:        "bash",
+		description: bashDescription,
+		parameters:  bashSchema,
+		snippet:     bashPromptSnippet,
+	}, func(ctx context.Context, call tool.Call, tc tool.Context, args bashArgs) (tool.Result, error) {
+		return runBash(ctx, opts, call, tc, args)
+	}, nil)
 }
 
 // bashRun is the outcome of running the shell.
@@ -146,36 +130,49 @@ func runBash(ctx context.Context, opts BashOptions, call tool.Call, tc tool.Cont
 		return tool.ErrorResult("Command aborted"), nil
 	}
 
-	acc := newOutputAccumulator(accumulatorLimits{
-		MaxLines: DefaultMaxLines, MaxBytes: DefaultMaxBytes, Prefix: "pi-bash",
-		Dir: opts.OutputDir, MaxFileBytes: opts.FullOutputMaxBytes, Redactor: opts.Redactor,
+	acc := output.NewAccumulator(output.Limits{
+		MaxLines: output.DefaultMaxLines, MaxBytes: output.DefaultMaxBytes,
+		NewFile:      func() (*os.File, string, error) { return opts.OutputDir.create("pi-bash") },
+		MaxFileBytes: fullOutputMax(opts.FullOutputMaxBytes), Redactor: opts.Redactor,
 	})
-	defer acc.close()
+	defer acc.Close()
 	call.Update(tool.Result{Content: []tool.ContentBlock{}})
-	run, err := execShell(ctx, shell, spawn, args.Timeout, acc, call)
+	run, err := execShell(ctx, opts.Processes.set, shell, spawn, args.Timeout, acc, call)
 	if err != nil {
 		return tool.Result{}, err
 	}
-	acc.finish()
-	snap := acc.snapshot()
-	if cerr := acc.close(); cerr != nil && snap.FileErr == nil {
+	acc.Finish()
+	snap := acc.Snapshot()
+	if cerr := acc.Close(); cerr != nil && snap.FileErr == nil {
 		snap.FileErr = cerr
 	}
 	return bashResult(run, snap, args.Timeout), nil
 }
 
-// execShell runs the shell and streams its output into acc until the shell
-// exits (then the pipe is read for a moment more), the timeout passes or ctx
-// is cancelled (then every process of the call is killed).
-func execShell(ctx context.Context, shell string, spawn tool.BashSpawn, timeout *float64, acc *outputAccumulator, call tool.Call) (bashRun, error) {
-	marker := bashInstance + "-" + strconv.FormatUint(bashCallSeq.Add(1), 10)
-	env := environList(spawn.Env, marker)
+// execShell runs the shell as a call of set and streams its output into
+// acc until the shell exits (then the pipe is read for a moment more), the
+// timeout passes or ctx is cancelled (then every process of the call is
+// killed).
+func execShell(ctx context.Context, set *procs.Set, shell string, spawn tool.BashSpawn, timeout *float64, acc *output.Accumulator, call tool.Call) (bashRun, error) {
+	r, cmd, pc, err := startShell(set, shell, spawn)
+	if err != nil {
+		return bashRun{}, err
+	}
+	s := streamOutput(r, acc, call)
+	run := waitShell(ctx, cmd, pc, timeout)
+	s.stop()
+	return run, nil
+}
 
+// startShell starts `SHELL -c COMMAND` as a call of set, with stdout and
+// stderr interleaved in one pipe, whose read end it returns.
+func startShell(set *procs.Set, shell string, spawn tool.BashSpawn) (*os.File, *exec.Cmd, *procs.Call, error) {
+	env := environList(spawn.Env)
 	r, w, err := os.Pipe()
 	if err != nil {
-		return bashRun{}, fmt.Errorf("bash output pipe: %w", err)
+		return nil, nil, nil, fmt.Errorf("bash output pipe: %w", err)
 	}
-	enlargePipe(w)
+	procs.EnlargePipe(w)
 	newCmd := func() *exec.Cmd {
 		return &exec.Cmd{
 			Path:   shell,
@@ -186,73 +183,119 @@ func execShell(ctx context.Context, shell string, spawn tool.BashSpawn, timeout 
 			Stderr: w,
 		}
 	}
-	cmd, procs, err := startShell(newCmd, marker)
+	cmd, pc, err := set.Start(newCmd)
+	w.Close()
 	if err != nil {
 		r.Close()
-		w.Close()
-		return bashRun{}, fmt.Errorf("start %s: %w", shell, err)
+		return nil, nil, nil, fmt.Errorf("start %s: %w", shell, err)
 	}
-	w.Close()
+	return r, cmd, pc, nil
+}
 
-	// Partial results: after a chunk the reader wakes the updater, unless
-	// an update is already on its way; the updater sends one at once when
-	// the last went out 100 ms ago or more, else when the 100 ms are over.
-	var dirty, pending atomic.Bool
-	kick := make(chan struct{}, 1)
-	wake := func() {
-		if !pending.Swap(true) {
-			kick <- struct{}{}
+// streamer reads the output pipe into the accumulator and sends partial
+// results: after a chunk the reader wakes the updater, unless an update is
+// already on its way; the updater sends one at once when the last went out
+// 100 ms ago or more, else when the 100 ms are over.
+type streamer struct {
+	r        *os.File
+	acc      *output.Accumulator
+	call     tool.Call
+	dirty    atomic.Bool
+	pending  atomic.Bool
+	kick     chan struct{}
+	readDone chan struct{}
+	stopped  chan struct{}
+	wg       sync.WaitGroup
+}
+
+// streamOutput starts the reader and the updater.
+func streamOutput(r *os.File, acc *output.Accumulator, call tool.Call) *streamer {
+	s := &streamer{r: r, acc: acc, call: call, kick: make(chan struct{}, 1),
+		readDone: make(chan struct{}), stopped: make(chan struct{})}
+	go s.read()
+	s.wg.Add(1)
+	go s.update()
+	return s
+}
+
+// wake asks the updater for an update unless one is on its way.
+func (s *streamer) wake() {
+	if !s.pending.Swap(true) {
+		s.kick <- struct{}{}
+	}
+}
+
+// read copies the pipe into the accumulator until it ends (or its read
+// deadline passes).
+func (s *streamer) read() {
+	defer close(s.readDone)
+	buf := make([]byte, bashReadChunk)
+	for {
+		n, err := s.r.Read(buf)
+		if n > 0 {
+			s.acc.Write(buf[:n])
+			s.dirty.Store(true)
+			s.wake()
+		}
+		if err != nil {
+			return
 		}
 	}
-	readDone := make(chan struct{})
-	go func() {
-		defer close(readDone)
-		buf := make([]byte, bashReadChunk)
-		for {
-			n, err := r.Read(buf)
-			if n > 0 {
-				acc.Write(buf[:n])
-				dirty.Store(true)
-				wake()
-			}
-			if err != nil {
-				return
-			}
-		}
-	}()
+}
 
-	var wg sync.WaitGroup
-	stopUpdates := make(chan struct{})
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		var last time.Time
-		for {
+// update sends the throttled partial results until stop.
+func (s *streamer) update() {
+	defer s.wg.Done()
+	var last time.Time
+	for {
+		select {
+		case <-s.stopped:
+			return
+		case <-s.kick:
+		}
+		if wait := bashUpdateEvery - time.Since(last); wait > 0 {
+			t := time.NewTimer(wait)
 			select {
-			case <-stopUpdates:
+			case <-s.stopped:
+				t.Stop()
 				return
-			case <-kick:
-			}
-			if wait := bashUpdateEvery - time.Since(last); wait > 0 {
-				t := time.NewTimer(wait)
-				select {
-				case <-stopUpdates:
-					t.Stop()
-					return
-				case <-t.C:
-				}
-			}
-			last = time.Now()
-			if dirty.Swap(false) {
-				call.Update(partialResult(acc.snapshot()))
-			}
-			pending.Store(false)
-			if dirty.Load() {
-				wake() // output that came while this update was made
+			case <-t.C:
 			}
 		}
-	}()
+		last = time.Now()
+		if s.dirty.Swap(false) {
+			s.call.Update(partialResult(s.acc.Snapshot()))
+		}
+		s.pending.Store(false)
+		if s.dirty.Load() {
+			s.wake() // output that came while this update was made
+		}
+	}
+}
 
+// stop is called once the shell is gone: a background process may still
+// hold the pipe, so it is read for bashPipeGrace more, then closed; the
+// updater stops and the output not sent yet goes out as a last update.
+func (s *streamer) stop() {
+	select {
+	case <-s.readDone:
+	case <-time.After(bashPipeGrace):
+		if s.r.SetReadDeadline(time.Now()) == nil {
+			<-s.readDone
+		} // else the reader stays blocked until the holder exits; acc ignores it after finish
+	}
+	s.r.Close()
+	close(s.stopped)
+	s.wg.Wait()
+	if s.dirty.Swap(false) {
+		s.call.Update(partialResult(s.acc.Snapshot()))
+	}
+}
+
+// waitShell waits for the shell to exit, or for the timeout or ctx to end
+// first (then it kills every process of the call and waits for the shell),
+// and tells the call the shell is gone.
+func waitShell(ctx context.Context, cmd *exec.Cmd, pc *procs.Call, timeout *float64) bashRun {
 	waitDone := make(chan error, 1)
 	go func() { waitDone <- cmd.Wait() }()
 
@@ -267,35 +310,20 @@ func execShell(ctx context.Context, shell string, spawn tool.BashSpawn, timeout 
 	case <-waitDone:
 	case <-timer:
 		run.timedOut = true
-		procs.terminate(bashKillGrace)
+		pc.Terminate(bashKillGrace)
 		<-waitDone
 	case <-ctx.Done():
 		run.aborted = true
-		procs.terminate(bashKillGrace)
+		pc.Terminate(bashKillGrace)
 		<-waitDone
 	}
 	run.state = cmd.ProcessState
-	procs.shellExited()
-
-	// The shell is gone; a background process may still hold the pipe.
-	select {
-	case <-readDone:
-	case <-time.After(bashPipeGrace):
-		if r.SetReadDeadline(time.Now()) == nil {
-			<-readDone
-		} // else the reader stays blocked until the holder exits; acc ignores it after finish
-	}
-	r.Close()
-	close(stopUpdates)
-	wg.Wait()
-	if dirty.Swap(false) {
-		call.Update(partialResult(acc.snapshot()))
-	}
-	return run, nil
+	pc.Exited()
+	return run
 }
 
 // bashResult turns the run and the output into the tool result.
-func bashResult(run bashRun, snap outputSnapshot, timeout *float64) tool.Result {
+func bashResult(run bashRun, snap output.Snapshot, timeout *float64) tool.Result {
 	text, details := formatBashOutput(snap)
 	status := ""
 	switch {
@@ -334,7 +362,7 @@ func bashResult(run bashRun, snap outputSnapshot, timeout *float64) tool.Result 
 
 // formatBashOutput returns the output text with its truncation notice, and
 // the details when it was truncated.
-func formatBashOutput(s outputSnapshot) (string, *bashDetails) {
+func formatBashOutput(s output.Snapshot) (string, *bashDetails) {
 	text := s.Content
 	t := s.Truncation
 	if !t.Truncated {
@@ -354,18 +382,18 @@ func formatBashOutput(s outputSnapshot) (string, *bashDetails) {
 	case t.LastLinePartial:
 		shown := len(strings.TrimSuffix(s.Content, "\n"))
 		text += fmt.Sprintf("\n\n[Showing last %s of line %d (line is %s). Full output: %s]",
-			FormatSize(shown), s.PartialLine, FormatSize(int(s.PartialLineBytes)), full)
+			output.FormatSize(shown), s.PartialLine, output.FormatSize(int(s.PartialLineBytes)), full)
 	case t.TruncatedBy == "lines":
 		text += fmt.Sprintf("\n\n[Showing lines %d-%d of %d. Full output: %s]", start, end, t.TotalLines, full)
 	default:
 		text += fmt.Sprintf("\n\n[Showing lines %d-%d of %d (%s limit). Full output: %s]",
-			start, end, t.TotalLines, FormatSize(DefaultMaxBytes), full)
+			start, end, t.TotalLines, output.FormatSize(output.DefaultMaxBytes), full)
 	}
 	return text, &bashDetails{Truncation: &t, FullOutputPath: s.FullOutputPath}
 }
 
 // partialResult is a progress update: the output so far, without notices.
-func partialResult(s outputSnapshot) tool.Result {
+func partialResult(s output.Snapshot) tool.Result {
 	d := &bashDetails{FullOutputPath: s.FullOutputPath}
 	if s.Truncation.Truncated {
 		t := s.Truncation
@@ -425,15 +453,32 @@ func environMap(hide []string) map[string]string {
 }
 
 // environList turns the spawn environment into KEY=VALUE pairs (sorted),
-// with the call's marker.
-func environList(env map[string]string, marker string) []string {
+// without a call tag (procs.Set.Start adds the call's).
+func environList(env map[string]string) []string {
 	out := make([]string, 0, len(env)+1)
 	for k, v := range env {
-		if k == bashMarkerEnv {
+		if k == procs.MarkerEnv {
 			continue
 		}
 		out = append(out, k+"="+v)
 	}
 	sort.Strings(out)
-	return append(out, bashMarkerEnv+"="+marker)
+	return out
+}
+
+// fullOutputMax is the cap of a full-output file: n, or
+// DefaultFullOutputMaxBytes when n is not positive.
+func fullOutputMax(n int64) int64 {
+	if n <= 0 {
+		return DefaultFullOutputMaxBytes
+	}
+	return n
+}
+
+// signalName names a signal as "SIGKILL".
+func signalName(sig syscall.Signal) string {
+	if n := unix.SignalName(sig); n != "" {
+		return n
+	}
+	return "signal " + strconv.Itoa(int(sig))
 }

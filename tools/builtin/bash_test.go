@@ -20,6 +20,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pi-go/pi/internal/output"
 	"github.com/pi-go/pi/runtime/redact"
 	"github.com/pi-go/pi/runtime/tool"
 	"go.uber.org/goleak"
@@ -33,7 +34,10 @@ func bashCall(t *testing.T, ctx context.Context, opts BashOptions, cwd string, a
 		opts.OutputDir = NewOutputDir("")
 		t.Cleanup(func() { opts.OutputDir.Close() })
 	}
-	at, err := tool.Wrap(BashDefinition(opts), func(string) tool.Context { return tool.Context{Cwd: cwd} })
+	if opts.Processes == nil {
+		opts.Processes = testProcesses
+	}
+	at, err := tool.Wrap(bashDefinition(opts), func(string) tool.Context { return tool.Context{Cwd: cwd} })
 	if err != nil {
 		t.Fatalf("wrap bash: %v", err)
 	}
@@ -155,7 +159,7 @@ func TestBashTexts(t *testing.T) {
 
 func TestBashDefinitionTexts(t *testing.T) {
 	t.Parallel()
-	def := BashDefinition(BashOptions{})
+	def := bashDefinition(BashOptions{})
 	if def.Name != "bash" || def.Label != "bash" {
 		t.Errorf("name/label = %q/%q", def.Name, def.Label)
 	}
@@ -172,7 +176,7 @@ func TestBashDefinitionTexts(t *testing.T) {
 		t.Errorf("schema = %s, want %s", def.Parameters, refSchema)
 	}
 	// The description states the limits; keep it in step with them.
-	for _, want := range []string{strconv.Itoa(DefaultMaxLines) + " lines", strconv.Itoa(DefaultMaxBytes/1024) + "KB"} {
+	for _, want := range []string{strconv.Itoa(output.DefaultMaxLines) + " lines", strconv.Itoa(output.DefaultMaxBytes/1024) + "KB"} {
 		if !strings.Contains(def.Description, want) {
 			t.Errorf("description %q does not mention %q", def.Description, want)
 		}
@@ -526,7 +530,7 @@ func TestBashTruncation(t *testing.T) {
 			if kept > 0 {
 				add++
 			}
-			if size+add > DefaultMaxBytes {
+			if size+add > output.DefaultMaxBytes {
 				break
 			}
 			size += add
@@ -559,7 +563,7 @@ func TestBashTruncation(t *testing.T) {
 			r := bashCall(t, context.Background(), BashOptions{}, t.TempDir(), map[string]any{"command": cmd}, nil)
 			d := bashDetailsOf(t, r)
 			got := resultText(t, r)
-			shown := DefaultMaxBytes
+			shown := output.DefaultMaxBytes
 			if newline {
 				shown-- // the newline counts against the limit
 			}
@@ -567,7 +571,7 @@ func TestBashTruncation(t *testing.T) {
 			if newline {
 				body += "\n"
 			}
-			want := body + fmt.Sprintf("\n\n[Showing last %s of line %d (line is 70.0KB). Full output: %s]", FormatSize(shown), lineNo, d.FullOutputPath)
+			want := body + fmt.Sprintf("\n\n[Showing last %s of line %d (line is 70.0KB). Full output: %s]", output.FormatSize(shown), lineNo, d.FullOutputPath)
 			if got != want {
 				t.Errorf("text = %q...%q, want %q...%q", got[:20], tailOf(got, 120), want[:20], tailOf(want, 120))
 			}
@@ -671,8 +675,11 @@ func TestBashPartialUpdates(t *testing.T) {
 	})
 }
 
-func TestKillAllBash(t *testing.T) {
-	// Not parallel: KillAllBash kills the processes of every bash call.
+// TestProcessesClose: closing the Processes of a bash definition ends what
+// its calls left running, however they detached, and nothing else. Not
+// parallel: Close takes orphans that dropped their tag only while no other
+// owner's call runs.
+func TestProcessesClose(t *testing.T) {
 	if runtime.GOOS != "linux" {
 		t.Skip("marker-based process control is Linux only")
 	}
@@ -684,8 +691,10 @@ func TestKillAllBash(t *testing.T) {
 		"(setsid sh -c '" + sl + " 600 & true' &); echo three",
 		"(env -i setsid " + sl + " 600 &); echo four",
 	}
+	procs := NewProcesses()
+	defer procs.Close()
 	for _, c := range cmds {
-		r := bashCall(t, context.Background(), BashOptions{}, t.TempDir(), map[string]any{"command": c}, nil)
+		r := bashCall(t, context.Background(), BashOptions{Processes: procs}, t.TempDir(), map[string]any{"command": c}, nil)
 		if r.IsError {
 			t.Fatalf("%q: %s", c, r.Text())
 		}
@@ -702,12 +711,16 @@ func TestKillAllBash(t *testing.T) {
 		t.Fatal(err)
 	}
 	start := time.Now()
-	KillAllBash()
+	procs.Close()
 	if took := time.Since(start); took > 2*time.Second {
-		t.Errorf("KillAllBash took %v", took)
+		t.Errorf("Close took %v", took)
 	}
 	if pids := procsNamed(name); len(pids) != 1 || pids[0] != other.Process.Pid {
-		t.Errorf("after KillAllBash: %v, want only the process bash did not start (%d)", pids, other.Process.Pid)
+		t.Errorf("after Close: %v, want only the process bash did not start (%d)", pids, other.Process.Pid)
+	}
+	r := bashCall(t, context.Background(), BashOptions{Processes: procs}, t.TempDir(), map[string]any{"command": "echo ran"}, nil)
+	if got := r.Text(); !r.IsError || !strings.Contains(got, "closing") || strings.Contains(got, "ran") {
+		t.Errorf("a call after Close: %q (isError %v), want it refused", got, r.IsError)
 	}
 	_ = other.Process.Kill()
 	if err := other.Wait(); err == nil || !strings.Contains(err.Error(), "killed") {
@@ -761,7 +774,7 @@ func BenchmarkBashThroughput(b *testing.B) {
 		// The cost of redacting the full-output file.
 		opts.Redactor = redact.New("sk-bench-0123456789abcdef")
 	}
-	def := BashDefinition(opts)
+	def := bashDefinition(opts)
 	args, _ := json.Marshal(map[string]any{"command": pipeline})
 	var toolTime, nullTime, toolCPU time.Duration
 	cpu := func() time.Duration {
@@ -798,40 +811,10 @@ func BenchmarkBashThroughput(b *testing.B) {
 	}
 }
 
-func BenchmarkAccumulatorWrite(b *testing.B) {
-	chunk := bytes.Repeat([]byte(strings.Repeat("a", 99)+"\n"), 655)
-	a := newOutputAccumulator(accumulatorLimits{Prefix: "pi-bench", Dir: NewOutputDir(b.TempDir())})
-	b.SetBytes(int64(len(chunk)))
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		a.Write(chunk)
-	}
-	b.StopTimer()
-	a.finish()
-	_ = a.close()
-}
-
-func BenchmarkSanitize(b *testing.B) {
-	inputs := map[string][]byte{
-		"ascii":   bytes.Repeat([]byte(strings.Repeat("a", 99)+"\n"), 655),
-		"colored": bytes.Repeat([]byte("\x1b[32mok\x1b[0m   test/pkg/name  0.012s héllo\n"), 1500),
-	}
-	for name, in := range inputs {
-		b.Run(name, func(b *testing.B) {
-			var s sanitizer
-			out := make([]byte, 0, len(in))
-			b.SetBytes(int64(len(in)))
-			for i := 0; i < b.N; i++ {
-				out = s.write(out[:0], in)
-			}
-		})
-	}
-}
-
 // BenchmarkBashTrue is the fixed cost of one call: start the shell, run
 // `true`, scan /proc for what the call left, reap.
 func BenchmarkBashTrue(b *testing.B) {
-	def := BashDefinition(BashOptions{})
+	def := bashDefinition(BashOptions{})
 	args := json.RawMessage(`{"command":"true"}`)
 	dir := b.TempDir()
 	for i := 0; i < b.N; i++ {

@@ -1,10 +1,20 @@
 // Package builtin owns the built-in tools read, write, edit, bash, grep, find
-// and ls, with the model-visible texts of ../shared/tools-contract.md, and
-// their shared parts: truncation, the bounded output accumulator, path
-// resolution, the per-file mutation queue and atomic writes.
+// and ls, with the model-visible texts of ../shared/tools-contract.md. A
+// program gets them from Definitions; what they share lives in internal
+// packages: path matching and the walk (internal/gitignore), output
+// truncation and the bash output accumulator (internal/output), process
+// control (internal/procs), the file lock and bounded reads
+// (internal/fileutil), images (internal/imageutil) and the atomic writer
+// (internal/atomicfile).
+//
+// Nothing here changes the process: the bash tool's processes belong to the
+// Processes value its options name, and its full-output files to the
+// OutputDir; whoever builds the definitions closes both. Making the process
+// a child subreaper is the program's choice (app.BecomeSubreaper).
 package builtin
 
 import (
+	"github.com/pi-go/pi/internal/procs"
 	"github.com/pi-go/pi/runtime/redact"
 	"github.com/pi-go/pi/runtime/tool"
 )
@@ -27,6 +37,10 @@ type BashOptions struct {
 	// hooks) never get, such as the one holding the model's API key. A
 	// spawn hook may still set one of these names itself.
 	HideEnv []string
+	// Processes owns the processes the calls start. When nil, the
+	// definition makes its own, which nothing closes: a caller that wants
+	// what the calls left running ended passes one and closes it when done.
+	Processes *Processes
 	// OutputDir holds the full-output files. When nil, the definition
 	// makes its own under $TMPDIR, which nothing removes: a caller that
 	// wants the files gone passes one and closes it when done.
@@ -41,18 +55,42 @@ type BashOptions struct {
 	Redactor *redact.Redactor
 }
 
-// DefaultActive are the tools active when pi.toml and flags say nothing.
-var DefaultActive = []string{"read", "bash", "edit", "write"}
+// Processes owns the processes started by the bash calls of the
+// definitions it is given to (BashOptions.Processes): each call runs in a
+// session of its own, with a tag in its environment and, where cgroup v2 is
+// writable, in a cgroup under this owner's own parent group. Close ends
+// every process those calls left running and no other's, so two runtimes
+// of one program never end each other's commands. It is safe for
+// concurrent use.
+type Processes struct{ set *procs.Set }
 
-// Definitions returns the seven built-in tool definitions.
+// NewProcesses returns an owner with no processes yet; it makes no cgroup
+// until the first call.
+func NewProcesses() *Processes { return &Processes{set: procs.NewSet()} }
+
+// Close ends every live process the calls started (the shells of calls
+// still running, their background jobs, daemons that detached with setsid
+// or a double fork), SIGTERM first and SIGKILL after a short grace (the
+// owner's cgroup whole, where there are cgroups), reaps them and removes
+// the cgroups; later calls fail, saying the runtime is closing. It returns
+// when the processes are gone, in about a second at most. A second Close
+// does nothing.
+func (p *Processes) Close() { p.set.Close() }
+
+// DefaultActive names the tools active when pi.toml and flags say nothing:
+// read, bash, edit and write. Each call returns a new slice.
+func DefaultActive() []string { return []string{"read", "bash", "edit", "write"} }
+
+// Definitions returns the seven built-in tool definitions: read, bash,
+// edit, write, grep, find and ls.
 func Definitions(opts Options) []tool.ToolDefinition {
 	return []tool.ToolDefinition{
-		ReadDefinition(),
-		BashDefinition(opts.Bash),
-		EditDefinition(),
-		WriteDefinition(),
-		GrepDefinition(),
-		FindDefinition(),
-		LsDefinition(),
+		readDefinition(),
+		bashDefinition(opts.Bash),
+		editDefinition(),
+		writeDefinition(),
+		grepDefinition(),
+		findDefinition(),
+		lsDefinition(),
 	}
 }

@@ -222,12 +222,12 @@ func TestRealPathFollowsLinksAsTheKernel(t *testing.T) {
 		{"/", "/"},
 	}
 	for _, tt := range tests {
-		if got := RealPath(tt.in); got != tt.want {
-			t.Errorf("RealPath(%q) = %q, want %q", tt.in, got, tt.want)
+		if got := realPath(tt.in); got != tt.want {
+			t.Errorf("realPath(%q) = %q, want %q", tt.in, got, tt.want)
 		}
 	}
 	// A loop ends (the kernel says ELOOP) inside the loop, the rest kept.
-	if got := RealPath(j(w.proj, "loop1", "f")); got != j(w.proj, "loop1", "f") && got != j(w.proj, "loop2", "f") {
+	if got := realPath(j(w.proj, "loop1", "f")); got != j(w.proj, "loop1", "f") && got != j(w.proj, "loop2", "f") {
 		t.Errorf("RealPath of a loop = %q", got)
 	}
 	// What the kernel agrees on: writing through the dangling relative link
@@ -245,7 +245,7 @@ func TestRealPathFollowsLinksAsTheKernel(t *testing.T) {
 func BenchmarkCallPaths(b *testing.B) {
 	dir := b.TempDir()
 	mustWrite(b, filepath.Join(dir, "a", "b", "c", "file.go"), "x")
-	paths := ReadDefinition().Paths
+	paths := readDefinition().Paths
 	in := json.RawMessage(`{"path":"a/b/c/file.go"}`)
 	b.ReportAllocs()
 	for b.Loop() {

@@ -11,22 +11,24 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/pi-go/pi/internal/atomicfile"
+	"github.com/pi-go/pi/internal/fileutil"
 	"github.com/pi-go/pi/runtime/tool"
 )
 
 // editParameters is the edit tool's JSON Schema (the reference agent's).
 const editParameters = `{"type":"object","required":["path","edits"],"properties":{"path":{"type":"string","description":"Path to the file to edit (relative or absolute)"},"edits":{"type":"array","items":{"type":"object","required":["oldText","newText"],"properties":{"oldText":{"type":"string","description":"Exact text for one targeted replacement. It must be unique in the original file and must not overlap with any other edits[].oldText in the same call."},"newText":{"type":"string","description":"Replacement text for this targeted edit."}},"additionalProperties":false},"description":"One or more targeted replacements. Each edit is matched against the original file, not incrementally. Do not include overlapping or nested edits. If two changes touch the same block or nearby lines, merge them into one edit instead."}},"additionalProperties":false}`
 
-// editArgs are the edit tool's arguments after PrepareEditArguments.
+// editArgs are the edit tool's arguments after prepareEditArguments.
 type editArgs struct {
 	Path  string     `json:"path"`
 	Edits []editSpec `json:"edits"`
 }
 
-// EditDetails are the details of a successful edit: a unified diff with
+// editDetails are the details of a successful edit: a unified diff with
 // line numbers (the reference agent's format) and the first changed line of
 // the new file.
-type EditDetails struct {
+type editDetails struct {
 	Diff             string `json:"diff"`
 	FirstChangedLine int    `json:"firstChangedLine"`
 }
@@ -35,31 +37,27 @@ type EditDetails struct {
 // matched only in the tolerant form.
 const tolerantNote = "Note: oldText did not match exactly; it was matched ignoring trailing whitespace and Unicode quote, dash and space differences. Only the matched region was replaced."
 
-// EditDefinition is the edit tool: exact text replacements located in the
+// editDefinition is the edit tool: exact text replacements located in the
 // original file (with a tolerant fallback), applied atomically under the
 // per-file mutation queue.
-func EditDefinition() tool.ToolDefinition {
-	return tool.ToolDefinition{
-		Name:          "edit",
-		Label:         "edit",
-		Description:   "Edit a single file using exact text replacement. Every edits[].oldText must match a unique, non-overlapping region of the original file. If two changes affect the same block or nearby lines, merge them into one edit instead of emitting overlapping edits. Do not include large unchanged regions just to connect distant changes.",
-		Parameters:    json.RawMessage(editParameters),
-		PromptSnippet: "Make precise file edits with exact text replacement, including multiple disjoint edits in one call",
-		PromptGuidelines: []string{
+func editDefinition() tool.ToolDefinition {
+	return define(toolMeta{
+		name:        "edit",
+		description: "Edit a single file using exact text replacement. Every edits[].oldText must match a unique, non-overlapping region of the original file. If two changes affect the same block or nearby lines, merge them into one edit instead of emitting overlapping edits. Do not include large unchanged regions just to connect distant changes.",
+		parameters:  editParameters,
+		snippet:     "Make precise file edits with exact text replacement, including multiple disjoint edits in one call",
+		guidelines: []string{
 			"Use edit for precise changes (edits[].oldText must match exactly)",
 			"When changing multiple separate locations in one file, use one edit call with multiple entries in edits[] instead of multiple edit calls",
 			"Each edits[].oldText is matched against the original file, not after earlier edits are applied. Do not emit overlapping or nested edits. Merge nearby changes into one edit.",
 			"Keep edits[].oldText as small as possible while still being unique in the file. Do not pad with large unchanged regions.",
 		},
-		ExecutionMode:    tool.Parallel,
-		PrepareArguments: PrepareEditArguments,
-		Source:           tool.Source{Kind: tool.SourceBuiltin},
-		Execute:          executeEdit,
-		Paths:            pathsOf(decodeEdit, func(cwd string, a *editArgs) string { return writeTarget(cwd, a.Path) }),
-	}
+		prepare: prepareEditArguments,
+		strict:  true,
+	}, executeEdit, func(cwd string, a *editArgs) string { return writeTarget(cwd, a.Path) })
 }
 
-// PrepareEditArguments accepts the shapes models send besides the schema's:
+// prepareEditArguments accepts the shapes models send besides the schema's:
 // edits as a JSON string holding the array (or one edit object), a single
 // edit object instead of an array, and the legacy top-level oldText/newText
 // (appended to edits). Anything else passes through unchanged for
@@ -68,7 +66,7 @@ func EditDefinition() tool.ToolDefinition {
 // # Errors
 //
 // It never fails; the error result is part of the tool.PrepareFunc shape.
-func PrepareEditArguments(raw json.RawMessage) (json.RawMessage, error) {
+func prepareEditArguments(raw json.RawMessage) (json.RawMessage, error) {
 	var obj map[string]json.RawMessage
 	if err := json.Unmarshal(raw, &obj); err != nil || obj == nil {
 		return raw, nil
@@ -116,17 +114,13 @@ func isJSONString(v json.RawMessage) bool {
 	return len(t) > 0 && t[0] == '"'
 }
 
-func executeEdit(ctx context.Context, call tool.Call, tc tool.Context) (tool.Result, error) {
-	var args editArgs
-	if err := decodeArgs(call.Input, &args, true); err != nil {
-		return tool.Result{}, fmt.Errorf("edit: %w", err)
-	}
+func executeEdit(ctx context.Context, _ tool.Call, tc tool.Context, args editArgs) (tool.Result, error) {
 	if len(args.Edits) == 0 {
 		return tool.Result{}, errNoEdits
 	}
 	abs := writeTarget(tc.Cwd, args.Path)
 	var res applyEditsResult
-	err := WithFileLock(abs, func() error {
+	err := fileutil.WithLock(abs, func() error {
 		if ctx.Err() != nil {
 			return errAborted
 		}
@@ -147,7 +141,7 @@ func executeEdit(ctx context.Context, call tool.Call, tc tool.Context) (tool.Res
 		if ctx.Err() != nil {
 			return errAborted
 		}
-		if err := WriteFileAtomic(abs, res.out, 0o644); err != nil {
+		if err := atomicfile.WriteFile(abs, res.out, 0o644); err != nil {
 			var errno syscall.Errno
 			if errors.As(err, &errno) {
 				// A folder we cannot write to, a full or read-only disk.
@@ -167,7 +161,7 @@ func executeEdit(ctx context.Context, call tool.Call, tc tool.Context) (tool.Res
 	diff, first := generateDiff(res.before, res.after)
 	return tool.Result{
 		Content: []tool.ContentBlock{tool.Text(text)},
-		Details: EditDetails{Diff: diff, FirstChangedLine: first},
+		Details: editDetails{Diff: diff, FirstChangedLine: first},
 	}, nil
 }
 
@@ -189,7 +183,7 @@ func checkEditable(path string) error {
 	if err := unix.Access(path, unix.R_OK); err != nil {
 		return &os.PathError{Op: "access", Path: path, Err: err}
 	}
-	return checkWritable(path, fi)
+	return atomicfile.CheckWritable(path, fi)
 }
 
 // errorCode renders an error as the reference agent does: "Error code:

@@ -10,6 +10,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/pi-go/pi/internal/fileutil"
 	"github.com/pi-go/pi/runtime/tool"
 )
 
@@ -151,7 +152,7 @@ func TestEditSuccess(t *testing.T) {
 			if got := mustRead(t, filepath.Join(dir, "f.txt")); got != tt.want {
 				t.Errorf("file = %q, want %q", got, tt.want)
 			}
-			if _, ok := r.Details.(EditDetails); !ok {
+			if _, ok := r.Details.(editDetails); !ok {
 				t.Errorf("details = %#v", r.Details)
 			}
 			assertNoTemp(t, dir)
@@ -182,7 +183,7 @@ func TestEditDiffDetails(t *testing.T) {
 			dir := t.TempDir()
 			mustWrite(t, filepath.Join(dir, "f.txt"), tt.file)
 			r := callTool(t, dir, "edit", map[string]any{"path": "f.txt", "edits": tt.edits})
-			d, ok := r.Details.(EditDetails)
+			d, ok := r.Details.(editDetails)
 			if r.IsError || !ok {
 				t.Fatalf("result %+v", r)
 			}
@@ -236,9 +237,9 @@ func TestPrepareEditArguments(t *testing.T) {
 	}
 	// A shape it does not know passes through unchanged.
 	for _, raw := range []string{`[1,2]`, `"x"`, `{"path":"f.txt","edits":[]}`} {
-		out, err := PrepareEditArguments(json.RawMessage(raw))
+		out, err := prepareEditArguments(json.RawMessage(raw))
 		if err != nil || string(out) != raw {
-			t.Errorf("PrepareEditArguments(%s) = %s, %v", raw, out, err)
+			t.Errorf("prepareEditArguments(%s) = %s, %v", raw, out, err)
 		}
 	}
 }
@@ -295,7 +296,7 @@ func TestEditConcurrent(t *testing.T) {
 	if want := strings.ReplaceAll(b.String(), "= old", "= new"); got != want {
 		t.Errorf("edits lost:\n%s", got)
 	}
-	if n := fileLockCount(); n != 0 {
+	if n := fileutil.LockedFiles(); n != 0 {
 		t.Errorf("%d lock entries left", n)
 	}
 }

@@ -21,7 +21,7 @@ func TestFileToolDefinitions(t *testing.T) {
 		PromptGuidelines []string        `json:"promptGuidelines"`
 	}
 	var out bytes.Buffer
-	for _, d := range []tool.ToolDefinition{ReadDefinition(), WriteDefinition(), EditDefinition()} {
+	for _, d := range []tool.ToolDefinition{readDefinition(), writeDefinition(), editDefinition()} {
 		if d.Source.Kind != tool.SourceBuiltin || d.ExecutionMode != tool.Parallel || d.Execute == nil {
 			t.Errorf("%s: source %v, mode %q", d.Name, d.Source, d.ExecutionMode)
 		}
@@ -36,7 +36,7 @@ func TestFileToolDefinitions(t *testing.T) {
 		out.WriteByte('\n')
 	}
 	golden(t, "file_tool_definitions.jsonl", out.String())
-	if d := EditDefinition(); d.PrepareArguments == nil {
+	if d := editDefinition(); d.PrepareArguments == nil {
 		t.Error("edit has no PrepareArguments")
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/pi-go/pi/runtime/tool"
@@ -17,7 +18,7 @@ var updateGolden = flag.Bool("update", false, "rewrite the golden files under te
 func fileTools(t testing.TB, cwd string) []tool.AgentTool {
 	t.Helper()
 	reg := tool.NewRegistry()
-	for _, d := range []tool.ToolDefinition{ReadDefinition(), WriteDefinition(), EditDefinition()} {
+	for _, d := range []tool.ToolDefinition{readDefinition(), writeDefinition(), editDefinition()} {
 		if err := reg.Register(d); err != nil {
 			t.Fatal(err)
 		}
@@ -114,4 +115,25 @@ func dirSnapshot(t testing.TB, dir string) map[string]string {
 		t.Fatal(err)
 	}
 	return out
+}
+
+// writeTree creates files (and their folders) under dir; a name ending in
+// '/' is an empty folder.
+func writeTree(t testing.TB, dir string, files map[string]string) {
+	t.Helper()
+	for name, content := range files {
+		p := filepath.Join(dir, filepath.FromSlash(name))
+		if strings.HasSuffix(name, "/") {
+			if err := os.MkdirAll(p, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			continue
+		}
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
 }

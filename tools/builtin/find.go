@@ -2,7 +2,6 @@ package builtin
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -12,12 +11,14 @@ import (
 
 	"github.com/bmatcuk/doublestar/v4"
 
+	"github.com/pi-go/pi/internal/gitignore"
+	"github.com/pi-go/pi/internal/output"
 	"github.com/pi-go/pi/runtime/tool"
 )
 
-// FindDefaultLimit is the number of paths find returns when the call gives
+// findDefaultLimit is the number of paths find returns when the call gives
 // no limit.
-const FindDefaultLimit = 1000
+const findDefaultLimit = 1000
 
 const findSchema = `{
   "type": "object",
@@ -29,46 +30,38 @@ const findSchema = `{
   }
 }`
 
-// FindArgs are the arguments of a find call.
-type FindArgs struct {
+// findArgs are the arguments of a find call.
+type findArgs struct {
 	Pattern string   `json:"pattern"`
 	Path    *string  `json:"path,omitempty"`
 	Limit   *float64 `json:"limit,omitempty"`
 }
 
-// FindDetails are the details of a find result. Zero fields are left out.
-type FindDetails struct {
+// findDetails are the details of a find result. Zero fields are left out.
+type findDetails struct {
 	// ResultLimitReached is the limit when more paths than it matched.
 	ResultLimitReached int `json:"resultLimitReached,omitempty"`
 	// Truncation is set when the text was cut to 50KB.
-	Truncation *Truncation `json:"truncation,omitempty"`
+	Truncation *output.Truncation `json:"truncation,omitempty"`
 }
 
-// FindDefinition returns the find tool: paths below a directory whose name
+// findDefinition returns the find tool: paths below a directory whose name
 // (or, for a pattern with a '/', whose relative path) matches a glob,
 // honouring .gitignore and skipping .git/.
-func FindDefinition() tool.ToolDefinition {
-	return tool.ToolDefinition{
-		Name:  "find",
-		Label: "find",
-		Description: fmt.Sprintf("Search for files by glob pattern. Returns matching file paths relative to the search directory. "+
-			"Respects .gitignore. Output is truncated to %d results or %dKB (whichever is hit first).", FindDefaultLimit, DefaultMaxBytes/1024),
-		Parameters:    json.RawMessage(findSchema),
-		PromptSnippet: "Find files by glob pattern (respects .gitignore)",
-		ExecutionMode: tool.Parallel,
-		Source:        tool.Source{Kind: tool.SourceBuiltin},
-		Execute: func(ctx context.Context, call tool.Call, tc tool.Context) (tool.Result, error) {
-			var args FindArgs
-			if err := decodeStrict(call.Input, &args); err != nil {
-				return tool.Result{}, fmt.Errorf("find: %w", err)
-			}
-			return Find(ctx, tc.Cwd, args)
-		},
-		Paths: pathsOf(decodeStrict, func(cwd string, a *FindArgs) string { return searchTarget(cwd, a.Path) }),
-	}
+func findDefinition() tool.ToolDefinition {
+	return define(toolMeta{
+		name: "find",
+		description: fmt.Sprintf("Search for files by glob pattern. Returns matching file paths relative to the search directory. "+
+			"Respects .gitignore. Output is truncated to %d results or %dKB (whichever is hit first).", findDefaultLimit, output.DefaultMaxBytes/1024),
+		parameters: findSchema,
+		snippet:    "Find files by glob pattern (respects .gitignore)",
+		strict:     true,
+	}, func(ctx context.Context, _ tool.Call, tc tool.Context, args findArgs) (tool.Result, error) {
+		return runFind(ctx, tc.Cwd, args)
+	}, func(cwd string, a *findArgs) string { return searchTarget(cwd, a.Path) })
 }
 
-// Find runs one find call in the working directory cwd.
+// runFind runs one find call in the working directory cwd.
 //
 // The pattern is read as fd reads a glob: without a '/' it is matched against
 // each entry's name at any depth; with a '/' it is matched against the path
@@ -84,9 +77,9 @@ func FindDefinition() tool.ToolDefinition {
 //
 // # Errors
 //
-// Find fails with `Path not found: PATH`, `Not a directory: PATH`, an
+// runFind fails with `Path not found: PATH`, `Not a directory: PATH`, an
 // `invalid pattern` error, or `Operation aborted` when ctx is cancelled.
-func Find(ctx context.Context, cwd string, args FindArgs) (tool.Result, error) {
+func runFind(ctx context.Context, cwd string, args findArgs) (tool.Result, error) {
 	if ctx.Err() != nil {
 		return tool.Result{}, errSearchAborted
 	}
@@ -102,16 +95,16 @@ func Find(ctx context.Context, cwd string, args FindArgs) (tool.Result, error) {
 	if err != nil {
 		return tool.Result{}, err
 	}
-	limit := intArg(args.Limit, FindDefaultLimit, 1)
+	limit := intArg(args.Limit, findDefaultLimit, 1)
 	var found []string
 	limitReached := false
-	err = walkTree(ctx, searchPath, func(e walkEntry) error {
+	err = gitignore.Walk(ctx, searchPath, func(e gitignore.Entry) error {
 		if !m.match(e.Rel, e.IsDir) {
 			return nil
 		}
 		if len(found) == limit {
 			limitReached = true
-			return errStopWalk
+			return gitignore.ErrStop
 		}
 		if e.IsDir {
 			found = append(found, e.Rel+"/")
@@ -129,7 +122,7 @@ func Find(ctx context.Context, cwd string, args FindArgs) (tool.Result, error) {
 	if len(found) == 0 {
 		return tool.TextResult("No files found matching pattern"), nil
 	}
-	var details FindDetails
+	var details findDetails
 	var notices []string
 	if limitReached {
 		notices = append(notices, fmt.Sprintf("%d results limit reached. Use limit=%d for more, or refine pattern", limit, limit*2))
@@ -137,10 +130,10 @@ func Find(ctx context.Context, cwd string, args FindArgs) (tool.Result, error) {
 	}
 	text, trunc := truncateListing(found)
 	if trunc != nil {
-		notices = append(notices, FormatSize(DefaultMaxBytes)+" limit reached")
+		notices = append(notices, output.FormatSize(output.DefaultMaxBytes)+" limit reached")
 		details.Truncation = trunc
 	}
-	return listingResult(text, notices, details, details != FindDetails{}), nil
+	return listingResult(text, notices, details, details != findDetails{}), nil
 }
 
 // findMatcher is a find pattern ready to match relative paths.

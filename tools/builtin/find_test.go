@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/pi-go/pi/internal/output"
 	"github.com/pi-go/pi/runtime/tool"
 )
 
@@ -98,7 +99,7 @@ func TestFindByteLimit(t *testing.T) {
 	var kept []string
 	size := -1
 	for _, n := range all {
-		if size+1+len(n) > DefaultMaxBytes {
+		if size+1+len(n) > output.DefaultMaxBytes {
 			break
 		}
 		size += 1 + len(n)
@@ -124,7 +125,7 @@ func TestFindByteLimit(t *testing.T) {
 }
 
 func TestFindDefinitionTexts(t *testing.T) {
-	d := FindDefinition()
+	d := findDefinition()
 	if d.Name != "find" || d.Label != "find" || d.Source.Kind != tool.SourceBuiltin || d.ExecutionMode != tool.Parallel {
 		t.Errorf("definition: %+v", d)
 	}

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -20,12 +19,18 @@ import (
 
 	"github.com/bmatcuk/doublestar/v4"
 
+	"github.com/pi-go/pi/internal/fileutil"
+	"github.com/pi-go/pi/internal/gitignore"
+	"github.com/pi-go/pi/internal/output"
 	"github.com/pi-go/pi/runtime/tool"
 )
 
-// GrepDefaultLimit is the number of matches grep returns when the call gives
+// grepDefaultLimit is the number of matches grep returns when the call gives
 // no limit.
-const GrepDefaultLimit = 100
+const grepDefaultLimit = 100
+
+// grepMaxLineLength is the most characters of one grep match line.
+const grepMaxLineLength = 500
 
 const grepSchema = `{
   "type": "object",
@@ -41,8 +46,8 @@ const grepSchema = `{
   }
 }`
 
-// GrepArgs are the arguments of a grep call.
-type GrepArgs struct {
+// grepArgs are the arguments of a grep call.
+type grepArgs struct {
 	Pattern    string   `json:"pattern"`
 	Path       *string  `json:"path,omitempty"`
 	Glob       *string  `json:"glob,omitempty"`
@@ -52,58 +57,50 @@ type GrepArgs struct {
 	Limit      *float64 `json:"limit,omitempty"`
 }
 
-// GrepDetails are the details of a grep result, for the UI and the event
+// grepDetails are the details of a grep result, for the UI and the event
 // stream. Zero fields are left out.
-type GrepDetails struct {
+type grepDetails struct {
 	// MatchLimitReached is the limit when more matches than it exist.
 	MatchLimitReached int `json:"matchLimitReached,omitempty"`
 	// Truncation is set when the text was cut to 50KB. Its totals describe
 	// the whole output, except that with context the blocks of matches after
 	// the cut are not formatted, so not counted.
-	Truncation *Truncation `json:"truncation,omitempty"`
-	// LinesTruncated is set when a line was cut to GrepMaxLineLength.
+	Truncation *output.Truncation `json:"truncation,omitempty"`
+	// LinesTruncated is set when a line was cut to grepMaxLineLength.
 	LinesTruncated bool `json:"linesTruncated,omitempty"`
 }
 
-// GrepDefinition returns the grep tool: a regular-expression (or literal)
+// grepDefinition returns the grep tool: a regular-expression (or literal)
 // search of file contents below a directory, or in one file, honouring
 // .gitignore and skipping .git/ and binary files.
-func GrepDefinition() tool.ToolDefinition {
-	return tool.ToolDefinition{
-		Name:  "grep",
-		Label: "grep",
-		Description: fmt.Sprintf("Search file contents for a pattern. Returns matching lines with file paths and line numbers. "+
+func grepDefinition() tool.ToolDefinition {
+	return define(toolMeta{
+		name: "grep",
+		description: fmt.Sprintf("Search file contents for a pattern. Returns matching lines with file paths and line numbers. "+
 			"Respects .gitignore. Output is truncated to %d matches or %dKB (whichever is hit first). "+
-			"Long lines are truncated to %d chars.", GrepDefaultLimit, DefaultMaxBytes/1024, GrepMaxLineLength),
-		Parameters:    json.RawMessage(grepSchema),
-		PromptSnippet: "Search file contents for patterns (respects .gitignore)",
-		ExecutionMode: tool.Parallel,
-		Source:        tool.Source{Kind: tool.SourceBuiltin},
-		Execute: func(ctx context.Context, call tool.Call, tc tool.Context) (tool.Result, error) {
-			var args GrepArgs
-			if err := decodeStrict(call.Input, &args); err != nil {
-				return tool.Result{}, fmt.Errorf("grep: %w", err)
-			}
-			return Grep(ctx, tc.Cwd, args)
-		},
-		Paths: pathsOf(decodeStrict, func(cwd string, a *GrepArgs) string { return searchTarget(cwd, a.Path) }),
-	}
+			"Long lines are truncated to %d chars.", grepDefaultLimit, output.DefaultMaxBytes/1024, grepMaxLineLength),
+		parameters: grepSchema,
+		snippet:    "Search file contents for patterns (respects .gitignore)",
+		strict:     true,
+	}, func(ctx context.Context, _ tool.Call, tc tool.Context, args grepArgs) (tool.Result, error) {
+		return runGrep(ctx, tc.Cwd, args)
+	}, func(cwd string, a *grepArgs) string { return searchTarget(cwd, a.Path) })
 }
 
 // errSearchAborted is the model-visible text of a grep, find or ls call
 // stopped by cancellation, as in the reference agent.
 var errSearchAborted = errors.New("Operation aborted") //nolint:staticcheck // model-visible text
 
-// Grep runs one grep call in the working directory cwd. Mistakes the model
+// runGrep runs one grep call in the working directory cwd. Mistakes the model
 // can fix (a missing path, a bad regular expression or glob) come back as
 // errors whose text names the field; the caller turns them into error
 // results.
 //
 // # Errors
 //
-// Grep fails with `Path not found: PATH`, an `invalid pattern` or `invalid
+// runGrep fails with `Path not found: PATH`, an `invalid pattern` or `invalid
 // glob` error, or `Operation aborted` when ctx is cancelled.
-func Grep(ctx context.Context, cwd string, args GrepArgs) (tool.Result, error) {
+func runGrep(ctx context.Context, cwd string, args grepArgs) (tool.Result, error) {
 	if ctx.Err() != nil {
 		return tool.Result{}, errSearchAborted
 	}
@@ -127,7 +124,7 @@ func Grep(ctx context.Context, cwd string, args GrepArgs) (tool.Result, error) {
 		ctx:     ctx,
 		re:      re,
 		context: intArg(args.Context, 0, 0),
-		limit:   intArg(args.Limit, GrepDefaultLimit, 1),
+		limit:   intArg(args.Limit, grepDefaultLimit, 1),
 	}
 	g.reWhole = wholeTextRegexp(expr)
 	g.needle = requiredNeedle(expr)
@@ -136,7 +133,7 @@ func Grep(ctx context.Context, cwd string, args GrepArgs) (tool.Result, error) {
 		if ferr != nil {
 			return tool.Result{}, ferr
 		}
-		err = walkTree(ctx, searchPath, func(e walkEntry) error {
+		err = gitignore.Walk(ctx, searchPath, func(e gitignore.Entry) error {
 			if !filter.keep(e.Rel, e.IsDir) {
 				if e.IsDir {
 					return fs.SkipDir
@@ -151,7 +148,7 @@ func Grep(ctx context.Context, cwd string, args GrepArgs) (tool.Result, error) {
 	} else if info.Mode().IsRegular() { // never block on a named pipe or device
 		err = g.searchFile(searchPath, filepath.Base(searchPath))
 	}
-	if errors.Is(err, errStopWalk) {
+	if errors.Is(err, gitignore.ErrStop) {
 		err = nil
 	}
 	if err != nil {
@@ -163,7 +160,7 @@ func Grep(ctx context.Context, cwd string, args GrepArgs) (tool.Result, error) {
 	if g.matches == 0 {
 		return tool.TextResult("No matches found"), nil
 	}
-	var details GrepDetails
+	var details grepDetails
 	var notices []string
 	if g.limitReached {
 		notices = append(notices, fmt.Sprintf("%d matches limit reached. Use limit=%d for more, or refine pattern", g.limit, g.limit*2))
@@ -173,14 +170,14 @@ func Grep(ctx context.Context, cwd string, args GrepArgs) (tool.Result, error) {
 	if trunc != nil {
 		// Describe the whole output, not just the part kept.
 		trunc.TotalLines, trunc.TotalBytes = g.allLines, g.allBytes-1
-		notices = append(notices, FormatSize(DefaultMaxBytes)+" limit reached")
+		notices = append(notices, output.FormatSize(output.DefaultMaxBytes)+" limit reached")
 		details.Truncation = trunc
 	}
 	if g.linesTruncated {
-		notices = append(notices, fmt.Sprintf("Some lines truncated to %d chars. Use read tool to see full lines", GrepMaxLineLength))
+		notices = append(notices, fmt.Sprintf("Some lines truncated to %d chars. Use read tool to see full lines", grepMaxLineLength))
 		details.LinesTruncated = true
 	}
-	return listingResult(text, notices, details, details != GrepDetails{}), nil
+	return listingResult(text, notices, details, details != grepDetails{}), nil
 }
 
 // grepper holds the state of one grep call across files.
@@ -230,13 +227,13 @@ var grepWholeFileMax int64 = 16 << 20
 // searchFile searches one file; display is the path shown in the output. A
 // file that cannot be read is skipped, as is a binary one (a NUL byte in its
 // first 64KB; a NUL byte later ends the search of the file at that line). It
-// returns errStopWalk once a match past the limit is found (and the blocks
+// returns gitignore.ErrStop once a match past the limit is found (and the blocks
 // before it are complete).
 func (g *grepper) searchFile(name, display string) error {
 	if cap(g.buf) == 0 {
 		g.buf = make([]byte, 0, 64*1024)
 	}
-	data, rest, err := readSearchFile(name, g.buf, grepWholeFileMax)
+	data, rest, err := fileutil.ReadAtMost(name, g.buf, grepWholeFileMax)
 	if err != nil {
 		return nil
 	}
@@ -296,7 +293,7 @@ func (g *grepper) searchData(data []byte, display string) error {
 		if g.re.Match(bytes.TrimSuffix(data[pos:end], cr)) {
 			if g.matches >= g.limit {
 				g.limitReached = true
-				return errStopWalk
+				return gitignore.ErrStop
 			}
 			g.matches++
 			g.emitBlock(data, pos, end, next, n, display)
@@ -431,7 +428,7 @@ func lineEnd(data []byte, pos int) (end, next int) {
 // emitBlock outputs the match on line n (data[start:end]) with g.context
 // lines before and after it.
 func (g *grepper) emitBlock(data []byte, start, end, next, n int, display string) {
-	if g.context > 0 && g.outBytes > DefaultMaxBytes {
+	if g.context > 0 && g.outBytes > output.DefaultMaxBytes {
 		// Past the byte limit nothing more is shown; with a large context,
 		// formatting every block would cost up to limit × 2×context lines.
 		return
@@ -480,7 +477,7 @@ func (g *grepper) searchStream(f io.Reader, display string) error {
 	// Once the output is past the byte limit nothing more is shown, so
 	// lines are no longer formatted (with a large context that would cost
 	// up to limit × 2×context lines).
-	full := func() bool { return g.outBytes > DefaultMaxBytes }
+	full := func() bool { return g.outBytes > output.DefaultMaxBytes }
 	for {
 		line, err = readLine(r, line[:0])
 		if len(line) == 0 && err != nil {
@@ -528,7 +525,7 @@ func (g *grepper) searchStream(f io.Reader, display string) error {
 			}
 		}
 		if g.limitReached && len(pending) == 0 {
-			return errStopWalk
+			return gitignore.ErrStop
 		}
 		if g.context > 0 {
 			if len(before) < g.context {
@@ -547,18 +544,18 @@ func (g *grepper) searchStream(f io.Reader, display string) error {
 		g.emit(b.lines)
 	}
 	if g.limitReached {
-		return errStopWalk
+		return gitignore.ErrStop
 	}
 	return nil
 }
 
 // format renders one output line: `REL:N: TEXT` for a match, `REL-N- TEXT`
 // for a context line, with '\r' removed, invalid UTF-8 replaced and the text
-// cut to GrepMaxLineLength characters.
+// cut to grepMaxLineLength characters.
 func (g *grepper) format(display string, n int, body []byte, match bool) string {
 	text := strings.ReplaceAll(string(body), "\r", "")
 	text = strings.ToValidUTF8(text, "\uFFFD")
-	text, cut := TruncateLine(text, GrepMaxLineLength)
+	text, cut := output.TruncateLine(text, grepMaxLineLength)
 	if cut {
 		g.linesTruncated = true
 	}
@@ -575,7 +572,7 @@ func (g *grepper) emit(lines []string) {
 	for _, l := range lines {
 		g.allLines++
 		g.allBytes += len(l) + 1
-		if g.outBytes > DefaultMaxBytes {
+		if g.outBytes > output.DefaultMaxBytes {
 			continue
 		}
 		g.out = append(g.out, l)
@@ -657,19 +654,6 @@ func (f *globFilter) keep(rel string, isDir bool) bool {
 	return m != f.negate
 }
 
-// decodeStrict decodes JSON arguments, refusing unknown fields.
-func decodeStrict(raw json.RawMessage, v any) error {
-	if len(bytes.TrimSpace(raw)) == 0 {
-		raw = json.RawMessage("{}")
-	}
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
-		return fmt.Errorf("decode arguments: %w", err)
-	}
-	return nil
-}
-
 // intArg reads an optional number argument as an integer (fractions are
 // dropped), with a default and a least value.
 func intArg(v *float64, def, least int) int {
@@ -697,10 +681,10 @@ func deref[T any](p *T, def T) T {
 	return *p
 }
 
-// truncateListing joins lines and cuts the text to DefaultMaxBytes, whole
+// truncateListing joins lines and cuts the text to output.DefaultMaxBytes, whole
 // lines only. The Truncation is nil when nothing was cut.
-func truncateListing(lines []string) (string, *Truncation) {
-	t := TruncateHead(strings.Join(lines, "\n"), math.MaxInt, DefaultMaxBytes)
+func truncateListing(lines []string) (string, *output.Truncation) {
+	t := output.TruncateHead(strings.Join(lines, "\n"), math.MaxInt, output.DefaultMaxBytes)
 	if !t.Truncated {
 		return t.Content, nil
 	}

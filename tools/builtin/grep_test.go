@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/pi-go/pi/internal/output"
 	"github.com/pi-go/pi/runtime/tool"
 )
 
@@ -18,7 +19,7 @@ import (
 func searchTools(t testing.TB, cwd string) []tool.AgentTool {
 	t.Helper()
 	reg := tool.NewRegistry()
-	for _, d := range []tool.ToolDefinition{GrepDefinition(), FindDefinition(), LsDefinition()} {
+	for _, d := range []tool.ToolDefinition{grepDefinition(), findDefinition(), lsDefinition()} {
 		if err := reg.Register(d); err != nil {
 			t.Fatal(err)
 		}
@@ -264,7 +265,7 @@ func TestGrepByteLimit(t *testing.T) {
 	var want []string
 	size := -1
 	for i := 0; ; i++ {
-		if size+1+len(line(i)) > DefaultMaxBytes {
+		if size+1+len(line(i)) > output.DefaultMaxBytes {
 			break
 		}
 		size += 1 + len(line(i))
@@ -291,7 +292,7 @@ func TestGrepByteLimit(t *testing.T) {
 			for i := range tt.total {
 				all = append(all, line(i))
 			}
-			d, ok := r.Details.(GrepDetails)
+			d, ok := r.Details.(grepDetails)
 			if !ok || d.Truncation == nil {
 				t.Fatalf("details %#v", r.Details)
 			}
@@ -342,9 +343,9 @@ func TestGrepCancel(t *testing.T) {
 			ctx.n.Store(5)
 			var err error
 			if name == "grep" {
-				_, err = Grep(ctx, dir, GrepArgs{Pattern: "zebra"})
+				_, err = runGrep(ctx, dir, grepArgs{Pattern: "zebra"})
 			} else {
-				_, err = Find(ctx, dir, FindArgs{Pattern: "*.txt"})
+				_, err = runFind(ctx, dir, findArgs{Pattern: "*.txt"})
 			}
 			if err == nil || err.Error() != "Operation aborted" {
 				t.Errorf("err = %v", err)
@@ -354,7 +355,7 @@ func TestGrepCancel(t *testing.T) {
 }
 
 func TestGrepDefinitionTexts(t *testing.T) {
-	d := GrepDefinition()
+	d := grepDefinition()
 	if d.Name != "grep" || d.Label != "grep" || d.Source.Kind != tool.SourceBuiltin || d.ExecutionMode != tool.Parallel {
 		t.Errorf("definition: %+v", d)
 	}

@@ -3,7 +3,6 @@ package builtin
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"io/fs"
 	"os"
@@ -14,12 +13,13 @@ import (
 	"golang.org/x/text/collate"
 	"golang.org/x/text/language"
 
+	"github.com/pi-go/pi/internal/output"
 	"github.com/pi-go/pi/runtime/tool"
 )
 
-// LsDefaultLimit is the number of entries ls returns when the call gives no
+// lsDefaultLimit is the number of entries ls returns when the call gives no
 // limit.
-const LsDefaultLimit = 500
+const lsDefaultLimit = 500
 
 const lsSchema = `{
   "type": "object",
@@ -29,44 +29,36 @@ const lsSchema = `{
   }
 }`
 
-// LsArgs are the arguments of an ls call.
-type LsArgs struct {
+// lsArgs are the arguments of an ls call.
+type lsArgs struct {
 	Path  *string  `json:"path,omitempty"`
 	Limit *float64 `json:"limit,omitempty"`
 }
 
-// LsDetails are the details of an ls result. Zero fields are left out.
-type LsDetails struct {
+// lsDetails are the details of an ls result. Zero fields are left out.
+type lsDetails struct {
 	// EntryLimitReached is the limit when the directory has more entries.
 	EntryLimitReached int `json:"entryLimitReached,omitempty"`
 	// Truncation is set when the text was cut to 50KB.
-	Truncation *Truncation `json:"truncation,omitempty"`
+	Truncation *output.Truncation `json:"truncation,omitempty"`
 }
 
-// LsDefinition returns the ls tool: the entries of one directory, dotfiles
+// lsDefinition returns the ls tool: the entries of one directory, dotfiles
 // included, sorted case-insensitively, directories marked with a '/'.
-func LsDefinition() tool.ToolDefinition {
-	return tool.ToolDefinition{
-		Name:  "ls",
-		Label: "ls",
-		Description: fmt.Sprintf("List directory contents. Returns entries sorted alphabetically, with '/' suffix for directories. "+
-			"Includes dotfiles. Output is truncated to %d entries or %dKB (whichever is hit first).", LsDefaultLimit, DefaultMaxBytes/1024),
-		Parameters:    json.RawMessage(lsSchema),
-		PromptSnippet: "List directory contents",
-		ExecutionMode: tool.Parallel,
-		Source:        tool.Source{Kind: tool.SourceBuiltin},
-		Execute: func(ctx context.Context, call tool.Call, tc tool.Context) (tool.Result, error) {
-			var args LsArgs
-			if err := decodeStrict(call.Input, &args); err != nil {
-				return tool.Result{}, fmt.Errorf("ls: %w", err)
-			}
-			return Ls(ctx, tc.Cwd, args)
-		},
-		Paths: pathsOf(decodeStrict, func(cwd string, a *LsArgs) string { return searchTarget(cwd, a.Path) }),
-	}
+func lsDefinition() tool.ToolDefinition {
+	return define(toolMeta{
+		name: "ls",
+		description: fmt.Sprintf("List directory contents. Returns entries sorted alphabetically, with '/' suffix for directories. "+
+			"Includes dotfiles. Output is truncated to %d entries or %dKB (whichever is hit first).", lsDefaultLimit, output.DefaultMaxBytes/1024),
+		parameters: lsSchema,
+		snippet:    "List directory contents",
+		strict:     true,
+	}, func(ctx context.Context, _ tool.Call, tc tool.Context, args lsArgs) (tool.Result, error) {
+		return runLs(ctx, tc.Cwd, args)
+	}, func(cwd string, a *lsArgs) string { return searchTarget(cwd, a.Path) })
 }
 
-// Ls runs one ls call in the working directory cwd. Entries are sorted by
+// runLs runs one ls call in the working directory cwd. Entries are sorted by
 // their lower-cased names in Unicode collation order (as the reference
 // agent's localeCompare does; byte order breaks ties); symbolic links are
 // followed to decide the '/' suffix and dangling ones are left out (other
@@ -75,9 +67,9 @@ func LsDefinition() tool.ToolDefinition {
 //
 // # Errors
 //
-// Ls fails with `Path not found: PATH`, `Not a directory: PATH`, `Cannot read
+// runLs fails with `Path not found: PATH`, `Not a directory: PATH`, `Cannot read
 // directory: REASON`, or `Operation aborted` when ctx is cancelled.
-func Ls(ctx context.Context, cwd string, args LsArgs) (tool.Result, error) {
+func runLs(ctx context.Context, cwd string, args lsArgs) (tool.Result, error) {
 	if ctx.Err() != nil {
 		return tool.Result{}, errSearchAborted
 	}
@@ -103,7 +95,7 @@ func Ls(ctx context.Context, cwd string, args LsArgs) (tool.Result, error) {
 		items[i] = lsItem{name: e.Name(), isDir: e.IsDir(), link: e.Type()&fs.ModeSymlink != 0}
 	}
 	sortLsItems(items)
-	limit := intArg(args.Limit, LsDefaultLimit, 1)
+	limit := intArg(args.Limit, lsDefaultLimit, 1)
 	var out []string
 	limitReached := false
 	for i, it := range items {
@@ -129,7 +121,7 @@ func Ls(ctx context.Context, cwd string, args LsArgs) (tool.Result, error) {
 	if len(out) == 0 {
 		return tool.TextResult("(empty directory)"), nil
 	}
-	var details LsDetails
+	var details lsDetails
 	var notices []string
 	if limitReached {
 		notices = append(notices, fmt.Sprintf("%d entries limit reached. Use limit=%d for more", limit, limit*2))
@@ -137,10 +129,10 @@ func Ls(ctx context.Context, cwd string, args LsArgs) (tool.Result, error) {
 	}
 	text, trunc := truncateListing(out)
 	if trunc != nil {
-		notices = append(notices, FormatSize(DefaultMaxBytes)+" limit reached")
+		notices = append(notices, output.FormatSize(output.DefaultMaxBytes)+" limit reached")
 		details.Truncation = trunc
 	}
-	return listingResult(text, notices, details, details != LsDetails{}), nil
+	return listingResult(text, notices, details, details != lsDetails{}), nil
 }
 
 // lsItem is one directory entry to list.

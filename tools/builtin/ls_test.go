@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/pi-go/pi/internal/output"
 	"github.com/pi-go/pi/runtime/tool"
 )
 
@@ -76,7 +77,7 @@ func TestLsByteLimit(t *testing.T) {
 	var kept []string
 	size := -1
 	for _, n := range all {
-		if size+1+len(n) > DefaultMaxBytes {
+		if size+1+len(n) > output.DefaultMaxBytes {
 			break
 		}
 		size += 1 + len(n)
@@ -94,7 +95,7 @@ func TestLsByteLimit(t *testing.T) {
 }
 
 func TestLsDefinitionTexts(t *testing.T) {
-	d := LsDefinition()
+	d := lsDefinition()
 	if d.Name != "ls" || d.Label != "ls" || d.Source.Kind != tool.SourceBuiltin || d.ExecutionMode != tool.Parallel {
 		t.Errorf("definition: %+v", d)
 	}

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/pi-go/pi/internal/output"
 	"github.com/pi-go/pi/runtime/redact"
 	"github.com/pi-go/pi/runtime/tool"
 )
@@ -68,42 +69,6 @@ func TestOutputDirLifecycle(t *testing.T) {
 	b.Close()
 }
 
-// The key never reaches the file, wherever the chunks cut it, and text
-// around it is kept byte for byte.
-func TestFullOutputRedactsAcrossChunks(t *testing.T) {
-	t.Parallel()
-	filler := strings.Repeat("x", 60) + "\n"
-	var whole strings.Builder
-	for whole.Len() < 3*DefaultMaxBytes {
-		whole.WriteString(filler)
-	}
-	whole.WriteString("key=" + outKey + "\n" + outKey + outKey + "\nend\n")
-	text := whole.String()
-	want := strings.ReplaceAll(text, outKey, redact.Mark)
-	at := strings.Index(text, outKey)
-	for cut := at - 1; cut <= at+len(outKey)+1; cut++ {
-		dir := NewOutputDir(t.TempDir())
-		a := newOutputAccumulator(accumulatorLimits{Prefix: "pi-test", Dir: dir, Redactor: redact.New(outKey)})
-		a.Write([]byte(text[:cut]))
-		a.Write([]byte(text[cut : cut+1]))
-		a.Write([]byte(text[cut+1:]))
-		a.finish()
-		s := a.snapshot()
-		got, err := os.ReadFile(s.FullOutputPath)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if bytes.Contains(got, []byte(outKey)) {
-			t.Fatalf("cut at %d: the key is in the file", cut)
-		}
-		if string(got) != want {
-			t.Fatalf("cut at %d: file differs from the redacted output (len %d, want %d)", cut, len(got), len(want))
-		}
-		a.close()
-		dir.Close()
-	}
-}
-
 // A file reaches its cap, stops, and ends with a line saying it was cut;
 // output under the cap has no such line.
 func TestFullOutputCap(t *testing.T) {
@@ -119,7 +84,7 @@ func TestFullOutputCap(t *testing.T) {
 		t.Fatal(err)
 	}
 	full := seqText(100000)
-	cutLine := fmt.Sprintf("\n[pi: full output cut at the %s cap; %d more bytes were not saved]\n", FormatSize(capBytes), len(full)-capBytes)
+	cutLine := fmt.Sprintf("\n[pi: full output cut at the %s cap; %d more bytes were not saved]\n", output.FormatSize(capBytes), len(full)-capBytes)
 	if string(got) != full[:capBytes]+cutLine {
 		t.Fatalf("capped file: %d bytes ending %q, want the first %d bytes then %q", len(got), got[max(0, len(got)-120):], capBytes, cutLine)
 	}

@@ -1,7 +1,6 @@
 package builtin
 
 import (
-	"encoding/json"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -10,8 +9,6 @@ import (
 	"golang.org/x/text/unicode/norm"
 
 	"github.com/pi-go/pi/internal/atomicfile"
-
-	"github.com/pi-go/pi/runtime/tool"
 )
 
 // unicodeSpaces are the space characters models and terminals slip into
@@ -25,13 +22,13 @@ var unicodeSpaces = strings.NewReplacer(
 // amPM matches the " AM." / " PM." of a macOS screenshot name.
 var amPM = regexp.MustCompile(`(?i) (AM|PM)\.`)
 
-// ResolvePath turns a path the model gave into an absolute path: "~" and
+// resolvePath turns a path the model gave into an absolute path: "~" and
 // "~/" expand to the home directory, relative paths are joined to cwd (the
 // process's working directory when cwd is empty). A leading "@" is dropped,
 // and Unicode spaces (U+00A0, U+2000–U+200A, U+202F, U+205F, U+3000) are read
 // as plain spaces, but only when the path as given does not exist; when no
 // form exists the fully normalized one is returned.
-func ResolvePath(cwd, p string) string {
+func resolvePath(cwd, p string) string {
 	literal := absPath(cwd, expandHome(p))
 	if pathExists(literal) {
 		return literal
@@ -59,12 +56,12 @@ func ResolvePath(cwd, p string) string {
 	return absPath(cwd, expandHome(unicodeSpaces.Replace(noAt)))
 }
 
-// ResolveReadPath is ResolvePath plus, when that path does not exist, the
+// resolveReadPath is resolvePath plus, when that path does not exist, the
 // macOS screenshot variants: a narrow no-break space before AM/PM, the NFD
 // form, a curly apostrophe, and NFD with a curly apostrophe. The first that
-// exists wins; otherwise the ResolvePath result is returned.
-func ResolveReadPath(cwd, p string) string {
-	resolved := ResolvePath(cwd, p)
+// exists wins; otherwise the resolvePath result is returned.
+func resolveReadPath(cwd, p string) string {
+	resolved := resolvePath(cwd, p)
 	if pathExists(resolved) {
 		return resolved
 	}
@@ -110,35 +107,18 @@ func pathExists(p string) bool {
 	return err == nil
 }
 
-// RealPath returns where opening p really lands, every symlink followed as
+// realPath returns where opening p really lands, every symlink followed as
 // the kernel follows them: atomicfile.Target, the one owner of the rule.
-// write and edit write to RealPath of the resolved path, and the paths that
-// tool_call hooks see are RealPath of what each tool opens.
-func RealPath(p string) string { return atomicfile.Target(p) }
+// write and edit write to realPath of the resolved path, and the paths that
+// tool_call hooks see are realPath of what each tool opens.
+func realPath(p string) string { return atomicfile.Target(p) }
 
 // readTarget is the file a read call opens.
-func readTarget(cwd, p string) string { return ResolveReadPath(cwd, p) }
+func readTarget(cwd, p string) string { return resolveReadPath(cwd, p) }
 
 // writeTarget is the file a write or edit call writes.
-func writeTarget(cwd, p string) string { return ResolvePath(cwd, p) }
+func writeTarget(cwd, p string) string { return resolvePath(cwd, p) }
 
 // searchTarget is the folder (or, for grep, the file) a grep, find or ls
 // call starts from; nil means the working directory.
-func searchTarget(cwd string, p *string) string { return ResolvePath(cwd, deref(p, ".")) }
-
-// pathsOf makes a tool's tool.PathsFunc: it decodes the validated input as
-// the tool's Execute does and returns the real path of the one place target
-// names.
-func pathsOf[A any](decode func(json.RawMessage, any) error, target func(cwd string, args *A) string) tool.PathsFunc {
-	return func(input json.RawMessage, cwd string) ([]string, error) {
-		var args A
-		if err := decode(input, &args); err != nil {
-			return nil, err
-		}
-		return []string{RealPath(target(cwd, &args))}, nil
-	}
-}
-
-func decodeLoose(raw json.RawMessage, v any) error { return decodeArgs(raw, v, false) }
-
-func decodeEdit(raw json.RawMessage, v any) error { return decodeArgs(raw, v, true) }
+func searchTarget(cwd string, p *string) string { return resolvePath(cwd, deref(p, ".")) }

@@ -36,8 +36,8 @@ func TestResolvePath(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := ResolvePath(dir, tt.in); got != tt.want {
-				t.Errorf("ResolvePath(%q) = %q, want %q", tt.in, got, tt.want)
+			if got := resolvePath(dir, tt.in); got != tt.want {
+				t.Errorf("resolvePath(%q) = %q, want %q", tt.in, got, tt.want)
 			}
 		})
 	}
@@ -64,8 +64,35 @@ func TestResolveReadPath(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := ResolveReadPath(dir, tt.in); got != tt.want {
-				t.Errorf("ResolveReadPath(%q) = %q, want %q", tt.in, got, tt.want)
+			if got := resolveReadPath(dir, tt.in); got != tt.want {
+				t.Errorf("resolveReadPath(%q) = %q, want %q", tt.in, got, tt.want)
+			}
+		})
+	}
+}
+func TestRealPath(t *testing.T) {
+	dir, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustWrite(t, filepath.Join(dir, "real", "f"), "")
+	if err := os.Symlink("real", filepath.Join(dir, "dirlink")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("real/new", filepath.Join(dir, "dangling")); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct{ in, want string }{
+		{filepath.Join(dir, "real", "f"), filepath.Join(dir, "real", "f")},
+		{filepath.Join(dir, "dirlink", "f"), filepath.Join(dir, "real", "f")},
+		{filepath.Join(dir, "dirlink", "missing"), filepath.Join(dir, "real", "missing")},
+		{filepath.Join(dir, "dangling"), filepath.Join(dir, "real", "new")},
+		{filepath.Join(dir, "no", "such", "dir", "f"), filepath.Join(dir, "no", "such", "dir", "f")},
+	}
+	for _, tt := range tests {
+		t.Run(filepath.Base(tt.in), func(t *testing.T) {
+			if got := realPath(tt.in); got != tt.want {
+				t.Errorf("realPath(%q) = %q, want %q", tt.in, got, tt.want)
 			}
 		})
 	}

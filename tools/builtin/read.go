@@ -3,7 +3,6 @@ package builtin
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -13,6 +12,8 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/pi-go/pi/internal/imageutil"
+	"github.com/pi-go/pi/internal/output"
 	"github.com/pi-go/pi/runtime/tool"
 )
 
@@ -26,9 +27,9 @@ type readArgs struct {
 	Limit  *float64 `json:"limit"`
 }
 
-// ReadDetails are the details of a read whose text was truncated.
-type ReadDetails struct {
-	Truncation *Truncation `json:"truncation,omitempty"`
+// readDetails are the details of a read whose text was truncated.
+type readDetails struct {
+	Truncation *output.Truncation `json:"truncation,omitempty"`
 }
 
 // sniffSize is how much of a file is looked at to tell images and binary
@@ -38,29 +39,20 @@ const sniffSize = 8 * 1024
 // readChunkSize is the read buffer of the streaming line scan.
 const readChunkSize = 256 * 1024
 
-// ReadDefinition is the read tool: a window of a text file in bounded
+// readDefinition is the read tool: a window of a text file in bounded
 // memory, images as image blocks (downscaled when large), binary files
 // described instead of sent.
-func ReadDefinition() tool.ToolDefinition {
-	return tool.ToolDefinition{
-		Name:             "read",
-		Label:            "read",
-		Description:      fmt.Sprintf("Read the contents of a file. Supports text files and images (jpg, png, gif, webp). Images are sent as attachments. For text files, output is truncated to %d lines or %dKB (whichever is hit first). Use offset/limit for large files. When you need the full file, continue with offset until complete.", DefaultMaxLines, DefaultMaxBytes/1024),
-		Parameters:       json.RawMessage(readParameters),
-		PromptSnippet:    "Read file contents",
-		PromptGuidelines: []string{"Use read to examine files instead of cat or sed."},
-		ExecutionMode:    tool.Parallel,
-		Source:           tool.Source{Kind: tool.SourceBuiltin},
-		Execute:          executeRead,
-		Paths:            pathsOf(decodeLoose, func(cwd string, a *readArgs) string { return readTarget(cwd, a.Path) }),
-	}
+func readDefinition() tool.ToolDefinition {
+	return define(toolMeta{
+		name:        "read",
+		description: fmt.Sprintf("Read the contents of a file. Supports text files and images (jpg, png, gif, webp). Images are sent as attachments. For text files, output is truncated to %d lines or %dKB (whichever is hit first). Use offset/limit for large files. When you need the full file, continue with offset until complete.", output.DefaultMaxLines, output.DefaultMaxBytes/1024),
+		parameters:  readParameters,
+		snippet:     "Read file contents",
+		guidelines:  []string{"Use read to examine files instead of cat or sed."},
+	}, executeRead, func(cwd string, a *readArgs) string { return readTarget(cwd, a.Path) })
 }
 
-func executeRead(ctx context.Context, call tool.Call, tc tool.Context) (tool.Result, error) {
-	var args readArgs
-	if err := decodeArgs(call.Input, &args, false); err != nil {
-		return tool.Result{}, fmt.Errorf("read: %w", err)
-	}
+func executeRead(ctx context.Context, _ tool.Call, tc tool.Context, args readArgs) (tool.Result, error) {
 	if ctx.Err() != nil {
 		return tool.Result{}, errAborted
 	}
@@ -87,11 +79,11 @@ func executeRead(ctx context.Context, call tool.Call, tc tool.Context) (tool.Res
 		return tool.Result{}, fmt.Errorf("read %s: %w", abs, err)
 	}
 	head = head[:n]
-	if mime := detectImageMIME(head); mime != "" {
+	if mime := imageutil.DetectMIME(head); mime != "" {
 		return readImage(f, fi.Size(), mime)
 	}
 	if bytes.IndexByte(head, 0) >= 0 {
-		return tool.TextResult(fmt.Sprintf("[Binary file %s (%s) not shown. Use bash (file, xxd, strings) to inspect it.]", args.Path, FormatSize(int(fi.Size())))), nil
+		return tool.TextResult(fmt.Sprintf("[Binary file %s (%s) not shown. Use bash (file, xxd, strings) to inspect it.]", args.Path, output.FormatSize(int(fi.Size())))), nil
 	}
 	if _, err := f.Seek(0, io.SeekStart); err != nil {
 		return tool.Result{}, fmt.Errorf("read %s: %w", abs, err)
@@ -139,15 +131,45 @@ func clampLines(f float64) int {
 // the window is collected up to the output limits, the rest is only
 // counted.
 func readText(ctx context.Context, f io.Reader, args readArgs) (tool.Result, error) {
-	start := 0 // 0-based first line
+	start, end := readWindow(args)
+	c := headCollector{maxLines: output.DefaultMaxLines, maxBytes: output.DefaultMaxBytes}
+	newlines, err := scanWindow(ctx, f, start, end, &c)
+	if errors.Is(err, errAborted) {
+		return tool.Result{}, err
+	}
+	if err != nil {
+		return tool.Result{}, fmt.Errorf("read %s: %w", args.Path, err)
+	}
+	total := newlines + 1
+	if start >= total {
+		off := "undefined"
+		if args.Offset != nil {
+			off = formatNumber(*args.Offset)
+		}
+		return tool.Result{}, fmt.Errorf("Offset %s is beyond end of file (%d lines total)", off, total)
+	}
+	return readResult(args, &c, start, end, total), nil
+}
+
+// readWindow is the window a read asks for, in 0-based lines: the first,
+// and the one after the last (math.MaxInt: to the end of the file).
+func readWindow(args readArgs) (start, end int) {
 	if args.Offset != nil && *args.Offset != 0 {
 		start = max(0, clampLines(*args.Offset)-1)
 	}
-	end := math.MaxInt // 0-based line after the window
+	end = math.MaxInt
 	if args.Limit != nil {
 		end = start + max(0, clampLines(*args.Limit))
 	}
-	c := headCollector{maxLines: DefaultMaxLines, maxBytes: DefaultMaxBytes}
+	return start, end
+}
+
+// scanWindow reads f once, feeding the lines of the window [start, end) to
+// c, and returns how many newlines f holds. Before the window only
+// newlines are counted; once c is full and the window runs to the end of
+// the file, the rest is only counted. It fails with errAborted when ctx is
+// cancelled, or with the read error.
+func scanWindow(ctx context.Context, f io.Reader, start, end int, c *headCollector) (int, error) {
 	line := 0
 	buf := make([]byte, readChunkSize)
 	// Once the output is full and the window runs to the end of the file,
@@ -161,7 +183,7 @@ func readText(ctx context.Context, f io.Reader, args readArgs) (tool.Result, err
 	}
 	for {
 		if ctx.Err() != nil {
-			return tool.Result{}, errAborted
+			return 0, errAborted
 		}
 		n, err := f.Read(buf)
 		chunk := buf[:n]
@@ -207,7 +229,7 @@ func readText(ctx context.Context, f io.Reader, args readArgs) (tool.Result, err
 			break
 		}
 		if err != nil {
-			return tool.Result{}, fmt.Errorf("read %s: %w", args.Path, err)
+			return 0, err
 		}
 	}
 	switch {
@@ -218,14 +240,12 @@ func readText(ctx context.Context, f io.Reader, args readArgs) (tool.Result, err
 	case line >= start && line < end:
 		c.endLine() // the last piece, after the last '\n'
 	}
-	total := line + 1
-	if start >= total {
-		off := "undefined"
-		if args.Offset != nil {
-			off = formatNumber(*args.Offset)
-		}
-		return tool.Result{}, fmt.Errorf("Offset %s is beyond end of file (%d lines total)", off, total)
-	}
+	return line, nil
+}
+
+// readResult words the window c collected: its text with the notice of
+// where to continue, and the truncation details when it was cut.
+func readResult(args readArgs, c *headCollector, start, end, total int) tool.Result {
 	t := c.result()
 	startDisplay := start + 1
 	var text string
@@ -233,17 +253,17 @@ func readText(ctx context.Context, f io.Reader, args readArgs) (tool.Result, err
 	switch {
 	case t.FirstLineExceedsLimit:
 		text = fmt.Sprintf("[Line %d is %s, exceeds %s limit. Use bash: sed -n '%dp' %s | head -c %d]",
-			startDisplay, FormatSize(int(c.firstLineBytes)), FormatSize(DefaultMaxBytes), startDisplay, args.Path, DefaultMaxBytes)
-		details = ReadDetails{Truncation: &t}
+			startDisplay, output.FormatSize(int(c.firstLineBytes)), output.FormatSize(output.DefaultMaxBytes), startDisplay, args.Path, output.DefaultMaxBytes)
+		details = readDetails{Truncation: &t}
 	case t.Truncated:
 		endDisplay := startDisplay + t.OutputLines - 1
 		text = t.Content
 		if t.TruncatedBy == "lines" {
 			text += fmt.Sprintf("\n\n[Showing lines %d-%d of %d. Use offset=%d to continue.]", startDisplay, endDisplay, total, endDisplay+1)
 		} else {
-			text += fmt.Sprintf("\n\n[Showing lines %d-%d of %d (%s limit). Use offset=%d to continue.]", startDisplay, endDisplay, total, FormatSize(DefaultMaxBytes), endDisplay+1)
+			text += fmt.Sprintf("\n\n[Showing lines %d-%d of %d (%s limit). Use offset=%d to continue.]", startDisplay, endDisplay, total, output.FormatSize(output.DefaultMaxBytes), endDisplay+1)
 		}
-		details = ReadDetails{Truncation: &t}
+		details = readDetails{Truncation: &t}
 	case args.Limit != nil && end < total:
 		text = fmt.Sprintf("%s\n\n[%d more lines in file. Use offset=%d to continue.]", t.Content, total-end, end+1)
 	default:
@@ -253,11 +273,11 @@ func readText(ctx context.Context, f io.Reader, args readArgs) (tool.Result, err
 	if details != nil {
 		r.Details = details
 	}
-	return r, nil
+	return r
 }
 
-// headCollector is TruncateHead over a stream of lines: it keeps the whole
-// lines that fit the limits and counts the rest of the window.
+// headCollector is output.TruncateHead over a stream of lines: it keeps the
+// whole lines that fit the limits and counts the rest of the window.
 type headCollector struct {
 	maxLines, maxBytes int
 	out                []byte
@@ -314,9 +334,9 @@ func (c *headCollector) endLine() {
 	c.cur, c.curLen, c.curOver = c.cur[:0], 0, false
 }
 
-// result is the Truncation TruncateHead would give for the window's text.
-func (c *headCollector) result() Truncation {
-	t := Truncation{TotalLines: c.lines, TotalBytes: int(c.bytes)}
+// result is the Truncation output.TruncateHead would give for the window's text.
+func (c *headCollector) result() output.Truncation {
+	t := output.Truncation{TotalLines: c.lines, TotalBytes: int(c.bytes)}
 	if c.lines <= c.maxLines && c.bytes <= int64(c.maxBytes) {
 		t.Content = strings.ToValidUTF8(string(c.out), "\uFFFD")
 		t.OutputLines, t.OutputBytes = c.outLines, len(c.out)

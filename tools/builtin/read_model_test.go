@@ -7,10 +7,12 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/pi-go/pi/internal/output"
 )
 
 // readModel is what read must return for a window, computed the plain way:
-// the whole text in memory, split on "\n", sliced, then TruncateHead.
+// the whole text in memory, split on "\n", sliced, then output.TruncateHead.
 func readModel(content string, offset, limit int) (string, bool) {
 	text, isErr, _ := readModelTruncation(content, offset, limit)
 	return text, isErr
@@ -18,7 +20,7 @@ func readModel(content string, offset, limit int) (string, bool) {
 
 // readModelTruncation is readModel with the Truncation of the window (nil
 // when read must not report one).
-func readModelTruncation(content string, offset, limit int) (string, bool, *Truncation) {
+func readModelTruncation(content string, offset, limit int) (string, bool, *output.Truncation) {
 	lines := strings.Split(content, "\n")
 	start := max(0, offset-1)
 	if start >= len(lines) {
@@ -28,11 +30,11 @@ func readModelTruncation(content string, offset, limit int) (string, bool, *Trun
 	if limit >= 0 {
 		end = min(start+limit, len(lines))
 	}
-	t := TruncateHead(strings.Join(lines[start:end], "\n"), DefaultMaxLines, DefaultMaxBytes)
+	t := output.TruncateHead(strings.Join(lines[start:end], "\n"), output.DefaultMaxLines, output.DefaultMaxBytes)
 	s := start + 1
 	switch {
 	case t.FirstLineExceedsLimit:
-		return fmt.Sprintf("[Line %d is %s, exceeds 50.0KB limit. Use bash: sed -n '%dp' f.txt | head -c 51200]", s, FormatSize(len(lines[start])), s), false, &t
+		return fmt.Sprintf("[Line %d is %s, exceeds 50.0KB limit. Use bash: sed -n '%dp' f.txt | head -c 51200]", s, output.FormatSize(len(lines[start])), s), false, &t
 	case t.Truncated && t.TruncatedBy == "lines":
 		e := s + t.OutputLines - 1
 		return fmt.Sprintf("%s\n\n[Showing lines %d-%d of %d. Use offset=%d to continue.]", t.Content, s, e, len(lines), e+1), false, &t
@@ -57,7 +59,7 @@ func TestReadMatchesInMemoryModel(t *testing.T) {
 		case 0:
 			n = 0
 		case 1:
-			n = DefaultMaxBytes + rng.IntN(20000) // a line alone over the limit
+			n = output.DefaultMaxBytes + rng.IntN(20000) // a line alone over the limit
 		}
 		b.WriteString(strings.Repeat(string(rune('a'+rng.IntN(26))), n))
 		b.WriteByte('\n')
@@ -84,7 +86,7 @@ func TestReadMatchesInMemoryModel(t *testing.T) {
 			if r.Text() != want || r.IsError != wantErr {
 				t.Fatalf("offset %d limit %d:\n got %q\nwant %q", off, limit, trimForLog(r.Text()), trimForLog(want))
 			}
-			d, _ := r.Details.(ReadDetails)
+			d, _ := r.Details.(readDetails)
 			if (wantT == nil) != (d.Truncation == nil) {
 				t.Fatalf("offset %d limit %d: details %+v, want truncation %v", off, limit, r.Details, wantT != nil)
 			}

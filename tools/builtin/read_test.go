@@ -14,6 +14,8 @@ import (
 	"testing"
 
 	"golang.org/x/image/webp"
+
+	"github.com/pi-go/pi/internal/output"
 )
 
 // numberedLines returns "line 1\nline 2\n...line n" (no trailing newline).
@@ -103,14 +105,14 @@ func TestReadTruncationDetails(t *testing.T) {
 	dir := t.TempDir()
 	mustWrite(t, filepath.Join(dir, "long.txt"), numberedLines(2500))
 	r := callTool(t, dir, "read", `{"path":"long.txt"}`)
-	d, ok := r.Details.(ReadDetails)
+	d, ok := r.Details.(readDetails)
 	if !ok || d.Truncation == nil {
 		t.Fatalf("details = %#v", r.Details)
 	}
-	want := TruncateHead(numberedLines(2500), DefaultMaxLines, DefaultMaxBytes)
+	want := output.TruncateHead(numberedLines(2500), output.DefaultMaxLines, output.DefaultMaxBytes)
 	want.Content = d.Truncation.Content
 	if *d.Truncation != want {
-		t.Errorf("truncation = %+v, want what TruncateHead says: %+v", *d.Truncation, want)
+		t.Errorf("truncation = %+v, want what output.TruncateHead says: %+v", *d.Truncation, want)
 	}
 }
 

@@ -57,23 +57,23 @@ func BenchmarkSearch20k(b *testing.B) {
 	dir := benchTree(b)
 	greps := []struct {
 		name string
-		args GrepArgs
+		args grepArgs
 	}{
 		// 200 matching lines in 20k files; limit 1000 so every file is read.
-		{"literal-rare", GrepArgs{Pattern: "NEEDLE", Literal: benchPtr(true), Limit: benchPtrF(1000)}},
-		{"regex-rare", GrepArgs{Pattern: `NEE+DLE:\s+\w+`, Limit: benchPtrF(1000)}},
-		{"ignoreCase-rare", GrepArgs{Pattern: "needle", IgnoreCase: benchPtr(true), Limit: benchPtrF(1000)}},
-		{"ignoreCase-regex-rare", GrepArgs{Pattern: "nee+dle:", IgnoreCase: benchPtr(true), Limit: benchPtrF(1000)}},
-		{"context-2-rare", GrepArgs{Pattern: "NEEDLE", Context: benchPtrF(2), Limit: benchPtrF(1000)}},
-		{"glob-rare", GrepArgs{Pattern: "NEEDLE", Glob: benchPtr("pkg1*/**/*.go"), Limit: benchPtrF(1000)}},
+		{"literal-rare", grepArgs{Pattern: "NEEDLE", Literal: benchPtr(true), Limit: benchPtrF(1000)}},
+		{"regex-rare", grepArgs{Pattern: `NEE+DLE:\s+\w+`, Limit: benchPtrF(1000)}},
+		{"ignoreCase-rare", grepArgs{Pattern: "needle", IgnoreCase: benchPtr(true), Limit: benchPtrF(1000)}},
+		{"ignoreCase-regex-rare", grepArgs{Pattern: "nee+dle:", IgnoreCase: benchPtr(true), Limit: benchPtrF(1000)}},
+		{"context-2-rare", grepArgs{Pattern: "NEEDLE", Context: benchPtrF(2), Limit: benchPtrF(1000)}},
+		{"glob-rare", grepArgs{Pattern: "NEEDLE", Glob: benchPtr("pkg1*/**/*.go"), Limit: benchPtrF(1000)}},
 		// A match in every file: stops after the default 100.
-		{"every-file-limit-100", GrepArgs{Pattern: `func Handler\d+_`}},
+		{"every-file-limit-100", grepArgs{Pattern: `func Handler\d+_`}},
 	}
 	for _, c := range greps {
 		b.Run("grep/"+c.name, func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
-				r, err := Grep(context.Background(), dir, c.args)
+				r, err := runGrep(context.Background(), dir, c.args)
 				if err != nil || r.Text() == "No matches found" {
 					b.Fatalf("grep: %v %q", err, r.Text())
 				}
@@ -82,17 +82,17 @@ func BenchmarkSearch20k(b *testing.B) {
 	}
 	finds := []struct {
 		name string
-		args FindArgs
+		args findArgs
 	}{
-		{"name-rare", FindArgs{Pattern: "file042.go"}},
-		{"path-glob", FindArgs{Pattern: "pkg0*/dir1/*.go"}},
-		{"all-limit-1000", FindArgs{Pattern: "*.go"}},
+		{"name-rare", findArgs{Pattern: "file042.go"}},
+		{"path-glob", findArgs{Pattern: "pkg0*/dir1/*.go"}},
+		{"all-limit-1000", findArgs{Pattern: "*.go"}},
 	}
 	for _, c := range finds {
 		b.Run("find/"+c.name, func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
-				r, err := Find(context.Background(), dir, c.args)
+				r, err := runFind(context.Background(), dir, c.args)
 				if err != nil || r.Text() == "No files found matching pattern" {
 					b.Fatalf("find: %v %q", err, r.Text())
 				}
@@ -110,7 +110,7 @@ func BenchmarkLs5k(b *testing.B) {
 	}
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, err := Ls(context.Background(), dir, LsArgs{Limit: benchPtrF(5000)}); err != nil {
+		if _, err := runLs(context.Background(), dir, lsArgs{Limit: benchPtrF(5000)}); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -1,4 +1,4 @@
-package builtin
+package gitignore
 
 import (
 	"context"
@@ -50,7 +50,7 @@ func TestWalkTree(t *testing.T) {
 				}
 			}
 			var got []string
-			err := walkTree(context.Background(), dir, func(e walkEntry) error {
+			err := Walk(context.Background(), dir, func(e Entry) error {
 				switch {
 				case e.IsDir:
 					got = append(got, e.Rel+"/")
@@ -79,7 +79,7 @@ func TestWalkTreeControl(t *testing.T) {
 	writeTree(t, dir, map[string]string{"a/1": "", "a/2": "", "b/3": "", "c": ""})
 	t.Run("SkipDir", func(t *testing.T) {
 		var got []string
-		err := walkTree(context.Background(), dir, func(e walkEntry) error {
+		err := Walk(context.Background(), dir, func(e Entry) error {
 			got = append(got, e.Rel)
 			if e.Rel == "a" {
 				return fs.SkipDir
@@ -92,9 +92,9 @@ func TestWalkTreeControl(t *testing.T) {
 	})
 	t.Run("stop", func(t *testing.T) {
 		n := 0
-		err := walkTree(context.Background(), dir, func(e walkEntry) error {
+		err := Walk(context.Background(), dir, func(e Entry) error {
 			n++
-			return errStopWalk
+			return ErrStop
 		})
 		if err != nil || n != 1 {
 			t.Errorf("visited %d, err %v", n, err)
@@ -102,7 +102,7 @@ func TestWalkTreeControl(t *testing.T) {
 	})
 	t.Run("error from fn", func(t *testing.T) {
 		boom := errors.New("boom")
-		err := walkTree(context.Background(), dir, func(e walkEntry) error { return boom })
+		err := Walk(context.Background(), dir, func(e Entry) error { return boom })
 		if !errors.Is(err, boom) {
 			t.Errorf("err = %v", err)
 		}
@@ -123,7 +123,7 @@ func TestWalkTreeCancel(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	seen := 0
-	err := walkTree(ctx, dir, func(e walkEntry) error {
+	err := Walk(ctx, dir, func(e Entry) error {
 		seen++
 		if seen == 10 {
 			cancel()

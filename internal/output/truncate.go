@@ -1,4 +1,4 @@
-package builtin
+package output
 
 import (
 	"fmt"
@@ -6,14 +6,12 @@ import (
 	"unicode/utf8"
 )
 
-// Limits shared by the built-in tools' output truncation.
+// Limits of what a tool result shows, the reference agent's.
 const (
 	// DefaultMaxLines is the most lines a tool result shows.
 	DefaultMaxLines = 2000
 	// DefaultMaxBytes is the most bytes a tool result shows (50KB).
 	DefaultMaxBytes = 50 * 1024
-	// GrepMaxLineLength is the most characters of one grep match line.
-	GrepMaxLineLength = 500
 )
 
 // FormatSize renders a byte count as "123B", "50.0KB" or "1.2MB" (1024-based,

@@ -1,20 +1,21 @@
 //go:build !unix
 
-package builtin
+package fileutil
 
 import (
 	"io"
 	"os"
 )
 
-// readSearchFile reads the file grep searches into buf (reused, grown as
-// needed), up to max bytes. When the file is longer it returns the start read
-// so far and the open file to read the rest from (the caller closes it).
+// ReadAtMost reads the file name into buf (reused, grown as needed): the
+// whole file when it has at most max bytes. Once more than max bytes were
+// read it stops and returns what it read with the open file, to read the
+// rest from (the caller closes it).
 //
 // # Errors
 //
-// readSearchFile fails when the file cannot be opened or read.
-func readSearchFile(name string, buf []byte, max int64) (data []byte, rest *os.File, err error) {
+// ReadAtMost fails when the file cannot be opened or read.
+func ReadAtMost(name string, buf []byte, max int64) (data []byte, rest *os.File, err error) {
 	f, err := os.Open(name)
 	if err != nil {
 		return nil, nil, err

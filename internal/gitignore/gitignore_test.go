@@ -1,4 +1,4 @@
-package builtin
+package gitignore
 
 import (
 	"bytes"
@@ -219,11 +219,11 @@ func initRepo(t *testing.T, dir string) {
 	}
 }
 
-// walkFiles lists the non-directory entries walkTree visits under root.
+// walkFiles lists the non-directory entries Walk visits under root.
 func walkFiles(t *testing.T, root string) []string {
 	t.Helper()
 	var files []string
-	err := walkTree(context.Background(), root, func(e walkEntry) error {
+	err := Walk(context.Background(), root, func(e Entry) error {
 		if !e.IsDir {
 			files = append(files, e.Rel)
 		}

@@ -1,4 +1,4 @@
-package builtin
+package output
 
 import (
 	"strings"

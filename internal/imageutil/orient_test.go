@@ -1,14 +1,12 @@
-package builtin
+package imageutil
 
 import (
 	"bytes"
-	"encoding/base64"
 	"encoding/binary"
 	"image"
 	"image/color"
+	"image/jpeg"
 	"image/png"
-	"os"
-	"path/filepath"
 	"testing"
 )
 
@@ -126,8 +124,9 @@ func TestApplyOrientation(t *testing.T) {
 	}
 }
 
-func TestReadImageTurnsUprightWhenResizing(t *testing.T) {
-	dir := t.TempDir()
+// TestFitTurnsUprightWhenResizing: a JPEG that must be shrunk is turned
+// upright by its EXIF orientation first (the copy carries no EXIF).
+func TestFitTurnsUprightWhenResizing(t *testing.T) {
 	// Stored 2200x60 (too wide), orientation 6: upright it is 60x2200.
 	img := image.NewRGBA(image.Rect(0, 0, 2200, 60))
 	for y := range 60 {
@@ -140,16 +139,14 @@ func TestReadImageTurnsUprightWhenResizing(t *testing.T) {
 		}
 	}
 	data := withEXIFOrientation(encodeTestImage(t, "jpeg", img), 6, binary.BigEndian)
-	if err := os.WriteFile(filepath.Join(dir, "photo.jpg"), data, 0o644); err != nil {
-		t.Fatal(err)
+	fit := Fit(data, DetectMIME(data))
+	if fit.Omitted != "" || !fit.Resized || fit.MIME != "image/png" {
+		t.Fatalf("got %+v", fit)
 	}
-	r := callTool(t, dir, "read", `{"path":"photo.jpg"}`)
-	want := "Read image file [image/png]\n[Image: original 60x2200, displayed at 55x2000. Multiply coordinates by 1.09 to map to original image.]"
-	if r.IsError || len(r.Content) != 2 || r.Content[0].Text != want {
-		t.Fatalf("got %+v", r.Content[0])
+	if fit.OrigWidth != 60 || fit.OrigHeight != 2200 || fit.Width != 55 || fit.Height != 2000 {
+		t.Errorf("sizes %dx%d -> %dx%d, want 60x2200 -> 55x2000", fit.OrigWidth, fit.OrigHeight, fit.Width, fit.Height)
 	}
-	raw, _ := base64.StdEncoding.DecodeString(r.Content[1].Data)
-	shown, err := png.Decode(bytes.NewReader(raw))
+	shown, err := png.Decode(bytes.NewReader(fit.Data))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -159,4 +156,31 @@ func TestReadImageTurnsUprightWhenResizing(t *testing.T) {
 	if rt < 0xC000 || rb > 0x4000 || bb < 0xC000 {
 		t.Errorf("not turned upright: top red %x, bottom red %x blue %x", rt, rb, bb)
 	}
+}
+
+func testImage(w, h int) image.Image {
+	img := image.NewRGBA(image.Rect(0, 0, w, h))
+	for y := range h {
+		for x := range w {
+			i := img.PixOffset(x, y)
+			copy(img.Pix[i:i+4], []uint8{uint8(x), uint8(y), uint8(x ^ y), 255})
+		}
+	}
+	return img
+}
+
+func encodeTestImage(t testing.TB, kind string, img image.Image) []byte {
+	t.Helper()
+	var b bytes.Buffer
+	var err error
+	switch kind {
+	case "png":
+		err = png.Encode(&b, img)
+	case "jpeg":
+		err = jpeg.Encode(&b, img, nil)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b.Bytes()
 }

@@ -1,9 +1,8 @@
 //go:build linux
 
-package builtin
+package procs
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -18,39 +17,82 @@ import (
 	"github.com/pi-go/pi/internal/proctest"
 )
 
-// withoutCgroups makes the test's bash calls run without cgroups (the
-// fallback: sessions, the tag scan and orphans) and restores the state
-// after. Not for parallel tests.
-func withoutCgroups(t *testing.T) {
-	t.Helper()
-	cg := &bashTracker.cg
-	cg.Lock()
-	was, why := cg.off, cg.why
-	cg.off, cg.why = true, errors.New("cgroups off for a test")
-	cg.Unlock()
-	t.Cleanup(func() {
-		cg.Lock()
-		cg.off, cg.why = was, why
-		cg.Unlock()
-	})
-}
-
 // processModes runs f with cgroups (where this machine has them) and
-// without.
-func processModes(t *testing.T, f func(t *testing.T, cgroups bool)) {
+// without (the fallback: sessions, the tag scan and orphans); newSet makes
+// a Set of the mode, closed when the test ends.
+func processModes(t *testing.T, f func(t *testing.T, newSet func(t *testing.T) *Set, cgroups bool)) {
 	t.Run("cgroup", func(t *testing.T) {
 		if _, err := cgroup.Detect(); err != nil {
 			t.Skipf("no cgroups here: %v", err)
 		}
-		if on, why := bashCgroupState(); !on {
-			t.Skipf("bash calls run without cgroups: %v", why)
-		}
-		f(t, true)
+		f(t, func(t *testing.T) *Set {
+			s := NewSet()
+			t.Cleanup(s.Close)
+			return s
+		}, true)
 	})
 	t.Run("fallback", func(t *testing.T) {
-		withoutCgroups(t)
-		f(t, false)
+		f(t, func(t *testing.T) *Set {
+			s := NewSet()
+			s.disableCgroups(errors.New("cgroups off for a test"))
+			t.Cleanup(s.Close)
+			return s
+		}, false)
 	})
+}
+
+// shellCall is one call of a Set running `bash -c COMMAND`, its output in a
+// file.
+type shellCall struct {
+	cmd  *exec.Cmd
+	call *Call
+	out  string
+	done chan struct{}
+	err  error
+}
+
+// startCall starts command as a call of s.
+func startCall(t *testing.T, s *Set, command string) *shellCall {
+	t.Helper()
+	out := filepath.Join(t.TempDir(), "out")
+	f, err := os.Create(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	cmd, call, err := s.Start(func() *exec.Cmd {
+		c := exec.Command("/bin/bash", "-c", command)
+		c.Stdout, c.Stderr = f, f
+		return c
+	})
+	if err != nil {
+		t.Fatalf("start %q: %v", command, err)
+	}
+	c := &shellCall{cmd: cmd, call: call, out: out, done: make(chan struct{})}
+	go func() {
+		c.err = cmd.Wait()
+		close(c.done)
+	}()
+	return c
+}
+
+// wait waits for the shell, then tells the call it exited, as the bash
+// tool does; it returns the shell's exit error.
+func (c *shellCall) wait() error {
+	<-c.done
+	c.call.Exited()
+	return c.err
+}
+
+// terminate ends the call as a timeout or a cancellation does.
+func (c *shellCall) terminate(t *testing.T) time.Duration {
+	t.Helper()
+	start := time.Now()
+	c.call.Terminate(500 * time.Millisecond)
+	if err := c.wait(); err == nil {
+		t.Errorf("the shell exited normally; want it killed (output %q)", readLog(c.out))
+	}
+	return time.Since(start)
 }
 
 // escapeCase starts the escape helper in the background of a bash command;
@@ -160,16 +202,17 @@ func assertNoneLeft(t *testing.T, h proctest.Helper, cgroups bool) {
 	}
 }
 
-// TestBashEscapes tries every way out of a call, in both process-control
-// modes, against each way a call ends: its timeout, its cancellation, and pi
-// exiting (KillAllBash) after the call returned. Not parallel: KillAllBash
-// and the orphan rule need the process to themselves. The timeouts of the
-// cases that stay in their cgroup (or, without cgroups, in their session or
-// with their tag) run at the same time.
-func TestBashEscapes(t *testing.T) {
-	processModes(t, func(t *testing.T, cgroups bool) {
+// TestEscapes tries every way out of a call, in both process-control
+// modes, against each way a call ends: terminated while it runs (a timeout
+// or a cancellation of the bash tool), and its Set closed after the call
+// returned (pi exiting). Not parallel: the orphan rule needs the process to
+// itself. The cases that stay in their cgroup (or, without cgroups, in
+// their session or with their tag) are terminated at the same time.
+func TestEscapes(t *testing.T) {
+	processModes(t, func(t *testing.T, newSet func(t *testing.T) *Set, cgroups bool) {
 		cases := escapeCases(t)
-		t.Run("timeout", func(t *testing.T) {
+		shared := newSet(t)
+		t.Run("terminate", func(t *testing.T) {
 			for _, c := range cases {
 				t.Run(c.name, func(t *testing.T) {
 					if !c.alone(cgroups) {
@@ -177,16 +220,10 @@ func TestBashEscapes(t *testing.T) {
 					}
 					h := proctest.Escape(t)
 					log := emptyLog(t)
-					start := time.Now()
-					r := bashCall(t, context.Background(), BashOptions{}, t.TempDir(),
-						map[string]any{"command": c.start(h, log) + waitReady(log, c.ready) + " sleep 30", "timeout": 1.5}, nil)
-					took := time.Since(start)
-					got := r.Text()
-					if !strings.HasPrefix(got, "ready\n") || !strings.HasSuffix(got, "\n\nCommand timed out after 1.5 seconds") {
-						t.Fatalf("text = %q; log:\n%s", got, readLog(log))
-					}
-					if took > 5*time.Second {
-						t.Errorf("the call took %v", took)
+					call := startCall(t, shared, c.start(h, log)+waitReady(log, c.ready)+" sleep 30")
+					proctest.WaitLog(t, call.out, "ready", 1, 10*time.Second)
+					if took := call.terminate(t); took > 3*time.Second {
+						t.Errorf("terminate took %v", took)
 					}
 					assertNoneLeft(t, h, cgroups)
 					if c.check != nil {
@@ -195,62 +232,43 @@ func TestBashEscapes(t *testing.T) {
 				})
 			}
 		})
-		t.Run("abort", func(t *testing.T) {
+		t.Run("set closed", func(t *testing.T) {
 			for _, c := range cases {
 				t.Run(c.name, func(t *testing.T) {
+					s := newSet(t)
 					h := proctest.Escape(t)
 					log := emptyLog(t)
-					ctx, cancel := context.WithCancel(context.Background())
-					defer cancel()
-					go func() {
-						for ctx.Err() == nil && proctest.Lines(log, " ready") < c.ready {
-							time.Sleep(5 * time.Millisecond)
-						}
-						cancel()
-					}()
-					r := bashCall(t, ctx, BashOptions{}, t.TempDir(),
-						map[string]any{"command": c.start(h, log) + " sleep 30", "timeout": 60}, nil)
-					if got := r.Text(); !strings.HasSuffix(got, "Command aborted") {
-						t.Fatalf("text = %q", got)
-					}
-					if n := proctest.Lines(log, " ready"); n < c.ready {
-						t.Fatalf("only %d of %d helpers were ready; log:\n%s", n, c.ready, readLog(log))
-					}
-					assertNoneLeft(t, h, cgroups)
-				})
-			}
-		})
-		t.Run("pi exits", func(t *testing.T) {
-			for _, c := range cases {
-				t.Run(c.name, func(t *testing.T) {
-					h := proctest.Escape(t)
-					log := emptyLog(t)
-					r := bashCall(t, context.Background(), BashOptions{}, t.TempDir(),
-						map[string]any{"command": c.start(h, log) + waitReady(log, c.ready), "timeout": 60}, nil)
-					if got := r.Text(); got != "ready\n" {
-						t.Fatalf("text = %q; log:\n%s", got, readLog(log))
+					call := startCall(t, s, c.start(h, log)+waitReady(log, c.ready))
+					if err := call.wait(); err != nil {
+						t.Fatalf("shell: %v; output %q; log:\n%s", err, readLog(call.out), readLog(log))
 					}
 					if len(proctest.Alive(h.Token)) == 0 {
 						t.Fatalf("nothing of the helper runs after the call; log:\n%s", readLog(log))
 					}
-					KillAllBash()
+					start := time.Now()
+					s.Close()
+					if took := time.Since(start); took > 3*time.Second {
+						t.Errorf("Close took %v", took)
+					}
 					assertNoneLeft(t, h, cgroups)
-					if cgroups {
-						if on, why := bashCgroupState(); !on {
-							t.Errorf("cgroups got switched off: %v", why)
-						}
+					if on, why := s.Cgroups(); cgroups && !on {
+						t.Errorf("cgroups got switched off: %v", why)
 					}
 				})
 			}
 		})
+		if on, why := shared.Cgroups(); cgroups && !on {
+			t.Errorf("cgroups got switched off: %v", why)
+		}
 	})
 }
 
-// TestBashRetriesWithoutCgroup: when the shell cannot be started inside its
-// cgroup (here: a group the kernel refuses processes in, a child of a
-// threaded cgroup), the call still runs, without a cgroup, and cgroups are
-// off from then on. Not parallel: it swaps the calls' parent group.
-func TestBashRetriesWithoutCgroup(t *testing.T) {
+// TestStartRetriesWithoutCgroup: when the shell cannot be started inside
+// its cgroup (here: a group the kernel refuses processes in, a child of a
+// threaded cgroup), the call still runs, without a cgroup, and the Set's
+// cgroups are off from then on.
+func TestStartRetriesWithoutCgroup(t *testing.T) {
+	t.Parallel()
 	p, err := cgroup.Detect()
 	if err != nil {
 		t.Skipf("no cgroups here: %v", err)
@@ -267,27 +285,23 @@ func TestBashRetriesWithoutCgroup(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(threaded.Dir(), "cgroup.type"), []byte("threaded"), 0); err != nil {
 		t.Skipf("cannot make a threaded cgroup: %v", err)
 	}
-	cg := &bashTracker.cg
-	cg.Lock()
-	saved := struct {
-		root  *cgroup.Group
-		calls map[*cgroup.Group]bool
-		off   bool
-		why   error
-	}{cg.root, cg.calls, cg.off, cg.why}
-	cg.root, cg.calls, cg.off, cg.why = threaded, map[*cgroup.Group]bool{}, false, nil
-	cg.Unlock()
+	s := NewSet()
+	s.cg.Lock()
+	s.cg.root, s.cg.calls = threaded, map[*cgroup.Group]bool{}
+	s.cg.Unlock()
 	defer func() {
-		cg.Lock()
-		cg.root, cg.calls, cg.off, cg.why = saved.root, saved.calls, saved.off, saved.why
-		cg.Unlock()
+		s.cg.Lock()
+		s.cg.root, s.cg.calls = nil, nil
+		s.cg.Unlock()
+		s.Close()
 	}()
 
-	r := bashCall(t, context.Background(), BashOptions{}, t.TempDir(), map[string]any{"command": "echo ran; exit 3"}, nil)
-	if got := r.Text(); got != "ran\n\n\nCommand exited with code 3" {
-		t.Errorf("text = %q", got)
+	c := startCall(t, s, "echo ran; exit 3")
+	var ee *exec.ExitError
+	if err := c.wait(); !errors.As(err, &ee) || ee.ExitCode() != 3 || readLog(c.out) != "ran\n" {
+		t.Errorf("shell: %v, output %q; want exit 3 after ran", err, readLog(c.out))
 	}
-	on, why := bashCgroupState()
+	on, why := s.Cgroups()
 	if on || why == nil || !strings.Contains(why.Error(), "start a shell in a cgroup") {
 		t.Errorf("cgroups on = %v (%v), want off after the failed start", on, why)
 	}
@@ -296,9 +310,9 @@ func TestBashRetriesWithoutCgroup(t *testing.T) {
 		t.Errorf("the unusable call group was left: %v", names)
 	}
 	// Off from now on: the next call does not try again.
-	r = bashCall(t, context.Background(), BashOptions{}, t.TempDir(), map[string]any{"command": "echo again"}, nil)
-	if got := r.Text(); got != "again\n" {
-		t.Errorf("text = %q", got)
+	c = startCall(t, s, "echo again")
+	if err := c.wait(); err != nil || readLog(c.out) != "again\n" {
+		t.Errorf("shell: %v, output %q", err, readLog(c.out))
 	}
 }
 
@@ -312,13 +326,12 @@ func dirsOf(ents []os.DirEntry) []string {
 	return out
 }
 
-// TestBashSparesPiSessionOrphans: an orphan of other code of pi (a child
-// that pi started outside bash and that double-forked) is in pi's session,
-// where no process of a call can be, so neither a call's timeout nor
-// KillAllBash takes it, even while no other call runs. Not parallel: the
-// orphan rule applies only to a call that runs alone.
-func TestBashSparesPiSessionOrphans(t *testing.T) {
-	prepareProcs() // pi is a subreaper: the orphan is re-parented to it
+// TestSparesPiSessionOrphans: an orphan of other code of pi (a child that
+// pi started outside any call and that double-forked) is in pi's session,
+// where no process of a call can be, so neither a call's termination nor
+// closing its Set takes it, even while no other call runs. Not parallel:
+// the orphan rule applies only to a call that runs alone.
+func TestSparesPiSessionOrphans(t *testing.T) {
 	sl := sleeper(t)
 	name := filepath.Base(sl)
 	if out, err := exec.Command("sh", "-c", sl+" 600 >/dev/null 2>&1 &").CombinedOutput(); err != nil {
@@ -334,15 +347,15 @@ func TestBashSparesPiSessionOrphans(t *testing.T) {
 			}
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("no orphan of pi named %s", name)
+			t.Fatalf("no orphan of pi named %s (is the test binary a subreaper?)", name)
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
-	r := bashCall(t, context.Background(), BashOptions{}, t.TempDir(), map[string]any{"command": "sleep 30", "timeout": 0.3}, nil)
-	if got := r.Text(); got != "Command timed out after 0.3 seconds" {
-		t.Fatalf("text = %q", got)
-	}
-	KillAllBash()
+	s := NewSet()
+	c := startCall(t, s, "echo started; sleep 30")
+	proctest.WaitLog(t, c.out, "started", 1, 10*time.Second)
+	c.terminate(t)
+	s.Close()
 	if err := syscall.Kill(orphan, 0); err != nil {
 		t.Errorf("pi's own orphan %d was killed: %v", orphan, err)
 	}

@@ -1,8 +1,9 @@
-package builtin
+package output
 
 import (
 	"bufio"
 	"bytes"
+	"errors"
 	"fmt"
 	"os"
 	"sync"
@@ -11,26 +12,25 @@ import (
 	"github.com/pi-go/pi/runtime/redact"
 )
 
-// outputAccumulator takes a command's output as it streams in and keeps, in
+// Accumulator takes a command's output as it streams in and keeps, in
 // bounded memory, what the model will see: the cleaned (sanitized) tail of
 // the output, enough for the last maxLines lines / maxBytes bytes, with the
 // running totals of lines and bytes. When the output grows past those limits
-// the raw bytes also go to a file in the OutputDir (created lazily, seeded
+// the raw bytes also go to a file made by Limits.NewFile (lazily, seeded
 // with the raw bytes held so far, so it is complete up to its cap), with the
 // secrets of the Redactor replaced, even when one is split across chunks.
 // A file that reaches its cap stops growing and ends with a line saying it
 // was cut. It is safe for concurrent use: one goroutine writes while another
 // takes snapshots.
-type outputAccumulator struct {
+type Accumulator struct {
 	mu       sync.Mutex
 	maxLines int
 	maxBytes int
 	// rolling is how much cleaned tail is kept after a trim; the buffer
 	// grows to twice that before it is trimmed again.
 	rolling int
-	prefix  string     // file name prefix ("pi-bash")
-	dir     *OutputDir // where the file goes
-	maxFile int64      // cap of the file, in bytes
+	newFile func() (*os.File, string, error)
+	maxFile int64 // cap of the file, in bytes
 	redact  *redact.Stream
 
 	san     sanitizer
@@ -56,49 +56,49 @@ type outputAccumulator struct {
 	cutBytes  int64
 }
 
+// DefaultMaxFileBytes caps one full-output file when Limits.MaxFileBytes
+// is zero: 100 MiB.
+const DefaultMaxFileBytes = 100 << 20
+
+// errNoFile is why the full output was not saved when there is no NewFile.
+var errNoFile = errors.New("no folder for the full output")
+
 // fileBufferSize is the size of the writes to the full-output file.
 const fileBufferSize = 1 << 20
 
-// accumulatorLimits are the limits and file naming of an accumulator.
-type accumulatorLimits struct {
+// Limits are the limits of an accumulator and where its file goes.
+type Limits struct {
 	MaxLines int
 	MaxBytes int
-	Prefix   string
-	// Dir holds the full-output file; a fresh OutputDir under $TMPDIR
-	// (never removed) when nil.
-	Dir *OutputDir
-	// MaxFileBytes caps the file; DefaultFullOutputMaxBytes when <= 0.
+	// NewFile creates the full-output file and returns it with its path;
+	// when nil, or when it fails, the full output is not saved and the
+	// snapshot says why.
+	NewFile func() (*os.File, string, error)
+	// MaxFileBytes caps the file; DefaultMaxFileBytes when <= 0.
 	MaxFileBytes int64
 	// Redactor's secrets never reach the file.
 	Redactor *redact.Redactor
 }
 
-func newOutputAccumulator(l accumulatorLimits) *outputAccumulator {
+func NewAccumulator(l Limits) *Accumulator {
 	if l.MaxLines <= 0 {
 		l.MaxLines = DefaultMaxLines
 	}
 	if l.MaxBytes <= 0 {
 		l.MaxBytes = DefaultMaxBytes
 	}
-	if l.Prefix == "" {
-		l.Prefix = "pi-output"
-	}
-	if l.Dir == nil {
-		l.Dir = NewOutputDir("")
-	}
 	if l.MaxFileBytes <= 0 {
-		l.MaxFileBytes = DefaultFullOutputMaxBytes
+		l.MaxFileBytes = DefaultMaxFileBytes
 	}
 	var stream *redact.Stream
 	if l.Redactor.Active() {
 		stream = l.Redactor.Stream()
 	}
-	return &outputAccumulator{
+	return &Accumulator{
 		maxLines:    l.MaxLines,
 		maxBytes:    l.MaxBytes,
 		rolling:     2 * l.MaxBytes,
-		prefix:      l.Prefix,
-		dir:         l.Dir,
+		newFile:     l.NewFile,
 		maxFile:     l.MaxFileBytes,
 		redact:      stream,
 		tailAtStart: true,
@@ -108,7 +108,7 @@ func newOutputAccumulator(l accumulatorLimits) *outputAccumulator {
 
 // Write takes the next chunk of raw output. It never fails: a temp file that
 // cannot be written is reported by the snapshot, not by Write.
-func (a *outputAccumulator) Write(p []byte) (int, error) {
+func (a *Accumulator) Write(p []byte) (int, error) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if a.finished || len(p) == 0 {
@@ -126,9 +126,9 @@ func (a *outputAccumulator) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-// finish ends the stream: a UTF-8 sequence cut at the very end becomes
+// Finish ends the stream: a UTF-8 sequence cut at the very end becomes
 // U+FFFD.
-func (a *outputAccumulator) finish() {
+func (a *Accumulator) Finish() {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if a.finished {
@@ -153,10 +153,10 @@ func (a *outputAccumulator) finish() {
 	}
 }
 
-// close closes the temp file. When the cleaned output turned out to fit the
+// Close closes the temp file. When the cleaned output turned out to fit the
 // limits (the file was only opened because the raw bytes, escapes included,
 // were over them) the file is removed: the model saw everything.
-func (a *outputAccumulator) close() error {
+func (a *Accumulator) Close() error {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if a.file == nil {
@@ -179,7 +179,7 @@ func (a *outputAccumulator) close() error {
 	return a.fileErr
 }
 
-func (a *outputAccumulator) appendClean(c []byte) {
+func (a *Accumulator) appendClean(c []byte) {
 	if len(c) == 0 {
 		return
 	}
@@ -218,7 +218,7 @@ func (a *outputAccumulator) appendClean(c []byte) {
 
 // atLineStartAfter reports whether the current tail ends a line (so what
 // follows begins one).
-func (a *outputAccumulator) atLineStartAfter() bool {
+func (a *Accumulator) atLineStartAfter() bool {
 	if len(a.tail) == 0 {
 		return a.tailAtStart
 	}
@@ -227,7 +227,7 @@ func (a *outputAccumulator) atLineStartAfter() bool {
 
 // alignTail drops continuation bytes at the start of the tail so that it
 // begins on a rune boundary. Those bytes belong to a line that is cut anyway.
-func (a *outputAccumulator) alignTail() {
+func (a *Accumulator) alignTail() {
 	i := 0
 	for i < len(a.tail) && i < utf8.UTFMax && !utf8.RuneStart(a.tail[i]) {
 		i++
@@ -239,15 +239,15 @@ func (a *outputAccumulator) alignTail() {
 	}
 }
 
-func (a *outputAccumulator) overLimits() bool {
+func (a *Accumulator) overLimits() bool {
 	return a.totalRaw > int64(a.maxBytes) || a.totalBytes > int64(a.maxBytes) || a.totalLines > int64(a.maxLines)
 }
 
-func (a *outputAccumulator) truncatedLocked() bool {
+func (a *Accumulator) truncatedLocked() bool {
 	return a.totalLines > int64(a.maxLines) || a.totalBytes > int64(a.maxBytes)
 }
 
-func (a *outputAccumulator) keepRaw(p []byte) {
+func (a *Accumulator) keepRaw(p []byte) {
 	if a.file == nil && a.fileErr == nil && a.overLimits() {
 		a.ensureFile()
 	}
@@ -263,11 +263,16 @@ func (a *outputAccumulator) keepRaw(p []byte) {
 
 // ensureFile creates the temp file and writes the raw bytes held so far.
 // p, the chunk being written, is written by the caller.
-func (a *outputAccumulator) ensureFile() {
+func (a *Accumulator) ensureFile() {
 	if a.file != nil || a.fileErr != nil || a.filePath != "" {
 		return
 	}
-	f, path, err := a.dir.create(a.prefix)
+	if a.newFile == nil {
+		a.fileErr = errNoFile
+		a.raw = nil
+		return
+	}
+	f, path, err := a.newFile()
 	if err != nil {
 		a.fileErr = err
 		a.raw = nil
@@ -283,7 +288,7 @@ func (a *outputAccumulator) ensureFile() {
 
 // writeFile sends raw output to the file: through the redactor, then
 // within the cap.
-func (a *outputAccumulator) writeFile(p []byte) {
+func (a *Accumulator) writeFile(p []byte) {
 	if a.redact == nil {
 		a.writeCapped(p)
 		return
@@ -291,14 +296,14 @@ func (a *outputAccumulator) writeFile(p []byte) {
 	a.writeFileString(a.redact.Write(string(p)))
 }
 
-func (a *outputAccumulator) writeFileString(s string) {
+func (a *Accumulator) writeFileString(s string) {
 	if s != "" {
 		a.writeCapped([]byte(s))
 	}
 }
 
 // writeCapped writes what still fits under the cap and counts the rest.
-func (a *outputAccumulator) writeCapped(p []byte) {
+func (a *Accumulator) writeCapped(p []byte) {
 	if room := a.maxFile - a.fileBytes; int64(len(p)) > room {
 		a.cutBytes += int64(len(p)) - max(room, 0)
 		p = p[:max(room, 0)]
@@ -313,18 +318,18 @@ func (a *outputAccumulator) writeCapped(p []byte) {
 }
 
 // writeFileRaw writes to the file, outside the cap (for the cut line).
-func (a *outputAccumulator) writeFileRaw(s string) {
+func (a *Accumulator) writeFileRaw(s string) {
 	if _, err := a.fileBuf.WriteString(s); err != nil && a.fileErr == nil {
 		a.fileErr = fmt.Errorf("write %s: %w", a.filePath, err)
 	}
 }
 
-// outputSnapshot is what the model (or the UI, for partial results) sees of
+// Snapshot is what the model (or the UI, for partial results) sees of
 // the output so far.
-type outputSnapshot struct {
+type Snapshot struct {
 	// Content is the kept tail of the cleaned output.
 	Content    string
-	Truncation bashTruncation
+	Truncation TailTruncation
 	// FullOutputPath is the temp file with the complete raw output; set
 	// when the output is truncated.
 	FullOutputPath string
@@ -336,9 +341,9 @@ type outputSnapshot struct {
 	PartialLineBytes int64
 }
 
-// bashTruncation is the `truncation` object of the bash tool's details, as
+// TailTruncation is the `truncation` object of the bash tool's details, as
 // in the reference agent (minus the content, which is the result's text).
-type bashTruncation struct {
+type TailTruncation struct {
 	Truncated             bool   `json:"truncated"`
 	TruncatedBy           string `json:"truncatedBy,omitempty"`
 	TotalLines            int64  `json:"totalLines"`
@@ -351,9 +356,9 @@ type bashTruncation struct {
 	MaxBytes              int    `json:"maxBytes"`
 }
 
-// snapshot returns the tail truncated to the limits, as TruncateTail would
+// Snapshot returns the tail truncated to the limits, as TruncateTail would
 // cut the whole cleaned output.
-func (a *outputAccumulator) snapshot() outputSnapshot {
+func (a *Accumulator) Snapshot() Snapshot {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	text := a.tail
@@ -388,9 +393,9 @@ func (a *outputAccumulator) snapshot() outputSnapshot {
 			}
 		}
 	}
-	s := outputSnapshot{
+	s := Snapshot{
 		Content: t.Content,
-		Truncation: bashTruncation{
+		Truncation: TailTruncation{
 			Truncated:       truncated,
 			TruncatedBy:     by,
 			TotalLines:      a.totalLines,

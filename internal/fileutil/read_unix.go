@@ -1,15 +1,16 @@
 //go:build unix
 
-package builtin
+package fileutil
 
 import (
 	"os"
 	"syscall"
 )
 
-// readSearchFile reads the file grep searches into buf (reused, grown as
-// needed), up to max bytes. When the file is longer it returns the start read
-// so far and the open file to read the rest from (the caller closes it).
+// ReadAtMost reads the file name into buf (reused, grown as needed): the
+// whole file when it has at most max bytes. Once more than max bytes were
+// read it stops and returns what it read with the open file, to read the
+// rest from (the caller closes it).
 //
 // It uses a bare file descriptor: os.Open registers every file with the
 // runtime poller, which costs a regular file several system calls; over a
@@ -18,8 +19,8 @@ import (
 //
 // # Errors
 //
-// readSearchFile fails when the file cannot be opened or read.
-func readSearchFile(name string, buf []byte, max int64) (data []byte, rest *os.File, err error) {
+// ReadAtMost fails when the file cannot be opened or read.
+func ReadAtMost(name string, buf []byte, max int64) (data []byte, rest *os.File, err error) {
 	fd, err := syscall.Open(name, syscall.O_RDONLY|syscall.O_CLOEXEC|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return nil, nil, err

@@ -1,4 +1,9 @@
-package builtin
+// Package gitignore owns the .gitignore matcher (gitignore(5) and git's
+// wildmatch) and the directory walk that honours it, shared by the grep and
+// find tools: Walk visits a tree in a fixed order, skipping .git and what
+// the .gitignore files (nested, above the root up to the repository, and
+// .git/info/exclude) exclude, without following symbolic links.
+package gitignore
 
 import (
 	"bytes"
@@ -31,7 +36,7 @@ import (
 // "build/" cannot be told from a file named build, and it has no notion of the
 // directory a nested .gitignore lives in; go-git's plumbing/format/gitignore
 // would pull the whole go-git module graph into go.mod for ~300 lines of
-// logic. The code here is checked against `git check-ignore` in ignore_test.go.
+// logic. The code here is checked against git in gitignore_test.go.
 
 // ignoreRule is one pattern line of a .gitignore file.
 type ignoreRule struct {

@@ -1,4 +1,4 @@
-package builtin
+package gitignore
 
 import (
 	"context"
@@ -10,8 +10,8 @@ import (
 	"strings"
 )
 
-// walkEntry is one file, directory or other entry met by walkTree.
-type walkEntry struct {
+// Entry is one file, directory or other entry met by Walk.
+type Entry struct {
 	// Rel is the slash path from the walk's root ("src/main.go").
 	Rel string
 	// Path is the path on disk.
@@ -23,28 +23,28 @@ type walkEntry struct {
 	Type fs.FileMode
 }
 
-// errStopWalk ends a walk early without an error.
-var errStopWalk = errors.New("stop walk")
+// ErrStop ends a walk early without an error.
+var ErrStop = errors.New("stop walk")
 
-// walkTree visits every entry below root (not root itself) in a fixed order:
+// Walk visits every entry below root (not root itself) in a fixed order:
 // depth first, the entries of each directory sorted by name (byte order), a
 // directory before its contents. It honours .gitignore files (nested ones too,
 // those of the enclosing repository's directories above root, and the
 // repository's .git/info/exclude), always skips entries named .git, and does
 // not follow symbolic links. Unreadable directories are skipped.
 //
-// fn may return fs.SkipDir for a directory to not enter it, or errStopWalk to
+// fn may return fs.SkipDir for a directory to not enter it, or ErrStop to
 // end the walk; any other error ends the walk and is returned. The walk checks
 // ctx between entries and returns ctx.Err() when it is cancelled.
 //
 // # Errors
 //
-// walkTree fails with ctx.Err() on cancellation or with the error fn returned.
-func walkTree(ctx context.Context, root string, fn func(walkEntry) error) error {
+// Walk fails with ctx.Err() on cancellation or with the error fn returned.
+func Walk(ctx context.Context, root string, fn func(Entry) error) error {
 	w := &walker{ctx: ctx, fn: fn}
 	w.stack, w.prefix = ancestorIgnores(root)
 	err := w.dir(root, "")
-	if errors.Is(err, errStopWalk) {
+	if errors.Is(err, ErrStop) {
 		return nil
 	}
 	return err
@@ -52,7 +52,7 @@ func walkTree(ctx context.Context, root string, fn func(walkEntry) error) error 
 
 type walker struct {
 	ctx    context.Context
-	fn     func(walkEntry) error
+	fn     func(Entry) error
 	stack  ignoreStack
 	prefix string // root as a slash path from the top the ignore bases are relative to ("" or "a/b/")
 }
@@ -91,7 +91,7 @@ func (w *walker) dir(abs, rel string) error {
 			continue
 		}
 		childAbs := filepath.Join(abs, name)
-		err := w.fn(walkEntry{Rel: childRel, Path: childAbs, IsDir: isDir, Type: e.Type()})
+		err := w.fn(Entry{Rel: childRel, Path: childAbs, IsDir: isDir, Type: e.Type()})
 		if err != nil {
 			if errors.Is(err, fs.SkipDir) {
 				continue

@@ -1,12 +1,15 @@
-package builtin
+package output
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/pi-go/pi/runtime/redact"
 )
 
 // expectedTail is what the accumulator must show for a complete output: the
@@ -24,16 +27,16 @@ func expectedTail(clean string, maxLines, maxBytes int) (content string, partial
 
 // accumulate writes raw to a new accumulator in chunks of the given size and
 // returns the final snapshot and the accumulator.
-func accumulate(t *testing.T, raw []byte, chunk, maxLines, maxBytes int) (outputSnapshot, *outputAccumulator) {
+func accumulate(t *testing.T, raw []byte, chunk, maxLines, maxBytes int) (Snapshot, *Accumulator) {
 	t.Helper()
-	a := newOutputAccumulator(accumulatorLimits{MaxLines: maxLines, MaxBytes: maxBytes, Prefix: "pi-test", Dir: NewOutputDir(t.TempDir())})
+	a := NewAccumulator(Limits{MaxLines: maxLines, MaxBytes: maxBytes, NewFile: filesIn(t.TempDir())})
 	for len(raw) > 0 {
 		n := min(chunk, len(raw))
 		a.Write(raw[:n])
 		raw = raw[n:]
 	}
-	a.finish()
-	return a.snapshot(), a
+	a.Finish()
+	return a.Snapshot(), a
 }
 
 // checkAccumulator compares a finished accumulator with the oracle and checks
@@ -76,7 +79,7 @@ func checkAccumulator(t *testing.T, raw []byte, chunk, maxLines, maxBytes int) {
 		}
 	}
 	path := a.filePath
-	if err := a.close(); err != nil {
+	if err := a.Close(); err != nil {
 		t.Fatalf("close: %v", err)
 	}
 	if truncated {
@@ -141,7 +144,7 @@ func TestAccumulator(t *testing.T) {
 
 func TestAccumulatorBoundedMemory(t *testing.T) {
 	t.Parallel()
-	a := newOutputAccumulator(accumulatorLimits{Prefix: "pi-test", Dir: NewOutputDir(t.TempDir())})
+	a := NewAccumulator(Limits{NewFile: filesIn(t.TempDir())})
 	chunk := bytes.Repeat([]byte(strings.Repeat("y", 99)+"\n"), 655) // 65500 bytes
 	for i := 0; i < 300; i++ {
 		a.Write(chunk)
@@ -149,8 +152,8 @@ func TestAccumulatorBoundedMemory(t *testing.T) {
 			t.Fatalf("after %d chunks the accumulator holds %d bytes", i+1, held)
 		}
 	}
-	a.finish()
-	s := a.snapshot()
+	a.Finish()
+	s := a.Snapshot()
 	if s.Truncation.TotalLines != 300*655+1 || s.Truncation.TruncatedBy != "bytes" || len(s.Content) > DefaultMaxBytes {
 		t.Errorf("totals: %+v", s.Truncation)
 	}
@@ -158,7 +161,7 @@ func TestAccumulatorBoundedMemory(t *testing.T) {
 	if err != nil || fi.Size() != int64(300*len(chunk)) {
 		t.Errorf("full output file: %v, %v", fi, err)
 	}
-	if err := a.close(); err != nil {
+	if err := a.Close(); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -166,19 +169,45 @@ func TestAccumulatorBoundedMemory(t *testing.T) {
 func TestAccumulatorFileError(t *testing.T) {
 	t.Parallel()
 	dir := filepath.Join(t.TempDir(), "missing")
-	a := newOutputAccumulator(accumulatorLimits{MaxLines: 3, MaxBytes: 100, Prefix: "pi-test", Dir: NewOutputDir(dir)})
+	a := NewAccumulator(Limits{MaxLines: 3, MaxBytes: 100, NewFile: filesIn(dir)})
 	a.Write([]byte("1\n2\n3\n4\n5\n"))
-	a.finish()
-	s := a.snapshot()
+	a.Finish()
+	s := a.Snapshot()
 	if !s.Truncation.Truncated || s.FullOutputPath != "" || s.FileErr == nil {
 		t.Fatalf("snapshot %+v", s)
 	}
-	text, _ := formatBashOutput(s)
-	if !strings.HasSuffix(text, "Full output: (not saved: "+s.FileErr.Error()+")]") {
-		t.Errorf("text %q", text)
+	if !strings.Contains(s.FileErr.Error(), "missing") {
+		t.Errorf("the error does not name the folder: %v", s.FileErr)
 	}
 	if s.Content != "4\n5\n" {
 		t.Errorf("content %q", s.Content)
+	}
+}
+
+// TestAccumulatorWithoutFile: with no NewFile the output is still cut, and
+// the snapshot says the full output was not saved.
+func TestAccumulatorWithoutFile(t *testing.T) {
+	t.Parallel()
+	a := NewAccumulator(Limits{MaxLines: 2, MaxBytes: 100})
+	a.Write([]byte("1\n2\n3\n"))
+	a.Finish()
+	s := a.Snapshot()
+	if !s.Truncation.Truncated || s.FullOutputPath != "" || s.FileErr == nil || s.Content != "3\n" {
+		t.Fatalf("snapshot %+v", s)
+	}
+	if err := a.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// filesIn makes full-output files in dir, as the bash tool's OutputDir does.
+func filesIn(dir string) func() (*os.File, string, error) {
+	return func() (*os.File, string, error) {
+		f, err := os.CreateTemp(dir, "pi-test-*.log")
+		if err != nil {
+			return nil, "", fmt.Errorf("create full output file: %w", err)
+		}
+		return f, f.Name(), nil
 	}
 }
 
@@ -189,4 +218,40 @@ func FuzzAccumulator(f *testing.F) {
 	f.Fuzz(func(t *testing.T, raw []byte, chunk, maxLines, maxBytes uint8) {
 		checkAccumulator(t, raw, int(chunk%64)+1, int(maxLines%8)+1, int(maxBytes%64)+4)
 	})
+}
+
+const outKey = "sk-full-output-KEY-0123456789"
+
+// The key never reaches the file, wherever the chunks cut it, and text
+// around it is kept byte for byte.
+func TestFullOutputRedactsAcrossChunks(t *testing.T) {
+	t.Parallel()
+	filler := strings.Repeat("x", 60) + "\n"
+	var whole strings.Builder
+	for whole.Len() < 3*DefaultMaxBytes {
+		whole.WriteString(filler)
+	}
+	whole.WriteString("key=" + outKey + "\n" + outKey + outKey + "\nend\n")
+	text := whole.String()
+	want := strings.ReplaceAll(text, outKey, redact.Mark)
+	at := strings.Index(text, outKey)
+	for cut := at - 1; cut <= at+len(outKey)+1; cut++ {
+		a := NewAccumulator(Limits{NewFile: filesIn(t.TempDir()), Redactor: redact.New(outKey)})
+		a.Write([]byte(text[:cut]))
+		a.Write([]byte(text[cut : cut+1]))
+		a.Write([]byte(text[cut+1:]))
+		a.Finish()
+		s := a.Snapshot()
+		got, err := os.ReadFile(s.FullOutputPath)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if bytes.Contains(got, []byte(outKey)) {
+			t.Fatalf("cut at %d: the key is in the file", cut)
+		}
+		if string(got) != want {
+			t.Fatalf("cut at %d: file differs from the redacted output (len %d, want %d)", cut, len(got), len(want))
+		}
+		a.Close()
+	}
 }

@@ -1,11 +1,18 @@
-package builtin
+// Package fileutil owns the file helpers the file tools share: the
+// process-wide per-file lock that queues mutations of one file (keyed by the
+// file a write really lands on, atomicfile.Target), and reading a file into
+// a reused buffer up to a bound. The atomic writer is internal/atomicfile.
+package fileutil
 
 import (
 	"sync"
+
+	"github.com/pi-go/pi/internal/atomicfile"
 )
 
-// fileLocks is the process-wide per-file mutation queue: one entry per real
-// path while someone holds or waits for it.
+// fileLocks is the per-file mutation queue: one entry per real path while
+// someone holds or waits for it. It is process-wide on purpose: two
+// runtimes of one process that write one file must queue too.
 var fileLocks = struct {
 	sync.Mutex
 	m map[string]*fileLock
@@ -16,7 +23,7 @@ type fileLock struct {
 	refs int // holders plus waiters
 }
 
-// WithFileLock runs fn while holding the process-wide lock of the file at
+// WithLock runs fn while holding the process-wide lock of the file at
 // path, so mutations of one file (write, edit) run one after another while
 // different files proceed in parallel. The lock is keyed by the resolved real
 // path: symlinks are followed, and a file that does not exist yet is keyed by
@@ -25,9 +32,9 @@ type fileLock struct {
 //
 // # Errors
 //
-// WithFileLock returns what fn returns.
-func WithFileLock(path string, fn func() error) error {
-	key := RealPath(path)
+// WithLock returns what fn returns.
+func WithLock(path string, fn func() error) error {
+	key := atomicfile.Target(path)
 	fileLocks.Lock()
 	l := fileLocks.m[key]
 	if l == nil {
@@ -50,8 +57,9 @@ func WithFileLock(path string, fn func() error) error {
 	return fn()
 }
 
-// fileLockCount reports how many keys the queue holds (for tests).
-func fileLockCount() int {
+// LockedFiles reports how many files are locked or waited for (for tests
+// and diagnostics).
+func LockedFiles() int {
 	fileLocks.Lock()
 	defer fileLocks.Unlock()
 	return len(fileLocks.m)

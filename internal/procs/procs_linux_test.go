@@ -1,0 +1,336 @@
+//go:build linux
+
+package procs
+
+import (
+	"bytes"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// sleeper copies the sleep binary under a unique name, so that the test can
+// find its processes (alive or zombie) by their command name in /proc.
+func sleeper(t *testing.T) string {
+	t.Helper()
+	src, err := exec.LookPath("sleep")
+	if err != nil {
+		t.Skip("no sleep binary")
+	}
+	var id [4]byte
+	_, _ = rand.Read(id[:])
+	name := "pis" + hex.EncodeToString(id[:])
+	dst := filepath.Join(t.TempDir(), name)
+	in, err := os.ReadFile(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(dst, in, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		for _, pid := range procsNamed(name) {
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+		}
+	})
+	return dst
+}
+
+// procsNamed lists the processes (zombies included) whose command name is
+// name, from /proc/PID/stat.
+func procsNamed(name string) []int {
+	ents, _ := os.ReadDir("/proc")
+	var out []int
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		b, err := os.ReadFile("/proc/" + e.Name() + "/stat")
+		if err != nil {
+			continue
+		}
+		if bytes.Contains(b, []byte("("+name+")")) {
+			out = append(out, pid)
+		}
+	}
+	return out
+}
+
+// waitCount waits until n processes named name run (or fails after 10s).
+func waitCount(t *testing.T, name string, n int) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for len(procsNamed(name)) < n {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d processes named %s, want %d", len(procsNamed(name)), name, n)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// backgroundCommands leave sl running in the background: a plain
+// background job, setsid, a double fork into a new session (all keep the
+// tag) and, when scrubbed, env -i with setsid in a double fork (no tag, own
+// session, an orphan: only the cgroup or the orphan rule finds it).
+func backgroundCommands(sl string, scrubbed bool) []string {
+	cmds := []string{
+		sl + " 600 & echo one",
+		"setsid " + sl + " 600 & echo two",
+		"(setsid sh -c '" + sl + " 600 & true' &); echo three",
+	}
+	if scrubbed {
+		cmds = append(cmds, "(env -i setsid "+sl+" 600 &); echo four")
+	}
+	return cmds
+}
+
+// TestSetClose: closing a Set kills what its calls left running, in about
+// a second, and nothing else: a child the test started itself is still
+// running, and still the test's to reap. Not parallel: the orphan rule of
+// Close needs no other Set's call running.
+func TestSetClose(t *testing.T) {
+	sl := sleeper(t)
+	name := filepath.Base(sl)
+	s := NewSet()
+	defer s.Close()
+	cmds := backgroundCommands(sl, true)
+	for _, c := range cmds {
+		if err := startCall(t, s, c).wait(); err != nil {
+			t.Fatalf("%q: %v", c, err)
+		}
+	}
+	waitCount(t, name, len(cmds))
+	other := exec.Command(sl, "600")
+	if err := other.Start(); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	s.Close()
+	if took := time.Since(start); took > 2*time.Second {
+		t.Errorf("Close took %v", took)
+	}
+	if pids := procsNamed(name); len(pids) != 1 || pids[0] != other.Process.Pid {
+		t.Errorf("after Close: %v, want only the process no call started (%d)", pids, other.Process.Pid)
+	}
+	_ = other.Process.Kill()
+	if err := other.Wait(); err == nil || err.Error() != "signal: killed" {
+		t.Errorf("the unrelated child was reaped by someone else: %v", err)
+	}
+}
+
+// TestSetCloseSparesOtherSets: two Sets (two runtimes of one program), each
+// with a call still running and calls that left processes in the
+// background; closing one ends all of its processes and none of the
+// other's, which still runs its call; then closing the other ends its
+// processes. In both process-control modes; the orphan that dropped its tag
+// and left its session is one of them only with cgroups: without, it is
+// nobody's while another Set's call runs (docs/tools.md). Not parallel: the
+// orphan rule.
+func TestSetCloseSparesOtherSets(t *testing.T) {
+	processModes(t, func(t *testing.T, newSet func(t *testing.T) *Set, cgroups bool) {
+		a, b := newSet(t), newSet(t)
+		slA, slB := sleeper(t), sleeper(t)
+		nameA, nameB := filepath.Base(slA), filepath.Base(slB)
+		var running []*shellCall
+		for _, x := range []struct {
+			s  *Set
+			sl string
+		}{{a, slA}, {b, slB}} {
+			for _, c := range backgroundCommands(x.sl, cgroups) {
+				if err := startCall(t, x.s, c).wait(); err != nil {
+					t.Fatalf("%q: %v", c, err)
+				}
+			}
+			running = append(running, startCall(t, x.s, "echo started; "+x.sl+" 600"))
+		}
+		want := len(backgroundCommands("", cgroups)) + 1
+		waitCount(t, nameA, want)
+		waitCount(t, nameB, want)
+
+		a.Close()
+		if pids := procsNamed(nameA); len(pids) != 0 {
+			t.Errorf("after closing A, A's processes remain: %v", pids)
+		}
+		select {
+		case <-running[0].done:
+		default:
+			t.Errorf("A's running shell was not killed")
+		}
+		running[0].wait()
+		if got := len(procsNamed(nameB)); got != want {
+			t.Errorf("closing A killed B's processes: %d of %d left", got, want)
+		}
+		select {
+		case <-running[1].done:
+			t.Fatalf("closing A killed B's running shell: %v", running[1].err)
+		default:
+		}
+		if c, _, err := a.Start(func() *exec.Cmd { return exec.Command("true") }); !errors.Is(err, ErrClosed) {
+			t.Errorf("Start after Close: %v %v, want ErrClosed", c, err)
+		}
+		if cmd, call, err := b.Start(func() *exec.Cmd { return exec.Command("true") }); err != nil {
+			t.Errorf("B cannot start after A closed: %v", err)
+		} else {
+			_ = cmd.Wait()
+			call.Exited()
+		}
+
+		b.Close()
+		running[1].wait()
+		if pids := procsNamed(nameB); len(pids) != 0 {
+			t.Errorf("after closing B, B's processes remain: %v", pids)
+		}
+	})
+}
+
+// TestCloseRacesStart: calls started while the Set closes either start
+// before it kills (and are killed) or fail with ErrClosed; none survives.
+func TestCloseRacesStart(t *testing.T) {
+	t.Parallel()
+	sl := sleeper(t)
+	s := NewSet()
+	type started struct {
+		done chan error
+	}
+	results := make(chan started, 1000)
+	stop := make(chan struct{})
+	for range 4 {
+		go func() {
+			for range 50 {
+				cmd, call, err := s.Start(func() *exec.Cmd { return exec.Command(sl, "600") })
+				if err != nil {
+					if !errors.Is(err, ErrClosed) {
+						t.Errorf("start: %v", err)
+					}
+					stop <- struct{}{}
+					return
+				}
+				done := make(chan error, 1)
+				go func() {
+					err := cmd.Wait()
+					call.Exited()
+					done <- err
+				}()
+				results <- started{done}
+			}
+			stop <- struct{}{}
+		}()
+	}
+	waitCount(t, filepath.Base(sl), 8)
+	s.Close()
+	for range 4 {
+		<-stop
+	}
+	close(results)
+	n := 0
+	for r := range results {
+		n++
+		select {
+		case err := <-r.done:
+			if err == nil {
+				t.Errorf("a call exited normally; want killed")
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatalf("a call started before Close still runs 5s after it")
+		}
+	}
+	if left := procsNamed(filepath.Base(sl)); len(left) != 0 {
+		t.Errorf("%d calls started, %v left", n, left)
+	}
+}
+
+// BenchmarkProcScan is one scan of /proc as the process control does it:
+// reading the environment of every process (worst case) or only of those
+// started since this process (what Set.Close does).
+func BenchmarkProcScan(b *testing.B) {
+	marker := []byte("\x00" + MarkerEnv + "=none\x00")
+	for _, c := range []struct {
+		name  string
+		since uint64
+	}{{"every environment", 0}, {"since pi started", startTicks(os.Getpid())}} {
+		b.Run(c.name, func(b *testing.B) {
+			m := newMatcher(nil, map[int]bool{}, marker, c.since, -1)
+			b.ReportMetric(float64(len(scanProcs())), "procs")
+			for i := 0; i < b.N; i++ {
+				m.cache = nil
+				findTargets(scanProcs(), m)
+			}
+		})
+	}
+}
+
+// BenchmarkStartCgroup is the cost of one call of `true` (start, wait,
+// the scan after it) with the call's cgroup (created, the shell started in
+// it, emptied check, removed) and without (sessions and the tag scan
+// only): the difference is what a cgroup costs per call.
+func BenchmarkStartCgroup(b *testing.B) {
+	run := func(b *testing.B, s *Set) {
+		for i := 0; i < b.N; i++ {
+			cmd, call, err := s.Start(func() *exec.Cmd { return exec.Command("true") })
+			if err != nil {
+				b.Fatal(err)
+			}
+			if err := cmd.Wait(); err != nil {
+				b.Fatal(err)
+			}
+			call.Exited()
+		}
+	}
+	b.Run("cgroup", func(b *testing.B) {
+		s := NewSet()
+		defer s.Close()
+		if on, why := s.Cgroups(); !on {
+			b.Skipf("no cgroups: %v", why)
+		}
+		run(b, s)
+	})
+	b.Run("no cgroup", func(b *testing.B) {
+		s := NewSet()
+		defer s.Close()
+		s.disableCgroups(errors.New("off for a benchmark"))
+		run(b, s)
+	})
+}
+
+// TestCloseTakesNoOlderOrphans: an orphan that dropped its tag and left
+// its session, left by a call of Set A, is nobody's but A's to end: closing
+// a Set B that never ran a call, or one whose calls all started after the
+// orphan did, leaves it running, also without cgroups and with no call
+// running; closing A ends it. Not parallel: the orphan rule.
+func TestCloseTakesNoOlderOrphans(t *testing.T) {
+	processModes(t, func(t *testing.T, newSet func(t *testing.T) *Set, cgroups bool) {
+		sl := sleeper(t)
+		name := filepath.Base(sl)
+		a := newSet(t)
+		if err := startCall(t, a, "(env -i setsid "+sl+" 600 &); echo left").wait(); err != nil {
+			t.Fatal(err)
+		}
+		waitCount(t, name, 1)
+
+		unused := newSet(t)
+		unused.Close()
+		if n := len(procsNamed(name)); n != 1 {
+			t.Fatalf("closing a Set that never ran a call ended another's orphan (%d left)", n)
+		}
+		later := newSet(t)
+		if err := startCall(t, later, "true").wait(); err != nil {
+			t.Fatal(err)
+		}
+		later.Close()
+		if n := len(procsNamed(name)); n != 1 {
+			t.Fatalf("closing a Set whose calls started after the orphan ended it (%d left)", n)
+		}
+		a.Close()
+		if left := procsNamed(name); len(left) != 0 {
+			t.Errorf("closing A left its orphan: %v", left)
+		}
+	})
+}
