@@ -7,6 +7,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -300,6 +301,29 @@ func BenchmarkStartCgroup(b *testing.B) {
 	})
 }
 
+// waitTickPast waits until the boot clock, read from /proc/uptime in the
+// clock ticks (1/100 s) that /proc/PID/stat start times use, is past tick.
+// A bounded poll on that observable: nothing else says when a tick passed.
+func waitTickPast(t *testing.T, tick uint64) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for time.Now().Before(deadline) {
+		b, err := os.ReadFile("/proc/uptime")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var up float64
+		if _, err := fmt.Sscanf(string(b), "%f", &up); err != nil {
+			t.Fatalf("/proc/uptime %q: %v", b, err)
+		}
+		if uint64(up*100) > tick+1 {
+			return
+		}
+		time.Sleep(time.Millisecond)
+	}
+	t.Fatalf("the clock did not pass tick %d in 5 s", tick)
+}
+
 // TestCloseTakesNoOlderOrphans: an orphan that dropped its tag and left
 // its session, left by a call of Set A, is nobody's but A's to end: closing
 // a Set B that never ran a call, or one whose calls all started after the
@@ -315,6 +339,10 @@ func TestCloseTakesNoOlderOrphans(t *testing.T) {
 		}
 		waitCount(t, name, 1)
 
+		// Start times are in clock ticks: the later Set's first call must
+		// start in a later tick than the orphan, or "started after" is
+		// undecidable.
+		waitTickPast(t, startTicks(procsNamed(name)[0]))
 		unused := newSet(t)
 		unused.Close()
 		if n := len(procsNamed(name)); n != 1 {
