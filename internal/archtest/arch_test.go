@@ -67,6 +67,14 @@ func TestAssemblyRules(t *testing.T) {
 			t.Errorf("%s imports runtime/app; only front ends and embedders may", pkg)
 		}
 	}
+	// The wire is spoken by the host and the SDK only; everyone else sees
+	// runtime/tool values.
+	for pkg, imports := range deps(t, "", "", "./...") {
+		if strings.HasPrefix(pkg, module) && slices.Contains(imports, module+"/internal/abi") &&
+			!strings.HasPrefix(pkg, module+"/extensions") && !strings.HasPrefix(pkg, module+"/sdk") {
+			t.Errorf("%s imports internal/abi; only extensions and sdk speak the wire", pkg)
+		}
+	}
 }
 
 // toolInternals are the internal packages the built-in tools share (and
