@@ -54,7 +54,7 @@ func WriteFile(path string, data []byte, defaultMode os.FileMode) error {
 			return fmt.Errorf("write file %s: is a directory", path)
 		}
 		if !fi.Mode().IsRegular() {
-			return fmt.Errorf("write file %s: %s, not a regular file", path, kind(fi.Mode()))
+			return fmt.Errorf("write file %s: %s, not a regular file", path, Kind(fi.Mode()))
 		}
 		mode = fi.Mode() & (os.ModePerm | os.ModeSetuid | os.ModeSetgid | os.ModeSticky)
 		existing = fi
@@ -199,8 +199,9 @@ func writeError(path, target string, err error) error {
 	return fmt.Errorf("write file %s: %w", path, err)
 }
 
-// kind names what a non-regular file is, for messages.
-func kind(m os.FileMode) string {
+// Kind names what a non-regular file is ("named pipe", "socket", ...), for
+// messages that refuse to read or write one.
+func Kind(m os.FileMode) string {
 	switch {
 	case m&os.ModeNamedPipe != 0:
 		return "named pipe"

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/pi-go/pi/internal/atomicfile"
 	"github.com/pi-go/pi/internal/imageutil"
 	"github.com/pi-go/pi/internal/output"
 	"github.com/pi-go/pi/runtime/tool"
@@ -66,7 +67,7 @@ func executeRead(ctx context.Context, _ tool.Call, tc tool.Context, args readArg
 		return tool.Result{}, fmt.Errorf("Cannot read %s: it is a directory. Use ls to list its contents.", abs)
 	}
 	if !fi.Mode().IsRegular() {
-		return tool.Result{}, fmt.Errorf("Cannot read %s: it is a %s, not a regular file.", abs, fileKind(fi.Mode()))
+		return tool.Result{}, fmt.Errorf("Cannot read %s: it is a %s, not a regular file.", abs, atomicfile.Kind(fi.Mode()))
 	}
 	f, err := os.Open(abs)
 	if err != nil {
