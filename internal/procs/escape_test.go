@@ -332,7 +332,7 @@ func dirsOf(ents []os.DirEntry) []string {
 // closing its Set takes it, even while no other call runs. Not parallel:
 // the orphan rule applies only to a call that runs alone.
 func TestSparesPiSessionOrphans(t *testing.T) {
-	sl := sleeper(t)
+	sl := proctest.Sleeper(t)
 	name := filepath.Base(sl)
 	if out, err := exec.Command("sh", "-c", sl+" 600 >/dev/null 2>&1 &").CombinedOutput(); err != nil {
 		t.Fatalf("start the orphan: %v %s", err, out)
@@ -340,7 +340,7 @@ func TestSparesPiSessionOrphans(t *testing.T) {
 	var orphan int
 	deadline := time.Now().Add(5 * time.Second)
 	for orphan == 0 {
-		for _, pid := range procsNamed(name) {
+		for _, pid := range proctest.Pids(name) {
 			var buf [1024]byte
 			if p, ok := readStat(pid, buf[:]); ok && p.ppid == os.Getpid() && !p.dead() {
 				orphan = pid

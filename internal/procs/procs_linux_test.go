@@ -3,75 +3,24 @@
 package procs
 
 import (
-	"bytes"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
-	"syscall"
 	"testing"
 	"time"
+
+	"github.com/pi-go/pi/internal/proctest"
 )
-
-// sleeper copies the sleep binary under a unique name, so that the test can
-// find its processes (alive or zombie) by their command name in /proc.
-func sleeper(t *testing.T) string {
-	t.Helper()
-	src, err := exec.LookPath("sleep")
-	if err != nil {
-		t.Skip("no sleep binary")
-	}
-	var id [4]byte
-	_, _ = rand.Read(id[:])
-	name := "pis" + hex.EncodeToString(id[:])
-	dst := filepath.Join(t.TempDir(), name)
-	in, err := os.ReadFile(src)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(dst, in, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		for _, pid := range procsNamed(name) {
-			_ = syscall.Kill(pid, syscall.SIGKILL)
-		}
-	})
-	return dst
-}
-
-// procsNamed lists the processes (zombies included) whose command name is
-// name, from /proc/PID/stat.
-func procsNamed(name string) []int {
-	ents, _ := os.ReadDir("/proc")
-	var out []int
-	for _, e := range ents {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		b, err := os.ReadFile("/proc/" + e.Name() + "/stat")
-		if err != nil {
-			continue
-		}
-		if bytes.Contains(b, []byte("("+name+")")) {
-			out = append(out, pid)
-		}
-	}
-	return out
-}
 
 // waitCount waits until n processes named name run (or fails after 10s).
 func waitCount(t *testing.T, name string, n int) {
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
-	for len(procsNamed(name)) < n {
+	for len(proctest.Pids(name)) < n {
 		if time.Now().After(deadline) {
-			t.Fatalf("%d processes named %s, want %d", len(procsNamed(name)), name, n)
+			t.Fatalf("%d processes named %s, want %d", len(proctest.Pids(name)), name, n)
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
@@ -98,7 +47,7 @@ func backgroundCommands(sl string, scrubbed bool) []string {
 // running, and still the test's to reap. Not parallel: the orphan rule of
 // Close needs no other Set's call running.
 func TestSetClose(t *testing.T) {
-	sl := sleeper(t)
+	sl := proctest.Sleeper(t)
 	name := filepath.Base(sl)
 	s := NewSet()
 	defer s.Close()
@@ -118,7 +67,7 @@ func TestSetClose(t *testing.T) {
 	if took := time.Since(start); took > 2*time.Second {
 		t.Errorf("Close took %v", took)
 	}
-	if pids := procsNamed(name); len(pids) != 1 || pids[0] != other.Process.Pid {
+	if pids := proctest.Pids(name); len(pids) != 1 || pids[0] != other.Process.Pid {
 		t.Errorf("after Close: %v, want only the process no call started (%d)", pids, other.Process.Pid)
 	}
 	_ = other.Process.Kill()
@@ -138,7 +87,7 @@ func TestSetClose(t *testing.T) {
 func TestSetCloseSparesOtherSets(t *testing.T) {
 	processModes(t, func(t *testing.T, newSet func(t *testing.T) *Set, cgroups bool) {
 		a, b := newSet(t), newSet(t)
-		slA, slB := sleeper(t), sleeper(t)
+		slA, slB := proctest.Sleeper(t), proctest.Sleeper(t)
 		nameA, nameB := filepath.Base(slA), filepath.Base(slB)
 		var running []*shellCall
 		for _, x := range []struct {
@@ -157,7 +106,7 @@ func TestSetCloseSparesOtherSets(t *testing.T) {
 		waitCount(t, nameB, want)
 
 		a.Close()
-		if pids := procsNamed(nameA); len(pids) != 0 {
+		if pids := proctest.Pids(nameA); len(pids) != 0 {
 			t.Errorf("after closing A, A's processes remain: %v", pids)
 		}
 		select {
@@ -166,7 +115,7 @@ func TestSetCloseSparesOtherSets(t *testing.T) {
 			t.Errorf("A's running shell was not killed")
 		}
 		running[0].wait()
-		if got := len(procsNamed(nameB)); got != want {
+		if got := len(proctest.Pids(nameB)); got != want {
 			t.Errorf("closing A killed B's processes: %d of %d left", got, want)
 		}
 		select {
@@ -186,7 +135,7 @@ func TestSetCloseSparesOtherSets(t *testing.T) {
 
 		b.Close()
 		running[1].wait()
-		if pids := procsNamed(nameB); len(pids) != 0 {
+		if pids := proctest.Pids(nameB); len(pids) != 0 {
 			t.Errorf("after closing B, B's processes remain: %v", pids)
 		}
 	})
@@ -196,7 +145,7 @@ func TestSetCloseSparesOtherSets(t *testing.T) {
 // before it kills (and are killed) or fail with ErrClosed; none survives.
 func TestCloseRacesStart(t *testing.T) {
 	t.Parallel()
-	sl := sleeper(t)
+	sl := proctest.Sleeper(t)
 	s := NewSet()
 	type started struct {
 		done chan error
@@ -243,7 +192,7 @@ func TestCloseRacesStart(t *testing.T) {
 			t.Fatalf("a call started before Close still runs 5s after it")
 		}
 	}
-	if left := procsNamed(filepath.Base(sl)); len(left) != 0 {
+	if left := proctest.Pids(filepath.Base(sl)); len(left) != 0 {
 		t.Errorf("%d calls started, %v left", n, left)
 	}
 }
@@ -331,7 +280,7 @@ func waitTickPast(t *testing.T, tick uint64) {
 // running; closing A ends it. Not parallel: the orphan rule.
 func TestCloseTakesNoOlderOrphans(t *testing.T) {
 	processModes(t, func(t *testing.T, newSet func(t *testing.T) *Set, cgroups bool) {
-		sl := sleeper(t)
+		sl := proctest.Sleeper(t)
 		name := filepath.Base(sl)
 		a := newSet(t)
 		if err := startCall(t, a, "(env -i setsid "+sl+" 600 &); echo left").wait(); err != nil {
@@ -342,10 +291,10 @@ func TestCloseTakesNoOlderOrphans(t *testing.T) {
 		// Start times are in clock ticks: the later Set's first call must
 		// start in a later tick than the orphan, or "started after" is
 		// undecidable.
-		waitTickPast(t, startTicks(procsNamed(name)[0]))
+		waitTickPast(t, startTicks(proctest.Pids(name)[0]))
 		unused := newSet(t)
 		unused.Close()
-		if n := len(procsNamed(name)); n != 1 {
+		if n := len(proctest.Pids(name)); n != 1 {
 			t.Fatalf("closing a Set that never ran a call ended another's orphan (%d left)", n)
 		}
 		later := newSet(t)
@@ -353,11 +302,11 @@ func TestCloseTakesNoOlderOrphans(t *testing.T) {
 			t.Fatal(err)
 		}
 		later.Close()
-		if n := len(procsNamed(name)); n != 1 {
+		if n := len(proctest.Pids(name)); n != 1 {
 			t.Fatalf("closing a Set whose calls started after the orphan ended it (%d left)", n)
 		}
 		a.Close()
-		if left := procsNamed(name); len(left) != 0 {
+		if left := proctest.Pids(name); len(left) != 0 {
 			t.Errorf("closing A left its orphan: %v", left)
 		}
 	})

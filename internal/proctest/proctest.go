@@ -15,6 +15,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -121,6 +122,44 @@ func Find(token string) []Proc {
 		}
 	}
 	return out
+}
+
+// Pids lists the pids of Find(token).
+func Pids(token string) []int {
+	var out []int
+	for _, p := range Find(token) {
+		out = append(out, p.Pid)
+	}
+	return out
+}
+
+// Sleeper copies the sleep binary under a name unique to the test (also its
+// command name), so that its processes are found by Find with that name,
+// filepath.Base of the returned path. Processes of that name still running
+// when the test ends are SIGKILLed.
+func Sleeper(t testing.TB) string {
+	t.Helper()
+	src, err := exec.LookPath("sleep")
+	if err != nil {
+		t.Fatalf("no sleep binary on PATH: %v", err)
+	}
+	var id [4]byte
+	_, _ = rand.Read(id[:])
+	name := "pis" + hex.EncodeToString(id[:])
+	dst := filepath.Join(t.TempDir(), name)
+	in, err := os.ReadFile(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(dst, in, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		for _, pid := range Pids(name) {
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+		}
+	})
+	return dst
 }
 
 // Alive is Find without zombies.

@@ -3,90 +3,24 @@
 package app
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
-	"os"
-	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
+	"github.com/pi-go/pi/internal/proctest"
 	"github.com/pi-go/pi/runtime/tool"
 )
-
-// sleeper copies the sleep binary under a name unique to the test, so
-// that its processes are found by their command name in /proc.
-func sleeper(t *testing.T, name string) string {
-	t.Helper()
-	src, err := exec.LookPath("sleep")
-	if err != nil {
-		t.Skip("no sleep binary")
-	}
-	name += strconv.Itoa(os.Getpid())
-	dst := filepath.Join(t.TempDir(), name)
-	in, err := os.ReadFile(src)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(dst, in, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		for _, p := range procsNamed(name) {
-			_ = syscall.Kill(p.pid, syscall.SIGKILL)
-		}
-	})
-	return dst
-}
-
-type proc struct {
-	pid   int
-	state byte
-}
-
-// procsNamed lists the processes (zombies included) whose command name is
-// name, from /proc/PID/stat.
-func procsNamed(name string) []proc {
-	ents, _ := os.ReadDir("/proc")
-	var out []proc
-	for _, e := range ents {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		b, err := os.ReadFile("/proc/" + e.Name() + "/stat")
-		if err != nil {
-			continue
-		}
-		if i := bytes.LastIndexByte(b, ')'); i > 0 && i+2 < len(b) && bytes.Contains(b[:i+1], []byte("("+name+")")) {
-			out = append(out, proc{pid, b[i+2]})
-		}
-	}
-	return out
-}
-
-// alive counts the live (not zombie) processes named name.
-func alive(name string) int {
-	n := 0
-	for _, p := range procsNamed(name) {
-		if p.state != 'Z' && p.state != 'X' {
-			n++
-		}
-	}
-	return n
-}
 
 // waitAlive waits until n processes named name are alive.
 func waitAlive(t *testing.T, name string, n int) {
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
-	for alive(name) < n {
+	for len(proctest.Alive(name)) < n {
 		if time.Now().After(deadline) {
-			t.Fatalf("%d processes named %s alive, want %d", alive(name), name, n)
+			t.Fatalf("%d processes named %s alive, want %d", len(proctest.Alive(name)), name, n)
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
@@ -120,7 +54,7 @@ func TestCloseEndsOnlyItsOwnProcesses(t *testing.T) {
 		return rt
 	}
 	a, b := open(), open()
-	slA, slB := sleeper(t, "pia"), sleeper(t, "pib")
+	slA, slB := proctest.Sleeper(t), proctest.Sleeper(t)
 	nameA, nameB := filepath.Base(slA), filepath.Base(slB)
 
 	type running struct{ done chan tool.Result }
@@ -150,7 +84,7 @@ func TestCloseEndsOnlyItsOwnProcesses(t *testing.T) {
 	waitAlive(t, nameB, 4)
 
 	a.Close()
-	if left := procsNamed(nameA); len(left) != 0 {
+	if left := proctest.Find(nameA); len(left) != 0 {
 		t.Errorf("after closing A, A's processes remain: %v", left)
 	}
 	select {
@@ -161,7 +95,7 @@ func TestCloseEndsOnlyItsOwnProcesses(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("A's running call did not return after A closed")
 	}
-	if n := alive(nameB); n != 4 {
+	if n := len(proctest.Alive(nameB)); n != 4 {
 		t.Errorf("closing A ended B's processes: %d of 4 alive", n)
 	}
 	select {
@@ -177,7 +111,7 @@ func TestCloseEndsOnlyItsOwnProcesses(t *testing.T) {
 	}
 
 	b.Close()
-	if left := procsNamed(nameB); len(left) != 0 {
+	if left := proctest.Find(nameB); len(left) != 0 {
 		t.Errorf("after closing B, B's processes remain: %v", left)
 	}
 	select {

@@ -3,8 +3,6 @@ package builtin
 import (
 	"bytes"
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -20,10 +18,12 @@ import (
 	"testing"
 	"time"
 
+	"go.uber.org/goleak"
+
 	"github.com/pi-go/pi/internal/output"
+	"github.com/pi-go/pi/internal/proctest"
 	"github.com/pi-go/pi/runtime/redact"
 	"github.com/pi-go/pi/runtime/tool"
-	"go.uber.org/goleak"
 )
 
 // bashCall runs the bash tool through the real pipeline (wrap, validation,
@@ -48,54 +48,6 @@ func bashCall(t *testing.T, ctx context.Context, opts BashOptions, cwd string, a
 	return tool.Run(ctx, []tool.AgentTool{at}, nil, "bash", "call-1", raw, update)
 }
 
-// sleeper copies the sleep binary under a unique name, so that the test can
-// find its processes (alive or zombie) by their command name in /proc.
-func sleeper(t *testing.T) string {
-	t.Helper()
-	src, err := exec.LookPath("sleep")
-	if err != nil {
-		t.Skip("no sleep binary")
-	}
-	var id [4]byte
-	_, _ = rand.Read(id[:])
-	name := "pis" + hex.EncodeToString(id[:])
-	dst := filepath.Join(t.TempDir(), name)
-	in, err := os.ReadFile(src)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(dst, in, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		for _, pid := range procsNamed(name) {
-			_ = syscall.Kill(pid, syscall.SIGKILL)
-		}
-	})
-	return dst
-}
-
-// procsNamed lists the processes (zombies included) whose command name is
-// name, from /proc/PID/stat.
-func procsNamed(name string) []int {
-	ents, _ := os.ReadDir("/proc")
-	var out []int
-	for _, e := range ents {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		b, err := os.ReadFile("/proc/" + e.Name() + "/stat")
-		if err != nil {
-			continue
-		}
-		if bytes.Contains(b, []byte("("+name+")")) {
-			out = append(out, pid)
-		}
-	}
-	return out
-}
-
 // waitGone waits a little for processes that are already dying; the tool
 // promises they are gone when it returns, so the wait is only for /proc.
 func assertGone(t *testing.T, name string) {
@@ -103,7 +55,7 @@ func assertGone(t *testing.T, name string) {
 	if runtime.GOOS != "linux" {
 		return
 	}
-	if pids := procsNamed(name); len(pids) > 0 {
+	if pids := proctest.Pids(name); len(pids) > 0 {
 		var states []string
 		for _, pid := range pids {
 			b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
@@ -301,7 +253,7 @@ func TestBashPrefixAndSpawnHooks(t *testing.T) {
 
 func TestBashBackgroundChildDoesNotHoldTheCall(t *testing.T) {
 	t.Parallel()
-	sl := sleeper(t)
+	sl := proctest.Sleeper(t)
 	start := time.Now()
 	r := bashCall(t, context.Background(), BashOptions{}, t.TempDir(), map[string]any{"command": sl + " 30 & echo started"}, nil)
 	took := time.Since(start)
@@ -311,7 +263,7 @@ func TestBashBackgroundChildDoesNotHoldTheCall(t *testing.T) {
 	if took > 5*time.Second {
 		t.Errorf("the call waited for the background child: %v", took)
 	}
-	if len(procsNamed(filepath.Base(sl))) != 1 {
+	if len(proctest.Pids(filepath.Base(sl))) != 1 {
 		t.Errorf("the background child should still run after a normal exit")
 	}
 }
@@ -335,7 +287,7 @@ func TestBashTimeoutKillsEverything(t *testing.T) {
 			if _, err := exec.LookPath("setsid"); err != nil && strings.Contains(c.command("x"), "setsid") {
 				t.Skip("no setsid")
 			}
-			sl := sleeper(t)
+			sl := proctest.Sleeper(t)
 			start := time.Now()
 			r := bashCall(t, context.Background(), BashOptions{}, t.TempDir(), map[string]any{"command": "echo begun; " + c.command(sl), "timeout": 1}, nil)
 			took := time.Since(start)
@@ -390,7 +342,7 @@ func TestBashTimeoutKillsScrubbedOrphans(t *testing.T) {
 			if _, err := exec.LookPath(c.needs); err != nil {
 				t.Skip("no " + c.needs)
 			}
-			sl := sleeper(t)
+			sl := proctest.Sleeper(t)
 			r := bashCall(t, context.Background(), BashOptions{}, t.TempDir(), map[string]any{"command": c.command(sl), "timeout": 1}, nil)
 			if got := resultText(t, r); got != "Command timed out after 1 seconds" {
 				t.Errorf("text = %q", got)
@@ -404,7 +356,7 @@ func TestBashCancellation(t *testing.T) {
 	t.Parallel()
 	t.Run("while running", func(t *testing.T) {
 		t.Parallel()
-		sl := sleeper(t)
+		sl := proctest.Sleeper(t)
 		ctx, cancel := context.WithCancel(context.Background())
 		defer cancel()
 		go func() {
@@ -683,7 +635,7 @@ func TestProcessesClose(t *testing.T) {
 	if runtime.GOOS != "linux" {
 		t.Skip("marker-based process control is Linux only")
 	}
-	sl := sleeper(t)
+	sl := proctest.Sleeper(t)
 	name := filepath.Base(sl)
 	cmds := []string{
 		sl + " 600 & echo one",
@@ -700,10 +652,10 @@ func TestProcessesClose(t *testing.T) {
 		}
 	}
 	deadline := time.Now().Add(2 * time.Second)
-	for len(procsNamed(name)) < len(cmds) && time.Now().Before(deadline) {
+	for len(proctest.Pids(name)) < len(cmds) && time.Now().Before(deadline) {
 		time.Sleep(10 * time.Millisecond)
 	}
-	if n := len(procsNamed(name)); n != len(cmds) {
+	if n := len(proctest.Pids(name)); n != len(cmds) {
 		t.Fatalf("%d background sleepers running, want %d", n, len(cmds))
 	}
 	other := exec.Command(sl, "600")
@@ -715,7 +667,7 @@ func TestProcessesClose(t *testing.T) {
 	if took := time.Since(start); took > 2*time.Second {
 		t.Errorf("Close took %v", took)
 	}
-	if pids := procsNamed(name); len(pids) != 1 || pids[0] != other.Process.Pid {
+	if pids := proctest.Pids(name); len(pids) != 1 || pids[0] != other.Process.Pid {
 		t.Errorf("after Close: %v, want only the process bash did not start (%d)", pids, other.Process.Pid)
 	}
 	r := bashCall(t, context.Background(), BashOptions{Processes: procs}, t.TempDir(), map[string]any{"command": "echo ran"}, nil)
@@ -827,23 +779,23 @@ func BenchmarkBashTrue(b *testing.B) {
 
 func TestBashTimeoutSparesOtherCalls(t *testing.T) {
 	t.Parallel()
-	sl := sleeper(t)
+	sl := proctest.Sleeper(t)
 	name := filepath.Base(sl)
 	r := bashCall(t, context.Background(), BashOptions{}, t.TempDir(), map[string]any{"command": "setsid " + sl + " 30 & " + sl + " 31 & echo left running"}, nil)
 	if r.IsError {
 		t.Fatalf("%s", r.Text())
 	}
-	before := procsNamed(name)
+	before := proctest.Pids(name)
 	if len(before) != 2 {
 		t.Fatalf("%d background processes, want 2", len(before))
 	}
-	other := sleeper(t)
+	other := proctest.Sleeper(t)
 	r = bashCall(t, context.Background(), BashOptions{}, t.TempDir(), map[string]any{"command": "setsid " + other + " 600 & " + other + " 600", "timeout": 0.5}, nil)
 	if !strings.HasSuffix(r.Text(), "Command timed out after 0.5 seconds") {
 		t.Fatalf("%s", r.Text())
 	}
 	assertGone(t, filepath.Base(other))
-	if after := procsNamed(name); len(after) != 2 {
+	if after := proctest.Pids(name); len(after) != 2 {
 		t.Errorf("another call's timeout killed this call's background processes: %v -> %v", before, after)
 	}
 }
@@ -853,7 +805,7 @@ func TestBashReapsExitedOrphans(t *testing.T) {
 	if runtime.GOOS != "linux" {
 		t.Skip("subreaper is Linux only")
 	}
-	sl := sleeper(t)
+	sl := proctest.Sleeper(t)
 	for _, c := range []string{"(setsid " + sl + " 0.2 &); true", "(" + sl + " 0.2 &); true"} {
 		r := bashCall(t, context.Background(), BashOptions{}, t.TempDir(), map[string]any{"command": c}, nil)
 		if r.IsError {
@@ -870,7 +822,7 @@ func TestBashReapsExitedOrphans(t *testing.T) {
 // parallel, so that other tests' goroutines do not count.
 func TestBashLeavesNoGoroutines(t *testing.T) {
 	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
-	sl := sleeper(t)
+	sl := proctest.Sleeper(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
 	defer cancel()
 	for _, c := range []struct {
