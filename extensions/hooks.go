@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 
 	"github.com/pi-go/pi/internal/abi"
 	"github.com/pi-go/pi/runtime/tool"
@@ -122,7 +123,7 @@ func (e *Extension) spawnHook(ctx context.Context, s tool.BashSpawn) (tool.BashS
 		return s, e.hookError(method, err)
 	}
 	out := tool.BashSpawn{Command: answer.Command, Cwd: answer.Cwd, Env: s.Env}
-	if !sameEnv(answer.Env, visible) {
+	if !maps.Equal(answer.Env, visible) { // the hook left "env" as shown
 		env := make(map[string]string, len(s.Env)+len(answer.Env))
 		for k, v := range s.Env {
 			if _, seen := visible[k]; !seen {
@@ -135,20 +136,6 @@ func (e *Extension) spawnHook(ctx context.Context, s tool.BashSpawn) (tool.BashS
 		out.Env = env
 	}
 	return out, nil
-}
-
-// sameEnv reports whether a and b hold the same variables (the hook's env
-// is the very map it was shown when it left "env" out).
-func sameEnv(a, b map[string]string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for k, v := range a {
-		if w, ok := b[k]; !ok || w != v {
-			return false
-		}
-	}
-	return true
 }
 
 // TakesEvent reports whether events of type t are sent to extensions, so a
