@@ -60,6 +60,9 @@ type analyzer struct {
 	// sets PATH (or a variable like it) for the commands after it.
 	taint    string
 	overflow bool
+	// work counts commands looked at, bounding nested wrappers that
+	// branch (an unknown option tried both ways).
+	work int
 	// stdin holds the literal text piped into a shell by echo or printf,
 	// and hdocSkip the heredoc bodies that are data (not scanned for
 	// latent commands).
@@ -129,6 +132,10 @@ func (a *analyzer) script(src string, sc scope) {
 		a.unknown(sc, nil, "commands nested too deeply to check")
 		return
 	}
+	if a.work++; a.work > 20*maxCommands {
+		a.unknown(sc, nil, "the script has too many commands to check")
+		return
+	}
 	f, err := syntax.NewParser(syntax.Variant(syntax.LangBash)).Parse(strings.NewReader(src), "")
 	if err != nil {
 		if !sc.latent {
@@ -140,6 +147,7 @@ func (a *analyzer) script(src string, sc scope) {
 		if prefix := parsablePrefix(src, err); prefix != "" {
 			a.script(prefix, sc)
 		}
+		a.longestPrefix(src, err, sc)
 		a.tokens(src, sc)
 		return
 	}
@@ -171,19 +179,58 @@ func parsablePrefix(src string, err error) string {
 	return src[:i]
 }
 
+// longestPrefix checks, as latent commands, the longest start of src up to
+// where parsing failed that does parse: bash runs none of the failing
+// line, but deny and ask rules still see what it holds.
+func (a *analyzer) longestPrefix(src string, err error, sc scope) {
+	sc.latent, sc.counts = true, false
+	sc.depth++
+	parser := syntax.NewParser(syntax.Variant(syntax.LangBash))
+	for tries := 0; tries < 8; tries++ {
+		var pe syntax.ParseError
+		if !errors.As(err, &pe) {
+			return
+		}
+		off := min(int(pe.Pos.Offset()), len(src))
+		if off <= 0 {
+			return
+		}
+		src = src[:off]
+		f, perr := parser.Parse(strings.NewReader(src), "")
+		if perr == nil {
+			a.file(f, src, sc)
+			return
+		}
+		if errors.As(perr, &pe) && int(pe.Pos.Offset()) >= off {
+			// No progress: drop the last word.
+			cut := strings.LastIndexAny(strings.TrimRight(src, " \t"), " \t;&|")
+			if cut <= 0 {
+				return
+			}
+			perr = syntax.ParseError{Pos: syntax.NewPos(uint(cut), 0, 0)}
+		}
+		err = perr
+	}
+}
+
 // tokens splits text that does not parse into runs of words between shell
 // operators and adds each as a latent command: a deny or ask rule that
-// matches any of them still applies.
+// matches any of them still applies. A word with an unquoted $, ` or glob
+// character is dynamic, as it would be when parsed.
 func (a *analyzer) tokens(src string, sc scope) {
 	sc.latent, sc.counts = true, false
 	var argv []word
 	var cur strings.Builder
-	inWord := false
+	inWord, dynamic, split := false, false, false
 	flushWord := func() {
 		if inWord {
-			argv = append(argv, litWord(cur.String()))
+			w := litWord(cur.String())
+			if dynamic {
+				w = word{s: cur.String(), split: split}
+			}
+			argv = append(argv, w)
 			cur.Reset()
-			inWord = false
+			inWord, dynamic, split = false, false, false
 		}
 	}
 	flushCmd := func() {
@@ -194,17 +241,50 @@ func (a *analyzer) tokens(src string, sc scope) {
 		}
 	}
 	var quote byte
+	qstart := 0
+	endQuote := func(i int) {
+		// Quoted text holding a substitution: checked as a latent script.
+		if q := src[qstart:i]; sc.depth < maxDepth && (strings.Contains(q, "$(") || strings.Contains(q, "`")) {
+			in := sc
+			in.depth++
+			a.script(q, in)
+		}
+		quote = 0
+	}
 	for i := 0; i < len(src); i++ {
 		c := src[i]
 		switch {
-		case quote != 0:
+		case quote == '\'':
 			if c == quote {
-				quote = 0
+				endQuote(i)
 			} else {
 				cur.WriteByte(c)
 			}
+		case quote == '"':
+			switch {
+			case c == '"':
+				endQuote(i)
+			case c == '$' || c == '`':
+				dynamic = true
+				cur.WriteByte(c)
+			case c == '\\' && i+1 < len(src):
+				i++
+				cur.WriteByte(src[i])
+			default:
+				cur.WriteByte(c)
+			}
+		case c == '$' && i+1 < len(src) && src[i+1] == '\'':
+			j := i + 2
+			for j < len(src) && src[j] != '\'' {
+				if src[j] == '\\' {
+					j++
+				}
+				j++
+			}
+			cur.WriteString(ansiC(src[i+2 : min(j, len(src))]))
+			inWord, i = true, j
 		case c == '\'' || c == '"':
-			quote, inWord = c, true
+			quote, inWord, qstart = c, true, i+1
 		case c == '\\' && i+1 < len(src):
 			i++
 			if src[i] != '\n' {
@@ -216,9 +296,15 @@ func (a *analyzer) tokens(src string, sc scope) {
 		case strings.IndexByte(";&|()<>\n`{}!", c) >= 0 || (c == '$' && i+1 < len(src) && src[i+1] == '('):
 			flushCmd()
 		default:
+			if strings.IndexByte("$*?[", c) >= 0 {
+				dynamic, split = true, true
+			}
 			cur.WriteByte(c)
 			inWord = true
 		}
+	}
+	if quote != 0 {
+		endQuote(len(src))
 	}
 	flushCmd()
 }
@@ -431,6 +517,10 @@ func (a *analyzer) command(argv []word, sc scope) { a.commandWith(argv, sc, nil,
 
 func (a *analyzer) commandWith(argv []word, sc scope, redirs []*syntax.Redirect, call *syntax.CallExpr, src string) {
 	if len(argv) == 0 {
+		return
+	}
+	if a.work++; a.work > 20*maxCommands {
+		a.unknown(sc, nil, "the script has too many commands to check")
 		return
 	}
 	if sc.placeholder != "" {

@@ -102,30 +102,31 @@ func looseArgs(ps []wordPattern, argv []word, open bool, flagOnly map[string]boo
 			return false
 		}
 	}
-	return matchPositional(positional, argv, 0, open, flagOnly, 0)
+	steps := 0
+	return matchPositional(positional, argv, 0, open, flagOnly, &steps)
 }
 
 // maxSteps bounds the backtracking of one match.
 const maxSteps = 10_000
 
-func matchPositional(ps []wordPattern, argv []word, at int, open bool, flagOnly map[string]bool, steps int) bool {
+func matchPositional(ps []wordPattern, argv []word, at int, open bool, flagOnly map[string]bool, steps *int) bool {
 	if len(ps) == 0 {
 		return true
 	}
-	if steps > maxSteps {
+	if *steps > maxSteps {
 		return true // too costly to tell: count it as a match (strictest)
 	}
 	p := ps[0]
 	endOpts := false
 	for j := at; j < len(argv); j++ {
-		steps++
+		*steps++
 		w := argv[j]
 		if !w.lit || p.match(w.s) {
 			if matchPositional(ps[1:], argv, j+1, open, flagOnly, steps) {
 				return true
 			}
 			// A word that splits may fill several pattern words.
-			if !w.lit && w.split && matchPositional(ps[1:], argv, j, open, flagOnly, steps+1) {
+			if !w.lit && w.split && matchPositional(ps[1:], argv, j, open, flagOnly, steps) {
 				return true
 			}
 		}
