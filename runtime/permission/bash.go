@@ -4,6 +4,7 @@ import (
 	"errors"
 	"path"
 	"strings"
+	"sync"
 
 	"mvdan.cc/sh/v3/expand"
 	"mvdan.cc/sh/v3/syntax"
@@ -44,6 +45,10 @@ func (c *command) text() string {
 	}
 	return clip(strings.Join(parts, " "), 120)
 }
+
+// parsers are reused bash parsers (a Parser is not safe for concurrent
+// use; Parse resets it).
+var parsers = sync.Pool{New: func() any { return syntax.NewParser(syntax.Variant(syntax.LangBash)) }}
 
 // Limits that keep the analysis of any input small.
 const (
@@ -136,7 +141,9 @@ func (a *analyzer) script(src string, sc scope) {
 		a.unknown(sc, nil, "the script has too many commands to check")
 		return
 	}
-	f, err := syntax.NewParser(syntax.Variant(syntax.LangBash)).Parse(strings.NewReader(src), "")
+	parser := parsers.Get().(*syntax.Parser)
+	f, err := parser.Parse(strings.NewReader(src), "")
+	parsers.Put(parser)
 	if err != nil {
 		if !sc.latent {
 			a.unknown(sc, []word{{s: clip(strings.TrimSpace(src), 60)}}, "the command does not parse as bash ("+parseMessage(err)+")")

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 )
 
 // Options say how a Policy reads paths and what it does when no rule
@@ -26,7 +27,8 @@ type Options struct {
 	Home string
 }
 
-// Policy decides calls. It is immutable and safe for concurrent use.
+// Policy decides calls. Its rules do not change after New, and it is safe
+// for concurrent use.
 type Policy struct {
 	rules []*compiled
 	def   Decision
@@ -37,6 +39,24 @@ type Policy struct {
 	// commandTools: some rule with a command applies to a tool other than
 	// bash (so that tool's "command" argument is parsed too).
 	commandTools bool
+	// forTool caches, per tool name, the rules whose tool pattern matches
+	// it, in order ([]*compiled).
+	forTool sync.Map
+}
+
+// rulesFor returns the rules whose tool pattern matches name, in order.
+func (p *Policy) rulesFor(name string) []*compiled {
+	if v, ok := p.forTool.Load(name); ok {
+		return v.([]*compiled)
+	}
+	var out []*compiled
+	for _, c := range p.rules {
+		if c.tool.MatchString(name) {
+			out = append(out, c)
+		}
+	}
+	p.forTool.Store(name, out)
+	return out
 }
 
 // New compiles rules (in order: global first, then the project's) into a
@@ -154,10 +174,7 @@ func (p *Policy) Check(name string, input json.RawMessage, paths []string) Resul
 	call := &callView{p: p, input: input, paths: paths}
 	var applicable []*compiled
 	cmdTool := name == "bash"
-	for _, c := range p.rules {
-		if !c.tool.MatchString(name) {
-			continue
-		}
+	for _, c := range p.rulesFor(name) {
 		if c.command != nil {
 			cmdTool = true
 		}
@@ -282,12 +299,21 @@ func (c *callView) value() any {
 
 // command is the call's "command" argument.
 func (c *callView) command() (string, bool) {
-	m, ok := c.value().(map[string]any)
-	if !ok {
+	if c.decoded {
+		m, ok := c.v.(map[string]any)
+		if !ok {
+			return "", false
+		}
+		s, ok := m["command"].(string)
+		return s, ok
+	}
+	var args struct {
+		Command *string `json:"command"`
+	}
+	if json.Unmarshal(c.input, &args) != nil || args.Command == nil {
 		return "", false
 	}
-	s, ok := m["command"].(string)
-	return s, ok
+	return *args.Command, true
 }
 
 // pathsMatch applies a rule's path globs: a deny or ask rule matches when

@@ -118,10 +118,10 @@ func TestPathRules(t *testing.T) {
 		{"edit", "sub/dir/.env.local", Deny},
 		{"write", "certs/server.pem", Deny},
 		{"write", "secrets/db.txt", Deny},
-		{"write", "notes.txt", Deny},  // a link to .env: its real path is .env
-		{"write", ".env.prod", Deny},  // a link out: the path as written is .env.prod
+		{"write", "notes.txt", Deny}, // a link to .env: its real path is .env
+		{"write", ".env.prod", Deny}, // a link out: the path as written is .env.prod
 		{"read", ".env", Ask},
-		{"read", "src/main.go", Ask},  // no rule: the default
+		{"read", "src/main.go", Ask}, // no rule: the default
 		{"write", "src/main.go", Allow},
 		{"write", "src/new.go", Allow},
 		{"write", "src/escape/prod.txt", Ask}, // allowed folder, but the real path is outside

@@ -12,16 +12,16 @@ import (
 func TestPathologicalInputsAreCheap(t *testing.T) {
 	p := tableRules(t, Ask)
 	inputs := map[string]string{
-		"nested substitutions":  strings.Repeat("$(", 2000) + "curl x" + strings.Repeat(")", 2000),
-		"branching wrappers":    strings.Repeat("sudo -X ", 200) + "curl x",
-		"nested bash -c":        nestedBashC(12),
-		"quoted substitutions":  strings.Repeat("echo '$(x '\"$(y)\"' )'; ", 2000) + "curl x",
-		"long argv":             "rm " + strings.Repeat("a ", 50000) + "-rf",
-		"many commands":         strings.Repeat("ls; ", 5000) + "curl x",
-		"brace bomb":            "echo {1..9}{1..9}{1..9}{1..9}{1..9}{1..9}{1..9}; curl x",
-		"unparsable":            strings.Repeat("'$(curl x); ", 500),
-		"positional backtrack":  "git " + strings.Repeat("-x ", 3000) + "push",
-		"dynamic words":         "git " + strings.Repeat("$a ", 3000) + "push --force",
+		"nested substitutions": strings.Repeat("$(", 2000) + "curl x" + strings.Repeat(")", 2000),
+		"branching wrappers":   strings.Repeat("sudo -X ", 200) + "curl x",
+		"nested bash -c":       nestedBashC(12),
+		"quoted substitutions": strings.Repeat("echo '$(x '\"$(y)\"' )'; ", 2000) + "curl x",
+		"long argv":            "rm " + strings.Repeat("a ", 50000) + "-rf",
+		"many commands":        strings.Repeat("ls; ", 5000) + "curl x",
+		"brace bomb":           "echo {1..9}{1..9}{1..9}{1..9}{1..9}{1..9}{1..9}; curl x",
+		"unparsable":           strings.Repeat("'$(curl x); ", 500),
+		"positional backtrack": "git " + strings.Repeat("-x ", 3000) + "push",
+		"dynamic words":        "git " + strings.Repeat("$a ", 3000) + "push --force",
 	}
 	for name, in := range inputs {
 		start := time.Now()
