@@ -139,6 +139,19 @@ type Result struct {
 	// Commands are, for a bash call, the simple commands found, each with
 	// its own decision.
 	Commands []CommandResult
+	// Asks are, when Decision is Ask, every distinct reason to ask (one
+	// per asking rule, per command no rule matches under a default ask,
+	// per command pi cannot see), for a person to answer once each.
+	Asks []Question
+}
+
+// Question is one question a call raises. Key identifies what asks (a rule,
+// or the default or an unknown command with the command's text), so that a
+// front end can remember an "always" answer for it.
+type Question struct {
+	Key      string
+	RuleText string
+	Reason   string
 }
 
 // CommandResult is one simple command of a bash call and what decided it.
@@ -195,6 +208,9 @@ func (p *Policy) Check(name string, input json.RawMessage, paths []string) Resul
 					cr.RuleText, cr.Reason = p.describe(v, name)
 				}
 				res.Commands = append(res.Commands, cr)
+				if v.d == Ask {
+					res.addAsk(p, v, name)
+				}
 				if v.d.rank() > best.d.rank() {
 					best = v
 				}
@@ -210,7 +226,32 @@ func (p *Policy) Check(name string, input json.RawMessage, paths []string) Resul
 		res.Rule = &r
 	}
 	res.RuleText, res.Reason = p.describe(best, name)
+	switch {
+	case res.Decision != Ask:
+		res.Asks = nil
+	case len(res.Asks) == 0:
+		res.addAsk(p, best, name)
+	}
 	return res
+}
+
+func (r *Result) addAsk(p *Policy, v verdict, tool string) {
+	var key string
+	switch {
+	case v.rule != nil:
+		key = "rule\x00" + v.rule.where + "\x00" + v.rule.rule.Short()
+	case v.unknown != "":
+		key = "unknown\x00" + v.text
+	default:
+		key = "default\x00" + tool + "\x00" + v.text
+	}
+	for _, a := range r.Asks {
+		if a.Key == key {
+			return
+		}
+	}
+	text, reason := p.describe(v, tool)
+	r.Asks = append(r.Asks, Question{Key: key, RuleText: text, Reason: reason})
 }
 
 // decide is the strictest rule that matches cmd (nil: the call as a
