@@ -225,25 +225,43 @@ type PermissionRule struct {
 	Ignored string
 }
 
-// PermissionRules lists the rules that apply, in order, then those of an
-// untrusted project that are ignored; def is the default and where it is
-// written ("" for pi's own default, allow).
-func (r *Runtime) PermissionRules() (rules []PermissionRule, def permission.Decision, defAt string) {
+// PermissionsInfo is the permission configuration as `pi permissions
+// list` shows it.
+type PermissionsInfo struct {
+	// Default is the decision for calls no rule matches; DefaultAt where
+	// it is written ("" for pi's own default, allow).
+	Default   permission.Decision
+	DefaultAt string
+	// IgnoredDefault is an untrusted project's default, which does not
+	// apply ("" when there is none); IgnoredDefaultAt is where it is.
+	IgnoredDefault   permission.Decision
+	IgnoredDefaultAt string
+	// Rules are the rules that apply, in order, then the allow rules of an
+	// untrusted project (with Ignored set).
+	Rules []PermissionRule
+}
+
+// Permissions describes the permission rules and default.
+func (r *Runtime) Permissions() PermissionsInfo {
 	home, _ := os.UserHomeDir()
 	p := r.cfg.Permissions
+	var info PermissionsInfo
 	for _, x := range p.Rules {
-		rules = append(rules, PermissionRule{Rule: x.Clone(), Where: permission.Where(x, r.cfg.ProjectRoot, home)})
+		info.Rules = append(info.Rules, PermissionRule{Rule: x.Clone(), Where: permission.Where(x, r.cfg.ProjectRoot, home)})
 	}
 	for _, x := range p.Ignored {
-		rules = append(rules, PermissionRule{Rule: x.Clone(), Where: permission.Where(x, r.cfg.ProjectRoot, home),
+		info.Rules = append(info.Rules, PermissionRule{Rule: x.Clone(), Where: permission.Where(x, r.cfg.ProjectRoot, home),
 			Ignored: "the project is not trusted: its allow rules do not apply (pi trust)"})
 	}
-	def = permission.Decision(p.Default)
-	if def == "" {
-		def = permission.Allow
+	info.Default = permission.Decision(p.Default)
+	if info.Default == "" {
+		info.Default = permission.Allow
 	}
 	if p.DefaultAt != "" {
-		defAt = r.where(p.DefaultAt)
+		info.DefaultAt = r.where(p.DefaultAt)
 	}
-	return rules, def, defAt
+	if p.IgnoredDefault != "" {
+		info.IgnoredDefault, info.IgnoredDefaultAt = permission.Decision(p.IgnoredDefault), r.where(p.IgnoredDefaultAt)
+	}
+	return info
 }

@@ -180,9 +180,10 @@ func TestPermissionsTrust(t *testing.T) {
 		if got := []permission.Decision{echo.Decision, other.Decision, printf.Decision}; fmt.Sprint(got) != fmt.Sprint(want) {
 			t.Errorf("trust=%v: echo, date, printf = %v, want %v", trust, got, want)
 		}
-		rules, def, _ := rt.PermissionRules()
-		if !trust && (len(warnings) != 1 || len(rules) != 2 || rules[1].Ignored == "" || def != permission.Ask) {
-			t.Errorf("untrusted: warnings %q, rules %+v, default %s", warnings, rules, def)
+		info := rt.Permissions()
+		if !trust && (len(warnings) != 1 || len(info.Rules) != 2 || info.Rules[1].Ignored == "" || info.Default != permission.Ask ||
+			info.IgnoredDefault != permission.Allow || info.IgnoredDefaultAt != "pi.toml:2") {
+			t.Errorf("untrusted: warnings %q, %+v", warnings, info)
 		}
 		rt.Close()
 	}
