@@ -105,16 +105,14 @@ func (r *Runtime) permissionFunc(p *permission.Policy) tool.PermissionFunc {
 			if len(open) == 0 {
 				return tool.PermissionDecision{Verdict: tool.Allow, Rule: res.RuleText, Reason: "approved for this session"}, nil
 			}
+			keys := make([]string, len(open))
+			texts := make([]string, len(open))
+			for i, q := range open {
+				keys[i], texts[i] = q.Key, describeQuestion(q)
+			}
 			d := tool.PermissionDecision{Verdict: tool.Ask, Rule: open[0].RuleText, Reason: open[0].Reason}
-			keys := []string{open[0].Key}
 			if len(open) > 1 {
-				texts := make([]string, len(open))
-				for i, q := range open {
-					texts[i] = describeQuestion(q)
-					keys = append(keys, q.Key)
-				}
 				d = tool.PermissionDecision{Verdict: tool.Ask, Reason: strings.Join(texts, "; ")}
-				keys = keys[1:]
 			}
 			r.approvals.expect(describeQuestion(permission.Question{RuleText: d.Rule, Reason: d.Reason}), keys)
 			return d, nil
