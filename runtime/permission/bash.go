@@ -628,9 +628,73 @@ func (a *analyzer) commandWith(argv []word, sc scope, redirs []*syntax.Redirect,
 		a.add(c)
 		a.findExec(rest, sc)
 		return
-	case "su", "runuser":
+	case "su", "sg":
 		a.add(c)
 		a.su(rest, argv, sc)
+		return
+	case "runuser", "flock", "script":
+		if hasWord(rest, "-c", "--command") {
+			a.add(c)
+			a.su(rest, argv, sc)
+			return
+		}
+		if name == "script" {
+			a.add(c)
+			return
+		}
+		if name == "flock" {
+			// flock [options] FILE COMMAND…
+			a.add(c)
+			r := flockSpec.parse(rest)
+			for _, st := range r.starts {
+				if st < len(rest) {
+					a.commandWith(rest[st:], sc.inner("flock"), redirs, nil, src)
+				}
+			}
+			return
+		}
+	case "ssh":
+		a.add(c)
+		r := sshSpec.parse(rest)
+		for _, st := range r.starts {
+			if st+1 < len(rest) {
+				if text, ok := joinLiteral(rest[st+1:]); ok {
+					a.script(text, sc.inner("ssh"))
+				} else {
+					a.unknown(sc, argv, "ssh runs a remote command that is not literal")
+				}
+			}
+		}
+		return
+	case "parallel":
+		// parallel [options] COMMAND ::: ARGS: the command gets more words.
+		a.add(c)
+		end := len(rest)
+		for i, w := range rest {
+			if w.lit && strings.HasPrefix(w.s, ":::") {
+				end = i
+				break
+			}
+		}
+		r := parallelSpec.parse(rest[:end])
+		in := sc.inner("parallel")
+		in.open, in.placeholder = true, "{}"
+		for _, st := range r.starts {
+			if st < end {
+				a.command(rest[st:end], in)
+			}
+		}
+		return
+	case "fd", "fdfind":
+		a.add(c)
+		for i, w := range rest {
+			if w.lit && (w.s == "-x" || w.s == "--exec" || w.s == "-X" || w.s == "--exec-batch") {
+				in := sc.inner(name + " " + w.s)
+				in.placeholder = "{}"
+				a.command(rest[i+1:], in)
+				break
+			}
+		}
 		return
 	case "watch":
 		c.counts = false
@@ -751,7 +815,7 @@ func (a *analyzer) shell(c command, rest []word, sc scope, redirs []*syntax.Redi
 		c.counts = false
 		a.add(c)
 		a.script(operands[0].s, sc.inner(path.Base(c.argv[0].s)+" -c"))
-	case len(operands) > 0 && !fromStdin:
+	case len(operands) > 0 && !fromStdin && !readsInput(operands[0]):
 		a.add(c) // bash FILE: a program like any other
 	default:
 		c.unknown, c.counts = "the shell reads its commands from its input, which pi cannot see", true
@@ -770,6 +834,19 @@ func (a *analyzer) shell(c command, rest []word, sc scope, redirs []*syntax.Redi
 			}
 		}
 	}
+}
+
+// readsInput reports whether a shell's script operand is its own input
+// (/dev/stdin, /dev/fd/0, /proc/self/fd/0) or a file pi cannot name.
+func readsInput(w word) bool {
+	if !w.lit {
+		return true
+	}
+	switch w.s {
+	case "/dev/stdin", "/dev/fd/0", "/proc/self/fd/0":
+		return true
+	}
+	return false
 }
 
 // hdocText is a heredoc body as written.
@@ -855,6 +932,26 @@ func (a *analyzer) su(rest, argv []word, sc scope) {
 		}
 	}
 	a.unknown(sc, argv, "su without -c starts a shell that reads its commands from its input")
+}
+
+// flockSpec and sshSpec say how flock and ssh take their options.
+var (
+	flockSpec = &wrapperSpec{shortFlags: "sxunoFh", shortVals: "wE", longFlags: []string{"shared", "exclusive", "unlock", "nonblock", "close", "no-fork"},
+		longVals: []string{"timeout", "conflict-exit-code"}, positionals: 1}
+	parallelSpec = &wrapperSpec{shortFlags: "0kquvX", shortVals: "jJSdIaE", longFlags: []string{"keep-order", "dry-run", "verbose", "pipe", "group", "ungroup", "line-buffer", "halt-on-error"},
+		longVals: []string{"jobs", "delimiter", "arg-file", "sshlogin", "joblog", "timeout", "retries", "halt"}}
+	sshSpec = &wrapperSpec{shortFlags: "46AaCfGgKkMNnqsTtVvXxYy", shortVals: "BbcDEeFIiJLlmOopQRSWw"}
+)
+
+func hasWord(ws []word, vals ...string) bool {
+	for _, w := range ws {
+		for _, v := range vals {
+			if w.lit && w.s == v {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // joinLiteral joins words with spaces when all are literal.

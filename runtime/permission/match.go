@@ -28,8 +28,8 @@ func (c *compiled) matchCommand(cmd *command) bool {
 	if strict {
 		return strictArgs(c.command[1:], cmd.argv[1:])
 	}
-	flagOnly := flagOnlyOptions[path.Base(cmd.argv[0].s)]
-	return looseArgs(c.command[1:], cmd.argv[1:], cmd.open, flagOnly)
+	name := strings.ToLower(path.Base(cmd.argv[0].s))
+	return looseArgs(c.command[1:], cmd.argv[1:], cmd.open, flagOnlyOptions[name], optionAliases[name])
 }
 
 // systemDirs are the folders whose programs an allow rule's bare name
@@ -91,14 +91,14 @@ func strictArgs(ps []wordPattern, argv []word) bool {
 // looseArgs matches the positional words of ps in order (skipping options,
 // and words that may be their values, between them) and the option words
 // of ps anywhere.
-func looseArgs(ps []wordPattern, argv []word, open bool, flagOnly map[string]bool) bool {
+func looseArgs(ps []wordPattern, argv []word, open bool, flagOnly map[string]bool, aliases map[string]string) bool {
 	var positional []wordPattern
 	for _, p := range ps {
 		if !p.option {
 			positional = append(positional, p)
 			continue
 		}
-		if !hasOption(p, argv) && !open {
+		if !hasOption(p, argv) && !hasAliasedOption(p, argv, aliases) && !open {
 			return false
 		}
 	}
@@ -189,6 +189,63 @@ func hasOption(p wordPattern, argv []word) bool {
 		}
 	}
 	return false
+}
+
+// optionAliases are, per program, options that mean the same as another
+// (rm -R is rm -r, git -f is git --force), so that a deny rule written with
+// one form catches the others.
+var optionAliases = map[string]map[string]string{
+	"rm":    {"-R": "-r", "--recursive": "-r", "--force": "-f", "--dir": "-d"},
+	"cp":    {"-R": "-r", "--recursive": "-r", "--force": "-f"},
+	"chmod": {"--recursive": "-R"},
+	"chown": {"--recursive": "-R"},
+	"chgrp": {"--recursive": "-R"},
+	"git":   {"-f": "--force"},
+}
+
+// hasAliasedOption is hasOption with each option (a pattern's and
+// argv's, short clusters taken letter by letter) replaced by its alias.
+func hasAliasedOption(p wordPattern, argv []word, aliases map[string]string) bool {
+	if aliases == nil || p.any || p.re != nil {
+		return false
+	}
+	canon := func(o string) string {
+		if a, ok := aliases[o]; ok {
+			return a
+		}
+		return o
+	}
+	have := map[string]bool{}
+	for _, w := range argv {
+		switch s := w.s; {
+		case !w.lit:
+			return true
+		case strings.HasPrefix(s, "--"):
+			name, _, _ := strings.Cut(s, "=")
+			have[canon(name)] = true
+		case len(s) > 1 && s[0] == '-' && isLetters(s[1:]):
+			for _, l := range s[1:] {
+				have[canon("-"+string(l))] = true
+			}
+		}
+	}
+	var want []string
+	switch raw := p.raw; {
+	case strings.HasPrefix(raw, "--"):
+		want = []string{canon(raw)}
+	case len(raw) > 1 && isLetters(raw[1:]):
+		for _, l := range raw[1:] {
+			want = append(want, canon("-"+string(l)))
+		}
+	default:
+		return false
+	}
+	for _, o := range want {
+		if !have[o] {
+			return false
+		}
+	}
+	return true
 }
 
 func isLetters(s string) bool {
