@@ -73,10 +73,20 @@ type analyzer struct {
 	// latent commands).
 	stdin    map[*syntax.CallExpr]string
 	hdocSkip map[*syntax.Word]bool
+	// redirects are the files the script's redirections name (literal
+	// ones), for path rules.
+	redirects []string
 }
 
 // analyze returns every simple command of script.
 func analyze(script string) []command {
+	cmds, _ := analyzeAll(script)
+	return cmds
+}
+
+// analyzeAll returns every simple command of script and the files its
+// redirections name.
+func analyzeAll(script string) ([]command, []string) {
 	a := &analyzer{stdin: map[*syntax.CallExpr]string{}, hdocSkip: map[*syntax.Word]bool{}}
 	a.script(script, scope{counts: true})
 	if a.taint != "" {
@@ -86,7 +96,7 @@ func analyze(script string) []command {
 			}
 		}
 	}
-	return a.cmds
+	return a.cmds, a.redirects
 }
 
 // scope is where a command stands: how deep, behind which wrappers.
@@ -335,6 +345,10 @@ func (a *analyzer) file(f *syntax.File, src string, sc scope) {
 			}
 		case *syntax.DeclClause:
 			a.decl(x, src)
+		case *syntax.Redirect:
+			if !sc.latent {
+				a.redirect(x, src)
+			}
 		case *syntax.Word:
 			if !a.hdocSkip[x] {
 				a.latentWord(x, src, sc)
@@ -342,6 +356,49 @@ func (a *analyzer) file(f *syntax.File, src string, sc scope) {
 		}
 		return true
 	})
+}
+
+// redirect notes the file a redirection names; one that writes to a file
+// (not /dev/null, a terminal or a descriptor) makes allow rules apply to no
+// command of the script: an allowed `echo` is no licence to write
+// ~/.bashrc.
+func (a *analyzer) redirect(r *syntax.Redirect, src string) {
+	if r.Word == nil {
+		return
+	}
+	write := false
+	switch r.Op {
+	case syntax.RdrOut, syntax.AppOut, syntax.RdrInOut, syntax.RdrClob, syntax.AppClob,
+		syntax.RdrAll, syntax.RdrAllClob, syntax.AppAll, syntax.AppAllClob:
+		write = true
+	case syntax.RdrIn:
+	case syntax.DplOut:
+		// >&2 duplicates a descriptor; >&FILE writes to FILE.
+		if w := evalWord(r.Word, src); w.lit && (w.s == "-" || isDigits(strings.TrimSuffix(w.s, "-"))) {
+			return
+		}
+		write = true
+	default:
+		return
+	}
+	w := evalWord(r.Word, src)
+	if !w.lit {
+		if write {
+			a.setTaint("the script writes to a file whose name is not literal")
+		}
+		return
+	}
+	switch {
+	case w.s == "/dev/null", w.s == "/dev/stdout", w.s == "/dev/stderr", w.s == "/dev/tty",
+		strings.HasPrefix(w.s, "/dev/fd/"), strings.HasPrefix(w.s, "/proc/self/fd/"):
+		return
+	}
+	if len(a.redirects) < maxCommands {
+		a.redirects = append(a.redirects, w.s)
+	}
+	if write {
+		a.setTaint("the script writes to " + clip(w.s, 60) + " with a redirection")
+	}
 }
 
 // latentWord checks literal text that holds a command substitution: data

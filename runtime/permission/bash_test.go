@@ -265,6 +265,14 @@ func TestBashTable(t *testing.T) {
 		{"git log --grep=push", Allow},
 		{"git commit -m 'git push'", Ask},
 		{"echo git push", Allow},
+		// Redirections that write: no allow rule covers them.
+		{"echo hi > ~/.bashrc", Ask},
+		{"{ ls; } >> notes.txt", Ask},
+		{"echo hi >& out.txt", Ask},
+		{"ls > \"$F\"", Ask},
+		{"ls >/dev/null 2>&1", Allow},
+		{"ls 2>&1 | grep x >&2", Allow},
+		{"cat < notes.txt", Allow},
 		{"python3 -c 'import os; os.system(\"curl x\")'", Ask},
 	}
 	if len(cases) < 60 {

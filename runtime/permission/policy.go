@@ -185,12 +185,25 @@ type verdict struct {
 // which opens the absolute real paths.
 func (p *Policy) Check(name string, input json.RawMessage, paths []string) Result {
 	call := &callView{p: p, input: input, paths: paths}
-	var applicable []*compiled
+	rules := p.rulesFor(name)
 	cmdTool := name == "bash"
-	for _, c := range p.rulesFor(name) {
+	for _, c := range rules {
 		if c.command != nil {
 			cmdTool = true
 		}
+	}
+	var cmds []command
+	hasScript := false
+	if cmdTool {
+		var script string
+		if script, hasScript = call.command(); hasScript {
+			// The files a script's redirections name count as its paths
+			// for deny and ask path rules (`echo x > .env`).
+			cmds, call.redirects = analyzeAll(script)
+		}
+	}
+	var applicable []*compiled
+	for _, c := range rules {
 		if (c.paths != nil && !call.pathsMatch(c)) || (c.args != nil && !c.matchArgs(call.value())) {
 			continue
 		}
@@ -198,9 +211,8 @@ func (p *Policy) Check(name string, input json.RawMessage, paths []string) Resul
 	}
 	var res Result
 	var best verdict
-	if cmdTool {
-		if script, ok := call.command(); ok {
-			cmds := analyze(script)
+	if hasScript {
+		{
 			for i := range cmds {
 				v := p.decide(applicable, &cmds[i])
 				cr := CommandResult{Text: cmds[i].text(), Via: cmds[i].via, Latent: cmds[i].latent, Decision: v.d}
@@ -328,6 +340,9 @@ type callView struct {
 	decoded bool
 	v       any
 	lexical []string
+	// redirects are the files a bash script's redirections name, as
+	// written.
+	redirects []string
 }
 
 func (c *callView) value() any {
@@ -392,6 +407,12 @@ func (c *callView) lexicalPaths() []string {
 		return c.lexical
 	}
 	c.lexical = []string{}
+	for _, r := range c.redirects {
+		c.lexical = append(c.lexical, c.p.absolute(r))
+	}
+	if len(c.redirects) > 0 {
+		return c.lexical
+	}
 	m, ok := c.value().(map[string]any)
 	if !ok {
 		return c.lexical
@@ -400,21 +421,27 @@ func (c *callView) lexicalPaths() []string {
 	if !ok || s == "" {
 		return c.lexical
 	}
-	s = strings.TrimPrefix(s, "@")
+	c.lexical = append(c.lexical, c.p.absolute(strings.TrimPrefix(s, "@")))
+	return c.lexical
+}
+
+// absolute makes a path as written absolute: "~" is the home folder, a
+// relative path is taken from the working directory; links are not
+// followed.
+func (p *Policy) absolute(s string) string {
 	switch {
-	case s == "~" && c.p.home != "":
-		s = c.p.home
-	case strings.HasPrefix(s, "~/") && c.p.home != "":
-		s = filepath.Join(c.p.home, s[2:])
+	case s == "~" && p.home != "":
+		s = p.home
+	case strings.HasPrefix(s, "~/") && p.home != "":
+		s = filepath.Join(p.home, s[2:])
 	case !filepath.IsAbs(s):
-		cwd := c.p.cwd
+		cwd := p.cwd
 		if cwd == "" {
 			cwd, _ = os.Getwd()
 		}
 		s = filepath.Join(cwd, s)
 	}
-	c.lexical = append(c.lexical, filepath.Clean(s))
-	return c.lexical
+	return filepath.Clean(s)
 }
 
 // rel is abs relative to the project root, slash-separated, or "" outside

@@ -140,6 +140,31 @@ func TestPathRules(t *testing.T) {
 	}
 }
 
+// TestBashRedirectPaths: the files a bash script's redirections name are
+// its paths for deny and ask path rules.
+func TestBashRedirectPaths(t *testing.T) {
+	root := t.TempDir()
+	p := mustPolicy(t, []Rule{
+		{Tool: "*", Path: []string{".env*", "/etc/**"}, Decision: Deny},
+		{Tool: "bash", Command: []string{"cat"}, Decision: Allow},
+		{Tool: "bash", Command: []string{"echo"}, Decision: Allow},
+	}, Options{Default: Allow, Root: root, Cwd: root})
+	for _, c := range []struct {
+		cmd  string
+		want Decision
+	}{
+		{"echo KEY=1 > .env", Deny},
+		{"cat < config/.env.prod", Deny},
+		{"echo x >> /etc/hosts", Deny},
+		{"cat .env", Allow}, // an argument is not a path to pi: see docs/permissions.md
+		{"echo x > notes.txt", Allow},
+	} {
+		if got := p.Check("bash", bashInput(c.cmd), nil); got.Decision != c.want {
+			t.Errorf("%q: got %s (%s), want %s", c.cmd, got.Decision, got.RuleText, c.want)
+		}
+	}
+}
+
 // TestArgsAndTools: args rules read JSON pointers; tool globs cover
 // extension and MCP tools.
 func TestArgsAndTools(t *testing.T) {
