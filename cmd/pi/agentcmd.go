@@ -107,10 +107,11 @@ func cmdAgent(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	opts := f.commonFlags.appOptions(stderr, app.ModelOptions{Name: f.model, BaseURL: f.baseURL, APIKey: f.apiKey})
 	opts.Yes = f.yes
 	var lines *bufio.Scanner
+	var askRedactor *redact.Redactor // set once the runtime is open
 	if interactive {
 		lines = bufio.NewScanner(stdin)
 		lines.Buffer(make([]byte, 64*1024), 4*1024*1024)
-		opts.Approve = lineApprover(lines, stdout)
+		opts.Ask = lineApprover(lines, stdout, func() *redact.Redactor { return askRedactor })
 	}
 	rt, err := app.Open(ctx, opts)
 	if err != nil {
@@ -118,6 +119,7 @@ func cmdAgent(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return exitError
 	}
 	defer rt.Close()
+	askRedactor = rt.Redactor()
 	// Errors from here on are printed with the key redacted.
 	errOut := rt.Redactor().Writer(stderr)
 	var provider llm.Provider
@@ -255,20 +257,41 @@ func interactiveLoop(parent context.Context, ag *agent.Agent, first string, line
 }
 
 // lineApprover asks the person on the terminal, one line: y or yes
-// approves, anything else (Enter included) declines. It reads the prompt's
+// approves this call, a or always approves it and every later call that
+// only the same rules (or hook questions) ask about, for the rest of the
+// session; anything else (Enter included) declines. It reads the prompt's
 // own line reader, which is idle while a turn runs.
-func lineApprover(lines *bufio.Scanner, stdout io.Writer) tool.ApproveFunc {
-	return func(ctx context.Context, req tool.ApprovalRequest) (bool, error) {
-		fmt.Fprintf(stdout, "\n? %s: %s\n  allow %s? [y/N] ", req.Call.Name, strings.Join(req.Questions, "; "), req.Call.Name)
+func lineApprover(lines *bufio.Scanner, stdout io.Writer, redactor func() *redact.Redactor) app.AskFunc {
+	return func(ctx context.Context, req tool.ApprovalRequest) (app.ApprovalAnswer, error) {
+		out := stdout
+		if r := redactor(); r != nil {
+			out = r.Writer(stdout)
+		}
+		fmt.Fprintf(out, "\n? %s %s\n  %s\n  allow? [y]es / [N]o / [a]lways for this session: ", req.Call.Name, callSummary(req.Call), strings.Join(req.Questions, "\n  "))
 		if !lines.Scan() {
-			return false, errors.New("no answer: end of input")
+			return app.Decline, errors.New("no answer: end of input")
 		}
 		switch strings.ToLower(strings.TrimSpace(lines.Text())) {
 		case "y", "yes":
-			return true, nil
+			return app.ApproveOnce, nil
+		case "a", "always":
+			return app.ApproveAlways, nil
 		}
-		return false, nil
+		return app.Decline, nil
 	}
+}
+
+// callSummary is what the person needs to see of a call: a bash command as
+// it is, other arguments as compact JSON, cut at 300 bytes.
+func callSummary(c tool.CallInfo) string {
+	var args struct {
+		Command *string `json:"command"`
+	}
+	s := string(c.Input)
+	if json.Unmarshal(c.Input, &args) == nil && args.Command != nil {
+		s = "$ " + *args.Command
+	}
+	return truncateForMessage(s, 300)
 }
 
 // jsonEventWriter writes each event as one JSON line, with the API key

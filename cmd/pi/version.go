@@ -44,6 +44,8 @@ Usage:
   pi ext install FILE.wasm      check an extension and add it to pi.toml
   pi ext list | remove NAME     the installed extensions
   pi trust | untrust            allow (or stop allowing) this project's pi.toml to run code
+  pi permissions check TOOL 'JSON'  what the [permissions] rules decide about a call
+  pi permissions list           the permission rules, in the order they apply
   pi version                    version information
 
 Run 'pi COMMAND --help' for a command's flags. The model comes from --model /

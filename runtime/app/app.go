@@ -1,6 +1,7 @@
 package app
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -16,6 +17,7 @@ import (
 
 	"github.com/pi-go/pi/extensions"
 	"github.com/pi-go/pi/runtime/config"
+	"github.com/pi-go/pi/runtime/permission"
 	"github.com/pi-go/pi/runtime/redact"
 	"github.com/pi-go/pi/runtime/tool"
 	"github.com/pi-go/pi/tools/builtin"
@@ -59,6 +61,10 @@ type Options struct {
 	// Yes approves every ask without a person (--yes); it never overrides
 	// a block or a deny.
 	Yes bool
+	// Ask, when set instead of Approve, asks the person with a yes / no /
+	// always answer; the runtime remembers "always" per permission rule
+	// (per question for hooks) for its life.
+	Ask AskFunc
 	// HostName and HostVersion are what extensions are told in init;
 	// defaults "pi" and "dev".
 	HostName, HostVersion string
@@ -93,6 +99,10 @@ type Runtime struct {
 	// them (and no other runtime's).
 	procs   *builtin.Processes
 	closers []func()
+	// policy is [permissions] (nil when not configured); approvals holds
+	// the "always" answers of Options.Ask.
+	policy    *permission.Policy
+	approvals *approvals
 }
 
 // Open assembles a Runtime. On failure everything already started is closed
@@ -255,6 +265,7 @@ func (r *Runtime) registerTools(spawnHooks []tool.SpawnHook) error {
 		Shell: bash.Shell, CommandPrefix: bash.CommandPrefix, SpawnHooks: spawnHooks,
 		HideEnv: r.hideEnv, Processes: r.procs, OutputDir: r.outDir,
 		FullOutputMaxBytes: int64(bash.FullOutputMaxMB) << 20, Redactor: r.redactor,
+		DefaultTimeout: float64(cmp.Or(bash.DefaultTimeout, DefaultBashTimeout)),
 	}
 	for _, d := range builtin.Definitions(builtin.Options{Bash: bashOpts}) {
 		if err := r.registry.Register(d); err != nil {
@@ -274,6 +285,18 @@ func (r *Runtime) registerTools(spawnHooks []tool.SpawnHook) error {
 	}
 	r.hooks = redactionHooks(r.extHooks, r.redactor)
 	r.hooks.Approve = r.opts.Approve
+	// Permissions: the rules of [permissions], and a person's "always".
+	policy, err := r.buildPolicy()
+	if err != nil {
+		return err
+	}
+	if r.policy = policy; policy != nil {
+		r.hooks.Permission = r.permissionFunc(policy)
+	}
+	if r.opts.Ask != nil && r.opts.Approve == nil {
+		r.approvals = &approvals{always: map[string]bool{}, pending: map[string][]string{}}
+		r.hooks.Approve = r.sessionApprove(r.opts.Ask)
+	}
 	if r.opts.Yes {
 		r.hooks.Approve = func(context.Context, tool.ApprovalRequest) (bool, error) { return true, nil }
 	}

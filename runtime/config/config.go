@@ -32,6 +32,8 @@ type Config struct {
 	ToolExecution string
 	Model         Model
 	Tools         Tools
+	// Permissions are the allow / ask / deny rules for tool calls.
+	Permissions Permissions
 	// Extensions in load order: global ones first, then the project's; a
 	// project extension with the name of a global one takes its place.
 	Extensions []Extension
@@ -97,6 +99,9 @@ type Bash struct {
 	// FullOutputMaxMB caps each bash full-output file, in MiB; 0 when not
 	// set (the caller's default, 100).
 	FullOutputMaxMB int
+	// DefaultTimeout is the timeout in seconds of a command the model gives
+	// none; 0 when not set (the caller's default, 600).
+	DefaultTimeout int
 }
 
 // Extension is one [[extensions]] entry.
@@ -443,6 +448,7 @@ func untrustedWarning(l *layer, status trustResult, fromFlag bool) string {
 	if l.bashPassEnvSet {
 		ignored = append(ignored, "tools.bash.pass_env")
 	}
+	ignored = append(ignored, l.perm.ignoredNames()...)
 	if len(l.extensions) > 0 {
 		names := make([]string, len(l.extensions))
 		for i, e := range l.extensions {
@@ -536,6 +542,7 @@ func (c *Config) Clone() *Config {
 	n.Tools.Bash.PassEnv = slices.Clone(c.Tools.Bash.PassEnv)
 	n.Files = slices.Clone(c.Files)
 	n.Warnings = slices.Clone(c.Warnings)
+	n.Permissions = c.Permissions.clone()
 	if c.Extensions != nil {
 		n.Extensions = make([]Extension, len(c.Extensions))
 		for i, e := range c.Extensions {

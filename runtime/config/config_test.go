@@ -315,11 +315,11 @@ func TestLoadErrors(t *testing.T) {
 		name, toml, want string
 	}{
 		{"unknown top-level key", "tool_execution = \"parallel\"\nmodels = {}\n",
-			`FILE:2: unknown key "models" (known keys: tool_execution, model, tools, extensions)`},
+			`FILE:2: unknown key "models" (known keys: tool_execution, model, tools, extensions, permissions)`},
 		{"unknown implicit table", "[model]\nname = \"m\"\n\n[foo.bar]\nx = 1\n",
-			`FILE:4: unknown key "foo" (known keys: tool_execution, model, tools, extensions)`},
+			`FILE:4: unknown key "foo" (known keys: tool_execution, model, tools, extensions, permissions)`},
 		{"unknown nested key", "[model]\nname = \"m\"\n\n[tools]\nactive = []\n\n[tools.bash]\npromt = \"x\"\n",
-			`FILE:8: unknown key "tools.bash.promt" (known keys: command_prefix, shell, pass_env, full_output_max_mb)`},
+			`FILE:8: unknown key "tools.bash.promt" (known keys: command_prefix, shell, pass_env, full_output_max_mb, default_timeout)`},
 		{"unknown key in a dotted key", "model.nme = \"x\"\n",
 			`FILE:1: unknown key "model.nme" (known keys: base_url, name, api_key_env, images)`},
 		{"unknown quoted key", "[model]\n\"na me\" = 1\n",
@@ -399,7 +399,7 @@ func TestLoadErrors(t *testing.T) {
 		{"error inside an inline array of tables", "extensions = [\n  { name = \"a\", path = \"a.wasm\", sha256 = \"" + shaA + "\" },\n  { name = \"b\", path = \"b.wasm\", sha256 = \"x\" },\n]\n",
 			`FILE:3: key "extensions[1].sha256" must be 64 hex digits, got "x"`},
 		{"line of a key after a multi-line string", "[tools.bash]\ncommand_prefix = \"\"\"\n[model]\nname = 1\n\"\"\"\nshel = \"x\"\n",
-			`FILE:6: unknown key "tools.bash.shel" (known keys: command_prefix, shell, pass_env, full_output_max_mb)`},
+			`FILE:6: unknown key "tools.bash.shel" (known keys: command_prefix, shell, pass_env, full_output_max_mb, default_timeout)`},
 		// Syntax errors: line and column from the byte offset.
 		{"syntax: unterminated string", "[model]\nname = \"x\n",
 			`FILE:2:10: syntax error: strings cannot contain newlines`},

@@ -39,13 +39,17 @@ type layer struct {
 	bashPassEnvSet bool
 	bashFullMaxMB  *int
 	extensions     []Extension
+	// perm is [permissions]; bashTimeout is tools.bash.default_timeout.
+	perm        permLayer
+	bashTimeout *int
 }
 
 // runsCode reports whether the layer sets anything that runs code, or that
 // could send the API key somewhere else (model.base_url, model.api_key_env,
 // tools.bash.pass_env): the settings an untrusted project may not make.
 func (l *layer) runsCode() bool {
-	return l.bashPrefix != nil || l.bashShell != nil || len(l.extensions) > 0 || l.baseURL != nil || l.apiKeyEnv != nil || l.bashPassEnvSet
+	return l.bashPrefix != nil || l.bashShell != nil || len(l.extensions) > 0 || l.baseURL != nil || l.apiKeyEnv != nil || l.bashPassEnvSet ||
+		l.perm.loosens()
 }
 
 // dropCode forgets the settings that need trust.
@@ -53,6 +57,7 @@ func (l *layer) dropCode() {
 	l.bashPrefix, l.bashShell, l.extensions = nil, nil, nil
 	l.baseURL, l.apiKeyEnv = nil, nil
 	l.bashPassEnv, l.bashPassEnvSet = nil, false
+	l.perm.dropLoosening()
 }
 
 // applyTo lays l over c.
@@ -82,6 +87,10 @@ func (l *layer) applyTo(c *Config) {
 	if l.bashFullMaxMB != nil {
 		c.Tools.Bash.FullOutputMaxMB = *l.bashFullMaxMB
 	}
+	if l.bashTimeout != nil {
+		c.Tools.Bash.DefaultTimeout = *l.bashTimeout
+	}
+	l.perm.applyTo(&c.Permissions)
 	for _, e := range l.extensions {
 		i := slices.IndexFunc(c.Extensions, func(o Extension) bool { return o.Name == e.Name })
 		if i >= 0 {
@@ -94,10 +103,10 @@ func (l *layer) applyTo(c *Config) {
 
 // Known keys, in the order the docs list them.
 var (
-	topKeys              = []string{"tool_execution", "model", "tools", "extensions"}
+	topKeys              = []string{"tool_execution", "model", "tools", "extensions", "permissions"}
 	modelKeys            = []string{"base_url", "name", "api_key_env", "images"}
 	toolsKeys            = []string{"active", "bash"}
-	bashKeys             = []string{"command_prefix", "shell", "pass_env", "full_output_max_mb"}
+	bashKeys             = []string{"command_prefix", "shell", "pass_env", "full_output_max_mb", "default_timeout"}
 	extensionKeys        = []string{"name", "path", "sha256", "override", "grants", "limits", "config"}
 	grantsKeys           = []string{"fs", "exec", "env"}
 	limitsKeys           = []string{"memory_mb", "timeout_ms"}
@@ -279,6 +288,18 @@ func (d *decoder) integer(key string, v any, check func(int64) error) (int, bool
 	return int(n), true
 }
 
+// checkDefaultTimeout checks tools.bash.default_timeout: 1..maxBashTimeout
+// seconds.
+func checkDefaultTimeout(n int64) error {
+	if n <= 0 {
+		return fmt.Errorf("must be positive, got %d (leave it out for the default)", n)
+	}
+	if n > int64(maxBashTimeout) {
+		return fmt.Errorf("must be at most %d seconds, got %d", maxBashTimeout, n)
+	}
+	return nil
+}
+
 // checkFullOutputMB checks tools.bash.full_output_max_mb: 1..maxFullOutMB.
 func checkFullOutputMB(n int64) error {
 	if n <= 0 {
@@ -310,6 +331,9 @@ func (d *decoder) layer(raw map[string]any, scope string) *layer {
 	}
 	if v, ok := raw["extensions"]; ok {
 		d.extensions(l, v)
+	}
+	if v, ok := raw["permissions"]; ok {
+		d.permissions(l, v)
 	}
 	return l
 }
@@ -385,6 +409,11 @@ func (d *decoder) tools(l *layer, v any) {
 		if v, ok := b["full_output_max_mb"]; ok {
 			if n, ok := d.integer("tools.bash.full_output_max_mb", v, checkFullOutputMB); ok {
 				l.bashFullMaxMB = &n
+			}
+		}
+		if v, ok := b["default_timeout"]; ok {
+			if n, ok := d.integer("tools.bash.default_timeout", v, checkDefaultTimeout); ok {
+				l.bashTimeout = &n
 			}
 		}
 	}

@@ -70,7 +70,7 @@ promt = "x"
 		fmt.Println("key:", ce.Key)
 	}
 	// Output:
-	// pi.toml:5: unknown key "tools.bash.promt" (known keys: command_prefix, shell, pass_env, full_output_max_mb)
+	// pi.toml:5: unknown key "tools.bash.promt" (known keys: command_prefix, shell, pass_env, full_output_max_mb, default_timeout)
 	// key: tools.bash.promt
 }
 

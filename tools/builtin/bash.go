@@ -137,6 +137,10 @@ func runBash(ctx context.Context, opts BashOptions, call tool.Call, tc tool.Cont
 	})
 	defer acc.Close()
 	call.Update(tool.Result{Content: []tool.ContentBlock{}})
+	if args.Timeout == nil && opts.DefaultTimeout > 0 {
+		t := opts.DefaultTimeout
+		args.Timeout = &t
+	}
 	run, err := execShell(ctx, opts.Processes.set, shell, spawn, args.Timeout, acc, call)
 	if err != nil {
 		return tool.Result{}, err

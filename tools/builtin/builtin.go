@@ -53,6 +53,9 @@ type BashOptions struct {
 	// full-output files. The model-visible result is left to the caller's
 	// tool_result redaction.
 	Redactor *redact.Redactor
+	// DefaultTimeout, in seconds, applies to a call that gives no timeout
+	// ("Command timed out after N seconds"); zero means none.
+	DefaultTimeout float64
 }
 
 // Processes owns the processes started by the bash calls of the
