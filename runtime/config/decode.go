@@ -40,6 +40,12 @@ type layer struct {
 	bashPassEnvSet bool
 	bashFullMaxMB  *int
 	extensions     []Extension
+
+	// [model] context_window and [compaction] (see compaction.go).
+	contextWindow     *int
+	compactionEnabled *bool
+	compactReserve    *int
+	compactKeepRecent *int
 }
 
 // runsCode reports whether the layer sets anything that runs code, or that
@@ -83,6 +89,7 @@ func (l *layer) applyTo(c *Config) {
 	if l.bashFullMaxMB != nil {
 		c.Tools.Bash.FullOutputMaxMB = *l.bashFullMaxMB
 	}
+	l.applyCompaction(c)
 	for _, e := range l.extensions {
 		i := slices.IndexFunc(c.Extensions, func(o Extension) bool { return o.Name == e.Name })
 		if i >= 0 {
@@ -95,8 +102,8 @@ func (l *layer) applyTo(c *Config) {
 
 // Known keys, in the order the docs list them.
 var (
-	topKeys        = []string{"tool_execution", "model", "tools", "extensions"}
-	modelKeys      = []string{"base_url", "name", "api_key_env", "images"}
+	topKeys        = []string{"tool_execution", "model", "tools", "extensions", "compaction"}
+	modelKeys      = []string{"base_url", "name", "api_key_env", "images", "context_window"}
 	toolsKeys      = []string{"active", "bash"}
 	bashKeys       = []string{"command_prefix", "shell", "pass_env", "full_output_max_mb"}
 	extensionKeys  = []string{"name", "path", "sha256", "override", "grants", "limits", "config"}
@@ -310,6 +317,9 @@ func (d *decoder) layer(raw map[string]any, scope string) *layer {
 	if v, ok := raw["extensions"]; ok {
 		d.extensions(l, v)
 	}
+	if v, ok := raw["compaction"]; ok {
+		d.compaction(l, v)
+	}
 	return l
 }
 
@@ -344,6 +354,11 @@ func (d *decoder) model(l *layer, v any) {
 	if v, ok := m["images"]; ok {
 		if b, ok := d.boolean("model.images", v); ok {
 			l.images = &b
+		}
+	}
+	if v, ok := m["context_window"]; ok {
+		if n, ok := d.positive("model.context_window", v, maxContextWindow, "tokens"); ok {
+			l.contextWindow = &n
 		}
 	}
 }
