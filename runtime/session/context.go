@@ -336,3 +336,21 @@ func argsObject(raw string) json.RawMessage {
 	}
 	return buf.Bytes()
 }
+
+// Model returns the provider and model the current branch last used: the
+// latest model_change or assistant message on it; empty when none.
+func (s *Session) Model() (provider, model string) {
+	path := s.Branch()
+	for i := len(path) - 1; i >= 0; i-- {
+		e := path[i]
+		switch e.Type {
+		case TypeModelChange:
+			return e.Provider, e.ModelID
+		case TypeMessage:
+			if m, err := e.Message(); err == nil && m.Role == RoleAssistant {
+				return m.Provider, m.Model
+			}
+		}
+	}
+	return "", ""
+}
