@@ -39,6 +39,8 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return cmdTrust(rest[1:], stdout, stderr, true)
 	case "untrust":
 		return cmdTrust(rest[1:], stdout, stderr, false)
+	case "sessions":
+		return cmdSessions(rest[1:], stdout, stderr)
 	case "demo":
 		return cmdDemo(rest[1:], stdout, stderr)
 	case "help":
