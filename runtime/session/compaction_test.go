@@ -87,6 +87,7 @@ func checkPairs(t *testing.T, msgs []llm.Message, where string) {
 // entry, after the summary.
 func TestCutPointsNeverSplitCallAndResult(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 2))
+	compacted, split := 0, 0
 	for trial := range 40 {
 		s := randomSession(t, r, 2+r.IntN(6))
 		for round := range 2 {
@@ -95,6 +96,10 @@ func TestCutPointsNeverSplitCallAndResult(t *testing.T) {
 			prep, err := Prepare(path, keep)
 			if err != nil {
 				continue // the whole conversation fits
+			}
+			compacted++
+			if prep.SplitTurn {
+				split++
 			}
 			first := s.Entry(prep.FirstKeptEntryID)
 			if m, err := first.Message(); err == nil && m.Role == RoleToolResult {
@@ -129,6 +134,9 @@ func TestCutPointsNeverSplitCallAndResult(t *testing.T) {
 			mustAppend(t, s, assistant("", call(fmt.Sprintf("x%d%d", trial, round), "read", `{"path":"z"}`)))
 			mustAppend(t, s, result(fmt.Sprintf("x%d%d", trial, round), "read", strings.Repeat("r", 3000)))
 		}
+	}
+	if compacted < 40 || split == 0 || split == compacted {
+		t.Fatalf("only %d compactions (%d split turns): the test proves too little", compacted, split)
 	}
 }
 

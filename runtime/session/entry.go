@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 )
 
@@ -60,10 +61,10 @@ type Entry struct {
 	ParentID  string
 	Timestamp string
 
-	// message: the message is decoded on first use (Message).
-	msgRaw json.RawMessage
-	msg    *Message
-	msgErr error
+	// message: decoded from line on first use (Message).
+	msgOnce sync.Once
+	msg     *Message
+	msgErr  error
 
 	// model_change
 	Provider, ModelID string
@@ -95,30 +96,52 @@ type Entry struct {
 	// session_info: the session's display name.
 	Name string
 
-	// line is the entry's JSON as read or written.
+	// line is the entry's JSON: as written by this process, as read for
+	// a message (decoded when used) or for a fork.
 	line []byte
 }
 
 // Message returns the message of a message entry, decoding it on first
-// use; nil (and an error) when it is not one or cannot be decoded.
+// use; an error when the entry is not a message or its message cannot be
+// decoded (BuildContext then skips it).
 func (e *Entry) Message() (*Message, error) {
 	if e.Type != TypeMessage {
 		return nil, fmt.Errorf("entry %s: a %s entry has no message", e.ID, e.Type)
 	}
-	if e.msg == nil && e.msgErr == nil {
-		var m Message
-		if err := json.Unmarshal(e.msgRaw, &m); err != nil {
-			e.msgErr = fmt.Errorf("entry %s: message: %w", e.ID, err)
-		} else {
-			e.msg = &m
+	e.msgOnce.Do(func() {
+		if e.msg != nil {
+			return
 		}
-	}
+		full, err := decodeEntry(e.line)
+		if err != nil {
+			e.msgErr = fmt.Errorf("entry %s: %w", e.ID, err)
+			return
+		}
+		e.msg = full.msg
+	})
 	return e.msg, e.msgErr
 }
 
-// Line returns the entry's JSON line (without the newline), as read or
-// written.
-func (e *Entry) Line() []byte { return e.line }
+// loadEntry indexes one entry line: a message is only scanned for its
+// type, id, parent and timestamp and decoded when used; other entries
+// (small and few) are decoded at once.
+func loadEntry(line []byte) (*Entry, error) {
+	h, err := scanHead(line)
+	if err != nil {
+		return nil, err
+	}
+	if !h.hasID {
+		return nil, errNoID
+	}
+	if h.typ != TypeMessage {
+		return decodeEntry(line)
+	}
+	e := &Entry{Type: h.typ, ID: h.id, ParentID: h.parentID, Timestamp: h.timestamp, line: line}
+	if h.tsNumeric {
+		e.Timestamp = isoTime(time.UnixMilli(int64(h.tsMillis)))
+	}
+	return e, nil
+}
 
 // Time parses Timestamp; the zero time when it cannot be parsed.
 func (e *Entry) Time() time.Time {
@@ -135,7 +158,7 @@ type entryJSON struct {
 	ID               *string         `json:"id"`
 	ParentID         *string         `json:"parentId"`
 	Timestamp        any             `json:"timestamp"`
-	Message          json.RawMessage `json:"message"`
+	Message          *messageJSON    `json:"message"`
 	Provider         string          `json:"provider"`
 	ModelID          string          `json:"modelId"`
 	ThinkingLevel    string          `json:"thinkingLevel"`
@@ -161,18 +184,36 @@ var errNoID = errors.New("entry has no id")
 func decodeEntry(line []byte) (*Entry, error) {
 	var j entryJSON
 	if err := json.Unmarshal(line, &j); err != nil {
-		return nil, err
+		// Content is decoded as blocks in the one pass over the line; a
+		// message whose content is a plain string is decoded again.
+		var te *json.UnmarshalTypeError
+		if !errors.As(err, &te) || te.Field != "message.content" {
+			return nil, err
+		}
+		var slow struct {
+			Message struct {
+				Content json.RawMessage `json:"content"`
+			} `json:"message"`
+		}
+		if err := json.Unmarshal(line, &slow); err != nil {
+			return nil, err
+		}
+		blocks, err := decodeContent(slow.Message.Content)
+		if err != nil {
+			return nil, fmt.Errorf("message: content: %w", err)
+		}
+		j.Message.Content = blocks
 	}
 	if j.ID == nil {
 		return nil, errNoID
 	}
 	e := &Entry{
-		Type: j.Type, ID: *j.ID, msgRaw: j.Message,
+		Type: j.Type, ID: *j.ID,
 		Provider: j.Provider, ModelID: j.ModelID, ThinkingLevel: j.ThinkingLevel,
 		Summary: j.Summary, FirstKeptEntryID: j.FirstKeptEntryID, TokensBefore: int(j.TokensBefore),
 		FromID: j.FromID, Details: j.Details, FromHook: j.FromHook,
 		CustomType: j.CustomType, Data: j.Data, Content: j.Content, Display: j.Display,
-		TargetID: j.TargetID, line: line,
+		TargetID: j.TargetID,
 	}
 	if j.ParentID != nil {
 		e.ParentID = *j.ParentID
@@ -189,8 +230,15 @@ func decodeEntry(line []byte) (*Entry, error) {
 	if j.Name != nil {
 		e.Name = *j.Name
 	}
-	if e.Type == TypeMessage && len(j.Message) == 0 {
-		return nil, errors.New("message entry has no message")
+	if e.Type == TypeMessage {
+		if j.Message == nil {
+			return nil, errors.New("message entry has no message")
+		}
+		m, err := j.Message.message()
+		if err != nil {
+			return nil, fmt.Errorf("message: %w", err)
+		}
+		e.msg = &m
 	}
 	return e, nil
 }
@@ -324,14 +372,14 @@ type Message struct {
 // Block is one content block: text, image (base64 Data and MimeType),
 // thinking, or toolCall (ID, Name and the parsed Arguments object).
 type Block struct {
-	Type      string
-	Text      string
-	Thinking  string
-	Data      string
-	MimeType  string
-	ID        string
-	Name      string
-	Arguments json.RawMessage
+	Type      string          `json:"type"`
+	Text      string          `json:"text"`
+	Thinking  string          `json:"thinking"`
+	Data      string          `json:"data"`
+	MimeType  string          `json:"mimeType"`
+	ID        string          `json:"id"`
+	Name      string          `json:"name"`
+	Arguments json.RawMessage `json:"arguments"`
 }
 
 // Usage is an assistant message's token usage, in the reference's shape.
@@ -363,8 +411,10 @@ func (u Usage) ContextTokens() int {
 }
 
 type messageJSON struct {
-	Role               string          `json:"role"`
-	Content            json.RawMessage `json:"content"`
+	Role string `json:"role"`
+	// Content is a string or blocks in the file; decodeEntry and
+	// UnmarshalJSON read the string form into one text block.
+	Content            []Block         `json:"content"`
 	Timestamp          float64         `json:"timestamp"`
 	API                string          `json:"api"`
 	Provider           string          `json:"provider"`
@@ -394,14 +444,32 @@ type messageJSON struct {
 func (m *Message) UnmarshalJSON(b []byte) error {
 	var j messageJSON
 	if err := json.Unmarshal(b, &j); err != nil {
+		var te *json.UnmarshalTypeError
+		if !errors.As(err, &te) || te.Field != "content" {
+			return err
+		}
+		var slow struct {
+			Content json.RawMessage `json:"content"`
+		}
+		if err := json.Unmarshal(b, &slow); err != nil {
+			return err
+		}
+		if j.Content, err = decodeContent(slow.Content); err != nil {
+			return fmt.Errorf("content: %w", err)
+		}
+	}
+	out, err := j.message()
+	if err != nil {
 		return err
 	}
-	blocks, err := decodeContent(j.Content)
-	if err != nil {
-		return fmt.Errorf("content: %w", err)
-	}
-	*m = Message{
-		Role: j.Role, Content: blocks, Timestamp: int64(j.Timestamp),
+	*m = out
+	return nil
+}
+
+// message converts the decoded fields.
+func (j *messageJSON) message() (Message, error) {
+	return Message{
+		Role: j.Role, Content: j.Content, Timestamp: int64(j.Timestamp),
 		API: j.API, Provider: j.Provider, Model: j.Model, Usage: j.Usage,
 		StopReason: j.StopReason, ErrorMessage: j.ErrorMessage,
 		ToolCallID: j.ToolCallID, ToolName: j.ToolName, Details: j.Details, IsError: j.IsError,
@@ -409,8 +477,7 @@ func (m *Message) UnmarshalJSON(b []byte) error {
 		Command: j.Command, Output: j.Output, ExitCode: j.ExitCode, Cancelled: j.Cancelled,
 		Truncated: j.Truncated, FullOutputPath: j.FullOutputPath, ExcludeFromContext: j.ExcludeFromContext,
 		Summary: j.Summary, FromID: j.FromID, TokensBefore: int(j.TokensBefore),
-	}
-	return nil
+	}, nil
 }
 
 // decodeContent reads content that is a string, an array of blocks, or
@@ -475,26 +542,6 @@ func (m *Message) MarshalJSON() ([]byte, error) {
 		}{m.Role, m.ToolCallID, m.ToolName, content, m.Details, m.IsError, m.Timestamp})
 	}
 	return nil, fmt.Errorf("pi does not write %q messages", m.Role)
-}
-
-// UnmarshalJSON reads a block of any type.
-func (b *Block) UnmarshalJSON(data []byte) error {
-	var j struct {
-		Type      string          `json:"type"`
-		Text      string          `json:"text"`
-		Thinking  string          `json:"thinking"`
-		Data      string          `json:"data"`
-		MimeType  string          `json:"mimeType"`
-		ID        string          `json:"id"`
-		Name      string          `json:"name"`
-		Arguments json.RawMessage `json:"arguments"`
-	}
-	if err := json.Unmarshal(data, &j); err != nil {
-		return err
-	}
-	*b = Block{Type: j.Type, Text: j.Text, Thinking: j.Thinking, Data: j.Data, MimeType: j.MimeType,
-		ID: j.ID, Name: j.Name, Arguments: j.Arguments}
-	return nil
 }
 
 // MarshalJSON writes the block in the reference's shape for its type.

@@ -83,20 +83,22 @@ func Stat(path string) (Info, error) {
 				}
 				info.ID, info.Cwd, info.ParentSession = h.ID, h.Cwd, h.ParentSession
 				info.Created, _ = time.Parse(time.RFC3339Nano, h.Timestamp)
-			} else if e, derr := decodeEntry(line); derr == nil {
-				switch e.Type {
+			} else if h, herr := scanHead(bytes.TrimSpace(line)); herr == nil {
+				switch h.typ {
 				case TypeSessionInfo:
-					info.Name = strings.TrimSpace(e.Name)
+					if e, derr := decodeEntry(line); derr == nil {
+						info.Name = strings.TrimSpace(e.Name)
+					}
 				case TypeMessage:
+					// Counted and dated from the entry; only messages up
+					// to the first user prompt are decoded.
 					info.MessageCount++
-					if m, merr := e.Message(); merr == nil && (m.Role == RoleUser || m.Role == RoleAssistant) {
-						t := m.Timestamp
-						if t == 0 {
-							t = e.Time().UnixMilli()
-						}
-						last = max(last, t)
-						if m.Role == RoleUser && info.FirstMessage == "(no messages)" {
-							if text := joinTexts(m.Content, " "); text != "" {
+					if t, terr := time.Parse(time.RFC3339Nano, h.timestamp); terr == nil {
+						last = max(last, t.UnixMilli())
+					}
+					if info.FirstMessage == "(no messages)" {
+						if e, derr := decodeEntry(line); derr == nil && e.msg.Role == RoleUser {
+							if text := joinTexts(e.msg.Content, " "); text != "" {
 								info.FirstMessage = text
 							}
 						}

@@ -20,11 +20,24 @@ func migrate(lines [][]byte) (out [][]byte, ok bool, err error) {
 	if len(lines) == 0 {
 		return nil, false, nil
 	}
-	objs := make([]map[string]any, len(lines))
-	for i, l := range lines {
-		if err := json.Unmarshal(l, &objs[i]); err != nil {
-			return nil, false, fmt.Errorf("line %d: %w", i+1, err)
+	var head struct {
+		Version *float64 `json:"version"`
+	}
+	if err := json.Unmarshal(lines[0], &head); err != nil {
+		return nil, false, fmt.Errorf("line 1: %w", err)
+	}
+	if head.Version != nil && int(*head.Version) >= Version {
+		return nil, false, nil
+	}
+	objs := make([]map[string]any, 0, len(lines))
+	for _, l := range lines {
+		var o map[string]any
+		if json.Unmarshal(l, &o) == nil { // malformed lines are dropped, as the reference does
+			objs = append(objs, o)
 		}
+	}
+	if len(objs) == 0 {
+		return nil, false, nil
 	}
 	version := 1
 	if v, isNum := objs[0]["version"].(float64); isNum {

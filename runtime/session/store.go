@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"sync"
@@ -42,6 +41,8 @@ type Session struct {
 	persist  bool
 	readOnly bool
 	closed   bool
+	// keepLines keeps each entry's line as read (for Fork).
+	keepLines bool
 
 	entries []*Entry
 	byID    map[string]*Entry
@@ -164,7 +165,7 @@ func lockedError(path string) error {
 }
 
 func open(path string, f *os.File, o OpenOptions) (*Session, error) {
-	data, err := io.ReadAll(f)
+	data, err := readAll(f)
 	if err != nil {
 		return nil, fmt.Errorf("open session %s: %w", path, err)
 	}
@@ -224,6 +225,18 @@ func open(path string, f *os.File, o OpenOptions) (*Session, error) {
 	return s, nil
 }
 
+// readAll reads f from its offset to the end into one buffer sized by
+// Stat (no growing copies of a large file).
+func readAll(f *os.File) ([]byte, error) {
+	st, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	buf := bytes.NewBuffer(make([]byte, 0, st.Size()+512))
+	_, err = buf.ReadFrom(f)
+	return buf.Bytes(), err
+}
+
 func cwdOr(dir string) string {
 	if dir != "" {
 		return dir
@@ -244,6 +257,10 @@ func cwdOr(dir string) string {
 //
 // ErrNotSession when the first line is not a session header; read errors.
 func Read(path string, o OpenOptions) (*Session, error) {
+	return read(path, o, false)
+}
+
+func read(path string, o OpenOptions, keepLines bool) (*Session, error) {
 	abs, err := filepath.Abs(path)
 	if err != nil {
 		return nil, fmt.Errorf("read session %s: %w", path, err)
@@ -252,7 +269,7 @@ func Read(path string, o OpenOptions) (*Session, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read session: %w", err)
 	}
-	s := &Session{path: abs, persist: true, readOnly: true, byID: map[string]*Entry{}, flushed: true}
+	s := &Session{path: abs, persist: true, readOnly: true, byID: map[string]*Entry{}, flushed: true, keepLines: keepLines}
 	lines, torn := splitLines(data)
 	if migrated, ok, err := migrate(lines); err == nil && ok {
 		lines, torn = migrated, nil
@@ -298,7 +315,10 @@ func (s *Session) load(lines [][]byte, torn []byte, warn func(string)) error {
 	s.header = h
 	s.entries = make([]*Entry, 0, len(lines)-1)
 	for i, l := range lines[1:] {
-		e, err := decodeEntry(l)
+		e, err := loadEntry(l)
+		if err == nil && s.keepLines {
+			e.line = l
+		}
 		if err != nil {
 			s.warn(warn, fmt.Sprintf("session %s: line %d skipped: %v", s.path, i+2, err))
 			continue
@@ -309,12 +329,10 @@ func (s *Session) load(lines [][]byte, torn []byte, warn func(string)) error {
 		s.entries = append(s.entries, e)
 		s.byID[e.ID] = e
 		s.leaf = e.ID
-		if !s.hasAssistant && e.Type == TypeMessage && bytes.Contains(e.msgRaw, []byte(`"assistant"`)) {
-			if m, err := e.Message(); err == nil && m.Role == RoleAssistant {
-				s.hasAssistant = true
-			}
-		}
 	}
+	// A session read from its file is written already: whether it holds
+	// an assistant message matters only before the first write.
+	s.hasAssistant = true
 	if torn != nil {
 		s.warn(warn, fmt.Sprintf("session %s: the last line was cut short (%d bytes, a write interrupted by a crash?) and was dropped; every earlier line was kept", s.path, len(torn)))
 	}
@@ -337,7 +355,7 @@ func (s *Session) warn(warn func(string), msg string) {
 //
 // src cannot be read or is not a session; the new file cannot be written.
 func Fork(src string, o CreateOptions) (*Session, error) {
-	from, err := Read(src, OpenOptions{})
+	from, err := read(src, OpenOptions{}, true)
 	if err != nil {
 		return nil, fmt.Errorf("fork: %w", err)
 	}
@@ -456,7 +474,9 @@ func (s *Session) AppendMessage(m Message) (string, error) {
 	if m.Timestamp == 0 {
 		m.Timestamp = time.Now().UnixMilli()
 	}
-	return s.append(&Entry{Type: TypeMessage, msg: &m})
+	e := &Entry{Type: TypeMessage, msg: &m}
+	e.msgOnce.Do(func() {})
+	return s.append(e)
 }
 
 // AppendModelChange records that the conversation goes on with another
