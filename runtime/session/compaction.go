@@ -626,7 +626,12 @@ func Summarize(ctx context.Context, p llm.Provider, prep *Preparation, instructi
 		}
 		summary = s
 	} else {
+		// Only the start of a split turn is new: the earlier summary (if
+		// any) stays the history part.
 		summary = "No prior history."
+		if prep.PreviousSummary != "" {
+			summary = prep.PreviousSummary
+		}
 	}
 	if prep.SplitTurn && len(prep.TurnPrefix) > 0 {
 		text := "<conversation>\n" + SerializeConversation(prep.TurnPrefix) + "\n</conversation>\n\n" + turnPrefixPrompt
