@@ -48,10 +48,10 @@ type Config struct {
 	// Messages is the conversation to continue (a resumed session); Prompt
 	// goes on from it.
 	Messages []llm.Message
-	// Compaction, when its Compactor is set, compacts the conversation:
-	// after a run whose context passed the threshold, after a
-	// context-overflow error (then the run is retried once), and on
-	// Agent.Compact.
+	// Compaction, when its Compactor is set, compacts the conversation on
+	// Agent.Compact and, with Auto, after a run whose context passed the
+	// threshold and after a context-overflow error (then the run is
+	// retried once).
 	Compaction Compaction
 	// OnReset is called when Run drops an earlier conversation, before
 	// the new one starts (a session starts a new branch).
@@ -196,7 +196,7 @@ func (a *Agent) run(ctx context.Context, prompt string, reset bool) (*RunResult,
 	user := llm.Message{Role: llm.RoleUser, Content: []tool.ContentBlock{tool.Text(prompt)}}
 	res := &RunResult{}
 	err := a.runOnce(ctx, &user, res)
-	if err != nil && a.cfg.Compaction.Compactor != nil && ctx.Err() == nil && llm.IsContextOverflow(err) {
+	if err != nil && a.cfg.Compaction.Compactor != nil && a.cfg.Compaction.Auto && ctx.Err() == nil && llm.IsContextOverflow(err) {
 		err = a.recoverOverflow(ctx, err, res)
 	} else if err == nil {
 		a.autoCompact(ctx, res)

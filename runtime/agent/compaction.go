@@ -45,7 +45,8 @@ type Compaction struct {
 	// Agent.Compact fails).
 	Compactor Compactor
 	// Auto compacts after a run whose context passed ContextWindow -
-	// ReserveTokens. Overflow recovery works without it.
+	// ReserveTokens, and after a context-overflow error (then retries the
+	// run once). Without it only Agent.Compact compacts.
 	Auto bool
 	// ContextWindow and ReserveTokens set the threshold, in tokens.
 	ContextWindow, ReserveTokens int
