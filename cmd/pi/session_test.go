@@ -251,3 +251,41 @@ func TestSessionsCommands(t *testing.T) {
 		}
 	}
 }
+
+// /compact in interactive line mode compacts the session with the
+// instructions given, and the next prompt goes on from the summary.
+func TestInteractiveCompact(t *testing.T) {
+	home := isolate(t)
+	dir := t.TempDir()
+	// Keeping 1 token cuts at the last answer: the prompt before it is
+	// summarized as the start of a split turn.
+	os.WriteFile(filepath.Join(home, "pi.toml"), []byte("[compaction]\nkeep_recent_tokens = 1\n"), 0o644)
+	srv := openaitest.NewServer(t,
+		openaitest.Reply{Text: "hi there"},
+		openaitest.Reply{Text: "THE SUMMARY"},
+		openaitest.Reply{Text: "after"},
+	)
+	var stdout, stderr bytes.Buffer
+	in := strings.NewReader("hello\n/compact keep the greeting\nnext\n")
+	if code := run([]string{"--interactive", "--base-url", srv.URL, "--model", "m", "--cwd", dir}, in, &stdout, &stderr); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr.String())
+	}
+	if !strings.Contains(stdout.String(), "Compacted:") {
+		t.Fatalf("stdout %s\nstderr %s", stdout.String(), stderr.String())
+	}
+	reqs := srv.RawRequests()
+	if len(reqs) != 3 || !strings.Contains(string(reqs[1]), "Focus especially on: keep the greeting") {
+		t.Fatalf("%d requests; the summarizing one: %.400s", len(reqs), reqs[1])
+	}
+	if !strings.Contains(string(reqs[2]), "THE SUMMARY") || !strings.Contains(string(reqs[2]), `"next"`) {
+		t.Fatalf("the prompt after /compact: %s", reqs[2])
+	}
+	files := sessionFiles(t, home, dir)
+	if len(files) != 1 {
+		t.Fatalf("files %v", files)
+	}
+	data, _ := os.ReadFile(files[0])
+	if !strings.Contains(string(data), `"type":"compaction"`) {
+		t.Fatal("no compaction entry in the session file")
+	}
+}

@@ -635,6 +635,9 @@ func Summarize(ctx context.Context, p llm.Provider, prep *Preparation, instructi
 	}
 	if prep.SplitTurn && len(prep.TurnPrefix) > 0 {
 		text := "<conversation>\n" + SerializeConversation(prep.TurnPrefix) + "\n</conversation>\n\n" + turnPrefixPrompt
+		if instructions != "" {
+			text += "\n\nFocus especially on: " + instructions
+		}
 		s, err := complete(ctx, p, text)
 		if err != nil {
 			return nil, fmt.Errorf("summarize the split turn: %w", err)
