@@ -309,7 +309,7 @@ func TestSessionCustomEntries(t *testing.T) {
 	if _, err := rt.SessionAppend("bad type", json.RawMessage(`1`)); !errors.Is(err, session.ErrBadCustom) {
 		t.Fatalf("bad customType = %v", err)
 	}
-	if _, err := ag.Prompt(context.Background(), "hi"); err != nil {
+	if _, err := ag.Prompt(context.Background(), "hi, my key is sk-test-key-0123456789"); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := rt.SessionAppend("my-ext", json.RawMessage(`{"count":2}`)); err != nil {
@@ -331,7 +331,8 @@ func TestSessionCustomEntries(t *testing.T) {
 		}
 	}
 	data, _ := os.ReadFile(rt.Session().Path())
-	if strings.Contains(string(data), "sk-test-key-0123456789") || !strings.Contains(string(data), `"customType":"my-ext"`) {
+	if strings.Contains(string(data), "sk-test-key-0123456789") || !strings.Contains(string(data), `"customType":"my-ext"`) ||
+		!strings.Contains(string(data), "my key is [REDACTED]") {
 		t.Fatalf("file %s", data)
 	}
 }

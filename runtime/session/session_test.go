@@ -495,11 +495,21 @@ func TestCustomEntries(t *testing.T) {
 	if _, err := s.AppendCustom("counter", json.RawMessage(`{"n":2}`)); err != nil {
 		t.Fatal(err)
 	}
+	defer func(old int) { customTotalLimit = old }(customTotalLimit)
+	customTotalLimit = 4 * MaxCustomDataBytes
+	big := json.RawMessage(`"` + strings.Repeat("b", MaxCustomDataBytes-10) + `"`)
+	var refused error
+	for i := 0; i < customTotalLimit/MaxCustomDataBytes+2 && refused == nil; i++ {
+		_, refused = s.AppendCustom("flood", big)
+	}
+	if !errors.Is(refused, ErrBadCustom) || !strings.Contains(refused.Error(), "the most one run may append") {
+		t.Fatalf("an extension could append custom data without end: %v", refused)
+	}
 	got := s.CustomEntries("counter")
 	if len(got) != 2 || string(got[0].Data) != `{"n":1}` || string(got[1].Data) != `{"n":2}` {
 		t.Fatalf("entries %+v", got)
 	}
-	if all := s.CustomEntries(""); len(all) != 3 || string(all[1].Data) != "null" {
+	if all := s.CustomEntries(""); len(all) < 3 || string(all[1].Data) != "null" {
 		t.Fatalf("all %+v", all)
 	}
 	r, err := Read(s.Path(), OpenOptions{})
@@ -623,5 +633,37 @@ func TestDirForListResolve(t *testing.T) {
 	}
 	if MostRecent(dir) == "" || MostRecent(filepath.Join(root, "none")) != "" {
 		t.Fatal("MostRecent")
+	}
+}
+
+// A crafted file whose parent links form a cycle, point to missing
+// entries or to the entry itself still loads and builds a context.
+func TestParentCycles(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "s.jsonl")
+	os.WriteFile(path, []byte(`{"type":"session","version":3,"id":"x","timestamp":"2025-01-01T00:00:00.000Z","cwd":"/p"}
+{"type":"message","id":"aaaaaaaa","parentId":"cccccccc","timestamp":"2025-01-01T00:00:01.000Z","message":{"role":"user","content":"a"}}
+{"type":"message","id":"bbbbbbbb","parentId":"aaaaaaaa","timestamp":"2025-01-01T00:00:02.000Z","message":{"role":"user","content":"b"}}
+{"type":"message","id":"cccccccc","parentId":"bbbbbbbb","timestamp":"2025-01-01T00:00:03.000Z","message":{"role":"user","content":"c"}}
+{"type":"message","id":"dddddddd","parentId":"dddddddd","timestamp":"2025-01-01T00:00:04.000Z","message":{"role":"user","content":"d"}}
+{"type":"message","id":"eeeeeeee","parentId":"missing!","timestamp":"2025-01-01T00:00:05.000Z","message":{"role":"user","content":"e"}}
+`), 0o600)
+	o, err := Open(path, OpenOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer o.Close()
+	if got := ToLLM(o.Context()); len(got) != 1 || got[0].Content[0].Text != "e" {
+		t.Fatalf("context %+v", got)
+	}
+	for _, leaf := range []string{"cccccccc", "dddddddd"} {
+		o.mu.Lock()
+		o.leaf = leaf
+		o.mu.Unlock()
+		if n := len(o.Branch()); n == 0 || n > 3 {
+			t.Fatalf("branch from %s: %d entries", leaf, n)
+		}
+		if _, err := Prepare(o.Branch(), 1); err != nil && !errors.Is(err, ErrNothingToCompact) {
+			t.Fatal(err)
+		}
 	}
 }

@@ -43,6 +43,8 @@ type Session struct {
 	closed   bool
 	// keepLines keeps each entry's line as read (for Fork).
 	keepLines bool
+	// customBytes counts the custom data appended (MaxCustomTotalBytes).
+	customBytes int
 
 	entries []*Entry
 	byID    map[string]*Entry
@@ -528,7 +530,13 @@ const (
 	MaxCustomTypeLen = 128
 	// MaxCustomDataBytes bounds a custom entry's data, as JSON.
 	MaxCustomDataBytes = 256 << 10
+	// MaxCustomTotalBytes bounds the custom data one Session appends in
+	// all, so an extension in a loop cannot fill the disk.
+	MaxCustomTotalBytes = 64 << 20
 )
+
+// customTotalLimit is MaxCustomTotalBytes (lowered by tests).
+var customTotalLimit = MaxCustomTotalBytes
 
 // ErrBadCustom is returned (wrapped) by AppendCustom for a customType or
 // data outside the limits.
@@ -559,7 +567,20 @@ func (s *Session) AppendCustom(customType string, data json.RawMessage) (string,
 	if err := json.Compact(&compact, data); err != nil {
 		return "", fmt.Errorf("%w: data: %v", ErrBadCustom, err)
 	}
-	return s.append(&Entry{Type: TypeCustom, CustomType: customType, Data: compact.Bytes()})
+	s.mu.Lock()
+	if s.customBytes+compact.Len() > customTotalLimit {
+		s.mu.Unlock()
+		return "", fmt.Errorf("%w: this session already holds %d bytes of custom data, the most one run may append is %d", ErrBadCustom, s.customBytes, customTotalLimit)
+	}
+	s.customBytes += compact.Len()
+	s.mu.Unlock()
+	id, err := s.append(&Entry{Type: TypeCustom, CustomType: customType, Data: compact.Bytes()})
+	if err != nil {
+		s.mu.Lock()
+		s.customBytes -= compact.Len()
+		s.mu.Unlock()
+	}
+	return id, err
 }
 
 func checkCustomType(t string) error {
