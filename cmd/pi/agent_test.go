@@ -202,8 +202,12 @@ func TestJSONModeEmitsEvents(t *testing.T) {
 			t.Errorf("events lack %s: %s", want, seq)
 		}
 	}
-	if types[0] != "agent_start" || types[len(types)-1] != "agent_end" {
-		t.Errorf("events do not start with agent_start and end with agent_end: %s", seq)
+	// The session header first (as the reference agent writes it), then
+	// session_start, the run from agent_start to agent_end, and
+	// session_shutdown when the runtime closes.
+	if len(types) < 4 || types[0] != "session" || types[1] != "session_start" || types[2] != "agent_start" ||
+		types[len(types)-2] != "agent_end" || types[len(types)-1] != "session_shutdown" {
+		t.Errorf("events are not header, session_start, agent_start ... agent_end, session_shutdown: %s", seq)
 	}
 }
 

@@ -39,7 +39,13 @@ Without a model, 'pi demo' shows pi offline, and --script FILE plays a
 scripted model: {"turns":[{"text":"..."},{"toolCalls":[{"name":"read","arguments":{"path":"x"}}]}]}.
 
 In interactive mode: Enter sends, Ctrl-C cancels the running turn (and its
-bash commands), Ctrl-D exits.
+bash commands), Ctrl-D exits; /compact [INSTRUCTIONS] summarizes the
+conversation so far to free context.
+
+Sessions: every run is saved as a session in the reference agent's format,
+in $PI_HOME/sessions/--CWD--/ (see docs/sessions.md). -c continues the latest
+one, -r picks one, --session PATH|ID-PREFIX resumes one, --fork copies one
+into a new session, --no-session saves nothing; 'pi sessions list' lists them.
 `
 
 type agentFlags struct {
@@ -55,6 +61,7 @@ type agentFlags struct {
 	interactive  bool
 	maxTurns     int
 	yes          bool
+	sess         sessionFlags
 }
 
 func cmdAgent(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
@@ -73,9 +80,13 @@ func cmdAgent(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs.BoolVar(&f.interactive, "interactive", false, "interactive line mode even when stdin is not a terminal")
 	fs.IntVar(&f.maxTurns, "max-turns", 0, "stop after `N` model turns (0: no limit)")
 	fs.BoolVar(&f.yes, "yes", false, "approve the calls that extensions or permission rules ask about, without asking (never overrides a block)")
+	f.sess.register(fs)
 	pos, code, done := parseArgs(fs, args)
 	if done {
 		return code
+	}
+	if err := f.sess.check(); err != nil {
+		return usageError(stderr, "", "%v", err)
 	}
 	if f.mode != "text" && f.mode != "json" {
 		return usageError(stderr, "", "--mode must be text or json, not %q", f.mode)
@@ -106,12 +117,20 @@ func cmdAgent(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 
 	opts := f.commonFlags.appOptions(stderr, app.ModelOptions{Name: f.model, BaseURL: f.baseURL, APIKey: f.apiKey})
 	opts.Yes = f.yes
+	opts.Session = f.sess.options()
 	var lines *bufio.Scanner
 	var askRedactor *redact.Redactor // set once the runtime is open
-	if interactive {
+	if interactive || (f.sess.resume && isTerminal(stdin)) {
 		lines = bufio.NewScanner(stdin)
 		lines.Buffer(make([]byte, 64*1024), 4*1024*1024)
+	}
+	if interactive {
 		opts.Ask = lineApprover(lines, stdout, func() *redact.Redactor { return askRedactor })
+	}
+	if f.sess.resume {
+		if code, ok := resumePick(&f, opts.Session, stdin, lines, stdout, stderr); !ok {
+			return code
+		}
 	}
 	rt, err := app.Open(ctx, opts)
 	if err != nil {
@@ -122,6 +141,12 @@ func cmdAgent(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	askRedactor = rt.Redactor()
 	// Errors from here on are printed with the key redacted.
 	errOut := rt.Redactor().Writer(stderr)
+	if f.mode == "json" {
+		// The session header first, as the reference agent does.
+		if b, err := json.Marshal(rt.Session().Header()); err == nil {
+			stdout.Write(append(rt.Redactor().Bytes(b), '\n'))
+		}
+	}
 	var provider llm.Provider
 	if f.script != "" {
 		s, err := llm.LoadScript(f.script)
@@ -140,9 +165,41 @@ func cmdAgent(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return exitError
 	}
 	if interactive {
-		return interactiveLoop(ctx, ag, prompt, lines, stdout, errOut)
+		return interactiveLoop(ctx, ag, rt.Compact, prompt, lines, stdout, errOut)
 	}
 	return printRun(ctx, ag, prompt, errOut)
+}
+
+// resumePick handles -r: on a terminal it lists this directory's sessions
+// and sets o.Path to the one picked; otherwise it prints the list and
+// fails with exitUsage. ok false means return code now.
+func resumePick(f *agentFlags, o *app.SessionOptions, stdin io.Reader, lines *bufio.Scanner, stdout, stderr io.Writer) (code int, ok bool) {
+	infos, err := app.ListSessions("", f.cwd, *o)
+	if err != nil {
+		fmt.Fprintf(stderr, "pi: %v\n", err)
+		return exitError, false
+	}
+	if !isTerminal(stdin) {
+		if len(infos) == 0 {
+			fmt.Fprintln(stderr, "pi: -r: there are no sessions of this directory to resume")
+		} else {
+			fmt.Fprintln(stderr, "Sessions of this directory, the latest first:")
+			writeSessionList(stderr, infos, false, time.Now())
+			fmt.Fprintln(stderr, "pi: -r picks a session on a terminal; without one, pass --session ID-PREFIX (an id above) or -c for the latest")
+		}
+		return exitUsage, false
+	}
+	if len(infos) == 0 {
+		fmt.Fprintln(stderr, "pi: -r: there are no sessions of this directory to resume; start one with pi")
+		return exitError, false
+	}
+	path := pickSession(infos, lines, stdout)
+	if path == "" {
+		fmt.Fprintln(stdout, "No session selected.")
+		return exitOK, false
+	}
+	o.Path = path
+	return 0, true
 }
 
 // eventSink renders the run's events for the output mode: JSON lines, or
@@ -174,7 +231,7 @@ func isTerminalFile(f *os.File) bool {
 func printRun(parent context.Context, ag *agent.Agent, prompt string, stderr io.Writer) int {
 	ctx, stop := signal.NotifyContext(parent, os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	res, err := ag.Run(ctx, prompt)
+	res, err := ag.Prompt(ctx, prompt)
 	if err != nil {
 		fmt.Fprintf(stderr, "\npi: %v\n", err)
 		return exitError
@@ -188,7 +245,7 @@ func printRun(parent context.Context, ag *agent.Agent, prompt string, stderr io.
 
 // interactiveLoop reads prompts line by line. Ctrl-C cancels the running turn;
 // at the prompt it only reminds how to exit; Ctrl-D (end of input) exits.
-func interactiveLoop(parent context.Context, ag *agent.Agent, first string, lines *bufio.Scanner, stdout, stderr io.Writer) int {
+func interactiveLoop(parent context.Context, ag *agent.Agent, compact compactFunc, first string, lines *bufio.Scanner, stdout, stderr io.Writer) int {
 	sigs := make(chan os.Signal, 1)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
 	defer signal.Stop(sigs)
@@ -241,6 +298,15 @@ func interactiveLoop(parent context.Context, ag *agent.Agent, first string, line
 		mu.Lock()
 		cancelTurn = c
 		mu.Unlock()
+		if instructions, ok := compactCommand(prompt); ok {
+			runCompact(ctx, compact, instructions, stdout, stderr)
+			mu.Lock()
+			cancelTurn = nil
+			mu.Unlock()
+			c()
+			prompt = ""
+			continue
+		}
 		res, err := ag.Prompt(ctx, prompt)
 		mu.Lock()
 		cancelTurn = nil
@@ -253,6 +319,33 @@ func interactiveLoop(parent context.Context, ag *agent.Agent, first string, line
 			fmt.Fprintln(stderr, "\n(turn cancelled)")
 		}
 		prompt = ""
+	}
+}
+
+// compactFunc compacts the conversation (Runtime.Compact).
+type compactFunc func(ctx context.Context, instructions string) (*agent.CompactionResult, error)
+
+// compactCommand recognizes "/compact [INSTRUCTIONS]".
+func compactCommand(line string) (instructions string, ok bool) {
+	if line == "/compact" {
+		return "", true
+	}
+	if rest, found := strings.CutPrefix(line, "/compact "); found {
+		return strings.TrimSpace(rest), true
+	}
+	return "", false
+}
+
+// runCompact runs /compact and says what came of it.
+func runCompact(ctx context.Context, compact compactFunc, instructions string, stdout, stderr io.Writer) {
+	res, err := compact(ctx, instructions)
+	switch {
+	case ctx.Err() != nil:
+		fmt.Fprintln(stderr, "(compaction cancelled)")
+	case err != nil:
+		fmt.Fprintf(stderr, "pi: compact: %v\n", err)
+	default:
+		fmt.Fprintf(stdout, "Compacted: %d tokens of conversation summarized; the conversation goes on from the summary.\n", res.TokensBefore)
 	}
 }
 

@@ -55,6 +55,8 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return cmdTrust(rest[1:], stdout, stderr, false)
 	case "permissions":
 		return cmdPermissions(rest[1:], stdout, stderr)
+	case "sessions":
+		return cmdSessions(rest[1:], stdout, stderr)
 	case "demo":
 		return cmdDemo(rest[1:], stdout, stderr)
 	case "help":

@@ -103,6 +103,18 @@ func (r *textRenderer) onEvent(ev agent.Event) {
 	case agent.EventTurnEnd, agent.EventAgentEnd:
 		r.spin.halt()
 		r.endLine()
+	case agent.EventCompactionStart:
+		r.spin.halt()
+		r.endLine()
+		if ev.Reason != agent.CompactManual {
+			fmt.Fprintf(r.tools, "… compacting the conversation (%s)\n", ev.Reason)
+		}
+	case agent.EventCompactionEnd:
+		if ev.ErrorMessage != "" {
+			fmt.Fprintf(r.tools, "✗ %s\n", r.redactor.String(ev.ErrorMessage))
+		} else if ev.Compaction != nil && ev.Reason != agent.CompactManual {
+			fmt.Fprintf(r.tools, "✓ compacted %d tokens of conversation into a summary\n", ev.Compaction.TokensBefore)
+		}
 	}
 }
 

@@ -226,7 +226,11 @@ func TestHostileExtensionNeverSeesTheKey(t *testing.T) {
 	t.Setenv("OPENAI_API_KEY", key)
 	t.Setenv("SPY_GRANTED", "granted-value")
 	t.Setenv("PI_UNGRANTED", "ungranted-value")
-	toml := fmt.Sprintf(`[tools.bash]
+	// The spy's dumps make the context larger than the default window;
+	// compaction would add a summarizing call this test does not script.
+	toml := fmt.Sprintf(`[compaction]
+enabled = false
+[tools.bash]
 pass_env = ["KEY_PRINTER"]
 [[extensions]]
 name = "spy"

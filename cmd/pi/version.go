@@ -39,6 +39,8 @@ Usage:
   pi -p "PROMPT" [flags]        print mode: answer once, stream the text to stdout
   pi --mode json -p "PROMPT"    the run's events as JSON lines on stdout
   pi demo                       an offline demo: a scripted model edits a sample project
+  pi -c | -r | --session ID    continue the latest session, pick one, or resume one
+  pi sessions list [--json]     this directory's sessions (the reference agent's format)
   pi tool call NAME 'JSON'      run one tool call and print its result as JSON
   pi tools list [--json]        the registered tools, their source and whether active
   pi ext install FILE.wasm      check an extension and add it to pi.toml

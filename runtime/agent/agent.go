@@ -45,6 +45,17 @@ type Config struct {
 	OnEvent func(Event)
 	// MaxTurns bounds the model calls of one run; 0 means unlimited.
 	MaxTurns int
+	// Messages is the conversation to continue (a resumed session); Prompt
+	// goes on from it.
+	Messages []llm.Message
+	// Compaction, when its Compactor is set, compacts the conversation on
+	// Agent.Compact and, with Auto, after a run whose context passed the
+	// threshold and after a context-overflow error (then the run is
+	// retried once).
+	Compaction Compaction
+	// OnReset is called when Run drops an earlier conversation, before
+	// the new one starts (a session starts a new branch).
+	OnReset func()
 }
 
 // RunResult is what a run produced.
@@ -76,17 +87,22 @@ type Agent struct {
 	mu       sync.Mutex // guards messages and running
 	messages []llm.Message
 	running  bool
+	// lastUsage is the usage of the latest model response (for the
+	// compaction threshold); zero after a compaction.
+	lastUsage llm.Usage
 
 	emitMu sync.Mutex // serializes OnEvent calls
 }
 
-// New returns an Agent with an empty conversation.
+// New returns an Agent whose conversation is Config.Messages (empty when
+// not set).
 func New(cfg Config) *Agent {
 	a := &Agent{cfg: cfg, logger: cfg.Logger}
 	if a.logger == nil {
 		a.logger = hclog.NewNullLogger()
 	}
 	a.cfg.Tools = append([]tool.AgentTool(nil), cfg.Tools...)
+	a.messages = append([]llm.Message(nil), cfg.Messages...)
 	for _, t := range a.cfg.Tools {
 		a.specs = append(a.specs, llm.ToolSpec{Name: t.Name(), Description: t.Description(), Parameters: t.Parameters()})
 	}
@@ -130,6 +146,22 @@ func (a *Agent) Prompt(ctx context.Context, prompt string) (*RunResult, error) {
 	return a.run(ctx, prompt, false)
 }
 
+// SetMessages replaces the conversation (a resumed or compacted one).
+//
+// # Errors
+//
+// ErrBusy while a run is in progress.
+func (a *Agent) SetMessages(msgs []llm.Message) error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.running {
+		return fmt.Errorf("agent set messages: %w", ErrBusy)
+	}
+	a.messages = append([]llm.Message(nil), msgs...)
+	a.lastUsage = llm.Usage{}
+	return nil
+}
+
 // Messages returns a copy of the conversation so far.
 func (a *Agent) Messages() []llm.Message {
 	a.mu.Lock()
@@ -147,47 +179,73 @@ func (a *Agent) run(ctx context.Context, prompt string, reset bool) (*RunResult,
 		return nil, fmt.Errorf("agent run: %w", ErrBusy)
 	}
 	a.running = true
+	dropped := reset && len(a.messages) > 0
 	if reset {
 		a.messages = nil
 	}
-	start := len(a.messages)
 	a.mu.Unlock()
 	defer func() {
 		a.mu.Lock()
 		a.running = false
 		a.mu.Unlock()
 	}()
+	if dropped && a.cfg.OnReset != nil {
+		a.cfg.OnReset()
+	}
 
+	user := llm.Message{Role: llm.RoleUser, Content: []tool.ContentBlock{tool.Text(prompt)}}
 	res := &RunResult{}
-	err := a.loop(ctx, prompt, res)
+	err := a.runOnce(ctx, &user, res)
+	if err != nil && a.cfg.Compaction.Compactor != nil && a.cfg.Compaction.Auto && ctx.Err() == nil && llm.IsContextOverflow(err) {
+		err = a.recoverOverflow(ctx, err, res)
+	} else if err == nil {
+		a.autoCompact(ctx, res)
+	}
 	a.mu.Lock()
 	res.Messages = append([]llm.Message(nil), a.messages...)
-	added := append([]llm.Message(nil), a.messages[start:]...)
 	a.mu.Unlock()
-	end := Event{Type: EventAgentEnd, Messages: added, Usage: &res.Usage, StopReason: res.StopReason}
+	return res, err
+}
+
+// runOnce runs the loop once (agent_start to agent_end), from user, or
+// from the conversation as it is when user is nil (a retry), adding to res.
+func (a *Agent) runOnce(ctx context.Context, user *llm.Message, res *RunResult) error {
+	a.mu.Lock()
+	start := len(a.messages)
+	a.mu.Unlock()
+	err := a.loop(ctx, user, res)
+	a.mu.Lock()
+	added := append([]llm.Message(nil), a.messages[min(start, len(a.messages)):]...)
+	a.mu.Unlock()
+	usage := res.Usage
+	end := Event{Type: EventAgentEnd, Messages: added, Usage: &usage, StopReason: res.StopReason}
 	if err != nil {
 		end.Error = err.Error()
 	}
 	a.emit(end)
-	return res, err
+	return err
 }
 
-// loop runs the turns of one run, filling res.
-func (a *Agent) loop(ctx context.Context, prompt string, res *RunResult) error {
+// loop runs the turns of one run, filling res. user, when not nil, is the
+// new prompt; without it the model answers the conversation as it is.
+func (a *Agent) loop(ctx context.Context, user *llm.Message, res *RunResult) error {
 	a.emit(Event{Type: EventAgentStart})
-	user := llm.Message{Role: llm.RoleUser, Content: []tool.ContentBlock{tool.Text(prompt)}}
-	a.appendMessages(user)
-	for turn := 1; ; turn++ {
+	if user != nil {
+		a.appendMessages(*user)
+	}
+	first := res.Turns
+	for turn := first + 1; ; turn++ {
 		res.Turns = turn
 		a.emit(Event{Type: EventTurnStart, Turn: turn})
-		if turn == 1 {
-			a.emit(Event{Type: EventMessageStart, Message: &user})
-			a.emit(Event{Type: EventMessageEnd, Message: &user})
+		if turn == first+1 && user != nil {
+			a.emit(Event{Type: EventMessageStart, Message: user})
+			a.emit(Event{Type: EventMessageEnd, Message: user})
 		}
 		a.logger.Debug("model turn", "turn", turn)
 		msg, resp, err := a.stream(ctx)
 		if resp != nil {
 			res.Usage = addUsage(res.Usage, resp.Usage)
+			a.lastUsage = resp.Usage
 			if resp.StopReason == llm.StopError {
 				err = errors.New("the model stopped with an error")
 			}

@@ -22,6 +22,14 @@ const (
 	EventToolExecutionEnd    EventType = "tool_execution_end"
 	EventTurnEnd             EventType = "turn_end"
 	EventAgentEnd            EventType = "agent_end"
+
+	// Emitted around a compaction (after agent_end; see Compaction).
+	EventCompactionStart EventType = "compaction_start"
+	EventCompactionEnd   EventType = "compaction_end"
+	// Emitted by the runtime (runtime/app) when a session is attached and
+	// when it is closed.
+	EventSessionStart    EventType = "session_start"
+	EventSessionShutdown EventType = "session_shutdown"
 )
 
 // Event is one step of a run, as the loop reports it to Config.OnEvent.
@@ -43,6 +51,12 @@ const (
 //     failed before answering), ToolResults.
 //   - agent_end: Messages (those this run added), Usage, StopReason, and
 //     Error when the run failed.
+//   - compaction_start: Reason ("threshold", "overflow" or "manual").
+//   - compaction_end: Reason, Compaction (written as "result"; absent when
+//     the compaction failed or was not done), Aborted, WillRetry (the run
+//     is retried after an overflow), ErrorMessage when it failed.
+//   - session_start: SessionID, SessionFile ("" for --no-session),
+//     Resumed. session_shutdown: SessionID, SessionFile.
 type Event struct {
 	Type EventType `json:"type"`
 	// Turn counts the model calls of the run from 1.
@@ -67,6 +81,34 @@ type Event struct {
 	Usage      *llm.Usage     `json:"usage,omitempty"`
 	StopReason llm.StopReason `json:"stopReason,omitempty"`
 	Error      string         `json:"error,omitempty"`
+
+	// Reason says why a compaction ran.
+	Reason CompactReason `json:"reason,omitempty"`
+	// Compaction is a finished compaction (compaction_end); it is written
+	// as "result", as the reference names it.
+	Compaction *CompactionResult `json:"-"`
+	// Aborted and WillRetry are set on compaction_end only.
+	Aborted   *bool `json:"aborted,omitempty"`
+	WillRetry *bool `json:"willRetry,omitempty"`
+	// ErrorMessage says why a compaction failed.
+	ErrorMessage string `json:"errorMessage,omitempty"`
+
+	SessionID   string `json:"sessionId,omitempty"`
+	SessionFile string `json:"sessionFile,omitempty"`
+	Resumed     *bool  `json:"resumed,omitempty"`
+}
+
+// MarshalJSON writes the event; compaction_end carries its Compaction as
+// "result" (the field tool_execution_end uses for the tool's result).
+func (e Event) MarshalJSON() ([]byte, error) {
+	type plain Event
+	if e.Type != EventCompactionEnd {
+		return json.Marshal(plain(e))
+	}
+	return json.Marshal(struct {
+		plain
+		Result *CompactionResult `json:"result,omitempty"`
+	}{plain(e), e.Compaction})
 }
 
 // Failed reports whether a tool_execution_end event's result is an error.

@@ -7,6 +7,7 @@ import (
 	"github.com/pi-go/pi/extensions"
 	"github.com/pi-go/pi/runtime/agent"
 	"github.com/pi-go/pi/runtime/llm"
+	"github.com/pi-go/pi/runtime/session"
 )
 
 // AgentOptions say how to build an agent loop on a Runtime.
@@ -23,23 +24,39 @@ type AgentOptions struct {
 	OnEvent func(agent.Event)
 	// MaxTurns bounds the model calls of one run; 0 means unlimited.
 	MaxTurns int
+	// ModelName names the model in the session's assistant messages when
+	// Provider is set here; default "custom".
+	ModelName string
 }
 
 // NewAgent builds the agent loop with the active tools, the runtime's
 // hooks, the system prompt (with the project's AGENTS.md) and the events
-// sent on to the extensions, with the API key redacted.
+// sent on to the extensions, with the API key redacted. The agent goes on
+// from the session's conversation (a resumed session), writes every message
+// to the session, and compacts it by pi.toml's [compaction]; it emits
+// session_start here and session_shutdown when the runtime closes.
 //
 // # Errors
 //
-// A provider that cannot be resolved (see ResolveModel), or an active tool
-// whose definition cannot be wrapped.
+// A provider that cannot be resolved (see ResolveModel), an active tool
+// whose definition cannot be wrapped, or compaction settings that do not fit
+// the context window.
 func (r *Runtime) NewAgent(o AgentOptions) (*agent.Agent, error) {
 	p := o.Provider
+	names := modelNames{provider: "custom", model: firstNonEmpty(o.ModelName, "custom")}
 	if p == nil {
-		var err error
+		s, err := ResolveModel(r.cfg, r.opts.Model)
+		if err != nil {
+			return nil, err
+		}
 		if p, err = r.Provider(); err != nil {
 			return nil, err
 		}
+		names = modelNames{provider: providerName(s.BaseURL), model: s.Name}
+	}
+	cs, err := r.cfg.CompactionSettings()
+	if err != nil {
+		return nil, err
 	}
 	tools, err := r.registry.ActiveTools(r.ContextFactory())
 	if err != nil {
@@ -53,15 +70,50 @@ func (r *Runtime) NewAgent(o AgentOptions) (*agent.Agent, error) {
 		Tools: r.registry.ActiveDefinitions(), Cwd: r.cwd, AgentsMD: agentsMD,
 		Override: o.SystemPrompt, Append: o.AppendSystemPrompt, Now: time.Now(),
 	})
-	return agent.New(agent.Config{
+	comp := &compactor{s: r.session, provider: p, keepRecent: cs.KeepRecentTokens}
+	persist := &sessionSink{r: r, names: names}
+	next := o.OnEvent
+	sink := r.eventSink(func(ev agent.Event) {
+		persist.onEvent(ev)
+		if next != nil {
+			next(ev)
+		}
+	})
+	ag := agent.New(agent.Config{
 		Provider: p, Tools: tools, Hooks: r.hooks, SystemPrompt: sys,
 		Sequential: r.cfg.ToolExecution == "sequential", Logger: r.logger.Named("agent"),
-		OnEvent: r.eventSink(o.OnEvent), MaxTurns: o.MaxTurns,
-	}), nil
+		OnEvent: sink, MaxTurns: o.MaxTurns,
+		Messages: session.ToLLM(r.session.Context()),
+		Compaction: agent.Compaction{
+			Compactor: comp, Auto: cs.Enabled, ContextWindow: cs.ContextWindow, ReserveTokens: cs.ReserveTokens,
+		},
+		OnReset: r.session.ResetLeaf,
+	})
+	if prov, model := r.session.Model(); prov != names.provider || model != names.model {
+		if _, err := r.session.AppendModelChange(names.provider, names.model); err != nil {
+			r.logger.Warn("session: model change not recorded", "error", err.Error())
+		}
+	}
+	r.mu.Lock()
+	r.agent, r.compactor = ag, comp
+	first := !r.started
+	r.started = true
+	r.mu.Unlock()
+	resumed := r.resumed
+	sink(agent.Event{Type: agent.EventSessionStart, SessionID: r.session.ID(), SessionFile: r.sessionFile(), Resumed: &resumed})
+	if first {
+		r.closers = append(r.closers, func() {
+			sink(agent.Event{Type: agent.EventSessionShutdown, SessionID: r.session.ID(), SessionFile: r.sessionFile()})
+		})
+	}
+	return ag, nil
 }
 
 // eventSink passes each event to next, then the ones extensions take to
-// the extension host, redacted first.
+// the extension host, redacted first. compaction_start, compaction_end,
+// session_start and session_shutdown reach extensions as soon as
+// extensions.TakesEvent lets them through (the ABI 1.1 event
+// subscription); until then they go to next only.
 func (r *Runtime) eventSink(next func(agent.Event)) func(agent.Event) {
 	if r.host == nil {
 		return next

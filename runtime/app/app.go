@@ -11,14 +11,17 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/pi-go/pi/extensions"
+	"github.com/pi-go/pi/runtime/agent"
 	"github.com/pi-go/pi/runtime/config"
 	"github.com/pi-go/pi/runtime/permission"
 	"github.com/pi-go/pi/runtime/redact"
+	"github.com/pi-go/pi/runtime/session"
 	"github.com/pi-go/pi/runtime/tool"
 	"github.com/pi-go/pi/tools/builtin"
 )
@@ -68,6 +71,9 @@ type Options struct {
 	// HostName and HostVersion are what extensions are told in init;
 	// defaults "pi" and "dev".
 	HostName, HostVersion string
+	// Session says which session file keeps the conversation (see
+	// SessionOptions); nil keeps it in memory only.
+	Session *SessionOptions
 }
 
 // ExtensionInfo describes a loaded extension: what its init declared and
@@ -103,6 +109,18 @@ type Runtime struct {
 	// the "always" answers of Options.Ask.
 	policy    *permission.Policy
 	approvals *approvals
+
+	// session keeps the conversation (session.go); resumed says it
+	// existed before.
+	session *session.Session
+	resumed bool
+	// mu guards agent and compactor: the agent NewAgent built last, for
+	// Compact.
+	mu        sync.Mutex
+	agent     *agent.Agent
+	compactor *compactor
+	// started: NewAgent ran (session_shutdown is then sent on Close).
+	started bool
 }
 
 // Open assembles a Runtime. On failure everything already started is closed
@@ -113,7 +131,8 @@ type Runtime struct {
 // A working directory that is not a directory; pi.toml errors (with file,
 // line and key); an extension that fails to load (with its name and why: a
 // security hook that silently did not load would be a bypass); an unknown
-// name in the active set.
+// name in the active set; a session that cannot be opened (in use by
+// another pi: session.ErrLocked; no such id: session.ErrNoMatch).
 func Open(ctx context.Context, opts Options) (rt *Runtime, err error) {
 	r := &Runtime{opts: opts, registry: tool.NewRegistry(), extHooks: &tool.Hooks{}}
 	defer func() {
@@ -122,6 +141,9 @@ func Open(ctx context.Context, opts Options) (rt *Runtime, err error) {
 		}
 	}()
 	if err := r.loadConfig(); err != nil {
+		return nil, err
+	}
+	if err := r.openSession(); err != nil {
 		return nil, err
 	}
 	spawnHooks, err := r.startExtensions(ctx)

@@ -34,6 +34,8 @@ type Config struct {
 	Tools         Tools
 	// Permissions are the allow / ask / deny rules for tool calls.
 	Permissions Permissions
+	// Compaction configures compacting long sessions ([compaction]).
+	Compaction Compaction
 	// Extensions in load order: global ones first, then the project's; a
 	// project extension with the name of a global one takes its place.
 	Extensions []Extension
@@ -70,6 +72,9 @@ type Model struct {
 	// Images says whether the model accepts images in tool results; nil
 	// when not set.
 	Images *bool
+	// ContextWindow is the model's context size in tokens; 0 when not
+	// set (the default is DefaultContextWindow).
+	ContextWindow int
 }
 
 // Tools says which tools are active and how bash runs.
@@ -537,6 +542,10 @@ func (c *Config) Clone() *Config {
 	if c.Model.Images != nil {
 		v := *c.Model.Images
 		n.Model.Images = &v
+	}
+	if c.Compaction.Enabled != nil {
+		v := *c.Compaction.Enabled
+		n.Compaction.Enabled = &v
 	}
 	n.Tools.Active = slices.Clone(c.Tools.Active)
 	n.Tools.Bash.PassEnv = slices.Clone(c.Tools.Bash.PassEnv)

@@ -42,6 +42,12 @@ type layer struct {
 	// perm is [permissions]; bashTimeout is tools.bash.default_timeout.
 	perm        permLayer
 	bashTimeout *int
+
+	// [model] context_window and [compaction] (see compaction.go).
+	contextWindow     *int
+	compactionEnabled *bool
+	compactReserve    *int
+	compactKeepRecent *int
 }
 
 // runsCode reports whether the layer sets anything that runs code, or that
@@ -91,6 +97,7 @@ func (l *layer) applyTo(c *Config) {
 		c.Tools.Bash.DefaultTimeout = *l.bashTimeout
 	}
 	l.perm.applyTo(&c.Permissions)
+	l.applyCompaction(c)
 	for _, e := range l.extensions {
 		i := slices.IndexFunc(c.Extensions, func(o Extension) bool { return o.Name == e.Name })
 		if i >= 0 {
@@ -103,8 +110,8 @@ func (l *layer) applyTo(c *Config) {
 
 // Known keys, in the order the docs list them.
 var (
-	topKeys              = []string{"tool_execution", "model", "tools", "extensions", "permissions"}
-	modelKeys            = []string{"base_url", "name", "api_key_env", "images"}
+	topKeys              = []string{"tool_execution", "model", "tools", "extensions", "permissions", "compaction"}
+	modelKeys            = []string{"base_url", "name", "api_key_env", "images", "context_window"}
 	toolsKeys            = []string{"active", "bash"}
 	bashKeys             = []string{"command_prefix", "shell", "pass_env", "full_output_max_mb", "default_timeout"}
 	extensionKeys        = []string{"name", "path", "sha256", "override", "grants", "limits", "config"}
@@ -288,27 +295,25 @@ func (d *decoder) integer(key string, v any, check func(int64) error) (int, bool
 	return int(n), true
 }
 
-// checkDefaultTimeout checks tools.bash.default_timeout: 1..maxBashTimeout
-// seconds.
-func checkDefaultTimeout(n int64) error {
-	if n <= 0 {
-		return fmt.Errorf("must be positive, got %d (leave it out for the default)", n)
+// checkFullOutputMB checks tools.bash.full_output_max_mb: 1..maxFullOutMB.
+func checkFullOutputMB(n int64) error { return upTo(maxFullOutMB, "MiB")(n) }
+
+// upTo is the check of a positive integer with an upper bound in unit.
+func upTo(upper int64, unit string) func(int64) error {
+	return func(n int64) error {
+		if n <= 0 {
+			return fmt.Errorf("must be positive, got %d (leave it out for the default)", n)
+		}
+		if n > upper {
+			return fmt.Errorf("must be at most %d %s, got %d", upper, unit, n)
+		}
+		return nil
 	}
-	if n > int64(maxBashTimeout) {
-		return fmt.Errorf("must be at most %d seconds, got %d", maxBashTimeout, n)
-	}
-	return nil
 }
 
-// checkFullOutputMB checks tools.bash.full_output_max_mb: 1..maxFullOutMB.
-func checkFullOutputMB(n int64) error {
-	if n <= 0 {
-		return fmt.Errorf("must be positive, got %d (leave it out for the default)", n)
-	}
-	if n > maxFullOutMB {
-		return fmt.Errorf("must be at most %d MiB, got %d", maxFullOutMB, n)
-	}
-	return nil
+// positive decodes a positive integer key of at most upper unit.
+func (d *decoder) positive(key string, v any, upper int, unit string) (int, bool) {
+	return d.integer(key, v, upTo(int64(upper), unit))
 }
 
 func (d *decoder) layer(raw map[string]any, scope string) *layer {
@@ -334,6 +339,9 @@ func (d *decoder) layer(raw map[string]any, scope string) *layer {
 	}
 	if v, ok := raw["permissions"]; ok {
 		d.permissions(l, v)
+	}
+	if v, ok := raw["compaction"]; ok {
+		d.compaction(l, v)
 	}
 	return l
 }
@@ -369,6 +377,11 @@ func (d *decoder) model(l *layer, v any) {
 	if v, ok := m["images"]; ok {
 		if b, ok := d.boolean("model.images", v); ok {
 			l.images = &b
+		}
+	}
+	if v, ok := m["context_window"]; ok {
+		if n, ok := d.positive("model.context_window", v, maxContextWindow, "tokens"); ok {
+			l.contextWindow = &n
 		}
 	}
 }
@@ -412,7 +425,7 @@ func (d *decoder) tools(l *layer, v any) {
 			}
 		}
 		if v, ok := b["default_timeout"]; ok {
-			if n, ok := d.integer("tools.bash.default_timeout", v, checkDefaultTimeout); ok {
+			if n, ok := d.positive("tools.bash.default_timeout", v, maxBashTimeout, "seconds"); ok {
 				l.bashTimeout = &n
 			}
 		}

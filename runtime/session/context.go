@@ -1,0 +1,356 @@
+package session
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+	"time"
+
+	"github.com/pi-go/pi/runtime/content"
+	"github.com/pi-go/pi/runtime/llm"
+)
+
+// Texts the reference wraps summaries in when it sends them to the model
+// (part of the context format: the same session gives the same request in
+// both programs).
+const (
+	compactionSummaryPrefix = "The conversation history before this point was compacted into the following summary:\n\n<summary>\n"
+	compactionSummarySuffix = "\n</summary>"
+	branchSummaryPrefix     = "The following is a summary of a branch that this conversation came back from:\n\n<summary>\n"
+	branchSummarySuffix     = "</summary>"
+)
+
+// InterruptedResultText is the text of the error result synthesized for a
+// tool call that has no result (the run was killed while the tool ran).
+const InterruptedResultText = "No result provided: the run ended before this tool call finished (pi was interrupted or killed). The call may have partly run; check its effects before repeating it."
+
+// Context returns the messages of the current branch as the model is to
+// see them (see BuildContext).
+func (s *Session) Context() []Message {
+	return BuildContext(s.Branch())
+}
+
+// BuildContext turns the path from the root to the leaf into the
+// conversation, as the reference does: without a compaction on the path,
+// every message, custom_message and branch_summary in order; with one (the
+// last on the path counts), its summary first, then the entries from its
+// firstKeptEntryId up to it, then the entries after it. custom, label,
+// model_change, session_info and unknown entries contribute nothing.
+// Messages that cannot be decoded are skipped.
+func BuildContext(path []*Entry) []Message {
+	var comp *Entry
+	compIdx := -1
+	for i, e := range path {
+		if e.Type == TypeCompaction {
+			comp, compIdx = e, i
+		}
+	}
+	out := make([]Message, 0, len(path))
+	add := func(e *Entry) {
+		switch e.Type {
+		case TypeMessage:
+			if m, err := e.Message(); err == nil {
+				out = append(out, *m)
+			}
+		case TypeCustomMessage:
+			blocks, _ := decodeContent(e.Content)
+			out = append(out, Message{Role: RoleCustom, CustomType: e.CustomType, Content: blocks, Display: e.Display, Details: e.Details, Timestamp: e.Time().UnixMilli()})
+		case TypeBranchSummary:
+			if e.Summary != "" {
+				out = append(out, Message{Role: RoleBranchSummary, Summary: e.Summary, FromID: e.FromID, Timestamp: e.Time().UnixMilli()})
+			}
+		}
+	}
+	if comp == nil {
+		for _, e := range path {
+			add(e)
+		}
+		return out
+	}
+	out = append(out, Message{Role: RoleCompactionSummary, Summary: comp.Summary, TokensBefore: comp.TokensBefore, Timestamp: comp.Time().UnixMilli()})
+	kept := false
+	for _, e := range path[:compIdx] {
+		if e.ID == comp.FirstKeptEntryID {
+			kept = true
+		}
+		if kept {
+			add(e)
+		}
+	}
+	for _, e := range path[compIdx+1:] {
+		add(e)
+	}
+	return out
+}
+
+// bashExecutionText is how the reference sends a bashExecution message.
+func bashExecutionText(m Message) string {
+	var b strings.Builder
+	b.WriteString("Ran `" + m.Command + "`\n")
+	if m.Output != "" {
+		b.WriteString("```\n" + m.Output + "\n```")
+	} else {
+		b.WriteString("(no output)")
+	}
+	switch {
+	case m.Cancelled:
+		b.WriteString("\n\n(command cancelled)")
+	case m.ExitCode != nil && *m.ExitCode != 0:
+		b.WriteString("\n\nCommand exited with code " + itoa(*m.ExitCode))
+	}
+	if m.Truncated && m.FullOutputPath != "" {
+		b.WriteString("\n\n[Output truncated. Full output: " + m.FullOutputPath + "]")
+	}
+	return b.String()
+}
+
+func itoa(n int) string {
+	b, _ := json.Marshal(n)
+	return string(b)
+}
+
+// ToLLM turns session messages into the conversation sent to the model, as
+// the reference does: custom, bashExecution, branchSummary and
+// compactionSummary messages become user messages; assistant messages that
+// ended in an error or were aborted are left out (their turn is redone);
+// thinking blocks are dropped (the OpenAI-compatible API takes none back);
+// and every tool call without a result gets an error result saying so
+// (InterruptedResultText), placed right after the results of its message.
+func ToLLM(msgs []Message) []llm.Message {
+	out := make([]llm.Message, 0, len(msgs))
+	var pending []llm.ToolCall
+	answered := map[string]bool{}
+	settle := func() {
+		for _, c := range pending {
+			if !answered[c.ID] {
+				out = append(out, llm.Message{
+					Role: llm.RoleToolResult, ToolCallID: c.ID, ToolName: c.Name, IsError: true,
+					Content: []content.Block{content.Text(InterruptedResultText)},
+				})
+			}
+		}
+		pending = nil
+		clear(answered)
+	}
+	userText := func(text string) llm.Message {
+		return llm.Message{Role: llm.RoleUser, Content: []content.Block{content.Text(text)}}
+	}
+	for _, m := range msgs {
+		switch m.Role {
+		case RoleAssistant:
+			settle()
+			if m.StopReason == string(llm.StopError) || m.StopReason == string(llm.StopAborted) {
+				continue
+			}
+			lm := llm.Message{Role: llm.RoleAssistant, Content: []content.Block{}}
+			for _, b := range m.Content {
+				switch b.Type {
+				case "text":
+					lm.Content = append(lm.Content, content.Text(b.Text))
+				case "toolCall":
+					lm.ToolCalls = append(lm.ToolCalls, llm.ToolCall{ID: b.ID, Name: b.Name, Arguments: compactArgs(b.Arguments)})
+				}
+			}
+			pending = lm.ToolCalls
+			out = append(out, lm)
+		case RoleToolResult:
+			answered[m.ToolCallID] = true
+			out = append(out, llm.Message{
+				Role: llm.RoleToolResult, ToolCallID: m.ToolCallID, ToolName: m.ToolName,
+				IsError: m.IsError, Content: llmBlocks(m.Content),
+			})
+		case RoleUser:
+			settle()
+			out = append(out, llm.Message{Role: llm.RoleUser, Content: llmBlocks(m.Content)})
+		case RoleCustom:
+			settle()
+			out = append(out, llm.Message{Role: llm.RoleUser, Content: llmBlocks(m.Content)})
+		case RoleBashExecution:
+			if m.ExcludeFromContext {
+				continue
+			}
+			settle()
+			out = append(out, userText(bashExecutionText(m)))
+		case RoleBranchSummary:
+			settle()
+			out = append(out, userText(branchSummaryPrefix+m.Summary+branchSummarySuffix))
+		case RoleCompactionSummary:
+			settle()
+			out = append(out, userText(compactionSummaryPrefix+m.Summary+compactionSummarySuffix))
+		}
+	}
+	settle()
+	return out
+}
+
+func llmBlocks(blocks []Block) []content.Block {
+	out := make([]content.Block, 0, len(blocks))
+	for _, b := range blocks {
+		switch b.Type {
+		case "text":
+			out = append(out, content.Text(b.Text))
+		case "image":
+			out = append(out, content.Image(b.Data, b.MimeType))
+		}
+	}
+	return out
+}
+
+// compactArgs returns the arguments object as compact JSON text ("{}" when
+// absent), as the reference sends it.
+func compactArgs(raw json.RawMessage) string {
+	if len(bytes.TrimSpace(raw)) == 0 || string(bytes.TrimSpace(raw)) == "null" {
+		return "{}"
+	}
+	var buf bytes.Buffer
+	if err := json.Compact(&buf, raw); err != nil {
+		return "{}"
+	}
+	return buf.String()
+}
+
+// Unanswered returns the tool calls of the last assistant message on the
+// path that have no result after it (a run killed while its tools ran).
+func Unanswered(path []*Entry) []Block {
+	for i := len(path) - 1; i >= 0; i-- {
+		e := path[i]
+		if e.Type != TypeMessage {
+			continue
+		}
+		m, err := e.Message()
+		if err != nil || m.Role != RoleAssistant {
+			continue
+		}
+		if m.StopReason == string(llm.StopError) || m.StopReason == string(llm.StopAborted) {
+			return nil
+		}
+		answered := map[string]bool{}
+		for _, later := range path[i+1:] {
+			if lm, err := later.Message(); err == nil && lm.Role == RoleToolResult {
+				answered[lm.ToolCallID] = true
+			}
+		}
+		var out []Block
+		for _, b := range m.Content {
+			if b.Type == "toolCall" && !answered[b.ID] {
+				out = append(out, b)
+			}
+		}
+		return out
+	}
+	return nil
+}
+
+// RepairInterrupted appends an error result (InterruptedResultText) for
+// every tool call of the leaf's last assistant message that has none, so
+// the file is whole again for both programs; it returns how many it added.
+//
+// # Errors
+//
+// As AppendMessage.
+func (s *Session) RepairInterrupted() (int, error) {
+	missing := Unanswered(s.Branch())
+	for i, c := range missing {
+		_, err := s.AppendMessage(Message{
+			Role: RoleToolResult, ToolCallID: c.ID, ToolName: c.Name, IsError: true,
+			Content: []Block{{Type: "text", Text: InterruptedResultText}},
+		})
+		if err != nil {
+			return i, err
+		}
+	}
+	return len(missing), nil
+}
+
+// AssistantMeta is what an assistant message records besides its content.
+type AssistantMeta struct {
+	// API is the reference's name of the wire API ("openai-completions").
+	API string
+	// Provider and Model name the model (written as the reference's
+	// provider and model fields).
+	Provider, Model string
+	Usage           llm.Usage
+	StopReason      llm.StopReason
+	// ErrorMessage is set for a turn that failed.
+	ErrorMessage string
+}
+
+// FromLLM turns a message of the loop into a session message. meta is used
+// for assistant messages only. A tool call whose argument text is not a
+// JSON object is stored with arguments {} (the format requires an object).
+func FromLLM(m llm.Message, meta AssistantMeta) Message {
+	now := time.Now().UnixMilli()
+	switch m.Role {
+	case llm.RoleAssistant:
+		out := Message{
+			Role: RoleAssistant, Timestamp: now, API: meta.API, Provider: meta.Provider, Model: meta.Model,
+			StopReason: string(meta.StopReason), ErrorMessage: meta.ErrorMessage,
+			Usage: &Usage{Input: meta.Usage.InputTokens, Output: meta.Usage.OutputTokens, TotalTokens: meta.Usage.TotalTokens},
+		}
+		if out.StopReason == "" {
+			out.StopReason = string(llm.StopEnd)
+		}
+		for _, b := range m.Content {
+			if b.Type == "text" && b.Text != "" {
+				out.Content = append(out.Content, Block{Type: "text", Text: b.Text})
+			}
+		}
+		for _, c := range m.ToolCalls {
+			out.Content = append(out.Content, Block{Type: "toolCall", ID: c.ID, Name: c.Name, Arguments: argsObject(c.Arguments)})
+		}
+		return out
+	case llm.RoleToolResult:
+		out := Message{Role: RoleToolResult, Timestamp: now, ToolCallID: m.ToolCallID, ToolName: m.ToolName, IsError: m.IsError, Content: sessionBlocks(m.Content)}
+		if m.Details != nil {
+			if b, err := marshal(m.Details); err == nil && string(b) != "null" {
+				out.Details = b
+			}
+		}
+		return out
+	}
+	return Message{Role: RoleUser, Timestamp: now, Content: sessionBlocks(m.Content)}
+}
+
+func sessionBlocks(blocks []content.Block) []Block {
+	out := make([]Block, 0, len(blocks))
+	for _, b := range blocks {
+		if b.Type == "image" {
+			out = append(out, Block{Type: "image", Data: b.Data, MimeType: b.MimeType})
+		} else {
+			out = append(out, Block{Type: "text", Text: b.Text})
+		}
+	}
+	return out
+}
+
+// argsObject returns the argument text as a compact JSON object, {} when
+// it is not one.
+func argsObject(raw string) json.RawMessage {
+	t := strings.TrimSpace(raw)
+	if !strings.HasPrefix(t, "{") || !json.Valid([]byte(t)) {
+		return json.RawMessage("{}")
+	}
+	var buf bytes.Buffer
+	if err := json.Compact(&buf, []byte(t)); err != nil {
+		return json.RawMessage("{}")
+	}
+	return buf.Bytes()
+}
+
+// Model returns the provider and model the current branch last used: the
+// latest model_change or assistant message on it; empty when none.
+func (s *Session) Model() (provider, model string) {
+	path := s.Branch()
+	for i := len(path) - 1; i >= 0; i-- {
+		e := path[i]
+		switch e.Type {
+		case TypeModelChange:
+			return e.Provider, e.ModelID
+		case TypeMessage:
+			if m, err := e.Message(); err == nil && m.Role == RoleAssistant {
+				return m.Provider, m.Model
+			}
+		}
+	}
+	return "", ""
+}

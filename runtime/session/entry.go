@@ -1,0 +1,577 @@
+package session
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+)
+
+// Version is the session format version this package writes.
+const Version = 3
+
+// Entry types of format version 3.
+const (
+	TypeSession             = "session" // the header line
+	TypeMessage             = "message"
+	TypeModelChange         = "model_change"
+	TypeThinkingLevelChange = "thinking_level_change"
+	TypeCompaction          = "compaction"
+	TypeBranchSummary       = "branch_summary"
+	TypeCustom              = "custom"
+	TypeCustomMessage       = "custom_message"
+	TypeLabel               = "label"
+	TypeSessionInfo         = "session_info"
+)
+
+// Message roles stored in message entries. User, assistant and toolResult
+// are what the model saw; the others are the reference's own kinds, turned
+// into user messages when sent (see ToLLM).
+const (
+	RoleUser              = "user"
+	RoleAssistant         = "assistant"
+	RoleToolResult        = "toolResult"
+	RoleCustom            = "custom"
+	RoleBashExecution     = "bashExecution"
+	RoleBranchSummary     = "branchSummary"
+	RoleCompactionSummary = "compactionSummary"
+)
+
+// Header is the first line of a session file.
+type Header struct {
+	Type      string `json:"type"`
+	Version   int    `json:"version"`
+	ID        string `json:"id"`
+	Timestamp string `json:"timestamp"`
+	Cwd       string `json:"cwd"`
+	// ParentSession is the file this session was forked from, if any.
+	ParentSession string `json:"parentSession,omitempty"`
+}
+
+// Entry is one line after the header. Type, ID, ParentID ("" for the first
+// entry, null in the file) and Timestamp are set for every entry; the other
+// fields belong to the types named in their comments. An entry of a type
+// this package does not know keeps only the common fields (and its line, for
+// copying it on a fork).
+type Entry struct {
+	Type      string
+	ID        string
+	ParentID  string
+	Timestamp string
+
+	// message: decoded from line on first use (Message).
+	msgOnce sync.Once
+	msg     *Message
+	msgErr  error
+
+	// model_change
+	Provider, ModelID string
+	// thinking_level_change
+	ThinkingLevel string
+	// compaction, branch_summary
+	Summary string
+	// compaction
+	FirstKeptEntryID string
+	TokensBefore     int
+	// branch_summary
+	FromID string
+	// compaction, branch_summary: implementation data ({readFiles,
+	// modifiedFiles} for pi's and the reference's own); custom_message:
+	// extension data not sent to the model.
+	Details json.RawMessage
+	// compaction, branch_summary: made by an extension.
+	FromHook bool
+	// custom, custom_message
+	CustomType string
+	// custom: the extension's state.
+	Data json.RawMessage
+	// custom_message: a string or content blocks, sent as a user message.
+	Content json.RawMessage
+	// custom_message: shown in the reference's TUI.
+	Display bool
+	// label: the entry labelled, and the label ("" clears it).
+	TargetID, Label string
+	// session_info: the session's display name.
+	Name string
+
+	// line is the entry's JSON: as written by this process, as read for
+	// a message (decoded when used) or for a fork.
+	line []byte
+}
+
+// Message returns the message of a message entry, decoding it on first
+// use; an error when the entry is not a message or its message cannot be
+// decoded (BuildContext then skips it).
+func (e *Entry) Message() (*Message, error) {
+	if e.Type != TypeMessage {
+		return nil, fmt.Errorf("entry %s: a %s entry has no message", e.ID, e.Type)
+	}
+	e.msgOnce.Do(func() {
+		if e.msg != nil {
+			return
+		}
+		full, err := decodeEntry(e.line)
+		if err != nil {
+			e.msgErr = fmt.Errorf("entry %s: %w", e.ID, err)
+			return
+		}
+		e.msg = full.msg
+	})
+	return e.msg, e.msgErr
+}
+
+// loadEntry indexes one entry line: a message is only scanned for its
+// type, id, parent and timestamp and decoded when used; other entries
+// (small and few) are decoded at once.
+func loadEntry(line []byte) (*Entry, error) {
+	h, err := scanHead(line)
+	if err != nil {
+		return nil, err
+	}
+	if !h.hasID {
+		return nil, errNoID
+	}
+	if h.typ != TypeMessage {
+		return decodeEntry(line)
+	}
+	e := &Entry{Type: h.typ, ID: h.id, ParentID: h.parentID, Timestamp: h.timestamp, line: line}
+	if h.tsNumeric {
+		e.Timestamp = isoTime(time.UnixMilli(int64(h.tsMillis)))
+	}
+	return e, nil
+}
+
+// Time parses Timestamp; the zero time when it cannot be parsed.
+func (e *Entry) Time() time.Time {
+	t, err := time.Parse(time.RFC3339Nano, e.Timestamp)
+	if err != nil {
+		return time.Time{}
+	}
+	return t
+}
+
+// entryJSON is every field an entry line may have, for decoding.
+type entryJSON struct {
+	Type             string          `json:"type"`
+	ID               *string         `json:"id"`
+	ParentID         *string         `json:"parentId"`
+	Timestamp        any             `json:"timestamp"`
+	Message          *messageJSON    `json:"message"`
+	Provider         string          `json:"provider"`
+	ModelID          string          `json:"modelId"`
+	ThinkingLevel    string          `json:"thinkingLevel"`
+	Summary          string          `json:"summary"`
+	FirstKeptEntryID string          `json:"firstKeptEntryId"`
+	TokensBefore     float64         `json:"tokensBefore"`
+	FromID           string          `json:"fromId"`
+	Details          json.RawMessage `json:"details"`
+	FromHook         bool            `json:"fromHook"`
+	CustomType       string          `json:"customType"`
+	Data             json.RawMessage `json:"data"`
+	Content          json.RawMessage `json:"content"`
+	Display          bool            `json:"display"`
+	TargetID         string          `json:"targetId"`
+	Label            *string         `json:"label"`
+	Name             *string         `json:"name"`
+}
+
+// errNoID is returned for an entry line without a string id.
+var errNoID = errors.New("entry has no id")
+
+// decodeEntry decodes one entry line (not the header).
+func decodeEntry(line []byte) (*Entry, error) {
+	var j entryJSON
+	if err := json.Unmarshal(line, &j); err != nil {
+		// Content is decoded as blocks in the one pass over the line; a
+		// message whose content is a plain string is decoded again.
+		var te *json.UnmarshalTypeError
+		if !errors.As(err, &te) || te.Field != "message.content" {
+			return nil, err
+		}
+		var slow struct {
+			Message struct {
+				Content json.RawMessage `json:"content"`
+			} `json:"message"`
+		}
+		if err := json.Unmarshal(line, &slow); err != nil {
+			return nil, err
+		}
+		blocks, err := decodeContent(slow.Message.Content)
+		if err != nil {
+			return nil, fmt.Errorf("message: content: %w", err)
+		}
+		j.Message.Content = blocks
+	}
+	if j.ID == nil {
+		return nil, errNoID
+	}
+	e := &Entry{
+		Type: j.Type, ID: *j.ID,
+		Provider: j.Provider, ModelID: j.ModelID, ThinkingLevel: j.ThinkingLevel,
+		Summary: j.Summary, FirstKeptEntryID: j.FirstKeptEntryID, TokensBefore: int(j.TokensBefore),
+		FromID: j.FromID, Details: j.Details, FromHook: j.FromHook,
+		CustomType: j.CustomType, Data: j.Data, Content: j.Content, Display: j.Display,
+		TargetID: j.TargetID,
+	}
+	if j.ParentID != nil {
+		e.ParentID = *j.ParentID
+	}
+	switch ts := j.Timestamp.(type) {
+	case string:
+		e.Timestamp = ts
+	case float64: // some versions wrote Unix milliseconds
+		e.Timestamp = isoTime(time.UnixMilli(int64(ts)))
+	}
+	if j.Label != nil {
+		e.Label = *j.Label
+	}
+	if j.Name != nil {
+		e.Name = *j.Name
+	}
+	if e.Type == TypeMessage {
+		if j.Message == nil {
+			return nil, errors.New("message entry has no message")
+		}
+		m, err := j.Message.message()
+		if err != nil {
+			return nil, fmt.Errorf("message: %w", err)
+		}
+		e.msg = &m
+	}
+	return e, nil
+}
+
+// encode writes the entry's line in the reference's field order.
+func (e *Entry) encode() ([]byte, error) {
+	var parent *string
+	if e.ParentID != "" {
+		p := e.ParentID
+		parent = &p
+	}
+	var v any
+	switch e.Type {
+	case TypeMessage:
+		m, err := e.Message()
+		if err != nil {
+			return nil, err
+		}
+		v = struct {
+			Type      string   `json:"type"`
+			ID        string   `json:"id"`
+			ParentID  *string  `json:"parentId"`
+			Timestamp string   `json:"timestamp"`
+			Message   *Message `json:"message"`
+		}{e.Type, e.ID, parent, e.Timestamp, m}
+	case TypeModelChange:
+		v = struct {
+			Type      string  `json:"type"`
+			ID        string  `json:"id"`
+			ParentID  *string `json:"parentId"`
+			Timestamp string  `json:"timestamp"`
+			Provider  string  `json:"provider"`
+			ModelID   string  `json:"modelId"`
+		}{e.Type, e.ID, parent, e.Timestamp, e.Provider, e.ModelID}
+	case TypeCompaction:
+		v = struct {
+			Type             string          `json:"type"`
+			ID               string          `json:"id"`
+			ParentID         *string         `json:"parentId"`
+			Timestamp        string          `json:"timestamp"`
+			Summary          string          `json:"summary"`
+			FirstKeptEntryID string          `json:"firstKeptEntryId"`
+			TokensBefore     int             `json:"tokensBefore"`
+			Details          json.RawMessage `json:"details,omitempty"`
+			FromHook         bool            `json:"fromHook,omitempty"`
+		}{e.Type, e.ID, parent, e.Timestamp, e.Summary, e.FirstKeptEntryID, e.TokensBefore, e.Details, e.FromHook}
+	case TypeCustom:
+		data := e.Data
+		if len(data) == 0 {
+			data = json.RawMessage("null")
+		}
+		v = struct {
+			Type       string          `json:"type"`
+			CustomType string          `json:"customType"`
+			Data       json.RawMessage `json:"data"`
+			ID         string          `json:"id"`
+			ParentID   *string         `json:"parentId"`
+			Timestamp  string          `json:"timestamp"`
+		}{e.Type, e.CustomType, data, e.ID, parent, e.Timestamp}
+	case TypeSessionInfo:
+		v = struct {
+			Type      string  `json:"type"`
+			ID        string  `json:"id"`
+			ParentID  *string `json:"parentId"`
+			Timestamp string  `json:"timestamp"`
+			Name      string  `json:"name"`
+		}{e.Type, e.ID, parent, e.Timestamp, e.Name}
+	default:
+		return nil, fmt.Errorf("entry %s: pi does not write %q entries", e.ID, e.Type)
+	}
+	b, err := marshal(v)
+	if err != nil {
+		return nil, fmt.Errorf("entry %s: %w", e.ID, err)
+	}
+	return b, nil
+}
+
+// marshal is json.Marshal without HTML escaping, as JSON.stringify writes
+// ("<", ">" and "&" stay themselves).
+func marshal(v any) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimRight(buf.Bytes(), "\n"), nil
+}
+
+// Message is a message entry's message, in the reference's shapes: user,
+// assistant and toolResult as the model saw them, and the reference's own
+// roles (custom, bashExecution, branchSummary, compactionSummary).
+type Message struct {
+	Role string
+	// Content blocks (a user or custom message written as a plain string
+	// is read as one text block).
+	Content []Block
+	// Timestamp is Unix milliseconds.
+	Timestamp int64
+
+	// assistant
+	API, Provider, Model string
+	Usage                *Usage
+	StopReason           string
+	ErrorMessage         string
+
+	// toolResult
+	ToolCallID, ToolName string
+	Details              json.RawMessage
+	IsError              bool
+
+	// custom
+	CustomType string
+	Display    bool
+
+	// bashExecution
+	Command            string
+	Output             string
+	ExitCode           *int
+	Cancelled          bool
+	Truncated          bool
+	FullOutputPath     string
+	ExcludeFromContext bool
+
+	// branchSummary, compactionSummary
+	Summary      string
+	FromID       string
+	TokensBefore int
+}
+
+// Block is one content block: text, image (base64 Data and MimeType),
+// thinking, or toolCall (ID, Name and the parsed Arguments object).
+type Block struct {
+	Type      string          `json:"type"`
+	Text      string          `json:"text"`
+	Thinking  string          `json:"thinking"`
+	Data      string          `json:"data"`
+	MimeType  string          `json:"mimeType"`
+	ID        string          `json:"id"`
+	Name      string          `json:"name"`
+	Arguments json.RawMessage `json:"arguments"`
+}
+
+// Usage is an assistant message's token usage, in the reference's shape.
+type Usage struct {
+	Input       int       `json:"input"`
+	Output      int       `json:"output"`
+	CacheRead   int       `json:"cacheRead"`
+	CacheWrite  int       `json:"cacheWrite"`
+	TotalTokens int       `json:"totalTokens"`
+	Cost        UsageCost `json:"cost"`
+}
+
+// UsageCost is the cost of a response (pi does not price models: zeros).
+type UsageCost struct {
+	Input      float64 `json:"input"`
+	Output     float64 `json:"output"`
+	CacheRead  float64 `json:"cacheRead"`
+	CacheWrite float64 `json:"cacheWrite"`
+	Total      float64 `json:"total"`
+}
+
+// ContextTokens is the reference's context size of a response: totalTokens,
+// else the sum of its parts.
+func (u Usage) ContextTokens() int {
+	if u.TotalTokens > 0 {
+		return u.TotalTokens
+	}
+	return u.Input + u.Output + u.CacheRead + u.CacheWrite
+}
+
+type messageJSON struct {
+	Role string `json:"role"`
+	// Content is a string or blocks in the file; decodeEntry and
+	// UnmarshalJSON read the string form into one text block.
+	Content            []Block         `json:"content"`
+	Timestamp          float64         `json:"timestamp"`
+	API                string          `json:"api"`
+	Provider           string          `json:"provider"`
+	Model              string          `json:"model"`
+	Usage              *Usage          `json:"usage"`
+	StopReason         string          `json:"stopReason"`
+	ErrorMessage       string          `json:"errorMessage"`
+	ToolCallID         string          `json:"toolCallId"`
+	ToolName           string          `json:"toolName"`
+	Details            json.RawMessage `json:"details"`
+	IsError            bool            `json:"isError"`
+	CustomType         string          `json:"customType"`
+	Display            bool            `json:"display"`
+	Command            string          `json:"command"`
+	Output             string          `json:"output"`
+	ExitCode           *int            `json:"exitCode"`
+	Cancelled          bool            `json:"cancelled"`
+	Truncated          bool            `json:"truncated"`
+	FullOutputPath     string          `json:"fullOutputPath"`
+	ExcludeFromContext bool            `json:"excludeFromContext"`
+	Summary            string          `json:"summary"`
+	FromID             string          `json:"fromId"`
+	TokensBefore       float64         `json:"tokensBefore"`
+}
+
+// UnmarshalJSON reads any of the reference's message shapes.
+func (m *Message) UnmarshalJSON(b []byte) error {
+	var j messageJSON
+	if err := json.Unmarshal(b, &j); err != nil {
+		var te *json.UnmarshalTypeError
+		if !errors.As(err, &te) || te.Field != "content" {
+			return err
+		}
+		var slow struct {
+			Content json.RawMessage `json:"content"`
+		}
+		if err := json.Unmarshal(b, &slow); err != nil {
+			return err
+		}
+		if j.Content, err = decodeContent(slow.Content); err != nil {
+			return fmt.Errorf("content: %w", err)
+		}
+	}
+	out, err := j.message()
+	if err != nil {
+		return err
+	}
+	*m = out
+	return nil
+}
+
+// message converts the decoded fields.
+func (j *messageJSON) message() (Message, error) {
+	return Message{
+		Role: j.Role, Content: j.Content, Timestamp: int64(j.Timestamp),
+		API: j.API, Provider: j.Provider, Model: j.Model, Usage: j.Usage,
+		StopReason: j.StopReason, ErrorMessage: j.ErrorMessage,
+		ToolCallID: j.ToolCallID, ToolName: j.ToolName, Details: j.Details, IsError: j.IsError,
+		CustomType: j.CustomType, Display: j.Display,
+		Command: j.Command, Output: j.Output, ExitCode: j.ExitCode, Cancelled: j.Cancelled,
+		Truncated: j.Truncated, FullOutputPath: j.FullOutputPath, ExcludeFromContext: j.ExcludeFromContext,
+		Summary: j.Summary, FromID: j.FromID, TokensBefore: int(j.TokensBefore),
+	}, nil
+}
+
+// decodeContent reads content that is a string, an array of blocks, or
+// absent.
+func decodeContent(raw json.RawMessage) ([]Block, error) {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || string(raw) == "null" {
+		return nil, nil
+	}
+	if raw[0] == '"' {
+		var s string
+		if err := json.Unmarshal(raw, &s); err != nil {
+			return nil, err
+		}
+		return []Block{{Type: "text", Text: s}}, nil
+	}
+	var blocks []Block
+	if err := json.Unmarshal(raw, &blocks); err != nil {
+		return nil, err
+	}
+	return blocks, nil
+}
+
+// MarshalJSON writes the message in the reference's shape for its role.
+func (m *Message) MarshalJSON() ([]byte, error) {
+	content := m.Content
+	if content == nil {
+		content = []Block{}
+	}
+	switch m.Role {
+	case RoleUser:
+		return marshal(struct {
+			Role      string  `json:"role"`
+			Content   []Block `json:"content"`
+			Timestamp int64   `json:"timestamp"`
+		}{m.Role, content, m.Timestamp})
+	case RoleAssistant:
+		usage := m.Usage
+		if usage == nil {
+			usage = &Usage{}
+		}
+		return marshal(struct {
+			Role         string  `json:"role"`
+			Content      []Block `json:"content"`
+			API          string  `json:"api"`
+			Provider     string  `json:"provider"`
+			Model        string  `json:"model"`
+			Usage        *Usage  `json:"usage"`
+			StopReason   string  `json:"stopReason"`
+			ErrorMessage string  `json:"errorMessage,omitempty"`
+			Timestamp    int64   `json:"timestamp"`
+		}{m.Role, content, m.API, m.Provider, m.Model, usage, m.StopReason, m.ErrorMessage, m.Timestamp})
+	case RoleToolResult:
+		return marshal(struct {
+			Role       string          `json:"role"`
+			ToolCallID string          `json:"toolCallId"`
+			ToolName   string          `json:"toolName"`
+			Content    []Block         `json:"content"`
+			Details    json.RawMessage `json:"details,omitempty"`
+			IsError    bool            `json:"isError"`
+			Timestamp  int64           `json:"timestamp"`
+		}{m.Role, m.ToolCallID, m.ToolName, content, m.Details, m.IsError, m.Timestamp})
+	}
+	return nil, fmt.Errorf("pi does not write %q messages", m.Role)
+}
+
+// MarshalJSON writes the block in the reference's shape for its type.
+func (b Block) MarshalJSON() ([]byte, error) {
+	switch b.Type {
+	case "image":
+		return marshal(struct {
+			Type     string `json:"type"`
+			Data     string `json:"data"`
+			MimeType string `json:"mimeType"`
+		}{b.Type, b.Data, b.MimeType})
+	case "thinking":
+		return marshal(struct {
+			Type     string `json:"type"`
+			Thinking string `json:"thinking"`
+		}{b.Type, b.Thinking})
+	case "toolCall":
+		args := b.Arguments
+		if len(args) == 0 {
+			args = json.RawMessage("{}")
+		}
+		return marshal(struct {
+			Type      string          `json:"type"`
+			ID        string          `json:"id"`
+			Name      string          `json:"name"`
+			Arguments json.RawMessage `json:"arguments"`
+		}{b.Type, b.ID, b.Name, args})
+	}
+	return marshal(struct {
+		Type string `json:"type"`
+		Text string `json:"text"`
+	}{b.Type, b.Text})
+}
