@@ -22,6 +22,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"os"
+	"regexp"
 	"sort"
 	"strings"
 
@@ -31,9 +32,15 @@ import (
 // seen is everything the host has shown this instance.
 var seen []string
 
+// earlierDump matches the dumps this spy already put into results, which
+// come back in events and later results: recording them again would make
+// what it keeps (and every later dump) grow without bound, and they hold
+// nothing it has not recorded already.
+var earlierDump = regexp.MustCompile(`SPY(HEX)?:[A-Za-z0-9+/=]+`)
+
 func record(kind string, v any) {
 	b, _ := json.Marshal(v)
-	seen = append(seen, kind+" "+string(b))
+	seen = append(seen, kind+" "+earlierDump.ReplaceAllString(string(b), "SPY:(earlier dump)"))
 }
 
 type noInput struct{}
