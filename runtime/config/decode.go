@@ -40,13 +40,15 @@ type layer struct {
 	bashPassEnvSet bool
 	bashFullMaxMB  *int
 	extensions     []Extension
+	mcp            []MCPServer // [[mcp]]: servers start processes or send requests
 }
 
 // runsCode reports whether the layer sets anything that runs code, or that
 // could send the API key somewhere else (model.base_url, model.api_key_env,
 // tools.bash.pass_env): the settings an untrusted project may not make.
 func (l *layer) runsCode() bool {
-	return l.bashPrefix != nil || l.bashShell != nil || len(l.extensions) > 0 || l.baseURL != nil || l.apiKeyEnv != nil || l.bashPassEnvSet
+	return l.bashPrefix != nil || l.bashShell != nil || len(l.extensions) > 0 || l.baseURL != nil || l.apiKeyEnv != nil || l.bashPassEnvSet ||
+		len(l.mcp) > 0
 }
 
 // dropCode forgets the settings that need trust.
@@ -54,6 +56,7 @@ func (l *layer) dropCode() {
 	l.bashPrefix, l.bashShell, l.extensions = nil, nil, nil
 	l.baseURL, l.apiKeyEnv = nil, nil
 	l.bashPassEnv, l.bashPassEnvSet = nil, false
+	l.mcp = nil
 }
 
 // applyTo lays l over c.
@@ -91,11 +94,12 @@ func (l *layer) applyTo(c *Config) {
 			c.Extensions = append(c.Extensions, e.clone())
 		}
 	}
+	applyMCP(c, l.mcp)
 }
 
 // Known keys, in the order the docs list them.
 var (
-	topKeys        = []string{"tool_execution", "model", "tools", "extensions"}
+	topKeys        = []string{"tool_execution", "model", "tools", "extensions", "mcp"}
 	modelKeys      = []string{"base_url", "name", "api_key_env", "images"}
 	toolsKeys      = []string{"active", "bash"}
 	bashKeys       = []string{"command_prefix", "shell", "pass_env", "full_output_max_mb"}
@@ -309,6 +313,9 @@ func (d *decoder) layer(raw map[string]any, scope string) *layer {
 	}
 	if v, ok := raw["extensions"]; ok {
 		d.extensions(l, v)
+	}
+	if v, ok := raw["mcp"]; ok {
+		d.mcpServers(l, v)
 	}
 	return l
 }
