@@ -13,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/pi-go/pi/runtime/tool"
@@ -356,8 +357,9 @@ func (c *conn) callTool(ctx context.Context, s *sdk.ClientSession, name string, 
 		return tool.Result{}, fmt.Errorf("mcp server %q: call %s cancelled (the server was sent notifications/cancelled)", c.cfg.Name, name)
 	case cctx.Err() != nil:
 		return tool.Result{}, fmt.Errorf("mcp server %q: call %s got no answer within %s (timeout_ms); it was cancelled", c.cfg.Name, name, c.cfg.Timeout)
-	case errors.Is(err, sdk.ErrConnectionClosed):
-		// The server died: wait for watch to record why.
+	case !isAnswer(err):
+		// No answer but a broken connection: the server died. Wait for
+		// watch to record why.
 		c.mu.Lock()
 		died := c.died
 		c.mu.Unlock()
@@ -372,6 +374,13 @@ func (c *conn) callTool(ctx context.Context, s *sdk.ClientSession, name string, 
 		}
 	}
 	return tool.Result{}, fmt.Errorf("mcp server %q: call %s: %w", c.cfg.Name, name, err)
+}
+
+// isAnswer reports whether err is the server's own JSON-RPC error answer
+// (it is alive), rather than a broken connection.
+func isAnswer(err error) bool {
+	var we *jsonrpc.Error
+	return errors.As(err, &we)
 }
 
 // close ends the server.

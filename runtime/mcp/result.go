@@ -4,6 +4,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -110,6 +111,24 @@ func truncateBlocks(blocks []tool.ContentBlock, det *Details) []tool.ContentBloc
 		if b.Type != "text" || b.Text == "" {
 			continue
 		}
+		if lines <= 0 || bytes <= 0 {
+			// The limit was reached exactly by the blocks before.
+			rest := len(blocks) - i
+			det.Omitted += rest
+			det.Truncation = &builtin.Truncation{Truncated: true, TruncatedBy: "lines"}
+			limit := fmt.Sprintf("%d-line", builtin.DefaultMaxLines)
+			if bytes <= 0 {
+				det.Truncation.TruncatedBy = "bytes"
+				limit = builtin.FormatSize(builtin.DefaultMaxBytes)
+			}
+			notice := fmt.Sprintf("[%d more content blocks left out: the output reached the %s limit.]", rest, limit)
+			if j := lastText(blocks[:i]); j >= 0 {
+				out := slices.Clone(blocks[:i])
+				out[j].Text += "\n\n" + notice
+				return out
+			}
+			return append(blocks[:i:i], tool.Text(notice))
+		}
 		t := builtin.TruncateHead(b.Text, lines, bytes)
 		if !t.Truncated {
 			lines -= t.TotalLines
@@ -136,6 +155,16 @@ func truncateBlocks(blocks []tool.ContentBlock, det *Details) []tool.ContentBloc
 		return out
 	}
 	return blocks
+}
+
+// lastText is the index of the last text block, or -1.
+func lastText(blocks []tool.ContentBlock) int {
+	for i := len(blocks) - 1; i >= 0; i-- {
+		if blocks[i].Type == "text" {
+			return i
+		}
+	}
+	return -1
 }
 
 // cutToBytes cuts s to at most n bytes on a character boundary.

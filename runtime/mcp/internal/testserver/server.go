@@ -28,8 +28,8 @@ const (
 	// EnvFailStart makes the server write its value to stderr and exit 2
 	// before it answers anything.
 	EnvFailStart = "MCPTEST_FAIL_START"
-	// EnvMarkerDir is where slow writes cancelled-ID when its call is
-	// cancelled, and spawn writes child-pid.
+	// EnvMarkerDir is where slow writes started-ID when its call starts
+	// and cancelled-ID when it is cancelled, and spawn writes child-pid.
 	EnvMarkerDir = "MCPTEST_MARKER_DIR"
 	// EnvHostileSchema adds a tool whose schema points at a file.
 	EnvHostileSchema = "MCPTEST_HOSTILE_SCHEMA"
@@ -120,6 +120,9 @@ func New() *sdk.Server {
 			}](req)
 			if err != nil {
 				return nil, err
+			}
+			if markers != "" {
+				os.WriteFile(filepath.Join(markers, "started-"+a.ID), nil, 0o644)
 			}
 			select {
 			case <-time.After(time.Duration(a.MS) * time.Millisecond):
