@@ -324,7 +324,9 @@ func TestFailedStartNamesServerAndStderr(t *testing.T) {
 			[]string{`mcp server "t" (`, "failed to start", "stderr: fatal: no API token configured"}},
 		{"no such program", func(s *Server, _ *Options) { s.Command = []string{"/nonexistent/mcp-server", "--x"} },
 			[]string{`mcp server "t" (/nonexistent/mcp-server --x) failed to start`, "no such file"}},
-		{"not an MCP server", func(s *Server, _ *Options) { s.Command = []string{"sh", "-c", "echo not json; echo oops >&2; sleep 600"} },
+		{"not an MCP server", func(s *Server, _ *Options) {
+			s.Command = []string{"sh", "-c", "echo not json; echo oops >&2; sleep 600"}
+		},
 			[]string{`mcp server "t" (sh -c`, "failed to start", "stderr: oops"}},
 		{"missing variable", func(s *Server, _ *Options) { s.Env["TOKEN"] = "${PI_MCP_TEST_UNSET_VAR}" },
 			[]string{`failed to start: env TOKEN: ${PI_MCP_TEST_UNSET_VAR} is not set`}},
