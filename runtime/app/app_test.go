@@ -14,13 +14,18 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/pi-go/pi/internal/mcptest"
 	"github.com/pi-go/pi/internal/plugintest"
 	"github.com/pi-go/pi/runtime/agent"
 	"github.com/pi-go/pi/runtime/config"
 	"github.com/pi-go/pi/runtime/llm"
 )
 
-func TestMain(m *testing.M) { os.Exit(plugintest.Main(m)) }
+func TestMain(m *testing.M) {
+	code := plugintest.Main(m)
+	mcptest.Cleanup()
+	os.Exit(code)
+}
 
 // project makes a project folder (with .git, so the search stops there)
 // and an empty PI_HOME.
