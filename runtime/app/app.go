@@ -313,6 +313,12 @@ func describeFiles(files []string) string {
 // the MCP servers (with their process groups), the extension host and
 // bash's full-output folder. It is safe to call more than once.
 func (r *Runtime) Close() {
+	// The MCP servers first: they are pi's children in sessions of their
+	// own, which bash's sweep of escaped processes (KillAllBash) would
+	// otherwise SIGTERM as orphans before they were closed properly.
+	if r.mcp != nil {
+		r.mcp.Close()
+	}
 	for i := len(r.closers) - 1; i >= 0; i-- {
 		r.closers[i]()
 	}

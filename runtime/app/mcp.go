@@ -79,8 +79,7 @@ func (r *Runtime) startMCP(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	r.mcp = m
-	r.closers = append(r.closers, m.Close)
+	r.mcp = m // Close ends it
 	switch r.opts.MCPStart {
 	case MCPWait:
 		m.Start(ctx)

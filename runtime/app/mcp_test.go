@@ -306,3 +306,49 @@ func TestMCPResultsAreRedacted(t *testing.T) {
 		t.Errorf("the server's OPENAI_API_KEY = %q", res.Text())
 	}
 }
+
+// TestMCPCloseEndsServersBeforeTheBashSweep: Close ends the MCP servers
+// properly before bash's sweep of escaped processes runs (which would take
+// them for orphans and SIGTERM them: a spurious "exited" warning), and
+// nothing of theirs is left.
+func TestMCPCloseEndsServersBeforeTheBashSweep(t *testing.T) {
+	dir, home := project(t)
+	markers := t.TempDir()
+	write(t, filepath.Join(home, "pi.toml"), mcpServer(t, "t", markers, ""))
+	rt, w := openMCP(t, dir, home, Options{})
+	res, _ := rt.CallTool(context.Background(), "mcp__t__spawn", "c1", json.RawMessage(`{}`), nil)
+	child := res.Text()
+	if res.IsError {
+		t.Fatalf("spawn = %+v", res)
+	}
+	// A bash call makes bash's process tracking live, as in a real run.
+	if res, _ := rt.CallTool(context.Background(), "bash", "c2", json.RawMessage(`{"command":"true"}`), nil); res.IsError {
+		t.Fatalf("bash = %+v", res)
+	}
+	rt.Close()
+	if strings.Contains(w.String(), "exited") {
+		t.Errorf("closing warned: %q", w)
+	}
+	for _, pid := range []string{child, strings.TrimSpace(readFile(t, filepath.Join(markers, "server-pid")))} {
+		deadline := time.Now().Add(10 * time.Second)
+		for {
+			b, err := os.ReadFile("/proc/" + pid + "/stat")
+			if err != nil || strings.Contains(string(b), ") Z ") {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("pid %s still runs after Close", pid)
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+}
+
+func readFile(t *testing.T, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}

@@ -28,8 +28,9 @@ const (
 	// EnvFailStart makes the server write its value to stderr and exit 2
 	// before it answers anything.
 	EnvFailStart = "MCPTEST_FAIL_START"
-	// EnvMarkerDir is where slow writes started-ID when its call starts
-	// and cancelled-ID when it is cancelled, and spawn writes child-pid.
+	// EnvMarkerDir is where the server writes server-pid when it starts,
+	// slow writes started-ID when its call starts and cancelled-ID when it
+	// is cancelled, and spawn writes child-pid.
 	EnvMarkerDir = "MCPTEST_MARKER_DIR"
 	// EnvHostileSchema adds a tool whose schema points at a file.
 	EnvHostileSchema = "MCPTEST_HOSTILE_SCHEMA"

@@ -5,6 +5,8 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
+	"strconv"
 	"strings"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -21,6 +23,9 @@ func main() {
 		for _, l := range strings.Split(lines, ";") {
 			fmt.Fprintln(os.Stderr, l)
 		}
+	}
+	if dir := os.Getenv(testserver.EnvMarkerDir); dir != "" {
+		os.WriteFile(filepath.Join(dir, "server-pid"), []byte(strconv.Itoa(os.Getpid())), 0o644)
 	}
 	if err := testserver.New().Run(context.Background(), &sdk.StdioTransport{}); err != nil {
 		fmt.Fprintln(os.Stderr, "mcp-testserver:", err)
