@@ -1,8 +1,8 @@
 // Package archtest checks the dependency rules of docs/design.md with
 // `go list -deps`: nothing imports cmd/pi; tools/builtin never imports
 // extensions; runtime/redact is a leaf; sdk imports no host package; only
-// extensions imports wazero; only internal/atomicfile replaces files by
-// renaming.
+// extensions imports wazero; only runtime/mcp imports the MCP SDK; only
+// internal/atomicfile replaces files by renaming.
 package archtest
 
 import (
@@ -77,6 +77,9 @@ func TestDependencyRules(t *testing.T) {
 			}
 			if strings.HasPrefix(imp, "github.com/tetratelabs/wazero") && !strings.HasPrefix(pkg, module+"/extensions") {
 				t.Errorf("%s imports %s; only extensions/ may import wazero", pkg, imp)
+			}
+			if strings.HasPrefix(imp, "github.com/modelcontextprotocol/go-sdk") && !strings.HasPrefix(pkg, module+"/runtime/mcp") {
+				t.Errorf("%s imports %s; only runtime/mcp (and its test server) may import the MCP SDK", pkg, imp)
 			}
 		}
 	}
