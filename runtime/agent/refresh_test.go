@@ -12,7 +12,9 @@ import (
 
 func constTool(name, answer string) tool.ToolDefinition {
 	return tool.ToolDefinition{Name: name, Description: "Answers " + answer + ".",
-		Execute: func(context.Context, tool.Call, tool.Context) (tool.Result, error) { return tool.TextResult(answer), nil }}
+		Execute: func(context.Context, tool.Call, tool.Context) (tool.Result, error) {
+			return tool.TextResult(answer), nil
+		}}
 }
 
 // TestRefreshReplacesToolsBetweenTurns: Config.Refresh is asked before
