@@ -111,8 +111,8 @@ func (d *decoder) mcpServer(key string, v any) (MCPServer, bool) {
 	if v, ok := m["name"]; !ok {
 		d.errorf(key, "key %q is required", joinKey(key, "name"))
 	} else if name, ok := d.str(joinKey(key, "name"), v); ok {
-		if !extNameRe.MatchString(name) {
-			d.errorf(joinKey(key, "name"), "key %q: %q is not an MCP server name (want [a-z][a-z0-9_-]*)", joinKey(key, "name"), name)
+		if !extNameRe.MatchString(name) || strings.Contains(name, "__") || strings.HasSuffix(name, "_") {
+			d.errorf(joinKey(key, "name"), "key %q: %q is not an MCP server name (want [a-z][a-z0-9_-]*, without __ and not ending in _: tools are named mcp__NAME__TOOL)", joinKey(key, "name"), name)
 		}
 		s.Name = name
 	}

@@ -117,7 +117,9 @@ func TestLoadMCPErrors(t *testing.T) {
 	for _, c := range []struct{ name, toml, want string }{
 		{"not an array", "mcp = 1\n", `FILE:1: key "mcp" must be an array of tables ([[mcp]]), got integer`},
 		{"no name", "[[mcp]]\ncommand = [\"x\"]\n", `FILE:1: key "mcp[0].name" is required`},
-		{"bad name", "[[mcp]]\nname = \"Fs\"\ncommand = [\"x\"]\n", `FILE:2: key "mcp[0].name": "Fs" is not an MCP server name (want [a-z][a-z0-9_-]*)`},
+		{"bad name", "[[mcp]]\nname = \"Fs\"\ncommand = [\"x\"]\n", `FILE:2: key "mcp[0].name": "Fs" is not an MCP server name (want [a-z][a-z0-9_-]*, without __ and not ending in _: tools are named mcp__NAME__TOOL)`},
+		{"name with __", "[[mcp]]\nname = \"a__b\"\ncommand = [\"x\"]\n", `FILE:2: key "mcp[0].name": "a__b" is not an MCP server name (want [a-z][a-z0-9_-]*, without __ and not ending in _: tools are named mcp__NAME__TOOL)`},
+		{"name ending in _", "[[mcp]]\nname = \"a_\"\ncommand = [\"x\"]\n", `FILE:2: key "mcp[0].name": "a_" is not an MCP server name (want [a-z][a-z0-9_-]*, without __ and not ending in _: tools are named mcp__NAME__TOOL)`},
 		{"duplicate", "[[mcp]]\nname = \"a\"\ncommand = [\"x\"]\n[[mcp]]\nname = \"a\"\ncommand = [\"y\"]\n", `FILE:5: duplicate MCP server name "a" (first at line 2)`},
 		{"neither", "[[mcp]]\nname = \"a\"\n", `FILE:1: key "mcp[0]": set command (a stdio server) or url (an HTTP server)`},
 		{"both", "[[mcp]]\nname = \"a\"\ncommand = [\"x\"]\nurl = \"https://h\"\n", `FILE:4: key "mcp[0]": set command (a stdio server) or url (an HTTP server), not both`},

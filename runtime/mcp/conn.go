@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
 	"slices"
@@ -180,7 +181,11 @@ func (c *conn) connect(ctx context.Context) (*sdk.ClientSession, *process, []cac
 		if err != nil {
 			return nil, nil, nil, "", err
 		}
-		transport = &sdk.StreamableClientTransport{Endpoint: c.cfg.URL, HTTPClient: &http.Client{Transport: headerTransport{headers}}}
+		u, err := url.Parse(c.cfg.URL)
+		if err != nil {
+			return nil, nil, nil, "", err
+		}
+		transport = &sdk.StreamableClientTransport{Endpoint: c.cfg.URL, HTTPClient: &http.Client{Transport: headerTransport{u.Scheme, u.Host, headers}}}
 	} else {
 		env, err := serverEnv(os.Environ(), c.m.opts.HideEnv, c.cfg.Env)
 		if err != nil {
@@ -490,13 +495,20 @@ func (c *conn) execute(name string) tool.ExecuteFunc {
 	}
 }
 
-// headerTransport adds the configured headers to every request.
-type headerTransport struct{ headers map[string]string }
+// headerTransport adds the configured headers to every request to the
+// server's own scheme and host, and to no other: a redirect elsewhere must
+// not carry the token.
+type headerTransport struct {
+	scheme, host string
+	headers      map[string]string
+}
 
 func (h headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
-	r = r.Clone(r.Context())
-	for k, v := range h.headers {
-		r.Header.Set(k, v)
+	if r.URL.Scheme == h.scheme && r.URL.Host == h.host {
+		r = r.Clone(r.Context())
+		for k, v := range h.headers {
+			r.Header.Set(k, v)
+		}
 	}
 	return http.DefaultTransport.RoundTrip(r)
 }

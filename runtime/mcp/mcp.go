@@ -136,6 +136,8 @@ func New(opts Options, servers []Server) (*Manager, error) {
 		switch {
 		case s.Name == "":
 			return nil, errors.New("mcp server: empty name")
+		case !ValidServerName(s.Name):
+			return nil, fmt.Errorf("mcp server %q: not a server name (want [a-z][a-z0-9_-]* without __ and not ending in _)", s.Name)
 		case seen[s.Name]:
 			return nil, fmt.Errorf("mcp server %q: configured twice", s.Name)
 		case (len(s.Command) == 0) == (s.URL == ""):
@@ -148,6 +150,23 @@ func New(opts Options, servers []Server) (*Manager, error) {
 		m.conns = append(m.conns, newConn(m, s))
 	}
 	return m, nil
+}
+
+// ValidServerName reports whether name can name a server: [a-z][a-z0-9_-]*
+// without "__" and not ending in "_", so that in mcp__SERVER__TOOL the
+// first "__" after the prefix always ends the server's name (servers "a"
+// and "a__b", or "a" and "a_", could otherwise list tools of the same pi
+// name, and a rule on mcp__a__* would cover another server's tools).
+func ValidServerName(name string) bool {
+	if name == "" || name[0] < 'a' || name[0] > 'z' || strings.Contains(name, "__") || strings.HasSuffix(name, "_") {
+		return false
+	}
+	for _, r := range name {
+		if !(r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '_' || r == '-') {
+			return false
+		}
+	}
+	return true
 }
 
 // Generation counts the changes of the servers' tools; a caller that saw

@@ -330,6 +330,16 @@ func TestFailedStartNamesServerAndStderr(t *testing.T) {
 			[]string{`mcp server "t" (sh -c`, "failed to start", "stderr: oops"}},
 		{"missing variable", func(s *Server, _ *Options) { s.Env["TOKEN"] = "${PI_MCP_TEST_UNSET_VAR}" },
 			[]string{`failed to start: env TOKEN: ${PI_MCP_TEST_UNSET_VAR} is not set`}},
+		// A flood on stderr without a newline is read and dropped: the tail
+		// stays small and still ends with the last words.
+		{"stderr flood", func(s *Server, _ *Options) {
+			s.Command = []string{"sh", "-c", `head -c 3000000 /dev/zero | tr '\0' x >&2; echo >&2; echo last words >&2; exit 1`}
+		}, []string{"failed to start", "| last words"}},
+		// A line on stdout over the SDK's 16 MB frame limit ends the
+		// connection instead of growing pi's memory.
+		{"giant frame", func(s *Server, _ *Options) {
+			s.Command = []string{"sh", "-c", `head -c 20000000 /dev/zero | tr '\0' x; echo; sleep 600`}
+		}, []string{"failed to start"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			f := newFixture(t, func(s *Server, o *Options) { o.StartTimeout = 5 * time.Second; c.edit(s, o) })
@@ -340,6 +350,9 @@ func TestFailedStartNamesServerAndStderr(t *testing.T) {
 				if !strings.Contains(st.Error, w) {
 					t.Errorf("error %q lacks %q", st.Error, w)
 				}
+			}
+			if len(st.Error) > 4096 {
+				t.Errorf("error of %d bytes", len(st.Error))
 			}
 			if st.State != StateFailed || len(f.m.Definitions()) != 0 || !strings.Contains(f.warned(), st.Error) {
 				t.Errorf("status = %+v, warnings %q", st, f.warned())
@@ -611,6 +624,50 @@ func TestHTTPServerWithHeaders(t *testing.T) {
 	}
 }
 
+// TestHeadersStayWithTheirHost: a server that redirects elsewhere does not
+// get its headers (a bearer token) sent on to the other host.
+func TestHeadersStayWithTheirHost(t *testing.T) {
+	t.Setenv("PI_MCP_TEST_TOKEN", "tok-456")
+	var mu sync.Mutex
+	var sawA, sawB []string
+	handler := sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return testserver.New() }, nil)
+	b := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		sawB = append(sawB, r.Header.Get("Authorization"))
+		mu.Unlock()
+		handler.ServeHTTP(w, r)
+	}))
+	t.Cleanup(b.Close)
+	a := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		sawA = append(sawA, r.Header.Get("Authorization"))
+		mu.Unlock()
+		http.Redirect(w, r, b.URL+"/mcp", http.StatusTemporaryRedirect)
+	}))
+	t.Cleanup(a.Close)
+	f := newFixture(t, func(s *Server, o *Options) {
+		s.Command, s.Env = nil, nil
+		s.URL = a.URL + "/mcp"
+		s.Headers = map[string]string{"Authorization": "Bearer ${PI_MCP_TEST_TOKEN}"}
+		o.StartTimeout = 10 * time.Second
+	})
+	f.m.Start(context.Background())
+	f.m.Close()
+	mu.Lock()
+	defer mu.Unlock()
+	if len(sawA) == 0 || sawA[0] != "Bearer tok-456" {
+		t.Errorf("the configured host got %q", sawA)
+	}
+	if len(sawB) == 0 {
+		t.Fatal("the redirect was not followed: the test proves nothing")
+	}
+	for _, h := range sawB {
+		if h != "" {
+			t.Errorf("the other host got Authorization %q", h)
+		}
+	}
+}
+
 func TestNewRefusesBadServers(t *testing.T) {
 	for _, c := range []struct {
 		servers []Server
@@ -620,6 +677,9 @@ func TestNewRefusesBadServers(t *testing.T) {
 		{[]Server{{Name: "a"}}, "want a command or a url"},
 		{[]Server{{Name: "a", Command: []string{"x"}, URL: "http://h"}}, "want a command or a url"},
 		{[]Server{{Name: "a", Command: []string{"x"}}, {Name: "a", URL: "http://h"}}, "configured twice"},
+		{[]Server{{Name: "a__b", Command: []string{"x"}}}, "not a server name"},
+		{[]Server{{Name: "a_", Command: []string{"x"}}}, "not a server name"},
+		{[]Server{{Name: "A", Command: []string{"x"}}}, "not a server name"},
 	} {
 		if _, err := New(Options{}, c.servers); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%+v: %v", c.servers, err)

@@ -29,15 +29,31 @@ func newTail(r io.ReadCloser, onLine func(string)) *tailBuffer {
 		defer close(t.done)
 		defer r.Close()
 		br := bufio.NewReaderSize(r, 4096)
+		// A line is kept up to maxLogLine bytes; the rest of a longer one
+		// is read and dropped, so a server cannot make pi hold its stderr.
+		var cur []byte
+		long := false
 		for {
-			line, err := br.ReadString('\n')
-			if line = strings.TrimRight(line, "\r\n"); line != "" {
-				line = cutBytes(line, maxLogLine)
+			chunk, err := br.ReadSlice('\n')
+			if room := maxLogLine - len(cur); room > 0 {
+				cur = append(cur, chunk[:min(len(chunk), room)]...)
+			} else if len(chunk) > 0 {
+				long = true
+			}
+			if err == bufio.ErrBufferFull {
+				continue
+			}
+			line := strings.TrimRight(string(cur), "\r\n")
+			if long {
+				line += "…"
+			}
+			if line != "" {
 				t.add(line)
 				if onLine != nil {
 					onLine(line)
 				}
 			}
+			cur, long = cur[:0], false
 			if err != nil {
 				return
 			}
