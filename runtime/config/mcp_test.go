@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -210,5 +211,33 @@ func TestAppendAndRemoveMCPServer(t *testing.T) {
 	}
 	if _, err := os.Stat(file); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestDocumentedMCPBlocksLoad: every pi.toml block with [[mcp]] in
+// docs/mcp.md and docs/config.md passes the real loader.
+func TestDocumentedMCPBlocksLoad(t *testing.T) {
+	block := regexp.MustCompile("(?s)```toml\n(.*?)```")
+	n := 0
+	for _, doc := range []string{"../../docs/mcp.md", "../../docs/config.md"} {
+		b, err := os.ReadFile(doc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range block.FindAllStringSubmatch(string(b), -1) {
+			if !strings.Contains(m[1], "[[mcp]]") {
+				continue
+			}
+			n++
+			e := newEnv(t)
+			writeFile(t, filepath.Join(e.proj, "pi.toml"), m[1])
+			c, err := Load(LoadOptions{Cwd: e.proj, PIHome: e.home, Trust: true})
+			if err != nil || len(c.MCP) == 0 {
+				t.Errorf("%s block %d: %v\n%s", doc, n, err, m[1])
+			}
+		}
+	}
+	if n < 2 {
+		t.Errorf("found %d documented [[mcp]] blocks", n)
 	}
 }
