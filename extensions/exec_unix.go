@@ -12,7 +12,19 @@ import (
 	"time"
 
 	"github.com/pi-go/pi/internal/cgroup"
+	"github.com/pi-go/pi/internal/procs"
 )
+
+// startOwn starts cmd as one of pi's own children (procs.StartOwn), so
+// that a bash call's clean-up never takes it for a process the call left.
+func startOwn(cmd *exec.Cmd) (unmark func(), err error) {
+	return procs.StartOwn(func() (int, error) {
+		if err := cmd.Start(); err != nil {
+			return 0, err
+		}
+		return cmd.Process.Pid, nil
+	})
+}
 
 // runContained runs the command newCmd makes (built with
 // exec.CommandContext) so that nothing it starts outlives it: in a session
@@ -36,7 +48,7 @@ func runContained(newCmd func() *exec.Cmd) error {
 			contain(cmd, nil)
 		}
 	}
-	err := cmd.Start()
+	unmark, err := startOwn(cmd)
 	release()
 	if err != nil && g != nil {
 		_ = g.Remove()
@@ -44,12 +56,13 @@ func runContained(newCmd func() *exec.Cmd) error {
 		if cgroup.StartErrorIsCgroup(err) {
 			cmd = newCmd()
 			contain(cmd, nil)
-			err = cmd.Start()
+			unmark, err = startOwn(cmd)
 		}
 	}
 	if err != nil {
 		return err
 	}
+	defer unmark()
 	err = cmd.Wait()
 	if g != nil {
 		_ = g.Kill()

@@ -1,6 +1,7 @@
 // Command pi is the coding-agent CLI: it runs the agent loop against any
 // OpenAI-compatible model (or the built-in offline demo), runs single tool
-// calls, and installs and lists WebAssembly extensions. It is thin: it parses
+// calls, installs and lists WebAssembly extensions, and configures MCP
+// servers. It is thin: it parses
 // flags, builds the runtime from pi.toml and flags, and runs.
 package main
 
@@ -49,6 +50,8 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return cmdTools(rest[1:], stdout, stderr)
 	case "ext":
 		return cmdExt(rest[1:], stdout, stderr)
+	case "mcp":
+		return cmdMCP(rest[1:], stdout, stderr)
 	case "trust":
 		return cmdTrust(rest[1:], stdout, stderr, true)
 	case "untrust":

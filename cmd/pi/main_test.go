@@ -9,6 +9,7 @@ import (
 
 	"github.com/rogpeppe/go-internal/testscript"
 
+	"github.com/pi-go/pi/internal/mcptest"
 	"github.com/pi-go/pi/internal/plugintest"
 	"github.com/pi-go/pi/internal/proctest"
 )
@@ -18,6 +19,7 @@ type withPlugintest struct{ m *testing.M }
 
 func (w withPlugintest) Run() int {
 	code := plugintest.Main(w.m)
+	mcptest.Cleanup()
 	if realPiPath != "" {
 		os.RemoveAll(filepath.Dir(realPiPath))
 	}
@@ -70,12 +72,14 @@ func buildWasm(t *testing.T) string {
 func TestScripts(t *testing.T) {
 	wasm := buildWasm(t)
 	esc := proctest.Escape(t)
+	mcpServer := mcptest.Server(t)
 	testscript.Run(t, testscript.Params{
 		Dir: "testdata/script",
 		Setup: func(env *testscript.Env) error {
 			env.Setenv("WASM", wasm)
 			env.Setenv("ESCAPE", esc.Path)
 			env.Setenv("ESCTOK", esc.Token)
+			env.Setenv("MCPSERVER", mcpServer)
 			env.Setenv("PI_HOME", filepath.Join(env.WorkDir, ".pihome"))
 			env.Setenv("HOME", filepath.Join(env.WorkDir, "home"))
 			env.Setenv("OPENAI_API_KEY", "")

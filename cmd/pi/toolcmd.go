@@ -25,7 +25,8 @@ execute), in the current directory, and prints one JSON object:
 
   {"content":[{"type":"text","text":"..."}],"isError":false,"details":...}
 
-Any tool that is registered can be called, active or not. Exit status is 0
+Any tool that is registered can be called, active or not; an MCP tool
+(mcp__SERVER__TOOL) starts its server first. Exit status is 0
 whenever a result was produced (isError results too) and 2 on usage errors.
 Use 'pi tools list' to see the tools. The JSON may also come from a file:
 'pi tool call read @args.json', or from stdin with '-'.
@@ -34,6 +35,7 @@ Examples:
   pi tool call read '{"path":"README.md","limit":20}'
   pi tool call bash '{"command":"go test ./...","timeout":600}'
   pi tool call grep '{"pattern":"TODO","glob":"*.go"}' --tools read,grep
+  pi tool call mcp__fs__read_text_file '{"path":"README.md"}'
 `
 
 func cmdTool(args []string, stdout, stderr io.Writer) int {
@@ -69,6 +71,8 @@ func cmdTool(args []string, stdout, stderr io.Writer) int {
 	defer stop()
 	opts := f.appOptions(stderr, app.ModelOptions{})
 	opts.Yes = yes
+	// MCP servers start only when one of their tools is called.
+	opts.MCPStart = app.MCPLazy
 	rt, err := app.Open(ctx, opts)
 	if err != nil {
 		fmt.Fprintf(stderr, "pi: %v\n", err)
@@ -128,13 +132,14 @@ func truncateForMessage(s string, n int) string {
 const toolsUsage = `
 Usage: pi tools list [--json] [flags]
 
-Lists every registered tool: built-in ones and those of loaded extensions,
-with its source and whether it is active (sent to the model). The active set
+Lists every registered tool: built-in ones, those of loaded extensions and
+those of MCP servers (which it starts: listing their tools needs them), with
+its source and whether it is active (sent to the model). The active set
 comes from --tools, else [tools] active in pi.toml, else read, bash, edit,
-write and every extension tool.
+write, every extension tool and every MCP tool.
 
 --json prints an array of
-  {"name","label","description","promptSnippet","source":{"kind":"builtin"|"extension",...},"active":bool}
+  {"name","label","description","promptSnippet","source":{"kind":"builtin"|"extension"|"mcp",...},"active":bool}
 `
 
 type toolListEntry struct {
@@ -169,7 +174,10 @@ func cmdTools(args []string, stdout, stderr io.Writer) int {
 	if len(pos) != 0 {
 		return usageError(stderr, "tools list", "unexpected argument %q", pos[0])
 	}
-	rt, err := app.Open(context.Background(), f.appOptions(stderr, app.ModelOptions{}))
+	opts := f.appOptions(stderr, app.ModelOptions{})
+	// Listing an MCP server's tools needs the server.
+	opts.MCPStart = app.MCPWait
+	rt, err := app.Open(context.Background(), opts)
 	if err != nil {
 		fmt.Fprintf(stderr, "pi: %v\n", err)
 		return exitError

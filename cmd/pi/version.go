@@ -45,6 +45,9 @@ Usage:
   pi tools list [--json]        the registered tools, their source and whether active
   pi ext install FILE.wasm      check an extension and add it to pi.toml
   pi ext list | remove NAME     the installed extensions
+  pi mcp add NAME -- CMD ARGS   add an MCP server (its tools: mcp__NAME__TOOL)
+  pi mcp list [--json] | remove NAME
+                                the MCP servers, their state and tools
   pi trust | untrust            allow (or stop allowing) this project's pi.toml to run code
   pi permissions check TOOL 'JSON'  what the [permissions] rules decide about a call
   pi permissions list           the permission rules, in the order they apply

@@ -6,7 +6,8 @@
 // imports the standard library only; sdk imports no host package but
 // internal/abi; only extensions imports wazero; runtime/extspec (the rules
 // of an extension entry) needs nothing but the standard library and
-// runtime/execgrant; only internal/atomicfile replaces files by renaming.
+// runtime/execgrant; only runtime/mcp imports the MCP SDK; only
+// internal/atomicfile replaces files by renaming.
 package archtest
 
 import (
@@ -96,6 +97,9 @@ func TestDependencyRules(t *testing.T) {
 			}
 			if strings.HasPrefix(imp, "github.com/tetratelabs/wazero") && !strings.HasPrefix(pkg, module+"/extensions") {
 				t.Errorf("%s imports %s; only extensions/ may import wazero", pkg, imp)
+			}
+			if strings.HasPrefix(imp, "github.com/modelcontextprotocol/go-sdk") && !strings.HasPrefix(pkg, module+"/runtime/mcp") {
+				t.Errorf("%s imports %s; only runtime/mcp (and its test server) may import the MCP SDK", pkg, imp)
 			}
 		}
 	}

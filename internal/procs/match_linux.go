@@ -101,6 +101,11 @@ func (m *matcher) refresh() {
 			m.others[g] = true
 		}
 	}
+	// The program's own children (StartOwn) lead their sessions and
+	// process groups: none of them, and nothing in them, is a call's.
+	for pid := range registry.own {
+		m.others[pid] = true
+	}
 	m.orphans = running == 0
 	sets := make([]*Set, 0, len(registry.sets))
 	for s := range registry.sets {

@@ -74,7 +74,34 @@ var registry = struct {
 	// sets are the Sets that started a call and are not closed yet, for
 	// their cgroups.
 	sets map[*Set]bool
-}{shells: map[int]*Set{}, groups: map[int]*Set{}, seen: map[int]bool{}, sets: map[*Set]bool{}}
+	// own are children the program started itself outside any call (see
+	// StartOwn): never orphans of a call, nor their sessions.
+	own map[int]bool
+}{shells: map[int]*Set{}, groups: map[int]*Set{}, seen: map[int]bool{}, sets: map[*Set]bool{}, own: map[int]bool{}}
+
+// StartOwn starts, with start, a child that the program runs itself outside
+// any bash call (an MCP server, an extension's exec), and marks it so that
+// no call's clean-up takes it, or its session, for a process the call left:
+// a child of pi in a session of its own, started while a call runs, looks
+// exactly like an orphan the call left. It holds the lock a bash start
+// holds, so no kill round sees the child before it is marked. start returns
+// the child's pid. Call release once the child was waited for.
+func StartOwn(start func() (pid int, err error)) (release func(), err error) {
+	registry.spawn.RLock()
+	defer registry.spawn.RUnlock()
+	pid, err := start()
+	if err != nil {
+		return func() {}, err
+	}
+	registry.mu.Lock()
+	registry.own[pid] = true
+	registry.mu.Unlock()
+	return func() {
+		registry.mu.Lock()
+		delete(registry.own, pid)
+		registry.mu.Unlock()
+	}, nil
+}
 
 var setSeq atomic.Uint64
 

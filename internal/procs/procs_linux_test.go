@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"syscall"
 	"testing"
 	"time"
 
@@ -322,5 +323,46 @@ func TestCloseTakesNoOlderOrphans(t *testing.T) {
 		if left := proctest.Pids(name); len(left) != 0 {
 			t.Errorf("closing A left its orphan: %v", left)
 		}
+	})
+}
+
+// TestOwnChildrenAreNotOrphans: a child the program starts itself in a
+// session of its own while a call runs (an MCP server, an extension's exec)
+// looks exactly like an orphan the call left. The call's clean-up takes the
+// plain one (so the test can fail) and spares the one StartOwn marked.
+func TestOwnChildrenAreNotOrphans(t *testing.T) {
+	processModes(t, func(t *testing.T, newSet func(t *testing.T) *Set, cgroups bool) {
+		s := newSet(t)
+		call := startCall(t, s, "echo started; sleep 600")
+		proctest.WaitLog(t, call.out, "started", 1, 10*time.Second)
+		ownSl, plainSl := proctest.Sleeper(t), proctest.Sleeper(t)
+		own := exec.Command(ownSl, "600")
+		own.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+		release, err := StartOwn(func() (int, error) {
+			if err := own.Start(); err != nil {
+				return 0, err
+			}
+			return own.Process.Pid, nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		plain := exec.Command(plainSl, "600")
+		plain.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+		if err := plain.Start(); err != nil {
+			t.Fatal(err)
+		}
+		call.terminate(t)
+		// The plain child was taken for the call's orphan: killed, and
+		// reaped by its parent here.
+		if err := plain.Wait(); err == nil {
+			t.Errorf("the plain child was not taken for an orphan; the test proves nothing")
+		}
+		if n := len(proctest.Alive(filepath.Base(ownSl))); n != 1 {
+			t.Errorf("the program's own child was killed by a call's clean-up (%d alive)", n)
+		}
+		_ = own.Process.Kill()
+		_ = own.Wait()
+		release()
 	})
 }

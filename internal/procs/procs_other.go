@@ -21,6 +21,13 @@ import (
 
 var setSeq atomic.Uint64
 
+// StartOwn runs start: off Linux there is no orphan rule that could take
+// the program's own children for a call's.
+func StartOwn(start func() (pid int, err error)) (release func(), err error) {
+	_, err = start()
+	return func() {}, err
+}
+
 // BecomeSubreaper does nothing off Linux, where there are no child
 // subreapers; it returns nil.
 func BecomeSubreaper() error { return nil }

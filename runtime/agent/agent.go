@@ -56,6 +56,18 @@ type Config struct {
 	// OnReset is called when Run drops an earlier conversation, before
 	// the new one starts (a session starts a new branch).
 	OnReset func()
+	// Refresh, when set, is asked before every model turn whether the
+	// tools changed (an MCP server's tools/list_changed, a server that
+	// died); a non-nil answer replaces the tools and the system prompt from
+	// that turn on.
+	Refresh func() *ToolSet
+}
+
+// ToolSet is what Config.Refresh answers: the active tools and the system
+// prompt that lists them.
+type ToolSet struct {
+	Tools        []tool.AgentTool
+	SystemPrompt string
 }
 
 // RunResult is what a run produced.
@@ -101,11 +113,8 @@ func New(cfg Config) *Agent {
 	if a.logger == nil {
 		a.logger = hclog.NewNullLogger()
 	}
-	a.cfg.Tools = append([]tool.AgentTool(nil), cfg.Tools...)
+	a.setTools(cfg.Tools)
 	a.messages = append([]llm.Message(nil), cfg.Messages...)
-	for _, t := range a.cfg.Tools {
-		a.specs = append(a.specs, llm.ToolSpec{Name: t.Name(), Description: t.Description(), Parameters: t.Parameters()})
-	}
 	if cfg.Hooks != nil {
 		h := *cfg.Hooks
 		if h.OnHookError == nil {
@@ -117,6 +126,32 @@ func New(cfg Config) *Agent {
 		a.hooks = &h
 	}
 	return a
+}
+
+// setTools sets the tools and the specs the model is told of.
+func (a *Agent) setTools(tools []tool.AgentTool) {
+	a.cfg.Tools = append([]tool.AgentTool(nil), tools...)
+	a.specs = nil
+	for _, t := range a.cfg.Tools {
+		a.specs = append(a.specs, llm.ToolSpec{Name: t.Name(), Description: t.Description(), Parameters: t.Parameters()})
+	}
+}
+
+// refresh asks Config.Refresh for new tools before a turn. It runs on the
+// loop's goroutine between turns, when no tool runs.
+func (a *Agent) refresh() {
+	if a.cfg.Refresh == nil {
+		return
+	}
+	ts := a.cfg.Refresh()
+	if ts == nil {
+		return
+	}
+	a.mu.Lock()
+	a.setTools(ts.Tools)
+	a.cfg.SystemPrompt = ts.SystemPrompt
+	a.mu.Unlock()
+	a.logger.Debug("tools changed", "tools", len(ts.Tools))
 }
 
 // Run starts a new conversation with prompt (dropping any earlier one) and
@@ -242,6 +277,7 @@ func (a *Agent) loop(ctx context.Context, user *llm.Message, res *RunResult) err
 			a.emit(Event{Type: EventMessageEnd, Message: user})
 		}
 		a.logger.Debug("model turn", "turn", turn)
+		a.refresh()
 		msg, resp, err := a.stream(ctx)
 		if resp != nil {
 			res.Usage = addUsage(res.Usage, resp.Usage)

@@ -8,6 +8,7 @@ import (
 	"github.com/pi-go/pi/runtime/agent"
 	"github.com/pi-go/pi/runtime/llm"
 	"github.com/pi-go/pi/runtime/session"
+	"github.com/pi-go/pi/runtime/tool"
 )
 
 // AgentOptions say how to build an agent loop on a Runtime.
@@ -58,18 +59,32 @@ func (r *Runtime) NewAgent(o AgentOptions) (*agent.Agent, error) {
 	if err != nil {
 		return nil, err
 	}
-	tools, err := r.registry.ActiveTools(r.ContextFactory())
-	if err != nil {
-		return nil, err
-	}
 	agentsMD, err := agent.LoadAgentsMD(r.cwd)
 	if err != nil {
 		r.logger.Warn("AGENTS.md not read", "error", err)
 	}
-	sys := agent.BuildSystemPrompt(agent.PromptOptions{
-		Tools: r.registry.ActiveDefinitions(), Cwd: r.cwd, AgentsMD: agentsMD,
-		Override: o.SystemPrompt, Append: o.AppendSystemPrompt, Now: time.Now(),
-	})
+	r.syncMCP()
+	seen := r.toolsGen.Load()
+	ts, err := r.toolSet(o, agentsMD)
+	if err != nil {
+		return nil, err
+	}
+	// Between turns, the MCP servers' tools are brought up to date; when
+	// they changed, the model gets the new tools and system prompt.
+	refresh := func() *agent.ToolSet {
+		r.syncMCP()
+		now := r.toolsGen.Load()
+		if now == seen {
+			return nil
+		}
+		ts, err := r.toolSet(o, agentsMD)
+		if err != nil {
+			r.logger.Warn("tools not refreshed", "error", err.Error())
+			return nil
+		}
+		seen = now
+		return ts
+	}
 	comp := &compactor{s: r.session, provider: p, keepRecent: cs.KeepRecentTokens}
 	persist := &sessionSink{r: r, names: names}
 	next := o.OnEvent
@@ -80,9 +95,9 @@ func (r *Runtime) NewAgent(o AgentOptions) (*agent.Agent, error) {
 		}
 	})
 	ag := agent.New(agent.Config{
-		Provider: p, Tools: tools, Hooks: r.hooks, SystemPrompt: sys,
+		Provider: p, Tools: ts.Tools, Hooks: r.hooks, SystemPrompt: ts.SystemPrompt,
 		Sequential: r.cfg.ToolExecution == "sequential", Logger: r.logger.Named("agent"),
-		OnEvent: sink, MaxTurns: o.MaxTurns,
+		OnEvent: sink, MaxTurns: o.MaxTurns, Refresh: refresh,
 		Messages: session.ToLLM(r.session.Context()),
 		Compaction: agent.Compaction{
 			Compactor: comp, Auto: cs.Enabled, ContextWindow: cs.ContextWindow, ReserveTokens: cs.ReserveTokens,
@@ -107,6 +122,21 @@ func (r *Runtime) NewAgent(o AgentOptions) (*agent.Agent, error) {
 		})
 	}
 	return ag, nil
+}
+
+// toolSet wraps the active tools and builds the system prompt that lists
+// them.
+func (r *Runtime) toolSet(o AgentOptions, agentsMD string) (*agent.ToolSet, error) {
+	defs := r.registry.ActiveDefinitions()
+	tools, err := tool.WrapAll(defs, r.ContextFactory())
+	if err != nil {
+		return nil, err
+	}
+	sys := agent.BuildSystemPrompt(agent.PromptOptions{
+		Tools: defs, Cwd: r.cwd, AgentsMD: agentsMD,
+		Override: o.SystemPrompt, Append: o.AppendSystemPrompt, Now: time.Now(),
+	})
+	return &agent.ToolSet{Tools: tools, SystemPrompt: sys}, nil
 }
 
 // eventSink passes each event to next, then the ones extensions take to

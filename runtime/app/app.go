@@ -12,6 +12,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -19,6 +20,7 @@ import (
 	"github.com/pi-go/pi/extensions"
 	"github.com/pi-go/pi/runtime/agent"
 	"github.com/pi-go/pi/runtime/config"
+	"github.com/pi-go/pi/runtime/mcp"
 	"github.com/pi-go/pi/runtime/permission"
 	"github.com/pi-go/pi/runtime/redact"
 	"github.com/pi-go/pi/runtime/session"
@@ -68,12 +70,15 @@ type Options struct {
 	// always answer; the runtime remembers "always" per permission rule
 	// (per question for hooks) for its life.
 	Ask AskFunc
-	// HostName and HostVersion are what extensions are told in init;
-	// defaults "pi" and "dev".
+	// HostName and HostVersion are what extensions are told in init (and
+	// MCP servers in initialize); defaults "pi" and "dev".
 	HostName, HostVersion string
 	// Session says which session file keeps the conversation (see
 	// SessionOptions); nil keeps it in memory only.
 	Session *SessionOptions
+	// MCPStart says when the [[mcp]] servers start; the default,
+	// MCPPrepare, is what an agent run wants.
+	MCPStart MCPStart
 }
 
 // ExtensionInfo describes a loaded extension: what its init declared and
@@ -121,6 +126,19 @@ type Runtime struct {
 	compactor *compactor
 	// started: NewAgent ran (session_shutdown is then sent on Close).
 	started bool
+
+	// mcp owns the [[mcp]] servers (nil without any); mcpNames are its
+	// tools in the registry as of mcpGen, the manager's generation at the
+	// last sync; toolsGen counts the syncs that changed the registry.
+	mcp       *mcp.Manager
+	mcpMu     sync.Mutex
+	mcpNames  []string
+	mcpGen    uint64
+	mcpSynced bool
+	toolsGen  atomic.Uint64
+	// baseActive is the default active set without MCP tools; wantActive
+	// the names asked for (nil: the default).
+	baseActive, wantActive []string
 }
 
 // Open assembles a Runtime. On failure everything already started is closed
@@ -148,6 +166,9 @@ func Open(ctx context.Context, opts Options) (rt *Runtime, err error) {
 	}
 	spawnHooks, err := r.startExtensions(ctx)
 	if err != nil {
+		return nil, err
+	}
+	if err := r.startMCP(ctx); err != nil {
 		return nil, err
 	}
 	if err := r.registerTools(spawnHooks); err != nil {
@@ -278,7 +299,7 @@ func (r *Runtime) startExtensions(ctx context.Context) ([]tool.SpawnHook, error)
 }
 
 // registerTools registers the built-in tools, then the extensions' tools,
-// and chooses the active set.
+// then the MCP servers' tools, and chooses the active set.
 func (r *Runtime) registerTools(spawnHooks []tool.SpawnHook) error {
 	bash := r.cfg.Tools.Bash
 	r.procs = builtin.NewProcesses()
@@ -322,19 +343,9 @@ func (r *Runtime) registerTools(spawnHooks []tool.SpawnHook) error {
 	if r.opts.Yes {
 		r.hooks.Approve = func(context.Context, tool.ApprovalRequest) (bool, error) { return true, nil }
 	}
-	switch {
-	case r.opts.Tools != nil:
-		if err := r.registry.SetActive(r.opts.Tools); err != nil {
-			return fmt.Errorf("active tools: %w", err)
-		}
-	case r.cfg.Tools.Active != nil:
-		if err := r.registry.SetActive(r.cfg.Tools.Active); err != nil {
-			return fmt.Errorf("%s: tools.active: %w", describeFiles(r.cfg.Files), err)
-		}
-	default:
-		return r.registry.SetActive(active)
-	}
-	return nil
+	r.baseActive = active
+	r.syncMCP()
+	return r.chooseActive()
 }
 
 func describeFiles(files []string) string {
@@ -345,9 +356,16 @@ func describeFiles(files []string) string {
 }
 
 // Close ends what the runtime started: the processes of its bash calls
-// (and none of another runtime's), the extension host and bash's
-// full-output folder. It is safe to call more than once.
+// (and none of another runtime's), the MCP servers (with their process
+// groups), the extension host and bash's full-output folder. It is safe to
+// call more than once.
 func (r *Runtime) Close() {
+	// The MCP servers first: they are pi's children in sessions of their
+	// own, which bash's sweep of escaped processes (KillAllBash) would
+	// otherwise SIGTERM as orphans before they were closed properly.
+	if r.mcp != nil {
+		r.mcp.Close()
+	}
 	for i := len(r.closers) - 1; i >= 0; i-- {
 		r.closers[i]()
 	}
@@ -370,8 +388,15 @@ func (r *Runtime) Logger() hclog.Logger { return r.logger }
 // print through it.
 func (r *Runtime) Redactor() *redact.Redactor { return r.redactor }
 
-// Registry holds every registered tool and the active set.
+// Registry holds every registered tool and the active set. The MCP tools
+// in it are brought up to date by NewAgent's runs (between turns), CallTool
+// and SyncTools.
 func (r *Runtime) Registry() *tool.Registry { return r.registry }
+
+// SyncTools brings the registry up to date with the MCP servers' tools
+// (which change when a server lists them again or dies); it reports whether
+// anything changed.
+func (r *Runtime) SyncTools() bool { return r.syncMCP() }
 
 // Hooks are the hooks every tool call runs through: the extensions'
 // tool_call and tool_result hooks, with the API key redacted from results
@@ -412,7 +437,7 @@ var ErrUnknownTool = errors.New("unknown tool")
 // be wrapped; every other failure is an isError result, as the model would
 // see it.
 func (r *Runtime) CallTool(ctx context.Context, name, callID string, input json.RawMessage, update tool.UpdateFunc) (tool.Result, error) {
-	def, ok := r.registry.Lookup(name)
+	def, ok := r.lookupTool(ctx, name)
 	if !ok {
 		return tool.Result{}, fmt.Errorf("%w %q; known tools: %s", ErrUnknownTool, name, strings.Join(r.ToolNames(), ", "))
 	}

@@ -14,6 +14,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/pi-go/pi/internal/mcptest"
 	"github.com/pi-go/pi/internal/plugintest"
 	"github.com/pi-go/pi/runtime/agent"
 	"github.com/pi-go/pi/runtime/config"
@@ -27,7 +28,9 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	os.Exit(plugintest.Main(m))
+	code := plugintest.Main(m)
+	mcptest.Cleanup()
+	os.Exit(code)
 }
 
 // project makes a project folder (with .git, so the search stops there)

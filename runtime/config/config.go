@@ -39,6 +39,10 @@ type Config struct {
 	// Extensions in load order: global ones first, then the project's; a
 	// project extension with the name of a global one takes its place.
 	Extensions []Extension
+	// MCP are the [[mcp]] servers, global ones first, then the project's
+	// (only when it is trusted); a project server with the name of a
+	// global one takes its place.
+	MCP []MCPServer
 	// Files are the absolute paths of the pi.toml files read, global first.
 	Files []string
 	// ProjectRoot is the folder of the project pi.toml; without one, the
@@ -197,7 +201,7 @@ func CacheDir(piHome string) string {
 // file: scalars override, tools.active replaces, extensions concatenate
 // (global first; a project extension with a global one's name replaces it
 // in place). Settings of an untrusted project file that run code
-// (tools.bash.command_prefix, tools.bash.shell, [[extensions]]) or choose
+// (tools.bash.command_prefix, tools.bash.shell, [[extensions]], [[mcp]]) or choose
 // where the API key goes (model.base_url, model.api_key_env) are left out,
 // with one warning in Config.Warnings. A trusted file whose extensions' fs
 // grants now resolve somewhere else than when it was trusted counts as
@@ -465,6 +469,9 @@ func untrustedWarning(l *layer, status trustResult, fromFlag bool) string {
 		}
 		ignored = append(ignored, word+" "+strings.Join(names, ", "))
 	}
+	if m := untrustedMCP(l); m != "" {
+		ignored = append(ignored, m)
+	}
 	why := "is not trusted"
 	switch status.state {
 	case trustChanged:
@@ -556,6 +563,12 @@ func (c *Config) Clone() *Config {
 		n.Extensions = make([]Extension, len(c.Extensions))
 		for i, e := range c.Extensions {
 			n.Extensions[i] = e.clone()
+		}
+	}
+	if c.MCP != nil {
+		n.MCP = make([]MCPServer, len(c.MCP))
+		for i, s := range c.MCP {
+			n.MCP[i] = s.clone()
 		}
 	}
 	return &n

@@ -48,6 +48,8 @@ type layer struct {
 	compactionEnabled *bool
 	compactReserve    *int
 	compactKeepRecent *int
+
+	mcp []MCPServer // [[mcp]]: servers start processes or send requests
 }
 
 // runsCode reports whether the layer sets anything that runs code, or that
@@ -55,7 +57,7 @@ type layer struct {
 // tools.bash.pass_env): the settings an untrusted project may not make.
 func (l *layer) runsCode() bool {
 	return l.bashPrefix != nil || l.bashShell != nil || len(l.extensions) > 0 || l.baseURL != nil || l.apiKeyEnv != nil || l.bashPassEnvSet ||
-		l.perm.loosens()
+		l.perm.loosens() || len(l.mcp) > 0
 }
 
 // dropCode forgets the settings that need trust.
@@ -64,6 +66,7 @@ func (l *layer) dropCode() {
 	l.baseURL, l.apiKeyEnv = nil, nil
 	l.bashPassEnv, l.bashPassEnvSet = nil, false
 	l.perm.dropLoosening()
+	l.mcp = nil
 }
 
 // applyTo lays l over c.
@@ -106,11 +109,12 @@ func (l *layer) applyTo(c *Config) {
 			c.Extensions = append(c.Extensions, e.clone())
 		}
 	}
+	applyMCP(c, l.mcp)
 }
 
 // Known keys, in the order the docs list them.
 var (
-	topKeys              = []string{"tool_execution", "model", "tools", "extensions", "permissions", "compaction"}
+	topKeys              = []string{"tool_execution", "model", "tools", "extensions", "permissions", "compaction", "mcp"}
 	modelKeys            = []string{"base_url", "name", "api_key_env", "images", "context_window"}
 	toolsKeys            = []string{"active", "bash"}
 	bashKeys             = []string{"command_prefix", "shell", "pass_env", "full_output_max_mb", "default_timeout"}
@@ -342,6 +346,9 @@ func (d *decoder) layer(raw map[string]any, scope string) *layer {
 	}
 	if v, ok := raw["compaction"]; ok {
 		d.compaction(l, v)
+	}
+	if v, ok := raw["mcp"]; ok {
+		d.mcpServers(l, v)
 	}
 	return l
 }

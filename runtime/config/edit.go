@@ -311,29 +311,37 @@ func tomlString(s string) string {
 // TOML; an extension written inline (extensions = [{...}]), which is left
 // for the user to edit; a failed write.
 func RemoveExtension(tomlPath, name string) error {
+	return removeNamedTable(tomlPath, "extensions", "extension", "installed", name, ErrExtensionNotFound)
+}
+
+// removeNamedTable removes the element named name of the array of tables
+// key ([[extensions]], [[mcp]]) from the pi.toml at tomlPath, as
+// RemoveExtension describes; noun names the element in messages and have
+// says how the names that are there are listed ("installed").
+func removeNamedTable(tomlPath, key, noun, have, name string, notFound error) error {
 	file, err := filepath.Abs(tomlPath)
 	if err != nil {
-		return fmt.Errorf("remove extension %q from %s: %w", name, tomlPath, err)
+		return fmt.Errorf("remove %s %q from %s: %w", noun, name, tomlPath, err)
 	}
 	data, err := os.ReadFile(file)
 	if err != nil {
-		return fmt.Errorf("remove extension %q from %s: %w", name, file, err)
+		return fmt.Errorf("remove %s %q from %s: %w", noun, name, file, err)
 	}
 	raw, err := decodeTOML(file, data)
 	if err != nil {
-		return fmt.Errorf("remove extension %q: %w", name, err)
+		return fmt.Errorf("remove %s %q: %w", noun, name, err)
 	}
-	names := extensionNames(raw)
+	names := tableNames(raw, key)
 	i := slices.Index(names, name)
 	if i < 0 {
-		installed := "none installed"
+		installed := "none " + have
 		if len(names) > 0 {
-			installed = "installed: " + strings.Join(names, ", ")
+			installed = have + ": " + strings.Join(names, ", ")
 		}
-		return fmt.Errorf("remove extension %q from %s: %w (%s)", name, file, ErrExtensionNotFound, installed)
+		return fmt.Errorf("remove %s %q from %s: %w (%s)", noun, name, file, notFound, installed)
 	}
 	idx := indexDocument(data)
-	elem := indexKey("extensions", i)
+	elem := indexKey(key, i)
 	owned := func(h tableHeader) bool {
 		return h.path == elem || strings.HasPrefix(h.path, elem+".") || strings.HasPrefix(h.path, elem+"[")
 	}
@@ -357,7 +365,7 @@ func RemoveExtension(tomlPath, name string) error {
 		cuts = append(cuts, [2]int{start, end})
 	}
 	if !found {
-		return fmt.Errorf("remove extension %q from %s: it is written inline (extensions = [...]); edit the file by hand", name, file)
+		return fmt.Errorf("remove %s %q from %s: it is written inline (%s = [...]); edit the file by hand", noun, name, file, key)
 	}
 	// Coalesce touching cuts (headers come in document order).
 	merged := cuts[:1]
@@ -379,19 +387,22 @@ func RemoveExtension(tomlPath, name string) error {
 	}
 	out.Write(data[prev:])
 	if _, err := decodeTOML(file, out.Bytes()); err != nil {
-		return fmt.Errorf("remove extension %q from %s: the result would not parse: %w", name, file, err)
+		return fmt.Errorf("remove %s %q from %s: the result would not parse: %w", noun, name, file, err)
 	}
 	if err := atomicfile.WriteFile(file, out.Bytes(), 0o644); err != nil {
-		return fmt.Errorf("remove extension %q: %w", name, err)
+		return fmt.Errorf("remove %s %q: %w", noun, name, err)
 	}
 	return nil
 }
 
-// extensionNames lists the name of each element of a decoded document's
-// extensions array, in order ("" where there is no string name).
-func extensionNames(raw map[string]any) []string {
+// extensionNames lists the names of a decoded document's [[extensions]].
+func extensionNames(raw map[string]any) []string { return tableNames(raw, "extensions") }
+
+// tableNames lists the name of each element of a decoded document's array
+// of tables key, in order ("" where there is no string name).
+func tableNames(raw map[string]any, key string) []string {
 	var names []string
-	switch v := raw["extensions"].(type) {
+	switch v := raw[key].(type) {
 	case []map[string]any:
 		for _, e := range v {
 			n, _ := e["name"].(string)

@@ -23,6 +23,9 @@ type SourceKind string
 const (
 	SourceBuiltin   SourceKind = "builtin"
 	SourceExtension SourceKind = "extension"
+	// SourceMCP is a tool of an MCP server: Name is the server's name,
+	// Path its command line or URL, Version what it said it is.
+	SourceMCP SourceKind = "mcp"
 )
 
 // Source describes where a ToolDefinition came from. For extensions it names
@@ -35,8 +38,15 @@ type Source struct {
 	SHA256  string     `json:"sha256,omitempty"`
 }
 
-// String names the source for messages: "builtin" or "extension NAME (PATH)".
+// String names the source for messages: "builtin", "extension NAME (PATH)"
+// or "mcp server NAME (COMMAND or URL)".
 func (s Source) String() string {
+	if s.Kind == SourceMCP {
+		if s.Path != "" {
+			return fmt.Sprintf("mcp server %s (%s)", s.Name, s.Path)
+		}
+		return "mcp server " + s.Name
+	}
 	if s.Kind == SourceExtension {
 		if s.Path != "" {
 			return fmt.Sprintf("extension %s (%s)", s.Name, s.Path)

@@ -133,3 +133,34 @@ func (r *Registry) ActiveDefinitions() []ToolDefinition {
 func (r *Registry) ActiveTools(ctxFactory ContextFactory) ([]AgentTool, error) {
 	return WrapAll(r.ActiveDefinitions(), ctxFactory)
 }
+
+// Unregister removes the named definitions and drops them from the active
+// set; names that are not registered are ignored. Tools whose source comes
+// and goes (an MCP server's) are replaced this way.
+func (r *Registry) Unregister(names ...string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	gone := map[string]bool{}
+	for _, n := range names {
+		if _, ok := r.defs[n]; ok {
+			delete(r.defs, n)
+			gone[n] = true
+		}
+	}
+	if len(gone) == 0 {
+		return
+	}
+	keep := func(list []string) []string {
+		out := list[:0:0]
+		for _, n := range list {
+			if !gone[n] {
+				out = append(out, n)
+			}
+		}
+		return out
+	}
+	r.order = keep(r.order)
+	if r.active != nil {
+		r.active = keep(r.active)
+	}
+}

@@ -67,6 +67,9 @@ func compileSchema(toolName string, raw json.RawMessage) (*validator, error) {
 		return nil, fmt.Errorf("parameters must be a JSON Schema of type object")
 	}
 	c := jsonschema.NewCompiler()
+	// A schema comes from an extension or an MCP server: a $ref to a file
+	// or URL must not make pi read it ($ref "file:///dev/zero").
+	c.UseLoader(noLoader{})
 	url := "pi:tool/" + toolName + ".json"
 	if err := c.AddResource(url, doc); err != nil {
 		return nil, fmt.Errorf("parameters schema: %w", err)
@@ -80,6 +83,13 @@ func compileSchema(toolName string, raw json.RawMessage) (*validator, error) {
 		return nil, fmt.Errorf("parameters are not JSON: %w", err)
 	}
 	return &validator{tool: toolName, schemaJSON: compact.Bytes(), schema: s}, nil
+}
+
+// noLoader refuses every schema that is not in the document itself.
+type noLoader struct{}
+
+func (noLoader) Load(url string) (any, error) {
+	return nil, fmt.Errorf("%s is outside the schema; a tool's schema may refer only to itself (#...)", url)
 }
 
 func (v *validator) validate(args json.RawMessage) error {

@@ -1,0 +1,70 @@
+package mcp
+
+import (
+	"fmt"
+	"maps"
+	"os"
+	"regexp"
+	"slices"
+	"strings"
+)
+
+var varRef = regexp.MustCompile(`\$\{([A-Za-z_][A-Za-z0-9_]*)\}`)
+
+// expand replaces each ${VAR} in s with the environment variable VAR.
+//
+// # Errors
+//
+// A variable that is not set.
+func expand(s string) (string, error) {
+	var missing []string
+	out := varRef.ReplaceAllStringFunc(s, func(m string) string {
+		name := m[2 : len(m)-1]
+		v, ok := os.LookupEnv(name)
+		if !ok {
+			missing = append(missing, name)
+		}
+		return v
+	})
+	if len(missing) > 0 {
+		return "", fmt.Errorf("${%s} is not set in the environment", missing[0])
+	}
+	return out, nil
+}
+
+// expandAll expands every value of m; what names the map in errors.
+func expandAll(m map[string]string, what string) (map[string]string, error) {
+	out := make(map[string]string, len(m))
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		v, err := expand(m[k])
+		if err != nil {
+			return nil, fmt.Errorf("%s %s: %w", what, k, err)
+		}
+		out[k] = v
+	}
+	return out, nil
+}
+
+// serverEnv is a stdio server's environment: base without the hidden
+// variables, then extra (expanded) over it.
+func serverEnv(base, hide []string, extra map[string]string) ([]string, error) {
+	vals, err := expandAll(extra, "env")
+	if err != nil {
+		return nil, err
+	}
+	out := make([]string, 0, len(base)+len(vals))
+	for _, kv := range base {
+		k, _, _ := strings.Cut(kv, "=")
+		if slices.Contains(hide, k) {
+			continue
+		}
+		if _, ok := vals[k]; ok {
+			continue
+		}
+		out = append(out, kv)
+	}
+	for _, k := range slices.Sorted(maps.Keys(vals)) {
+		out = append(out, k+"="+vals[k])
+	}
+	return out, nil
+}
