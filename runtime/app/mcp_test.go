@@ -26,11 +26,11 @@ func mcpServer(t *testing.T, name, markers string, extra string) string {
 	return fmt.Sprintf("[[mcp]]\nname = %q\ncommand = [%q]\nenv = { MCPTEST_MARKER_DIR = %q%s }\n", name, mcptest.Server(t), markers, extra)
 }
 
-// goodExtension is a [[extensions]] block loading testdata/good.wat, whose
+// goodExtension is a [[extensions]] block loading extensions/testdata/good.wat, whose
 // tool_call hook blocks calls that mention BLOCKME and whose tool_result
 // hook replaces results that mention PATCHME.
 func goodExtension(t *testing.T) string {
-	wasm := plugintest.BuildWAT(t, "testdata/good.wat")
+	wasm := plugintest.BuildWAT(t, "extensions/testdata/good.wat")
 	return fmt.Sprintf("[[extensions]]\nname = \"good\"\npath = %q\nsha256 = %q\n", wasm, sha(t, wasm))
 }
 

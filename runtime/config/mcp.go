@@ -5,7 +5,6 @@ import (
 	"maps"
 	"net/url"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strings"
 
@@ -65,12 +64,7 @@ func (c *Config) MCPServer(name string) (MCPServer, bool) {
 	return MCPServer{}, false
 }
 
-var (
-	mcpKeys      = []string{"name", "command", "url", "headers", "env", "tools", "disabled_tools", "timeout_ms", "enabled"}
-	headerNameRe = regexp.MustCompile("^[!#$%&'*+.^_`|~0-9A-Za-z-]+$")
-	// varRefRe finds ${VAR} references in header and env values.
-	varRefRe = regexp.MustCompile(`\$\{([^}]*)\}`)
-)
+var mcpKeys = []string{"name", "command", "url", "headers", "env", "tools", "disabled_tools", "timeout_ms", "enabled"}
 
 // mcpServers decodes the [[mcp]] array.
 func (d *decoder) mcpServers(l *layer, v any) {
@@ -157,7 +151,7 @@ func (d *decoder) mcpServer(key string, v any) (MCPServer, bool) {
 			d.errorf(hk, "key %q: headers are for url servers; give a stdio server env instead", hk)
 		}
 		s.Headers = d.stringTable(hk, v, func(k string) error {
-			if !headerNameRe.MatchString(k) {
+			if !validHeaderName(k) {
 				return fmt.Errorf("%q is not an HTTP header name", k)
 			}
 			return nil
@@ -237,14 +231,11 @@ func (d *decoder) stringTable(key string, v any, checkKey func(string) error) ma
 	return out
 }
 
-// checkVarRefs checks that every ${...} in s names an environment variable.
+// checkVarRefs checks that every ${...} in s names an environment variable
+// (whether it is set is checked when the server starts).
 func checkVarRefs(s string) error {
-	for _, m := range varRefRe.FindAllStringSubmatch(s, -1) {
-		if !extspec.ValidEnvName(m[1]) {
-			return fmt.Errorf("${%s} is not an environment variable reference (want ${NAME})", m[1])
-		}
-	}
-	return nil
+	_, err := ExpandVars(s, func(string) (string, bool) { return "", true })
+	return err
 }
 
 func checkMCPURL(s string) error {

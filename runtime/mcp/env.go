@@ -4,33 +4,19 @@ import (
 	"fmt"
 	"maps"
 	"os"
-	"regexp"
 	"slices"
 	"strings"
+
+	"github.com/pi-go/pi/runtime/config"
 )
 
-var varRef = regexp.MustCompile(`\$\{([A-Za-z_][A-Za-z0-9_]*)\}`)
-
-// expand replaces each ${VAR} in s with the environment variable VAR.
+// expand replaces each ${VAR} in s with the environment variable VAR
+// (config.ExpandVars, the one rule for these references).
 //
 // # Errors
 //
 // A variable that is not set.
-func expand(s string) (string, error) {
-	var missing []string
-	out := varRef.ReplaceAllStringFunc(s, func(m string) string {
-		name := m[2 : len(m)-1]
-		v, ok := os.LookupEnv(name)
-		if !ok {
-			missing = append(missing, name)
-		}
-		return v
-	})
-	if len(missing) > 0 {
-		return "", fmt.Errorf("${%s} is not set in the environment", missing[0])
-	}
-	return out, nil
-}
+func expand(s string) (string, error) { return config.ExpandVars(s, os.LookupEnv) }
 
 // expandAll expands every value of m; what names the map in errors.
 func expandAll(m map[string]string, what string) (map[string]string, error) {
