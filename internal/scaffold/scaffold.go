@@ -23,7 +23,7 @@ import (
 	"github.com/pi-go/pi/runtime/extspec"
 )
 
-//go:embed templates
+//go:embed all:templates
 var templates embed.FS
 
 // Languages are the values of Options.Lang.
