@@ -59,7 +59,7 @@ func cmdExtNew(args []string, stdout, stderr io.Writer) int {
 	if lang == "go" {
 		fmt.Fprintf(stdout, "  pisdk/ (pi's Go SDK, a local module)\n")
 	}
-	fmt.Fprintf(stdout, "next:\n  cd %s && ./build.sh && ./test.sh\n  pi ext install %s.wasm     # then: pi ext dev %s  after each change\n", dir, name, dir)
+	fmt.Fprintf(stdout, "next:\n  cd %s && ./build.sh && ./test.sh\n  pi ext install %s.wasm     # then: pi ext dev %s after each change\n", dir, name, dir)
 	return exitOK
 }
 
