@@ -24,7 +24,7 @@
  *
  * Build it as a WASI reactor (pi calls _initialize, never _start):
  *
- *     clang --target=wasm32-wasi -O2 -mexec-model=reactor -o hello.wasm hello.c
+ *     clang --target=wasm32-wasi -O2 -mexec-model=reactor -Wl,--strip-debug -o hello.wasm hello.c
  *
  * (Debian: apt-get install clang lld wasi-libc libclang-rt-14-dev-wasm32.)
  * The wire contract is docs/abi.md in pi's source tree; this header

@@ -27,7 +27,7 @@
 //! Build it as a cdylib for WASI preview 1:
 //!
 //! ```sh
-//! rustc --edition 2021 --crate-type cdylib --target wasm32-wasi -O -o hello.wasm src/lib.rs
+//! rustc --edition 2021 --crate-type cdylib --target wasm32-wasi -O -C strip=debuginfo -o hello.wasm src/lib.rs
 //! ```
 //!
 //! (`wasm32-wasip1` on rustc 1.78 and newer; Debian: apt-get install rustc
