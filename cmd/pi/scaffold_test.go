@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"encoding/json"
 	"errors"
 	"io"
 	"os"
@@ -115,6 +116,17 @@ func TestScaffolds(t *testing.T) {
 			src := filepath.Join(work, name)
 			if out := runIn(t, src, env, true, "./test.sh"); !strings.Contains(out, "ok: "+name) {
 				t.Fatalf("test.sh:\n%s", out)
+			}
+
+			if lang != "wat" {
+				// The JSON reader and writer of each language: escapes in, escapes out.
+				out := runIn(t, src, env, true, pi, "tool", "call", name, `{"name":"A\"b\\n\u00e9\ud83d\ude00 \u0001"}`, "-e", name+".wasm")
+				var res struct {
+					Content []struct{ Text string } `json:"content"`
+				}
+				if err := json.Unmarshal([]byte(out), &res); err != nil || len(res.Content) != 1 || res.Content[0].Text != "Hello, A\"b\\né😀 \x01!" {
+					t.Errorf("escaped name: %s (%v)", out, err)
+				}
 			}
 
 			proj := filepath.Join(work, "proj")
