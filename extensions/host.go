@@ -246,7 +246,7 @@ func readModule(spec Spec) (module, error) {
 	sum := sha256.Sum256(wasm)
 	got := hex.EncodeToString(sum[:])
 	if spec.SHA256 != "" && !strings.EqualFold(spec.SHA256, got) {
-		return module{}, fmt.Errorf("sha256 mismatch: the file has %s, pi.toml expects %s (reinstall it with `pi ext install`, or update sha256)", got, spec.SHA256)
+		return module{}, fmt.Errorf("%w: the file has %s, pi.toml expects %s (the file changed since it was installed; if you rebuilt it, pin the new build with pi ext update NAME)", ErrSHA256Mismatch, got, spec.SHA256)
 	}
 	return module{wasm: wasm, sha256: got, pages: pages, execTO: execTO, hookTO: hookTO}, nil
 }

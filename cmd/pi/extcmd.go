@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -17,8 +18,12 @@ import (
 const extUsage = `
 Usage:
   pi ext install FILE.wasm [--global] [--grant KIND=VALUE ...] [--override]
+                 [--ext-config KEY=VALUE ...] [--ext-config-file FILE.toml]
+  pi ext update NAME [FILE.wasm] [--global]
   pi ext list [--json]
   pi ext remove NAME [--global]
+  pi ext new NAME --lang go|c|rust|wat [--dir DIR]
+  pi ext dev DIR [--global] [--watch]
 
 install checks the module (the pi_abi_v1 marker, its imports, and its init in
 an empty sandbox), copies it to .pi/extensions/NAME.wasm in the project (the
@@ -37,6 +42,36 @@ Grants are deny-by-default; give them with --grant, repeatable:
                            as exec=git allows any arguments; install warns
                            about commands that can run arbitrary code)
   --grant env=HOME         may read the HOME environment variable
+
+Config: --ext-config KEY=VALUE sets one key of the entry's
+[extensions.config] (repeatable; VALUE is a TOML value: n=3, on=true,
+'greeting="hi"' (quote the TOML quotes for the shell), 'paths=[".env"]');
+--ext-config-file FILE.toml gives a whole table, which --ext-config keys
+then override. The module's init is run with that config at install, so a
+config it refuses is refused before anything is written.
+
+update replaces an installed module after a rebuild without losing
+anything: it checks FILE.wasm in the sandbox (with the entry's config; its
+init must declare the same NAME), copies it over the installed module and
+rewrites only the sha256 in pi.toml. Grants, limits, override and
+[extensions.config] stay, every other byte of pi.toml stays, and a trusted
+project stays trusted (an untrusted one stays untrusted). Without FILE it
+pins the module already at the entry's path (rebuilt in place, or replaced
+by hand: review it first). A module that is refused writes nothing.
+
+new writes a ready project for an extension named NAME in DIR (default
+./NAME): source with one tool and one hook, build.sh, README.md and a test.
+Go needs only the Go toolchain (pi writes its SDK into the project, so it
+builds offline); C needs clang, lld and wasi-libc; Rust needs rustc with the
+wasm32-wasi standard library (Debian: libstd-rust-dev-wasm32); wat needs
+wat2wasm (wabt). docs/extensions.md has the install line of each.
+
+dev rebuilds the extension project in DIR with its build.sh, checks the
+module, and then updates the installed extension of that name (as update
+does), or, when it is not installed yet, leaves DIR/NAME.wasm and prints
+the install command. --watch does it again whenever a file in DIR changes
+(polling once a second) until interrupted; each later pi run loads the new
+build.
 
 list shows every configured extension (global and project): name, version,
 tools, hooks, grants, sha256 and scope. remove deletes an extension's block
@@ -58,16 +93,24 @@ func cmdExt(args []string, stdout, stderr io.Writer) int {
 		return cmdExtList(args[1:], stdout, stderr)
 	case "remove", "rm", "uninstall":
 		return cmdExtRemove(args[1:], stdout, stderr)
+	case "update":
+		return cmdExtUpdate(args[1:], stdout, stderr)
+	case "new":
+		return cmdExtNew(args[1:], stdout, stderr)
+	case "dev":
+		return cmdExtDev(args[1:], stdout, stderr)
 	}
-	return usageError(stderr, "ext", "unknown subcommand %q (install, list or remove)", args[0])
+	return usageError(stderr, "ext", "unknown subcommand %q (install, update, list, remove, new or dev)", args[0])
 }
 
 func cmdExtInstall(args []string, stdout, stderr io.Writer) int {
 	var global, override bool
-	var cwd string
-	var grants stringList
+	var cwd, configFile string
+	var grants, extConfig stringList
 	var memoryMB, timeoutMS int
 	fs := newFlagSet("pi ext install", extUsage, stderr)
+	fs.Var(&extConfig, "ext-config", "set `KEY=VALUE` in the extension's [extensions.config] (VALUE in TOML); repeatable")
+	fs.StringVar(&configFile, "ext-config-file", "", "the extension's [extensions.config] from the TOML table in `FILE`")
 	fs.BoolVar(&global, "global", false, "install into $PI_HOME instead of the project")
 	fs.BoolVar(&override, "override", false, "let its tools replace built-in tools of the same name")
 	fs.Var(&grants, "grant", "grant `KIND=VALUE` (fs=ro:PATH, fs=rw:PATH, exec=CMD, env=NAME); repeatable")
@@ -91,14 +134,21 @@ func cmdExtInstall(args []string, stdout, stderr io.Writer) int {
 	if err := limits.Check(); err != nil {
 		return usageError(stderr, "ext install", "--memory-mb/--timeout-ms: %v", err)
 	}
+	extCfg, err := config.ParseExtensionConfig(configFile, extConfig)
+	if err != nil {
+		return usageError(stderr, "ext install", "%v", err)
+	}
 	inst, err := app.InstallExtension(context.Background(), app.InstallRequest{
 		ExtensionScope: app.ExtensionScope{Cwd: resolveCwd(cwd), Global: global},
 		Source:         pos[0], Override: override, Grants: g,
-		Limits:    limits,
+		Limits: limits, Config: extCfg,
 		LogOutput: stderr, HostVersion: version,
 	})
 	if err != nil && inst.Dest == "" {
 		fmt.Fprintf(stderr, "pi ext install: %s refused, nothing written: %v\n", pos[0], err)
+		if errors.Is(err, config.ErrExtensionExists) {
+			fmt.Fprintf(stderr, "pi ext install: to replace it keeping its grants and config: pi ext update NAME %s\n", pos[0])
+		}
 		return exitError
 	}
 	info := inst.Info
@@ -118,6 +168,9 @@ func cmdExtInstall(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stdout, "  hooks: %s\n", strings.Join(info.Hooks, ", "))
 	}
 	fmt.Fprintf(stdout, "  grants: %s\n", describeGrants(g))
+	if len(extCfg) > 0 {
+		fmt.Fprintf(stdout, "  config: %s\n", describeConfig(extCfg))
+	}
 	for _, pat := range g.Exec {
 		if why := execgrant.RunsCode(pat); why != "" {
 			fmt.Fprintf(stderr, "pi ext install: warning: %s. An extension that can run code outside its sandbox can do anything you can.\n", why)
@@ -173,6 +226,9 @@ func cmdExtList(args []string, stdout, stderr io.Writer) int {
 	if asJSON {
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
+		if entries == nil {
+			entries = []app.ConfiguredExtension{}
+		}
 		enc.Encode(entries)
 		return exitOK
 	}
@@ -222,9 +278,81 @@ func cmdExtRemove(args []string, stdout, stderr io.Writer) int {
 	} else {
 		fmt.Fprintf(stdout, "removed %s from %s\n", pos[0], rm.TOML)
 	}
+	for _, p := range rm.Tidied {
+		fmt.Fprintf(stdout, "  deleted %s (nothing left in it)\n", p)
+	}
 	if err != nil {
 		fmt.Fprintf(stderr, "pi ext remove: %v\n", err)
 		return exitError
 	}
 	return exitOK
+}
+
+// describeConfig shows a config table on one line, as JSON.
+func describeConfig(cfg map[string]any) string {
+	b, err := json.Marshal(cfg)
+	if err != nil {
+		return fmt.Sprint(cfg)
+	}
+	return string(b)
+}
+
+func cmdExtUpdate(args []string, stdout, stderr io.Writer) int {
+	var global bool
+	var cwd string
+	fs := newFlagSet("pi ext update", extUsage, stderr)
+	fs.BoolVar(&global, "global", false, "update the extension of $PI_HOME/pi.toml instead of the project's")
+	fs.StringVar(&cwd, "cwd", "", "act as if run in `DIR`")
+	pos, code, done := parseArgs(fs, args)
+	if done {
+		return code
+	}
+	if len(pos) < 1 || len(pos) > 2 {
+		return usageError(stderr, "ext update", "want NAME and optionally FILE.wasm, got %d argument(s)", len(pos))
+	}
+	req := app.UpdateRequest{
+		ExtensionScope: app.ExtensionScope{Cwd: resolveCwd(cwd), Global: global},
+		Name:           pos[0], LogOutput: stderr, HostVersion: version,
+	}
+	if len(pos) == 2 {
+		req.Source = pos[1]
+	}
+	up, err := app.UpdateExtension(context.Background(), req)
+	if err != nil && up.TOML == "" {
+		fmt.Fprintf(stderr, "pi ext update: %s refused, nothing written: %v\n", pos[0], err)
+		return exitError
+	}
+	printUpdated(stdout, up)
+	if err != nil {
+		fmt.Fprintf(stderr, "pi ext update: %v\n", err)
+		return exitError
+	}
+	return exitOK
+}
+
+// printUpdated says what an update did.
+func printUpdated(stdout io.Writer, up app.Updated) {
+	switch {
+	case up.OldSHA256 == up.SHA256 && !up.Copied:
+		fmt.Fprintf(stdout, "%s %s is up to date (%s)\n  sha256: %s\n", up.Info.Name, up.Info.Version, up.Path, up.SHA256)
+	default:
+		fmt.Fprintf(stdout, "updated %s %s (%s) at %s\n  pi.toml: %s\n  sha256: %s (was %s)\n", up.Info.Name, up.Info.Version, up.Scope, up.Path, up.TOML, up.SHA256, up.OldSHA256)
+	}
+	var tools []string
+	for _, t := range up.Info.Tools {
+		tools = append(tools, t.Name)
+	}
+	if len(tools) > 0 {
+		fmt.Fprintf(stdout, "  tools: %s\n", strings.Join(tools, ", "))
+	}
+	if len(up.Info.Hooks) > 0 {
+		fmt.Fprintf(stdout, "  hooks: %s\n", strings.Join(up.Info.Hooks, ", "))
+	}
+	fmt.Fprintf(stdout, "  kept: grants, limits and config of its pi.toml entry\n")
+	if len(up.Missing) > 0 {
+		fmt.Fprintf(stdout, "  note: it asks for %s, which its entry does not grant; add it under [extensions.grants] in %s.\n", strings.Join(up.Missing, " "), up.TOML)
+	}
+	if up.Scope == config.ScopeProject && !up.Trusted {
+		fmt.Fprintf(stdout, "  note: this project's pi.toml is not trusted, so its extensions do not load yet; run 'pi trust' after reviewing %s.\n", up.TOML)
+	}
 }

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/pi-go/pi/runtime/app"
+	"github.com/pi-go/pi/runtime/config"
 )
 
 // commonFlags are the flags every command that builds the runtime accepts.
@@ -19,7 +20,7 @@ type commonFlags struct {
 	logLevel   string
 	tools      string
 	trust      bool
-	extensions stringList // -e FILE.wasm, repeatable
+	extensions extFlags // -e FILE.wasm [--grant ...] [--ext-config ...], repeatable
 }
 
 func (c *commonFlags) register(fs *flag.FlagSet) {
@@ -28,7 +29,9 @@ func (c *commonFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&c.logLevel, "log-level", "warn", "log `LEVEL` on stderr: trace, debug, info, warn, error, off")
 	fs.StringVar(&c.tools, "tools", "", "active tools, comma-separated `LIST` (e.g. read,bash,grep); overrides pi.toml")
 	fs.BoolVar(&c.trust, "trust", false, "trust this project's pi.toml for this run (also PI_TRUST=1)")
-	fs.Var(&c.extensions, "e", "load the extension `FILE.wasm` for this run (repeatable; no grants)")
+	fs.Var(extFileFlag{&c.extensions}, "e", "load the extension `FILE.wasm` for this run (repeatable; no sha256 check; grants and config only from the flags after it)")
+	fs.Var(extGrantFlag{&c.extensions}, "grant", "grant `KIND=VALUE` (fs=ro:PATH, fs=rw:PATH, exec=CMD, env=NAME) to the -e extension before it; repeatable")
+	fs.Var(extConfigFlag{&c.extensions}, "ext-config", "set `KEY=VALUE` (VALUE in TOML: n=3, 'greeting=\"hi\"') in the config of the -e extension before it; repeatable")
 }
 
 // appOptions are the runtime's options from the flags; warnings and logs go
@@ -43,7 +46,7 @@ func (c *commonFlags) appOptions(stderr io.Writer, model app.ModelOptions) app.O
 	}
 	return app.Options{
 		Cwd: c.cwd, ConfigFile: c.configFile, Trust: c.trust || os.Getenv("PI_TRUST") == "1",
-		Extensions: c.extensions, Tools: tools, Model: model,
+		ExtensionFlags: c.extensions.list, Tools: tools, Model: model,
 		LogOutput: stderr, LogLevel: c.logLevel,
 		OnWarning:   func(w string) { fmt.Fprintf(stderr, "pi: warning: %s\n", w) },
 		HostVersion: version,
@@ -129,4 +132,72 @@ func newFlagSet(name, usage string, stderr io.Writer) *flag.FlagSet {
 func usageError(stderr io.Writer, cmd, format string, args ...any) int {
 	fmt.Fprintf(stderr, "pi %s: %s\nRun 'pi %s --help' for usage.\n", cmd, fmt.Sprintf(format, args...), cmd)
 	return exitUsage
+}
+
+// extFlags collects -e FILE.wasm with the --grant and --ext-config flags
+// that follow each: a --grant or --ext-config applies to the nearest -e
+// before it on the command line (so `-e a.wasm --grant fs=ro:. -e b.wasm`
+// grants a only), and one before any -e is an error.
+type extFlags struct {
+	list []app.ExtensionFlag
+}
+
+// last is the -e the next --grant or --ext-config applies to.
+func (x *extFlags) last(flag string) (*app.ExtensionFlag, error) {
+	if len(x.list) == 0 {
+		return nil, fmt.Errorf("%s applies to the -e FILE.wasm before it; put it after one", flag)
+	}
+	return &x.list[len(x.list)-1], nil
+}
+
+type extFileFlag struct{ x *extFlags }
+
+func (f extFileFlag) String() string {
+	if f.x == nil {
+		return ""
+	}
+	var paths []string
+	for _, e := range f.x.list {
+		paths = append(paths, e.Path)
+	}
+	return strings.Join(paths, ",")
+}
+
+func (f extFileFlag) Set(v string) error {
+	f.x.list = append(f.x.list, app.ExtensionFlag{Path: v})
+	return nil
+}
+
+type extGrantFlag struct{ x *extFlags }
+
+func (f extGrantFlag) String() string { return "" }
+
+func (f extGrantFlag) Set(v string) error {
+	e, err := f.x.last("--grant")
+	if err != nil {
+		return err
+	}
+	return e.Grants.AddFlag(v)
+}
+
+type extConfigFlag struct{ x *extFlags }
+
+func (f extConfigFlag) String() string { return "" }
+
+func (f extConfigFlag) Set(v string) error {
+	e, err := f.x.last("--ext-config")
+	if err != nil {
+		return err
+	}
+	kv, err := config.ParseExtensionConfig("", []string{v})
+	if err != nil {
+		return err
+	}
+	if e.Config == nil {
+		e.Config = map[string]any{}
+	}
+	for k, val := range kv {
+		e.Config[k] = val
+	}
+	return nil
 }

@@ -44,7 +44,12 @@ Usage:
   pi tool call NAME 'JSON'      run one tool call and print its result as JSON
   pi tools list [--json]        the registered tools, their source and whether active
   pi ext install FILE.wasm      check an extension and add it to pi.toml
+                                (--grant KIND=VALUE, --ext-config KEY=VALUE)
+  pi ext update NAME [FILE]     replace its module after a rebuild, keeping
+                                grants, config and trust
   pi ext list | remove NAME     the installed extensions
+  pi ext new NAME --lang L      a new extension project (go, c, rust, wat)
+  pi ext dev DIR [--watch]      rebuild a project and update the installed copy
   pi mcp add NAME -- CMD ARGS   add an MCP server (its tools: mcp__NAME__TOOL)
   pi mcp list [--json] | remove NAME
                                 the MCP servers, their state and tools

@@ -46,6 +46,11 @@ type Options struct {
 	// Extensions are more .wasm files to load for this run (-e), with no
 	// grants and no sha256 check.
 	Extensions []string
+	// ExtensionFlags are more .wasm files to load for this run, each with
+	// the grants and config given for it on the command line (-e FILE
+	// --grant ... --ext-config ...); no sha256 check. They load after
+	// Extensions.
+	ExtensionFlags []ExtensionFlag
 	// Tools, when not nil, is the active set (--tools); else [tools] active
 	// in pi.toml, else the built-in default plus every extension tool.
 	Tools []string
@@ -139,6 +144,10 @@ type Runtime struct {
 	// baseActive is the default active set without MCP tools; wantActive
 	// the names asked for (nil: the default).
 	baseActive, wantActive []string
+
+	// disabled are pi.toml extensions not loaded because their file changed
+	// (see disabled.go).
+	disabled []disabledExtension
 }
 
 // Open assembles a Runtime. On failure everything already started is closed
@@ -150,7 +159,10 @@ type Runtime struct {
 // line and key); an extension that fails to load (with its name and why: a
 // security hook that silently did not load would be a bypass); an unknown
 // name in the active set; a session that cannot be opened (in use by
-// another pi: session.ErrLocked; no such id: session.ErrNoMatch).
+// another pi: session.ErrLocked; no such id: session.ErrNoMatch). A
+// pi.toml extension whose file no longer has its pinned sha256 is the
+// exception: it is disabled, fail closed, with a warning naming `pi ext
+// update NAME`, and the rest loads (disabled.go).
 func Open(ctx context.Context, opts Options) (rt *Runtime, err error) {
 	r := &Runtime{opts: opts, registry: tool.NewRegistry(), extHooks: &tool.Hooks{}}
 	defer func() {
@@ -206,11 +218,7 @@ func (r *Runtime) loadConfig() error {
 		r.logger.Debug("the API key is shorter than the secret minimum; it is not redacted", "min_bytes", redact.MinLen, "from", keyEnv)
 	}
 	for _, w := range cfg.Warnings {
-		if r.opts.OnWarning != nil {
-			r.opts.OnWarning(w)
-		} else {
-			r.logger.Warn(w)
-		}
+		r.warn(w)
 	}
 	outDir, logger := builtin.NewOutputDir(""), r.logger
 	r.outDir = outDir
@@ -220,6 +228,15 @@ func (r *Runtime) loadConfig() error {
 		}
 	})
 	return nil
+}
+
+// warn tells the user w: through Options.OnWarning, else the log.
+func (r *Runtime) warn(w string) {
+	if r.opts.OnWarning != nil {
+		r.opts.OnWarning(w)
+	} else {
+		r.logger.Warn(w)
+	}
 }
 
 // workingDir makes dir ("" for the process's) absolute and checks that it
@@ -259,7 +276,7 @@ func (r *Runtime) extensionSpecs() ([]extensions.Spec, error) {
 		}
 		specs = append(specs, extensions.Spec{Path: path, Scope: "flag"})
 	}
-	return specs, nil
+	return appendFlagSpecs(specs, r.opts.ExtensionFlags)
 }
 
 // hostOptions are the extension host's options for this runtime.
@@ -290,12 +307,20 @@ func (r *Runtime) startExtensions(ctx context.Context) ([]tool.SpawnHook, error)
 		host.Close(cctx)
 	})
 	for _, s := range specs {
-		if _, err := host.Load(ctx, s); err != nil {
+		e, err := host.Load(ctx, s)
+		if d, ok := r.disableOnMismatch(s, err); ok {
+			r.warn(d.message)
+			r.disabled = append(r.disabled, d)
+			continue
+		}
+		if err != nil {
 			return nil, err
 		}
+		recordLoaded(r.piHome, e, s.SHA256)
 	}
 	r.extHooks = host.Hooks()
-	return redactSpawnHooks(host.SpawnHooks(), r.redactor), nil
+	spawn := append(host.SpawnHooks(), addDisabledHooks(r.disabled, r.extHooks)...)
+	return redactSpawnHooks(spawn, r.redactor), nil
 }
 
 // registerTools registers the built-in tools, then the extensions' tools,
@@ -325,6 +350,12 @@ func (r *Runtime) registerTools(spawnHooks []tool.SpawnHook) error {
 				active = append(active, d.Name)
 			}
 		}
+	}
+	for _, d := range disabledDefinitions(r.disabled) {
+		if err := r.registry.Register(d); err != nil {
+			return err
+		}
+		active = append(active, d.Name)
 	}
 	r.hooks = redactionHooks(r.extHooks, r.redactor)
 	r.hooks.Approve = r.opts.Approve

@@ -2,12 +2,15 @@ package app
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"slices"
 	"sort"
+	"strings"
 
 	"github.com/pi-go/pi/extensions"
 	"github.com/pi-go/pi/internal/atomicfile"
@@ -60,6 +63,11 @@ type InstallRequest struct {
 	Override bool
 	Grants   config.Grants
 	Limits   config.Limits
+	// Config is the entry's [extensions.config] (--ext-config,
+	// --ext-config-file; see config.ParseExtensionConfig); nil for none.
+	// The module is inspected with it, so an init that refuses it refuses
+	// the install.
+	Config map[string]any
 	// LogOutput receives the log of inspecting the module; nil discards it.
 	LogOutput io.Writer
 	// HostVersion is told to the extension's init while it is inspected.
@@ -104,22 +112,12 @@ func InstallExtension(ctx context.Context, req InstallRequest) (Installed, error
 	if err != nil {
 		return Installed{}, err
 	}
-	logOut := req.LogOutput
-	if logOut == nil {
-		logOut = io.Discard
-	}
-	info, err := extensions.Inspect(ctx, src, extensions.Options{
-		CacheDir: config.CacheDir(t.home), Logger: newLogger("warn", logOut), ProjectRoot: t.cwd, Cwd: t.cwd,
-		HostName: "pi", HostVersion: firstNonEmpty(req.HostVersion, "dev"),
-	})
+	mod, err := inspectFile(ctx, t, src, req.Config, req.LogOutput, req.HostVersion)
 	if err != nil {
 		return Installed{}, err
 	}
-	sum, err := extensions.FileSHA256(src)
-	if err != nil {
-		return Installed{}, err
-	}
-	out := Installed{Info: info, Scope: t.scope, TOML: t.toml, Dest: filepath.Join(t.dir, info.Name+".wasm"), SHA256: sum}
+	info := mod.info
+	out := Installed{Info: info, Scope: t.scope, TOML: t.toml, Dest: filepath.Join(t.dir, info.Name+".wasm"), SHA256: mod.sha256}
 	wasTrusted := true
 	if t.scope == config.ScopeProject {
 		if _, err := os.Stat(t.toml); err == nil {
@@ -128,11 +126,12 @@ func InstallExtension(ctx context.Context, req InstallRequest) (Installed, error
 			}
 		}
 	}
-	if err := installFiles(src, out.Dest, t.toml, config.Extension{
-		Name: info.Name, Path: out.Dest, SHA256: sum, Override: req.Override, Grants: req.Grants, Limits: req.Limits,
+	if err := installFiles(mod.data, out.Dest, t.toml, config.Extension{
+		Name: info.Name, Path: out.Dest, SHA256: mod.sha256, Override: req.Override, Grants: req.Grants, Limits: req.Limits, Config: req.Config,
 	}); err != nil {
 		return Installed{}, err
 	}
+	recordDeclared(t.home, info)
 	out.Missing = missingGrants(info.Wants, req.Grants)
 	if t.scope == config.ScopeProject && wasTrusted {
 		if err := config.Trust(t.home, t.toml); err != nil {
@@ -143,17 +142,78 @@ func InstallExtension(ctx context.Context, req InstallRequest) (Installed, error
 	return out, nil
 }
 
+// inspected is a module file read once and checked in a sandbox: the bytes
+// that were inspected are the bytes that get installed, so a file changed
+// in between cannot slip in unchecked.
+type inspected struct {
+	data   []byte
+	sha256 string
+	info   ExtensionInfo
+}
+
+// inspectFile reads src, loads a private copy of its bytes in an empty
+// sandbox (no grants, default limits, the given config) to run its init,
+// and checks cfg against what init declared.
+func inspectFile(ctx context.Context, t extTarget, src string, cfg map[string]any, logOut io.Writer, hostVersion string) (inspected, error) {
+	data, err := os.ReadFile(src)
+	if err != nil {
+		return inspected{}, err
+	}
+	tmp, err := os.MkdirTemp("", "pi-inspect-")
+	if err != nil {
+		return inspected{}, err
+	}
+	defer os.RemoveAll(tmp)
+	copyPath := filepath.Join(tmp, filepath.Base(src))
+	if !strings.HasSuffix(copyPath, ".wasm") {
+		copyPath += ".wasm"
+	}
+	if err := os.WriteFile(copyPath, data, 0o600); err != nil {
+		return inspected{}, err
+	}
+	if logOut == nil {
+		logOut = io.Discard
+	}
+	host, err := extensions.NewHost(ctx, extensions.Options{
+		CacheDir: config.CacheDir(t.home), Logger: newLogger("warn", logOut), ProjectRoot: t.cwd, Cwd: t.cwd,
+		HostName: "pi", HostVersion: firstNonEmpty(hostVersion, "dev"),
+	})
+	if err != nil {
+		return inspected{}, fmt.Errorf("inspect %s: %w", src, err)
+	}
+	defer host.Close(ctx)
+	e, err := host.Load(ctx, extensions.Spec{Path: copyPath, Config: cfg})
+	if err != nil {
+		// The error names the private copy; name the file the user gave.
+		return inspected{}, fmt.Errorf("inspect %s: %s", src, strings.ReplaceAll(err.Error(), copyPath, src))
+	}
+	info := e.Info()
+	info.Path = src
+	if err := validateExtensionConfig(info, cfg); err != nil {
+		return inspected{}, fmt.Errorf("extension %s: [extensions.config]: %w", info.Name, err)
+	}
+	sum := sha256.Sum256(data)
+	return inspected{data: data, sha256: hex.EncodeToString(sum[:]), info: info}, nil
+}
+
+// validateExtensionConfig checks an entry's [extensions.config] against
+// what the module's init declared, before install or update writes
+// anything. It is the one place to do so: the module's init has already
+// seen cfg (an init that refuses it failed the inspection). Today nothing
+// more is checked; a config schema declared in init (ABI 1.1) is checked
+// here.
+func validateExtensionConfig(info ExtensionInfo, cfg map[string]any) error {
+	_, _ = info, cfg
+	return nil
+}
+
 // installFiles copies the module and appends its block; when appending fails
 // the copied module is removed again, so a refused install leaves nothing.
 // Nothing may be at dest, not even a symlink: the writer follows links, and
 // a link planted in .pi/extensions must not steer the copy elsewhere.
-func installFiles(src, dest, toml string, e config.Extension) error {
+func installFiles(data []byte, dest, toml string, e config.Extension) error {
 	if _, err := os.Lstat(dest); err == nil {
-		return fmt.Errorf("%s already exists: remove the installed extension first (pi ext remove %s)", dest, e.Name)
-	}
-	data, err := os.ReadFile(src)
-	if err != nil {
-		return err
+		return fmt.Errorf("%s already exists: update the installed extension instead (pi ext update %s FILE.wasm), or remove it first (pi ext remove %s)", dest, e.Name, e.Name)
 	}
 	if err := atomicfile.WriteFile(dest, data, 0o644); err != nil {
 		return err
@@ -186,11 +246,18 @@ type Removed struct {
 	// TOML is the pi.toml the block was removed from; Deleted the module
 	// file that was deleted ("" when there was none).
 	TOML, Deleted string
+	// Tidied lists what was deleted because the removal left it empty:
+	// the pi.toml (nothing but white space left), the extensions folder,
+	// the project's .pi folder.
+	Tidied []string
 }
 
 // RemoveExtension is the removal transaction: it removes the [[extensions]]
 // block named name from the scope's pi.toml, deletes the installed module,
-// and keeps the project's trust as it was.
+// and keeps the project's trust as it was. What the removal leaves empty
+// is deleted too, so installing and removing leaves nothing behind: a
+// pi.toml with nothing but white space left (and the trust record of
+// it), an empty extensions folder, an empty .pi folder.
 //
 // # Errors
 //
@@ -213,7 +280,8 @@ func RemoveExtension(scope ExtensionScope, name string) (Removed, error) {
 	if err := os.Remove(dest); err == nil {
 		out.Deleted = dest
 	}
-	if wasTrusted {
+	out.Tidied = tidyAfterRemove(t)
+	if _, err := os.Stat(t.toml); wasTrusted && err == nil {
 		if err := config.Trust(t.home, t.toml); err != nil {
 			return out, fmt.Errorf("recording trust failed: %w", err)
 		}
@@ -260,13 +328,17 @@ func ListExtensions(ctx context.Context, scope ExtensionScope) ([]ConfiguredExte
 	}
 	entries := []ConfiguredExtension{}
 	for _, e := range cfg.Extensions {
-		en := ConfiguredExtension{Name: e.Name, Grants: e.Grants,
+		en := ConfiguredExtension{Name: e.Name, Grants: nonNilGrants(e.Grants),
 			SHA256: e.SHA256, Scope: e.Scope, Path: e.Path, File: e.File, Trusted: e.Scope != config.ScopeProject || trusted,
 			Tools: []string{}, Hooks: []string{}}
 		if sum, err := extensions.FileSHA256(e.Path); err != nil {
 			en.Problem = err.Error()
 		} else if sum != e.SHA256 {
-			en.Problem = fmt.Sprintf("sha256 of %s is %s, pi.toml says %s: the file changed since it was installed", e.Path, sum, e.SHA256)
+			update := "pi ext update " + e.Name
+			if e.Scope == config.ScopeGlobal {
+				update += " --global"
+			}
+			en.Problem = fmt.Sprintf("disabled: sha256 of %s is %s, pi.toml says %s: the file changed since it was installed (if you rebuilt it, pin the new build with %s)", e.Path, sum, e.SHA256, update)
 		} else if info, err := extensions.Inspect(ctx, e.Path, extensions.Options{CacheDir: config.CacheDir(home), Logger: newLogger("off", io.Discard), ProjectRoot: cwd, Cwd: cwd, HostName: "pi"}); err != nil {
 			en.Problem = err.Error()
 		} else {
@@ -280,4 +352,15 @@ func ListExtensions(ctx context.Context, scope ExtensionScope) ([]ConfiguredExte
 	}
 	sort.SliceStable(entries, func(i, j int) bool { return entries[i].Scope < entries[j].Scope })
 	return entries, nil
+}
+
+// nonNilGrants returns g with empty lists instead of nil ones, so that
+// `pi ext list --json` writes [] and never null.
+func nonNilGrants(g config.Grants) config.Grants {
+	for _, l := range []*[]string{&g.FS, &g.Exec, &g.Env} {
+		if *l == nil {
+			*l = []string{}
+		}
+	}
+	return g
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"path/filepath"
 	"slices"
 	"time"
 
@@ -53,19 +52,10 @@ func mcpServers(entries []config.MCPServer) []mcp.Server {
 // mcpOptions are the MCP manager's options for this runtime.
 func (r *Runtime) mcpOptions() mcp.Options {
 	return mcp.Options{
-		Cwd: r.cwd, CacheDir: filepath.Join(r.piHome, "cache"), Logger: r.logger.Named("mcp"),
+		Cwd: r.cwd, CacheDir: config.CacheDir(r.piHome), Logger: r.logger.Named("mcp"),
 		HideEnv: r.hideEnv, ClientName: firstNonEmpty(r.opts.HostName, "pi"), ClientVersion: firstNonEmpty(r.opts.HostVersion, "dev"),
 		OnWarning: r.warn,
 	}
-}
-
-// warn passes a warning to Options.OnWarning, else logs it.
-func (r *Runtime) warn(msg string) {
-	if r.opts.OnWarning != nil {
-		r.opts.OnWarning(msg)
-		return
-	}
-	r.logger.Warn(msg)
 }
 
 // startMCP makes the MCP manager and starts the servers as Options.MCPStart
@@ -265,7 +255,7 @@ func ListMCPServers(ctx context.Context, o MCPListOptions) ([]ConfiguredMCPServe
 	if warn == nil {
 		warn = func(string) {}
 	}
-	m, err := mcp.New(mcp.Options{Cwd: cwd, CacheDir: filepath.Join(home, "cache"), HideEnv: hiddenEnv(cfg, key),
+	m, err := mcp.New(mcp.Options{Cwd: cwd, CacheDir: config.CacheDir(home), HideEnv: hiddenEnv(cfg, key),
 		ClientName: "pi", ClientVersion: firstNonEmpty(o.HostVersion, "dev"), OnWarning: warn}, mcpServers(start))
 	if err != nil {
 		return nil, err

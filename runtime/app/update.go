@@ -1,0 +1,246 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/pi-go/pi/internal/atomicfile"
+	"github.com/pi-go/pi/runtime/config"
+)
+
+// UpdateRequest is one `pi ext update NAME [FILE]`.
+type UpdateRequest struct {
+	ExtensionScope
+	// Name is the installed extension's name.
+	Name string
+	// Source is the new .wasm file, copied over the installed module. ""
+	// re-pins the module already at the entry's path: for a module rebuilt
+	// in place, or an installed copy that was replaced by hand.
+	Source string
+	// LogOutput receives the log of inspecting the module; nil discards it.
+	LogOutput io.Writer
+	// HostVersion is told to the extension's init while it is inspected.
+	HostVersion string
+}
+
+// Updated says what an update did.
+type Updated struct {
+	Info ExtensionInfo
+	// Scope is "project" or "global"; TOML the pi.toml whose sha256 was
+	// rewritten; Path the installed module.
+	Scope, TOML, Path string
+	// OldSHA256 is what pi.toml pinned before, SHA256 what it pins now
+	// (equal when nothing changed).
+	OldSHA256, SHA256 string
+	// Copied says Source was copied over Path.
+	Copied bool
+	// Trusted says the project's trust was recorded again after the edit
+	// (it was trusted before); false for an untrusted project, which stays
+	// untrusted, and for a global update.
+	Trusted bool
+	// Missing lists what the new module's init asks for (its "wants") that
+	// the entry does not grant, as KIND=VALUE.
+	Missing []string
+}
+
+// UpdateExtension is the update transaction, the lossless way to replace a
+// module after a rebuild: it finds the entry named req.Name in the
+// scope's pi.toml, inspects the new module in a sandbox (with the entry's
+// config, no grants), copies it over the installed file (when Source is
+// given), and rewrites only the entry's sha256 in pi.toml. Grants, limits,
+// override, [extensions.config] and every other byte of pi.toml stay as
+// they were, and a project that was trusted stays trusted (pi records the
+// trust of the file it just wrote; an untrusted one stays untrusted).
+//
+// With a Source, the installed module must be where pi installs modules
+// (.pi/extensions/ or $PI_HOME/extensions/), a regular file (not a link):
+// an entry whose path points elsewhere is the author's own build output,
+// which update does not overwrite; rebuild it there and update without a
+// Source.
+//
+// # Errors
+//
+// No entry of that name in that pi.toml; a module the host refuses (not
+// WebAssembly, not pi's ABI, init failing with the entry's config), or one
+// whose init declares another name; an installed path outside the
+// extensions folder or a link; pi.toml errors. On any error nothing is
+// written: a copied module is put back when pi.toml cannot be edited.
+func UpdateExtension(ctx context.Context, req UpdateRequest) (Updated, error) {
+	t, err := req.target()
+	if err != nil {
+		return Updated{}, err
+	}
+	entry, err := findEntry(t, req.Name)
+	if err != nil {
+		return Updated{}, err
+	}
+	src := entry.Path
+	if req.Source != "" {
+		if src, err = filepath.Abs(req.Source); err != nil {
+			return Updated{}, err
+		}
+	}
+	mod, err := inspectFile(ctx, t, src, entry.Config, req.LogOutput, req.HostVersion)
+	if err != nil {
+		return Updated{}, err
+	}
+	if mod.info.Name != req.Name {
+		return Updated{}, fmt.Errorf("update extension %s: %s declares the extension %q, not %q; install it under its own name with pi ext install %s", req.Name, src, mod.info.Name, req.Name, src)
+	}
+	out := Updated{Info: mod.info, Scope: t.scope, TOML: t.toml, Path: entry.Path, OldSHA256: entry.SHA256, SHA256: mod.sha256}
+	out.Info.Path = entry.Path
+	out.Missing = missingGrants(mod.info.Wants, entry.Grants)
+	wasTrusted := false
+	if t.scope == config.ScopeProject {
+		if wasTrusted, err = config.IsTrusted(t.home, t.toml); err != nil {
+			return Updated{}, err
+		}
+	}
+	restore := func() {}
+	if req.Source != "" && !sameFile(src, entry.Path) {
+		if restore, err = replaceModule(t, entry, mod.data); err != nil {
+			return Updated{}, err
+		}
+		out.Copied = true
+	}
+	if mod.sha256 != entry.SHA256 {
+		if err := config.SetExtensionSHA256(t.toml, req.Name, mod.sha256); err != nil {
+			restore()
+			return Updated{}, err
+		}
+	}
+	recordDeclared(t.home, out.Info)
+	if wasTrusted {
+		if err := config.Trust(t.home, t.toml); err != nil {
+			return out, fmt.Errorf("updated, but recording trust failed: %w", err)
+		}
+		out.Trusted = true
+	}
+	return out, nil
+}
+
+// findEntry returns the [[extensions]] entry named name in the target's
+// pi.toml.
+func findEntry(t extTarget, name string) (config.Extension, error) {
+	exts, err := config.FileExtensions(t.toml, t.scope)
+	if errors.Is(err, os.ErrNotExist) {
+		return config.Extension{}, fmt.Errorf("update extension %s: %w: %s does not exist (pi ext install FILE.wasm installs it)", name, ErrNotInstalled, t.toml)
+	}
+	if err != nil {
+		return config.Extension{}, err
+	}
+	var names []string
+	for _, e := range exts {
+		if e.Name == name {
+			return e, nil
+		}
+		names = append(names, e.Name)
+	}
+	installed := "none installed"
+	if len(names) > 0 {
+		installed = "installed: " + strings.Join(names, ", ")
+	}
+	return config.Extension{}, fmt.Errorf("update extension %s: %w in %s (%s)", name, ErrNotInstalled, t.toml, installed)
+}
+
+// ErrNotInstalled is wrapped by UpdateExtension's error when the scope's
+// pi.toml has no extension of that name.
+var ErrNotInstalled = errors.New("no extension of that name is installed")
+
+// InspectExtension checks the module at path the way install does, in an
+// empty sandbox (no grants, default limits, cfg as its config), and says
+// what its init declared, without writing anything (`pi ext dev`).
+//
+// # Errors
+//
+// The reasons install refuses a module.
+func InspectExtension(ctx context.Context, scope ExtensionScope, path string, cfg map[string]any, logOut io.Writer, hostVersion string) (ExtensionInfo, error) {
+	t, err := scope.target()
+	if err != nil {
+		return ExtensionInfo{}, err
+	}
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return ExtensionInfo{}, err
+	}
+	mod, err := inspectFile(ctx, t, abs, cfg, logOut, hostVersion)
+	if err != nil {
+		return ExtensionInfo{}, err
+	}
+	mod.info.SHA256 = mod.sha256
+	return mod.info, nil
+}
+
+// replaceModule writes data over the entry's installed module and returns
+// a function that puts the old bytes back. Only a regular file (or
+// nothing) directly in the scope's extensions folder is written: the
+// writer follows links, and a path pi.toml points elsewhere is not pi's to
+// overwrite.
+func replaceModule(t extTarget, entry config.Extension, data []byte) (restore func(), err error) {
+	dest := entry.Path
+	if filepath.Dir(dest) != t.dir {
+		return nil, fmt.Errorf("update extension %s: its module %s is not in %s, where pi installs modules, so update does not overwrite it: rebuild it in place and run pi ext update %s (without FILE) to pin the new build, or remove the extension and install FILE", entry.Name, dest, t.dir, entry.Name)
+	}
+	fi, err := os.Lstat(dest)
+	var old []byte
+	switch {
+	case err == nil && !fi.Mode().IsRegular():
+		return nil, fmt.Errorf("update extension %s: %s is not a regular file (%s); pi does not write through it: remove it and run pi ext update %s FILE again", entry.Name, dest, fi.Mode().Type(), entry.Name)
+	case err == nil:
+		if old, err = os.ReadFile(dest); err != nil {
+			return nil, err
+		}
+	case !errors.Is(err, os.ErrNotExist):
+		return nil, err
+	}
+	if err := atomicfile.WriteFile(dest, data, 0o644); err != nil {
+		return nil, err
+	}
+	return func() {
+		if old == nil {
+			os.Remove(dest)
+			return
+		}
+		_ = atomicfile.WriteFile(dest, old, 0o644)
+	}, nil
+}
+
+// sameFile reports whether a and b name the same file.
+func sameFile(a, b string) bool {
+	fa, errA := os.Stat(a)
+	fb, errB := os.Stat(b)
+	return errA == nil && errB == nil && os.SameFile(fa, fb)
+}
+
+// tidyAfterRemove deletes what removing the last extension leaves empty:
+// a pi.toml holding nothing but white space (and then the project's trust
+// record, which trusted a file that is gone), and the extensions folder
+// and, for a project, its .pi folder when they are empty. It reports what
+// it deleted.
+func tidyAfterRemove(t extTarget) []string {
+	var deleted []string
+	if data, err := os.ReadFile(t.toml); err == nil && len(strings.TrimSpace(string(data))) == 0 {
+		if os.Remove(t.toml) == nil {
+			deleted = append(deleted, t.toml)
+			if t.scope == config.ScopeProject {
+				_ = config.Untrust(t.home, filepath.Dir(t.toml))
+			}
+		}
+	}
+	dirs := []string{t.dir}
+	if t.scope == config.ScopeProject {
+		dirs = append(dirs, filepath.Dir(t.dir)) // .pi
+	}
+	for _, d := range dirs {
+		if entries, err := os.ReadDir(d); err == nil && len(entries) == 0 && os.Remove(d) == nil {
+			deleted = append(deleted, d)
+		}
+	}
+	return slices.Clip(deleted)
+}
