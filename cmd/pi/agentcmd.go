@@ -39,7 +39,10 @@ Without a model, 'pi demo' shows pi offline, and --script FILE plays a
 scripted model: {"turns":[{"text":"..."},{"toolCalls":[{"name":"read","arguments":{"path":"x"}}]}]}.
 
 In interactive mode: Enter sends, Ctrl-C cancels the running turn (and its
-bash commands), Ctrl-D exits.
+bash commands), Ctrl-D or /exit exits. A line (or a -p prompt) that starts
+with /NAME runs the slash command NAME of pi or of an extension; /help lists
+them. An unknown /x is an error in interactive mode and goes to the model
+with -p (it may be a path).
 `
 
 type agentFlags struct {
@@ -106,11 +109,16 @@ func cmdAgent(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 
 	opts := f.commonFlags.appOptions(stderr, app.ModelOptions{Name: f.model, BaseURL: f.baseURL, APIKey: f.apiKey})
 	opts.Yes = f.yes
+	opts.Mode = app.ModePrint
+	if f.mode == "json" {
+		opts.Mode = app.ModeJSON
+	}
 	var lines *bufio.Scanner
 	if interactive {
 		lines = bufio.NewScanner(stdin)
 		lines.Buffer(make([]byte, 64*1024), 4*1024*1024)
 		opts.Approve = lineApprover(lines, stdout)
+		opts.Mode, opts.UI = app.ModeInteractive, &lineUI{lines: lines, out: stdout}
 	}
 	rt, err := app.Open(ctx, opts)
 	if err != nil {
@@ -138,9 +146,9 @@ func cmdAgent(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return exitError
 	}
 	if interactive {
-		return interactiveLoop(ctx, ag, prompt, lines, stdout, errOut)
+		return interactiveLoop(ctx, rt, ag, prompt, lines, stdout, errOut)
 	}
-	return printRun(ctx, ag, prompt, errOut)
+	return printRun(ctx, rt, ag, prompt, showFunc(f.mode, rt.Redactor(), stdout), errOut)
 }
 
 // eventSink renders the run's events for the output mode: JSON lines, or
@@ -168,16 +176,18 @@ func isTerminalFile(f *os.File) bool {
 	return err == nil && st.Mode()&os.ModeCharDevice != 0
 }
 
-// printRun runs one prompt; Ctrl-C or SIGTERM cancels it.
-func printRun(parent context.Context, ag *agent.Agent, prompt string, stderr io.Writer) int {
+// printRun runs one prompt (a /command, or through the input hooks to the
+// model); Ctrl-C or SIGTERM cancels it.
+func printRun(parent context.Context, rt *app.Runtime, ag *agent.Agent, prompt string, show func(string), stderr io.Writer) int {
 	ctx, stop := signal.NotifyContext(parent, os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	res, err := ag.Run(ctx, prompt)
+	sub, err := rt.Submit(ctx, ag, app.Prompt{Text: prompt}, app.SubmitOptions{Show: show})
 	if err != nil {
 		fmt.Fprintf(stderr, "\npi: %v\n", err)
 		return exitError
 	}
-	if res.StopReason == llm.StopAborted {
+	res := sub.Result
+	if res != nil && res.StopReason == llm.StopAborted {
 		fmt.Fprintln(stderr, "\npi: interrupted")
 		return 130
 	}
@@ -186,7 +196,7 @@ func printRun(parent context.Context, ag *agent.Agent, prompt string, stderr io.
 
 // interactiveLoop reads prompts line by line. Ctrl-C cancels the running turn;
 // at the prompt it only reminds how to exit; Ctrl-D (end of input) exits.
-func interactiveLoop(parent context.Context, ag *agent.Agent, first string, lines *bufio.Scanner, stdout, stderr io.Writer) int {
+func interactiveLoop(parent context.Context, rt *app.Runtime, ag *agent.Agent, first string, lines *bufio.Scanner, stdout, stderr io.Writer) int {
 	sigs := make(chan os.Signal, 1)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
 	defer signal.Stop(sigs)
@@ -239,7 +249,9 @@ func interactiveLoop(parent context.Context, ag *agent.Agent, first string, line
 		mu.Lock()
 		cancelTurn = c
 		mu.Unlock()
-		res, err := ag.Prompt(ctx, prompt)
+		sub, err := rt.Submit(ctx, ag, app.Prompt{Text: prompt}, app.SubmitOptions{Interactive: true, Show: func(s string) {
+			fmt.Fprintln(stdout, rt.Redactor().String(s))
+		}})
 		mu.Lock()
 		cancelTurn = nil
 		mu.Unlock()
@@ -247,7 +259,9 @@ func interactiveLoop(parent context.Context, ag *agent.Agent, first string, line
 		switch {
 		case err != nil:
 			fmt.Fprintf(stderr, "\npi: %v\n", err)
-		case res.StopReason == llm.StopAborted:
+		case sub.Exit:
+			return exitOK
+		case sub.Result != nil && sub.Result.StopReason == llm.StopAborted:
 			fmt.Fprintln(stderr, "\n(turn cancelled)")
 		}
 		prompt = ""

@@ -68,7 +68,7 @@ func cmdTool(args []string, stdout, stderr io.Writer) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	opts := f.appOptions(stderr, app.ModelOptions{})
-	opts.Yes = yes
+	opts.Yes, opts.Mode = yes, app.ModeTool
 	rt, err := app.Open(ctx, opts)
 	if err != nil {
 		fmt.Fprintf(stderr, "pi: %v\n", err)
@@ -169,7 +169,9 @@ func cmdTools(args []string, stdout, stderr io.Writer) int {
 	if len(pos) != 0 {
 		return usageError(stderr, "tools list", "unexpected argument %q", pos[0])
 	}
-	rt, err := app.Open(context.Background(), f.appOptions(stderr, app.ModelOptions{}))
+	listOpts := f.appOptions(stderr, app.ModelOptions{})
+	listOpts.Mode = app.ModeInspect
+	rt, err := app.Open(context.Background(), listOpts)
 	if err != nil {
 		fmt.Fprintf(stderr, "pi: %v\n", err)
 		return exitError

@@ -27,7 +27,7 @@ func cmdVersion(args []string, stdout, stderr io.Writer) int {
 			}
 		}
 	}
-	fmt.Fprintf(stdout, "pi %s%s (%s %s/%s, extension ABI 1)\n", version, rev, runtime.Version(), runtime.GOOS, runtime.GOARCH)
+	fmt.Fprintf(stdout, "pi %s%s (%s %s/%s, extension ABI 1.1)\n", version, rev, runtime.Version(), runtime.GOOS, runtime.GOARCH)
 	return exitOK
 }
 
@@ -45,6 +45,9 @@ Usage:
   pi ext list | remove NAME     the installed extensions
   pi trust | untrust            allow (or stop allowing) this project's pi.toml to run code
   pi version                    version information
+
+A prompt that starts with /NAME runs a slash command (interactive or -p):
+/help lists pi's own and the extensions' commands.
 
 Run 'pi COMMAND --help' for a command's flags. The model comes from --model /
 --base-url / --api-key, else [model] in pi.toml, else OPENAI_BASE_URL and

@@ -45,6 +45,13 @@ type Config struct {
 	OnEvent func(Event)
 	// MaxTurns bounds the model calls of one run; 0 means unlimited.
 	MaxTurns int
+
+	// BeforeStart and Stop are the prompt hooks (hooks.go); nil means
+	// none. OnStopCapped is told when Stop kept a run going
+	// MaxStopContinues times and the run ends anyway.
+	BeforeStart  BeforeStartFunc
+	Stop         StopFunc
+	OnStopCapped func()
 }
 
 // RunResult is what a run produced.
@@ -73,9 +80,10 @@ type Agent struct {
 	specs  []llm.ToolSpec
 	logger hclog.Logger
 
-	mu       sync.Mutex // guards messages and running
-	messages []llm.Message
-	running  bool
+	mu        sync.Mutex // guards messages, running and runSystem
+	messages  []llm.Message
+	running   bool
+	runSystem string // the system prompt of the current run (BeforeStart's)
 
 	emitMu sync.Mutex // serializes OnEvent calls
 }
@@ -175,8 +183,10 @@ func (a *Agent) run(ctx context.Context, prompt string, reset bool) (*RunResult,
 // loop runs the turns of one run, filling res.
 func (a *Agent) loop(ctx context.Context, prompt string, res *RunResult) error {
 	a.emit(Event{Type: EventAgentStart})
+	a.beforeStart(ctx, prompt)
 	user := llm.Message{Role: llm.RoleUser, Content: []tool.ContentBlock{tool.Text(prompt)}}
 	a.appendMessages(user)
+	continues := 0
 	for turn := 1; ; turn++ {
 		res.Turns = turn
 		a.emit(Event{Type: EventTurnStart, Turn: turn})
@@ -214,6 +224,9 @@ func (a *Agent) loop(ctx context.Context, prompt string, res *RunResult) error {
 		a.emit(Event{Type: EventMessageEnd, Message: &msg, Usage: &usage, StopReason: resp.StopReason})
 		if len(msg.ToolCalls) == 0 {
 			a.emit(Event{Type: EventTurnEnd, Turn: turn, Message: &msg})
+			if resp.StopReason == llm.StopEnd && (a.cfg.MaxTurns == 0 || turn < a.cfg.MaxTurns) && a.stopContinue(ctx, msg, turn, &continues) {
+				continue
+			}
 			return nil
 		}
 		results, terminate := a.executeBatch(ctx, msg.ToolCalls)
@@ -244,7 +257,7 @@ func (a *Agent) loop(ctx context.Context, prompt string, res *RunResult) error {
 func (a *Agent) stream(ctx context.Context) (msg llm.Message, resp *llm.Response, err error) {
 	a.mu.Lock()
 	req := llm.Request{
-		SystemPrompt: a.cfg.SystemPrompt,
+		SystemPrompt: a.runSystem,
 		Messages:     append([]llm.Message(nil), a.messages...),
 		Tools:        a.specs,
 	}

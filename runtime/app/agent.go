@@ -4,7 +4,6 @@ import (
 	"context"
 	"time"
 
-	"github.com/pi-go/pi/extensions"
 	"github.com/pi-go/pi/runtime/agent"
 	"github.com/pi-go/pi/runtime/llm"
 )
@@ -53,11 +52,13 @@ func (r *Runtime) NewAgent(o AgentOptions) (*agent.Agent, error) {
 		Tools: r.registry.ActiveDefinitions(), Cwd: r.cwd, AgentsMD: agentsMD,
 		Override: o.SystemPrompt, Append: o.AppendSystemPrompt, Now: time.Now(),
 	})
-	return agent.New(agent.Config{
+	cfg := agent.Config{
 		Provider: p, Tools: tools, Hooks: r.hooks, SystemPrompt: sys,
 		Sequential: r.cfg.ToolExecution == "sequential", Logger: r.logger.Named("agent"),
 		OnEvent: r.eventSink(o.OnEvent), MaxTurns: o.MaxTurns,
-	}), nil
+	}
+	r.promptHooks(&cfg)
+	return agent.New(cfg), nil
 }
 
 // eventSink passes each event to next, then the ones extensions take to
@@ -71,7 +72,7 @@ func (r *Runtime) eventSink(next func(agent.Event)) func(agent.Event) {
 		if next != nil {
 			next(ev)
 		}
-		if !extensions.TakesEvent(string(ev.Type)) {
+		if !host.TakesEvent(string(ev.Type)) {
 			return
 		}
 		raw, err := redactedJSON(r.redactor, ev)

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
+	"strings"
 
 	"github.com/pi-go/pi/extensions"
 	"github.com/pi-go/pi/internal/atomicfile"
@@ -80,6 +81,9 @@ type Installed struct {
 	// Missing lists what init asked for (its "wants") that was not
 	// granted, as KIND=VALUE.
 	Missing []string
+	// Notes are for the user: required config keys of the extension's
+	// configSchema that are still missing (ABI 1.1).
+	Notes []string
 }
 
 // InstallExtension is the install transaction: it loads the module into a
@@ -110,8 +114,12 @@ func InstallExtension(ctx context.Context, req InstallRequest) (Installed, error
 	}
 	info, err := extensions.Inspect(ctx, src, extensions.Options{
 		CacheDir: filepath.Join(t.home, "cache"), Logger: newLogger("warn", logOut), ProjectRoot: t.cwd, Cwd: t.cwd,
-		HostName: "pi", HostVersion: firstNonEmpty(req.HostVersion, "dev"),
+		HostName: "pi", HostVersion: firstNonEmpty(req.HostVersion, "dev"), Mode: ModeInspect,
 	})
+	if err != nil {
+		return Installed{}, err
+	}
+	notes, err := checkInstallConfig(info, installConfig(req), t.toml)
 	if err != nil {
 		return Installed{}, err
 	}
@@ -134,6 +142,7 @@ func InstallExtension(ctx context.Context, req InstallRequest) (Installed, error
 		return Installed{}, err
 	}
 	out.Missing = missingGrants(info.Wants, req.Grants)
+	out.Notes = notes
 	if t.scope == config.ScopeProject && wasTrusted {
 		if err := config.Trust(t.home, t.toml); err != nil {
 			return out, fmt.Errorf("installed, but recording trust failed: %w", err)
@@ -171,7 +180,7 @@ func missingGrants(want extensions.Grants, have config.Grants) []string {
 	for _, kind := range []struct {
 		name       string
 		want, have []string
-	}{{"fs", want.FS, have.FS}, {"exec", want.Exec, have.Exec}, {"env", want.Env, have.Env}} {
+	}{{"fs", want.FS, have.FS}, {"exec", want.Exec, have.Exec}, {"env", want.Env, have.Env}, {"http", want.HTTP, have.HTTP}, {"tool", want.Tools, have.Tools}} {
 		for _, v := range kind.want {
 			if !slices.Contains(kind.have, v) {
 				miss = append(miss, kind.name+"="+v)
@@ -224,15 +233,17 @@ func RemoveExtension(scope ExtensionScope, name string) (Removed, error) {
 // ConfiguredExtension is one [[extensions]] entry as `pi ext list` shows
 // it: what pi.toml says, and what inspecting the module found.
 type ConfiguredExtension struct {
-	Name    string            `json:"name"`
-	Version string            `json:"version"`
-	Tools   []string          `json:"tools"`
-	Hooks   []string          `json:"hooks"`
-	Grants  extensions.Grants `json:"grants"`
-	SHA256  string            `json:"sha256"`
-	Scope   string            `json:"scope"`
-	Path    string            `json:"path"`
-	File    string            `json:"configFile"`
+	Name    string   `json:"name"`
+	Version string   `json:"version"`
+	Tools   []string `json:"tools"`
+	Hooks   []string `json:"hooks"`
+	// Commands are its slash commands, without the slash (ABI 1.1).
+	Commands []string          `json:"commands"`
+	Grants   extensions.Grants `json:"grants"`
+	SHA256   string            `json:"sha256"`
+	Scope    string            `json:"scope"`
+	Path     string            `json:"path"`
+	File     string            `json:"configFile"`
 	// Trusted is false for a project extension of an untrusted project
 	// (it does not load).
 	Trusted bool `json:"trusted"`
@@ -262,12 +273,12 @@ func ListExtensions(ctx context.Context, scope ExtensionScope) ([]ConfiguredExte
 	for _, e := range cfg.Extensions {
 		en := ConfiguredExtension{Name: e.Name, Grants: e.Grants,
 			SHA256: e.SHA256, Scope: e.Scope, Path: e.Path, File: e.File, Trusted: e.Scope != config.ScopeProject || trusted,
-			Tools: []string{}, Hooks: []string{}}
+			Tools: []string{}, Hooks: []string{}, Commands: []string{}}
 		if sum, err := extensions.FileSHA256(e.Path); err != nil {
 			en.Problem = err.Error()
 		} else if sum != e.SHA256 {
 			en.Problem = fmt.Sprintf("sha256 of %s is %s, pi.toml says %s: the file changed since it was installed", e.Path, sum, e.SHA256)
-		} else if info, err := extensions.Inspect(ctx, e.Path, extensions.Options{CacheDir: filepath.Join(home, "cache"), Logger: newLogger("off", io.Discard), ProjectRoot: cwd, Cwd: cwd, HostName: "pi"}); err != nil {
+		} else if info, err := extensions.Inspect(ctx, e.Path, extensions.Options{CacheDir: filepath.Join(home, "cache"), Logger: newLogger("off", io.Discard), ProjectRoot: cwd, Cwd: cwd, HostName: "pi", Mode: ModeInspect}); err != nil {
 			en.Problem = err.Error()
 		} else {
 			en.Version = info.Version
@@ -275,9 +286,43 @@ func ListExtensions(ctx context.Context, scope ExtensionScope) ([]ConfiguredExte
 				en.Tools = append(en.Tools, t.Name)
 			}
 			en.Hooks = append(en.Hooks, info.Hooks...)
+			for _, c := range info.Commands {
+				en.Commands = append(en.Commands, c.Name)
+			}
+			if info.ConfigSchema != nil {
+				if err := extensions.ValidateConfig(info.ConfigSchema, e.Config, configKey(cfg.Extensions, e)); err != nil {
+					en.Problem = err.Error()
+				}
+			}
 		}
 		entries = append(entries, en)
 	}
 	sort.SliceStable(entries, func(i, j int) bool { return entries[i].Scope < entries[j].Scope })
 	return entries, nil
+}
+
+// installConfig is the [extensions.config] an install writes. It is the
+// seam for `pi ext install --ext-config` (being added separately): until
+// InstallRequest carries those values, an install writes no config, and
+// checkInstallConfig only notes the required keys.
+func installConfig(InstallRequest) map[string]any { return nil }
+
+// checkInstallConfig checks the config an install is about to write
+// against the extension's configSchema (ABI 1.1), before anything is
+// written: a value of the wrong shape refuses the install; a required key
+// that is still missing is only a note naming the flag.
+func checkInstallConfig(info ExtensionInfo, cfg map[string]any, toml string) ([]string, error) {
+	if info.ConfigSchema == nil {
+		return nil, nil
+	}
+	missing, err := extensions.ValidateConfigValues(info.ConfigSchema, cfg, "extensions.config")
+	if err != nil {
+		return nil, fmt.Errorf("--ext-config: %w", err)
+	}
+	var notes []string
+	for _, m := range missing {
+		key := strings.TrimPrefix(m, "extensions.config.")
+		notes = append(notes, fmt.Sprintf("the extension requires config key %s: give it with --ext-config %s=VALUE, or set it under [extensions.config] in %s", key, key, toml))
+	}
+	return notes, nil
 }
