@@ -79,7 +79,7 @@ func TestGolden11GuestAnswers(t *testing.T) {
 	if want := `{"additionalProperties":false,"properties":{"greeting":{"type":"string"}},"required":["greeting"],"type":"object"}`; string(compact(t, r.ConfigSchema)) != want {
 		t.Errorf("configSchema %s, want %s", r.ConfigSchema, want)
 	}
-	if want := []string{"tool_call", "input", "before_agent_start", "stop", "event"}; !reflect.DeepEqual(r.Hooks, want) {
+	if want := []string{"tool_call", "event", "input", "before_agent_start", "stop"}; !reflect.DeepEqual(r.Hooks, want) {
 		t.Errorf("hooks %v", r.Hooks)
 	}
 	if want := (&Grants{FS: []string{"ro:."}, Exec: []string{"git status*"}, Env: []string{"HOME"}, HTTP: []string{"https://api.example.com/v1/*"}, Tools: []string{"bash"}}); !reflect.DeepEqual(r.Wants, want) {
