@@ -50,11 +50,11 @@ var errTooManyRedirects = errors.New("too many redirects")
 // grants too; the body is read up to MaxHTTPBody; the call's deadline (and
 // timeoutMs) bound it.
 func (e *Extension) httpRequest(ctx context.Context, p abi.HTTPParams) (abi.HTTPResult, error) {
+	if pu, err := url.Parse(p.URL); len(e.grants.HTTP) == 0 || err != nil || (pu.Scheme != "http" && pu.Scheme != "https") {
+		return abi.HTTPResult{}, e.httpDenied(p.URL) // no grant matches
+	}
 	u, err := extspec.CanonicalURL(p.URL)
 	if err != nil {
-		if len(e.grants.HTTP) == 0 {
-			return abi.HTTPResult{}, e.httpDenied(p.URL)
-		}
 		return abi.HTTPResult{}, fmt.Errorf("http.request: %w", err)
 	}
 	if !extspec.HTTPAllowed(e.grants.HTTP, u) {
