@@ -32,11 +32,11 @@ type config struct {
 
 // secretPatterns are what the input hook refuses by default.
 var secretPatterns = []string{
-	`sk-[A-Za-z0-9_-]{20,}`,                         // OpenAI-style API keys
-	`AKIA[0-9A-Z]{16}`,                              // AWS access key ids
-	`gh[pousr]_[A-Za-z0-9]{36,}`,                    // GitHub tokens
-	`xox[baprs]-[A-Za-z0-9-]{10,}`,                  // Slack tokens
-	`-----BEGIN [A-Z ]*PRIVATE KEY-----`,            // private keys
+	`sk-[A-Za-z0-9_-]{20,}`,                        // OpenAI-style API keys
+	`AKIA[0-9A-Z]{16}`,                             // AWS access key ids
+	`gh[pousr]_[A-Za-z0-9]{36,}`,                   // GitHub tokens
+	`xox[baprs]-[A-Za-z0-9-]{10,}`,                 // Slack tokens
+	`-----BEGIN [A-Z ]*PRIVATE KEY-----`,           // private keys
 	`(?i)(password|passwd|secret)\s*[:=]\s*\S{8,}`, // password = ...
 }
 
