@@ -713,3 +713,75 @@ func TestABI11LoadErrors(t *testing.T) {
 		rt.Close()
 	}
 }
+
+// barrierUI answers ui.confirm only once n questions are waiting: two
+// guests that ask it are then both inside a call at the same time.
+type barrierUI struct {
+	mu      sync.Mutex
+	n       int
+	waiting int
+	all     chan struct{}
+}
+
+func (u *barrierUI) Notify(string, string, string) {}
+
+func (u *barrierUI) Confirm(ctx context.Context, _, _, _ string) (bool, error) {
+	u.mu.Lock()
+	u.waiting++
+	if u.waiting == u.n {
+		close(u.all)
+	}
+	u.mu.Unlock()
+	select {
+	case <-u.all:
+		return true, nil
+	case <-ctx.Done():
+		return false, ctx.Err()
+	}
+}
+
+// TestABI11CrossToolCallsDoNotHang: extensions a and b, both inside a
+// call at once (a barrier in ui.confirm makes sure), each call the other's
+// tool, which must wait for the other's instance: every wait is bounded by
+// the caller's deadline, so both calls come back, failed or timed out,
+// instead of hanging.
+func TestABI11CrossToolCallsDoNotHang(t *testing.T) {
+	dir, home := rawProject(t,
+		rawEntry{name: "a", grants: `tools = ["bprobe"]`, limits: "timeout_ms = 2000", config: "prefix = \"a\"\nnoToolCall = true"},
+		rawEntry{name: "b", grants: `tools = ["aprobe"]`, limits: "timeout_ms = 2000", config: "prefix = \"b\"\nnoToolCall = true"},
+	)
+	ui := &barrierUI{n: 2, all: make(chan struct{})}
+	rt := openRT(t, Options{Cwd: dir, PIHome: home, Trust: true, Mode: ModeInteractive, UI: ui})
+	seq := func(other string) json.RawMessage {
+		b, _ := json.Marshal(map[string]any{"calls": []any{
+			map[string]any{"method": "ui.confirm", "params": map[string]any{"title": "t", "message": "m"}},
+			map[string]any{"method": "tool.call", "params": map[string]any{"name": other, "input": map[string]any{"method": "ui.notify", "params": map[string]any{"message": "hi"}}}},
+		}})
+		return b
+	}
+	type out struct {
+		res string
+		err error
+	}
+	done := make(chan out, 2)
+	for _, c := range [][2]string{{"aseq", "bprobe"}, {"bseq", "aprobe"}} {
+		go func() {
+			res, err := rt.CallTool(context.Background(), c[0], "c", seq(c[1]), nil)
+			done <- out{res.Text(), err}
+		}()
+	}
+	for range 2 {
+		o := <-done
+		if o.err != nil {
+			t.Errorf("CallTool: %v", o.err)
+		}
+		if !strings.Contains(o.res, "it stayed busy with another call") && !strings.Contains(o.res, "timed out") {
+			t.Errorf("a cross call ended with %q; want it failed on the busy instance or timed out", o.res)
+		}
+	}
+	select {
+	case <-ui.all: // both were inside their calls at once
+	default:
+		t.Error("the two calls never overlapped")
+	}
+}

@@ -12,6 +12,7 @@
 //	inputSecret   a text its input hook refuses prompts with
 //	inputSuffix   appended to every prompt by its input hook
 //	inputCrash    its input hook traps
+//	noToolCall    it declares no tool_call hook
 //	system        appended to the system prompt by before_agent_start
 //	context       a context message before_agent_start adds
 //	events        its event subscription
@@ -20,7 +21,8 @@
 // The tool PREFIXprobe takes {"method", "params"}, sends them to host_call
 // and answers the raw answer as its text: tests reach every host method
 // through it. The tool PREFIXfacts answers what init said, the events it
-// got and how many times stop was called; PREFIXcrash traps. The command /PREFIXraw ARGS
+// got and how many times stop was called; PREFIXcrash traps; PREFIXseq
+// takes {"calls": [envelope, ...]} and answers each answer on a line. The command /PREFIXraw ARGS
 // answers "raw: ARGS" and, for "ask X", the prompt X; /PREFIXprobe METHOD
 // PARAMS makes a host call from a command.
 package main
@@ -91,6 +93,7 @@ type config struct {
 	InputSecret   string          `json:"inputSecret"`
 	InputSuffix   string          `json:"inputSuffix"`
 	InputCrash    bool            `json:"inputCrash"`
+	NoToolCall    bool            `json:"noToolCall"`
 	System        string          `json:"system"`
 	Context       string          `json:"context"`
 	Events        []string        `json:"events"`
@@ -142,6 +145,16 @@ func handle(req []byte) []byte {
 		switch strings.TrimPrefix(p.ToolName, cfg.Prefix) {
 		case "probe":
 			return ok(text(hostCall(p.Input)))
+		case "seq":
+			var in struct {
+				Calls []json.RawMessage `json:"calls"`
+			}
+			json.Unmarshal(p.Input, &in)
+			var out []string
+			for _, c := range in.Calls {
+				out = append(out, hostCall(c))
+			}
+			return ok(text(strings.Join(out, "\n")))
 		case "crash":
 			panic("crash requested")
 		case "facts":
@@ -243,12 +256,16 @@ func initialize(params json.RawMessage) []byte {
 			{"name": cfg.Prefix + "probe", "description": "send a host call", "parameters": map[string]any{"type": "object"}},
 			{"name": cfg.Prefix + "facts", "description": "what init said", "parameters": schema},
 			{"name": cfg.Prefix + "crash", "description": "traps", "parameters": map[string]any{"type": "object"}},
+			{"name": cfg.Prefix + "seq", "description": "send host calls in order", "parameters": map[string]any{"type": "object"}},
 		},
 		"hooks": []string{"tool_call"},
 	}
 	if abiMinor >= 1 {
 		// ABI 1.1 fields only for a host that speaks 1.1.
 		res["hooks"] = []string{"tool_call", "input", "before_agent_start", "stop", "event"}
+		if cfg.NoToolCall {
+			res["hooks"] = []string{"input", "before_agent_start", "stop", "event"}
+		}
 		res["commands"] = []map[string]string{
 			{"name": cfg.Prefix + "raw", "description": "echo the arguments", "argumentHint": "ARGS"},
 			{"name": cfg.Prefix + "probe", "description": "send a host call"},
