@@ -88,3 +88,16 @@ func shaB(tb testing.TB, path string) string {
 	s := sha256.Sum256(b)
 	return hex.EncodeToString(s[:])
 }
+
+// BenchmarkABI11BaselineWAT is the same CallTool of a WAT tool that makes
+// no host call (hello-wat), to subtract.
+func BenchmarkABI11BaselineWAT(b *testing.B) {
+	rt := benchRuntime(b, "hello-wat", plugintest.BuildWAT(b, "examples/plugins/hello-wat/hello.wat"), "")
+	ctx := context.Background()
+	in := json.RawMessage(`{"name":"x"}`)
+	for b.Loop() {
+		if res, err := rt.CallTool(ctx, "hello", "c", in, nil); err != nil || res.IsError {
+			b.Fatalf("hello = %+v, %v", res, err)
+		}
+	}
+}
