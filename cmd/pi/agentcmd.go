@@ -250,7 +250,7 @@ func interactiveLoop(parent context.Context, rt *app.Runtime, ag *agent.Agent, f
 		cancelTurn = c
 		mu.Unlock()
 		sub, err := rt.Submit(ctx, ag, app.Prompt{Text: prompt}, app.SubmitOptions{Interactive: true, Show: func(s string) {
-			fmt.Fprintln(stdout, rt.Redactor().String(s))
+			fmt.Fprintln(stdout, printable(rt.Redactor().String(s)))
 		}})
 		mu.Lock()
 		cancelTurn = nil
@@ -273,7 +273,7 @@ func interactiveLoop(parent context.Context, rt *app.Runtime, ag *agent.Agent, f
 // own line reader, which is idle while a turn runs.
 func lineApprover(lines *bufio.Scanner, stdout io.Writer) tool.ApproveFunc {
 	return func(ctx context.Context, req tool.ApprovalRequest) (bool, error) {
-		fmt.Fprintf(stdout, "\n? %s: %s\n  allow %s? [y/N] ", req.Call.Name, strings.Join(req.Questions, "; "), req.Call.Name)
+		fmt.Fprintf(stdout, "\n? %s: %s\n  allow %s? [y/N] ", req.Call.Name, printable(strings.Join(req.Questions, "; ")), req.Call.Name)
 		if !lines.Scan() {
 			return false, errors.New("no answer: end of input")
 		}

@@ -31,7 +31,7 @@ func (u *lineUI) Notify(ext, message, level string) {
 	if level != "info" {
 		message = level + ": " + message
 	}
-	fmt.Fprintf(u.out, "\n[%s] %s\n", ext, message)
+	fmt.Fprintf(u.out, "\n[%s] %s\n", ext, printable(message))
 }
 
 // Confirm asks "? [NAME] TITLE: MESSAGE [y/N]"; y or yes confirms. The
@@ -43,7 +43,7 @@ func (u *lineUI) Confirm(ctx context.Context, ext, title, message string) (bool,
 	if err := ctx.Err(); err != nil {
 		return false, err
 	}
-	fmt.Fprintf(u.out, "\n? [%s] %s: %s [y/N] ", ext, title, message)
+	fmt.Fprintf(u.out, "\n? [%s] %s: %s [y/N] ", ext, printable(title), printable(message))
 	if !u.lines.Scan() {
 		return false, errors.New("no answer: end of input")
 	}
@@ -64,5 +64,21 @@ func showFunc(mode string, r *redact.Redactor, stdout io.Writer) func(string) {
 			stdout.Write(append(r.Bytes(b), '\n'))
 		}
 	}
-	return func(s string) { fmt.Fprintln(stdout, r.String(s)) }
+	return func(s string) { fmt.Fprintln(stdout, printable(r.String(s))) }
+}
+
+// printable replaces what an extension's text could use to drive the
+// terminal — control characters other than newline and tab, DEL and the
+// C1 controls (ESC sequences that move the cursor, rewrite a line, set the
+// title) — with "�", so a notice or a question cannot fake another prompt.
+func printable(s string) string {
+	return strings.Map(func(r rune) rune {
+		switch {
+		case r == '\n' || r == '\t':
+			return r
+		case r < 0x20 || r == 0x7f || (r >= 0x80 && r <= 0x9f):
+			return '\uFFFD'
+		}
+		return r
+	}, s)
 }
