@@ -806,3 +806,31 @@ func TestInstallConfigCheck(t *testing.T) {
 		t.Errorf("no schema: %q, %v", notes, err)
 	}
 }
+
+// TestABI11DefaultEvents: a guest that names no events gets the six of
+// ABI 1.0 and nothing new.
+func TestABI11DefaultEvents(t *testing.T) {
+	dir, home := rawProject(t, rawEntry{name: "raw11"})
+	rt := openRT(t, Options{Cwd: dir, PIHome: home, Trust: true})
+	p := llm.NewScripted(llm.Script{Turns: []llm.ScriptTurn{{ToolCalls: []llm.ScriptToolCall{{Name: "read", Arguments: json.RawMessage(`{"path":"pi.toml"}`)}}}, {Text: "ok"}}})
+	ag, _ := rt.NewAgent(AgentOptions{Provider: p})
+	if _, err := ag.Prompt(context.Background(), "go"); err != nil {
+		t.Fatal(err)
+	}
+	res, _ := rt.CallTool(context.Background(), "facts", "c", json.RawMessage(`{}`), nil)
+	var f struct{ Events []string }
+	json.Unmarshal([]byte(res.Text()), &f)
+	seen := map[string]bool{}
+	for _, e := range f.Events {
+		seen[e] = true
+	}
+	for _, want := range []string{"agent_start", "agent_end", "turn_start", "turn_end", "tool_execution_start", "tool_execution_end"} {
+		if !seen[want] {
+			t.Errorf("default events lack %s: %q", want, f.Events)
+		}
+		delete(seen, want)
+	}
+	if len(seen) != 0 {
+		t.Errorf("default events include %v", seen)
+	}
+}

@@ -229,7 +229,7 @@ func handle(req []byte) []byte {
 		}
 		json.Unmarshal(r.Params, &p)
 		ev := p.Type
-		if p.Message != nil {
+		if p.Type == "message_end" && p.Message != nil {
 			ev += ":" + p.Message.Role
 		}
 		events = append(events, ev)
