@@ -421,12 +421,21 @@ func (h *Host) HasHooks() (input, beforeStart, stop bool) {
 }
 
 // TakesEvent reports whether some loaded extension subscribed to events of
-// type t, so a caller can skip preparing the others.
+// type t, so a caller can skip preparing the others (it is asked for every
+// streamed token, so it reads a set kept up to date by register).
 func (h *Host) TakesEvent(t string) bool {
-	for _, e := range h.Extensions() {
-		if e.events[t] {
-			return true
+	m := h.subscribed.Load()
+	return m != nil && (*m)[t]
+}
+
+// updateSubscribed rebuilds the set of subscribed event types. h.mu must
+// be held.
+func (h *Host) updateSubscribed() {
+	m := map[string]bool{}
+	for _, e := range h.exts {
+		for t := range e.events {
+			m[t] = true
 		}
 	}
-	return false
+	h.subscribed.Store(&m)
 }

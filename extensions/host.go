@@ -83,8 +83,9 @@ type Host struct {
 	exts     []*Extension
 	cache    wazero.CompilationCache // nil: none
 
-	http  *http.Transport // http.request's, shared by the extensions
-	tools atomic.Pointer[ToolRunner]
+	http       *http.Transport // http.request's, shared by the extensions
+	tools      atomic.Pointer[ToolRunner]
+	subscribed atomic.Pointer[map[string]bool] // event types some extension takes
 }
 
 // hostRuntime is one wazero runtime (one memory limit) with WASI and the `pi`
@@ -425,6 +426,7 @@ func (h *Host) register(ctx context.Context, e *Extension) error {
 		return err
 	}
 	h.exts = append(h.exts, e)
+	h.updateSubscribed()
 	return nil
 }
 
