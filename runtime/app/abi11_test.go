@@ -834,3 +834,15 @@ func TestABI11DefaultEvents(t *testing.T) {
 		t.Errorf("default events include %v", seen)
 	}
 }
+
+// TestABI11ToolCallResultsAreRedacted: what a guest gets back from
+// tool.call has the model's API key redacted, as the model's results do.
+func TestABI11ToolCallResultsAreRedacted(t *testing.T) {
+	const key = "sk-abi11-secret-0123456789"
+	dir, home := rawProject(t, rawEntry{name: "raw11", grants: `tools = ["bash"]`})
+	rt := openRT(t, Options{Cwd: dir, PIHome: home, Trust: true, Model: ModelOptions{APIKey: key}})
+	got := probe(t, rt, "probe", "tool.call", map[string]any{"name": "bash", "input": map[string]any{"command": "printf '%s' " + key}})
+	if strings.Contains(got, key) || !strings.Contains(got, "[REDACTED]") {
+		t.Errorf("tool.call bash answered %s", got)
+	}
+}
