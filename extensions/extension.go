@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -81,8 +80,9 @@ type Extension struct {
 	info     Info
 
 	hookToolCall, hookToolResult, hookBashSpawn, hookEvent bool
+	ext11
 
-	mu        sync.Mutex // serializes calls; guards the fields below
+	mu        ctxMutex // serializes calls; guards the fields below
 	name      string
 	logger    hclog.Logger
 	inst      *instance
@@ -134,7 +134,7 @@ func (e *Extension) start(ctx context.Context) (initResult, error) {
 	inst.stderr = &lineWriter{logger: e.currentLogger, level: hclog.Warn, stream: "stderr"}
 	cctx, cancel := context.WithTimeout(ctx, e.hookTO)
 	defer cancel()
-	cctx = context.WithValue(cctx, ctxKey{}, inst)
+	cctx = context.WithValue(withChain(cctx, e.name), ctxKey{}, inst)
 	inst.callCtx = cctx
 	defer func() { inst.callCtx = nil }()
 
@@ -313,7 +313,9 @@ func (e *Extension) fault(ctx context.Context, method string, cause error) error
 // cancelled before or during the call (which discards the instance but is
 // not the guest's fault).
 func (e *Extension) call(ctx context.Context, method string, req []byte, timeout time.Duration, update tool.UpdateFunc, decode func(json.RawMessage) error) error {
-	e.mu.Lock()
+	if err := e.mu.LockContext(ctx); err != nil {
+		return fmt.Errorf("extension %s: %s: it stayed busy with another call: %w", e.name, method, err)
+	}
 	defer e.mu.Unlock()
 	switch {
 	case e.closed:
@@ -335,7 +337,7 @@ func (e *Extension) call(ctx context.Context, method string, req []byte, timeout
 	inst := e.inst
 	cctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	cctx = context.WithValue(cctx, ctxKey{}, inst)
+	cctx = context.WithValue(withChain(cctx, e.name), ctxKey{}, inst)
 	inst.callCtx, inst.update = cctx, update
 	defer func() { inst.callCtx, inst.update, inst.held, inst.hasHeld = nil, nil, nil, false }()
 

@@ -70,8 +70,9 @@ func TestGoldenHostRequests(t *testing.T) {
 		return b
 	}
 	t.Run("init", func(t *testing.T) {
-		opts := Options{HostName: "pi", HostVersion: "0.9.0", Cwd: "/home/ada/project"}
-		grants := Grants{FS: []string{"ro:/home/ada/project/src", "rw:/home/ada/project/out"}, Exec: []string{"git status*"}, Env: []string{"HOME"}}
+		opts := Options{HostName: "pi", HostVersion: "0.9.0", Cwd: "/home/ada/project", Trusted: true, Mode: "print"}
+		grants := Grants{FS: []string{"ro:/home/ada/project/src", "rw:/home/ada/project/out"}, Exec: []string{"git status*"}, Env: []string{"HOME"},
+			HTTP: []string{"https://api.example.com/v1/*"}, Tools: []string{"read", "grep"}}
 		matchGolden(t, "init.request.json", must(initRequest(opts, map[string]any{"greeting": "Hello", "times": 2}, grants)))
 	})
 	t.Run("tool.execute", func(t *testing.T) {

@@ -55,6 +55,9 @@ func (e *Extension) hookError(method string, err error) error {
 
 func (e *Extension) toolCallHook(ctx context.Context, c tool.CallInfo) (tool.ToolCallDecision, error) {
 	const method = abi.MethodToolCall
+	if inChain(ctx, e.name) {
+		return tool.ToolCallDecision{}, nil // its own tool.call: skipped (ABI 1.1)
+	}
 	req, err := toolCallRequest(c)
 	if err != nil {
 		return tool.ToolCallDecision{}, err
@@ -76,6 +79,9 @@ func (e *Extension) toolCallHook(ctx context.Context, c tool.CallInfo) (tool.Too
 
 func (e *Extension) toolResultHook(ctx context.Context, c tool.CallInfo, r tool.Result) (tool.ResultPatch, error) {
 	const method = abi.MethodToolResult
+	if inChain(ctx, e.name) {
+		return tool.ResultPatch{}, nil // its own tool.call: skipped (ABI 1.1)
+	}
 	req, err := toolResultRequest(c, r)
 	if err != nil {
 		return tool.ResultPatch{}, err
@@ -102,6 +108,9 @@ func (e *Extension) toolResultHook(ctx context.Context, c tool.CallInfo, r tool.
 // it could not see are kept unless it sets them).
 func (e *Extension) spawnHook(ctx context.Context, s tool.BashSpawn) (tool.BashSpawn, error) {
 	const method = abi.MethodBashSpawn
+	if inChain(ctx, e.name) {
+		return s, nil // a bash call it made with tool.call: skipped (ABI 1.1)
+	}
 	visible := make(map[string]string, len(e.grants.Env))
 	for _, name := range e.grants.Env {
 		if v, ok := s.Env[name]; ok {
@@ -138,16 +147,13 @@ func (e *Extension) spawnHook(ctx context.Context, s tool.BashSpawn) (tool.BashS
 	return out, nil
 }
 
-// TakesEvent reports whether events of type t are sent to extensions, so a
-// caller can skip preparing the others (one message_update per streamed
-// token never reaches a guest).
-func TakesEvent(t string) bool { return abi.IsEventType(t) }
-
 // Event JSON-marshals ev (an object with a "type") and sends it to the
-// extensions that declared the "event" hook, in load order. Only the ABI's
-// event types are sent (agent_start, agent_end, turn_start, turn_end,
-// tool_execution_start, tool_execution_end); others are dropped. Failures are
-// logged under the extension's name and change nothing.
+// extensions that declared the "event" hook and subscribed to its type (by
+// default agent_start, agent_end, turn_start, turn_end,
+// tool_execution_start, tool_execution_end; ABI 1.1 guests choose with
+// init's "events"), in load order. message_end is sent for assistant
+// messages only, as {"type", "message": {"role", "content", "toolCalls"?}}.
+// Failures are logged under the extension's name and change nothing.
 func (h *Host) Event(ctx context.Context, ev any) {
 	req, typ, err := eventRequest(ev)
 	if err != nil {
@@ -158,7 +164,7 @@ func (h *Host) Event(ctx context.Context, ev any) {
 		return
 	}
 	for _, e := range h.Extensions() {
-		if !e.hookEvent {
+		if !e.hookEvent || !e.events[typ] || inChain(ctx, e.name) {
 			continue
 		}
 		if err := e.call(ctx, abi.MethodEvent, req, e.hookTO, nil, nil); err != nil {

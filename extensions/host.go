@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/http"
 	"os"
 	"path/filepath"
 	"slices"
@@ -19,6 +20,8 @@ import (
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/api"
 	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
+
+	"github.com/pi-go/pi/internal/abi"
 )
 
 // Options configure a Host. The zero value works: no cache, a null logger,
@@ -43,6 +46,27 @@ type Options struct {
 	// grants.env names them (the variable that holds the model's API key):
 	// not in its own environment, not in the commands it runs with exec.
 	HideEnv []string
+
+	// ABI 1.1 (see abi11.go).
+
+	// Mode is how pi runs, told to init: interactive, print, json, rpc,
+	// tool or inspect; default print.
+	Mode string
+	// Trusted says the project's pi.toml is trusted (or trusted for this
+	// run), told to init.
+	Trusted bool
+	// KVDir holds the extensions' kv stores ($PI_HOME/kv); "" means none:
+	// kv.* answer an error.
+	KVDir string
+	// UI shows ui.notify and asks ui.confirm; nil means no person can be
+	// asked (init's hasUI is false, confirm answers "no-ui").
+	UI UI
+	// Session stores session.append and answers session.entries; nil
+	// answers "no session".
+	Session Session
+	// ReservedCommands are more command names an extension may not take,
+	// besides BuiltinCommands.
+	ReservedCommands []string
 }
 
 // Host loads extensions and runs them. It is safe for concurrent use: calls
@@ -58,6 +82,10 @@ type Host struct {
 	runtimes map[uint32]*hostRuntime // one per distinct memory limit
 	exts     []*Extension
 	cache    wazero.CompilationCache // nil: none
+
+	http       *http.Transport // http.request's, shared by the extensions
+	tools      atomic.Pointer[ToolRunner]
+	subscribed atomic.Pointer[map[string]bool] // event types some extension takes
 }
 
 // hostRuntime is one wazero runtime (one memory limit) with WASI and the `pi`
@@ -121,7 +149,11 @@ func NewHost(ctx context.Context, opts Options) (*Host, error) {
 	if opts.HostName == "" {
 		opts.HostName = "pi"
 	}
+	if opts.Mode == "" {
+		opts.Mode = abi.ModePrint
+	}
 	h := &Host{opts: opts, logger: opts.Logger, runtimes: map[uint32]*hostRuntime{}}
+	h.http = newHTTPTransport()
 	if opts.CacheDir != "" {
 		c, err := processCache(opts.CacheDir)
 		if err != nil {
@@ -366,6 +398,10 @@ func (e *Extension) initialize(ctx context.Context) error {
 			e.hookEvent = true
 		}
 	}
+	if err := e.initialize11(res); err != nil {
+		e.close(ctx)
+		return err
+	}
 	return nil
 }
 
@@ -385,7 +421,12 @@ func (h *Host) register(ctx context.Context, e *Extension) error {
 			return fmt.Errorf("an extension named %q is already loaded from %s", e.name, o.spec.Path)
 		}
 	}
+	if err := commandClash(e, h.exts); err != nil {
+		e.close(ctx)
+		return err
+	}
 	h.exts = append(h.exts, e)
+	h.updateSubscribed()
 	return nil
 }
 
@@ -421,6 +462,7 @@ func (h *Host) Close(ctx context.Context) error {
 		return nil
 	}
 	h.closed = true
+	h.http.CloseIdleConnections()
 	exts := h.exts
 	rts := h.runtimes
 	h.exts, h.runtimes = nil, nil

@@ -207,7 +207,10 @@ func (e *Extension) handleHostCall(ctx context.Context, b []byte) []byte {
 		}
 		return encodeOK(res)
 	default:
-		return encodeErr(fmt.Sprintf("unknown host method %q (ABI v1 host methods: exec)", req.Method))
+		if out, ok := e.handleHostCall11(ctx, req.Method, req.Params); ok {
+			return out
+		}
+		return encodeErr(fmt.Sprintf("unknown host method %q (host methods: exec, %s)", req.Method, strings.Join(hostMethods11, ", ")))
 	}
 }
 

@@ -29,7 +29,8 @@ func (e *GuestError) Error() string { return e.Message }
 // (an event travels as its raw JSON), so no host type can reach the wire
 // without wire.go's mapping.
 type requestParams interface {
-	abi.InitParams | abi.ExecuteParams | abi.ToolCallParams | abi.ToolResultParams | abi.BashSpawnParams | json.RawMessage
+	abi.InitParams | abi.ExecuteParams | abi.ToolCallParams | abi.ToolResultParams | abi.BashSpawnParams | json.RawMessage |
+		abi.InputParams | abi.BeforeAgentStartParams | abi.StopParams | abi.CommandParams | abi.MessageEndEvent
 }
 
 // encodeRequest marshals a request envelope.
@@ -98,6 +99,9 @@ func isObject(raw json.RawMessage) bool {
 // initRequest encodes the init request of an extension granted grants.
 func initRequest(opts Options, config map[string]any, grants Grants) ([]byte, error) {
 	p, err := initParams(opts, config, grants)
+	if err == nil {
+		p = initFacts(p, opts)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("encode init request: %w", err)
 	}
@@ -130,7 +134,8 @@ func spawnRequest(s tool.BashSpawn) ([]byte, error) {
 
 // eventRequest encodes an event request from ev, which must marshal to an
 // object with a "type". It returns a nil request (and no error) for a type
-// that is not sent to extensions.
+// that is not sent to extensions, and for a message_end of a message that
+// is not the assistant's.
 func eventRequest(ev any) (req []byte, typ string, err error) {
 	raw, err := json.Marshal(ev)
 	if err != nil {
@@ -140,7 +145,15 @@ func eventRequest(ev any) (req []byte, typ string, err error) {
 	if err := json.Unmarshal(raw, &head); err != nil || head.Type == "" {
 		return nil, "", fmt.Errorf("not an object with a type: %s", raw)
 	}
-	if !abi.IsEventType(head.Type) {
+	switch {
+	case head.Type == abi.EventMessageEnd:
+		p, ok, err := messageEndEvent(raw)
+		if err != nil || !ok {
+			return nil, head.Type, err
+		}
+		req, err = encodeRequest(abi.MethodEvent, p)
+		return req, head.Type, err
+	case !abi.IsEventType11(head.Type):
 		return nil, head.Type, nil
 	}
 	req, err = encodeRequest(abi.MethodEvent, json.RawMessage(raw))
@@ -155,6 +168,10 @@ type initResult struct {
 	Tools       []ToolSpec
 	Hooks       []string
 	Wants       *Grants
+	// ABI 1.1.
+	Commands     []CommandSpec
+	ConfigSchema json.RawMessage
+	Events       []string
 }
 
 // decodeInit decodes and validates init's result.
@@ -193,15 +210,18 @@ func decodeInit(raw json.RawMessage) (initResult, error) {
 	hooks := make([]string, 0, len(r.Hooks))
 	for _, h := range r.Hooks {
 		switch h {
-		case HookToolCall, HookToolResult, HookBashSpawn, HookEvent:
+		case HookToolCall, HookToolResult, HookBashSpawn, HookEvent, HookInput, HookBeforeAgentStart, HookStop:
 		default:
-			return initResult{}, fmt.Errorf("init result: unknown hook %q (known: tool_call, tool_result, bash_spawn, event)", h)
+			return initResult{}, fmt.Errorf("init result: unknown hook %q (known: tool_call, tool_result, bash_spawn, event, input, before_agent_start, stop)", h)
 		}
 		if !slices.Contains(hooks, h) {
 			hooks = append(hooks, h)
 		}
 	}
 	r.Hooks = hooks
+	if err := checkInit11(r); err != nil {
+		return initResult{}, fmt.Errorf("init result: %w", err)
+	}
 	return initFromABI(r), nil
 }
 
@@ -269,6 +289,9 @@ func decodeToolCall(raw json.RawMessage) (tool.ToolCallDecision, error) {
 	}
 	if !r.Block && !isNull(r.Input) && !isObject(r.Input) {
 		return tool.ToolCallDecision{}, errors.New("hook.tool_call result: input must be a JSON object")
+	}
+	if r.Ask != "" && (r.Block || !isNull(r.Input)) {
+		return tool.ToolCallDecision{}, errors.New("hook.tool_call result: ask goes alone (an answer is exactly one of {}, block, input, ask)")
 	}
 	return decisionFromABI(r), nil
 }

@@ -67,6 +67,19 @@ func resolveGrants(g Grants, root string) (_ Grants, _ []mount, err error) {
 		}
 		out.Env = append(out.Env, name)
 	}
+	// ABI 1.1: http patterns are validated at load; tool names too.
+	for _, pat := range g.HTTP {
+		if err := extspec.CheckGrant(extspec.KindHTTP, pat); err != nil {
+			return Grants{}, nil, fmt.Errorf("grants.http: %w", err)
+		}
+		out.HTTP = append(out.HTTP, pat)
+	}
+	for _, name := range g.Tools {
+		if err := extspec.CheckGrant(extspec.KindTools, name); err != nil {
+			return Grants{}, nil, fmt.Errorf("grants.tools: %w", err)
+		}
+		out.Tools = append(out.Tools, name)
+	}
 	return out, mounts, nil
 }
 

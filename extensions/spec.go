@@ -50,6 +50,9 @@ type Spec struct {
 	Limits   Limits
 	// Config is [extensions.config], sent to init as JSON.
 	Config map[string]any
+	// ConfigKey is how messages about Config name it ("extensions[0].config"
+	// of the pi.toml that holds it); default "config".
+	ConfigKey string
 	// Scope is "project", "global" or "flag"; informational.
 	Scope string
 }
@@ -82,6 +85,21 @@ type Info struct {
 	// absolute paths.
 	Grants Grants `json:"grants"`
 	Scope  string `json:"scope,omitempty"`
+	// Commands are its slash commands (ABI 1.1).
+	Commands []CommandSpec `json:"commands,omitempty"`
+	// Events are the event types it subscribed to with the event hook (the
+	// default six when its init named none); empty without the hook.
+	Events []string `json:"events,omitempty"`
+	// ConfigSchema is the JSON Schema its init gave for its config (ABI
+	// 1.1); nil when none.
+	ConfigSchema json.RawMessage `json:"configSchema,omitempty"`
+}
+
+// CommandSpec is one slash command as an extension's init declares it.
+type CommandSpec struct {
+	Name         string `json:"name"`
+	Description  string `json:"description"`
+	ArgumentHint string `json:"argumentHint,omitempty"`
 }
 
 // Hook names an extension may declare in init (internal/abi's).
@@ -90,6 +108,10 @@ const (
 	HookToolResult = abi.HookToolResult
 	HookBashSpawn  = abi.HookBashSpawn
 	HookEvent      = abi.HookEvent
+	// ABI 1.1.
+	HookInput            = abi.HookInput
+	HookBeforeAgentStart = abi.HookBeforeAgentStart
+	HookStop             = abi.HookStop
 )
 
 // nameRule adapts one of runtime/extspec's name rules to the

@@ -3,6 +3,7 @@ package extensions
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 
 	"github.com/pi-go/pi/internal/abi"
 	"github.com/pi-go/pi/runtime/tool"
@@ -34,7 +35,7 @@ func blocksToABI(bs []tool.ContentBlock) []abi.Block {
 
 // grantsToABI maps resolved grants.
 func grantsToABI(g Grants) abi.Grants {
-	return abi.Grants{FS: g.FS, Exec: g.Exec, Env: g.Env}
+	return abi.Grants{FS: g.FS, Exec: g.Exec, Env: g.Env, HTTP: g.HTTP, Tools: g.Tools}
 }
 
 // initParams are init's params: the host's name, version and working
@@ -98,6 +99,38 @@ func toolResultParams(c tool.CallInfo, r tool.Result) (abi.ToolResultParams, err
 	return p, nil
 }
 
+// messageEndEvent maps a message_end event as the agent loop writes it
+// ({"type", "message": {"role", "content", "toolCalls", ...}, "usage", ...})
+// to the event guests get; ok is false for a message that is not the
+// assistant's.
+func messageEndEvent(raw json.RawMessage) (abi.MessageEndEvent, bool, error) {
+	var ev struct {
+		Message *struct {
+			Role      string              `json:"role"`
+			Content   []tool.ContentBlock `json:"content"`
+			ToolCalls []struct {
+				ID        string `json:"id"`
+				Name      string `json:"name"`
+				Arguments string `json:"arguments"`
+			} `json:"toolCalls"`
+		} `json:"message"`
+	}
+	if err := json.Unmarshal(raw, &ev); err != nil {
+		return abi.MessageEndEvent{}, false, fmt.Errorf("message_end event: %w", err)
+	}
+	if ev.Message == nil || ev.Message.Role != "assistant" {
+		return abi.MessageEndEvent{}, false, nil
+	}
+	m := abi.EventMessage{Role: ev.Message.Role, Content: blocksToABI(ev.Message.Content)}
+	if m.Content == nil {
+		m.Content = []abi.Block{}
+	}
+	for _, c := range ev.Message.ToolCalls {
+		m.ToolCalls = append(m.ToolCalls, abi.EventToolCall{ID: c.ID, Name: c.Name, Arguments: c.Arguments})
+	}
+	return abi.MessageEndEvent{Type: abi.EventMessageEnd, Message: m}, true, nil
+}
+
 // spawnParams are hook.bash_spawn's params (s holds only what the guest may
 // see).
 func spawnParams(s tool.BashSpawn) abi.BashSpawnParams {
@@ -123,7 +156,7 @@ func blocksFromABI(bs []abi.Block) []tool.ContentBlock {
 
 // grantsFromABI maps an extension's wants.
 func grantsFromABI(g abi.Grants) Grants {
-	return Grants{FS: g.FS, Exec: g.Exec, Env: g.Env}
+	return Grants{FS: g.FS, Exec: g.Exec, Env: g.Env, HTTP: g.HTTP, Tools: g.Tools}
 }
 
 // initFromABI maps init's (checked) result; no tools is an empty list.
@@ -139,6 +172,13 @@ func initFromABI(r abi.InitResult) initResult {
 		w := grantsFromABI(*r.Wants)
 		out.Wants = &w
 	}
+	for _, c := range r.Commands {
+		out.Commands = append(out.Commands, CommandSpec{Name: c.Name, Description: c.Description, ArgumentHint: c.ArgumentHint})
+	}
+	if !isNull(r.ConfigSchema) {
+		out.ConfigSchema = bytes.TrimSpace(r.ConfigSchema)
+	}
+	out.Events = r.Events
 	return out
 }
 
@@ -163,7 +203,7 @@ func partialFromABI(p abi.Partial) tool.Result {
 // decisionFromABI maps hook.tool_call's result; a replaced input counts only
 // when the call is not blocked.
 func decisionFromABI(r abi.ToolCallResult) tool.ToolCallDecision {
-	d := tool.ToolCallDecision{Block: r.Block, Reason: r.Reason}
+	d := tool.ToolCallDecision{Block: r.Block, Reason: r.Reason, Ask: r.Ask}
 	if !r.Block && !isNull(r.Input) {
 		d.Input = bytes.TrimSpace(r.Input)
 	}
@@ -199,4 +239,37 @@ func spawnFromABI(r abi.BashSpawnResult, s tool.BashSpawn) tool.BashSpawn {
 		s.Env = *r.Env
 	}
 	return s
+}
+
+// ABI 1.1: the prompt hooks and commands. Their answers are decoded into
+// internal/abi's types as they are (named here for the decoders).
+
+type (
+	inputAnswer       = abi.InputResult
+	beforeStartAnswer = abi.BeforeAgentStartResult
+	stopAnswer        = abi.StopResult
+	commandAnswer     = abi.CommandResult
+)
+
+// inputParams are hook.input's params; images always an array.
+func inputParams(text string, images []abi.Block, mode string) abi.InputParams {
+	if images == nil {
+		images = []abi.Block{}
+	}
+	return abi.InputParams{Text: text, Images: images, Mode: mode}
+}
+
+// beforeStartParams are hook.before_agent_start's params.
+func beforeStartParams(prompt, systemPrompt string) abi.BeforeAgentStartParams {
+	return abi.BeforeAgentStartParams{Prompt: prompt, SystemPrompt: systemPrompt}
+}
+
+// stopParams are hook.stop's params.
+func stopParams(s StopRequest) abi.StopParams {
+	return abi.StopParams{Reason: abi.StopReasonEndTurn, LastText: s.LastText, Turns: s.Turns}
+}
+
+// commandParams are command.execute's params.
+func commandParams(name, args string) abi.CommandParams {
+	return abi.CommandParams{Name: name, Args: args}
 }

@@ -54,6 +54,18 @@ func (r *registry) handle(req []byte) (out []byte) {
 	case *eventParams:
 		what = "event handler"
 		result, err = r.event(*p)
+	case *abi.InputParams:
+		what = "input hook"
+		result, err = r.hookInput(p)
+	case *abi.BeforeAgentStartParams:
+		what = "before_agent_start hook"
+		result, err = r.hookBeforeStart(p)
+	case *abi.StopParams:
+		what = "stop hook"
+		result, err = r.hookStop(p)
+	case *abi.CommandParams:
+		what = fmt.Sprintf("command /%s", p.Name)
+		result, err = r.command(p)
 	default:
 		err = fmt.Errorf("unknown method %q", method)
 	}
@@ -91,6 +103,14 @@ func paramsFor(method string) any {
 		return new(abi.BashSpawnParams)
 	case abi.MethodEvent:
 		return new(eventParams)
+	case abi.MethodInput:
+		return new(abi.InputParams)
+	case abi.MethodBeforeAgentStart:
+		return new(abi.BeforeAgentStartParams)
+	case abi.MethodStop:
+		return new(abi.StopParams)
+	case abi.MethodCommand:
+		return new(abi.CommandParams)
 	}
 	return new(json.RawMessage)
 }
@@ -166,6 +186,7 @@ func (r *registry) init(p *abi.InitParams) (any, error) {
 	}
 	r.hostName, r.hostVersion = p.Host.Name, p.Host.Version
 	r.cwd, r.config, r.grants = p.Cwd, p.Config, grantsFromABI(p.Grants)
+	r.abiMinor, r.projectRoot, r.trusted, r.mode, r.hasUI = p.ABIMinor, p.ProjectRoot, p.Trusted, p.Mode, p.HasUI
 	r.initialized = true
 	for _, fn := range r.onInit {
 		if err := fn(); err != nil {
@@ -202,10 +223,14 @@ func (r *registry) execute(p *abi.ExecuteParams) (any, error) {
 
 func (r *registry) hookToolCall(c ToolCall) (any, error) {
 	replaced := false
+	var asks []string
 	for _, fn := range r.toolCall {
 		d := fn(c)
 		if d.Block {
 			return abi.ToolCallResult{Block: true, Reason: d.Reason}, nil
+		}
+		if d.Ask != "" {
+			asks = append(asks, d.Ask)
 		}
 		if d.Input != nil {
 			b, err := json.Marshal(d.Input)
@@ -215,6 +240,18 @@ func (r *registry) hookToolCall(c ToolCall) (any, error) {
 			c.Input, replaced = b, true
 			c.Paths = nil // they were the old input's; only the host can resolve the new one
 		}
+	}
+	if len(asks) > 0 {
+		q := strings.Join(asks, "; ")
+		switch {
+		case replaced:
+			// An answer is one of block, input, ask: dropping the new
+			// arguments could run the call as it was, so block instead.
+			return abi.ToolCallResult{Block: true, Reason: fmt.Sprintf("Tool execution was blocked: extension %s both replaced the arguments and asked (%s); it cannot do both", r.name, q)}, nil
+		case r.abiMinor < 1:
+			return abi.ToolCallResult{Block: true, Reason: fmt.Sprintf("needs approval: %s (this pi cannot ask: it speaks extension ABI 1.0)", q)}, nil
+		}
+		return abi.ToolCallResult{Ask: q}, nil
 	}
 	if replaced {
 		return abi.ToolCallResult{Input: c.Input}, nil

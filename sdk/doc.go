@@ -1,4 +1,4 @@
-// Package sdk owns the guest side of the pi extension ABI v1 for extensions
+// Package sdk owns the guest side of the pi extension ABI v1 (1.1) for extensions
 // written in Go: the module exports (pi_abi_v1, pi_alloc, pi_free, pi_call),
 // the JSON envelope, registration of tools and hooks, and the calls back into
 // the host (log, emit, host_call/host_take). It uses the standard library
@@ -43,6 +43,18 @@
 // panic message; the instance keeps running. Configuration, the working
 // directory and the grants are known once the host has sent `init`: read them
 // with Config, Cwd and Granted inside handlers or in an OnInit function.
+//
+// # ABI 1.1
+//
+// A pi that speaks ABI 1.1 (ABIMinor() >= 1) also offers: a kv store per
+// project and a global one (ProjectKV, GlobalKV), HTTP under grants.http,
+// CallTool under grants.tools, Notify and Confirm, slash commands
+// (Command), the input, before_agent_start and stop hooks (OnInput,
+// OnBeforeAgentStart, OnStop), Ask in a tool_call decision, a config schema
+// (ConfigSchema), an event subscription (Events) and init's facts (Mode,
+// HasUI, Trusted, ProjectRoot). The SDK sends 1.1 fields in its answer to
+// init only to a 1.1 host, so an extension that uses them still loads in a
+// 1.0 pi, where those parts stay unused (and an Ask becomes a block).
 //
 // Outside wasip1 (for example in unit tests on the build machine) the package
 // still compiles; the host functions then answer that no host is present.

@@ -142,8 +142,12 @@ func TestGoldenDispatch(t *testing.T) {
 	if r.hostName != "pi" || r.hostVersion != "0.9.0" || r.cwd != "/home/ada/project" || string(r.config) != `{"greeting":"Hello","times":2}` {
 		t.Errorf("init: host %q %q, cwd %q, config %s", r.hostName, r.hostVersion, r.cwd, r.config)
 	}
-	if want := (Grants{FS: []string{"ro:/home/ada/project/src", "rw:/home/ada/project/out"}, Exec: []string{"git status*"}, Env: []string{"HOME"}}); !reflect.DeepEqual(r.grants, want) {
+	if want := (Grants{FS: []string{"ro:/home/ada/project/src", "rw:/home/ada/project/out"}, Exec: []string{"git status*"}, Env: []string{"HOME"},
+		HTTP: []string{"https://api.example.com/v1/*"}, Tools: []string{"read", "grep"}}); !reflect.DeepEqual(r.grants, want) {
 		t.Errorf("init: grants %+v, want %+v", r.grants, want)
+	}
+	if r.abiMinor != 1 || r.projectRoot != "/home/ada/project" || !r.trusted || r.mode != "print" || r.hasUI {
+		t.Errorf("init facts: abiMinor %d, projectRoot %q, trusted %v, mode %q, hasUI %v", r.abiMinor, r.projectRoot, r.trusted, r.mode, r.hasUI)
 	}
 	if want := []string{"greet call_1 /home/ada/project {Name:Ada Times:0}"}; !reflect.DeepEqual(s.execute, want) {
 		t.Errorf("tool.execute: the tool saw %q, want %q", s.execute, want)

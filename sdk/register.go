@@ -24,6 +24,14 @@ type registry struct {
 	events                     []func(Event)
 	errs                       []error
 
+	// ABI 1.1 (abi11.go).
+	commands     []*commandEntry
+	input        []func(Input) InputAction
+	beforeStart  []func(BeforeAgentStart) AgentStartChange
+	stop         []func(Stop) StopDecision
+	configSchema json.RawMessage
+	events11     []string
+
 	// Set by the host's init request.
 	initialized bool
 	hostName    string
@@ -31,6 +39,12 @@ type registry struct {
 	cwd         string
 	config      json.RawMessage
 	grants      Grants
+	// ABI 1.1 facts (zero from a 1.0 host).
+	abiMinor    int
+	projectRoot string
+	trusted     bool
+	mode        string
+	hasUI       bool
 }
 
 type toolEntry struct {

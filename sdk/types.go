@@ -91,6 +91,11 @@ type Grants struct {
 	FS   []string `json:"fs"`
 	Exec []string `json:"exec"`
 	Env  []string `json:"env"`
+	// HTTP are URL patterns for HTTP (ABI 1.1):
+	// "https://api.example.com/v1/*".
+	HTTP []string `json:"http,omitempty"`
+	// Tools are names of tools for CallTool (ABI 1.1).
+	Tools []string `json:"tools,omitempty"`
 }
 
 // ToolCall is what a tool_call hook sees: a call about to run, after its
@@ -123,11 +128,13 @@ func (c ToolCall) DecodeInput(v any) error { return json.Unmarshal(c.Input, v) }
 
 // ToolCallDecision is a tool_call hook's answer. The zero value lets the call
 // through; Block stops it with Reason (which the model sees); a non-nil Input
-// replaces the arguments (the host validates them again).
+// replaces the arguments (the host validates them again); Ask (ABI 1.1, see
+// the Ask function) asks the person before the call runs. Give one of them.
 type ToolCallDecision struct {
 	Block  bool
 	Reason string
 	Input  any
+	Ask    string
 }
 
 // Deny returns a decision that blocks the call with a reason.

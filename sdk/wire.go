@@ -29,7 +29,9 @@ func blocksToABI(bs []Block) []abi.Block {
 }
 
 // grantsToABI maps the extension's wants.
-func grantsToABI(g Grants) abi.Grants { return abi.Grants{FS: g.FS, Exec: g.Exec, Env: g.Env} }
+func grantsToABI(g Grants) abi.Grants {
+	return abi.Grants{FS: g.FS, Exec: g.Exec, Env: g.Env, HTTP: g.HTTP, Tools: g.Tools}
+}
 
 // detailsToABI encodes a result's details; nil is none.
 func detailsToABI(details any) (json.RawMessage, error) {
@@ -65,6 +67,7 @@ func (r *registry) initResult() abi.InitResult {
 	if len(r.events) > 0 {
 		res.Hooks = append(res.Hooks, abi.HookEvent)
 	}
+	r.initResult11(&res)
 	return res
 }
 
@@ -114,7 +117,9 @@ func blocksFromABI(bs []abi.Block) []Block {
 }
 
 // grantsFromABI maps the grants init carries.
-func grantsFromABI(g abi.Grants) Grants { return Grants{FS: g.FS, Exec: g.Exec, Env: g.Env} }
+func grantsFromABI(g abi.Grants) Grants {
+	return Grants{FS: g.FS, Exec: g.Exec, Env: g.Env, HTTP: g.HTTP, Tools: g.Tools}
+}
 
 // toolCallFromABI maps hook.tool_call's params.
 func toolCallFromABI(p *abi.ToolCallParams) ToolCall {

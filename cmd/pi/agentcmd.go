@@ -39,8 +39,11 @@ Without a model, 'pi demo' shows pi offline, and --script FILE plays a
 scripted model: {"turns":[{"text":"..."},{"toolCalls":[{"name":"read","arguments":{"path":"x"}}]}]}.
 
 In interactive mode: Enter sends, Ctrl-C cancels the running turn (and its
-bash commands), Ctrl-D exits; /compact [INSTRUCTIONS] summarizes the
-conversation so far to free context.
+bash commands), Ctrl-D or /exit exits; /compact [INSTRUCTIONS] summarizes
+the conversation so far to free context. A line (or a -p prompt) that
+starts with /NAME runs the slash command NAME of pi or of an extension;
+/help lists them. An unknown /x is an error in interactive mode and goes to
+the model with -p (it may be a path).
 
 Sessions: every run is saved as a session in the reference agent's format,
 in $PI_HOME/sessions/--CWD--/ (see docs/sessions.md). -c continues the latest
@@ -118,6 +121,10 @@ func cmdAgent(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	opts := f.commonFlags.appOptions(stderr, app.ModelOptions{Name: f.model, BaseURL: f.baseURL, APIKey: f.apiKey})
 	opts.Yes = f.yes
 	opts.Session = f.sess.options()
+	opts.Mode = app.ModePrint
+	if f.mode == "json" {
+		opts.Mode = app.ModeJSON
+	}
 	var lines *bufio.Scanner
 	var askRedactor *redact.Redactor // set once the runtime is open
 	if interactive || (f.sess.resume && isTerminal(stdin)) {
@@ -126,6 +133,7 @@ func cmdAgent(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	}
 	if interactive {
 		opts.Ask = lineApprover(lines, stdout, func() *redact.Redactor { return askRedactor })
+		opts.Mode, opts.UI = app.ModeInteractive, &lineUI{lines: lines, out: stdout}
 	}
 	if f.sess.resume {
 		if code, ok := resumePick(&f, opts.Session, stdin, lines, stdout, stderr); !ok {
@@ -165,9 +173,9 @@ func cmdAgent(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return exitError
 	}
 	if interactive {
-		return interactiveLoop(ctx, ag, rt.Compact, prompt, lines, stdout, errOut)
+		return interactiveLoop(ctx, rt, ag, prompt, lines, stdout, errOut)
 	}
-	return printRun(ctx, ag, prompt, errOut)
+	return printRun(ctx, rt, ag, prompt, showFunc(f.mode, rt.Redactor(), stdout), errOut)
 }
 
 // resumePick handles -r: on a terminal it lists this directory's sessions
@@ -227,16 +235,18 @@ func isTerminalFile(f *os.File) bool {
 	return err == nil && st.Mode()&os.ModeCharDevice != 0
 }
 
-// printRun runs one prompt; Ctrl-C or SIGTERM cancels it.
-func printRun(parent context.Context, ag *agent.Agent, prompt string, stderr io.Writer) int {
+// printRun runs one prompt (a /command, or through the input hooks to the
+// model); Ctrl-C or SIGTERM cancels it.
+func printRun(parent context.Context, rt *app.Runtime, ag *agent.Agent, prompt string, show func(string), stderr io.Writer) int {
 	ctx, stop := signal.NotifyContext(parent, os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	res, err := ag.Prompt(ctx, prompt)
+	sub, err := rt.Submit(ctx, ag, app.Prompt{Text: prompt}, app.SubmitOptions{Show: show})
 	if err != nil {
 		fmt.Fprintf(stderr, "\npi: %v\n", err)
 		return exitError
 	}
-	if res.StopReason == llm.StopAborted {
+	res := sub.Result
+	if res != nil && res.StopReason == llm.StopAborted {
 		fmt.Fprintln(stderr, "\npi: interrupted")
 		return 130
 	}
@@ -245,7 +255,7 @@ func printRun(parent context.Context, ag *agent.Agent, prompt string, stderr io.
 
 // interactiveLoop reads prompts line by line. Ctrl-C cancels the running turn;
 // at the prompt it only reminds how to exit; Ctrl-D (end of input) exits.
-func interactiveLoop(parent context.Context, ag *agent.Agent, compact compactFunc, first string, lines *bufio.Scanner, stdout, stderr io.Writer) int {
+func interactiveLoop(parent context.Context, rt *app.Runtime, ag *agent.Agent, first string, lines *bufio.Scanner, stdout, stderr io.Writer) int {
 	sigs := make(chan os.Signal, 1)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
 	defer signal.Stop(sigs)
@@ -299,7 +309,7 @@ func interactiveLoop(parent context.Context, ag *agent.Agent, compact compactFun
 		cancelTurn = c
 		mu.Unlock()
 		if instructions, ok := compactCommand(prompt); ok {
-			runCompact(ctx, compact, instructions, stdout, stderr)
+			runCompact(ctx, rt.Compact, instructions, stdout, stderr)
 			mu.Lock()
 			cancelTurn = nil
 			mu.Unlock()
@@ -307,7 +317,9 @@ func interactiveLoop(parent context.Context, ag *agent.Agent, compact compactFun
 			prompt = ""
 			continue
 		}
-		res, err := ag.Prompt(ctx, prompt)
+		sub, err := rt.Submit(ctx, ag, app.Prompt{Text: prompt}, app.SubmitOptions{Interactive: true, Show: func(s string) {
+			fmt.Fprintln(stdout, printable(rt.Redactor().String(s)))
+		}})
 		mu.Lock()
 		cancelTurn = nil
 		mu.Unlock()
@@ -315,7 +327,9 @@ func interactiveLoop(parent context.Context, ag *agent.Agent, compact compactFun
 		switch {
 		case err != nil:
 			fmt.Fprintf(stderr, "\npi: %v\n", err)
-		case res.StopReason == llm.StopAborted:
+		case sub.Exit:
+			return exitOK
+		case sub.Result != nil && sub.Result.StopReason == llm.StopAborted:
 			fmt.Fprintln(stderr, "\n(turn cancelled)")
 		}
 		prompt = ""
@@ -360,7 +374,7 @@ func lineApprover(lines *bufio.Scanner, stdout io.Writer, redactor func() *redac
 		if r := redactor(); r != nil {
 			out = r.Writer(stdout)
 		}
-		fmt.Fprintf(out, "\n? %s %s\n  %s\n  allow? [y]es / [N]o / [a]lways for this session: ", req.Call.Name, callSummary(req.Call), strings.Join(req.Questions, "\n  "))
+		fmt.Fprintf(out, "\n? %s %s\n  %s\n  allow? [y]es / [N]o / [a]lways for this session: ", req.Call.Name, printable(callSummary(req.Call)), printable(strings.Join(req.Questions, "\n  ")))
 		if !lines.Scan() {
 			return app.Decline, errors.New("no answer: end of input")
 		}

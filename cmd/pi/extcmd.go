@@ -42,6 +42,12 @@ Grants are deny-by-default; give them with --grant, repeatable:
                            as exec=git allows any arguments; install warns
                            about commands that can run arbitrary code)
   --grant env=HOME         may read the HOME environment variable
+  --grant http='https://api.example.com/v1/*'
+                           may fetch URLs that match (http.request; scheme,
+                           host and port exact, a trailing * matches any
+                           rest of the path; every redirect is checked too)
+  --grant tool=read        may run the tool read through tool.call (the
+                           whole pipeline: hooks and permission rules run)
 
 Config: --ext-config KEY=VALUE sets one key of the entry's
 [extensions.config] (repeatable; VALUE is a TOML value: n=3, on=true,
@@ -74,7 +80,8 @@ the install command. --watch does it again whenever a file in DIR changes
 build.
 
 list shows every configured extension (global and project): name, version,
-tools, hooks, grants, sha256 and scope. remove deletes an extension's block
+tools, hooks, slash commands, grants, sha256 and scope (--json: all of it,
+with each problem). remove deletes an extension's block
 from pi.toml and its copied .wasm file.
 `
 
@@ -113,7 +120,7 @@ func cmdExtInstall(args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&configFile, "ext-config-file", "", "the extension's [extensions.config] from the TOML table in `FILE`")
 	fs.BoolVar(&global, "global", false, "install into $PI_HOME instead of the project")
 	fs.BoolVar(&override, "override", false, "let its tools replace built-in tools of the same name")
-	fs.Var(&grants, "grant", "grant `KIND=VALUE` (fs=ro:PATH, fs=rw:PATH, exec=CMD, env=NAME); repeatable")
+	fs.Var(&grants, "grant", "grant `KIND=VALUE` (fs=ro:PATH, fs=rw:PATH, exec=CMD, env=NAME, http=URLPATTERN, tool=NAME); repeatable")
 	fs.IntVar(&memoryMB, "memory-mb", 0, "memory limit in `MiB` (default 64)")
 	fs.IntVar(&timeoutMS, "timeout-ms", 0, "time limit per tool call in `ms` (default 30000)")
 	fs.StringVar(&cwd, "cwd", "", "act as if run in `DIR`")
@@ -179,6 +186,16 @@ func cmdExtInstall(args []string, stdout, stderr io.Writer) int {
 	if len(g.Exec) > 0 && len(g.FS) == 0 {
 		fmt.Fprintf(stdout, "  note: exec runs only in a directory inside the fs grants, and it has none; add --grant fs=ro:. to let it run in the project.\n")
 	}
+	for _, n := range inst.Notes {
+		fmt.Fprintf(stdout, "  note: %s\n", n)
+	}
+	if len(info.Commands) > 0 {
+		var names []string
+		for _, c := range info.Commands {
+			names = append(names, "/"+c.Name)
+		}
+		fmt.Fprintf(stdout, "  commands: %s\n", strings.Join(names, ", "))
+	}
 	if len(inst.Missing) > 0 {
 		fmt.Fprintf(stdout, "  note: it asks for %s, which you did not grant; reinstall with --grant to give it.\n", strings.Join(inst.Missing, " "))
 	}
@@ -198,6 +215,12 @@ func describeGrants(g config.Grants) string {
 	}
 	for _, v := range g.Env {
 		parts = append(parts, "env="+v)
+	}
+	for _, v := range g.HTTP {
+		parts = append(parts, "http="+v)
+	}
+	for _, v := range g.Tools {
+		parts = append(parts, "tool="+v)
 	}
 	if len(parts) == 0 {
 		return "none"
@@ -237,14 +260,14 @@ func cmdExtList(args []string, stdout, stderr io.Writer) int {
 		return exitOK
 	}
 	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "NAME\tVERSION\tSCOPE\tTOOLS\tHOOKS\tGRANTS\tSHA256")
+	fmt.Fprintln(tw, "NAME\tVERSION\tSCOPE\tTOOLS\tHOOKS\tCOMMANDS\tGRANTS\tSHA256")
 	for _, e := range entries {
 		scope := e.Scope
 		if !e.Trusted {
 			scope += " (untrusted: not loaded)"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", e.Name, e.Version, scope, strings.Join(e.Tools, ","), strings.Join(e.Hooks, ","),
-			describeGrants(e.Grants), e.SHA256[:min(12, len(e.SHA256))])
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", e.Name, e.Version, scope, strings.Join(e.Tools, ","), strings.Join(e.Hooks, ","),
+			slashed(e.Commands), describeGrants(e.Grants), e.SHA256[:min(12, len(e.SHA256))])
 	}
 	tw.Flush()
 	for _, e := range entries {
@@ -355,4 +378,13 @@ func printUpdated(stdout io.Writer, up app.Updated) {
 	if up.Scope == config.ScopeProject && !up.Trusted {
 		fmt.Fprintf(stdout, "  note: this project's pi.toml is not trusted, so its extensions do not load yet; run 'pi trust' after reviewing %s.\n", up.TOML)
 	}
+}
+
+// slashed writes command names as "/a,/b".
+func slashed(names []string) string {
+	out := make([]string, len(names))
+	for i, n := range names {
+		out[i] = "/" + n
+	}
+	return strings.Join(out, ",")
 }

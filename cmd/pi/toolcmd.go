@@ -70,7 +70,7 @@ func cmdTool(args []string, stdout, stderr io.Writer) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	opts := f.appOptions(stderr, app.ModelOptions{})
-	opts.Yes = yes
+	opts.Yes, opts.Mode = yes, app.ModeTool
 	// MCP servers start only when one of their tools is called.
 	opts.MCPStart = app.MCPLazy
 	rt, err := app.Open(ctx, opts)
@@ -174,10 +174,11 @@ func cmdTools(args []string, stdout, stderr io.Writer) int {
 	if len(pos) != 0 {
 		return usageError(stderr, "tools list", "unexpected argument %q", pos[0])
 	}
-	opts := f.appOptions(stderr, app.ModelOptions{})
+	listOpts := f.appOptions(stderr, app.ModelOptions{})
+	listOpts.Mode = app.ModeInspect
 	// Listing an MCP server's tools needs the server.
-	opts.MCPStart = app.MCPWait
-	rt, err := app.Open(context.Background(), opts)
+	listOpts.MCPStart = app.MCPWait
+	rt, err := app.Open(context.Background(), listOpts)
 	if err != nil {
 		fmt.Fprintf(stderr, "pi: %v\n", err)
 		return exitError

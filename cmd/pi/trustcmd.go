@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"strings"
 
 	"github.com/pi-go/pi/runtime/config"
 )
@@ -18,7 +19,9 @@ ignores those settings (with one warning saying what it ignored); the model
 and tool selection still apply.
 
 'pi trust' records the project's folder, the sha256 of its pi.toml and the
-real folder each fs grant of its extensions points to in $PI_HOME/trust.json.
+real folder each fs grant of its extensions points to in $PI_HOME/trust.json,
+and lists what its extensions may fetch (http grants) and which tools they
+may call (tools grants).
 When the pi.toml changes, or a grant's folder now resolves somewhere else
 (say, it was replaced by a symlink), pi asks for trust again.
 'pi untrust' forgets the project. For one run, use --trust or PI_TRUST=1.
@@ -79,7 +82,28 @@ func cmdTrust(args []string, stdout, stderr io.Writer, trust bool) int {
 			fmt.Fprintf(stdout, "  extension %s: fs grant %s is refused (%s); the extension will not load while it is, and when that changes the project needs 'pi trust' again\n", g.Extension, g.Grant, g.Problem)
 		}
 	}
+	printNetworkAndToolGrants(stdout, filepath.Dir(file))
 	return exitOK
+}
+
+// printNetworkAndToolGrants lists what the trusted project's extensions may
+// fetch and which tools they may call (ABI 1.1), next to the fs grants.
+func printNetworkAndToolGrants(stdout io.Writer, dir string) {
+	cfg, err := config.Load(config.LoadOptions{Cwd: dir, Trust: true})
+	if err != nil {
+		return
+	}
+	for _, e := range cfg.Extensions {
+		if e.Scope != config.ScopeProject {
+			continue
+		}
+		if len(e.Grants.HTTP) > 0 {
+			fmt.Fprintf(stdout, "  extension %s: may fetch %s\n", e.Name, strings.Join(e.Grants.HTTP, ", "))
+		}
+		if len(e.Grants.Tools) > 0 {
+			fmt.Fprintf(stdout, "  extension %s: may call the tools %s\n", e.Name, strings.Join(e.Grants.Tools, ", "))
+		}
+	}
 }
 
 // projectFile returns the project pi.toml that applies in cwd (the nearest

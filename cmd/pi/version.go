@@ -27,7 +27,7 @@ func cmdVersion(args []string, stdout, stderr io.Writer) int {
 			}
 		}
 	}
-	fmt.Fprintf(stdout, "pi %s%s (%s %s/%s, extension ABI 1)\n", version, rev, runtime.Version(), runtime.GOOS, runtime.GOARCH)
+	fmt.Fprintf(stdout, "pi %s%s (%s %s/%s, extension ABI 1.1)\n", version, rev, runtime.Version(), runtime.GOOS, runtime.GOARCH)
 	return exitOK
 }
 
@@ -57,6 +57,9 @@ Usage:
   pi permissions check TOOL 'JSON'  what the [permissions] rules decide about a call
   pi permissions list           the permission rules, in the order they apply
   pi version                    version information
+
+A prompt that starts with /NAME runs a slash command (interactive or -p):
+/help lists pi's own and the extensions' commands.
 
 Run 'pi COMMAND --help' for a command's flags. The model comes from --model /
 --base-url / --api-key, else [model] in pi.toml, else OPENAI_BASE_URL and

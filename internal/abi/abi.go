@@ -37,12 +37,14 @@ const (
 	MethodEvent      = "event"
 )
 
-// Methods the guest calls in the host through host_call.
+// Methods the guest calls in the host through host_call (1.1 adds the
+// HostMethod constants of abi11.go).
 const (
 	HostMethodExec = "exec"
 )
 
-// Hook names a guest may list in InitResult.Hooks.
+// Hook names a guest may list in InitResult.Hooks (1.1 adds HookInput,
+// HookBeforeAgentStart and HookStop).
 const (
 	HookToolCall   = "tool_call"
 	HookToolResult = "tool_result"
@@ -167,6 +169,12 @@ type Grants struct {
 	Exec []string `json:"exec"`
 	// Env entries are names of environment variables the guest can read.
 	Env []string `json:"env"`
+	// HTTP entries are URL patterns the http.request host method allows
+	// (ABI 1.1; omitted when empty).
+	HTTP []string `json:"http,omitempty"`
+	// Tools are names of tools the tool.call host method may run (ABI 1.1;
+	// omitted when empty).
+	Tools []string `json:"tools,omitempty"`
 }
 
 // InitParams are the params of init, sent once per instance before any
@@ -182,6 +190,19 @@ type InitParams struct {
 	Config json.RawMessage `json:"config"`
 	// Grants are what the host granted, fs entries resolved to real paths.
 	Grants Grants `json:"grants"`
+	// ABIMinor is Minor (ABI 1.1; a 1.0 host does not send it, which reads
+	// as 0). A guest sends 1.1 result fields only when it is >= 1.
+	ABIMinor int `json:"abiMinor"`
+	// ProjectRoot is the folder whose pi.toml applies, or the working
+	// directory when none does (1.1).
+	ProjectRoot string `json:"projectRoot"`
+	// Trusted says the project's pi.toml is trusted, or trusted for this
+	// run (1.1).
+	Trusted bool `json:"trusted"`
+	// Mode is how pi runs: a Mode constant (1.1).
+	Mode string `json:"mode"`
+	// HasUI says a person can answer ui.confirm (1.1).
+	HasUI bool `json:"hasUI"`
 }
 
 // ToolSpec declares one tool in InitResult.
@@ -220,6 +241,14 @@ type InitResult struct {
 	// Wants are the grants it would like (shown at install; grants
 	// nothing). Omitted when it says nothing.
 	Wants *Grants `json:"wants,omitempty"`
+	// Commands are slash commands (1.1; omitted when none).
+	Commands []CommandSpec `json:"commands,omitempty"`
+	// ConfigSchema is a JSON Schema object for [extensions.config] (1.1;
+	// omitted when none).
+	ConfigSchema json.RawMessage `json:"configSchema,omitempty"`
+	// Events are the event types the guest wants with the "event" hook,
+	// replacing DefaultEvents (1.1; omitted: the default).
+	Events []string `json:"events,omitempty"`
 }
 
 // Block is one piece of content: {"type": "text", "text"} or
@@ -307,6 +336,10 @@ type ToolCallResult struct {
 	// Input, an object, replaces the arguments; the host validates them
 	// again (omitted when unchanged; ignored when Block).
 	Input json.RawMessage `json:"input,omitempty"`
+	// Ask asks the person this question before the call runs (1.1;
+	// omitted when empty). An answer is exactly one of {}, block, input,
+	// ask.
+	Ask string `json:"ask,omitempty"`
 }
 
 // ToolResultParams are the params of hook.tool_result: a finished call and

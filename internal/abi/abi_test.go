@@ -91,6 +91,35 @@ var goldens = map[string]roundTrip{
 	"event.response.json":     answer[EventResult](),
 	"host.exec.request.json":  request[ExecParams](HostMethodExec),
 	"host.exec.response.json": answer[ExecResult](),
+
+	// ABI 1.1.
+	"init.v11.response.json":                 answer[InitResult](),
+	"hook.tool_call.ask.response.json":       answer[ToolCallResult](),
+	"hook.input.request.json":                request[InputParams](MethodInput),
+	"hook.input.response.json":               answer[InputResult](),
+	"hook.input.handled.response.json":       answer[InputResult](),
+	"hook.before_agent_start.request.json":   request[BeforeAgentStartParams](MethodBeforeAgentStart),
+	"hook.before_agent_start.response.json":  answer[BeforeAgentStartResult](),
+	"hook.stop.request.json":                 request[StopParams](MethodStop),
+	"hook.stop.response.json":                answer[StopResult](),
+	"command.execute.request.json":           request[CommandParams](MethodCommand),
+	"command.execute.response.json":          answer[CommandResult](),
+	"event.message_end.request.json":         request[MessageEndEvent](MethodEvent),
+	"host.kv.get.request.json":               request[KVGetParams](HostMethodKVGet),
+	"host.kv.get.response.json":              answer[KVGetResult](),
+	"host.kv.set.request.json":               request[KVSetParams](HostMethodKVSet),
+	"host.kv.delete.request.json":            request[KVDeleteParams](HostMethodKVDelete),
+	"host.kv.list.request.json":              request[KVListParams](HostMethodKVList),
+	"host.kv.list.response.json":             answer[KVListResult](),
+	"host.empty.response.json":               answer[EmptyResult](),
+	"host.http.request.request.json":         request[HTTPParams](HostMethodHTTP),
+	"host.http.request.response.json":        answer[HTTPResult](),
+	"host.http.request.binary.response.json": answer[HTTPResult](),
+	"host.tool.call.request.json":            request[ToolCallHostParams](HostMethodToolCall),
+	"host.tool.call.response.json":           answer[ToolCallHostResult](),
+	"host.ui.notify.request.json":            request[NotifyParams](HostMethodNotify),
+	"host.ui.confirm.request.json":           request[ConfirmParams](HostMethodConfirm),
+	"host.ui.confirm.response.json":          answer[ConfirmResult](),
 	"error.response.json": func(b []byte) ([]byte, error) {
 		var resp Response
 		if err := DecodeStrict(b, &resp); err != nil {
@@ -227,6 +256,26 @@ func TestDecodeStrict(t *testing.T) {
 		case tc.err != "" && (err == nil || !strings.Contains(err.Error(), tc.err)):
 			t.Errorf("DecodeStrict(%q) = %v, want an error with %q", tc.in, err, tc.err)
 		}
+	}
+}
+
+// TestEventTypes11: the types a 1.1 guest may subscribe to are the six of
+// 1.0, message_end and the session and compaction events; the default is
+// the six.
+func TestEventTypes11(t *testing.T) {
+	all := append(slices.Clone(DefaultEvents), "message_end", "session_start", "session_shutdown", "compaction_start", "compaction_end")
+	for _, typ := range append(slices.Clone(all), "message_update", "message_start", "tool_execution_update", "", "MESSAGE_END") {
+		if got, want := IsEventType11(typ), slices.Contains(all, typ); got != want {
+			t.Errorf("IsEventType11(%q) = %v, want %v", typ, got, want)
+		}
+	}
+	for _, typ := range DefaultEvents {
+		if !IsEventType(typ) {
+			t.Errorf("default event %q is not a 1.0 event type", typ)
+		}
+	}
+	if len(DefaultEvents) != 6 {
+		t.Errorf("DefaultEvents = %v, want the six of 1.0", DefaultEvents)
 	}
 }
 

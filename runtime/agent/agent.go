@@ -61,6 +61,13 @@ type Config struct {
 	// died); a non-nil answer replaces the tools and the system prompt from
 	// that turn on.
 	Refresh func() *ToolSet
+
+	// BeforeStart and Stop are the prompt hooks (hooks.go); nil means
+	// none. OnStopCapped is told when Stop kept a run going
+	// MaxStopContinues times and the run ends anyway.
+	BeforeStart  BeforeStartFunc
+	Stop         StopFunc
+	OnStopCapped func()
 }
 
 // ToolSet is what Config.Refresh answers: the active tools and the system
@@ -96,9 +103,10 @@ type Agent struct {
 	specs  []llm.ToolSpec
 	logger hclog.Logger
 
-	mu       sync.Mutex // guards messages and running
-	messages []llm.Message
-	running  bool
+	mu        sync.Mutex // guards messages, running and runSystem
+	messages  []llm.Message
+	running   bool
+	runSystem string // the system prompt of the current run (BeforeStart's)
 	// lastUsage is the usage of the latest model response (for the
 	// compaction threshold); zero after a compaction.
 	lastUsage llm.Usage
@@ -266,8 +274,10 @@ func (a *Agent) runOnce(ctx context.Context, user *llm.Message, res *RunResult) 
 func (a *Agent) loop(ctx context.Context, user *llm.Message, res *RunResult) error {
 	a.emit(Event{Type: EventAgentStart})
 	if user != nil {
+		a.beforeStart(ctx, messageText(*user))
 		a.appendMessages(*user)
 	}
+	continues := 0
 	first := res.Turns
 	for turn := first + 1; ; turn++ {
 		res.Turns = turn
@@ -308,6 +318,9 @@ func (a *Agent) loop(ctx context.Context, user *llm.Message, res *RunResult) err
 		a.emit(Event{Type: EventMessageEnd, Message: &msg, Usage: &usage, StopReason: resp.StopReason})
 		if len(msg.ToolCalls) == 0 {
 			a.emit(Event{Type: EventTurnEnd, Turn: turn, Message: &msg})
+			if resp.StopReason == llm.StopEnd && (a.cfg.MaxTurns == 0 || turn < a.cfg.MaxTurns) && a.stopContinue(ctx, msg, turn, &continues) {
+				continue
+			}
 			return nil
 		}
 		results, terminate := a.executeBatch(ctx, msg.ToolCalls)
@@ -338,7 +351,7 @@ func (a *Agent) loop(ctx context.Context, user *llm.Message, res *RunResult) err
 func (a *Agent) stream(ctx context.Context) (msg llm.Message, resp *llm.Response, err error) {
 	a.mu.Lock()
 	req := llm.Request{
-		SystemPrompt: a.cfg.SystemPrompt,
+		SystemPrompt: a.runSystem,
 		Messages:     append([]llm.Message(nil), a.messages...),
 		Tools:        a.specs,
 	}

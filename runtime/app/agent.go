@@ -4,7 +4,6 @@ import (
 	"context"
 	"time"
 
-	"github.com/pi-go/pi/extensions"
 	"github.com/pi-go/pi/runtime/agent"
 	"github.com/pi-go/pi/runtime/llm"
 	"github.com/pi-go/pi/runtime/session"
@@ -94,7 +93,7 @@ func (r *Runtime) NewAgent(o AgentOptions) (*agent.Agent, error) {
 			next(ev)
 		}
 	})
-	ag := agent.New(agent.Config{
+	cfg := agent.Config{
 		Provider: p, Tools: ts.Tools, Hooks: r.hooks, SystemPrompt: ts.SystemPrompt,
 		Sequential: r.cfg.ToolExecution == "sequential", Logger: r.logger.Named("agent"),
 		OnEvent: sink, MaxTurns: o.MaxTurns, Refresh: refresh,
@@ -103,7 +102,9 @@ func (r *Runtime) NewAgent(o AgentOptions) (*agent.Agent, error) {
 			Compactor: comp, Auto: cs.Enabled, ContextWindow: cs.ContextWindow, ReserveTokens: cs.ReserveTokens,
 		},
 		OnReset: r.session.ResetLeaf,
-	})
+	}
+	r.promptHooks(&cfg)
+	ag := agent.New(cfg)
 	if prov, model := r.session.Model(); prov != names.provider || model != names.model {
 		if _, err := r.session.AppendModelChange(names.provider, names.model); err != nil {
 			r.logger.Warn("session: model change not recorded", "error", err.Error())
@@ -140,10 +141,9 @@ func (r *Runtime) toolSet(o AgentOptions, agentsMD string) (*agent.ToolSet, erro
 }
 
 // eventSink passes each event to next, then the ones extensions take to
-// the extension host, redacted first. compaction_start, compaction_end,
-// session_start and session_shutdown reach extensions as soon as
-// extensions.TakesEvent lets them through (the ABI 1.1 event
-// subscription); until then they go to next only.
+// the extension host, redacted first: the six of ABI 1.0, and the types
+// an extension subscribed to (ABI 1.1 `events`: message_end,
+// session_start, session_shutdown, compaction_start, compaction_end).
 func (r *Runtime) eventSink(next func(agent.Event)) func(agent.Event) {
 	if r.host == nil {
 		return next
@@ -153,7 +153,7 @@ func (r *Runtime) eventSink(next func(agent.Event)) func(agent.Event) {
 		if next != nil {
 			next(ev)
 		}
-		if !extensions.TakesEvent(string(ev.Type)) {
+		if !host.TakesEvent(string(ev.Type)) {
 			return
 		}
 		raw, err := redactedJSON(r.redactor, ev)

@@ -84,6 +84,15 @@ type Options struct {
 	// MCPStart says when the [[mcp]] servers start; the default,
 	// MCPPrepare, is what an agent run wants.
 	MCPStart MCPStart
+
+	// ABI 1.1 (abi11.go).
+
+	// Mode is how the front end runs, told to extensions: ModeInteractive,
+	// ModePrint (the default), ModeJSON, ModeRPC, ModeTool or ModeInspect.
+	Mode string
+	// UI shows extensions' ui.notify and asks their ui.confirm; nil when
+	// no person is there (print, json and tool modes).
+	UI UI
 }
 
 // ExtensionInfo describes a loaded extension: what its init declared and
@@ -186,6 +195,7 @@ func Open(ctx context.Context, opts Options) (rt *Runtime, err error) {
 	if err := r.registerTools(spawnHooks); err != nil {
 		return nil, err
 	}
+	r.wireABI11()
 	return r, nil
 }
 
@@ -267,6 +277,7 @@ func (r *Runtime) extensionSpecs() ([]extensions.Spec, error) {
 		specs = append(specs, extensions.Spec{
 			Name: e.Name, Path: e.Path, SHA256: e.SHA256, Override: e.Override,
 			Grants: e.Grants, Limits: e.Limits, Config: e.Config, Scope: e.Scope,
+			ConfigKey: configKey(r.cfg.Extensions, e),
 		})
 	}
 	for _, p := range r.opts.Extensions {
@@ -286,6 +297,8 @@ func (r *Runtime) hostOptions() extensions.Options {
 		ProjectRoot: r.cfg.ProjectRoot, Cwd: r.cwd,
 		HostName: firstNonEmpty(r.opts.HostName, "pi"), HostVersion: firstNonEmpty(r.opts.HostVersion, "dev"),
 		HideEnv: r.hideEnv,
+		Mode:    r.mode(), Trusted: r.trusted(), KVDir: r.kvDir(), UI: r.opts.UI,
+		Session: r.extensionSession(),
 	}
 }
 

@@ -88,6 +88,9 @@ type Installed struct {
 	// Missing lists what init asked for (its "wants") that was not
 	// granted, as KIND=VALUE.
 	Missing []string
+	// Notes are for the user: required config keys of the extension's
+	// configSchema that are still missing (ABI 1.1).
+	Notes []string
 }
 
 // InstallExtension is the install transaction: it loads the module into a
@@ -133,6 +136,7 @@ func InstallExtension(ctx context.Context, req InstallRequest) (Installed, error
 	}
 	recordDeclared(t.home, info)
 	out.Missing = missingGrants(info.Wants, req.Grants)
+	out.Notes = mod.notes
 	if t.scope == config.ScopeProject && wasTrusted {
 		if err := config.Trust(t.home, t.toml); err != nil {
 			return out, fmt.Errorf("installed, but recording trust failed: %w", err)
@@ -149,6 +153,8 @@ type inspected struct {
 	data   []byte
 	sha256 string
 	info   ExtensionInfo
+	// notes are checkInstallConfig's (required config keys not given).
+	notes []string
 }
 
 // inspectFile reads src, loads a private copy of its bytes in an empty
@@ -176,7 +182,7 @@ func inspectFile(ctx context.Context, t extTarget, src string, cfg map[string]an
 	}
 	host, err := extensions.NewHost(ctx, extensions.Options{
 		CacheDir: config.CacheDir(t.home), Logger: newLogger("warn", logOut), ProjectRoot: t.cwd, Cwd: t.cwd,
-		HostName: "pi", HostVersion: firstNonEmpty(hostVersion, "dev"),
+		HostName: "pi", HostVersion: firstNonEmpty(hostVersion, "dev"), Mode: ModeInspect,
 	})
 	if err != nil {
 		return inspected{}, fmt.Errorf("inspect %s: %w", src, err)
@@ -189,22 +195,12 @@ func inspectFile(ctx context.Context, t extTarget, src string, cfg map[string]an
 	}
 	info := e.Info()
 	info.Path = src
-	if err := validateExtensionConfig(info, cfg); err != nil {
+	notes, err := checkInstallConfig(info, cfg, t.toml)
+	if err != nil {
 		return inspected{}, fmt.Errorf("extension %s: [extensions.config]: %w", info.Name, err)
 	}
 	sum := sha256.Sum256(data)
-	return inspected{data: data, sha256: hex.EncodeToString(sum[:]), info: info}, nil
-}
-
-// validateExtensionConfig checks an entry's [extensions.config] against
-// what the module's init declared, before install or update writes
-// anything. It is the one place to do so: the module's init has already
-// seen cfg (an init that refuses it failed the inspection). Today nothing
-// more is checked; a config schema declared in init (ABI 1.1) is checked
-// here.
-func validateExtensionConfig(info ExtensionInfo, cfg map[string]any) error {
-	_, _ = info, cfg
-	return nil
+	return inspected{data: data, sha256: hex.EncodeToString(sum[:]), info: info, notes: notes}, nil
 }
 
 // installFiles copies the module and appends its block; when appending fails
@@ -231,7 +227,7 @@ func missingGrants(want extensions.Grants, have config.Grants) []string {
 	for _, kind := range []struct {
 		name       string
 		want, have []string
-	}{{"fs", want.FS, have.FS}, {"exec", want.Exec, have.Exec}, {"env", want.Env, have.Env}} {
+	}{{"fs", want.FS, have.FS}, {"exec", want.Exec, have.Exec}, {"env", want.Env, have.Env}, {"http", want.HTTP, have.HTTP}, {"tool", want.Tools, have.Tools}} {
 		for _, v := range kind.want {
 			if !slices.Contains(kind.have, v) {
 				miss = append(miss, kind.name+"="+v)
@@ -292,15 +288,17 @@ func RemoveExtension(scope ExtensionScope, name string) (Removed, error) {
 // ConfiguredExtension is one [[extensions]] entry as `pi ext list` shows
 // it: what pi.toml says, and what inspecting the module found.
 type ConfiguredExtension struct {
-	Name    string            `json:"name"`
-	Version string            `json:"version"`
-	Tools   []string          `json:"tools"`
-	Hooks   []string          `json:"hooks"`
-	Grants  extensions.Grants `json:"grants"`
-	SHA256  string            `json:"sha256"`
-	Scope   string            `json:"scope"`
-	Path    string            `json:"path"`
-	File    string            `json:"configFile"`
+	Name    string   `json:"name"`
+	Version string   `json:"version"`
+	Tools   []string `json:"tools"`
+	Hooks   []string `json:"hooks"`
+	// Commands are its slash commands, without the slash (ABI 1.1).
+	Commands []string          `json:"commands"`
+	Grants   extensions.Grants `json:"grants"`
+	SHA256   string            `json:"sha256"`
+	Scope    string            `json:"scope"`
+	Path     string            `json:"path"`
+	File     string            `json:"configFile"`
 	// Trusted is false for a project extension of an untrusted project
 	// (it does not load).
 	Trusted bool `json:"trusted"`
@@ -330,7 +328,7 @@ func ListExtensions(ctx context.Context, scope ExtensionScope) ([]ConfiguredExte
 	for _, e := range cfg.Extensions {
 		en := ConfiguredExtension{Name: e.Name, Grants: nonNilGrants(e.Grants),
 			SHA256: e.SHA256, Scope: e.Scope, Path: e.Path, File: e.File, Trusted: e.Scope != config.ScopeProject || trusted,
-			Tools: []string{}, Hooks: []string{}}
+			Tools: []string{}, Hooks: []string{}, Commands: []string{}}
 		if sum, err := extensions.FileSHA256(e.Path); err != nil {
 			en.Problem = err.Error()
 		} else if sum != e.SHA256 {
@@ -339,7 +337,7 @@ func ListExtensions(ctx context.Context, scope ExtensionScope) ([]ConfiguredExte
 				update += " --global"
 			}
 			en.Problem = fmt.Sprintf("disabled: sha256 of %s is %s, pi.toml says %s: the file changed since it was installed (if you rebuilt it, pin the new build with %s)", e.Path, sum, e.SHA256, update)
-		} else if info, err := extensions.Inspect(ctx, e.Path, extensions.Options{CacheDir: config.CacheDir(home), Logger: newLogger("off", io.Discard), ProjectRoot: cwd, Cwd: cwd, HostName: "pi"}); err != nil {
+		} else if info, err := extensions.Inspect(ctx, e.Path, extensions.Options{CacheDir: config.CacheDir(home), Logger: newLogger("off", io.Discard), ProjectRoot: cwd, Cwd: cwd, HostName: "pi", Mode: ModeInspect}); err != nil {
 			en.Problem = err.Error()
 		} else {
 			en.Version = info.Version
@@ -347,6 +345,14 @@ func ListExtensions(ctx context.Context, scope ExtensionScope) ([]ConfiguredExte
 				en.Tools = append(en.Tools, t.Name)
 			}
 			en.Hooks = append(en.Hooks, info.Hooks...)
+			for _, c := range info.Commands {
+				en.Commands = append(en.Commands, c.Name)
+			}
+			if info.ConfigSchema != nil {
+				if err := extensions.ValidateConfig(info.ConfigSchema, e.Config, configKey(cfg.Extensions, e)); err != nil {
+					en.Problem = err.Error()
+				}
+			}
 		}
 		entries = append(entries, en)
 	}
@@ -363,4 +369,24 @@ func nonNilGrants(g config.Grants) config.Grants {
 		}
 	}
 	return g
+}
+
+// checkInstallConfig checks the config an install is about to write
+// against the extension's configSchema (ABI 1.1), before anything is
+// written: a value of the wrong shape refuses the install; a required key
+// that is still missing is only a note naming the flag.
+func checkInstallConfig(info ExtensionInfo, cfg map[string]any, toml string) ([]string, error) {
+	if info.ConfigSchema == nil {
+		return nil, nil
+	}
+	missing, err := extensions.ValidateConfigValues(info.ConfigSchema, cfg, "extensions.config")
+	if err != nil {
+		return nil, fmt.Errorf("--ext-config: %w", err)
+	}
+	var notes []string
+	for _, m := range missing {
+		key := strings.TrimPrefix(m, "extensions.config.")
+		notes = append(notes, fmt.Sprintf("the extension requires config key %s: give it with --ext-config %s=VALUE, or set it under [extensions.config] in %s", key, key, toml))
+	}
+	return notes, nil
 }

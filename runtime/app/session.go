@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"sync"
 
+	"github.com/pi-go/pi/extensions"
 	"github.com/pi-go/pi/runtime/agent"
 	"github.com/pi-go/pi/runtime/config"
 	"github.com/pi-go/pi/runtime/llm"
@@ -75,13 +76,7 @@ func (r *Runtime) openSession() error {
 	if r.opts.Session != nil {
 		o = *r.opts.Session
 	}
-	warn := func(msg string) {
-		if r.opts.OnWarning != nil {
-			r.opts.OnWarning(msg)
-		} else {
-			r.logger.Warn(msg)
-		}
-	}
+	warn := r.warn
 	dir := SessionDir(r.piHome, r.cwd, o)
 	root := session.DefaultDir(r.piHome)
 	var (
@@ -272,4 +267,33 @@ func (r *Runtime) sessionFile() string {
 		return ""
 	}
 	return filepath.Clean(r.session.Path())
+}
+
+// extSession is the session as extensions see it: session.append writes
+// a custom entry on the current branch (the key redacted), session.entries
+// lists them along the branch (ABI 1.1).
+type extSession struct{ r *Runtime }
+
+var _ extensions.Session = extSession{}
+
+func (s extSession) AppendCustom(_ context.Context, _, customType string, data json.RawMessage) (string, error) {
+	return s.r.SessionAppend(customType, data)
+}
+
+func (s extSession) CustomEntries(_ context.Context, _, customType string) ([]extensions.SessionEntry, error) {
+	var out []extensions.SessionEntry
+	for _, e := range s.r.SessionEntries(customType) {
+		out = append(out, extensions.SessionEntry{ID: e.ID, CustomType: e.CustomType, Data: e.Data})
+	}
+	return out, nil
+}
+
+// extensionSession is what extensions get for session.append and
+// session.entries: the runtime's session when it is kept in a file, else
+// nil (they answer "no session", as with --no-session).
+func (r *Runtime) extensionSession() extensions.Session {
+	if r.opts.Session == nil || r.opts.Session.Disabled {
+		return nil
+	}
+	return extSession{r}
 }

@@ -578,6 +578,8 @@ func (e Extension) clone() Extension {
 	e.Grants.FS = slices.Clone(e.Grants.FS)
 	e.Grants.Exec = slices.Clone(e.Grants.Exec)
 	e.Grants.Env = slices.Clone(e.Grants.Env)
+	e.Grants.HTTP = slices.Clone(e.Grants.HTTP)
+	e.Grants.Tools = slices.Clone(e.Grants.Tools)
 	e.Config = cloneJSON(e.Config)
 	return e
 }

@@ -119,8 +119,8 @@ var (
 	toolsKeys            = []string{"active", "bash"}
 	bashKeys             = []string{"command_prefix", "shell", "pass_env", "full_output_max_mb", "default_timeout"}
 	extensionKeys        = []string{"name", "path", "sha256", "override", "grants", "limits", "config"}
-	grantsKeys           = []string{"fs", "exec", "env"}
-	limitsKeys           = []string{"memory_mb", "timeout_ms"}
+	grantsKeys           = []string{"fs", "exec", "env", "http", "tools"}
+	limitsKeys           = []string{"memory_mb", "timeout_ms", "kv_mb"}
 	maxFullOutMB   int64 = 102_400 // 100 GiB
 	maxErrorsShown       = 20
 )
@@ -524,6 +524,10 @@ func (d *decoder) extension(key string, v any) (Extension, bool) {
 						e.Grants.Exec = list
 					case extspec.KindEnv:
 						e.Grants.Env = list
+					case extspec.KindHTTP:
+						e.Grants.HTTP = list
+					case extspec.KindTools:
+						e.Grants.Tools = list
 					}
 				}
 			}
@@ -537,6 +541,9 @@ func (d *decoder) extension(key string, v any) (Extension, bool) {
 			}
 			if v, ok := lm["timeout_ms"]; ok {
 				e.Limits.TimeoutMS, _ = d.integer(joinKey(lk, "timeout_ms"), v, extspec.CheckTimeoutMS)
+			}
+			if v, ok := lm["kv_mb"]; ok {
+				e.Limits.KVMB, _ = d.integer(joinKey(lk, "kv_mb"), v, extspec.CheckKVMB)
 			}
 		}
 	}

@@ -107,7 +107,7 @@ func checkUTF8(e Extension) error {
 	for _, g := range []struct {
 		key  string
 		list []string
-	}{{"grants.fs", e.Grants.FS}, {"grants.exec", e.Grants.Exec}, {"grants.env", e.Grants.Env}} {
+	}{{"grants.fs", e.Grants.FS}, {"grants.exec", e.Grants.Exec}, {"grants.env", e.Grants.Env}, {"grants.http", e.Grants.HTTP}, {"grants.tools", e.Grants.Tools}} {
 		for i, v := range g.list {
 			if err := check(fmt.Sprintf("%s[%d]", g.key, i), v); err != nil {
 				return err
@@ -157,12 +157,12 @@ func renderExtension(dir string, e Extension) ([]byte, error) {
 	if e.Override {
 		b.WriteString("override = true\n")
 	}
-	if len(e.Grants.FS)+len(e.Grants.Exec)+len(e.Grants.Env) > 0 {
+	if !e.Grants.Empty() {
 		b.WriteString("\n[extensions.grants]\n")
 		for _, g := range []struct {
 			key  string
 			list []string
-		}{{"fs", e.Grants.FS}, {"exec", e.Grants.Exec}, {"env", e.Grants.Env}} {
+		}{{"fs", e.Grants.FS}, {"exec", e.Grants.Exec}, {"env", e.Grants.Env}, {"http", e.Grants.HTTP}, {"tools", e.Grants.Tools}} {
 			if len(g.list) == 0 {
 				continue
 			}
@@ -173,13 +173,16 @@ func renderExtension(dir string, e Extension) ([]byte, error) {
 			fmt.Fprintf(&b, "%s = [%s]\n", g.key, strings.Join(quoted, ", "))
 		}
 	}
-	if e.Limits.MemoryMB != 0 || e.Limits.TimeoutMS != 0 {
+	if e.Limits.MemoryMB != 0 || e.Limits.TimeoutMS != 0 || e.Limits.KVMB != 0 {
 		b.WriteString("\n[extensions.limits]\n")
 		if e.Limits.MemoryMB != 0 {
 			fmt.Fprintf(&b, "memory_mb = %d\n", e.Limits.MemoryMB)
 		}
 		if e.Limits.TimeoutMS != 0 {
 			fmt.Fprintf(&b, "timeout_ms = %d\n", e.Limits.TimeoutMS)
+		}
+		if e.Limits.KVMB != 0 {
+			fmt.Fprintf(&b, "kv_mb = %d\n", e.Limits.KVMB)
 		}
 	}
 	if e.Config != nil {

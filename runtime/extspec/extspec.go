@@ -1,7 +1,8 @@
 // Package extspec owns the rules of an extension entry: what pi.toml's
 // [[extensions]], `pi ext install` and the extension host accept as an
-// extension's name, the names of the tools it declares, its grants (fs, exec
-// and env) and its limits (memory_mb, timeout_ms). The config decoder, the
+// extension's name, the names of the tools it declares, its grants (fs,
+// exec, env, and since ABI 1.1 http and tools) and its limits (memory_mb,
+// timeout_ms, kv_mb). The config decoder, the
 // CLI and the host all call this package, so they cannot disagree about
 // what a valid entry is.
 //
@@ -121,6 +122,12 @@ type Grants struct {
 	Exec []string `json:"exec"`
 	// Env entries are names of environment variables the extension may read.
 	Env []string `json:"env"`
+	// HTTP entries are URL patterns the http.request host method may fetch
+	// (ABI 1.1): "https://api.example.com/v1/*". See ParseHTTPGrant.
+	HTTP []string `json:"http,omitempty"`
+	// Tools are names of tools the tool.call host method may run (ABI
+	// 1.1).
+	Tools []string `json:"tools,omitempty"`
 }
 
 // Grant kinds, as `pi ext install --grant KIND=VALUE` names them.
@@ -128,11 +135,17 @@ const (
 	KindFS   = "fs"
 	KindExec = "exec"
 	KindEnv  = "env"
+	// KindHTTP and KindTools are the pi.toml keys of the ABI 1.1 grants.
+	KindHTTP  = "http"
+	KindTools = "tools"
+	// KindTool is how `--grant tool=NAME` names a tools grant.
+	KindTool = "tool"
 )
 
 // CheckGrant checks one grant of the given kind by that kind's rule: fs by
 // CheckFSGrant (the syntax; where it points is ResolveFSGrant's business),
-// exec by runtime/execgrant, env by CheckEnvName.
+// exec by runtime/execgrant, env by CheckEnvName, http by CheckHTTPGrant,
+// tools (or tool) by CheckToolName.
 func CheckGrant(kind, value string) error {
 	switch kind {
 	case KindFS:
@@ -141,20 +154,38 @@ func CheckGrant(kind, value string) error {
 		return execgrant.Validate(value)
 	case KindEnv:
 		return CheckEnvName(value)
+	case KindHTTP:
+		return CheckHTTPGrant(value)
+	case KindTools, KindTool:
+		return CheckToolName(value)
 	}
-	return fmt.Errorf("unknown grant kind %q (fs, exec or env)", kind)
+	return fmt.Errorf("unknown grant kind %q (fs, exec, env, http or tool)", kind)
+}
+
+// Kinds lists the grant kinds with their lists in g, in the order pi.toml
+// writes them: fs, exec, env, http, tools.
+func (g Grants) Kinds() []struct {
+	Kind string
+	List []string
+} {
+	return []struct {
+		Kind string
+		List []string
+	}{{KindFS, g.FS}, {KindExec, g.Exec}, {KindEnv, g.Env}, {KindHTTP, g.HTTP}, {KindTools, g.Tools}}
+}
+
+// Empty reports whether g grants nothing.
+func (g Grants) Empty() bool {
+	return len(g.FS)+len(g.Exec)+len(g.Env)+len(g.HTTP)+len(g.Tools) == 0
 }
 
 // Check checks every entry of g with CheckGrant; the error names the first
 // bad entry as "grants.KIND[i]".
 func (g Grants) Check() error {
-	for _, k := range []struct {
-		kind string
-		list []string
-	}{{KindFS, g.FS}, {KindExec, g.Exec}, {KindEnv, g.Env}} {
-		for i, v := range k.list {
-			if err := CheckGrant(k.kind, v); err != nil {
-				return fmt.Errorf("grants.%s[%d]: %w", k.kind, i, err)
+	for _, k := range g.Kinds() {
+		for i, v := range k.List {
+			if err := CheckGrant(k.Kind, v); err != nil {
+				return fmt.Errorf("grants.%s[%d]: %w", k.Kind, i, err)
 			}
 		}
 	}
@@ -162,7 +193,8 @@ func (g Grants) Check() error {
 }
 
 // AddFlag parses one grant as `pi ext install --grant` takes it,
-// KIND=VALUE (fs=ro:., exec=git status*, env=HOME), checks VALUE by its
+// KIND=VALUE (fs=ro:., exec=git status*, env=HOME,
+// http=https://api.example.com/v1/*, tool=read), checks VALUE by its
 // kind's rule and appends it to g.
 //
 // # Errors
@@ -184,6 +216,10 @@ func (g *Grants) AddFlag(kv string) error {
 		g.Exec = append(g.Exec, value)
 	case KindEnv:
 		g.Env = append(g.Env, value)
+	case KindHTTP:
+		g.HTTP = append(g.HTTP, value)
+	case KindTool, KindTools:
+		g.Tools = append(g.Tools, value)
 	}
 	return nil
 }
@@ -195,6 +231,11 @@ const (
 	// MaxMemoryMB is the largest memory limit: a wasm32 memory is at most
 	// 4 GiB (65536 pages of 64 KiB).
 	MaxMemoryMB = 4096
+	// DefaultKVMB is the kv quota per extension and scope when
+	// Limits.KVMB is 0.
+	DefaultKVMB = 4
+	// MaxKVMB is the largest kv quota.
+	MaxKVMB = 1024
 	// DefaultTimeoutMS bounds one tool.execute call when Limits.TimeoutMS
 	// is 0.
 	DefaultTimeoutMS = 30_000
@@ -212,6 +253,22 @@ type Limits struct {
 	// default DefaultTimeoutMS. init, hooks and events have their own
 	// fixed bound.
 	TimeoutMS int `json:"timeoutMS,omitempty"`
+	// KVMB caps each of the extension's kv stores (one per scope), in
+	// MiB: 1..MaxKVMB, default DefaultKVMB (ABI 1.1).
+	KVMB int `json:"kvMB,omitempty"`
+}
+
+// CheckKVMB checks a kv_mb value as written: 1..MaxKVMB.
+func CheckKVMB(n int64) error { return checkRange(n, MaxKVMB, "MiB") }
+
+// KVBytes is the kv quota in bytes, the default for 0. Call it on checked
+// Limits.
+func (l Limits) KVBytes() int64 {
+	mb := l.KVMB
+	if mb == 0 {
+		mb = DefaultKVMB
+	}
+	return int64(mb) << 20
 }
 
 // CheckMemoryMB checks a memory_mb value as written: 1..MaxMemoryMB.
@@ -230,9 +287,9 @@ func checkRange(n, upper int64, unit string) error {
 	return nil
 }
 
-// Check checks every set (non-zero) field with CheckMemoryMB and
-// CheckTimeoutMS; the error names the field as "limits.memory_mb" or
-// "limits.timeout_ms".
+// Check checks every set (non-zero) field with CheckMemoryMB,
+// CheckTimeoutMS and CheckKVMB; the error names the field as
+// "limits.memory_mb", "limits.timeout_ms" or "limits.kv_mb".
 func (l Limits) Check() error {
 	if l.MemoryMB != 0 {
 		if err := CheckMemoryMB(int64(l.MemoryMB)); err != nil {
@@ -242,6 +299,11 @@ func (l Limits) Check() error {
 	if l.TimeoutMS != 0 {
 		if err := CheckTimeoutMS(int64(l.TimeoutMS)); err != nil {
 			return fmt.Errorf("limits.timeout_ms %w", err)
+		}
+	}
+	if l.KVMB != 0 {
+		if err := CheckKVMB(int64(l.KVMB)); err != nil {
+			return fmt.Errorf("limits.kv_mb %w", err)
 		}
 	}
 	return nil

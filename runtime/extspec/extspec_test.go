@@ -71,7 +71,7 @@ func TestCheckMessages(t *testing.T) {
 		{CheckFSGrant("./src"), `bad fs grant "./src": want "ro:PATH" or "rw:PATH"`},
 		{CheckFSGrant("rw:"), `bad fs grant "rw:": empty PATH`},
 		{CheckFSGrant("ro:~/notes"), `bad fs grant "ro:~/notes": ~ is not expanded; write PATH relative to the project root or absolute`},
-		{CheckGrant("net", "x"), `unknown grant kind "net" (fs, exec or env)`},
+		{CheckGrant("net", "x"), `unknown grant kind "net" (fs, exec, env, http or tool)`},
 		{CheckGrant(KindExec, " git"), `bad exec pattern " git": it starts with a space; start with the command`},
 		{CheckMemoryMB(0), `must be positive, got 0 (leave it out for the default)`},
 		{CheckMemoryMB(4097), `must be at most 4096 MiB, got 4097`},

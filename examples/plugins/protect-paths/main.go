@@ -5,7 +5,7 @@
 // any tool that reports the paths it opens, when the path given or the real
 // path the tool will open is protected (default .env, .env.* and .git/**),
 // and bash commands matching configured regular expressions. It needs no
-// grants.
+// grants. With mode = "ask" it asks the person instead of blocking.
 package main
 
 import (
@@ -30,6 +30,10 @@ type config struct {
 	// GuardReads checks read, ls, find and grep too (default true); false
 	// checks only the tools that change files.
 	GuardReads *bool `json:"guard_reads"`
+	// Mode is "block" (the default): a protected call is blocked; or "ask"
+	// (ABI 1.1): the person is asked, and without one (pi -p without
+	// --yes) the call is blocked with "needs approval".
+	Mode string `json:"mode"`
 }
 
 type rule struct {
@@ -42,6 +46,7 @@ var (
 	pathRules  []rule
 	bashRules  []rule
 	guardReads bool
+	askMode    bool
 )
 
 // pathArgTools are the built-in tools whose "path" argument names what they
@@ -68,6 +73,17 @@ func load() error {
 	}
 	pathRules, bashRules = nil, nil
 	guardReads = cfg.GuardReads == nil || *cfg.GuardReads
+	switch cfg.Mode {
+	case "", "block":
+		askMode = false
+	case "ask":
+		if sdk.ABIMinor() < 1 {
+			return fmt.Errorf("config mode = \"ask\" needs a pi that speaks extension ABI 1.1 (this one speaks 1.%d)", sdk.ABIMinor())
+		}
+		askMode = true
+	default:
+		return fmt.Errorf("config mode %q must be \"block\" or \"ask\"", cfg.Mode)
+	}
 	for i, g := range cfg.Paths {
 		re, err := globRegexp(g)
 		if err != nil {
@@ -95,7 +111,8 @@ func check(c sdk.ToolCall) sdk.ToolCallDecision {
 		}
 		for _, r := range bashRules {
 			if r.re.MatchString(in.Command) {
-				return sdk.Deny(fmt.Sprintf("Blocked by protect-paths: the command matches the protected bash rule \"%s\". Ask the user to run it.", r.source))
+				return decide(fmt.Sprintf("Blocked by protect-paths: the command matches the protected bash rule \"%s\". Ask the user to run it.", r.source),
+					fmt.Sprintf("the bash command matches the protected rule \"%s\"", r.source))
 			}
 		}
 	}
@@ -108,7 +125,8 @@ func check(c sdk.ToolCall) sdk.ToolCallDecision {
 		}
 		if err := c.DecodeInput(&in); err == nil && in.Path != "" {
 			if r, ok := matchPath(argPath(in.Path)); ok {
-				return sdk.Deny(fmt.Sprintf("Blocked by protect-paths: %s of %s is not allowed because it matches the protected path rule \"%s\". Ask the user to change this file.", c.ToolName, in.Path, r))
+				return decide(fmt.Sprintf("Blocked by protect-paths: %s of %s is not allowed because it matches the protected path rule \"%s\". Ask the user to change this file.", c.ToolName, in.Path, r),
+					fmt.Sprintf("%s of %s matches the protected path rule \"%s\"", c.ToolName, in.Path, r))
 			}
 		}
 	}
@@ -116,15 +134,26 @@ func check(c sdk.ToolCall) sdk.ToolCallDecision {
 	// where the call really goes.
 	for _, p := range c.Paths {
 		if r, ok := matchPath(p); ok {
-			return sdk.Deny(fmt.Sprintf("Blocked by protect-paths: %s of %s is not allowed because it matches the protected path rule \"%s\". Ask the user to change this file.", c.ToolName, p, r))
+			return decide(fmt.Sprintf("Blocked by protect-paths: %s of %s is not allowed because it matches the protected path rule \"%s\". Ask the user to change this file.", c.ToolName, p, r),
+				fmt.Sprintf("%s of %s matches the protected path rule \"%s\"", c.ToolName, p, r))
 		}
 		if searchTools[c.ToolName] {
 			if r, ok := searchReaches(p); ok {
-				return sdk.Deny(fmt.Sprintf("Blocked by protect-paths: %s below %s is not allowed because it would look inside the protected path rule \"%s\". Search a folder that does not contain it.", c.ToolName, p, r))
+				return decide(fmt.Sprintf("Blocked by protect-paths: %s below %s is not allowed because it would look inside the protected path rule \"%s\". Search a folder that does not contain it.", c.ToolName, p, r),
+					fmt.Sprintf("%s below %s would look inside the protected path rule \"%s\"", c.ToolName, p, r))
 			}
 		}
 	}
 	return sdk.ToolCallDecision{}
+}
+
+// decide blocks a protected call with reason, or in ask mode asks the
+// person question first.
+func decide(reason, question string) sdk.ToolCallDecision {
+	if askMode {
+		return sdk.Ask("protect-paths: " + question + "; allow it?")
+	}
+	return sdk.Deny(reason)
 }
 
 // argPath makes a path argument absolute and clean the simple way (a

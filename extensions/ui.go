@@ -1,0 +1,174 @@
+package extensions
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/pi-go/pi/internal/abi"
+)
+
+// confirmMargin is how long before the current call's deadline ui.confirm
+// gives up, so that the guest gets its "timeout" answer in time to use it.
+const confirmMargin = 500 * time.Millisecond
+
+// notify answers ui.notify: shown by the UI, else logged.
+func (e *Extension) notify(p abi.NotifyParams) error {
+	lv := hclog.Info
+	switch p.Level {
+	case "", "info":
+		p.Level = "info"
+	case "warning":
+		lv = hclog.Warn
+	case "error":
+		lv = hclog.Error
+	default:
+		return fmt.Errorf("ui.notify: level %q must be info, warning or error", p.Level)
+	}
+	if ui := e.host.opts.UI; ui != nil {
+		ui.Notify(e.name, p.Message, p.Level)
+		return nil
+	}
+	e.logger.Log(lv, "notify: "+p.Message)
+	return nil
+}
+
+// confirm answers ui.confirm: without a person at once {false, "no-ui"};
+// else the person's answer, or {false, "timeout"} when timeoutMs or the
+// current call's deadline (less a margin) passes first.
+func (e *Extension) confirm(ctx context.Context, p abi.ConfirmParams) (abi.ConfirmResult, error) {
+	ui := e.host.opts.UI
+	if ui == nil {
+		return abi.ConfirmResult{Confirmed: false, Reason: "no-ui"}, nil
+	}
+	if p.TimeoutMS < 0 {
+		return abi.ConfirmResult{}, errors.New("ui.confirm: timeoutMs must not be negative")
+	}
+	deadline, ok := ctx.Deadline()
+	if ok {
+		deadline = deadline.Add(-min(confirmMargin, time.Until(deadline)/10))
+	}
+	if p.TimeoutMS > 0 {
+		if d := time.Now().Add(time.Duration(p.TimeoutMS) * time.Millisecond); !ok || d.Before(deadline) {
+			deadline, ok = d, true
+		}
+	}
+	cctx := ctx
+	if ok {
+		var cancel context.CancelFunc
+		cctx, cancel = context.WithDeadline(ctx, deadline)
+		defer cancel()
+	}
+	yes, err := ui.Confirm(cctx, e.name, p.Title, p.Message)
+	switch {
+	case cctx.Err() != nil && ctx.Err() == nil:
+		return abi.ConfirmResult{Confirmed: false, Reason: "timeout"}, nil
+	case err != nil:
+		return abi.ConfirmResult{}, fmt.Errorf("ui.confirm: %w", err)
+	}
+	return abi.ConfirmResult{Confirmed: yes}, nil
+}
+
+// sessionCall answers session.append and session.entries through
+// Options.Session; without one, "no session".
+func (e *Extension) sessionCall(ctx context.Context, method string, params []byte) ([]byte, error) {
+	s := e.host.opts.Session
+	if s == nil {
+		return nil, errors.New("no session")
+	}
+	switch method {
+	case abi.HostMethodSessionAppend:
+		var p abi.SessionAppendParams
+		if err := decodeParams(method, params, &p); err != nil {
+			return nil, err
+		}
+		if p.CustomType == "" {
+			return nil, errors.New("session.append: params need a customType")
+		}
+		id, err := s.AppendCustom(ctx, e.name, p.CustomType, p.Data)
+		if err != nil {
+			return nil, fmt.Errorf("session.append: %w", err)
+		}
+		return encodeOK(abi.SessionAppendResult{ID: id}), nil
+	default:
+		var p abi.SessionEntriesParams
+		if !isNull(params) {
+			if err := decodeParams(method, params, &p); err != nil {
+				return nil, err
+			}
+		}
+		ents, err := s.CustomEntries(ctx, e.name, p.CustomType)
+		if err != nil {
+			return nil, fmt.Errorf("session.entries: %w", err)
+		}
+		out := abi.SessionEntriesResult{Entries: []abi.SessionEntry{}}
+		for _, en := range ents {
+			out.Entries = append(out.Entries, abi.SessionEntry{ID: en.ID, CustomType: en.CustomType, Data: en.Data})
+		}
+		return encodeOK(out), nil
+	}
+}
+
+// hostMethods11 are the host methods ABI 1.1 adds.
+var hostMethods11 = []string{
+	abi.HostMethodKVGet, abi.HostMethodKVSet, abi.HostMethodKVDelete, abi.HostMethodKVList,
+	abi.HostMethodHTTP, abi.HostMethodToolCall, abi.HostMethodNotify, abi.HostMethodConfirm,
+	abi.HostMethodSessionAppend, abi.HostMethodSessionEntries,
+}
+
+// handleHostCall11 answers the host methods of ABI 1.1; ok is false for
+// another method. Every problem is an error answer, never a trap.
+func (e *Extension) handleHostCall11(ctx context.Context, method string, params []byte) (out []byte, ok bool) {
+	answer := func(b []byte, err error) ([]byte, bool) {
+		if err != nil {
+			return encodeErr(err.Error()), true
+		}
+		return b, true
+	}
+	switch method {
+	case abi.HostMethodKVGet, abi.HostMethodKVSet, abi.HostMethodKVDelete, abi.HostMethodKVList:
+		return answer(e.kvCall(method, params))
+	case abi.HostMethodHTTP:
+		var p abi.HTTPParams
+		if err := decodeParams(method, params, &p); err != nil {
+			return answer(nil, err)
+		}
+		res, err := e.httpRequest(ctx, p)
+		if err != nil {
+			return answer(nil, err)
+		}
+		return answer(encodeOK(res), nil)
+	case abi.HostMethodToolCall:
+		var p abi.ToolCallHostParams
+		if err := decodeParams(method, params, &p); err != nil {
+			return answer(nil, err)
+		}
+		res, err := e.toolCall(ctx, p)
+		if err != nil {
+			return answer(nil, err)
+		}
+		return answer(encodeOK(res), nil)
+	case abi.HostMethodNotify:
+		var p abi.NotifyParams
+		if err := decodeParams(method, params, &p); err != nil {
+			return answer(nil, err)
+		}
+		return answer(encodeOK(abi.EmptyResult{}), e.notify(p))
+	case abi.HostMethodConfirm:
+		var p abi.ConfirmParams
+		if err := decodeParams(method, params, &p); err != nil {
+			return answer(nil, err)
+		}
+		res, err := e.confirm(ctx, p)
+		if err != nil {
+			return answer(nil, err)
+		}
+		return answer(encodeOK(res), nil)
+	case abi.HostMethodSessionAppend, abi.HostMethodSessionEntries:
+		return answer(e.sessionCall(ctx, method, params))
+	}
+	return nil, false
+}

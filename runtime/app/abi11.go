@@ -1,0 +1,145 @@
+package app
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"slices"
+
+	"github.com/pi-go/pi/extensions"
+	"github.com/pi-go/pi/internal/abi"
+	"github.com/pi-go/pi/runtime/agent"
+	"github.com/pi-go/pi/runtime/config"
+	"github.com/pi-go/pi/runtime/tool"
+)
+
+// This file wires ABI 1.1 into the runtime: the facts extensions are told
+// at init, the kv folder, the tool runner of tool.call, and the prompt
+// hooks of the agent loop. Slash commands and the input hooks are in
+// submit.go.
+
+// The modes of Options.Mode, as extensions are told them.
+const (
+	ModeInteractive = abi.ModeInteractive
+	ModePrint       = abi.ModePrint
+	ModeJSON        = abi.ModeJSON
+	ModeRPC         = abi.ModeRPC
+	ModeTool        = abi.ModeTool
+	ModeInspect     = abi.ModeInspect
+)
+
+// UI is the person behind a front end, for extensions' ui.notify and
+// ui.confirm (see extensions.UI).
+type UI = extensions.UI
+
+// StopCappedWarning is what a run whose stop hooks kept it going
+// agent.MaxStopContinues times ends with (on stderr in cmd/pi).
+var StopCappedWarning = fmt.Sprintf("stop hooks continued the run %d times; ending it", agent.MaxStopContinues)
+
+func (r *Runtime) mode() string { return firstNonEmpty(r.opts.Mode, ModePrint) }
+
+// trusted is init's "trusted": the project's pi.toml is trusted, or
+// trusted for this run (--trust, PI_TRUST=1); false without one.
+func (r *Runtime) trusted() bool {
+	if r.opts.Trust {
+		return r.cfg.ProjectFile != ""
+	}
+	if r.cfg.ProjectFile == "" {
+		return false
+	}
+	ok, err := config.IsTrusted(r.piHome, r.cfg.ProjectFile)
+	return err == nil && ok
+}
+
+// kvDir is where the extensions' kv stores live: $PI_HOME/kv.
+func (r *Runtime) kvDir() string {
+	if r.piHome == "" {
+		return ""
+	}
+	return filepath.Join(r.piHome, "kv")
+}
+
+// configKey names an entry's config table in messages: "FILE:
+// extensions[i].config", i its index among the [[extensions]] of its file.
+func configKey(all []config.Extension, e config.Extension) string {
+	i := 0
+	for _, o := range all {
+		if o.File == e.File && o.Line < e.Line {
+			i++
+		}
+	}
+	key := fmt.Sprintf("extensions[%d].config", i)
+	if e.File != "" {
+		key = e.File + ": " + key
+	}
+	return key
+}
+
+// wireABI11 gives the extension host the runner of tool.call.
+func (r *Runtime) wireABI11() {
+	if r.host != nil {
+		r.host.SetToolRunner(r.guestToolRunner)
+	}
+}
+
+// guestToolRunner runs an extension's tool.call through the whole pipeline
+// the model's calls take (the host has checked grants.tools, the caller's
+// own tools and the depth). A guest never waits for a person: asks are
+// non-interactive, approved only with --yes. The result has the key
+// redacted.
+func (r *Runtime) guestToolRunner(ctx context.Context, name, callID string, input json.RawMessage) (tool.Result, error) {
+	def, ok := r.registry.Lookup(name)
+	if !ok {
+		return tool.Result{}, fmt.Errorf("%w %q", ErrUnknownTool, name)
+	}
+	t, err := tool.Wrap(def, r.ContextFactory())
+	if err != nil {
+		return tool.Result{}, err
+	}
+	hooks := *r.hooks
+	hooks.Approve = nil
+	if r.opts.Yes {
+		hooks.Approve = func(context.Context, tool.ApprovalRequest) (bool, error) { return true, nil }
+	}
+	res := tool.Run(ctx, []tool.AgentTool{t}, &hooks, name, callID, input, nil)
+	return redactResult(r.redactor, res).Apply(res), nil
+}
+
+// promptHooks adds the extensions' before_agent_start and stop hooks to
+// an agent's configuration.
+func (r *Runtime) promptHooks(cfg *agent.Config) {
+	if r.host == nil {
+		return
+	}
+	host := r.host
+	_, before, stop := host.HasHooks()
+	if before {
+		cfg.BeforeStart = func(ctx context.Context, prompt, system string) (string, [][]tool.ContentBlock) {
+			bs := host.BeforeAgentStart(ctx, prompt, system)
+			return bs.SystemPrompt, bs.Messages
+		}
+	}
+	if stop {
+		cfg.Stop = func(ctx context.Context, s agent.StopInfo) (string, bool) {
+			a := host.Stop(ctx, extensions.StopRequest{LastText: r.redactor.String(s.LastText), Turns: s.Turns})
+			if a.Continue {
+				r.logger.Debug("a stop hook continued the run", "extension", a.By)
+			}
+			return a.Message, a.Continue
+		}
+		cfg.OnStopCapped = func() { r.warn(StopCappedWarning) }
+	}
+}
+
+// Commands lists the slash commands: the built-in ones, then the
+// extensions' in load order.
+func (r *Runtime) Commands() []CommandInfo {
+	out := slices.Clone(builtinCommands)
+	if r.host != nil {
+		for _, c := range r.host.Commands() {
+			out = append(out, CommandInfo{Name: c.Name, Description: c.Description, ArgumentHint: c.ArgumentHint, Extension: c.Extension})
+		}
+	}
+	return out
+}

@@ -1,0 +1,848 @@
+package app
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/pi-go/pi/internal/plugintest"
+	"github.com/pi-go/pi/runtime/agent"
+	"github.com/pi-go/pi/runtime/config"
+	"github.com/pi-go/pi/runtime/llm"
+)
+
+// rawGuest is the ABI 1.1 test guest written without the SDK.
+const rawGuest = "extensions/testdata/guests/raw11"
+
+// rawEntry is an [[extensions]] block loading the raw guest.
+type rawEntry struct {
+	name   string
+	grants string // TOML lines under [extensions.grants]
+	limits string // TOML lines under [extensions.limits]
+	config string // TOML lines under [extensions.config] (name is added)
+}
+
+// rawProject writes a project pi.toml with the entries and returns the
+// project folder and PI_HOME.
+func rawProject(t *testing.T, entries ...rawEntry) (dir, home string) {
+	t.Helper()
+	dir, home = project(t)
+	wasm := plugintest.BuildGo(t, rawGuest)
+	var b strings.Builder
+	for _, e := range entries {
+		fmt.Fprintf(&b, "[[extensions]]\nname = %q\npath = %q\nsha256 = %q\n", e.name, wasm, sha(t, wasm))
+		if e.grants != "" {
+			fmt.Fprintf(&b, "[extensions.grants]\n%s\n", e.grants)
+		}
+		if e.limits != "" {
+			fmt.Fprintf(&b, "[extensions.limits]\n%s\n", e.limits)
+		}
+		fmt.Fprintf(&b, "[extensions.config]\nname = %q\n%s\n", e.name, e.config)
+	}
+	write(t, filepath.Join(dir, "pi.toml"), b.String())
+	return dir, home
+}
+
+func openRT(t *testing.T, o Options) *Runtime {
+	t.Helper()
+	if o.LogOutput == nil {
+		o.LogOutput = &syncBuf{}
+	}
+	rt, err := Open(context.Background(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(rt.Close)
+	return rt
+}
+
+type syncBuf struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (s *syncBuf) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuf) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// probe sends one host call through the tool PREFIXprobe and returns the
+// host's raw answer.
+func probe(t *testing.T, rt *Runtime, tool, method string, params any) string {
+	t.Helper()
+	in, _ := json.Marshal(map[string]any{"method": method, "params": params})
+	res, err := rt.CallTool(context.Background(), tool, "c", in, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.IsError {
+		t.Fatalf("%s %s: %s", tool, method, res.Text())
+	}
+	return res.Text()
+}
+
+// denied is the raw answer of a refused host call.
+func denied(msg string) string {
+	b, _ := json.Marshal(msg)
+	return `{"ok":false,"error":{"message":` + string(b) + `}}`
+}
+
+func TestABI11InitFacts(t *testing.T) {
+	dir, home := rawProject(t, rawEntry{name: "raw11"})
+	for _, tc := range []struct {
+		opts              Options
+		mode              string
+		trusted, hasUI    bool
+		trustBeforeLoader bool
+	}{
+		{Options{Trust: true}, "print", true, false, false},
+		{Options{Trust: true, Mode: ModeJSON}, "json", true, false, false},
+		{Options{Mode: ModeInteractive, UI: &testUI{}}, "interactive", true, true, true},
+		{Options{Mode: ModeTool}, "tool", true, false, true},
+	} {
+		o := tc.opts
+		o.Cwd, o.PIHome = dir, home
+		if tc.trustBeforeLoader {
+			if err := config.Trust(home, filepath.Join(dir, "pi.toml")); err != nil {
+				t.Fatal(err)
+			}
+		}
+		rt := openRT(t, o)
+		res, _ := rt.CallTool(context.Background(), "facts", "c", json.RawMessage(`{}`), nil)
+		var f struct {
+			Init struct {
+				ABIMinor    int    `json:"abiMinor"`
+				ProjectRoot string `json:"projectRoot"`
+				Trusted     bool   `json:"trusted"`
+				Mode        string `json:"mode"`
+				HasUI       bool   `json:"hasUI"`
+			} `json:"init"`
+		}
+		if err := json.Unmarshal([]byte(res.Text()), &f); err != nil {
+			t.Fatalf("facts = %s: %v", res.Text(), err)
+		}
+		if f.Init.ABIMinor != 1 || f.Init.ProjectRoot != mustReal(t, dir) && f.Init.ProjectRoot != dir || f.Init.Trusted != tc.trusted || f.Init.Mode != tc.mode || f.Init.HasUI != tc.hasUI {
+			t.Errorf("%+v: init facts %+v", tc.opts, f.Init)
+		}
+		rt.Close()
+	}
+	// Loaded from the global pi.toml, with no project pi.toml: not trusted.
+	os.Rename(filepath.Join(dir, "pi.toml"), filepath.Join(home, "pi.toml"))
+	b, _ := os.ReadFile(filepath.Join(home, "pi.toml"))
+	write(t, filepath.Join(home, "pi.toml"), string(b))
+	rt := openRT(t, Options{Cwd: dir, PIHome: home, Trust: true})
+	res, _ := rt.CallTool(context.Background(), "facts", "c", json.RawMessage(`{}`), nil)
+	if !strings.Contains(res.Text(), `"trusted":false`) || !strings.Contains(res.Text(), `"projectRoot":"`+dir) {
+		t.Errorf("global extension, no project pi.toml: facts %s", res.Text())
+	}
+}
+
+// testUI is a person who answers every question with answer, or waits
+// until the question times out when wait is set.
+type testUI struct {
+	mu       sync.Mutex
+	answer   bool
+	wait     bool
+	notices  []string
+	question []string
+}
+
+func (u *testUI) Notify(ext, message, level string) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	u.notices = append(u.notices, ext+" "+level+" "+message)
+}
+
+func (u *testUI) Confirm(ctx context.Context, ext, title, message string) (bool, error) {
+	u.mu.Lock()
+	u.question = append(u.question, ext+" "+title+" "+message)
+	wait, answer := u.wait, u.answer
+	u.mu.Unlock()
+	if wait {
+		<-ctx.Done()
+		return false, ctx.Err()
+	}
+	return answer, nil
+}
+
+func TestABI11KV(t *testing.T) {
+	dir, home := rawProject(t, rawEntry{name: "raw11", limits: "kv_mb = 1"}, rawEntry{name: "other", config: `prefix = "o"`})
+	rt := openRT(t, Options{Cwd: dir, PIHome: home, Trust: true})
+	okEmpty := `{"ok":true,"result":{}}`
+	if got := probe(t, rt, "probe", "kv.set", map[string]any{"key": "todo/a", "value": []any{"milk", map[string]any{"n": 1}}}); got != okEmpty {
+		t.Fatalf("kv.set = %s", got)
+	}
+	probe(t, rt, "probe", "kv.set", map[string]any{"key": "todo/b", "value": 2})
+	probe(t, rt, "probe", "kv.set", map[string]any{"key": "g", "value": "global one", "scope": "global"})
+	if got := probe(t, rt, "probe", "kv.get", map[string]any{"key": "todo/a"}); got != `{"ok":true,"result":{"value":["milk",{"n":1}]}}` {
+		t.Errorf("kv.get = %s", got)
+	}
+	if got := probe(t, rt, "probe", "kv.list", map[string]any{"prefix": "todo/"}); got != `{"ok":true,"result":{"keys":["todo/a","todo/b"]}}` {
+		t.Errorf("kv.list = %s", got)
+	}
+	// Scopes and extensions are separate stores.
+	if got := probe(t, rt, "probe", "kv.get", map[string]any{"key": "g"}); got != `{"ok":true,"result":{"value":null}}` {
+		t.Errorf("a global key in the project scope = %s", got)
+	}
+	if got := probe(t, rt, "oprobe", "kv.get", map[string]any{"key": "todo/a"}); got != `{"ok":true,"result":{"value":null}}` {
+		t.Errorf("another extension's key = %s", got)
+	}
+	// Errors are answers, never traps.
+	for _, tc := range []struct {
+		method string
+		params any
+		want   string
+	}{
+		{"kv.get", map[string]any{"key": "a", "scope": "user"}, `invalid scope "user" (project or global)`},
+		{"kv.get", map[string]any{"key": ""}, "invalid key (a key is 1 to 512 bytes of UTF-8)"},
+		{"kv.set", map[string]any{"key": strings.Repeat("k", 513), "value": 1}, "invalid key (a key is 1 to 512 bytes of UTF-8)"},
+		{"kv.set", map[string]any{"key": "a"}, "kv.set: params need a value (null deletes the key)"},
+	} {
+		got := probe(t, rt, "probe", tc.method, tc.params)
+		if want := denied(tc.want); got != want {
+			t.Errorf("%s %v = %s, want %s", tc.method, tc.params, got, want)
+		}
+	}
+	// Exactly at the quota is fine; one byte more is not.
+	used := int64(len("todo/a") + len(`["milk",{"n":1}]`) + len("todo/b") + 1)
+	fill := 1<<20 - used - int64(len("fill")) - 2 // the value's quotes
+	if got := probe(t, rt, "probe", "kv.set", map[string]any{"key": "fill", "value": strings.Repeat("x", int(fill))}); got != okEmpty {
+		t.Errorf("a set up to the quota = %s", got)
+	}
+	if got := probe(t, rt, "probe", "kv.set", map[string]any{"key": "more", "value": 1}); got != denied(fmt.Sprintf("kv quota exceeded (%d of %d bytes)", 1<<20+5, 1<<20)) {
+		t.Errorf("one byte over = %s", got)
+	}
+	// Replacing a key counts its new size only; null deletes.
+	if got := probe(t, rt, "probe", "kv.set", map[string]any{"key": "fill", "value": nil}); got != okEmpty {
+		t.Errorf("set null = %s", got)
+	}
+	probe(t, rt, "probe", "kv.delete", map[string]any{"key": "todo/b"})
+	if got := probe(t, rt, "probe", "kv.list", map[string]any{}); got != `{"ok":true,"result":{"keys":["todo/a"]}}` {
+		t.Errorf("after delete = %s", got)
+	}
+
+	// A fault: the instance is thrown away, the store is not.
+	if res, _ := rt.CallTool(context.Background(), "crash", "c", json.RawMessage(`{}`), nil); !res.IsError || !strings.Contains(res.Text(), "fault 1 of 3") {
+		t.Fatalf("crash = %+v", res)
+	}
+	if got := probe(t, rt, "probe", "kv.get", map[string]any{"key": "todo/a"}); got != `{"ok":true,"result":{"value":["milk",{"n":1}]}}` {
+		t.Errorf("after a fault = %s", got)
+	}
+	// A restart: a new runtime reads the same store.
+	rt.Close()
+	rt = openRT(t, Options{Cwd: dir, PIHome: home, Trust: true})
+	if got := probe(t, rt, "probe", "kv.get", map[string]any{"key": "todo/a"}); got != `{"ok":true,"result":{"value":["milk",{"n":1}]}}` {
+		t.Errorf("after a restart = %s", got)
+	}
+	if got := probe(t, rt, "probe", "kv.get", map[string]any{"key": "g", "scope": "global"}); got != `{"ok":true,"result":{"value":"global one"}}` {
+		t.Errorf("global after a restart = %s", got)
+	}
+	// No temporary files are left in the store.
+	files, _ := filepath.Glob(filepath.Join(home, "kv", "project", "*", "raw11", "*"))
+	for _, f := range files {
+		if !strings.HasSuffix(f, ".kv") {
+			t.Errorf("stray file in the store: %s", f)
+		}
+	}
+}
+
+func TestABI11HTTP(t *testing.T) {
+	var srvURL string
+	big := bytes.Repeat([]byte("x"), 4<<20+1)
+	mux := http.NewServeMux()
+	mux.HandleFunc("/v1/echo", func(w http.ResponseWriter, r *http.Request) {
+		b := make([]byte, 100)
+		n, _ := r.Body.Read(b)
+		w.Header().Add("X-Multi", "a")
+		w.Header().Add("X-Multi", "b")
+		fmt.Fprintf(w, "%s %s %s %s", r.Method, r.URL.RequestURI(), r.Header.Get("X-Token"), b[:n])
+	})
+	mux.HandleFunc("/v1/bin", func(w http.ResponseWriter, r *http.Request) { w.Write([]byte{0xff, 0xfe, 0}) })
+	mux.HandleFunc("/v1/big", func(w http.ResponseWriter, r *http.Request) { w.Write(big) })
+	mux.HandleFunc("/v1/exactly4", func(w http.ResponseWriter, r *http.Request) { w.Write(big[:4<<20]) })
+	mux.HandleFunc("/v1/to-ok", func(w http.ResponseWriter, r *http.Request) { http.Redirect(w, r, "/v1/echo", http.StatusFound) })
+	mux.HandleFunc("/v1/to-admin", func(w http.ResponseWriter, r *http.Request) { http.Redirect(w, r, "/admin", http.StatusFound) })
+	mux.HandleFunc("/v1/to-other-host", func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, strings.Replace(srvURL, "127.0.0.1", "localhost", 1)+"/v1/echo", http.StatusFound)
+	})
+	mux.HandleFunc("/v1/loop", func(w http.ResponseWriter, r *http.Request) { http.Redirect(w, r, "/v1/loop", http.StatusFound) })
+	mux.HandleFunc("/v1/hop/", func(w http.ResponseWriter, r *http.Request) {
+		var n int
+		fmt.Sscanf(strings.TrimPrefix(r.URL.Path, "/v1/hop/"), "%d", &n)
+		if n == 0 {
+			w.Write([]byte("landed"))
+			return
+		}
+		http.Redirect(w, r, fmt.Sprintf("/v1/hop/%d", n-1), http.StatusFound)
+	})
+	var adminHits int
+	var adminMu sync.Mutex
+	mux.HandleFunc("/admin", func(w http.ResponseWriter, r *http.Request) {
+		adminMu.Lock()
+		adminHits++
+		adminMu.Unlock()
+		w.Write([]byte("secret admin"))
+	})
+	srv := httptest.NewServer(mux)
+	defer srv.Close()
+	srvURL = srv.URL
+	grant := srv.URL + "/v1/*"
+	dir, home := rawProject(t,
+		rawEntry{name: "raw11", grants: fmt.Sprintf("http = [%q]", grant)},
+		rawEntry{name: "nogrant", config: `prefix = "n"`})
+	rt := openRT(t, Options{Cwd: dir, PIHome: home, Trust: true})
+
+	type answer struct {
+		OK     bool `json:"ok"`
+		Result struct {
+			Status     int               `json:"status"`
+			Headers    map[string]string `json:"headers"`
+			Body       *string           `json:"body"`
+			BodyBase64 *string           `json:"bodyBase64"`
+		} `json:"result"`
+		Error struct{ Message string } `json:"error"`
+	}
+	fetch := func(tool string, params map[string]any) answer {
+		t.Helper()
+		var a answer
+		raw := probe(t, rt, tool, "http.request", params)
+		if err := json.Unmarshal([]byte(raw), &a); err != nil {
+			t.Fatalf("answer %s: %v", raw, err)
+		}
+		return a
+	}
+	a := fetch("probe", map[string]any{"method": "POST", "url": srv.URL + "/v1/echo?q=1", "headers": map[string]string{"X-Token": "t1"}, "body": "hello"})
+	if !a.OK || a.Result.Status != 200 || a.Result.Body == nil || *a.Result.Body != "POST /v1/echo?q=1 t1 hello" || a.Result.Headers["X-Multi"] != "a, b" {
+		t.Errorf("granted POST = %+v", a)
+	}
+	if a := fetch("probe", map[string]any{"url": srv.URL + "/v1/bin"}); !a.OK || a.Result.Body != nil || a.Result.BodyBase64 == nil || *a.Result.BodyBase64 != "//4A" {
+		t.Errorf("binary body = %+v", a)
+	}
+	if a := fetch("probe", map[string]any{"url": srv.URL + "/v1/to-ok"}); !a.OK || *a.Result.Body != "GET /v1/echo  " {
+		t.Errorf("a granted redirect = %+v", a)
+	}
+	if a := fetch("probe", map[string]any{"url": srv.URL + "/v1/hop/5"}); !a.OK || *a.Result.Body != "landed" {
+		t.Errorf("5 redirects = %+v", a)
+	}
+	if a := fetch("probe", map[string]any{"url": srv.URL + "/v1/exactly4"}); !a.OK || len(*a.Result.Body) != 4<<20 {
+		t.Errorf("a 4 MiB body is allowed: ok %v, %d bytes", a.OK, len(*a.Result.Body))
+	}
+	deny := func(tool, ext, u, grants string) string {
+		return fmt.Sprintf("permission denied: extension %s may not fetch %s (grants.http: %s)", ext, u, grants)
+	}
+	for _, tc := range []struct {
+		tool, url, want string
+	}{
+		{"nprobe", srv.URL + "/v1/echo", deny("nprobe", "nogrant", srv.URL+"/v1/echo", "none")},
+		{"probe", srv.URL + "/admin", deny("probe", "raw11", srv.URL+"/admin", grant)},
+		{"probe", srv.URL + "/v1/../admin", deny("probe", "raw11", srv.URL+"/v1/../admin", grant)},
+		{"probe", srv.URL + "/v1/%2e%2e/admin", deny("probe", "raw11", srv.URL+"/v1/%2e%2e/admin", grant)},
+		{"probe", srv.URL + "/v1", deny("probe", "raw11", srv.URL+"/v1", grant)},
+		{"probe", strings.Replace(srv.URL, "127.0.0.1", "localhost", 1) + "/v1/echo", deny("probe", "raw11", strings.Replace(srv.URL, "127.0.0.1", "localhost", 1)+"/v1/echo", grant)},
+		{"probe", strings.Replace(srv.URL, "http:", "https:", 1) + "/v1/echo", deny("probe", "raw11", strings.Replace(srv.URL, "http:", "https:", 1)+"/v1/echo", grant)},
+		{"probe", srv.URL + "/v1/to-admin", deny("probe", "raw11", srv.URL+"/admin", grant)},
+		{"probe", srv.URL + "/v1/to-other-host", deny("probe", "raw11", strings.Replace(srv.URL, "127.0.0.1", "localhost", 1)+"/v1/echo", grant)},
+		{"probe", srv.URL + "/v1/loop", "too many redirects"},
+		{"probe", srv.URL + "/v1/hop/6", "too many redirects"},
+		{"probe", srv.URL + "/v1/big", "response body over 4 MiB"},
+		{"probe", srv.URL + "/v1/..%2fadmin", "http.request: invalid url \"" + srv.URL + "/v1/..%2fadmin\": an encoded slash or backslash in the path"},
+		{"probe", "file:///etc/passwd", deny("probe", "raw11", "file:///etc/passwd", grant)},
+	} {
+		if got := probe(t, rt, tc.tool, "http.request", map[string]any{"url": tc.url}); got != denied(tc.want) {
+			t.Errorf("%s %s = %s, want %s", tc.tool, tc.url, got, denied(tc.want))
+		}
+	}
+	adminMu.Lock()
+	if adminHits != 0 {
+		t.Errorf("the ungranted /admin was fetched %d times", adminHits)
+	}
+	adminMu.Unlock()
+	if got := probe(t, rt, "probe", "http.request", map[string]any{"url": srv.URL + "/v1/echo", "body": "a", "bodyBase64": "YQ=="}); got != denied("http.request: give body or bodyBase64, not both") {
+		t.Errorf("both bodies = %s", got)
+	}
+}
+
+func TestABI11ToolCall(t *testing.T) {
+	dir, home := rawProject(t,
+		rawEntry{name: "raw11", grants: `tools = ["ls", "read", "grep", "find", "probe", "bprobe"]`, config: `block = "grep"`},
+		rawEntry{name: "guard", config: "prefix = \"g\"\nblock = \"read\"\nask = \"find\""},
+		rawEntry{name: "b", grants: `tools = ["probe"]`, config: `prefix = "b"`},
+	)
+	write(t, filepath.Join(dir, "notes.txt"), "hello notes")
+	rt := openRT(t, Options{Cwd: dir, PIHome: home, Trust: true})
+	type answer struct {
+		OK     bool `json:"ok"`
+		Result struct {
+			Content []struct{ Text string } `json:"content"`
+			IsError bool                    `json:"isError"`
+		} `json:"result"`
+	}
+	call := func(name string, input any) (answer, string) {
+		t.Helper()
+		raw := probe(t, rt, "probe", "tool.call", map[string]any{"name": name, "input": input})
+		var a answer
+		json.Unmarshal([]byte(raw), &a)
+		return a, raw
+	}
+	if a, raw := call("ls", map[string]any{}); !a.OK || a.Result.IsError || !strings.Contains(a.Result.Content[0].Text, "notes.txt") {
+		t.Errorf("granted ls = %s", raw)
+	}
+	// Blocked by another extension's hook: an ordinary answer with the reason.
+	if _, raw := call("read", map[string]any{"path": "notes.txt"}); raw != `{"ok":true,"result":{"content":[{"type":"text","text":"raw11 blocks read"}],"isError":true}}` {
+		t.Errorf("a blocked call = %s", raw)
+	}
+	// The caller's own tool_call hook (which blocks grep) is skipped.
+	if a, raw := call("grep", map[string]any{"pattern": "hello", "path": "."}); !a.OK || a.Result.IsError || !strings.Contains(raw, "hello notes") {
+		t.Errorf("grep, blocked only by the caller's own hook = %s", raw)
+	}
+	// Another extension asks: a guest never waits for a person.
+	if _, raw := call("find", map[string]any{"pattern": "*.txt"}); !strings.Contains(raw, "needs approval: may find run? (run interactively, or pass --yes)") || !strings.Contains(raw, `"isError":true`) {
+		t.Errorf("an ask in tool.call = %s", raw)
+	}
+	// Validation runs as for the model's calls.
+	if _, raw := call("read", map[string]any{"nope": 1}); !strings.Contains(raw, "Validation failed") {
+		t.Errorf("invalid input = %s", raw)
+	}
+	for _, tc := range []struct {
+		tool string
+		in   map[string]any
+		want string
+	}{
+		{"probe", map[string]any{"name": "bash", "input": map[string]any{"command": "id"}}, `permission denied: extension raw11 may not call tool "bash" (grants.tools: ls, read, grep, find, probe, bprobe)`},
+		{"gprobe", map[string]any{"name": "ls"}, `permission denied: extension guard may not call tool "ls" (grants.tools: none)`},
+		{"probe", map[string]any{"name": "probe", "input": map[string]any{}}, `extension raw11 cannot call its own tool "probe"`},
+		{"probe", map[string]any{"name": "ls", "input": []int{1}}, "tool.call: input must be a JSON object"},
+	} {
+		if got := probe(t, rt, tc.tool, "tool.call", tc.in); got != denied(tc.want) {
+			t.Errorf("%s tool.call %v = %s, want %s", tc.tool, tc.in, got, denied(tc.want))
+		}
+	}
+	// raw11 -> b's bprobe -> raw11's probe: raw11 waits for the call.
+	inner := map[string]any{"method": "tool.call", "params": map[string]any{"name": "probe", "input": map[string]any{}}}
+	_, raw := call("bprobe", inner)
+	if !strings.Contains(raw, `extension b cannot call tool \\\"probe\\\": its extension raw11 is waiting for this call`) {
+		t.Errorf("a call back into the waiting caller = %s", raw)
+	}
+
+	// With --yes, the ask is approved; a block still blocks.
+	rt.Close()
+	rt = openRT(t, Options{Cwd: dir, PIHome: home, Trust: true, Yes: true})
+	if a, raw := call("find", map[string]any{"pattern": "*.txt"}); !a.OK || a.Result.IsError || !strings.Contains(raw, "notes.txt") {
+		t.Errorf("an ask with --yes = %s", raw)
+	}
+	if _, raw := call("read", map[string]any{"path": "notes.txt"}); !strings.Contains(raw, "raw11 blocks read") {
+		t.Errorf("a block with --yes = %s", raw)
+	}
+}
+
+// TestABI11ToolCallDepth: tool.call nests at most 3 deep.
+func TestABI11ToolCallDepth(t *testing.T) {
+	dir, home := rawProject(t,
+		rawEntry{name: "a", grants: `tools = ["bprobe"]`, config: `prefix = "a"`},
+		rawEntry{name: "b", grants: `tools = ["cprobe"]`, config: `prefix = "b"`},
+		rawEntry{name: "c", grants: `tools = ["dprobe"]`, config: `prefix = "c"`},
+		rawEntry{name: "d", grants: `tools = ["ls"]`, config: `prefix = "d"`},
+	)
+	rt := openRT(t, Options{Cwd: dir, PIHome: home, Trust: true})
+	nest := func(tool string, input any) map[string]any {
+		return map[string]any{"method": "tool.call", "params": map[string]any{"name": tool, "input": input}}
+	}
+	// a -> b -> c -> d: three nested calls, d's ls would be the fourth.
+	deep := nest("bprobe", nest("cprobe", nest("dprobe", nest("ls", map[string]any{}))))
+	raw := probe(t, rt, "aprobe", deep["method"].(string), deep["params"])
+	if !strings.Contains(raw, `tool.call nested deeper than 3`) {
+		t.Errorf("4 nested calls = %s", raw)
+	}
+	// Three are fine: c's ls.
+	write(t, filepath.Join(dir, "here.txt"), "")
+	rt.Close()
+	dir2, home2 := rawProject(t,
+		rawEntry{name: "a", grants: `tools = ["bprobe"]`, config: `prefix = "a"`},
+		rawEntry{name: "b", grants: `tools = ["cprobe"]`, config: `prefix = "b"`},
+		rawEntry{name: "c", grants: `tools = ["ls"]`, config: `prefix = "c"`},
+	)
+	write(t, filepath.Join(dir2, "here.txt"), "")
+	rt = openRT(t, Options{Cwd: dir2, PIHome: home2, Trust: true})
+	three := nest("bprobe", nest("cprobe", nest("ls", map[string]any{})))
+	if raw := probe(t, rt, "aprobe", "tool.call", three["params"]); !strings.Contains(raw, "here.txt") || strings.Contains(raw, "deeper") {
+		t.Errorf("3 nested calls = %s", raw)
+	}
+}
+
+func TestABI11UIAndSession(t *testing.T) {
+	dir, home := rawProject(t, rawEntry{name: "raw11"})
+	logs := &syncBuf{}
+	rt := openRT(t, Options{Cwd: dir, PIHome: home, Trust: true, LogOutput: logs, LogLevel: "info"})
+	if got := probe(t, rt, "probe", "ui.notify", map[string]any{"message": "tests pass"}); got != `{"ok":true,"result":{}}` {
+		t.Errorf("notify = %s", got)
+	}
+	if !strings.Contains(logs.String(), "notify: tests pass") {
+		t.Errorf("notify without a person is not logged:\n%s", logs.String())
+	}
+	if got := probe(t, rt, "probe", "ui.confirm", map[string]any{"title": "T", "message": "M"}); got != `{"ok":true,"result":{"confirmed":false,"reason":"no-ui"}}` {
+		t.Errorf("confirm without a person = %s", got)
+	}
+	if got := probe(t, rt, "probe", "ui.notify", map[string]any{"message": "x", "level": "loud"}); got != denied(`ui.notify: level "loud" must be info, warning or error`) {
+		t.Errorf("bad level = %s", got)
+	}
+	for _, m := range []string{"session.append", "session.entries"} {
+		if got := probe(t, rt, "probe", m, map[string]any{"customType": "x", "data": 1}); got != denied("no session") {
+			t.Errorf("%s = %s", m, got)
+		}
+	}
+	if got := probe(t, rt, "probe", "net.open", map[string]any{}); !strings.Contains(got, `unknown host method \"net.open\"`) {
+		t.Errorf("unknown method = %s", got)
+	}
+	rt.Close()
+
+	ui := &testUI{answer: true}
+	rt = openRT(t, Options{Cwd: dir, PIHome: home, Trust: true, Mode: ModeInteractive, UI: ui})
+	if got := probe(t, rt, "probe", "ui.confirm", map[string]any{"title": "Deploy", "message": "now?"}); got != `{"ok":true,"result":{"confirmed":true}}` {
+		t.Errorf("confirm yes = %s", got)
+	}
+	probe(t, rt, "probe", "ui.notify", map[string]any{"message": "careful", "level": "warning"})
+	ui.mu.Lock()
+	ui.wait = true
+	if !slices.Equal(ui.question, []string{"raw11 Deploy now?"}) || !slices.Equal(ui.notices, []string{"raw11 warning careful"}) {
+		t.Errorf("the person saw %q and %q", ui.question, ui.notices)
+	}
+	ui.mu.Unlock()
+	if got := probe(t, rt, "probe", "ui.confirm", map[string]any{"title": "T", "message": "M", "timeoutMs": 50}); got != `{"ok":true,"result":{"confirmed":false,"reason":"timeout"}}` {
+		t.Errorf("confirm timeout = %s", got)
+	}
+}
+
+// scripted returns a provider that answers the turns, each a text.
+func scripted(t *testing.T, turns ...string) *llm.Scripted {
+	t.Helper()
+	var s llm.Script
+	for _, x := range turns {
+		s.Turns = append(s.Turns, llm.ScriptTurn{Text: x})
+	}
+	return llm.NewScripted(s)
+}
+
+func userTexts(msgs []llm.Message) []string {
+	var out []string
+	for _, m := range msgs {
+		if m.Role == llm.RoleUser {
+			for _, c := range m.Content {
+				out = append(out, c.Text)
+			}
+		}
+	}
+	return out
+}
+
+func TestABI11SubmitInputCommandsAndStartHooks(t *testing.T) {
+	dir, home := rawProject(t, rawEntry{name: "raw11", config: "inputSecret = \"sk-\"\ninputSuffix = \" (tested)\"\nsystem = \"Project brief: a Go service.\"\ncontext = \"The build is make.\"\nevents = [\"message_end\", \"agent_end\"]"})
+	rt := openRT(t, Options{Cwd: dir, PIHome: home, Trust: true})
+	p := scripted(t, "one", "two", "three", "four")
+	ag, err := rt.NewAgent(AgentOptions{Provider: p})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var shown []string
+	opts := SubmitOptions{Show: func(s string) { shown = append(shown, s) }}
+	ctx := context.Background()
+
+	// A secret never reaches the model.
+	s, err := rt.Submit(ctx, ag, Prompt{Text: "my key is sk-123"}, opts)
+	if err != nil || s.Handled != "raw11" || s.Result != nil || len(p.Requests()) != 0 || !slices.Equal(shown, []string{"refused: the prompt holds a secret"}) {
+		t.Fatalf("a refused prompt: %+v, %v, %d requests, shown %q", s, err, len(p.Requests()), shown)
+	}
+	// A prompt goes through the input hook (replaced) and before_agent_start.
+	s, err = rt.Submit(ctx, ag, Prompt{Text: "fix it"}, opts)
+	if err != nil || s.Result == nil || s.Result.Text != "one" {
+		t.Fatalf("a prompt: %+v, %v", s, err)
+	}
+	req := p.Requests()[0]
+	if !strings.HasSuffix(req.SystemPrompt, "\n\nProject brief: a Go service.") {
+		t.Errorf("system prompt does not end with the appended brief:\n%s", req.SystemPrompt)
+	}
+	if got := userTexts(req.Messages); !slices.Equal(got, []string{"The build is make.", "fix it (tested)"}) {
+		t.Errorf("the model got user messages %q", got)
+	}
+	// A command (after the input hooks ran on the raw line): its text is
+	// shown, nothing goes to the model.
+	shown = nil
+	s, err = rt.Submit(ctx, ag, Prompt{Text: "/raw  hello   world "}, opts)
+	if err != nil || s.Command != "raw" || s.Result != nil || !slices.Equal(shown, []string{"raw: hello   world  (tested)"}) || len(p.Requests()) != 1 {
+		t.Errorf("/raw: %+v, %v, shown %q", s, err, shown)
+	}
+	// A command's prompt goes to the model after its text is shown, without
+	// passing the input hooks again.
+	shown = nil
+	s, err = rt.Submit(ctx, ag, Prompt{Text: "/raw ask plan the release"}, opts)
+	if err != nil || s.Result == nil || s.Result.Text != "two" || !slices.Equal(shown, []string{"raw: ask plan the release (tested)"}) {
+		t.Errorf("/raw ask: %+v, %v, shown %q", s, err, shown)
+	}
+	if got := userTexts(p.Requests()[1].Messages); got[len(got)-1] != "plan the release (tested)" {
+		t.Errorf("the command's prompt reached the model as %q", got)
+	}
+	// An unknown /x: said so interactively; sent to the model with -p.
+	shown = nil
+	s, err = rt.Submit(ctx, ag, Prompt{Text: "/nope x"}, SubmitOptions{Interactive: true, Show: opts.Show})
+	if err != nil || s.Result != nil || !slices.Equal(shown, []string{"unknown command /nope (see /help)"}) {
+		t.Errorf("interactive /nope: %+v, %v, shown %q", s, err, shown)
+	}
+	s, err = rt.Submit(ctx, ag, Prompt{Text: "/tmp/x.txt what is it"}, SubmitOptions{Interactive: true, Show: opts.Show})
+	if err != nil || s.Result == nil {
+		t.Errorf("a path is no command: %+v, %v", s, err)
+	}
+	s, err = rt.Submit(ctx, ag, Prompt{Text: "/nope x"}, opts)
+	if err != nil || s.Result == nil {
+		t.Errorf("-p /nope goes to the model: %+v, %v", s, err)
+	}
+	// /help lists the built-in and the extension's commands; /exit ends.
+	shown = nil
+	rt.Submit(ctx, ag, Prompt{Text: "/help"}, opts)
+	if len(shown) != 1 || !strings.Contains(shown[0], "/help") || !strings.Contains(shown[0], "/raw ARGS") || !strings.Contains(shown[0], "echo the arguments (extension raw11)") {
+		t.Errorf("/help = %q", shown)
+	}
+	if s, _ := rt.Submit(ctx, ag, Prompt{Text: "/exit"}, SubmitOptions{Interactive: true}); !s.Exit {
+		t.Errorf("/exit = %+v", s)
+	}
+	// Events: only the subscribed types, and message_end of the assistant's
+	// messages only.
+	res, _ := rt.CallTool(ctx, "facts", "c", json.RawMessage(`{}`), nil)
+	var f struct{ Events []string }
+	json.Unmarshal([]byte(res.Text()), &f)
+	for _, ev := range f.Events {
+		if ev != "message_end:assistant" && ev != "agent_end" {
+			t.Errorf("the extension got event %q", ev)
+		}
+	}
+	if !slices.Contains(f.Events, "message_end:assistant") || !slices.Contains(f.Events, "agent_end") {
+		t.Errorf("events = %q", f.Events)
+	}
+}
+
+func TestABI11InputHookFaultFailsClosed(t *testing.T) {
+	dir, home := rawProject(t, rawEntry{name: "raw11", config: "inputCrash = true"})
+	rt := openRT(t, Options{Cwd: dir, PIHome: home, Trust: true})
+	p := scripted(t, "one")
+	ag, _ := rt.NewAgent(AgentOptions{Provider: p})
+	// Each fault keeps the prompt away; the third disables the extension,
+	// which keeps prompts away for good.
+	for i := 1; i <= 4; i++ {
+		_, err := rt.Submit(context.Background(), ag, Prompt{Text: "hi"}, SubmitOptions{})
+		if err == nil || !strings.Contains(err.Error(), "the prompt was not sent") || len(p.Requests()) != 0 {
+			t.Errorf("prompt %d with a failing input hook: %v, %d requests", i, err, len(p.Requests()))
+		}
+		if i == 4 && !strings.Contains(err.Error(), "disabled") {
+			t.Errorf("after 3 faults: %v", err)
+		}
+	}
+}
+
+func TestABI11StopCannotLoopForever(t *testing.T) {
+	dir, home := rawProject(t, rawEntry{name: "raw11", config: "stopContinues = 100"})
+	var warnings []string
+	rt := openRT(t, Options{Cwd: dir, PIHome: home, Trust: true, OnWarning: func(w string) { warnings = append(warnings, w) }})
+	p := scripted(t, "a", "b", "c", "d", "e", "f", "g", "h")
+	ag, _ := rt.NewAgent(AgentOptions{Provider: p})
+	res, err := ag.Prompt(context.Background(), "go")
+	if err != nil || res.Text != "d" || res.Turns != 4 || len(p.Requests()) != 4 {
+		t.Fatalf("run = %+v, %v, %d requests", res, err, len(p.Requests()))
+	}
+	if !slices.Equal(warnings, []string{"stop hooks continued the run 3 times; ending it"}) {
+		t.Errorf("warnings %q", warnings)
+	}
+	if got := userTexts(p.Requests()[3].Messages); !slices.Equal(got, []string{"go", "keep going (1)", "keep going (2)", "keep going (3)"}) {
+		t.Errorf("the model got %q", got)
+	}
+	// The cap is per prompt: the next prompt may be continued again.
+	res, err = ag.Prompt(context.Background(), "again")
+	if err != nil || res.Turns != 4 || res.Text != "h" || len(warnings) != 2 {
+		t.Errorf("second prompt = %+v, %v", res, err)
+	}
+	// --max-turns ends a run without asking the stop hooks.
+	rt2 := openRT(t, Options{Cwd: dir, PIHome: home, Trust: true})
+	p2 := scripted(t, "a", "b")
+	ag2, _ := rt2.NewAgent(AgentOptions{Provider: p2, MaxTurns: 1})
+	if res, _ := ag2.Prompt(context.Background(), "go"); res.Turns != 1 || len(p2.Requests()) != 1 {
+		t.Errorf("max turns 1 with a stop hook: %+v", res)
+	}
+	_ = agent.MaxStopContinues
+}
+
+func TestABI11LoadErrors(t *testing.T) {
+	// Two extensions with the same command.
+	dir, home := rawProject(t, rawEntry{name: "one"}, rawEntry{name: "two", config: `prefix = ""`})
+	_, err := Open(context.Background(), Options{Cwd: dir, PIHome: home, Trust: true})
+	if err == nil || !strings.Contains(err.Error(), "command /raw of extension two clashes with command /raw of extension one") {
+		t.Errorf("a command clash: %v", err)
+	}
+	// A command named like a built-in one.
+	dir, home = rawProject(t, rawEntry{name: "one", config: `prefix = "he"`})
+	write(t, filepath.Join(dir, "x"), "")
+	// prefix "he" makes /heraw and /heprobe; a prefix that makes /help:
+	dir, home = rawProject(t, rawEntry{name: "one", config: `prefix = "hel"`})
+	if rt, err := Open(context.Background(), Options{Cwd: dir, PIHome: home, Trust: true}); err != nil {
+		t.Errorf("prefix hel: %v", err)
+	} else {
+		rt.Close()
+	}
+	// The config does not match the configSchema.
+	dir, home = rawProject(t, rawEntry{name: "one", config: "greeting = 5\nschema = { type = \"object\", properties = { greeting = { type = \"string\" } } }"})
+	_, err = Open(context.Background(), Options{Cwd: dir, PIHome: home, Trust: true})
+	if err == nil || !strings.Contains(err.Error(), "extensions[0].config.greeting: expected string, got number") || !strings.Contains(err.Error(), filepath.Join(dir, "pi.toml")) {
+		t.Errorf("a config against its schema: %v", err)
+	}
+	dir, home = rawProject(t, rawEntry{name: "one", config: "greeting = \"hi\"\nschema = { type = \"object\", properties = { greeting = { type = \"string\" } } }"})
+	if rt, err := Open(context.Background(), Options{Cwd: dir, PIHome: home, Trust: true}); err != nil {
+		t.Errorf("a config that matches: %v", err)
+	} else {
+		rt.Close()
+	}
+}
+
+// barrierUI answers ui.confirm only once n questions are waiting: two
+// guests that ask it are then both inside a call at the same time.
+type barrierUI struct {
+	mu      sync.Mutex
+	n       int
+	waiting int
+	all     chan struct{}
+}
+
+func (u *barrierUI) Notify(string, string, string) {}
+
+func (u *barrierUI) Confirm(ctx context.Context, _, _, _ string) (bool, error) {
+	u.mu.Lock()
+	u.waiting++
+	if u.waiting == u.n {
+		close(u.all)
+	}
+	u.mu.Unlock()
+	select {
+	case <-u.all:
+		return true, nil
+	case <-ctx.Done():
+		return false, ctx.Err()
+	}
+}
+
+// TestABI11CrossToolCallsDoNotHang: extensions a and b, both inside a
+// call at once (a barrier in ui.confirm makes sure), each call the other's
+// tool, which must wait for the other's instance: every wait is bounded by
+// the caller's deadline, so both calls come back, failed or timed out,
+// instead of hanging.
+func TestABI11CrossToolCallsDoNotHang(t *testing.T) {
+	dir, home := rawProject(t,
+		rawEntry{name: "a", grants: `tools = ["bprobe"]`, limits: "timeout_ms = 2000", config: "prefix = \"a\"\nnoToolCall = true"},
+		rawEntry{name: "b", grants: `tools = ["aprobe"]`, limits: "timeout_ms = 2000", config: "prefix = \"b\"\nnoToolCall = true"},
+	)
+	ui := &barrierUI{n: 2, all: make(chan struct{})}
+	rt := openRT(t, Options{Cwd: dir, PIHome: home, Trust: true, Mode: ModeInteractive, UI: ui})
+	seq := func(other string) json.RawMessage {
+		b, _ := json.Marshal(map[string]any{"calls": []any{
+			map[string]any{"method": "ui.confirm", "params": map[string]any{"title": "t", "message": "m"}},
+			map[string]any{"method": "tool.call", "params": map[string]any{"name": other, "input": map[string]any{"method": "ui.notify", "params": map[string]any{"message": "hi"}}}},
+		}})
+		return b
+	}
+	type out struct {
+		res string
+		err error
+	}
+	done := make(chan out, 2)
+	for _, c := range [][2]string{{"aseq", "bprobe"}, {"bseq", "aprobe"}} {
+		go func() {
+			res, err := rt.CallTool(context.Background(), c[0], "c", seq(c[1]), nil)
+			done <- out{res.Text(), err}
+		}()
+	}
+	for range 2 {
+		o := <-done
+		if o.err != nil {
+			t.Errorf("CallTool: %v", o.err)
+		}
+		if !strings.Contains(o.res, "it stayed busy with another call") && !strings.Contains(o.res, "timed out") {
+			t.Errorf("a cross call ended with %q; want it failed on the busy instance or timed out", o.res)
+		}
+	}
+	select {
+	case <-ui.all: // both were inside their calls at once
+	default:
+		t.Error("the two calls never overlapped")
+	}
+}
+
+// TestInstallConfigCheck: the install transaction's configSchema check:
+// a wrong type refuses, a missing required key is a note naming the flag.
+func TestInstallConfigCheck(t *testing.T) {
+	info := ExtensionInfo{ConfigSchema: json.RawMessage(`{"type":"object","properties":{"command":{"type":"string"},"n":{"type":"integer"}},"required":["command"],"additionalProperties":false}`)}
+	notes, err := checkInstallConfig(info, nil, "/p/pi.toml")
+	if err != nil || len(notes) != 1 || !strings.Contains(notes[0], "config key command: give it with --ext-config command=VALUE") {
+		t.Errorf("missing required key: %q, %v", notes, err)
+	}
+	_, err = checkInstallConfig(info, map[string]any{"command": "x", "n": "five"}, "/p/pi.toml")
+	if err == nil || !strings.Contains(err.Error(), "extensions.config.n: expected integer, got string") {
+		t.Errorf("wrong type: %v", err)
+	}
+	_, err = checkInstallConfig(info, map[string]any{"command": "x", "other": 1}, "/p/pi.toml")
+	if err == nil || !strings.Contains(err.Error(), "extensions.config.other: unknown key") {
+		t.Errorf("unknown key: %v", err)
+	}
+	if notes, err := checkInstallConfig(ExtensionInfo{}, map[string]any{"x": 1}, "/p/pi.toml"); notes != nil || err != nil {
+		t.Errorf("no schema: %q, %v", notes, err)
+	}
+}
+
+// TestABI11DefaultEvents: a guest that names no events gets the six of
+// ABI 1.0 and nothing new.
+func TestABI11DefaultEvents(t *testing.T) {
+	dir, home := rawProject(t, rawEntry{name: "raw11"})
+	rt := openRT(t, Options{Cwd: dir, PIHome: home, Trust: true})
+	p := llm.NewScripted(llm.Script{Turns: []llm.ScriptTurn{{ToolCalls: []llm.ScriptToolCall{{Name: "read", Arguments: json.RawMessage(`{"path":"pi.toml"}`)}}}, {Text: "ok"}}})
+	ag, _ := rt.NewAgent(AgentOptions{Provider: p})
+	if _, err := ag.Prompt(context.Background(), "go"); err != nil {
+		t.Fatal(err)
+	}
+	res, _ := rt.CallTool(context.Background(), "facts", "c", json.RawMessage(`{}`), nil)
+	var f struct{ Events []string }
+	json.Unmarshal([]byte(res.Text()), &f)
+	seen := map[string]bool{}
+	for _, e := range f.Events {
+		seen[e] = true
+	}
+	for _, want := range []string{"agent_start", "agent_end", "turn_start", "turn_end", "tool_execution_start", "tool_execution_end"} {
+		if !seen[want] {
+			t.Errorf("default events lack %s: %q", want, f.Events)
+		}
+		delete(seen, want)
+	}
+	if len(seen) != 0 {
+		t.Errorf("default events include %v", seen)
+	}
+}
+
+// TestABI11ToolCallResultsAreRedacted: what a guest gets back from
+// tool.call has the model's API key redacted, as the model's results do.
+func TestABI11ToolCallResultsAreRedacted(t *testing.T) {
+	const key = "sk-abi11-secret-0123456789"
+	dir, home := rawProject(t, rawEntry{name: "raw11", grants: `tools = ["bash"]`})
+	rt := openRT(t, Options{Cwd: dir, PIHome: home, Trust: true, Model: ModelOptions{APIKey: key}})
+	got := probe(t, rt, "probe", "tool.call", map[string]any{"name": "bash", "input": map[string]any{"command": "printf '%s' " + key}})
+	if strings.Contains(got, key) || !strings.Contains(got, "[REDACTED]") {
+		t.Errorf("tool.call bash answered %s", got)
+	}
+}
