@@ -156,8 +156,15 @@ func (a *Agent) refresh() {
 		return
 	}
 	a.mu.Lock()
+	base := a.cfg.SystemPrompt
 	a.setTools(ts.Tools)
 	a.cfg.SystemPrompt = ts.SystemPrompt
+	// The run's system prompt is the base one as a before_agent_start hook
+	// left it: a hook that extended the base keeps its addition on the new
+	// base; one that replaced it keeps its own.
+	if rest, ok := strings.CutPrefix(a.runSystem, base); ok {
+		a.runSystem = ts.SystemPrompt + rest
+	}
 	a.mu.Unlock()
 	a.logger.Debug("tools changed", "tools", len(ts.Tools))
 }
