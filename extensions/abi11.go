@@ -49,6 +49,16 @@ type SessionEntry struct {
 	Data       json.RawMessage
 }
 
+// The modes an extension's init is told (Options.Mode), the wire's values.
+const (
+	ModeInteractive = abi.ModeInteractive
+	ModePrint       = abi.ModePrint
+	ModeJSON        = abi.ModeJSON
+	ModeRPC         = abi.ModeRPC
+	ModeTool        = abi.ModeTool
+	ModeInspect     = abi.ModeInspect
+)
+
 // BuiltinCommands are the names of pi's own slash commands; an extension
 // command with one of these names is a load error.
 var BuiltinCommands = []string{"help", "exit", "quit", "new", "resume", "session", "name", "fork", "compact", "model", "tools", "ext", "permissions"}

@@ -94,12 +94,12 @@ func TestAskModes(t *testing.T) {
 		t.Errorf("-p --yes: exit %d\n%s", code, out)
 	}
 	out, _, code = run1([]string{"--interactive"}, "list\ny\n")
-	if code != 0 || !strings.Contains(out, "? read: may read run?") || !strings.Contains(out, "file-content-xyz") {
+	if code != 0 || !strings.Contains(out, "may read run?\n  allow? [y]es / [N]o / [a]lways") || !strings.Contains(out, "file-content-xyz") {
 		t.Errorf("interactive, answered y: exit %d\n%s", code, out)
 	}
 	dir, sc = rawProjectDir(t, `ask = "read"`, script)
 	out, _, code = run1([]string{"--interactive"}, "list\n\n")
-	if code != 0 || !strings.Contains(out, "? read: may read run?") || !strings.Contains(out, "the user did not approve it (may read run?)") || strings.Contains(out, "file-content-xyz") {
+	if code != 0 || !strings.Contains(out, "may read run?\n  allow? [y]es / [N]o / [a]lways") || !strings.Contains(out, "the user did not approve it (may read run?)") || strings.Contains(out, "file-content-xyz") {
 		t.Errorf("interactive, answered Enter: exit %d\n%s", code, out)
 	}
 }

@@ -8,7 +8,6 @@ import (
 	"slices"
 
 	"github.com/pi-go/pi/extensions"
-	"github.com/pi-go/pi/internal/abi"
 	"github.com/pi-go/pi/runtime/agent"
 	"github.com/pi-go/pi/runtime/config"
 	"github.com/pi-go/pi/runtime/tool"
@@ -21,12 +20,12 @@ import (
 
 // The modes of Options.Mode, as extensions are told them.
 const (
-	ModeInteractive = abi.ModeInteractive
-	ModePrint       = abi.ModePrint
-	ModeJSON        = abi.ModeJSON
-	ModeRPC         = abi.ModeRPC
-	ModeTool        = abi.ModeTool
-	ModeInspect     = abi.ModeInspect
+	ModeInteractive = extensions.ModeInteractive
+	ModePrint       = extensions.ModePrint
+	ModeJSON        = extensions.ModeJSON
+	ModeRPC         = extensions.ModeRPC
+	ModeTool        = extensions.ModeTool
+	ModeInspect     = extensions.ModeInspect
 )
 
 // UI is the person behind a front end, for extensions' ui.notify and

@@ -343,4 +343,3 @@ func TestMCPCloseEndsServersBeforeTheBashSweep(t *testing.T) {
 		}
 	}
 }
-
