@@ -56,6 +56,11 @@ type Config struct {
 	// OnReset is called when Run drops an earlier conversation, before
 	// the new one starts (a session starts a new branch).
 	OnReset func()
+	// OnDropPrompts is called after a run that failed at the provider
+	// removed the last n user messages from the conversation because the
+	// model never answered them (so the next request does not carry two
+	// user messages in a row); a session moves back to before them.
+	OnDropPrompts func(n int)
 }
 
 // RunResult is what a run produced.
@@ -90,6 +95,9 @@ type Agent struct {
 	// lastUsage is the usage of the latest model response (for the
 	// compaction threshold); zero after a compaction.
 	lastUsage llm.Usage
+	// steering and followUp are the queued user messages (queue.go).
+	steering, followUp         []llm.Message
+	steeringMode, followUpMode QueueMode
 
 	emitMu sync.Mutex // serializes OnEvent calls
 }
@@ -133,7 +141,7 @@ func New(cfg Config) *Agent {
 // result, returned too, then holds the messages so far, which the Agent
 // keeps).
 func (a *Agent) Run(ctx context.Context, prompt string) (*RunResult, error) {
-	return a.run(ctx, prompt, true)
+	return a.run(ctx, UserMessage(prompt), true)
 }
 
 // Prompt continues the conversation with a new user message, as Run does
@@ -143,7 +151,7 @@ func (a *Agent) Run(ctx context.Context, prompt string) (*RunResult, error) {
 //
 // As Run.
 func (a *Agent) Prompt(ctx context.Context, prompt string) (*RunResult, error) {
-	return a.run(ctx, prompt, false)
+	return a.run(ctx, UserMessage(prompt), false)
 }
 
 // SetMessages replaces the conversation (a resumed or compacted one).
@@ -169,7 +177,7 @@ func (a *Agent) Messages() []llm.Message {
 	return append([]llm.Message(nil), a.messages...)
 }
 
-func (a *Agent) run(ctx context.Context, prompt string, reset bool) (*RunResult, error) {
+func (a *Agent) run(ctx context.Context, user llm.Message, reset bool) (*RunResult, error) {
 	if a.cfg.Provider == nil {
 		return nil, errors.New("agent run: no provider configured")
 	}
@@ -183,6 +191,7 @@ func (a *Agent) run(ctx context.Context, prompt string, reset bool) (*RunResult,
 	if reset {
 		a.messages = nil
 	}
+	start := len(a.messages)
 	a.mu.Unlock()
 	defer func() {
 		a.mu.Lock()
@@ -193,13 +202,15 @@ func (a *Agent) run(ctx context.Context, prompt string, reset bool) (*RunResult,
 		a.cfg.OnReset()
 	}
 
-	user := llm.Message{Role: llm.RoleUser, Content: []tool.ContentBlock{tool.Text(prompt)}}
 	res := &RunResult{}
 	err := a.runOnce(ctx, &user, res)
-	if err != nil && a.cfg.Compaction.Compactor != nil && a.cfg.Compaction.Auto && ctx.Err() == nil && llm.IsContextOverflow(err) {
+	switch {
+	case err != nil && a.cfg.Compaction.Compactor != nil && a.cfg.Compaction.Auto && ctx.Err() == nil && llm.IsContextOverflow(err):
 		err = a.recoverOverflow(ctx, err, res)
-	} else if err == nil {
+	case err == nil:
 		a.autoCompact(ctx, res)
+	default:
+		a.dropUnanswered(start)
 	}
 	a.mu.Lock()
 	res.Messages = append([]llm.Message(nil), a.messages...)
@@ -234,6 +245,7 @@ func (a *Agent) loop(ctx context.Context, user *llm.Message, res *RunResult) err
 		a.appendMessages(*user)
 	}
 	first := res.Turns
+	var queued []llm.Message // steering or follow-up messages to deliver
 	for turn := first + 1; ; turn++ {
 		res.Turns = turn
 		a.emit(Event{Type: EventTurnStart, Turn: turn})
@@ -241,6 +253,12 @@ func (a *Agent) loop(ctx context.Context, user *llm.Message, res *RunResult) err
 			a.emit(Event{Type: EventMessageStart, Message: user})
 			a.emit(Event{Type: EventMessageEnd, Message: user})
 		}
+		for i := range queued {
+			a.appendMessages(queued[i])
+			a.emit(Event{Type: EventMessageStart, Message: &queued[i]})
+			a.emit(Event{Type: EventMessageEnd, Message: &queued[i]})
+		}
+		queued = nil
 		a.logger.Debug("model turn", "turn", turn)
 		msg, resp, err := a.stream(ctx)
 		if resp != nil {
@@ -272,6 +290,12 @@ func (a *Agent) loop(ctx context.Context, user *llm.Message, res *RunResult) err
 		a.emit(Event{Type: EventMessageEnd, Message: &msg, Usage: &usage, StopReason: resp.StopReason})
 		if len(msg.ToolCalls) == 0 {
 			a.emit(Event{Type: EventTurnEnd, Turn: turn, Message: &msg})
+			if a.cfg.MaxTurns > 0 && turn >= a.cfg.MaxTurns {
+				return nil // what is queued waits for the next run
+			}
+			if queued = a.nextDelivery(); len(queued) > 0 {
+				continue
+			}
 			return nil
 		}
 		results, terminate := a.executeBatch(ctx, msg.ToolCalls)
@@ -292,6 +316,7 @@ func (a *Agent) loop(ctx context.Context, user *llm.Message, res *RunResult) err
 			res.StopReason = StopMaxTurns
 			return nil
 		}
+		queued = a.takeQueued(true)
 	}
 }
 
@@ -335,7 +360,7 @@ func (a *Agent) stream(ctx context.Context) (msg llm.Message, resp *llm.Response
 		if err == nil {
 			err = errors.New("provider returned no response")
 		}
-		msg = llm.Message{Role: llm.RoleAssistant}
+		msg = llm.Message{Role: llm.RoleAssistant, Content: []tool.ContentBlock{}}
 		if text.Len() > 0 {
 			msg.Content = []tool.ContentBlock{tool.Text(text.String())}
 		}
@@ -359,6 +384,9 @@ func (a *Agent) stream(ctx context.Context) (msg llm.Message, resp *llm.Response
 // tool calls are dropped, as they will never get results.
 func (a *Agent) endPartial(msg llm.Message, stop llm.StopReason, err error, res *RunResult) {
 	msg.ToolCalls = nil
+	if msg.Content == nil {
+		msg.Content = []tool.ContentBlock{} // "content": [] in --mode json, never null
+	}
 	ev := Event{Type: EventMessageEnd, Message: &msg, StopReason: stop}
 	if err != nil {
 		ev.Error = err.Error()
