@@ -45,7 +45,7 @@ func (r *Runtime) NewAgent(o AgentOptions) (*agent.Agent, error) {
 	p := o.Provider
 	names := modelNames{provider: "custom", model: firstNonEmpty(o.ModelName, "custom")}
 	if p == nil {
-		s, err := ResolveModel(r.cfg, r.opts.Model)
+		s, err := ResolveModel(r.cfg, r.modelOptions())
 		if err != nil {
 			return nil, err
 		}
@@ -70,7 +70,8 @@ func (r *Runtime) NewAgent(o AgentOptions) (*agent.Agent, error) {
 		Tools: r.registry.ActiveDefinitions(), Cwd: r.cwd, AgentsMD: agentsMD,
 		Override: o.SystemPrompt, Append: o.AppendSystemPrompt, Now: time.Now(),
 	})
-	comp := &compactor{s: r.session, provider: p, keepRecent: cs.KeepRecentTokens}
+	sess := r.Session()
+	comp := &compactor{s: sess, provider: p, keepRecent: cs.KeepRecentTokens}
 	persist := &sessionSink{r: r, names: names}
 	next := o.OnEvent
 	sink := r.eventSink(func(ev agent.Event) {
@@ -83,27 +84,28 @@ func (r *Runtime) NewAgent(o AgentOptions) (*agent.Agent, error) {
 		Provider: p, Tools: tools, Hooks: r.hooks, SystemPrompt: sys,
 		Sequential: r.cfg.ToolExecution == "sequential", Logger: r.logger.Named("agent"),
 		OnEvent: sink, MaxTurns: o.MaxTurns,
-		Messages: session.ToLLM(r.session.Context()),
+		Messages: session.ToLLM(sess.Context()),
 		Compaction: agent.Compaction{
 			Compactor: comp, Auto: cs.Enabled, ContextWindow: cs.ContextWindow, ReserveTokens: cs.ReserveTokens,
 		},
-		OnReset: r.session.ResetLeaf,
+		OnReset:       sess.ResetLeaf,
+		OnDropPrompts: persist.dropPrompts,
 	})
-	if prov, model := r.session.Model(); prov != names.provider || model != names.model {
-		if _, err := r.session.AppendModelChange(names.provider, names.model); err != nil {
+	if prov, model := sess.Model(); prov != names.provider || model != names.model {
+		if _, err := sess.AppendModelChange(names.provider, names.model); err != nil {
 			r.logger.Warn("session: model change not recorded", "error", err.Error())
 		}
 	}
 	r.mu.Lock()
-	r.agent, r.compactor = ag, comp
+	r.agent, r.compactor, r.names = ag, comp, names
 	first := !r.started
 	r.started = true
-	r.mu.Unlock()
 	resumed := r.resumed
-	sink(agent.Event{Type: agent.EventSessionStart, SessionID: r.session.ID(), SessionFile: r.sessionFile(), Resumed: &resumed})
+	r.mu.Unlock()
+	sink(agent.Event{Type: agent.EventSessionStart, SessionID: sess.ID(), SessionFile: r.sessionFile(), Resumed: &resumed})
 	if first {
 		r.closers = append(r.closers, func() {
-			sink(agent.Event{Type: agent.EventSessionShutdown, SessionID: r.session.ID(), SessionFile: r.sessionFile()})
+			sink(agent.Event{Type: agent.EventSessionShutdown, SessionID: r.Session().ID(), SessionFile: r.sessionFile()})
 		})
 	}
 	return ag, nil

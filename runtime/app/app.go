@@ -74,6 +74,10 @@ type Options struct {
 	// Session says which session file keeps the conversation (see
 	// SessionOptions); nil keeps it in memory only.
 	Session *SessionOptions
+	// UI asks and tells the person in front of the front end (see UI).
+	// When Ask and Approve are nil, calls that need approval are asked
+	// about through it (AskFromUI).
+	UI UI
 }
 
 // ExtensionInfo describes a loaded extension: what its init declared and
@@ -111,14 +115,17 @@ type Runtime struct {
 	approvals *approvals
 
 	// session keeps the conversation (session.go); resumed says it
-	// existed before.
+	// existed before. Both change only through replaceSession, under mu.
 	session *session.Session
 	resumed bool
-	// mu guards agent and compactor: the agent NewAgent built last, for
-	// Compact.
+	// mu guards session, agent and compactor: the agent NewAgent built
+	// last, for Compact; and names, the model it talks to.
 	mu        sync.Mutex
 	agent     *agent.Agent
 	compactor *compactor
+	names     modelNames
+	// bashOpts are bash's options, for RunBash.
+	bashOpts builtin.BashOptions
 	// started: NewAgent ran (session_shutdown is then sent on Close).
 	started bool
 }
@@ -289,6 +296,7 @@ func (r *Runtime) registerTools(spawnHooks []tool.SpawnHook) error {
 		FullOutputMaxBytes: int64(bash.FullOutputMaxMB) << 20, Redactor: r.redactor,
 		DefaultTimeout: float64(cmp.Or(bash.DefaultTimeout, DefaultBashTimeout)),
 	}
+	r.bashOpts = bashOpts
 	for _, d := range builtin.Definitions(builtin.Options{Bash: bashOpts}) {
 		if err := r.registry.Register(d); err != nil {
 			return err
@@ -315,9 +323,13 @@ func (r *Runtime) registerTools(spawnHooks []tool.SpawnHook) error {
 	if r.policy = policy; policy != nil {
 		r.hooks.Permission = r.permissionFunc(policy)
 	}
-	if r.opts.Ask != nil && r.opts.Approve == nil {
+	ask := r.opts.Ask
+	if ask == nil && r.opts.UI != nil {
+		ask = AskFromUI(r.opts.UI)
+	}
+	if ask != nil && r.opts.Approve == nil {
 		r.approvals = &approvals{always: map[string]bool{}, pending: map[string][]string{}}
-		r.hooks.Approve = r.sessionApprove(r.opts.Ask)
+		r.hooks.Approve = r.sessionApprove(ask)
 	}
 	if r.opts.Yes {
 		r.hooks.Approve = func(context.Context, tool.ApprovalRequest) (bool, error) { return true, nil }

@@ -67,7 +67,7 @@ func ResolveModel(cfg *config.Config, o ModelOptions) (ModelSettings, error) {
 // Provider returns the OpenAI-compatible provider of the model settings
 // that Options.Model and pi.toml resolve to (see ResolveModel).
 func (r *Runtime) Provider() (llm.Provider, error) {
-	s, err := ResolveModel(r.cfg, r.opts.Model)
+	s, err := ResolveModel(r.cfg, r.modelOptions())
 	if err != nil {
 		return nil, err
 	}
