@@ -70,7 +70,7 @@ func cmdAgent(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	f.commonFlags.register(fs)
 	fs.BoolVar(&f.print, "p", false, "print mode: answer the prompt once and exit")
 	fs.BoolVar(&f.print, "print", false, "same as -p")
-	fs.StringVar(&f.mode, "mode", "text", "output `MODE`: text, or json (events as JSON lines)")
+	fs.StringVar(&f.mode, "mode", "text", "output `MODE`: text; json (events as JSON lines); rpc (commands on stdin, responses and events on stdout: docs/rpc.md)")
 	fs.StringVar(&f.model, "model", "", "model `NAME`")
 	fs.StringVar(&f.baseURL, "base-url", "", "OpenAI-compatible endpoint `URL` (e.g. http://localhost:11434/v1)")
 	fs.StringVar(&f.apiKey, "api-key", "", "API `KEY` (prefer the environment: see [model] api_key_env)")
@@ -88,8 +88,11 @@ func cmdAgent(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if err := f.sess.check(); err != nil {
 		return usageError(stderr, "", "%v", err)
 	}
-	if f.mode != "text" && f.mode != "json" {
-		return usageError(stderr, "", "--mode must be text or json, not %q", f.mode)
+	if f.mode != "text" && f.mode != "json" && f.mode != "rpc" {
+		return usageError(stderr, "", "--mode must be text, json or rpc, not %q", f.mode)
+	}
+	if f.mode == "rpc" {
+		return cmdRPC(&f, pos, stdin, stdout, stderr)
 	}
 	prompt := strings.Join(pos, " ")
 	if len(pos) > 0 && strings.HasPrefix(pos[0], "-") {
