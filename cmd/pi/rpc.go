@@ -12,6 +12,7 @@ import (
 	"os/signal"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 
 	"github.com/pi-go/pi/runtime/agent"
@@ -74,6 +75,9 @@ type rpcCommand struct {
 type activity struct {
 	cancel context.CancelFunc
 	done   chan struct{}
+	// ended: the run emitted agent_end (what follows, such as an
+	// auto-compaction, is short).
+	ended atomic.Bool
 }
 
 // rpcServer holds the state of an RPC session.
@@ -83,9 +87,14 @@ type rpcServer struct {
 	ui    *rpcUI
 	aopts app.AgentOptions
 
+	// mu guards the fields below. It is never held while calling an agent
+	// method that emits events (Steer, FollowUp, NewAgent...): the event
+	// sink runs under the agent's own lock.
 	mu      sync.Mutex
 	ag      *agent.Agent
 	run     *activity
+	// current is run, for the event sink (which must not take mu).
+	current atomic.Pointer[activity]
 	compact *activity
 	bash    *activity
 	// pendingBash are bash results that wait for the run to end to be
@@ -126,8 +135,17 @@ func cmdRPC(f *agentFlags, pos []string, stdin io.Reader, stdout, stderr io.Writ
 	errOut := rt.Redactor().Writer(stderr)
 	s := &rpcServer{rt: rt, out: out, ui: ui, aopts: app.AgentOptions{
 		SystemPrompt: f.systemPrompt, AppendSystemPrompt: f.appendPrompt, MaxTurns: f.maxTurns,
-		OnEvent: func(ev agent.Event) { out.write(ev) },
 	}}
+	s.aopts.OnEvent = func(ev agent.Event) {
+		if ev.Type == agent.EventAgentEnd {
+			// A client that saw agent_end may prompt at once (RpcClient's
+			// waitForIdle): from here on the run is not busy.
+			if a := s.current.Load(); a != nil {
+				a.ended.Store(true)
+			}
+		}
+		out.write(ev)
+	}
 	if f.script != "" {
 		sc, err := llm.LoadScript(f.script)
 		if err != nil {
@@ -280,13 +298,12 @@ func (s *rpcServer) dispatch(cmd rpcCommand) {
 			msg, err = userMessage(c.Message, c.Images)
 		}
 		if err == nil {
-			s.mu.Lock()
+			ag := s.agent()
 			if cmd.Type == "steer" {
-				s.ag.Steer(msg)
+				ag.Steer(msg)
 			} else {
-				s.ag.FollowUp(msg)
+				ag.FollowUp(msg)
 			}
-			s.mu.Unlock()
 		}
 		s.reply(cmd, nil, err)
 	case "abort":
@@ -363,13 +380,11 @@ func (s *rpcServer) dispatch(cmd rpcCommand) {
 			mode, err = agent.ParseQueueMode(c.Mode)
 		}
 		if err == nil {
-			s.mu.Lock()
 			if cmd.Type == "set_steering_mode" {
-				s.ag.SetQueueModes(mode, "")
+				s.agent().SetQueueModes(mode, "")
 			} else {
-				s.ag.SetQueueModes("", mode)
+				s.agent().SetQueueModes("", mode)
 			}
-			s.mu.Unlock()
 		}
 		s.reply(cmd, nil, err)
 	case "compact":
@@ -447,9 +462,18 @@ func userMessage(text string, images []content.Block) (llm.Message, error) {
 	return agent.UserMessage(text, images...), nil
 }
 
-// busyLocked reports whether a run or a compaction is going on (s.mu
-// held).
-func (s *rpcServer) busyLocked() bool { return s.run != nil || s.compact != nil }
+// busyLocked reports whether a run (before its agent_end) or a compaction
+// is going on; a run past its agent_end is waited for first (s.mu held;
+// it is released while waiting).
+func (s *rpcServer) busyLocked() bool {
+	for s.run != nil && s.run.ended.Load() {
+		done := s.run.done
+		s.mu.Unlock()
+		<-done
+		s.mu.Lock()
+	}
+	return s.run != nil || s.compact != nil
+}
 
 func (s *rpcServer) prompt(cmd rpcCommand) {
 	var c struct {
@@ -470,13 +494,14 @@ func (s *rpcServer) prompt(cmd rpcCommand) {
 		return
 	}
 	s.mu.Lock()
-	defer s.mu.Unlock()
+	ag := s.ag
 	if s.busyLocked() {
+		s.mu.Unlock()
 		switch c.StreamingBehavior {
 		case "steer":
-			s.ag.Steer(msg)
+			ag.Steer(msg)
 		case "followUp":
-			s.ag.FollowUp(msg)
+			ag.FollowUp(msg)
 		default:
 			s.reply(cmd, nil, errors.New("Agent is already processing. Specify streamingBehavior ('steer' or 'followUp') to queue the message."))
 			return
@@ -484,11 +509,12 @@ func (s *rpcServer) prompt(cmd rpcCommand) {
 		s.reply(cmd, nil, nil)
 		return
 	}
-	s.reply(cmd, nil, nil)
 	ctx, cancel := context.WithCancel(context.Background())
 	a := &activity{cancel: cancel, done: make(chan struct{})}
 	s.run = a
-	ag := s.ag
+	s.current.Store(a)
+	s.mu.Unlock()
+	s.reply(cmd, nil, nil)
 	s.background(func() {
 		defer close(a.done)
 		defer cancel()
@@ -496,9 +522,17 @@ func (s *rpcServer) prompt(cmd rpcCommand) {
 		ag.PromptMessage(ctx, msg)
 		s.mu.Lock()
 		s.run = nil
+		s.current.CompareAndSwap(a, nil)
 		s.flushBashLocked()
 		s.mu.Unlock()
 	})
+}
+
+// agent is the current agent.
+func (s *rpcServer) agent() *agent.Agent {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.ag
 }
 
 func (s *rpcServer) startCompact(cmd rpcCommand, instructions string) {
@@ -669,7 +703,7 @@ type rpcState struct {
 func (s *rpcServer) state() rpcState {
 	s.mu.Lock()
 	ag := s.ag
-	st := rpcState{ThinkingLevel: "off", IsStreaming: s.run != nil, IsCompacting: s.compact != nil}
+	st := rpcState{ThinkingLevel: "off", IsStreaming: s.run != nil && !s.run.ended.Load(), IsCompacting: s.compact != nil}
 	s.mu.Unlock()
 	if m, err := s.rt.Model(); err == nil {
 		st.Model = &m

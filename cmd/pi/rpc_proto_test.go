@@ -191,6 +191,7 @@ func TestRPCBusyAndQueues(t *testing.T) {
 		openaitest.Reply{ToolCalls: []openaitest.ToolCall{{Name: "bash", Arguments: fmt.Sprintf(`{"command":"while [ ! -e %s ]; do sleep 0.01; done"}`, sl)}}},
 		openaitest.Reply{Text: "steered"},
 		openaitest.Reply{Text: "followed"},
+		openaitest.Reply{Text: "right away"},
 	)
 	p := startRPC(t, "", "--no-session", "--base-url", srv.URL, "--model", "m", "--cwd", dir)
 	p.send(`{"id":"1","type":"prompt","message":"wait for the gate"}`)
@@ -216,8 +217,15 @@ func TestRPCBusyAndQueues(t *testing.T) {
 	if end["stopReason"] != "stop" {
 		t.Fatalf("agent_end %v", end)
 	}
+	// A client that saw agent_end may prompt at once (RpcClient's
+	// waitForIdle does): the prompt is accepted, not "already processing".
+	p.send(`{"id":"6","type":"prompt","message":"next"}`)
+	if r := p.response("6"); r["success"] != true {
+		t.Fatalf("prompt right after agent_end: %v", r)
+	}
+	p.expect("agent_end 2", isType("agent_end"))
 	reqs := srv.Requests()
-	if len(reqs) != 3 || !strings.HasSuffix(requestText(reqs[1]), "steer me") || !strings.HasSuffix(requestText(reqs[2]), "then this") {
+	if len(reqs) != 4 || !strings.HasSuffix(requestText(reqs[1]), "steer me") || !strings.HasSuffix(requestText(reqs[2]), "then this") {
 		t.Fatalf("%d requests; second ends %q", len(reqs), requestText(reqs[len(reqs)-1]))
 	}
 }
