@@ -61,12 +61,13 @@ type agentFlags struct {
 	interactive  bool
 	maxTurns     int
 	yes          bool
+	version      bool
 	sess         sessionFlags
 }
 
 func cmdAgent(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	var f agentFlags
-	fs := newFlagSet("pi", mainUsage+"\n"+agentUsage, stderr)
+	fs := newFlagSet("pi", mainUsage+"\n"+agentUsage, stdout, stderr)
 	f.commonFlags.register(fs)
 	fs.BoolVar(&f.print, "p", false, "print mode: answer the prompt once and exit")
 	fs.BoolVar(&f.print, "print", false, "same as -p")
@@ -80,10 +81,16 @@ func cmdAgent(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs.BoolVar(&f.interactive, "interactive", false, "interactive line mode even when stdin is not a terminal")
 	fs.IntVar(&f.maxTurns, "max-turns", 0, "stop after `N` model turns (0: no limit)")
 	fs.BoolVar(&f.yes, "yes", false, "approve the calls that extensions or permission rules ask about, without asking (never overrides a block)")
+	fs.BoolVar(&f.version, "version", false, "print the version and exit")
+	fs.BoolVar(&f.version, "v", false, "same as --version")
 	f.sess.register(fs)
-	pos, code, done := parseArgs(fs, args)
+	head, literal := cutDashDash(args)
+	pos, code, done := parseArgs(fs, head)
 	if done {
 		return code
+	}
+	if f.version {
+		return cmdVersion(nil, stdout, stderr)
 	}
 	if err := f.sess.check(); err != nil {
 		return usageError(stderr, "", "%v", err)
@@ -92,27 +99,12 @@ func cmdAgent(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return usageError(stderr, "", "--mode must be text, json or rpc, not %q", f.mode)
 	}
 	if f.mode == "rpc" {
-		return cmdRPC(&f, pos, stdin, stdout, stderr)
-	}
-	prompt := strings.Join(pos, " ")
-	if len(pos) > 0 && strings.HasPrefix(pos[0], "-") {
-		return usageError(stderr, "", "unknown flag %q", pos[0])
+		return cmdRPC(&f, append(pos, literal...), stdin, stdout, stderr)
 	}
 	interactive := f.interactive || (!f.print && f.mode == "text" && isTerminal(stdin))
-	if !interactive && prompt == "" {
-		if isTerminal(stdin) {
-			return usageError(stderr, "", "-p needs a prompt: pi -p \"PROMPT\"")
-		}
-		b, err := io.ReadAll(stdin)
-		if err != nil {
-			fmt.Fprintf(stderr, "pi: read prompt from stdin: %v\n", err)
-			return exitError
-		}
-		prompt = strings.TrimSpace(string(b))
-		if prompt == "" {
-			fmt.Fprintln(stderr, "pi: no prompt: pass one as an argument (pi -p \"PROMPT\") or on stdin.\nRun 'pi --help' for usage, or 'pi demo' for an offline demo.")
-			return exitUsage
-		}
+	prompts, code, ok := initialPrompts(&f, pos, literal, interactive, stdin, stderr)
+	if !ok {
+		return code
 	}
 
 	ctx, cancel := context.WithCancel(context.Background())
@@ -137,8 +129,7 @@ func cmdAgent(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	}
 	rt, err := app.Open(ctx, opts)
 	if err != nil {
-		fmt.Fprintf(stderr, "pi: %v\n", redact.New(f.apiKey).String(err.Error()))
-		return exitError
+		return openFailed(stderr, err, f.apiKey)
 	}
 	defer rt.Close()
 	askRedactor = rt.Redactor()
@@ -168,9 +159,9 @@ func cmdAgent(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return exitError
 	}
 	if interactive {
-		return interactiveLoop(ctx, ag, rt.Compact, prompt, lines, stdout, errOut)
+		return interactiveLoop(ctx, ag, rt.Compact, prompts, lines, stdout, errOut)
 	}
-	return printRun(ctx, ag, prompt, errOut)
+	return printRun(ctx, ag, prompts, errOut)
 }
 
 // resumePick handles -r: on a terminal it lists this directory's sessions
@@ -230,25 +221,30 @@ func isTerminalFile(f *os.File) bool {
 	return err == nil && st.Mode()&os.ModeCharDevice != 0
 }
 
-// printRun runs one prompt; Ctrl-C or SIGTERM cancels it.
-func printRun(parent context.Context, ag *agent.Agent, prompt string, stderr io.Writer) int {
+// printRun runs the prompts one after the other (each a run of its own);
+// Ctrl-C or SIGTERM cancels the one running, and a failed one stops the
+// rest.
+func printRun(parent context.Context, ag *agent.Agent, prompts []llm.Message, stderr io.Writer) int {
 	ctx, stop := signal.NotifyContext(parent, os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	res, err := ag.Prompt(ctx, prompt)
-	if err != nil {
-		fmt.Fprintf(stderr, "\npi: %v\n", err)
-		return exitError
-	}
-	if res.StopReason == llm.StopAborted {
-		fmt.Fprintln(stderr, "\npi: interrupted")
-		return 130
+	for _, p := range prompts {
+		res, err := ag.PromptMessage(ctx, p)
+		if err != nil {
+			fmt.Fprintf(stderr, "\npi: %v\n", err)
+			return exitError
+		}
+		if res.StopReason == llm.StopAborted {
+			fmt.Fprintln(stderr, "\npi: interrupted")
+			return 130
+		}
+		maxTurnsNotice(res, stderr)
 	}
 	return exitOK
 }
 
 // interactiveLoop reads prompts line by line. Ctrl-C cancels the running turn;
 // at the prompt it only reminds how to exit; Ctrl-D (end of input) exits.
-func interactiveLoop(parent context.Context, ag *agent.Agent, compact compactFunc, first string, lines *bufio.Scanner, stdout, stderr io.Writer) int {
+func interactiveLoop(parent context.Context, ag *agent.Agent, compact compactFunc, first []llm.Message, lines *bufio.Scanner, stdout, stderr io.Writer) int {
 	sigs := make(chan os.Signal, 1)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
 	defer signal.Stop(sigs)
@@ -277,8 +273,13 @@ func interactiveLoop(parent context.Context, ag *agent.Agent, compact compactFun
 	}()
 
 	fmt.Fprintln(stdout, "pi — type a request and press Enter; Ctrl-C cancels a turn, Ctrl-D exits.")
-	prompt := first
+	prompt, queued := "", first
 	for {
+		var msg *llm.Message // a prompt from the command line
+		if prompt == "" && len(queued) > 0 {
+			msg, queued = &queued[0], queued[1:]
+			prompt = messageText(*msg)
+		}
 		if prompt == "" {
 			fmt.Fprint(stdout, "> ")
 			if !lines.Scan() {
@@ -310,7 +311,11 @@ func interactiveLoop(parent context.Context, ag *agent.Agent, compact compactFun
 			prompt = ""
 			continue
 		}
-		res, err := ag.Prompt(ctx, prompt)
+		if msg == nil {
+			m := agent.UserMessage(prompt)
+			msg = &m
+		}
+		res, err := ag.PromptMessage(ctx, *msg)
 		mu.Lock()
 		cancelTurn = nil
 		mu.Unlock()
@@ -320,6 +325,8 @@ func interactiveLoop(parent context.Context, ag *agent.Agent, compact compactFun
 			fmt.Fprintf(stderr, "\npi: %v\n", err)
 		case res.StopReason == llm.StopAborted:
 			fmt.Fprintln(stderr, "\n(turn cancelled)")
+		default:
+			maxTurnsNotice(res, stderr)
 		}
 		prompt = ""
 	}

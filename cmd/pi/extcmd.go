@@ -44,12 +44,8 @@ from pi.toml and its copied .wasm file.
 `
 
 func cmdExt(args []string, stdout, stderr io.Writer) int {
-	if len(args) == 0 || args[0] == "--help" || args[0] == "-h" || args[0] == "help" {
-		fmt.Fprintln(stderr, strings.TrimSpace(extUsage))
-		if len(args) == 0 {
-			return exitUsage
-		}
-		return exitOK
+	if code, done := groupHelp(args, extUsage, stdout, stderr); done {
+		return code
 	}
 	switch args[0] {
 	case "install":
@@ -67,7 +63,7 @@ func cmdExtInstall(args []string, stdout, stderr io.Writer) int {
 	var cwd string
 	var grants stringList
 	var memoryMB, timeoutMS int
-	fs := newFlagSet("pi ext install", extUsage, stderr)
+	fs := newFlagSet("pi ext install", extUsage, stdout, stderr)
 	fs.BoolVar(&global, "global", false, "install into $PI_HOME instead of the project")
 	fs.BoolVar(&override, "override", false, "let its tools replace built-in tools of the same name")
 	fs.Var(&grants, "grant", "grant `KIND=VALUE` (fs=ro:PATH, fs=rw:PATH, exec=CMD, env=NAME); repeatable")
@@ -155,7 +151,7 @@ func describeGrants(g config.Grants) string {
 func cmdExtList(args []string, stdout, stderr io.Writer) int {
 	var asJSON bool
 	var cwd string
-	fs := newFlagSet("pi ext list", extUsage, stderr)
+	fs := newFlagSet("pi ext list", extUsage, stdout, stderr)
 	fs.BoolVar(&asJSON, "json", false, "print JSON")
 	fs.StringVar(&cwd, "cwd", "", "act as if run in `DIR`")
 	pos, code, done := parseArgs(fs, args)
@@ -202,7 +198,7 @@ func cmdExtList(args []string, stdout, stderr io.Writer) int {
 func cmdExtRemove(args []string, stdout, stderr io.Writer) int {
 	var global bool
 	var cwd string
-	fs := newFlagSet("pi ext remove", extUsage, stderr)
+	fs := newFlagSet("pi ext remove", extUsage, stdout, stderr)
 	fs.BoolVar(&global, "global", false, "remove from $PI_HOME/pi.toml instead of the project's")
 	fs.StringVar(&cwd, "cwd", "", "act as if run in `DIR`")
 	pos, code, done := parseArgs(fs, args)

@@ -127,8 +127,7 @@ func cmdRPC(f *agentFlags, pos []string, stdin io.Reader, stdout, stderr io.Writ
 	opts.UI = ui
 	rt, err := app.Open(ctx, opts)
 	if err != nil {
-		fmt.Fprintf(stderr, "pi: %v\n", redact.New(f.apiKey).String(err.Error()))
-		return exitError
+		return openFailed(stderr, err, f.apiKey)
 	}
 	defer rt.Close()
 	out.redactor = rt.Redactor()

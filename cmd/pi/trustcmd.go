@@ -34,7 +34,7 @@ func cmdTrust(args []string, stdout, stderr io.Writer, trust bool) int {
 		name = "untrust"
 	}
 	var cwd string
-	fs := newFlagSet("pi "+name, trustUsage, stderr)
+	fs := newFlagSet("pi "+name, trustUsage, stdout, stderr)
 	fs.StringVar(&cwd, "cwd", "", "the project `DIR` (default: the current folder)")
 	pos, code, done := parseArgs(fs, args)
 	if done {

@@ -13,7 +13,7 @@ var version = "0.1.0-dev"
 
 func cmdVersion(args []string, stdout, stderr io.Writer) int {
 	if len(args) > 0 && (args[0] == "--help" || args[0] == "-h") {
-		fmt.Fprintln(stderr, "Usage: pi version\n\nPrints pi's version, the Go version and platform it was built with, and the ABI version of extensions it runs.")
+		fmt.Fprintln(stdout, "Usage: pi version\n\nPrints pi's version, the Go version and platform it was built with, and the ABI version of extensions it runs.")
 		return exitOK
 	}
 	if len(args) > 0 {

@@ -30,7 +30,9 @@ type AgentOptions struct {
 }
 
 // NewAgent builds the agent loop with the active tools, the runtime's
-// hooks, the system prompt (with the project's AGENTS.md) and the events
+// hooks, the system prompt (with the context files: AGENTS.md or CLAUDE.md
+// in PI_HOME and in every folder from / down to the working directory, as
+// the reference agent loads them) and the events
 // sent on to the extensions, with the API key redacted. The agent goes on
 // from the session's conversation (a resumed session), writes every message
 // to the session, and compacts it by pi.toml's [compaction]; it emits
@@ -62,12 +64,12 @@ func (r *Runtime) NewAgent(o AgentOptions) (*agent.Agent, error) {
 	if err != nil {
 		return nil, err
 	}
-	agentsMD, err := agent.LoadAgentsMD(r.cwd)
+	contextFiles, err := agent.LoadContextFiles(r.cwd, r.piHome)
 	if err != nil {
-		r.logger.Warn("AGENTS.md not read", "error", err)
+		r.logger.Warn("context file not read", "error", err)
 	}
 	sys := agent.BuildSystemPrompt(agent.PromptOptions{
-		Tools: r.registry.ActiveDefinitions(), Cwd: r.cwd, AgentsMD: agentsMD,
+		Tools: r.registry.ActiveDefinitions(), Cwd: r.cwd, ContextFiles: contextFiles,
 		Override: o.SystemPrompt, Append: o.AppendSystemPrompt, Now: time.Now(),
 	})
 	sess := r.Session()

@@ -337,7 +337,7 @@ func (r *Runtime) registerTools(spawnHooks []tool.SpawnHook) error {
 	switch {
 	case r.opts.Tools != nil:
 		if err := r.registry.SetActive(r.opts.Tools); err != nil {
-			return fmt.Errorf("active tools: %w", err)
+			return r.badActiveTools(err)
 		}
 	case r.cfg.Tools.Active != nil:
 		if err := r.registry.SetActive(r.cfg.Tools.Active); err != nil {
