@@ -90,9 +90,9 @@ type rpcServer struct {
 	// mu guards the fields below. It is never held while calling an agent
 	// method that emits events (Steer, FollowUp, NewAgent...): the event
 	// sink runs under the agent's own lock.
-	mu      sync.Mutex
-	ag      *agent.Agent
-	run     *activity
+	mu  sync.Mutex
+	ag  *agent.Agent
+	run *activity
 	// current is run, for the event sink (which must not take mu).
 	current atomic.Pointer[activity]
 	compact *activity
