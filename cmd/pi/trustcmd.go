@@ -45,7 +45,14 @@ func cmdTrust(args []string, stdout, stderr io.Writer, trust bool) int {
 	}
 	cwd = resolveCwd(cwd)
 	home := config.DefaultPIHome()
-	file, err := projectFile(cwd)
+	var file string
+	var err error
+	if trust {
+		file, err = projectFile(cwd)
+	} else {
+		// Untrusting needs no parse: it works on a file that is broken.
+		file, err = config.FindProjectFile(cwd, home)
+	}
 	if err != nil {
 		fmt.Fprintf(stderr, "pi %s: %v\n", name, err)
 		return exitError
