@@ -22,21 +22,33 @@ import (
 )
 
 const agentUsage = `
-Usage: pi [flags] [PROMPT]
+Usage: pi [flags] [@FILE...] [MESSAGE...]
 
   pi                          interactive line mode on a terminal
   pi "PROMPT"                 interactive, starting with PROMPT
   pi -p "PROMPT"              print mode: stream the answer to stdout, a line per
                               tool call to stderr; exit 0 on success, 1 on a
                               model or provider error, 130 when interrupted
+  pi -p "FIRST" "THEN"        several messages: each is sent when the one
+                              before is answered
+  pi -p @main.go "explain"    attach files: text inline, images as images
+  cmd | pi -p "QUESTION"      piped stdin comes first, then the files, then
+                              the first message
   pi --mode json -p "PROMPT"  the run's events as JSON lines on stdout
-  echo "PROMPT" | pi          print mode with the prompt read from stdin
+  pi --mode rpc               the reference agent's RPC protocol: commands on
+                              stdin, responses and events on stdout (docs/rpc.md)
+  pi --version                the version (also -v)
 
-Flags may stand before or after the prompt. The model comes from --model,
---base-url and --api-key; else [model] in pi.toml; else OPENAI_BASE_URL and
-the key in the env var named by [model] api_key_env (default OPENAI_API_KEY).
+Flags may stand before or after the messages; the flags every command takes
+(--cwd, --config, --trust, --tools, --log-level, -e) may also stand before a
+command (pi --trust tool call ...). After --, words are messages as they are,
+even when they start with - or @ or look like a command.
+
+The model comes from --model, --base-url and --api-key; else [model] in
+pi.toml; else OPENAI_BASE_URL and the key in the env var named by [model]
+api_key_env (default OPENAI_API_KEY).
 Without a model, 'pi demo' shows pi offline, and --script FILE plays a
-scripted model: {"turns":[{"text":"..."},{"toolCalls":[{"name":"read","arguments":{"path":"x"}}]}]}.
+scripted model: {"turns":[{"text":"...","toolCalls":[{"name":"read","arguments":{"path":"x"}}]},{"text":"done"}]}.
 
 In interactive mode: Enter sends, Ctrl-C cancels the running turn (and its
 bash commands), Ctrl-D exits; /compact [INSTRUCTIONS] summarizes the

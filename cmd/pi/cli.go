@@ -225,11 +225,11 @@ func attachFiles(cwd string, paths []string) (string, []content.Block, error) {
 		if mime := imageutil.DetectMIME(data); mime != "" {
 			fit := imageutil.Fit(data, mime)
 			if fit.Data == nil {
-				fmt.Fprintf(&text, "<file name=%q>[Image omitted: %s]</file>\n", path, fit.Omitted)
+				fmt.Fprintf(&text, "<file name=\"%s\">[Image omitted: %s]</file>\n", path, fit.Omitted)
 				continue
 			}
 			images = append(images, content.Image(base64.StdEncoding.EncodeToString(fit.Data), fit.MIME))
-			fmt.Fprintf(&text, "<file name=%q></file>\n", path)
+			fmt.Fprintf(&text, "<file name=\"%s\"></file>\n", path)
 			continue
 		}
 		switch {
@@ -238,7 +238,7 @@ func attachFiles(cwd string, paths []string) (string, []content.Block, error) {
 		case !utf8.Valid(data) || bytes.IndexByte(data, 0) >= 0:
 			return "", nil, fmt.Errorf("@%s: %s is neither text (UTF-8) nor an image pi can send (PNG, JPEG, GIF, WebP)", p, path)
 		}
-		fmt.Fprintf(&text, "<file name=%q>\n%s\n</file>\n", path, data)
+		fmt.Fprintf(&text, "<file name=\"%s\">\n%s\n</file>\n", path, data)
 	}
 	return text.String(), images, nil
 }

@@ -37,7 +37,9 @@ pi — a coding agent whose tools you can extend with WebAssembly.
 Usage:
   pi [flags] [PROMPT]           interactive session (PROMPT optional) on a terminal
   pi -p "PROMPT" [flags]        print mode: answer once, stream the text to stdout
+  pi -p @FILE "PROMPT"          attach files (text inline, images as images)
   pi --mode json -p "PROMPT"    the run's events as JSON lines on stdout
+  pi --mode rpc                 the reference agent's RPC protocol on stdin/stdout
   pi demo                       an offline demo: a scripted model edits a sample project
   pi -c | -r | --session ID    continue the latest session, pick one, or resume one
   pi sessions list [--json]     this directory's sessions (the reference agent's format)
@@ -48,7 +50,7 @@ Usage:
   pi trust | untrust            allow (or stop allowing) this project's pi.toml to run code
   pi permissions check TOOL 'JSON'  what the [permissions] rules decide about a call
   pi permissions list           the permission rules, in the order they apply
-  pi version                    version information
+  pi version | --version | -v   version information
 
 Run 'pi COMMAND --help' for a command's flags. The model comes from --model /
 --base-url / --api-key, else [model] in pi.toml, else OPENAI_BASE_URL and

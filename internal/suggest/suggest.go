@@ -7,7 +7,7 @@ package suggest
 // (an insertion, deletion, substitution or swap of two neighbours) for
 // candidates of up to five bytes, two for longer ones, with the same first
 // byte; "" when none is that close or word is a candidate itself. Ties go
-// to the earlier candidate.
+// to the candidate closest in length, then to the earlier one.
 func Closest(word string, candidates []string) string {
 	best, bestD := "", 3
 	for _, c := range candidates {
@@ -21,7 +21,13 @@ func Closest(word string, candidates []string) string {
 		if len(c) > 5 {
 			limit = 2
 		}
-		if d := Distance(word, c); d <= limit && d < bestD {
+		d := Distance(word, c)
+		if d > limit || d > bestD {
+			continue
+		}
+		// On a tie, the candidate as long as word wins (a swap of
+		// letters is likelier than a dropped one).
+		if d < bestD || (lenDiff(c, word) < lenDiff(best, word)) {
 			best, bestD = c, d
 		}
 	}
@@ -53,4 +59,11 @@ func Distance(a, b string) int {
 		prev2, prev, cur = prev, cur, prev2
 	}
 	return prev[len(b)]
+}
+
+func lenDiff(a, b string) int {
+	if len(a) > len(b) {
+		return len(a) - len(b)
+	}
+	return len(b) - len(a)
 }

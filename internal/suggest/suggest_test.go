@@ -20,9 +20,12 @@ func TestDistance(t *testing.T) {
 }
 
 func TestClosest(t *testing.T) {
+	if got := Closest("modle", []string{"mode", "model"}); got != "model" {
+		t.Errorf("Closest(modle) = %q, want model (same length wins a tie)", got)
+	}
 	commands := []string{"version", "tool", "tools", "ext", "trust", "untrust", "permissions", "sessions", "demo", "help"}
 	for word, want := range map[string]string{
-		"tols": "tools", "toolz": "tool", "verison": "version", "sesions": "sessions", "permisions": "permissions",
+		"tols": "tools", "toolz": "tools", "verison": "version", "sesions": "sessions", "permisions": "permissions",
 		"exr": "ext", "hepl": "help", "tust": "trust", "untrsut": "untrust",
 		// Not close, a different first letter, or an exact name: no guess.
 		"test": "", "rust": "", "memo": "", "hello": "", "tool": "", "explain": "", "fix": "", "": "",
