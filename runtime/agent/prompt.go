@@ -199,10 +199,14 @@ var contextFileNames = []string{"AGENTS.md", "AGENTS.MD", "CLAUDE.md", "CLAUDE.M
 // agent finds them: the one in globalDir (pi's home, $PI_HOME) first, then
 // one per folder from the filesystem root down to cwd, each folder's
 // AGENTS.md, else CLAUDE.md (AGENTS.MD and CLAUDE.MD too). A file found
-// twice (globalDir is an ancestor) counts once. A file that cannot be read
-// is skipped (the folder's next name is tried) and reported in the error;
-// the others are still returned.
-func LoadContextFiles(cwd, globalDir string) ([]ContextFile, error) {
+// twice (globalDir is an ancestor) counts once. read reads a file (nil:
+// os.ReadFile; runtime/app refuses files others can change). A file that
+// cannot be read is skipped (the folder's next name is tried) and reported
+// in the error; the others are still returned.
+func LoadContextFiles(cwd, globalDir string, read func(path string) ([]byte, error)) ([]ContextFile, error) {
+	if read == nil {
+		read = os.ReadFile
+	}
 	var out []ContextFile
 	var errs []error
 	seen := map[string]bool{}
@@ -221,7 +225,7 @@ func LoadContextFiles(cwd, globalDir string) ([]ContextFile, error) {
 				errs = append(errs, fmt.Errorf("load context file %s: not a regular file", path))
 				continue
 			}
-			data, err := os.ReadFile(path)
+			data, err := read(path)
 			if err != nil {
 				errs = append(errs, fmt.Errorf("load context file: %w", err))
 				continue

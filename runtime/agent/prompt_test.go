@@ -185,7 +185,7 @@ func TestLoadContextFiles(t *testing.T) {
 	}
 	writeFile(t, filepath.Join(root, "work/repo/pkg/CLAUDE.md"), "pkg rules (claude)")
 
-	files, err := agent.LoadContextFiles(filepath.Join(root, "work/repo/pkg/sub"), global)
+	files, err := agent.LoadContextFiles(filepath.Join(root, "work/repo/pkg/sub"), global, nil)
 	if err == nil || !strings.Contains(err.Error(), "AGENTS.md: not a regular file") {
 		t.Fatalf("err = %v, want the folder named AGENTS.md reported", err)
 	}
@@ -205,7 +205,7 @@ func TestLoadContextFiles(t *testing.T) {
 		t.Fatalf("context files\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 	// The global folder inside the walk counts once.
-	files, _ = agent.LoadContextFiles(global, global)
+	files, _ = agent.LoadContextFiles(global, global, nil)
 	if len(files) != 1 {
 		t.Fatalf("%d files when cwd is the global folder, want 1", len(files))
 	}

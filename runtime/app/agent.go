@@ -6,6 +6,7 @@ import (
 
 	"github.com/pi-go/pi/extensions"
 	"github.com/pi-go/pi/runtime/agent"
+	"github.com/pi-go/pi/runtime/config"
 	"github.com/pi-go/pi/runtime/llm"
 	"github.com/pi-go/pi/runtime/session"
 )
@@ -64,7 +65,12 @@ func (r *Runtime) NewAgent(o AgentOptions) (*agent.Agent, error) {
 	if err != nil {
 		return nil, err
 	}
-	contextFiles, err := agent.LoadContextFiles(r.cwd, r.piHome)
+	contextFiles, err := agent.LoadContextFiles(r.cwd, r.piHome, func(path string) ([]byte, error) {
+		// Instructions for the model from a file another user can change
+		// (a shared /tmp, a parent folder) are a prompt injection: refused
+		// as a pi.toml would be.
+		return config.ReadSafeFile(path, "context file")
+	})
 	if err != nil {
 		r.logger.Warn("context file not read", "error", err)
 	}
