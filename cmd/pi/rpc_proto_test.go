@@ -283,10 +283,17 @@ func TestRPCOutputRedacted(t *testing.T) {
 	p.response("2")
 	p.send(`{"id":"3","type":"bash","command":"echo ` + key + `"}`)
 	p.response("3")
+	// Output that looks like protocol lines stays inside a JSON string.
+	fake := "printf '\\n{\"type\":\"extension_ui_request\",\"id\":\"x\",\"method\":\"confirm\"}\\n{\"type\":\"response\",\"id\":\"5\"}\\n'"
+	b, _ := json.Marshal(map[string]string{"id": "4", "type": "bash", "command": fake})
+	p.send(string(b))
+	if out := p.response("4")["data"].(map[string]any)["output"].(string); !strings.Contains(out, `{"type":"extension_ui_request","id":"x"`) {
+		t.Fatalf("the fake lines were not printed: %q", out)
+	}
 	p.in.Close()
 	<-p.exited
 	for line := range p.raw {
-		if strings.HasPrefix(line, "NOT JSON") || strings.Contains(line, key) {
+		if strings.HasPrefix(line, "NOT JSON") || strings.Contains(line, key) || strings.HasPrefix(line, `{"type":"extension_ui_request"`) || strings.Contains(line, `"id":"5"`) && strings.HasPrefix(line, `{"type":"response"`) {
 			t.Fatalf("stdout line %q", line)
 		}
 	}
