@@ -629,14 +629,23 @@ func (s *rpcServer) abortAndWait() {
 	}
 }
 
-// sessionChange aborts what runs, changes the session with change and
-// builds the agent for the new one.
+// sessionChange aborts what runs (a bash command too), changes the session
+// with change and builds the agent for the new one.
 func (s *rpcServer) sessionChange(cmd rpcCommand, fields any, change func() (any, error)) {
 	if err := decode(cmd, fields); err != nil {
 		s.reply(cmd, nil, err)
 		return
 	}
 	s.abortAndWait()
+	// A bash command belongs to the session it was typed in: end it, and
+	// let it be recorded there, before the session changes.
+	s.mu.Lock()
+	b := s.bash
+	s.mu.Unlock()
+	if b != nil {
+		b.cancel()
+		<-b.done
+	}
 	data, err := change()
 	if err == nil {
 		err = s.newAgent()
