@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/pi-go/pi/internal/openaitest"
+	"github.com/pi-go/pi/internal/proctest"
 )
 
 // rpcPeer is a client of an in-process `pi --mode rpc` (run with pipes).
@@ -303,7 +304,8 @@ func TestRPCOutputRedacted(t *testing.T) {
 // aborted by abort_bash.
 func TestRPCSignalAndAbortBash(t *testing.T) {
 	bin := realPi(t)
-	srv := openaitest.NewServer(t, openaitest.Reply{ToolCalls: []openaitest.ToolCall{{Name: "bash", Arguments: `{"command":"sleep 60"}`}}})
+	sl := proctest.Sleeper(t)
+	srv := openaitest.NewServer(t, openaitest.Reply{ToolCalls: []openaitest.ToolCall{{Name: "bash", Arguments: fmt.Sprintf(`{"command":"%s 60 & echo started; %s 60"}`, sl, sl)}}})
 	cmd := exec.Command(bin, "--mode", "rpc", "--no-session", "--base-url", srv.URL, "--model", "m")
 	cmd.Env = append(os.Environ(), "PI_HOME="+t.TempDir(), "OPENAI_API_KEY=")
 	in, _ := cmd.StdinPipe()
@@ -322,12 +324,15 @@ func TestRPCSignalAndAbortBash(t *testing.T) {
 		}
 		t.Fatalf("no line with %q", substr)
 	}
-	io.WriteString(in, `{"id":"b","type":"bash","command":"echo go; sleep 60"}`+"\n")
+	io.WriteString(in, `{"id":"b","type":"bash","command":"echo go; `+sl+` 60"}`+"\n")
 	io.WriteString(in, `{"id":"a","type":"abort_bash"}`+"\n")
 	wait(`"id":"a"`)
 	wait(`"cancelled":true`)
 	io.WriteString(in, `{"id":"p","type":"prompt","message":"sleep"}`+"\n")
-	wait(`"tool_execution_start"`)
+	wait(`"text":"started\n"`) // the sleepers run
+	if len(proctest.Alive(filepath.Base(sl))) == 0 {
+		t.Fatal("no sleeper runs: the test would prove nothing")
+	}
 	start := time.Now()
 	cmd.Process.Signal(syscall.SIGTERM)
 	err := cmd.Wait()
@@ -336,5 +341,9 @@ func TestRPCSignalAndAbortBash(t *testing.T) {
 	}
 	if d := time.Since(start); d > 10*time.Second {
 		t.Fatalf("took %v to exit after SIGTERM", d)
+	}
+	// Every process the run's bash call started is gone with pi.
+	if pids := proctest.Alive(filepath.Base(sl)); len(pids) > 0 {
+		t.Fatalf("processes of the aborted run outlived pi: %v", pids)
 	}
 }
