@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/pi-go/pi/internal/plugintest"
+	"github.com/pi-go/pi/runtime/app"
 )
 
 // rawProjectDir makes a project whose pi.toml loads the ABI 1.1 test guest
@@ -177,7 +178,7 @@ func TestExtInstallListTrust11(t *testing.T) {
 func TestExtensionTextCannotDriveTheTerminal(t *testing.T) {
 	var out bytes.Buffer
 	u := &lineUI{out: &out}
-	u.Notify("x", "ok\x1b[2K\r? fake [y/N]\x9b31m\x07", "info")
+	u.Notify("ok\x1b[2K\r? fake [y/N]\x9b31m\x07", app.NotifyInfo)
 	if strings.ContainsAny(out.String(), "\x1b\r\x07\u009b") || !strings.Contains(out.String(), "ok\uFFFD[2K\uFFFD? fake [y/N]\uFFFD31m\uFFFD") {
 		t.Errorf("notice printed %q", out.String())
 	}

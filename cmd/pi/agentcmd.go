@@ -22,21 +22,33 @@ import (
 )
 
 const agentUsage = `
-Usage: pi [flags] [PROMPT]
+Usage: pi [flags] [@FILE...] [MESSAGE...]
 
   pi                          interactive line mode on a terminal
   pi "PROMPT"                 interactive, starting with PROMPT
   pi -p "PROMPT"              print mode: stream the answer to stdout, a line per
                               tool call to stderr; exit 0 on success, 1 on a
                               model or provider error, 130 when interrupted
+  pi -p "FIRST" "THEN"        several messages: each is sent when the one
+                              before is answered
+  pi -p @main.go "explain"    attach files: text inline, images as images
+  cmd | pi -p "QUESTION"      piped stdin comes first, then the files, then
+                              the first message
   pi --mode json -p "PROMPT"  the run's events as JSON lines on stdout
-  echo "PROMPT" | pi          print mode with the prompt read from stdin
+  pi --mode rpc               the reference agent's RPC protocol: commands on
+                              stdin, responses and events on stdout (docs/rpc.md)
+  pi --version                the version (also -v)
 
-Flags may stand before or after the prompt. The model comes from --model,
---base-url and --api-key; else [model] in pi.toml; else OPENAI_BASE_URL and
-the key in the env var named by [model] api_key_env (default OPENAI_API_KEY).
+Flags may stand before or after the messages; the flags every command takes
+(--cwd, --config, --trust, --tools, --log-level, -e) may also stand before a
+command (pi --trust tool call ...). After --, words are messages as they are,
+even when they start with - or @ or look like a command.
+
+The model comes from --model, --base-url and --api-key; else [model] in
+pi.toml; else OPENAI_BASE_URL and the key in the env var named by [model]
+api_key_env (default OPENAI_API_KEY).
 Without a model, 'pi demo' shows pi offline, and --script FILE plays a
-scripted model: {"turns":[{"text":"..."},{"toolCalls":[{"name":"read","arguments":{"path":"x"}}]}]}.
+scripted model: {"turns":[{"text":"...","toolCalls":[{"name":"read","arguments":{"path":"x"}}]},{"text":"done"}]}.
 
 In interactive mode: Enter sends, Ctrl-C cancels the running turn (and its
 bash commands), Ctrl-D or /exit exits; /compact [INSTRUCTIONS] summarizes
@@ -64,16 +76,17 @@ type agentFlags struct {
 	interactive  bool
 	maxTurns     int
 	yes          bool
+	version      bool
 	sess         sessionFlags
 }
 
 func cmdAgent(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	var f agentFlags
-	fs := newFlagSet("pi", mainUsage+"\n"+agentUsage, stderr)
+	fs := newFlagSet("pi", mainUsage+"\n"+agentUsage, stdout, stderr)
 	f.commonFlags.register(fs)
 	fs.BoolVar(&f.print, "p", false, "print mode: answer the prompt once and exit")
 	fs.BoolVar(&f.print, "print", false, "same as -p")
-	fs.StringVar(&f.mode, "mode", "text", "output `MODE`: text, or json (events as JSON lines)")
+	fs.StringVar(&f.mode, "mode", "text", "output `MODE`: text; json (events as JSON lines); rpc (commands on stdin, responses and events on stdout: docs/rpc.md)")
 	fs.StringVar(&f.model, "model", "", "model `NAME`")
 	fs.StringVar(&f.baseURL, "base-url", "", "OpenAI-compatible endpoint `URL` (e.g. http://localhost:11434/v1)")
 	fs.StringVar(&f.apiKey, "api-key", "", "API `KEY` (prefer the environment: see [model] api_key_env)")
@@ -83,36 +96,30 @@ func cmdAgent(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs.BoolVar(&f.interactive, "interactive", false, "interactive line mode even when stdin is not a terminal")
 	fs.IntVar(&f.maxTurns, "max-turns", 0, "stop after `N` model turns (0: no limit)")
 	fs.BoolVar(&f.yes, "yes", false, "approve the calls that extensions or permission rules ask about, without asking (never overrides a block)")
+	fs.BoolVar(&f.version, "version", false, "print the version and exit")
+	fs.BoolVar(&f.version, "v", false, "same as --version")
 	f.sess.register(fs)
-	pos, code, done := parseArgs(fs, args)
+	head, literal := cutDashDash(args)
+	pos, code, done := parseArgs(fs, head)
 	if done {
 		return code
+	}
+	if f.version {
+		return cmdVersion(nil, stdout, stderr)
 	}
 	if err := f.sess.check(); err != nil {
 		return usageError(stderr, "", "%v", err)
 	}
-	if f.mode != "text" && f.mode != "json" {
-		return usageError(stderr, "", "--mode must be text or json, not %q", f.mode)
+	if f.mode != "text" && f.mode != "json" && f.mode != "rpc" {
+		return usageError(stderr, "", "--mode must be text, json or rpc, not %q", f.mode)
 	}
-	prompt := strings.Join(pos, " ")
-	if len(pos) > 0 && strings.HasPrefix(pos[0], "-") {
-		return usageError(stderr, "", "unknown flag %q", pos[0])
+	if f.mode == "rpc" {
+		return cmdRPC(&f, append(pos, literal...), stdin, stdout, stderr)
 	}
 	interactive := f.interactive || (!f.print && f.mode == "text" && isTerminal(stdin))
-	if !interactive && prompt == "" {
-		if isTerminal(stdin) {
-			return usageError(stderr, "", "-p needs a prompt: pi -p \"PROMPT\"")
-		}
-		b, err := io.ReadAll(stdin)
-		if err != nil {
-			fmt.Fprintf(stderr, "pi: read prompt from stdin: %v\n", err)
-			return exitError
-		}
-		prompt = strings.TrimSpace(string(b))
-		if prompt == "" {
-			fmt.Fprintln(stderr, "pi: no prompt: pass one as an argument (pi -p \"PROMPT\") or on stdin.\nRun 'pi --help' for usage, or 'pi demo' for an offline demo.")
-			return exitUsage
-		}
+	prompts, code, ok := initialPrompts(&f, pos, literal, interactive, stdin, stderr)
+	if !ok {
+		return code
 	}
 
 	ctx, cancel := context.WithCancel(context.Background())
@@ -142,8 +149,7 @@ func cmdAgent(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	}
 	rt, err := app.Open(ctx, opts)
 	if err != nil {
-		fmt.Fprintf(stderr, "pi: %v\n", redact.New(f.apiKey).String(err.Error()))
-		return exitError
+		return openFailed(stderr, err, f.apiKey)
 	}
 	defer rt.Close()
 	askRedactor = rt.Redactor()
@@ -173,9 +179,9 @@ func cmdAgent(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return exitError
 	}
 	if interactive {
-		return interactiveLoop(ctx, rt, ag, prompt, lines, stdout, errOut)
+		return interactiveLoop(ctx, rt, ag, prompts, lines, stdout, errOut)
 	}
-	return printRun(ctx, rt, ag, prompt, showFunc(f.mode, rt.Redactor(), stdout), errOut)
+	return printRun(ctx, rt, ag, prompts, showFunc(f.mode, rt.Redactor(), stdout), errOut)
 }
 
 // resumePick handles -r: on a terminal it lists this directory's sessions
@@ -235,27 +241,34 @@ func isTerminalFile(f *os.File) bool {
 	return err == nil && st.Mode()&os.ModeCharDevice != 0
 }
 
-// printRun runs one prompt (a /command, or through the input hooks to the
-// model); Ctrl-C or SIGTERM cancels it.
-func printRun(parent context.Context, rt *app.Runtime, ag *agent.Agent, prompt string, show func(string), stderr io.Writer) int {
+// printRun runs the prompts one after the other (each a /command, or
+// through the input hooks to the model, a run of its own); Ctrl-C or
+// SIGTERM cancels the one running, and a failed one stops the rest.
+func printRun(parent context.Context, rt *app.Runtime, ag *agent.Agent, prompts []llm.Message, show func(string), stderr io.Writer) int {
 	ctx, stop := signal.NotifyContext(parent, os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	sub, err := rt.Submit(ctx, ag, app.Prompt{Text: prompt}, app.SubmitOptions{Show: show})
-	if err != nil {
-		fmt.Fprintf(stderr, "\npi: %v\n", err)
-		return exitError
-	}
-	res := sub.Result
-	if res != nil && res.StopReason == llm.StopAborted {
-		fmt.Fprintln(stderr, "\npi: interrupted")
-		return 130
+	for _, p := range prompts {
+		sub, err := rt.Submit(ctx, ag, submitted(p), app.SubmitOptions{Show: show})
+		if err != nil {
+			fmt.Fprintf(stderr, "\npi: %v\n", err)
+			return exitError
+		}
+		res := sub.Result
+		if res == nil {
+			continue // a command, or a prompt an input hook handled
+		}
+		if res.StopReason == llm.StopAborted {
+			fmt.Fprintln(stderr, "\npi: interrupted")
+			return 130
+		}
+		maxTurnsNotice(res, stderr)
 	}
 	return exitOK
 }
 
 // interactiveLoop reads prompts line by line. Ctrl-C cancels the running turn;
 // at the prompt it only reminds how to exit; Ctrl-D (end of input) exits.
-func interactiveLoop(parent context.Context, rt *app.Runtime, ag *agent.Agent, first string, lines *bufio.Scanner, stdout, stderr io.Writer) int {
+func interactiveLoop(parent context.Context, rt *app.Runtime, ag *agent.Agent, first []llm.Message, lines *bufio.Scanner, stdout, stderr io.Writer) int {
 	sigs := make(chan os.Signal, 1)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
 	defer signal.Stop(sigs)
@@ -284,8 +297,13 @@ func interactiveLoop(parent context.Context, rt *app.Runtime, ag *agent.Agent, f
 	}()
 
 	fmt.Fprintln(stdout, "pi — type a request and press Enter; Ctrl-C cancels a turn, Ctrl-D exits.")
-	prompt := first
+	prompt, queued := "", first
 	for {
+		var msg *llm.Message // a prompt from the command line
+		if prompt == "" && len(queued) > 0 {
+			msg, queued = &queued[0], queued[1:]
+			prompt = messageText(*msg)
+		}
 		if prompt == "" {
 			fmt.Fprint(stdout, "> ")
 			if !lines.Scan() {
@@ -317,7 +335,11 @@ func interactiveLoop(parent context.Context, rt *app.Runtime, ag *agent.Agent, f
 			prompt = ""
 			continue
 		}
-		sub, err := rt.Submit(ctx, ag, app.Prompt{Text: prompt}, app.SubmitOptions{Interactive: true, Show: func(s string) {
+		p := app.Prompt{Text: prompt}
+		if msg != nil {
+			p = submitted(*msg)
+		}
+		sub, err := rt.Submit(ctx, ag, p, app.SubmitOptions{Interactive: true, Show: func(s string) {
 			fmt.Fprintln(stdout, printable(rt.Redactor().String(s)))
 		}})
 		mu.Lock()
@@ -331,9 +353,27 @@ func interactiveLoop(parent context.Context, rt *app.Runtime, ag *agent.Agent, f
 			return exitOK
 		case sub.Result != nil && sub.Result.StopReason == llm.StopAborted:
 			fmt.Fprintln(stderr, "\n(turn cancelled)")
+		case sub.Result != nil:
+			maxTurnsNotice(sub.Result, stderr)
 		}
 		prompt = ""
 	}
+}
+
+// submitted is a prompt message as Submit takes it: its text blocks (an
+// attached text file is one) joined, then its images.
+func submitted(m llm.Message) app.Prompt {
+	var p app.Prompt
+	var texts []string
+	for _, b := range m.Content {
+		if b.Type == "image" {
+			p.Images = append(p.Images, b)
+		} else {
+			texts = append(texts, b.Text)
+		}
+	}
+	p.Text = strings.Join(texts, "\n")
+	return p
 }
 
 // compactFunc compacts the conversation (Runtime.Compact).

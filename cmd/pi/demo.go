@@ -40,7 +40,7 @@ real, and prints the transcript. The folder is removed afterwards unless
 func cmdDemo(args []string, stdout, stderr io.Writer) int {
 	var keep bool
 	var mode string
-	fs := newFlagSet("pi demo", demoUsage, stderr)
+	fs := newFlagSet("pi demo", demoUsage, stdout, stderr)
 	fs.BoolVar(&keep, "keep", false, "keep the demo project folder and print its path")
 	fs.StringVar(&mode, "mode", "text", "output `MODE`: text, or json (events as JSON lines)")
 	pos, code, done := parseArgs(fs, args)

@@ -86,12 +86,8 @@ from pi.toml and its copied .wasm file.
 `
 
 func cmdExt(args []string, stdout, stderr io.Writer) int {
-	if len(args) == 0 || args[0] == "--help" || args[0] == "-h" || args[0] == "help" {
-		fmt.Fprintln(stderr, strings.TrimSpace(extUsage))
-		if len(args) == 0 {
-			return exitUsage
-		}
-		return exitOK
+	if code, done := groupHelp(args, extUsage, stdout, stderr); done {
+		return code
 	}
 	switch args[0] {
 	case "install":
@@ -115,7 +111,7 @@ func cmdExtInstall(args []string, stdout, stderr io.Writer) int {
 	var cwd, configFile string
 	var grants, extConfig stringList
 	var memoryMB, timeoutMS int
-	fs := newFlagSet("pi ext install", extUsage, stderr)
+	fs := newFlagSet("pi ext install", extUsage, stdout, stderr)
 	fs.Var(&extConfig, "ext-config", "set `KEY=VALUE` in the extension's [extensions.config] (VALUE in TOML); repeatable")
 	fs.StringVar(&configFile, "ext-config-file", "", "the extension's [extensions.config] from the TOML table in `FILE`")
 	fs.BoolVar(&global, "global", false, "install into $PI_HOME instead of the project")
@@ -231,7 +227,7 @@ func describeGrants(g config.Grants) string {
 func cmdExtList(args []string, stdout, stderr io.Writer) int {
 	var asJSON bool
 	var cwd string
-	fs := newFlagSet("pi ext list", extUsage, stderr)
+	fs := newFlagSet("pi ext list", extUsage, stdout, stderr)
 	fs.BoolVar(&asJSON, "json", false, "print JSON")
 	fs.StringVar(&cwd, "cwd", "", "act as if run in `DIR`")
 	pos, code, done := parseArgs(fs, args)
@@ -281,7 +277,7 @@ func cmdExtList(args []string, stdout, stderr io.Writer) int {
 func cmdExtRemove(args []string, stdout, stderr io.Writer) int {
 	var global bool
 	var cwd string
-	fs := newFlagSet("pi ext remove", extUsage, stderr)
+	fs := newFlagSet("pi ext remove", extUsage, stdout, stderr)
 	fs.BoolVar(&global, "global", false, "remove from $PI_HOME/pi.toml instead of the project's")
 	fs.StringVar(&cwd, "cwd", "", "act as if run in `DIR`")
 	pos, code, done := parseArgs(fs, args)
@@ -323,7 +319,7 @@ func describeConfig(cfg map[string]any) string {
 func cmdExtUpdate(args []string, stdout, stderr io.Writer) int {
 	var global bool
 	var cwd string
-	fs := newFlagSet("pi ext update", extUsage, stderr)
+	fs := newFlagSet("pi ext update", extUsage, stdout, stderr)
 	fs.BoolVar(&global, "global", false, "update the extension of $PI_HOME/pi.toml instead of the project's")
 	fs.StringVar(&cwd, "cwd", "", "act as if run in `DIR`")
 	pos, code, done := parseArgs(fs, args)

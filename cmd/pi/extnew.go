@@ -28,7 +28,7 @@ var toolchainHints = map[string]string{
 
 func cmdExtNew(args []string, stdout, stderr io.Writer) int {
 	var lang, dir string
-	fs := newFlagSet("pi ext new", extUsage, stderr)
+	fs := newFlagSet("pi ext new", extUsage, stdout, stderr)
 	fs.StringVar(&lang, "lang", "", "the project's language: `go`, c, rust or wat (required)")
 	fs.StringVar(&dir, "dir", "", "write the project into `DIR` (default ./NAME; must be new or empty)")
 	pos, code, done := parseArgs(fs, args)
@@ -66,7 +66,7 @@ func cmdExtNew(args []string, stdout, stderr io.Writer) int {
 func cmdExtDev(args []string, stdout, stderr io.Writer) int {
 	var global, watch bool
 	var cwd string
-	fs := newFlagSet("pi ext dev", extUsage, stderr)
+	fs := newFlagSet("pi ext dev", extUsage, stdout, stderr)
 	fs.BoolVar(&global, "global", false, "update the extension of $PI_HOME/pi.toml instead of the project's")
 	fs.BoolVar(&watch, "watch", false, "rebuild and update again whenever a file in DIR changes, until interrupted")
 	fs.StringVar(&cwd, "cwd", "", "act as if run in `DIR` (the project whose pi.toml is updated)")

@@ -8,7 +8,9 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 
+	"github.com/pi-go/pi/internal/suggest"
 	"github.com/pi-go/pi/runtime/app"
 	"github.com/pi-go/pi/runtime/config"
 )
@@ -26,7 +28,8 @@ type commonFlags struct {
 func (c *commonFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&c.cwd, "cwd", "", "run in `DIR` instead of the current directory")
 	fs.StringVar(&c.configFile, "config", "", "use the pi.toml at `FILE` instead of the project's")
-	fs.StringVar(&c.logLevel, "log-level", "warn", "log `LEVEL` on stderr: trace, debug, info, warn, error, off")
+	c.logLevel = "warn"
+	fs.Var((*logLevelFlag)(&c.logLevel), "log-level", "log `LEVEL` on stderr: trace, debug, info, warn, error, off (default warn)")
 	fs.StringVar(&c.tools, "tools", "", "active tools, comma-separated `LIST` (e.g. read,bash,grep); overrides pi.toml")
 	fs.BoolVar(&c.trust, "trust", false, "trust this project's pi.toml for this run (also PI_TRUST=1)")
 	fs.Var(extFileFlag{&c.extensions}, "e", "load the extension `FILE.wasm` for this run (repeatable; no sha256 check; grants and config only from the flags after it)")
@@ -91,17 +94,77 @@ func parseInterleaved(fs *flag.FlagSet, args []string) ([]string, error) {
 }
 
 // parseArgs parses flags and positional arguments. done reports that the
-// command should return code at once: 0 after --help, exitUsage after a
-// flag error (the flag package has printed what was wrong and the usage).
+// command should return code at once: 0 after --help (the usage went to
+// stdout), exitUsage after a flag error (one line saying what was wrong,
+// with the closest flag for an unknown one, and a --help hint on stderr).
 func parseArgs(fs *flag.FlagSet, args []string) (pos []string, code int, done bool) {
+	out, _ := flagSetOutputs.LoadAndDelete(fs)
+	o, _ := out.(flagOutputs)
 	pos, err := parseInterleaved(fs, args)
 	switch {
 	case errors.Is(err, flag.ErrHelp):
+		if o.stdout != nil {
+			fmt.Fprintln(o.stdout, strings.TrimSpace(o.usage))
+			fmt.Fprintln(o.stdout, "\nFlags:")
+			fs.SetOutput(o.stdout)
+			fs.PrintDefaults()
+		}
 		return nil, exitOK, true
 	case err != nil:
+		if o.stderr != nil {
+			fmt.Fprintf(o.stderr, "%s: %s\nRun '%s --help' for usage.\n", fs.Name(), flagError(fs, err), fs.Name())
+		}
 		return nil, exitUsage, true
 	}
 	return pos, 0, false
+}
+
+// flagError rewords the flag package's errors: an unknown flag is named as
+// it was typed, with the closest defined flag when one is close.
+func flagError(fs *flag.FlagSet, err error) string {
+	msg := err.Error()
+	name, ok := strings.CutPrefix(msg, "flag provided but not defined: -")
+	if !ok {
+		return msg
+	}
+	var names []string
+	fs.VisitAll(func(f *flag.Flag) { names = append(names, f.Name) })
+	dashes := "--"
+	if len(name) == 1 {
+		dashes = "-"
+	}
+	msg = "unknown flag " + dashes + name
+	if s := suggest.Closest(name, names); s != "" {
+		d := "--"
+		if len(s) == 1 {
+			d = "-"
+		}
+		msg += "; did you mean " + d + s + "?"
+	}
+	return msg
+}
+
+// flagOutputs are where a flag set's help and errors go (newFlagSet).
+type flagOutputs struct {
+	usage          string
+	stdout, stderr io.Writer
+}
+
+// flagSetOutputs maps a *flag.FlagSet made by newFlagSet to its outputs,
+// until parseArgs uses them.
+var flagSetOutputs sync.Map
+
+// logLevelFlag is --log-level: one of the levels, checked when parsed.
+type logLevelFlag string
+
+func (l *logLevelFlag) String() string { return string(*l) }
+func (l *logLevelFlag) Set(v string) error {
+	switch strings.ToLower(v) {
+	case "trace", "debug", "info", "warn", "error", "off":
+		*l = logLevelFlag(strings.ToLower(v))
+		return nil
+	}
+	return fmt.Errorf("want one of trace, debug, info, warn, error, off")
 }
 
 // resolveCwd returns dir as an absolute path; "" is the current directory.
@@ -115,22 +178,36 @@ func resolveCwd(dir string) string {
 	return dir
 }
 
-// newFlagSet returns a flag set whose usage prints the given text then the
-// flags, and whose errors go to stderr.
-func newFlagSet(name, usage string, stderr io.Writer) *flag.FlagSet {
+// newFlagSet returns a flag set for parseArgs: --help prints the given
+// text then the flags on stdout; a flag error is one line on stderr.
+func newFlagSet(name, usage string, stdout, stderr io.Writer) *flag.FlagSet {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, strings.TrimSpace(usage))
-		fmt.Fprintln(stderr, "\nFlags:")
-		fs.PrintDefaults()
-	}
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {}
+	flagSetOutputs.Store(fs, flagOutputs{usage: usage, stdout: stdout, stderr: stderr})
 	return fs
 }
 
-// usageError prints a message and a hint to use --help; it returns exitUsage.
+// groupHelp handles the first argument of a command with subcommands (pi
+// tool, pi ext, ...): help, -h or --help print usage on stdout (exit 0);
+// no argument prints it on stderr (exit 2). done false means go on.
+func groupHelp(args []string, usage string, stdout, stderr io.Writer) (code int, done bool) {
+	switch {
+	case len(args) == 0:
+		fmt.Fprintln(stderr, strings.TrimSpace(usage))
+		return exitUsage, true
+	case args[0] == "--help" || args[0] == "-h" || args[0] == "help":
+		fmt.Fprintln(stdout, strings.TrimSpace(usage))
+		return exitOK, true
+	}
+	return 0, false
+}
+
+// usageError prints a message and a hint to use --help; it returns
+// exitUsage. cmd is the command ("" for pi itself).
 func usageError(stderr io.Writer, cmd, format string, args ...any) int {
-	fmt.Fprintf(stderr, "pi %s: %s\nRun 'pi %s --help' for usage.\n", cmd, fmt.Sprintf(format, args...), cmd)
+	name := strings.TrimSpace("pi " + cmd)
+	fmt.Fprintf(stderr, "%s: %s\nRun '%s --help' for usage.\n", name, fmt.Sprintf(format, args...), name)
 	return exitUsage
 }
 

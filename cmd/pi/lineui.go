@@ -10,48 +10,95 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/pi-go/pi/runtime/app"
 	"github.com/pi-go/pi/runtime/redact"
 )
 
-// lineUI is the interactive line mode's answer to extensions' ui.notify
-// and ui.confirm (ABI 1.1): notices are printed, questions read a y/N line
+// lineUI is the interactive line mode's app.UI: notices (extensions'
+// ui.notify) are printed, questions (ui.confirm, approvals) read a line
 // from the prompt's own reader, which is idle while a turn or a command
-// runs.
+// runs. The line reader cannot be interrupted, so a question waits for its
+// answer even past ctx's deadline.
 type lineUI struct {
 	mu    sync.Mutex
 	lines *bufio.Scanner
 	out   io.Writer
 }
 
-// Notify prints "[NAME] MESSAGE" ("[NAME] warning: MESSAGE" for warnings
-// and errors).
-func (u *lineUI) Notify(ext, message, level string) {
+var _ app.UI = (*lineUI)(nil)
+
+// Notify prints the message ("warning: MESSAGE" for warnings and errors).
+func (u *lineUI) Notify(message string, level app.NotifyLevel) {
 	u.mu.Lock()
 	defer u.mu.Unlock()
-	if level != "info" {
-		message = level + ": " + message
+	if level != app.NotifyInfo && level != "" {
+		message = string(level) + ": " + message
 	}
-	fmt.Fprintf(u.out, "\n[%s] %s\n", ext, printable(message))
+	fmt.Fprintf(u.out, "\n%s\n", printable(message))
 }
 
-// Confirm asks "? [NAME] TITLE: MESSAGE [y/N]"; y or yes confirms. The
-// line reader cannot be interrupted, so the question waits for its answer
-// even past ctx's deadline.
-func (u *lineUI) Confirm(ctx context.Context, ext, title, message string) (bool, error) {
+// ask prints the question and reads the answer line.
+func (u *lineUI) ask(ctx context.Context, question string) (string, error) {
+	if err := ctx.Err(); err != nil {
+		return "", err
+	}
+	fmt.Fprint(u.out, question)
+	if !u.lines.Scan() {
+		return "", errors.New("no answer: end of input")
+	}
+	return strings.TrimSpace(u.lines.Text()), nil
+}
+
+// Confirm asks "? TITLE: MESSAGE [y/N]"; y or yes confirms.
+func (u *lineUI) Confirm(ctx context.Context, title, message string) (bool, error) {
 	u.mu.Lock()
 	defer u.mu.Unlock()
-	if err := ctx.Err(); err != nil {
+	a, err := u.ask(ctx, fmt.Sprintf("\n? %s: %s [y/N] ", printable(title), printable(message)))
+	if err != nil {
 		return false, err
 	}
-	fmt.Fprintf(u.out, "\n? [%s] %s: %s [y/N] ", ext, printable(title), printable(message))
-	if !u.lines.Scan() {
-		return false, errors.New("no answer: end of input")
-	}
-	switch strings.ToLower(strings.TrimSpace(u.lines.Text())) {
+	switch strings.ToLower(a) {
 	case "y", "yes":
 		return true, nil
 	}
 	return false, nil
+}
+
+// Select lists the options numbered and reads a number; anything else
+// dismisses the question.
+func (u *lineUI) Select(ctx context.Context, title string, options []string) (string, bool, error) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	var b strings.Builder
+	fmt.Fprintf(&b, "\n? %s\n", printable(title))
+	for i, o := range options {
+		fmt.Fprintf(&b, "  %d. %s\n", i+1, printable(o))
+	}
+	b.WriteString("  number (Enter dismisses): ")
+	a, err := u.ask(ctx, b.String())
+	if err != nil {
+		return "", false, err
+	}
+	var n int
+	if _, err := fmt.Sscanf(a, "%d", &n); err != nil || n < 1 || n > len(options) {
+		return "", false, nil
+	}
+	return options[n-1], true, nil
+}
+
+// Input reads one line; an empty line dismisses the question.
+func (u *lineUI) Input(ctx context.Context, title, placeholder string) (string, bool, error) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	q := fmt.Sprintf("\n? %s: ", printable(title))
+	if placeholder != "" {
+		q = fmt.Sprintf("\n? %s (%s): ", printable(title), printable(placeholder))
+	}
+	a, err := u.ask(ctx, q)
+	if err != nil || a == "" {
+		return "", false, err
+	}
+	return a, true, nil
 }
 
 // showFunc prints what a command or an input hook shows the person in

@@ -37,6 +37,7 @@ const (
 
 // run is the whole program; it returns the exit code.
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	args = hoistCommand(args) // pi --trust tool call ...: flags before a subcommand
 	cmd, rest := "", args
 	if len(args) > 0 {
 		cmd = args[0]
@@ -64,6 +65,9 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return cmdDemo(rest[1:], stdout, stderr)
 	case "help":
 		return cmdHelp(rest[1:], stdout, stderr)
+	}
+	if code, bad := unknownCommand(args, stderr); bad {
+		return code
 	}
 	return cmdAgent(args, stdin, stdout, stderr)
 }

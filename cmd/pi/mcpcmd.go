@@ -69,7 +69,7 @@ func cmdMCP(args []string, stdout, stderr io.Writer) int {
 func cmdMCPList(args []string, stdout, stderr io.Writer) int {
 	var asJSON, noStart bool
 	var cwd string
-	fs := newFlagSet("pi mcp list", mcpUsage, stderr)
+	fs := newFlagSet("pi mcp list", mcpUsage, stdout, stderr)
 	fs.BoolVar(&asJSON, "json", false, "print JSON")
 	fs.BoolVar(&noStart, "no-start", false, "start no server: show the cached tools")
 	fs.StringVar(&cwd, "cwd", "", "act as if run in `DIR`")
@@ -130,7 +130,7 @@ func cmdMCPAdd(args []string, stdout, stderr io.Writer) int {
 	if i := slices.Index(args, "--"); i >= 0 {
 		flagArgs, command = args[:i], args[i+1:]
 	}
-	fs := newFlagSet("pi mcp add", mcpUsage, stderr)
+	fs := newFlagSet("pi mcp add", mcpUsage, stdout, stderr)
 	fs.BoolVar(&global, "global", false, "add to $PI_HOME/pi.toml instead of the project's")
 	fs.StringVar(&url, "url", "", "the server's streamable HTTP `URL` (instead of -- COMMAND)")
 	fs.Var(&env, "env", "extra environment `KEY=VALUE` for a stdio server (repeatable; ${VAR} allowed)")
@@ -198,7 +198,7 @@ func keyValues(flagName string, list []string) (map[string]string, error) {
 func cmdMCPRemove(args []string, stdout, stderr io.Writer) int {
 	var global bool
 	var cwd string
-	fs := newFlagSet("pi mcp remove", mcpUsage, stderr)
+	fs := newFlagSet("pi mcp remove", mcpUsage, stdout, stderr)
 	fs.BoolVar(&global, "global", false, "remove from $PI_HOME/pi.toml instead of the project's")
 	fs.StringVar(&cwd, "cwd", "", "act as if run in `DIR`")
 	pos, code, done := parseArgs(fs, args)

@@ -38,12 +38,8 @@ See docs/permissions.md for the rules and recipes.
 `
 
 func cmdPermissions(args []string, stdout, stderr io.Writer) int {
-	if len(args) == 0 || args[0] == "--help" || args[0] == "-h" || args[0] == "help" {
-		fmt.Fprintln(stderr, strings.TrimSpace(permissionsUsage))
-		if len(args) == 0 {
-			return exitUsage
-		}
-		return exitOK
+	if code, done := groupHelp(args, permissionsUsage, stdout, stderr); done {
+		return code
 	}
 	sub := args[0]
 	if sub != "check" && sub != "list" {
@@ -51,7 +47,7 @@ func cmdPermissions(args []string, stdout, stderr io.Writer) int {
 	}
 	var f commonFlags
 	var asJSON bool
-	fs := newFlagSet("pi permissions "+sub, permissionsUsage, stderr)
+	fs := newFlagSet("pi permissions "+sub, permissionsUsage, stdout, stderr)
 	f.register(fs)
 	fs.BoolVar(&asJSON, "json", false, "print JSON")
 	pos, code, done := parseArgs(fs, args[1:])

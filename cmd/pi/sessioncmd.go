@@ -65,17 +65,13 @@ or 'pi -c' for the latest.
 `
 
 func cmdSessions(args []string, stdout, stderr io.Writer) int {
-	if len(args) == 0 || args[0] == "--help" || args[0] == "-h" || args[0] == "help" {
-		fmt.Fprintln(stderr, strings.TrimSpace(sessionsUsage))
-		if len(args) == 0 {
-			return exitUsage
-		}
-		return exitOK
+	if code, done := groupHelp(args, sessionsUsage, stdout, stderr); done {
+		return code
 	}
 	if args[0] != "list" {
 		return usageError(stderr, "sessions", "unknown subcommand %q (known: list)", args[0])
 	}
-	fs := newFlagSet("pi sessions list", sessionsUsage, stderr)
+	fs := newFlagSet("pi sessions list", sessionsUsage, stdout, stderr)
 	asJSON := fs.Bool("json", false, "print a JSON array")
 	cwd := fs.String("cwd", "", "list the sessions of `DIR` instead of the current directory")
 	dir := fs.String("session-dir", "", "list the session files in `DIR` (also "+session.EnvDir+")")

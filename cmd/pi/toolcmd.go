@@ -39,19 +39,15 @@ Examples:
 `
 
 func cmdTool(args []string, stdout, stderr io.Writer) int {
-	if len(args) == 0 || args[0] == "--help" || args[0] == "-h" || args[0] == "help" {
-		fmt.Fprintln(stderr, strings.TrimSpace(toolUsage))
-		if len(args) == 0 {
-			return exitUsage
-		}
-		return exitOK
+	if code, done := groupHelp(args, toolUsage, stdout, stderr); done {
+		return code
 	}
 	if args[0] != "call" {
 		return usageError(stderr, "tool", "unknown subcommand %q (the subcommand is 'call')", args[0])
 	}
 	var f commonFlags
 	var yes bool
-	fs := newFlagSet("pi tool call", toolUsage, stderr)
+	fs := newFlagSet("pi tool call", toolUsage, stdout, stderr)
 	f.register(fs)
 	fs.BoolVar(&yes, "yes", false, "approve what extensions or permission rules ask about (never overrides a block)")
 	pos, code, done := parseArgs(fs, args[1:])
@@ -75,8 +71,7 @@ func cmdTool(args []string, stdout, stderr io.Writer) int {
 	opts.MCPStart = app.MCPLazy
 	rt, err := app.Open(ctx, opts)
 	if err != nil {
-		fmt.Fprintf(stderr, "pi: %v\n", err)
-		return exitError
+		return openFailed(stderr, err, "")
 	}
 	defer rt.Close()
 	res, err := rt.CallTool(ctx, name, "call_1", input, nil)
@@ -152,19 +147,15 @@ type toolListEntry struct {
 }
 
 func cmdTools(args []string, stdout, stderr io.Writer) int {
-	if len(args) == 0 || args[0] == "--help" || args[0] == "-h" || args[0] == "help" {
-		fmt.Fprintln(stderr, strings.TrimSpace(toolsUsage))
-		if len(args) == 0 {
-			return exitUsage
-		}
-		return exitOK
+	if code, done := groupHelp(args, toolsUsage, stdout, stderr); done {
+		return code
 	}
 	if args[0] != "list" {
 		return usageError(stderr, "tools", "unknown subcommand %q (the subcommand is 'list')", args[0])
 	}
 	var f commonFlags
 	var asJSON bool
-	fs := newFlagSet("pi tools list", toolsUsage, stderr)
+	fs := newFlagSet("pi tools list", toolsUsage, stdout, stderr)
 	f.register(fs)
 	fs.BoolVar(&asJSON, "json", false, "print JSON")
 	pos, code, done := parseArgs(fs, args[1:])
@@ -180,8 +171,7 @@ func cmdTools(args []string, stdout, stderr io.Writer) int {
 	listOpts.MCPStart = app.MCPWait
 	rt, err := app.Open(context.Background(), listOpts)
 	if err != nil {
-		fmt.Fprintf(stderr, "pi: %v\n", err)
-		return exitError
+		return openFailed(stderr, err, "")
 	}
 	defer rt.Close()
 	reg := rt.Registry()

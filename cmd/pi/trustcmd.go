@@ -37,7 +37,7 @@ func cmdTrust(args []string, stdout, stderr io.Writer, trust bool) int {
 		name = "untrust"
 	}
 	var cwd string
-	fs := newFlagSet("pi "+name, trustUsage, stderr)
+	fs := newFlagSet("pi "+name, trustUsage, stdout, stderr)
 	fs.StringVar(&cwd, "cwd", "", "the project `DIR` (default: the current folder)")
 	pos, code, done := parseArgs(fs, args)
 	if done {
@@ -48,7 +48,14 @@ func cmdTrust(args []string, stdout, stderr io.Writer, trust bool) int {
 	}
 	cwd = resolveCwd(cwd)
 	home := config.DefaultPIHome()
-	file, err := projectFile(cwd)
+	var file string
+	var err error
+	if trust {
+		file, err = projectFile(cwd)
+	} else {
+		// Untrusting needs no parse: it works on a file that is broken.
+		file, err = config.FindProjectFile(cwd, home)
+	}
 	if err != nil {
 		fmt.Fprintf(stderr, "pi %s: %v\n", name, err)
 		return exitError

@@ -13,7 +13,7 @@ var version = "0.1.0-dev"
 
 func cmdVersion(args []string, stdout, stderr io.Writer) int {
 	if len(args) > 0 && (args[0] == "--help" || args[0] == "-h") {
-		fmt.Fprintln(stderr, "Usage: pi version\n\nPrints pi's version, the Go version and platform it was built with, and the ABI version of extensions it runs.")
+		fmt.Fprintln(stdout, "Usage: pi version\n\nPrints pi's version, the Go version and platform it was built with, and the ABI version of extensions it runs.")
 		return exitOK
 	}
 	if len(args) > 0 {
@@ -37,7 +37,9 @@ pi — a coding agent whose tools you can extend with WebAssembly.
 Usage:
   pi [flags] [PROMPT]           interactive session (PROMPT optional) on a terminal
   pi -p "PROMPT" [flags]        print mode: answer once, stream the text to stdout
+  pi -p @FILE "PROMPT"          attach files (text inline, images as images)
   pi --mode json -p "PROMPT"    the run's events as JSON lines on stdout
+  pi --mode rpc                 the reference agent's RPC protocol on stdin/stdout
   pi demo                       an offline demo: a scripted model edits a sample project
   pi -c | -r | --session ID    continue the latest session, pick one, or resume one
   pi sessions list [--json]     this directory's sessions (the reference agent's format)
@@ -56,7 +58,7 @@ Usage:
   pi trust | untrust            allow (or stop allowing) this project's pi.toml to run code
   pi permissions check TOOL 'JSON'  what the [permissions] rules decide about a call
   pi permissions list           the permission rules, in the order they apply
-  pi version                    version information
+  pi version | --version | -v   version information
 
 A prompt that starts with /NAME runs a slash command (interactive or -p):
 /help lists pi's own and the extensions' commands.

@@ -68,6 +68,12 @@ type Config struct {
 	BeforeStart  BeforeStartFunc
 	Stop         StopFunc
 	OnStopCapped func()
+
+	// OnDropPrompts is called after a run that failed at the provider
+	// removed the last n user messages from the conversation because the
+	// model never answered them (so the next request does not carry two
+	// user messages in a row); a session moves back to before them.
+	OnDropPrompts func(n int)
 }
 
 // ToolSet is what Config.Refresh answers: the active tools and the system
@@ -110,6 +116,9 @@ type Agent struct {
 	// lastUsage is the usage of the latest model response (for the
 	// compaction threshold); zero after a compaction.
 	lastUsage llm.Usage
+	// steering and followUp are the queued user messages (queue.go).
+	steering, followUp         []llm.Message
+	steeringMode, followUpMode QueueMode
 
 	emitMu sync.Mutex // serializes OnEvent calls
 }
@@ -183,7 +192,7 @@ func (a *Agent) refresh() {
 // result, returned too, then holds the messages so far, which the Agent
 // keeps).
 func (a *Agent) Run(ctx context.Context, prompt string) (*RunResult, error) {
-	return a.run(ctx, prompt, true)
+	return a.run(ctx, UserMessage(prompt), true)
 }
 
 // Prompt continues the conversation with a new user message, as Run does
@@ -193,7 +202,7 @@ func (a *Agent) Run(ctx context.Context, prompt string) (*RunResult, error) {
 //
 // As Run.
 func (a *Agent) Prompt(ctx context.Context, prompt string) (*RunResult, error) {
-	return a.run(ctx, prompt, false)
+	return a.run(ctx, UserMessage(prompt), false)
 }
 
 // SetMessages replaces the conversation (a resumed or compacted one).
@@ -219,7 +228,7 @@ func (a *Agent) Messages() []llm.Message {
 	return append([]llm.Message(nil), a.messages...)
 }
 
-func (a *Agent) run(ctx context.Context, prompt string, reset bool) (*RunResult, error) {
+func (a *Agent) run(ctx context.Context, user llm.Message, reset bool) (*RunResult, error) {
 	if a.cfg.Provider == nil {
 		return nil, errors.New("agent run: no provider configured")
 	}
@@ -233,6 +242,7 @@ func (a *Agent) run(ctx context.Context, prompt string, reset bool) (*RunResult,
 	if reset {
 		a.messages = nil
 	}
+	start := len(a.messages)
 	a.mu.Unlock()
 	defer func() {
 		a.mu.Lock()
@@ -243,13 +253,15 @@ func (a *Agent) run(ctx context.Context, prompt string, reset bool) (*RunResult,
 		a.cfg.OnReset()
 	}
 
-	user := llm.Message{Role: llm.RoleUser, Content: []tool.ContentBlock{tool.Text(prompt)}}
 	res := &RunResult{}
 	err := a.runOnce(ctx, &user, res)
-	if err != nil && a.cfg.Compaction.Compactor != nil && a.cfg.Compaction.Auto && ctx.Err() == nil && llm.IsContextOverflow(err) {
+	switch {
+	case err != nil && a.cfg.Compaction.Compactor != nil && a.cfg.Compaction.Auto && ctx.Err() == nil && llm.IsContextOverflow(err):
 		err = a.recoverOverflow(ctx, err, res)
-	} else if err == nil {
+	case err == nil:
 		a.autoCompact(ctx, res)
+	default:
+		a.dropUnanswered(start)
 	}
 	a.mu.Lock()
 	res.Messages = append([]llm.Message(nil), a.messages...)
@@ -286,6 +298,7 @@ func (a *Agent) loop(ctx context.Context, user *llm.Message, res *RunResult) err
 	}
 	continues := 0
 	first := res.Turns
+	var queued []llm.Message // steering or follow-up messages to deliver
 	for turn := first + 1; ; turn++ {
 		res.Turns = turn
 		a.emit(Event{Type: EventTurnStart, Turn: turn})
@@ -293,6 +306,12 @@ func (a *Agent) loop(ctx context.Context, user *llm.Message, res *RunResult) err
 			a.emit(Event{Type: EventMessageStart, Message: user})
 			a.emit(Event{Type: EventMessageEnd, Message: user})
 		}
+		for i := range queued {
+			a.appendMessages(queued[i])
+			a.emit(Event{Type: EventMessageStart, Message: &queued[i]})
+			a.emit(Event{Type: EventMessageEnd, Message: &queued[i]})
+		}
+		queued = nil
 		a.logger.Debug("model turn", "turn", turn)
 		a.refresh()
 		msg, resp, err := a.stream(ctx)
@@ -325,7 +344,13 @@ func (a *Agent) loop(ctx context.Context, user *llm.Message, res *RunResult) err
 		a.emit(Event{Type: EventMessageEnd, Message: &msg, Usage: &usage, StopReason: resp.StopReason})
 		if len(msg.ToolCalls) == 0 {
 			a.emit(Event{Type: EventTurnEnd, Turn: turn, Message: &msg})
-			if resp.StopReason == llm.StopEnd && (a.cfg.MaxTurns == 0 || turn < a.cfg.MaxTurns) && a.stopContinue(ctx, msg, turn, &continues) {
+			if a.cfg.MaxTurns > 0 && turn >= a.cfg.MaxTurns {
+				return nil // what is queued waits for the next run
+			}
+			if queued = a.nextDelivery(); len(queued) > 0 {
+				continue
+			}
+			if resp.StopReason == llm.StopEnd && a.stopContinue(ctx, msg, turn, &continues) {
 				continue
 			}
 			return nil
@@ -348,6 +373,7 @@ func (a *Agent) loop(ctx context.Context, user *llm.Message, res *RunResult) err
 			res.StopReason = StopMaxTurns
 			return nil
 		}
+		queued = a.takeQueued(true)
 	}
 }
 
@@ -391,7 +417,7 @@ func (a *Agent) stream(ctx context.Context) (msg llm.Message, resp *llm.Response
 		if err == nil {
 			err = errors.New("provider returned no response")
 		}
-		msg = llm.Message{Role: llm.RoleAssistant}
+		msg = llm.Message{Role: llm.RoleAssistant, Content: []tool.ContentBlock{}}
 		if text.Len() > 0 {
 			msg.Content = []tool.ContentBlock{tool.Text(text.String())}
 		}
@@ -415,6 +441,9 @@ func (a *Agent) stream(ctx context.Context) (msg llm.Message, resp *llm.Response
 // tool calls are dropped, as they will never get results.
 func (a *Agent) endPartial(msg llm.Message, stop llm.StopReason, err error, res *RunResult) {
 	msg.ToolCalls = nil
+	if msg.Content == nil {
+		msg.Content = []tool.ContentBlock{} // "content": [] in --mode json, never null
+	}
 	ev := Event{Type: EventMessageEnd, Message: &msg, StopReason: stop}
 	if err != nil {
 		ev.Error = err.Error()

@@ -30,6 +30,9 @@ const (
 	// when it is closed.
 	EventSessionStart    EventType = "session_start"
 	EventSessionShutdown EventType = "session_shutdown"
+	// Emitted when the steering or follow-up queue changes (Agent.Steer,
+	// Agent.FollowUp, a delivery, Agent.ClearQueues).
+	EventQueueUpdate EventType = "queue_update"
 )
 
 // Event is one step of a run, as the loop reports it to Config.OnEvent.
@@ -57,6 +60,8 @@ const (
 //     is retried after an overflow), ErrorMessage when it failed.
 //   - session_start: SessionID, SessionFile ("" for --no-session),
 //     Resumed. session_shutdown: SessionID, SessionFile.
+//   - queue_update: Steering and FollowUp, the texts of the queued
+//     messages (both always written, [] when empty).
 type Event struct {
 	Type EventType `json:"type"`
 	// Turn counts the model calls of the run from 1.
@@ -96,12 +101,23 @@ type Event struct {
 	SessionID   string `json:"sessionId,omitempty"`
 	SessionFile string `json:"sessionFile,omitempty"`
 	Resumed     *bool  `json:"resumed,omitempty"`
+
+	// Steering and FollowUp are the queued messages' texts (queue_update).
+	Steering []string `json:"steering,omitempty"`
+	FollowUp []string `json:"followUp,omitempty"`
 }
 
 // MarshalJSON writes the event; compaction_end carries its Compaction as
 // "result" (the field tool_execution_end uses for the tool's result).
 func (e Event) MarshalJSON() ([]byte, error) {
 	type plain Event
+	if e.Type == EventQueueUpdate {
+		return json.Marshal(struct {
+			Type     EventType `json:"type"`
+			Steering []string  `json:"steering"`
+			FollowUp []string  `json:"followUp"`
+		}{e.Type, nonNilStrings(e.Steering), nonNilStrings(e.FollowUp)})
+	}
 	if e.Type != EventCompactionEnd {
 		return json.Marshal(plain(e))
 	}
@@ -125,4 +141,11 @@ func argsJSON(raw string) json.RawMessage {
 	}
 	b, _ := json.Marshal(raw)
 	return b
+}
+
+func nonNilStrings(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
 }

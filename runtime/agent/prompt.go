@@ -22,7 +22,11 @@ type PromptOptions struct {
 	Tools []tool.ToolDefinition
 	// Cwd is the working directory, stated at the end of the prompt.
 	Cwd string
-	// AgentsMD is the contents of the project's AGENTS.md ("" when absent).
+	// ContextFiles are the context files (LoadContextFiles), written under
+	// "# Project Context" with their paths, as the reference agent does.
+	ContextFiles []ContextFile
+	// AgentsMD is the contents of one AGENTS.md, for callers that load it
+	// themselves; ignored when ContextFiles is set.
 	AgentsMD string
 	// Override replaces the built-in intro, tool list and guidelines
 	// (--system-prompt); AGENTS.md, the date and the directory still follow.
@@ -40,8 +44,8 @@ const promptIntro = "You are an expert coding assistant operating inside pi, a c
 // line "Available tools:" with `- NAME: SNIPPET` for each active tool (its
 // PromptSnippet, or the first line of its description), the guidelines of
 // the active tools (deduplicated, in order, with pi's own at the end), then
-// Append, the AGENTS.md contents under "# Project Context", the current date
-// and the working directory. With Override, the override text stands for the
+// Append, the context files (or AgentsMD) under "# Project Context", the
+// current date and the working directory. With Override, the override text stands for the
 // intro, tool list and guidelines.
 func BuildSystemPrompt(p PromptOptions) string {
 	now := p.Now
@@ -70,7 +74,12 @@ func BuildSystemPrompt(p PromptOptions) string {
 		b.WriteString("\n\n")
 		b.WriteString(p.Append)
 	}
-	if agents := strings.TrimSpace(p.AgentsMD); agents != "" {
+	if len(p.ContextFiles) > 0 {
+		b.WriteString("\n\n# Project Context\n\nProject-specific instructions and guidelines:\n\n")
+		for _, f := range p.ContextFiles {
+			b.WriteString("## " + f.Path + "\n\n" + f.Content + "\n\n")
+		}
+	} else if agents := strings.TrimSpace(p.AgentsMD); agents != "" {
 		b.WriteString("\n\n# Project Context\n\nProject-specific instructions and guidelines from ")
 		b.WriteString(AgentsFile)
 		b.WriteString(":\n\n")
@@ -173,4 +182,79 @@ func LoadAgentsMD(cwd string) (string, error) {
 		}
 		dir = parent
 	}
+}
+
+// ContextFile is a file of instructions for the model (AGENTS.md or
+// CLAUDE.md) and its contents.
+type ContextFile struct {
+	Path    string
+	Content string
+}
+
+// contextFileNames are the names looked for in each folder, the first found
+// counting (the reference agent's order).
+var contextFileNames = []string{"AGENTS.md", "AGENTS.MD", "CLAUDE.md", "CLAUDE.MD"}
+
+// LoadContextFiles returns the context files for cwd as the reference
+// agent finds them: the one in globalDir (pi's home, $PI_HOME) first, then
+// one per folder from the filesystem root down to cwd, each folder's
+// AGENTS.md, else CLAUDE.md (AGENTS.MD and CLAUDE.MD too). A file found
+// twice (globalDir is an ancestor) counts once. read reads a file (nil:
+// os.ReadFile; runtime/app refuses files others can change). A file that
+// cannot be read is skipped (the folder's next name is tried) and reported
+// in the error; the others are still returned.
+func LoadContextFiles(cwd, globalDir string, read func(path string) ([]byte, error)) ([]ContextFile, error) {
+	if read == nil {
+		read = os.ReadFile
+	}
+	var out []ContextFile
+	var errs []error
+	seen := map[string]bool{}
+	load := func(dir string) *ContextFile {
+		for _, name := range contextFileNames {
+			path := filepath.Join(dir, name)
+			st, err := os.Stat(path)
+			if err != nil {
+				continue
+			}
+			if seen[path] {
+				return nil
+			}
+			seen[path] = true
+			if !st.Mode().IsRegular() {
+				errs = append(errs, fmt.Errorf("load context file %s: not a regular file", path))
+				continue
+			}
+			data, err := read(path)
+			if err != nil {
+				errs = append(errs, fmt.Errorf("load context file: %w", err))
+				continue
+			}
+			return &ContextFile{Path: path, Content: string(data)}
+		}
+		return nil
+	}
+	if globalDir != "" {
+		if abs, err := filepath.Abs(globalDir); err == nil {
+			if f := load(abs); f != nil {
+				out = append(out, *f)
+			}
+		}
+	}
+	dir, err := filepath.Abs(cwd)
+	if err != nil {
+		return out, fmt.Errorf("load context files: %w", err)
+	}
+	var chain []ContextFile
+	for {
+		if f := load(dir); f != nil {
+			chain = append([]ContextFile{*f}, chain...)
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			break
+		}
+		dir = parent
+	}
+	return append(out, chain...), errors.Join(errs...)
 }

@@ -158,3 +158,61 @@ func TestLoadAgentsMD(t *testing.T) {
 		})
 	}
 }
+
+// Context files as the reference agent loads them: the global one first,
+// then one per folder from the root down to cwd, AGENTS.md before
+// CLAUDE.md; written with their paths.
+func TestLoadContextFiles(t *testing.T) {
+	root := t.TempDir()
+	global := filepath.Join(root, "home", ".pi", "agent")
+	for path, content := range map[string]string{
+		"home/.pi/agent/AGENTS.md":    "global rules",
+		"work/CLAUDE.md":              "work rules (claude)",
+		"work/repo/AGENTS.md":         "repo rules",
+		"work/repo/CLAUDE.md":         "ignored: AGENTS.md wins",
+		"work/repo/.git/HEAD":         "ref: main",
+		"work/repo/pkg/sub/AGENTS.md": "sub rules",
+	} {
+		p := filepath.Join(root, path)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		writeFile(t, p, content)
+	}
+	// A folder named AGENTS.md: reported, and CLAUDE.md is used instead.
+	if err := os.MkdirAll(filepath.Join(root, "work/repo/pkg/AGENTS.md"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, filepath.Join(root, "work/repo/pkg/CLAUDE.md"), "pkg rules (claude)")
+
+	files, err := agent.LoadContextFiles(filepath.Join(root, "work/repo/pkg/sub"), global, nil)
+	if err == nil || !strings.Contains(err.Error(), "AGENTS.md: not a regular file") {
+		t.Fatalf("err = %v, want the folder named AGENTS.md reported", err)
+	}
+	var got []string
+	for _, f := range files {
+		rel, _ := filepath.Rel(root, f.Path)
+		got = append(got, rel+"="+f.Content)
+	}
+	want := []string{
+		"home/.pi/agent/AGENTS.md=global rules",
+		"work/CLAUDE.md=work rules (claude)",
+		"work/repo/AGENTS.md=repo rules",
+		"work/repo/pkg/CLAUDE.md=pkg rules (claude)",
+		"work/repo/pkg/sub/AGENTS.md=sub rules",
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Fatalf("context files\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	// The global folder inside the walk counts once.
+	files, _ = agent.LoadContextFiles(global, global, nil)
+	if len(files) != 1 {
+		t.Fatalf("%d files when cwd is the global folder, want 1", len(files))
+	}
+
+	p := agent.BuildSystemPrompt(agent.PromptOptions{Cwd: "/p", ContextFiles: []agent.ContextFile{{Path: "/a/AGENTS.md", Content: "A"}, {Path: "/a/b/CLAUDE.md", Content: "B"}}, AgentsMD: "ignored"})
+	wantPart := "\n\n# Project Context\n\nProject-specific instructions and guidelines:\n\n## /a/AGENTS.md\n\nA\n\n## /a/b/CLAUDE.md\n\nB\n\n\nCurrent date: "
+	if !strings.Contains(p, wantPart) || strings.Contains(p, "ignored") {
+		t.Fatalf("prompt:\n%s", p)
+	}
+}

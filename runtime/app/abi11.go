@@ -28,10 +28,6 @@ const (
 	ModeInspect     = extensions.ModeInspect
 )
 
-// UI is the person behind a front end, for extensions' ui.notify and
-// ui.confirm (see extensions.UI).
-type UI = extensions.UI
-
 // StopCappedWarning is what a run whose stop hooks kept it going
 // agent.MaxStopContinues times ends with (on stderr in cmd/pi).
 var StopCappedWarning = fmt.Sprintf("stop hooks continued the run %d times; ending it", agent.MaxStopContinues)

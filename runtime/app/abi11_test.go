@@ -113,7 +113,7 @@ func TestABI11InitFacts(t *testing.T) {
 	}{
 		{Options{Trust: true}, "print", true, false, false},
 		{Options{Trust: true, Mode: ModeJSON}, "json", true, false, false},
-		{Options{Mode: ModeInteractive, UI: &testUI{}}, "interactive", true, true, true},
+		{Options{Mode: ModeInteractive, UI: &personUI{}}, "interactive", true, true, true},
 		{Options{Mode: ModeTool}, "tool", true, false, true},
 	} {
 		o := tc.opts
@@ -153,9 +153,9 @@ func TestABI11InitFacts(t *testing.T) {
 	}
 }
 
-// testUI is a person who answers every question with answer, or waits
-// until the question times out when wait is set.
-type testUI struct {
+// personUI is a person who answers every question with answer, or waits
+// until the question times out when wait is set (an app.UI).
+type personUI struct {
 	mu       sync.Mutex
 	answer   bool
 	wait     bool
@@ -163,15 +163,15 @@ type testUI struct {
 	question []string
 }
 
-func (u *testUI) Notify(ext, message, level string) {
+func (u *personUI) Notify(message string, level NotifyLevel) {
 	u.mu.Lock()
 	defer u.mu.Unlock()
-	u.notices = append(u.notices, ext+" "+level+" "+message)
+	u.notices = append(u.notices, string(level)+" "+message)
 }
 
-func (u *testUI) Confirm(ctx context.Context, ext, title, message string) (bool, error) {
+func (u *personUI) Confirm(ctx context.Context, title, message string) (bool, error) {
 	u.mu.Lock()
-	u.question = append(u.question, ext+" "+title+" "+message)
+	u.question = append(u.question, strings.TrimSpace(title+" "+message))
 	wait, answer := u.wait, u.answer
 	u.mu.Unlock()
 	if wait {
@@ -179,6 +179,14 @@ func (u *testUI) Confirm(ctx context.Context, ext, title, message string) (bool,
 		return false, ctx.Err()
 	}
 	return answer, nil
+}
+
+func (u *personUI) Select(context.Context, string, []string) (string, bool, error) {
+	return "", false, nil
+}
+
+func (u *personUI) Input(context.Context, string, string) (string, bool, error) {
+	return "", false, nil
 }
 
 func TestABI11KV(t *testing.T) {
@@ -511,7 +519,7 @@ func TestABI11UIAndSession(t *testing.T) {
 	}
 	rt.Close()
 
-	ui := &testUI{answer: true}
+	ui := &personUI{answer: true}
 	rt = openRT(t, Options{Cwd: dir, PIHome: home, Trust: true, Mode: ModeInteractive, UI: ui})
 	if got := probe(t, rt, "probe", "ui.confirm", map[string]any{"title": "Deploy", "message": "now?"}); got != `{"ok":true,"result":{"confirmed":true}}` {
 		t.Errorf("confirm yes = %s", got)
@@ -519,7 +527,7 @@ func TestABI11UIAndSession(t *testing.T) {
 	probe(t, rt, "probe", "ui.notify", map[string]any{"message": "careful", "level": "warning"})
 	ui.mu.Lock()
 	ui.wait = true
-	if !slices.Equal(ui.question, []string{"raw11 Deploy now?"}) || !slices.Equal(ui.notices, []string{"raw11 warning careful"}) {
+	if !slices.Equal(ui.question, []string{"[raw11] Deploy now?"}) || !slices.Equal(ui.notices, []string{"warning [raw11] careful"}) {
 		t.Errorf("the person saw %q and %q", ui.question, ui.notices)
 	}
 	ui.mu.Unlock()
@@ -723,9 +731,17 @@ type barrierUI struct {
 	all     chan struct{}
 }
 
-func (u *barrierUI) Notify(string, string, string) {}
+func (u *barrierUI) Notify(string, NotifyLevel) {}
 
-func (u *barrierUI) Confirm(ctx context.Context, _, _, _ string) (bool, error) {
+func (u *barrierUI) Select(context.Context, string, []string) (string, bool, error) {
+	return "", false, nil
+}
+
+func (u *barrierUI) Input(context.Context, string, string) (string, bool, error) {
+	return "", false, nil
+}
+
+func (u *barrierUI) Confirm(ctx context.Context, _, _ string) (bool, error) {
 	u.mu.Lock()
 	u.waiting++
 	if u.waiting == u.n {

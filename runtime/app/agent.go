@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/pi-go/pi/runtime/agent"
+	"github.com/pi-go/pi/runtime/config"
 	"github.com/pi-go/pi/runtime/llm"
 	"github.com/pi-go/pi/runtime/session"
 	"github.com/pi-go/pi/runtime/tool"
@@ -30,7 +31,9 @@ type AgentOptions struct {
 }
 
 // NewAgent builds the agent loop with the active tools, the runtime's
-// hooks, the system prompt (with the project's AGENTS.md) and the events
+// hooks, the system prompt (with the context files: AGENTS.md or CLAUDE.md
+// in PI_HOME and in every folder from / down to the working directory, as
+// the reference agent loads them) and the events
 // sent on to the extensions, with the API key redacted. The agent goes on
 // from the session's conversation (a resumed session), writes every message
 // to the session, and compacts it by pi.toml's [compaction]; it emits
@@ -45,7 +48,7 @@ func (r *Runtime) NewAgent(o AgentOptions) (*agent.Agent, error) {
 	p := o.Provider
 	names := modelNames{provider: "custom", model: firstNonEmpty(o.ModelName, "custom")}
 	if p == nil {
-		s, err := ResolveModel(r.cfg, r.opts.Model)
+		s, err := ResolveModel(r.cfg, r.modelOptions())
 		if err != nil {
 			return nil, err
 		}
@@ -58,13 +61,18 @@ func (r *Runtime) NewAgent(o AgentOptions) (*agent.Agent, error) {
 	if err != nil {
 		return nil, err
 	}
-	agentsMD, err := agent.LoadAgentsMD(r.cwd)
+	contextFiles, err := agent.LoadContextFiles(r.cwd, r.piHome, func(path string) ([]byte, error) {
+		// Instructions for the model from a file another user can change
+		// (a shared /tmp, a parent folder) are a prompt injection: refused
+		// as a pi.toml would be.
+		return config.ReadSafeFile(path, "context file")
+	})
 	if err != nil {
-		r.logger.Warn("AGENTS.md not read", "error", err)
+		r.logger.Warn("context file not read", "error", err)
 	}
 	r.syncMCP()
 	seen := r.toolsGen.Load()
-	ts, err := r.toolSet(o, agentsMD)
+	ts, err := r.toolSet(o, contextFiles)
 	if err != nil {
 		return nil, err
 	}
@@ -76,7 +84,7 @@ func (r *Runtime) NewAgent(o AgentOptions) (*agent.Agent, error) {
 		if now == seen {
 			return nil
 		}
-		ts, err := r.toolSet(o, agentsMD)
+		ts, err := r.toolSet(o, contextFiles)
 		if err != nil {
 			r.logger.Warn("tools not refreshed", "error", err.Error())
 			return nil
@@ -84,7 +92,8 @@ func (r *Runtime) NewAgent(o AgentOptions) (*agent.Agent, error) {
 		seen = now
 		return ts
 	}
-	comp := &compactor{s: r.session, provider: p, keepRecent: cs.KeepRecentTokens}
+	sess := r.Session()
+	comp := &compactor{s: sess, provider: p, keepRecent: cs.KeepRecentTokens}
 	persist := &sessionSink{r: r, names: names}
 	next := o.OnEvent
 	sink := r.eventSink(func(ev agent.Event) {
@@ -97,29 +106,30 @@ func (r *Runtime) NewAgent(o AgentOptions) (*agent.Agent, error) {
 		Provider: p, Tools: ts.Tools, Hooks: r.hooks, SystemPrompt: ts.SystemPrompt,
 		Sequential: r.cfg.ToolExecution == "sequential", Logger: r.logger.Named("agent"),
 		OnEvent: sink, MaxTurns: o.MaxTurns, Refresh: refresh,
-		Messages: session.ToLLM(r.session.Context()),
+		Messages: session.ToLLM(sess.Context()),
 		Compaction: agent.Compaction{
 			Compactor: comp, Auto: cs.Enabled, ContextWindow: cs.ContextWindow, ReserveTokens: cs.ReserveTokens,
 		},
-		OnReset: r.session.ResetLeaf,
+		OnReset:       sess.ResetLeaf,
+		OnDropPrompts: persist.dropPrompts,
 	}
 	r.promptHooks(&cfg)
 	ag := agent.New(cfg)
-	if prov, model := r.session.Model(); prov != names.provider || model != names.model {
-		if _, err := r.session.AppendModelChange(names.provider, names.model); err != nil {
+	if prov, model := sess.Model(); prov != names.provider || model != names.model {
+		if _, err := sess.AppendModelChange(names.provider, names.model); err != nil {
 			r.logger.Warn("session: model change not recorded", "error", err.Error())
 		}
 	}
 	r.mu.Lock()
-	r.agent, r.compactor = ag, comp
+	r.agent, r.compactor, r.names = ag, comp, names
 	first := !r.started
 	r.started = true
-	r.mu.Unlock()
 	resumed := r.resumed
-	sink(agent.Event{Type: agent.EventSessionStart, SessionID: r.session.ID(), SessionFile: r.sessionFile(), Resumed: &resumed})
+	r.mu.Unlock()
+	sink(agent.Event{Type: agent.EventSessionStart, SessionID: sess.ID(), SessionFile: r.sessionFile(), Resumed: &resumed})
 	if first {
 		r.closers = append(r.closers, func() {
-			sink(agent.Event{Type: agent.EventSessionShutdown, SessionID: r.session.ID(), SessionFile: r.sessionFile()})
+			sink(agent.Event{Type: agent.EventSessionShutdown, SessionID: r.Session().ID(), SessionFile: r.sessionFile()})
 		})
 	}
 	return ag, nil
@@ -127,14 +137,14 @@ func (r *Runtime) NewAgent(o AgentOptions) (*agent.Agent, error) {
 
 // toolSet wraps the active tools and builds the system prompt that lists
 // them.
-func (r *Runtime) toolSet(o AgentOptions, agentsMD string) (*agent.ToolSet, error) {
+func (r *Runtime) toolSet(o AgentOptions, contextFiles []agent.ContextFile) (*agent.ToolSet, error) {
 	defs := r.registry.ActiveDefinitions()
 	tools, err := tool.WrapAll(defs, r.ContextFactory())
 	if err != nil {
 		return nil, err
 	}
 	sys := agent.BuildSystemPrompt(agent.PromptOptions{
-		Tools: defs, Cwd: r.cwd, AgentsMD: agentsMD,
+		Tools: defs, Cwd: r.cwd, ContextFiles: contextFiles,
 		Override: o.SystemPrompt, Append: o.AppendSystemPrompt, Now: time.Now(),
 	})
 	return &agent.ToolSet{Tools: tools, SystemPrompt: sys}, nil

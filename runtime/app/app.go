@@ -90,8 +90,10 @@ type Options struct {
 	// Mode is how the front end runs, told to extensions: ModeInteractive,
 	// ModePrint (the default), ModeJSON, ModeRPC, ModeTool or ModeInspect.
 	Mode string
-	// UI shows extensions' ui.notify and asks their ui.confirm; nil when
-	// no person is there (print, json and tool modes).
+	// UI asks and tells the person in front of the front end: extensions'
+	// ui.notify and ui.confirm, and, when Ask and Approve are nil, the calls
+	// that need approval (AskFromUI). Nil when no person is there (print,
+	// json and tool modes).
 	UI UI
 }
 
@@ -130,14 +132,17 @@ type Runtime struct {
 	approvals *approvals
 
 	// session keeps the conversation (session.go); resumed says it
-	// existed before.
+	// existed before. Both change only through replaceSession, under mu.
 	session *session.Session
 	resumed bool
-	// mu guards agent and compactor: the agent NewAgent built last, for
-	// Compact.
+	// mu guards session, agent and compactor: the agent NewAgent built
+	// last, for Compact; and names, the model it talks to.
 	mu        sync.Mutex
 	agent     *agent.Agent
 	compactor *compactor
+	names     modelNames
+	// bashOpts are bash's options, for RunBash.
+	bashOpts builtin.BashOptions
 	// started: NewAgent ran (session_shutdown is then sent on Close).
 	started bool
 
@@ -297,7 +302,7 @@ func (r *Runtime) hostOptions() extensions.Options {
 		ProjectRoot: r.cfg.ProjectRoot, Cwd: r.cwd,
 		HostName: firstNonEmpty(r.opts.HostName, "pi"), HostVersion: firstNonEmpty(r.opts.HostVersion, "dev"),
 		HideEnv: r.hideEnv,
-		Mode:    r.mode(), Trusted: r.trusted(), KVDir: r.kvDir(), UI: r.opts.UI,
+		Mode:    r.mode(), Trusted: r.trusted(), KVDir: r.kvDir(), UI: r.extensionUI(),
 		Session: r.extensionSession(),
 	}
 }
@@ -348,6 +353,7 @@ func (r *Runtime) registerTools(spawnHooks []tool.SpawnHook) error {
 		FullOutputMaxBytes: int64(bash.FullOutputMaxMB) << 20, Redactor: r.redactor,
 		DefaultTimeout: float64(cmp.Or(bash.DefaultTimeout, DefaultBashTimeout)),
 	}
+	r.bashOpts = bashOpts
 	for _, d := range builtin.Definitions(builtin.Options{Bash: bashOpts}) {
 		if err := r.registry.Register(d); err != nil {
 			return err
@@ -380,9 +386,13 @@ func (r *Runtime) registerTools(spawnHooks []tool.SpawnHook) error {
 	if r.policy = policy; policy != nil {
 		r.hooks.Permission = r.permissionFunc(policy)
 	}
-	if r.opts.Ask != nil && r.opts.Approve == nil {
+	ask := r.opts.Ask
+	if ask == nil && r.opts.UI != nil {
+		ask = AskFromUI(r.opts.UI)
+	}
+	if ask != nil && r.opts.Approve == nil {
 		r.approvals = &approvals{always: map[string]bool{}, pending: map[string][]string{}}
-		r.hooks.Approve = r.sessionApprove(r.opts.Ask)
+		r.hooks.Approve = r.sessionApprove(ask)
 	}
 	if r.opts.Yes {
 		r.hooks.Approve = func(context.Context, tool.ApprovalRequest) (bool, error) { return true, nil }

@@ -139,8 +139,11 @@ func (r *Runtime) chooseActive() error {
 		r.wantActive, from = slices.Clone(r.cfg.Tools.Active), describeFiles(r.cfg.Files)+": tools.active"
 	}
 	if err := r.applyActive(); err != nil {
-		if from == "" {
+		switch {
+		case from == "":
 			return err
+		case r.opts.Tools != nil:
+			return r.badActiveTools(err) // a typo in --tools: suggest the name
 		}
 		return fmt.Errorf("%s: %w", from, err)
 	}

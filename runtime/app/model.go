@@ -56,6 +56,9 @@ func ResolveModel(cfg *config.Config, o ModelOptions) (ModelSettings, error) {
 		s.KeySource = "--api-key"
 	}
 	if s.APIKey == "" && s.BaseURL == llm.DefaultBaseURL {
+		if m.IgnoredBaseURL != "" {
+			return s, fmt.Errorf("%w: this project's pi.toml sets model.base_url = %q, but the project is not trusted, so it was ignored (an untrusted project must not choose the model: the model decides which commands run). If you trust the project, run 'pi trust' (or pass --trust for one run); or pass --base-url %s yourself", ErrNoModel, m.IgnoredBaseURL, m.IgnoredBaseURL)
+		}
 		return s, fmt.Errorf("%w: set %s (and optionally [model] name in pi.toml), or pass --api-key and --model, or --base-url for a local endpoint.\nTo try pi offline: pi demo, or pi --script FILE", ErrNoModel, s.KeySource)
 	}
 	if s.Name == "" {
@@ -67,7 +70,7 @@ func ResolveModel(cfg *config.Config, o ModelOptions) (ModelSettings, error) {
 // Provider returns the OpenAI-compatible provider of the model settings
 // that Options.Model and pi.toml resolve to (see ResolveModel).
 func (r *Runtime) Provider() (llm.Provider, error) {
-	s, err := ResolveModel(r.cfg, r.opts.Model)
+	s, err := ResolveModel(r.cfg, r.modelOptions())
 	if err != nil {
 		return nil, err
 	}

@@ -130,12 +130,21 @@ func (r *Runtime) openSession() error {
 }
 
 // Session is the runtime's session (in memory only unless
-// Options.Session asked for a file).
-func (r *Runtime) Session() *session.Session { return r.session }
+// Options.Session asked for a file). It changes with NewSession,
+// SwitchSession, ForkSession and CloneSession.
+func (r *Runtime) Session() *session.Session {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.session
+}
 
-// SessionResumed reports whether the session existed before this runtime
-// (-c, --session with an existing file).
-func (r *Runtime) SessionResumed() bool { return r.resumed }
+// SessionResumed reports whether the session existed before it was opened
+// (-c, --session with an existing file, SwitchSession).
+func (r *Runtime) SessionResumed() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.resumed
+}
 
 // SessionAppend appends a custom entry (state of an extension, named by
 // customType) on the current branch of the session; it is never sent to
@@ -146,14 +155,14 @@ func (r *Runtime) SessionResumed() bool { return r.resumed }
 // session.ErrBadCustom for a bad customType or data (see
 // session.AppendCustom); a failed write.
 func (r *Runtime) SessionAppend(customType string, data json.RawMessage) (string, error) {
-	return r.session.AppendCustom(customType, r.redactor.Bytes(data))
+	return r.Session().AppendCustom(customType, r.redactor.Bytes(data))
 }
 
 // SessionEntries lists the custom entries on the current branch, root
 // first, only those of customType when it is not empty. It is the runtime
 // side of the host method session.entries.
 func (r *Runtime) SessionEntries(customType string) []session.CustomEntry {
-	return r.session.CustomEntries(customType)
+	return r.Session().CustomEntries(customType)
 }
 
 // Compact compacts the session now (the /compact command), with
@@ -181,7 +190,7 @@ func (r *Runtime) Compact(ctx context.Context, instructions string) (*agent.Comp
 		if err != nil {
 			return nil, err
 		}
-		c = &compactor{s: r.session, provider: p, keepRecent: cs.KeepRecentTokens}
+		c = &compactor{s: r.Session(), provider: p, keepRecent: cs.KeepRecentTokens}
 	}
 	_, res, err := c.Compact(ctx, agent.CompactManual, instructions)
 	return res, err
@@ -236,9 +245,14 @@ type sessionSink struct {
 	r     *Runtime
 	names modelNames
 	once  sync.Once
+	// users are the entries of the run's user messages, for dropPrompts.
+	users []string
 }
 
 func (ss *sessionSink) onEvent(ev agent.Event) {
+	if ev.Type == agent.EventAgentStart {
+		ss.users = nil
+	}
 	if ev.Type != agent.EventMessageEnd || ev.Message == nil {
 		return
 	}
@@ -254,19 +268,58 @@ func (ss *sessionSink) onEvent(ev agent.Event) {
 			m = back
 		}
 	}
-	if _, err := ss.r.session.AppendMessage(m); err != nil {
+	s := ss.r.Session()
+	id, err := s.AppendMessage(m)
+	if err != nil {
 		ss.once.Do(func() {
-			ss.r.logger.Warn("the session file could not be written; the conversation goes on but is not saved", "file", ss.r.session.Path(), "error", err.Error())
+			ss.r.logger.Warn("the session file could not be written; the conversation goes on but is not saved", "file", s.Path(), "error", err.Error())
 		})
+		return
+	}
+	if m.Role == session.RoleUser {
+		ss.users = append(ss.users, id)
+	}
+}
+
+// DroppedPromptType is the customType of the custom entry that marks where
+// the session went back to after a failed prompt (see NewAgent).
+const DroppedPromptType = "pi.dropped-prompt"
+
+// dropPrompts moves the session back to before the last n user messages
+// of the run, which the agent dropped because the model never answered
+// them (agent.Config.OnDropPrompts): they and the failed answers stay in
+// the file, on a branch of their own, and a custom entry of type
+// DroppedPromptType (which no model sees) is appended where the branch goes
+// on, so that a resumed session, whose leaf is its last entry, goes on from
+// there too; the reference agent reads it the same way.
+func (ss *sessionSink) dropPrompts(n int) {
+	if n <= 0 || n > len(ss.users) {
+		return
+	}
+	s := ss.r.Session()
+	id := ss.users[len(ss.users)-n]
+	ss.users = ss.users[:len(ss.users)-n]
+	e := s.Entry(id)
+	if e == nil {
+		return
+	}
+	data, _ := json.Marshal(map[string]any{"entryId": id, "reason": "the model failed before answering; the prompt is not part of the conversation"})
+	err := s.SetLeaf(e.ParentID)
+	if err == nil {
+		_, err = s.AppendCustom(DroppedPromptType, data)
+	}
+	if err != nil {
+		ss.r.logger.Warn("session: the failed prompt stays in the context", "error", err.Error())
 	}
 }
 
 // sessionFile is the session's path for events ("" in memory).
 func (r *Runtime) sessionFile() string {
-	if r.session.InMemory() {
+	s := r.Session()
+	if s.InMemory() {
 		return ""
 	}
-	return filepath.Clean(r.session.Path())
+	return filepath.Clean(s.Path())
 }
 
 // extSession is the session as extensions see it: session.append writes

@@ -38,8 +38,8 @@ var builtinCommands = []CommandInfo{
 type Prompt struct {
 	// Text is the line as typed.
 	Text string
-	// Images are attached images; the input hooks see them (the model does
-	// not yet, through Submit).
+	// Images are attached images; the input hooks see them and the model
+	// gets them after the text.
 	Images []tool.ContentBlock
 }
 
@@ -99,7 +99,7 @@ func (r *Runtime) Submit(ctx context.Context, ag *agent.Agent, p Prompt, o Submi
 	}
 	name, args, isCmd := parseCommand(text)
 	if !isCmd {
-		return r.prompt(ctx, ag, text, Submitted{})
+		return r.prompt(ctx, ag, text, p.Images, Submitted{})
 	}
 	switch name {
 	case "help":
@@ -121,18 +121,19 @@ func (r *Runtime) Submit(ctx context.Context, ag *agent.Agent, p Prompt, o Submi
 			if res.Prompt == "" {
 				return Submitted{Command: name}, nil
 			}
-			return r.prompt(ctx, ag, res.Prompt, Submitted{Command: name})
+			return r.prompt(ctx, ag, res.Prompt, nil, Submitted{Command: name})
 		}
 	}
 	if o.Interactive {
 		show(fmt.Sprintf("unknown command /%s (see /help)", name))
 		return Submitted{}, nil
 	}
-	return r.prompt(ctx, ag, text, Submitted{})
+	return r.prompt(ctx, ag, text, p.Images, Submitted{})
 }
 
-func (r *Runtime) prompt(ctx context.Context, ag *agent.Agent, text string, s Submitted) (Submitted, error) {
-	res, err := ag.Prompt(ctx, text)
+// prompt sends text, then the images, to the model as the user's message.
+func (r *Runtime) prompt(ctx context.Context, ag *agent.Agent, text string, images []tool.ContentBlock, s Submitted) (Submitted, error) {
+	res, err := ag.PromptMessage(ctx, agent.UserMessage(text, images...))
 	s.Result = res
 	return s, err
 }

@@ -79,6 +79,10 @@ type Model struct {
 	// ContextWindow is the model's context size in tokens; 0 when not
 	// set (the default is DefaultContextWindow).
 	ContextWindow int
+	// IgnoredBaseURL is the base_url of an untrusted project file, which
+	// was left out (an untrusted project must not choose the model: the
+	// model decides which tools run), for messages that say what to do.
+	IgnoredBaseURL string
 }
 
 // Tools says which tools are active and how bash runs.
@@ -319,6 +323,9 @@ func Load(opts LoadOptions) (*Config, error) {
 		}
 		if status.state != trusted {
 			c.Warnings = append(c.Warnings, untrustedWarning(project, status, opts.ConfigFile != ""))
+			if project.baseURL != nil {
+				c.Model.IgnoredBaseURL = *project.baseURL
+			}
 			project.dropCode()
 		}
 	}
@@ -364,6 +371,45 @@ func readIfExists(file string) ([]byte, error) {
 // none; file is "" when no pi.toml applies. The global file is never a
 // project file.
 func findProject(cwd, home, globalFile string) (file string, data []byte, root string, err error) {
+	file, root, err = locateProject(cwd, home, globalFile)
+	if err != nil || file == "" {
+		return "", nil, root, err
+	}
+	data, err = readSafe(file, "config file")
+	if err != nil {
+		return "", nil, "", fmt.Errorf("load config %s: %w", file, err)
+	}
+	return file, data, root, nil
+}
+
+// FindProjectFile returns the project pi.toml that applies in cwd by
+// Load's search, without reading or parsing it ("" when there is none):
+// `pi untrust` must work on a file that does not parse.
+//
+// # Errors
+//
+// cwd cannot be made absolute, or a pi.toml cannot be examined.
+func FindProjectFile(cwd, piHome string) (string, error) {
+	abs, err := filepath.Abs(cwd)
+	if err != nil {
+		return "", fmt.Errorf("find project config: %w", err)
+	}
+	if piHome == "" {
+		piHome = DefaultPIHome()
+	}
+	home, _ := os.UserHomeDir()
+	global := ""
+	if piHome != "" {
+		if abs, err := filepath.Abs(piHome); err == nil {
+			global = filepath.Join(abs, FileName)
+		}
+	}
+	file, _, err := locateProject(abs, home, global)
+	return file, err
+}
+
+// locateProject is findProject without reading the file.
+func locateProject(cwd, home, globalFile string) (file string, root string, err error) {
 	var homeInfo, globalInfo os.FileInfo
 	if home != "" {
 		homeInfo, _ = os.Stat(home)
@@ -399,17 +445,13 @@ func findProject(cwd, home, globalFile string) (file string, data []byte, root s
 		file := filepath.Join(dir, FileName)
 		info, err := os.Stat(file)
 		if err == nil && info.Mode().IsRegular() && (globalInfo == nil || !os.SameFile(info, globalInfo)) {
-			data, err := readSafe(file, "config file")
-			if err != nil {
-				return "", nil, "", fmt.Errorf("load config %s: %w", file, err)
-			}
-			return file, data, root, nil
+			return file, root, nil
 		}
 		if err != nil && !errors.Is(err, os.ErrNotExist) && !errors.Is(err, os.ErrPermission) {
-			return "", nil, "", fmt.Errorf("load config %s: %w", file, err)
+			return "", "", fmt.Errorf("load config %s: %w", file, err)
 		}
 	}
-	return "", nil, root, nil
+	return "", root, nil
 }
 
 // isProjectRoot reports whether dir holds .git (any kind of file) or a .pi

@@ -51,3 +51,11 @@ func readSafe(file, what string) ([]byte, error) {
 	}
 	return data, nil
 }
+
+// ReadSafeFile reads a file pi takes instructions from (a context file such
+// as AGENTS.md) by the rule of pi.toml: it is refused (ErrUnsafeFile, with
+// what to do) unless only the current user or root can change it, checked on
+// the open file. what names the file in messages.
+func ReadSafeFile(file, what string) ([]byte, error) {
+	return readSafe(file, what)
+}

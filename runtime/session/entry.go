@@ -501,7 +501,10 @@ func decodeContent(raw json.RawMessage) ([]Block, error) {
 	return blocks, nil
 }
 
-// MarshalJSON writes the message in the reference's shape for its role.
+// MarshalJSON writes the message in the reference's shape for its role:
+// user, assistant, toolResult, bashExecution (what a person ran, the RPC
+// bash command and the TUI's !cmd), and, for listing a context (RPC
+// get_messages), custom, compactionSummary and branchSummary.
 func (m *Message) MarshalJSON() ([]byte, error) {
 	content := m.Content
 	if content == nil {
@@ -540,8 +543,51 @@ func (m *Message) MarshalJSON() ([]byte, error) {
 			IsError    bool            `json:"isError"`
 			Timestamp  int64           `json:"timestamp"`
 		}{m.Role, m.ToolCallID, m.ToolName, content, m.Details, m.IsError, m.Timestamp})
+	case RoleBashExecution:
+		return marshal(struct {
+			Role               string  `json:"role"`
+			Command            string  `json:"command"`
+			Output             string  `json:"output"`
+			ExitCode           *int    `json:"exitCode"`
+			Cancelled          bool    `json:"cancelled"`
+			Truncated          bool    `json:"truncated"`
+			FullOutputPath     *string `json:"fullOutputPath,omitempty"`
+			ExcludeFromContext bool    `json:"excludeFromContext,omitempty"`
+			Timestamp          int64   `json:"timestamp"`
+		}{m.Role, m.Command, m.Output, m.ExitCode, m.Cancelled, m.Truncated, optString(m.FullOutputPath), m.ExcludeFromContext, m.Timestamp})
+	case RoleCustom:
+		return marshal(struct {
+			Role       string          `json:"role"`
+			CustomType string          `json:"customType"`
+			Content    []Block         `json:"content"`
+			Display    bool            `json:"display"`
+			Details    json.RawMessage `json:"details,omitempty"`
+			Timestamp  int64           `json:"timestamp"`
+		}{m.Role, m.CustomType, content, m.Display, m.Details, m.Timestamp})
+	case RoleCompactionSummary:
+		return marshal(struct {
+			Role         string `json:"role"`
+			Summary      string `json:"summary"`
+			TokensBefore int    `json:"tokensBefore"`
+			Timestamp    int64  `json:"timestamp"`
+		}{m.Role, m.Summary, m.TokensBefore, m.Timestamp})
+	case RoleBranchSummary:
+		return marshal(struct {
+			Role      string `json:"role"`
+			Summary   string `json:"summary"`
+			FromID    string `json:"fromId"`
+			Timestamp int64  `json:"timestamp"`
+		}{m.Role, m.Summary, m.FromID, m.Timestamp})
 	}
 	return nil, fmt.Errorf("pi does not write %q messages", m.Role)
+}
+
+// optString is nil for "" (a field the reference leaves out).
+func optString(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
 }
 
 // MarshalJSON writes the block in the reference's shape for its type.

@@ -465,14 +465,20 @@ func (s *Session) append(e *Entry) (string, error) {
 	return e.ID, nil
 }
 
-// AppendMessage appends a message entry (user, assistant or toolResult) and
-// returns its id. The first assistant message creates the file.
+// AppendMessage appends a message entry (user, assistant, toolResult or
+// bashExecution) and returns its id. The first assistant message creates
+// the file.
 //
 // # Errors
 //
 // A read-only session; a message pi does not write; a failed write (the
 // entry is then not added).
 func (s *Session) AppendMessage(m Message) (string, error) {
+	switch m.Role {
+	case RoleUser, RoleAssistant, RoleToolResult, RoleBashExecution:
+	default:
+		return "", fmt.Errorf("session append: pi does not write %q message entries", m.Role)
+	}
 	if m.Timestamp == 0 {
 		m.Timestamp = time.Now().UnixMilli()
 	}

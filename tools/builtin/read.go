@@ -57,6 +57,9 @@ func executeRead(ctx context.Context, _ tool.Call, tc tool.Context, args readArg
 	if ctx.Err() != nil {
 		return tool.Result{}, errAborted
 	}
+	if args.Limit != nil && clampLines(*args.Limit) < 1 {
+		return tool.Result{}, fmt.Errorf("limit must be at least 1 (got %s): it is the number of lines to read from offset; leave it out to read to the end of the file", formatNumber(*args.Limit))
+	}
 	abs := readTarget(tc.Cwd, args.Path)
 	// Stat before opening: opening a FIFO would block.
 	fi, err := os.Stat(abs)

@@ -21,6 +21,9 @@ func readModel(content string, offset, limit int) (string, bool) {
 // readModelTruncation is readModel with the Truncation of the window (nil
 // when read must not report one).
 func readModelTruncation(content string, offset, limit int) (string, bool, *output.Truncation) {
+	if limit == 0 {
+		return "limit must be at least 1 (got 0): it is the number of lines to read from offset; leave it out to read to the end of the file", true, nil
+	}
 	lines := strings.Split(content, "\n")
 	start := max(0, offset-1)
 	if start >= len(lines) {

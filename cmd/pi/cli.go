@@ -1,0 +1,284 @@
+package main
+
+import (
+	"bytes"
+	"encoding/base64"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/pi-go/pi/internal/imageutil"
+	"github.com/pi-go/pi/internal/suggest"
+	"github.com/pi-go/pi/runtime/agent"
+	"github.com/pi-go/pi/runtime/app"
+	"github.com/pi-go/pi/runtime/content"
+	"github.com/pi-go/pi/runtime/llm"
+	"github.com/pi-go/pi/runtime/redact"
+)
+
+// commands are pi's subcommands and the subcommands each takes.
+var commands = map[string][]string{
+	"version": nil, "tool": {"call"}, "tools": {"list"}, "ext": {"install", "list", "remove"},
+	"trust": nil, "untrust": nil, "permissions": {"check", "list"}, "sessions": {"list"},
+	"demo": nil, "help": nil,
+}
+
+// commandNames lists commands in a fixed order (for suggestions).
+var commandNames = []string{"version", "tool", "tools", "ext", "trust", "untrust", "permissions", "sessions", "demo", "help"}
+
+// leadingFlags returns how many of args are flags that every command
+// building the runtime takes (--cwd, --config, --log-level, --tools,
+// --trust, -e, --yes) with their values, before the first other argument;
+// ok is false when a different flag comes first (an agent flag such as -p:
+// what follows is a prompt).
+func leadingFlags(args []string) (n int, ok bool) {
+	fs := flag.NewFlagSet("", flag.ContinueOnError)
+	var c commonFlags
+	c.register(fs)
+	fs.Bool("yes", false, "")
+	for n < len(args) {
+		a := args[n]
+		if a == "--" || !strings.HasPrefix(a, "-") || a == "-" {
+			return n, true
+		}
+		name, _, hasValue := strings.Cut(strings.TrimLeft(a, "-"), "=")
+		f := fs.Lookup(name)
+		if f == nil {
+			return n, false
+		}
+		if bf, isBool := f.Value.(interface{ IsBoolFlag() bool }); hasValue || (isBool && bf.IsBoolFlag()) {
+			n++
+		} else {
+			n += 2
+		}
+	}
+	return n, true
+}
+
+// hoistCommand turns `pi FLAGS COMMAND ARGS` (common flags before a
+// subcommand) into `pi COMMAND ARGS FLAGS`, so `pi --trust tool call ...`
+// runs `pi tool call`, not a prompt; the flags go before a "--" in ARGS.
+func hoistCommand(args []string) []string {
+	n, ok := leadingFlags(args)
+	if !ok || n == 0 || n >= len(args) {
+		return args
+	}
+	if _, isCmd := commands[args[n]]; !isCmd {
+		return args
+	}
+	rest := slices.Clone(args[n+1:])
+	at := slices.Index(rest, "--")
+	if at < 0 {
+		at = len(rest)
+	}
+	out := append([]string{args[n]}, rest[:at]...)
+	out = append(out, args[:n]...)
+	return append(out, rest[at:]...)
+}
+
+// bareWord is what a mistyped subcommand looks like.
+var bareWord = regexp.MustCompile(`^[a-z][a-z-]*$`)
+
+// unknownCommand reports a first word that looks like a mistyped
+// subcommand (`pi tols list`) instead of sending it to the model: a bare
+// lowercase word close to a command's name, or to a command whose
+// subcommand follows. Only the words before any "--" and after the common
+// flags count; a quoted prompt with spaces never does.
+func unknownCommand(args []string, stderr io.Writer) (code int, bad bool) {
+	n, ok := leadingFlags(args)
+	if !ok || n >= len(args) || !bareWord.MatchString(args[n]) {
+		return 0, false
+	}
+	word, rest := args[n], args[n+1:]
+	guess := suggest.Closest(word, commandNames)
+	if guess == "" && len(rest) > 0 {
+		// `pi tolz list`: further off, but the next word is a subcommand.
+		for _, c := range commandNames {
+			if slices.Contains(commands[c], rest[0]) && c[0] == word[0] && suggest.Distance(word, c) <= 2 {
+				guess = c
+				break
+			}
+		}
+	}
+	if guess == "" {
+		return 0, false
+	}
+	if len(rest) > 0 && slices.Contains(commands[guess], rest[0]) {
+		guess += " " + rest[0]
+	}
+	prompt := strings.Join(args[n:], " ")
+	fmt.Fprintf(stderr, "pi: unknown command %q; did you mean 'pi %s'?\nTo send %q to the model as a prompt, write: pi -- %q\nRun 'pi --help' for the commands.\n", word, guess, prompt, prompt)
+	return exitUsage, true
+}
+
+// cutDashDash splits args at the first "--": the words after it are
+// prompts as they are (never flags, files or commands).
+func cutDashDash(args []string) (head, literal []string) {
+	if i := slices.Index(args, "--"); i >= 0 {
+		return args[:i], args[i+1:]
+	}
+	return args, nil
+}
+
+// initialPrompts are the prompts of the command line, as the reference
+// agent makes them: the first is what was piped on stdin, then the @file
+// attachments (text inline, images as image blocks), then the first
+// message, joined by blank lines; each further message is a prompt of its
+// own, sent when the one before is answered. Piped stdin is read (to its
+// end) unless pi is interactive. ok false means exit with code.
+func initialPrompts(f *agentFlags, pos, literal []string, interactive bool, stdin io.Reader, stderr io.Writer) (prompts []llm.Message, code int, ok bool) {
+	var files, words []string
+	for _, p := range pos {
+		if strings.HasPrefix(p, "@") && len(p) > 1 {
+			files = append(files, p[1:])
+		} else {
+			words = append(words, p)
+		}
+	}
+	words = append(words, literal...)
+	var parts []string
+	if !interactive && !isTerminal(stdin) {
+		b, err := io.ReadAll(stdin)
+		if err != nil {
+			fmt.Fprintf(stderr, "pi: read the prompt from stdin: %v\n", err)
+			return nil, exitError, false
+		}
+		if s := strings.TrimSpace(string(b)); s != "" {
+			parts = append(parts, s)
+		}
+	}
+	text, images, err := attachFiles(resolveCwd(f.cwd), files)
+	if err != nil {
+		return nil, usageError(stderr, "", "%v", err), false
+	}
+	if text != "" {
+		parts = append(parts, strings.TrimRight(text, "\n"))
+	}
+	if len(words) > 0 {
+		parts = append(parts, words[0])
+		words = words[1:]
+	}
+	if len(parts) > 0 || len(images) > 0 {
+		prompts = append(prompts, agent.UserMessage(strings.Join(parts, "\n\n"), images...))
+	}
+	for _, w := range words {
+		prompts = append(prompts, agent.UserMessage(w))
+	}
+	if !interactive && len(prompts) == 0 {
+		if isTerminal(stdin) {
+			return nil, usageError(stderr, "", "-p needs a prompt: pi -p \"PROMPT\""), false
+		}
+		fmt.Fprintln(stderr, "pi: no prompt: pass one as an argument (pi -p \"PROMPT\") or on stdin.\nRun 'pi --help' for usage, or 'pi demo' for an offline demo.")
+		return nil, exitUsage, false
+	}
+	return prompts, 0, true
+}
+
+// maxTextAttachment bounds a text file attached with @file.
+const maxTextAttachment = 4 << 20
+
+// attachFiles reads the @file arguments (relative to cwd; ~ is the home
+// folder) as the reference does: a text file becomes
+// `<file name="PATH">\nCONTENT\n</file>\n` in the prompt, an image an image
+// block (shrunk to what a model takes) with `<file name="PATH"></file>\n`;
+// empty files are skipped.
+//
+// # Errors
+//
+// A file that does not exist or is a folder, a text file over 4 MiB, a
+// file that is neither UTF-8 text nor an image pi can send.
+func attachFiles(cwd string, paths []string) (string, []content.Block, error) {
+	var text strings.Builder
+	var images []content.Block
+	for _, p := range paths {
+		path := p
+		if rest, ok := strings.CutPrefix(path, "~/"); ok {
+			if home, err := os.UserHomeDir(); err == nil {
+				path = filepath.Join(home, rest)
+			}
+		}
+		if !filepath.IsAbs(path) {
+			path = filepath.Join(cwd, path)
+		}
+		st, err := os.Stat(path)
+		switch {
+		case err != nil:
+			return "", nil, fmt.Errorf("@%s: file not found: %s", p, path)
+		case st.IsDir():
+			return "", nil, fmt.Errorf("@%s: %s is a folder; attach files, or ask the model to look at the folder", p, path)
+		case st.Size() == 0:
+			continue
+		case st.Size() > imageutil.MaxFileBytes:
+			return "", nil, fmt.Errorf("@%s: %s is %s, too large to attach; let the model read the part it needs", p, path, humanSize(st.Size()))
+		}
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return "", nil, fmt.Errorf("@%s: %w", p, err)
+		}
+		if mime := imageutil.DetectMIME(data); mime != "" {
+			fit := imageutil.Fit(data, mime)
+			if fit.Data == nil {
+				fmt.Fprintf(&text, "<file name=\"%s\">[Image omitted: %s]</file>\n", path, fit.Omitted)
+				continue
+			}
+			images = append(images, content.Image(base64.StdEncoding.EncodeToString(fit.Data), fit.MIME))
+			fmt.Fprintf(&text, "<file name=\"%s\"></file>\n", path)
+			continue
+		}
+		switch {
+		case len(data) > maxTextAttachment:
+			return "", nil, fmt.Errorf("@%s: %s is %s, more than the %s a text attachment may be; let the model read the part it needs", p, path, humanSize(int64(len(data))), humanSize(maxTextAttachment))
+		case !utf8.Valid(data) || bytes.IndexByte(data, 0) >= 0:
+			return "", nil, fmt.Errorf("@%s: %s is neither text (UTF-8) nor an image pi can send (PNG, JPEG, GIF, WebP)", p, path)
+		}
+		fmt.Fprintf(&text, "<file name=\"%s\">\n%s\n</file>\n", path, data)
+	}
+	return text.String(), images, nil
+}
+
+func humanSize(n int64) string {
+	switch {
+	case n >= 1<<20:
+		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
+	case n >= 1<<10:
+		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
+	}
+	return fmt.Sprintf("%d bytes", n)
+}
+
+// maxTurnsNotice says on stderr that --max-turns ended a run while the
+// model was still calling tools.
+func maxTurnsNotice(res *agent.RunResult, stderr io.Writer) {
+	if res != nil && res.StopReason == agent.StopMaxTurns {
+		fmt.Fprintf(stderr, "\npi: stopped after %d model turns (--max-turns): the model was still calling tools; the task may be unfinished\n", res.Turns)
+	}
+}
+
+// messageText is the text of a message's text blocks.
+func messageText(m llm.Message) string {
+	var parts []string
+	for _, b := range m.Content {
+		if b.Type == "text" {
+			parts = append(parts, b.Text)
+		}
+	}
+	return strings.Join(parts, "\n")
+}
+
+// openFailed prints why app.Open failed (the key redacted) and returns the
+// exit code: exitUsage for a mistyped --tools name, else exitError.
+func openFailed(stderr io.Writer, err error, apiKey string) int {
+	fmt.Fprintf(stderr, "pi: %v\n", redact.New(apiKey).String(err.Error()))
+	if errors.Is(err, app.ErrBadActiveTools) {
+		fmt.Fprintln(stderr, "Run 'pi tools list' for the tools.")
+		return exitUsage
+	}
+	return exitError
+}

@@ -1,0 +1,767 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+
+	"github.com/pi-go/pi/runtime/agent"
+	"github.com/pi-go/pi/runtime/app"
+	"github.com/pi-go/pi/runtime/content"
+	"github.com/pi-go/pi/runtime/llm"
+	"github.com/pi-go/pi/runtime/redact"
+	"github.com/pi-go/pi/runtime/session"
+)
+
+// RPC mode (`pi --mode rpc`): the reference agent's RPC protocol (see
+// docs/rpc.md). Commands are JSON objects, one per line on stdin; each
+// gets one response line on stdout ({"type":"response","command",
+// "success",...}, with the command's id); the agent's events (the objects
+// of --mode json) and extension UI requests are lines on stdout too.
+
+// maxRPCLine bounds one command line (a prompt with images included).
+const maxRPCLine = 64 << 20
+
+// rpcOut writes whole JSON lines to stdout, one at a time, with the API key
+// redacted.
+type rpcOut struct {
+	mu       sync.Mutex
+	w        io.Writer
+	redactor *redact.Redactor
+}
+
+func (o *rpcOut) write(v any) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		b, _ = json.Marshal(map[string]any{"type": "error", "error": "encode: " + err.Error()})
+	}
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.redactor != nil {
+		b = o.redactor.Bytes(b)
+	}
+	o.w.Write(append(b, '\n'))
+}
+
+// rpcResponse is a command's response line.
+type rpcResponse struct {
+	ID      json.RawMessage `json:"id,omitempty"`
+	Type    string          `json:"type"`
+	Command string          `json:"command"`
+	Success bool            `json:"success"`
+	Data    any             `json:"data,omitempty"`
+	Error   string          `json:"error,omitempty"`
+}
+
+// rpcCommand is a command line's common fields; raw is all of it.
+type rpcCommand struct {
+	ID   json.RawMessage `json:"id"`
+	Type string          `json:"type"`
+	raw  []byte
+}
+
+// activity is something running in the background: a prompt's run, a
+// compaction, a bash command.
+type activity struct {
+	cancel context.CancelFunc
+	done   chan struct{}
+	// ended: the run emitted agent_end (what follows, such as an
+	// auto-compaction, is short).
+	ended atomic.Bool
+}
+
+// rpcServer holds the state of an RPC session.
+type rpcServer struct {
+	rt    *app.Runtime
+	out   *rpcOut
+	ui    *rpcUI
+	aopts app.AgentOptions
+
+	// mu guards the fields below. It is never held while calling an agent
+	// method that emits events (Steer, FollowUp, NewAgent...): the event
+	// sink runs under the agent's own lock.
+	mu  sync.Mutex
+	ag  *agent.Agent
+	run *activity
+	// current is run, for the event sink (which must not take mu).
+	current atomic.Pointer[activity]
+	compact *activity
+	bash    *activity
+	// pendingBash are bash results that wait for the run to end to be
+	// added to the conversation.
+	pendingBash []pendingBash
+	wg          sync.WaitGroup
+}
+
+type pendingBash struct {
+	command string
+	res     app.BashResult
+}
+
+// cmdRPC runs RPC mode until stdin ends (exit 0) or SIGTERM/SIGHUP (143,
+// 129).
+func cmdRPC(f *agentFlags, pos []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	switch {
+	case len(pos) > 0:
+		return usageError(stderr, "", "--mode rpc reads its commands from stdin and takes no prompt (got %q); send {\"type\":\"prompt\",\"message\":\"...\"}", pos[0])
+	case f.print || f.interactive:
+		return usageError(stderr, "", "--mode rpc cannot be combined with -p or --interactive")
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	out := &rpcOut{w: stdout}
+	ui := newRPCUI(out)
+	opts := f.commonFlags.appOptions(stderr, app.ModelOptions{Name: f.model, BaseURL: f.baseURL, APIKey: f.apiKey})
+	opts.Yes = f.yes
+	opts.Session = f.sess.options()
+	opts.UI = ui
+	rt, err := app.Open(ctx, opts)
+	if err != nil {
+		return openFailed(stderr, err, f.apiKey)
+	}
+	defer rt.Close()
+	out.redactor = rt.Redactor()
+	errOut := rt.Redactor().Writer(stderr)
+	s := &rpcServer{rt: rt, out: out, ui: ui, aopts: app.AgentOptions{
+		SystemPrompt: f.systemPrompt, AppendSystemPrompt: f.appendPrompt, MaxTurns: f.maxTurns,
+	}}
+	s.aopts.OnEvent = func(ev agent.Event) {
+		if ev.Type == agent.EventAgentEnd {
+			// A client that saw agent_end may prompt at once (RpcClient's
+			// waitForIdle): from here on the run is not busy.
+			if a := s.current.Load(); a != nil {
+				a.ended.Store(true)
+			}
+		}
+		out.write(ev)
+	}
+	if f.script != "" {
+		sc, err := llm.LoadScript(f.script)
+		if err != nil {
+			fmt.Fprintf(errOut, "pi: %v\n", err)
+			return exitError
+		}
+		s.aopts.Provider, s.aopts.ModelName = llm.NewScripted(sc), "scripted"
+	}
+	if err := s.newAgent(); err != nil {
+		fmt.Fprintf(errOut, "pi: %v\n", err)
+		return exitError
+	}
+
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGHUP)
+	defer signal.Stop(sigs)
+	lines, stop := make(chan []byte), make(chan struct{})
+	defer close(stop)
+	go readRPCLines(stdin, lines, stop, out)
+	for {
+		select {
+		case line, ok := <-lines:
+			if ok {
+				s.handleLine(line)
+				continue
+			}
+			// The input ended: what runs finishes (dialogs get their
+			// default answers), then pi exits; a signal still stops it.
+			s.ui.close()
+			idle := make(chan struct{})
+			go func() { s.wg.Wait(); close(idle) }()
+			select {
+			case <-idle:
+				return exitOK
+			case sig := <-sigs:
+				s.shutdown()
+				return signalCode(sig)
+			}
+		case sig := <-sigs:
+			s.shutdown()
+			return signalCode(sig)
+		}
+	}
+}
+
+// signalCode is the exit code after SIGTERM (143) or SIGHUP (129).
+func signalCode(sig os.Signal) int {
+	if sig == syscall.SIGHUP {
+		return 129
+	}
+	return 143
+}
+
+// readRPCLines sends each LF-terminated line of r (a trailing CR dropped;
+// the last line may lack its LF) to lines, and closes it at the end of
+// input. A line longer than maxRPCLine gets an error response and is
+// skipped.
+func readRPCLines(r io.Reader, lines chan<- []byte, stop <-chan struct{}, out *rpcOut) {
+	defer close(lines)
+	br := bufio.NewReaderSize(r, 64<<10)
+	for {
+		var line []byte
+		tooLong := false
+		var err error
+		for {
+			var chunk []byte
+			chunk, err = br.ReadSlice('\n')
+			if !tooLong {
+				line = append(line, chunk...)
+				if len(line) > maxRPCLine {
+					tooLong, line = true, nil
+				}
+			}
+			if err != bufio.ErrBufferFull {
+				break
+			}
+		}
+		switch {
+		case tooLong:
+			out.write(rpcResponse{Type: "response", Command: "parse", Error: fmt.Sprintf("Failed to parse command: the line is longer than %d MiB", maxRPCLine>>20)})
+		case len(bytes.TrimSpace(line)) > 0:
+			line = bytes.TrimSuffix(bytes.TrimSuffix(line, []byte("\n")), []byte("\r"))
+			select {
+			case lines <- line:
+			case <-stop:
+				return
+			}
+		}
+		if err != nil {
+			return
+		}
+	}
+}
+
+// handleLine handles one input line: an extension_ui_response goes to the
+// dialog waiting for it; a command is run (long ones in the background).
+func (s *rpcServer) handleLine(line []byte) {
+	var cmd rpcCommand
+	if err := json.Unmarshal(line, &cmd); err != nil {
+		s.out.write(rpcResponse{Type: "response", Command: "parse", Error: "Failed to parse command: " + err.Error()})
+		return
+	}
+	cmd.raw = line
+	if cmd.Type == "extension_ui_response" {
+		s.ui.resolve(line)
+		return
+	}
+	if cmd.Type == "" {
+		s.reply(cmd, nil, errors.New(`command has no "type"`))
+		return
+	}
+	s.dispatch(cmd)
+}
+
+// reply writes cmd's response: data on success, else err's text.
+func (s *rpcServer) reply(cmd rpcCommand, data any, err error) {
+	r := rpcResponse{ID: cmd.ID, Type: "response", Command: cmd.Type, Success: err == nil, Data: data}
+	if err != nil {
+		r.Data, r.Error = nil, err.Error()
+	}
+	s.out.write(r)
+}
+
+// decode reads cmd's own fields into v.
+func decode(cmd rpcCommand, v any) error {
+	if err := json.Unmarshal(cmd.raw, v); err != nil {
+		return fmt.Errorf("%s: bad fields: %w", cmd.Type, err)
+	}
+	return nil
+}
+
+// errUnsupported is the answer to reference commands pi has no equivalent
+// for.
+func errUnsupported(cmd, why string) error {
+	return fmt.Errorf("%s is not supported by pi: %s", cmd, why)
+}
+
+func (s *rpcServer) dispatch(cmd rpcCommand) {
+	switch cmd.Type {
+	case "prompt":
+		s.prompt(cmd)
+	case "steer", "follow_up":
+		var c struct {
+			Message string          `json:"message"`
+			Images  []content.Block `json:"images"`
+		}
+		err := decode(cmd, &c)
+		var msg llm.Message
+		if err == nil {
+			msg, err = userMessage(c.Message, c.Images)
+		}
+		if err == nil {
+			ag := s.agent()
+			if cmd.Type == "steer" {
+				ag.Steer(msg)
+			} else {
+				ag.FollowUp(msg)
+			}
+		}
+		s.reply(cmd, nil, err)
+	case "abort":
+		s.abortAndWait()
+		s.reply(cmd, nil, nil)
+	case "new_session":
+		var c struct {
+			ParentSession string `json:"parentSession"`
+		}
+		s.sessionChange(cmd, &c, func() (any, error) {
+			return map[string]bool{"cancelled": false}, s.rt.NewSession(c.ParentSession)
+		})
+	case "switch_session":
+		var c struct {
+			SessionPath string `json:"sessionPath"`
+		}
+		s.sessionChange(cmd, &c, func() (any, error) {
+			if c.SessionPath == "" {
+				return nil, errors.New("switch_session: sessionPath is empty")
+			}
+			return map[string]bool{"cancelled": false}, s.rt.SwitchSession(c.SessionPath)
+		})
+	case "fork":
+		var c struct {
+			EntryID string `json:"entryId"`
+		}
+		s.sessionChange(cmd, &c, func() (any, error) {
+			text, err := s.rt.ForkSession(c.EntryID)
+			return map[string]any{"text": text, "cancelled": false}, err
+		})
+	case "clone":
+		s.sessionChange(cmd, &struct{}{}, func() (any, error) {
+			return map[string]bool{"cancelled": false}, s.rt.CloneSession()
+		})
+	case "get_state":
+		s.reply(cmd, s.state(), nil)
+	case "get_messages":
+		msgs := s.rt.Session().Context()
+		out := make([]*session.Message, len(msgs))
+		for i := range msgs {
+			out[i] = &msgs[i]
+		}
+		s.reply(cmd, map[string]any{"messages": out}, nil)
+	case "get_commands":
+		// Extension commands join this list with the ABI 1.1 commands.
+		s.reply(cmd, map[string]any{"commands": []any{}}, nil)
+	case "set_model":
+		var c struct {
+			Provider string `json:"provider"`
+			ModelID  string `json:"modelId"`
+		}
+		err := decode(cmd, &c)
+		if err == nil {
+			err = s.setModel(c.Provider, c.ModelID)
+		}
+		var m any
+		if err == nil {
+			m, err = s.rt.Model()
+		}
+		s.reply(cmd, m, err)
+	case "get_available_models":
+		m, err := s.rt.Model()
+		s.reply(cmd, map[string]any{"models": []app.ModelInfo{m}}, err)
+	case "cycle_model", "cycle_thinking_level":
+		// One model, no thinking levels: the reference answers null then.
+		s.out.write(map[string]any{"id": cmd.ID, "type": "response", "command": cmd.Type, "success": true, "data": nil})
+	case "set_steering_mode", "set_follow_up_mode":
+		var c struct {
+			Mode string `json:"mode"`
+		}
+		err := decode(cmd, &c)
+		var mode agent.QueueMode
+		if err == nil {
+			mode, err = agent.ParseQueueMode(c.Mode)
+		}
+		if err == nil {
+			if cmd.Type == "set_steering_mode" {
+				s.agent().SetQueueModes(mode, "")
+			} else {
+				s.agent().SetQueueModes("", mode)
+			}
+		}
+		s.reply(cmd, nil, err)
+	case "compact":
+		var c struct {
+			CustomInstructions string `json:"customInstructions"`
+		}
+		if err := decode(cmd, &c); err != nil {
+			s.reply(cmd, nil, err)
+			return
+		}
+		s.startCompact(cmd, c.CustomInstructions)
+	case "bash":
+		var c struct {
+			Command string `json:"command"`
+		}
+		if err := decode(cmd, &c); err != nil {
+			s.reply(cmd, nil, err)
+			return
+		}
+		s.startBash(cmd, c.Command)
+	case "abort_bash":
+		s.mu.Lock()
+		if s.bash != nil {
+			s.bash.cancel()
+		}
+		s.mu.Unlock()
+		s.reply(cmd, nil, nil)
+	case "get_session_stats":
+		s.reply(cmd, s.rt.SessionStats(), nil)
+	case "get_fork_messages":
+		s.reply(cmd, map[string]any{"messages": s.rt.ForkPoints()}, nil)
+	case "get_last_assistant_text":
+		s.reply(cmd, map[string]any{"text": lastAssistantText(s.rt.Session().Context())}, nil)
+	case "set_session_name":
+		var c struct {
+			Name string `json:"name"`
+		}
+		err := decode(cmd, &c)
+		if err == nil && strings.TrimSpace(c.Name) == "" {
+			err = errors.New("Session name cannot be empty")
+		}
+		if err == nil {
+			err = s.rt.SetSessionName(c.Name)
+		}
+		s.reply(cmd, nil, err)
+	case "set_thinking_level":
+		s.reply(cmd, nil, errUnsupported(cmd.Type, "the OpenAI-compatible endpoint's model has no thinking level pi sets"))
+	case "set_auto_compaction":
+		s.reply(cmd, nil, errUnsupported(cmd.Type, "set [compaction] enabled in pi.toml"))
+	case "set_auto_retry", "abort_retry":
+		s.reply(cmd, nil, errUnsupported(cmd.Type, "the provider retries rate limits and server errors itself, a few times with backoff"))
+	case "export_html":
+		s.reply(cmd, nil, errUnsupported(cmd.Type, "pi has no HTML export"))
+	default:
+		s.reply(cmd, nil, fmt.Errorf("Unknown command: %s", cmd.Type))
+	}
+}
+
+// background runs f on its own goroutine, which shutdown waits for.
+func (s *rpcServer) background(f func()) {
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		f()
+	}()
+}
+
+// userMessage makes the user message of a prompt, steer or follow_up.
+func userMessage(text string, images []content.Block) (llm.Message, error) {
+	for i, b := range images {
+		if b.Type != "image" || b.Data == "" || !strings.HasPrefix(b.MimeType, "image/") {
+			return llm.Message{}, fmt.Errorf("images[%d]: want {\"type\":\"image\",\"data\":BASE64,\"mimeType\":\"image/...\"}", i)
+		}
+	}
+	return agent.UserMessage(text, images...), nil
+}
+
+// busyLocked reports whether a run (before its agent_end) or a compaction
+// is going on; a run past its agent_end is waited for first (s.mu held;
+// it is released while waiting).
+func (s *rpcServer) busyLocked() bool {
+	for s.run != nil && s.run.ended.Load() {
+		done := s.run.done
+		s.mu.Unlock()
+		<-done
+		s.mu.Lock()
+	}
+	return s.run != nil || s.compact != nil
+}
+
+func (s *rpcServer) prompt(cmd rpcCommand) {
+	var c struct {
+		Message           string          `json:"message"`
+		Images            []content.Block `json:"images"`
+		StreamingBehavior string          `json:"streamingBehavior"`
+	}
+	err := decode(cmd, &c)
+	var msg llm.Message
+	if err == nil {
+		msg, err = userMessage(c.Message, c.Images)
+	}
+	if err == nil && c.StreamingBehavior != "" && c.StreamingBehavior != "steer" && c.StreamingBehavior != "followUp" {
+		err = fmt.Errorf("prompt: streamingBehavior %q: want \"steer\" or \"followUp\"", c.StreamingBehavior)
+	}
+	if err != nil {
+		s.reply(cmd, nil, err)
+		return
+	}
+	s.mu.Lock()
+	ag := s.ag
+	if s.busyLocked() {
+		s.mu.Unlock()
+		switch c.StreamingBehavior {
+		case "steer":
+			ag.Steer(msg)
+		case "followUp":
+			ag.FollowUp(msg)
+		default:
+			s.reply(cmd, nil, errors.New("Agent is already processing. Specify streamingBehavior ('steer' or 'followUp') to queue the message."))
+			return
+		}
+		s.reply(cmd, nil, nil)
+		return
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	a := &activity{cancel: cancel, done: make(chan struct{})}
+	s.run = a
+	s.current.Store(a)
+	s.mu.Unlock()
+	s.reply(cmd, nil, nil)
+	s.background(func() {
+		defer close(a.done)
+		defer cancel()
+		// The outcome is in the events (agent_end, with error).
+		ag.PromptMessage(ctx, msg)
+		s.mu.Lock()
+		s.run = nil
+		s.current.CompareAndSwap(a, nil)
+		s.flushBashLocked()
+		s.mu.Unlock()
+	})
+}
+
+// agent is the current agent.
+func (s *rpcServer) agent() *agent.Agent {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.ag
+}
+
+func (s *rpcServer) startCompact(cmd rpcCommand, instructions string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.busyLocked() {
+		s.reply(cmd, nil, errors.New("compact: the agent is busy; wait for agent_end or send abort first"))
+		return
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	a := &activity{cancel: cancel, done: make(chan struct{})}
+	s.compact = a
+	s.background(func() {
+		defer close(a.done)
+		defer cancel()
+		res, err := s.rt.Compact(ctx, instructions)
+		s.mu.Lock()
+		s.compact = nil
+		s.flushBashLocked()
+		s.mu.Unlock()
+		if err != nil {
+			s.reply(cmd, nil, err)
+			return
+		}
+		s.reply(cmd, res, nil)
+	})
+}
+
+// bashData is the bash command's response data (the reference's
+// BashResult).
+type bashData struct {
+	Output         string `json:"output"`
+	ExitCode       *int   `json:"exitCode,omitempty"`
+	Cancelled      bool   `json:"cancelled"`
+	Truncated      bool   `json:"truncated"`
+	FullOutputPath string `json:"fullOutputPath,omitempty"`
+}
+
+func (s *rpcServer) startBash(cmd rpcCommand, command string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.bash != nil {
+		s.reply(cmd, nil, errors.New("bash: a command is already running; send abort_bash first"))
+		return
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	a := &activity{cancel: cancel, done: make(chan struct{})}
+	s.bash = a
+	s.background(func() {
+		defer close(a.done)
+		defer cancel()
+		res, err := s.rt.RunBash(ctx, command, nil)
+		s.mu.Lock()
+		s.bash = nil
+		if err == nil {
+			s.pendingBash = append(s.pendingBash, pendingBash{command, res})
+			if !s.busyLocked() {
+				s.flushBashLocked()
+			}
+		}
+		s.mu.Unlock()
+		if err != nil {
+			s.reply(cmd, nil, err)
+			return
+		}
+		s.reply(cmd, bashData{Output: res.Output, ExitCode: res.ExitCode, Cancelled: res.Cancelled, Truncated: res.Truncated, FullOutputPath: res.FullOutputPath}, nil)
+	})
+}
+
+// flushBashLocked adds the bash results that waited to the conversation
+// (s.mu held, nothing running).
+func (s *rpcServer) flushBashLocked() {
+	for _, p := range s.pendingBash {
+		if err := s.rt.RecordBash(p.command, p.res); err != nil {
+			s.rt.Logger().Warn("bash result not added to the conversation", "command", p.command, "error", err.Error())
+		}
+	}
+	s.pendingBash = nil
+}
+
+// abortAndWait cancels the run and the compaction and waits for them to
+// end.
+func (s *rpcServer) abortAndWait() {
+	s.mu.Lock()
+	var waits []chan struct{}
+	for _, a := range []*activity{s.run, s.compact} {
+		if a != nil {
+			a.cancel()
+			waits = append(waits, a.done)
+		}
+	}
+	s.mu.Unlock()
+	for _, w := range waits {
+		<-w
+	}
+}
+
+// sessionChange aborts what runs (a bash command too), changes the session
+// with change and builds the agent for the new one.
+func (s *rpcServer) sessionChange(cmd rpcCommand, fields any, change func() (any, error)) {
+	if err := decode(cmd, fields); err != nil {
+		s.reply(cmd, nil, err)
+		return
+	}
+	s.abortAndWait()
+	// A bash command belongs to the session it was typed in: end it, and
+	// let it be recorded there, before the session changes.
+	s.mu.Lock()
+	b := s.bash
+	s.mu.Unlock()
+	if b != nil {
+		b.cancel()
+		<-b.done
+	}
+	data, err := change()
+	if err == nil {
+		err = s.newAgent()
+	}
+	s.reply(cmd, data, err)
+}
+
+// setModel switches the model, keeping what is queued.
+func (s *rpcServer) setModel(provider, id string) error {
+	s.mu.Lock()
+	busy := s.busyLocked()
+	s.mu.Unlock()
+	if busy {
+		return errors.New("set_model: the agent is busy; wait for agent_end or send abort first")
+	}
+	if err := s.rt.SetModel(provider, id); err != nil {
+		return err
+	}
+	return s.newAgent()
+}
+
+// newAgent builds the agent on the runtime's current session; messages
+// queued on the old agent move to the new one.
+func (s *rpcServer) newAgent() error {
+	ag, err := s.rt.NewAgent(s.aopts)
+	if err != nil {
+		return err
+	}
+	s.mu.Lock()
+	old := s.ag
+	s.ag = ag
+	s.mu.Unlock()
+	if old != nil {
+		st, fu := old.Queued()
+		sm, fm := old.QueueModes()
+		ag.SetQueueModes(sm, fm)
+		for _, m := range st {
+			ag.Steer(m)
+		}
+		for _, m := range fu {
+			ag.FollowUp(m)
+		}
+	}
+	return nil
+}
+
+// rpcState is get_state's data.
+type rpcState struct {
+	Model                 *app.ModelInfo `json:"model"`
+	ThinkingLevel         string         `json:"thinkingLevel"`
+	IsStreaming           bool           `json:"isStreaming"`
+	IsCompacting          bool           `json:"isCompacting"`
+	SteeringMode          string         `json:"steeringMode"`
+	FollowUpMode          string         `json:"followUpMode"`
+	SessionFile           string         `json:"sessionFile,omitempty"`
+	SessionID             string         `json:"sessionId"`
+	SessionName           string         `json:"sessionName,omitempty"`
+	AutoCompactionEnabled bool           `json:"autoCompactionEnabled"`
+	MessageCount          int            `json:"messageCount"`
+	PendingMessageCount   int            `json:"pendingMessageCount"`
+}
+
+func (s *rpcServer) state() rpcState {
+	s.mu.Lock()
+	ag := s.ag
+	st := rpcState{ThinkingLevel: "off", IsStreaming: s.run != nil && !s.run.ended.Load(), IsCompacting: s.compact != nil}
+	s.mu.Unlock()
+	if m, err := s.rt.Model(); err == nil {
+		st.Model = &m
+	}
+	sm, fm := ag.QueueModes()
+	st.SteeringMode, st.FollowUpMode = string(sm), string(fm)
+	steer, follow := ag.Queued()
+	st.PendingMessageCount = len(steer) + len(follow)
+	sess := s.rt.Session()
+	if !sess.InMemory() {
+		st.SessionFile = sess.Path()
+	}
+	st.SessionID, st.SessionName = sess.ID(), sess.Name()
+	if cs, err := s.rt.Config().CompactionSettings(); err == nil {
+		st.AutoCompactionEnabled = cs.Enabled
+	}
+	st.MessageCount = len(sess.Context())
+	return st
+}
+
+// lastAssistantText is the text of the last assistant message that is not
+// an empty aborted one; nil when there is none.
+func lastAssistantText(msgs []session.Message) *string {
+	for i := len(msgs) - 1; i >= 0; i-- {
+		m := msgs[i]
+		if m.Role != session.RoleAssistant || (m.StopReason == string(llm.StopAborted) && len(m.Content) == 0) {
+			continue
+		}
+		var b strings.Builder
+		for _, c := range m.Content {
+			if c.Type == "text" {
+				b.WriteString(c.Text)
+			}
+		}
+		t := b.String()
+		return &t
+	}
+	return nil
+}
+
+// shutdown ends everything that runs, answers pending dialogs with their
+// defaults and waits for the background work.
+func (s *rpcServer) shutdown() {
+	s.ui.close()
+	s.mu.Lock()
+	for _, a := range []*activity{s.run, s.compact, s.bash} {
+		if a != nil {
+			a.cancel()
+		}
+	}
+	s.mu.Unlock()
+	s.wg.Wait()
+}

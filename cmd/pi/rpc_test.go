@@ -1,0 +1,86 @@
+package main
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/pi-go/pi/internal/openaitest"
+)
+
+// TestReferenceRPCClient is RPC mode's acceptance: the reference agent's
+// own RpcClient (installed with npm, see referenceAgent) drives the real pi
+// binary against the loopback model server — prompt and its events, a
+// follow-up, get_messages, bash, a confirm over the extension UI
+// sub-protocol, abort while a tool runs, compact, session name and stats,
+// new_session, an unknown command (testdata/rpc/client.mjs holds the
+// checks). It skips only when node or npm is missing.
+func TestReferenceRPCClient(t *testing.T) {
+	cli := referenceAgent(t)
+	pkg := filepath.Dir(filepath.Dir(cli))
+	bin := realPi(t)
+	srv := openaitest.NewServer(t,
+		openaitest.Reply{Text: "Hi there!", Chunks: 3},
+		openaitest.Reply{Text: "More here."},
+		openaitest.Reply{Text: "## Goal\nSummary of the talk."},
+		openaitest.Reply{ToolCalls: []openaitest.ToolCall{{Name: "bash", Arguments: `{"command":"rm -f nothing-here"}`}}},
+		openaitest.Reply{Text: "ok, skipped"},
+		openaitest.Reply{ToolCalls: []openaitest.ToolCall{{Name: "bash", Arguments: `{"command":"sleep 30"}`}}},
+	)
+	home, work := t.TempDir(), t.TempDir()
+	toml := "[compaction]\nkeep_recent_tokens = 1\n\n[permissions]\ndefault = \"allow\"\n\n[[permissions.rules]]\ntool = \"bash\"\ncommand = [\"rm\"]\ndecision = \"ask\"\n"
+	if err := os.WriteFile(filepath.Join(home, "pi.toml"), []byte(toml), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	shim, _ := filepath.Abs("testdata/rpc/pi-shim.cjs")
+	script, _ := filepath.Abs("testdata/rpc/client.mjs")
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "node", script)
+	cmd.Env = append(os.Environ(), "REF_PKG="+pkg, "PI_BIN="+bin, "PI_SHIM="+shim, "MODEL_URL="+srv.URL, "WORK_DIR="+work,
+		"PI_HOME="+home, "OPENAI_API_KEY=", "OPENAI_BASE_URL=", "PI_TRUST=", "PI_CODING_AGENT_SESSION_DIR=")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("the reference RPC client failed: %v\n%s", err, out)
+	}
+	if !strings.Contains(string(out), "step: done") {
+		t.Fatalf("the client did not finish:\n%s", out)
+	}
+	// What the model was sent: the summary request with the instructions;
+	// the bash command's output with the next prompt, as the reference
+	// sends it.
+	reqs := srv.Requests()
+	if len(reqs) != 6 {
+		t.Fatalf("%d model requests, want 6", len(reqs))
+	}
+	got := requestText(reqs[3])
+	if !strings.Contains(got, "Ran `echo from-bash; exit 3`\n```\nfrom-bash\n\n```\n\nCommand exited with code 3") {
+		t.Fatalf("the request after bash does not carry its output:\n%s", got)
+	}
+	if s := requestText(reqs[2]); !strings.Contains(s, "keep the greeting") {
+		t.Fatalf("the compaction request lacks the instructions:\n%s", s)
+	}
+}
+
+// requestText is every text of a chat request's messages, one per line.
+func requestText(body map[string]any) string {
+	var out []string
+	msgs, _ := body["messages"].([]any)
+	for _, m := range msgs {
+		switch c := m.(map[string]any)["content"].(type) {
+		case string:
+			out = append(out, c)
+		case []any:
+			for _, p := range c {
+				if s, ok := p.(map[string]any)["text"].(string); ok {
+					out = append(out, s)
+				}
+			}
+		}
+	}
+	return strings.Join(out, "\n")
+}

@@ -1,0 +1,151 @@
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/json"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/pi-go/pi/runtime/app"
+)
+
+// rpcUI is the extension UI sub-protocol of RPC mode, as app.UI: a dialog
+// (confirm, select, input) is an extension_ui_request line on stdout that
+// waits for the client's extension_ui_response with the same id; notify is
+// a request that waits for nothing. A dialog whose ctx ends (the run was
+// aborted, the deadline passed) or that is pending when the stream ends
+// gets the default answer (no, nothing).
+type rpcUI struct {
+	out     *rpcOut
+	mu      sync.Mutex
+	pending map[string]chan uiResponse
+	closed  bool
+}
+
+// uiResponse is an extension_ui_response: value (select, input),
+// confirmed (confirm) or cancelled (any).
+type uiResponse struct {
+	Type      string  `json:"type"`
+	ID        string  `json:"id"`
+	Value     *string `json:"value"`
+	Confirmed *bool   `json:"confirmed"`
+	Cancelled bool    `json:"cancelled"`
+}
+
+var _ app.UI = (*rpcUI)(nil)
+
+func newRPCUI(out *rpcOut) *rpcUI {
+	return &rpcUI{out: out, pending: map[string]chan uiResponse{}}
+}
+
+// newUUID is a random (version 4) UUID.
+func newUUID() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	b[6] = b[6]&0x0f | 0x40
+	b[8] = b[8]&0x3f | 0x80
+	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:16])
+}
+
+// dialog sends req (method and its fields) and waits for the answer; ok is
+// false when ctx ended or the stream closed first.
+func (u *rpcUI) dialog(ctx context.Context, req map[string]any) (uiResponse, bool) {
+	id := newUUID()
+	ch := make(chan uiResponse, 1)
+	u.mu.Lock()
+	if u.closed {
+		u.mu.Unlock()
+		return uiResponse{}, false
+	}
+	u.pending[id] = ch
+	u.mu.Unlock()
+	defer func() {
+		u.mu.Lock()
+		delete(u.pending, id)
+		u.mu.Unlock()
+	}()
+	req["type"], req["id"] = "extension_ui_request", id
+	if dl, ok := ctx.Deadline(); ok {
+		req["timeout"] = max(0, time.Until(dl).Milliseconds())
+	}
+	u.out.write(req)
+	select {
+	case r, ok := <-ch:
+		return r, ok
+	case <-ctx.Done():
+		return uiResponse{}, false
+	}
+}
+
+// resolve hands a client's extension_ui_response to the dialog waiting
+// for it; responses to no pending dialog (late, unknown, repeated) are
+// dropped.
+func (u *rpcUI) resolve(raw []byte) {
+	var r uiResponse
+	if json.Unmarshal(raw, &r) != nil {
+		return
+	}
+	u.mu.Lock()
+	ch, ok := u.pending[r.ID]
+	delete(u.pending, r.ID)
+	u.mu.Unlock()
+	if ok {
+		ch <- r
+	}
+}
+
+// close answers every pending dialog with the default and refuses new
+// ones (the input ended).
+func (u *rpcUI) close() {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	u.closed = true
+	for id, ch := range u.pending {
+		close(ch)
+		delete(u.pending, id)
+	}
+}
+
+// Confirm asks with method "confirm".
+func (u *rpcUI) Confirm(ctx context.Context, title, message string) (bool, error) {
+	r, ok := u.dialog(ctx, map[string]any{"method": "confirm", "title": title, "message": message})
+	if !ok || r.Cancelled || r.Confirmed == nil {
+		return false, nil
+	}
+	return *r.Confirmed, nil
+}
+
+// Select asks with method "select".
+func (u *rpcUI) Select(ctx context.Context, title string, options []string) (string, bool, error) {
+	if options == nil {
+		options = []string{}
+	}
+	r, ok := u.dialog(ctx, map[string]any{"method": "select", "title": title, "options": options})
+	if !ok || r.Cancelled || r.Value == nil {
+		return "", false, nil
+	}
+	return *r.Value, true, nil
+}
+
+// Input asks with method "input".
+func (u *rpcUI) Input(ctx context.Context, title, placeholder string) (string, bool, error) {
+	req := map[string]any{"method": "input", "title": title}
+	if placeholder != "" {
+		req["placeholder"] = placeholder
+	}
+	r, ok := u.dialog(ctx, req)
+	if !ok || r.Cancelled || r.Value == nil {
+		return "", false, nil
+	}
+	return *r.Value, true, nil
+}
+
+// Notify sends method "notify" and returns at once.
+func (u *rpcUI) Notify(message string, level app.NotifyLevel) {
+	if level == "" {
+		level = app.NotifyInfo
+	}
+	u.out.write(map[string]any{"type": "extension_ui_request", "id": newUUID(), "method": "notify", "message": message, "notifyType": string(level)})
+}
