@@ -74,6 +74,9 @@ type RunResult struct {
 	StopReason llm.StopReason
 	// Turns counts the model calls of the run.
 	Turns int
+	// Unsent are the messages Steer queued that the run did not deliver
+	// (it was aborted, failed or hit MaxTurns first), in queue order.
+	Unsent []llm.Message
 }
 
 // Agent runs a conversation with a model and its tools. Runs of one Agent
@@ -90,6 +93,10 @@ type Agent struct {
 	// lastUsage is the usage of the latest model response (for the
 	// compaction threshold); zero after a compaction.
 	lastUsage llm.Usage
+	// queue holds the messages Steer queued for the running run
+	// (queue.go); accepting says a run takes them.
+	queue     []llm.Message
+	accepting bool
 
 	emitMu sync.Mutex // serializes OnEvent calls
 }
@@ -133,7 +140,7 @@ func New(cfg Config) *Agent {
 // result, returned too, then holds the messages so far, which the Agent
 // keeps).
 func (a *Agent) Run(ctx context.Context, prompt string) (*RunResult, error) {
-	return a.run(ctx, prompt, true)
+	return a.run(ctx, userText(prompt), true)
 }
 
 // Prompt continues the conversation with a new user message, as Run does
@@ -143,7 +150,24 @@ func (a *Agent) Run(ctx context.Context, prompt string) (*RunResult, error) {
 //
 // As Run.
 func (a *Agent) Prompt(ctx context.Context, prompt string) (*RunResult, error) {
-	return a.run(ctx, prompt, false)
+	return a.run(ctx, userText(prompt), false)
+}
+
+// PromptBlocks continues the conversation with a user message made of
+// blocks (text and images: attached files), as Prompt does.
+//
+// # Errors
+//
+// As Run; an empty blocks is an error.
+func (a *Agent) PromptBlocks(ctx context.Context, blocks []tool.ContentBlock) (*RunResult, error) {
+	if len(blocks) == 0 {
+		return nil, errors.New("agent prompt: empty message")
+	}
+	return a.run(ctx, llm.Message{Role: llm.RoleUser, Content: append([]tool.ContentBlock(nil), blocks...)}, false)
+}
+
+func userText(prompt string) llm.Message {
+	return llm.Message{Role: llm.RoleUser, Content: []tool.ContentBlock{tool.Text(prompt)}}
 }
 
 // SetMessages replaces the conversation (a resumed or compacted one).
@@ -169,7 +193,7 @@ func (a *Agent) Messages() []llm.Message {
 	return append([]llm.Message(nil), a.messages...)
 }
 
-func (a *Agent) run(ctx context.Context, prompt string, reset bool) (*RunResult, error) {
+func (a *Agent) run(ctx context.Context, user llm.Message, reset bool) (*RunResult, error) {
 	if a.cfg.Provider == nil {
 		return nil, errors.New("agent run: no provider configured")
 	}
@@ -179,22 +203,23 @@ func (a *Agent) run(ctx context.Context, prompt string, reset bool) (*RunResult,
 		return nil, fmt.Errorf("agent run: %w", ErrBusy)
 	}
 	a.running = true
+	a.accepting, a.queue = true, nil
 	dropped := reset && len(a.messages) > 0
 	if reset {
 		a.messages = nil
 	}
 	a.mu.Unlock()
+	res := &RunResult{}
 	defer func() {
 		a.mu.Lock()
 		a.running = false
+		res.Unsent = a.closeQueue()
 		a.mu.Unlock()
 	}()
 	if dropped && a.cfg.OnReset != nil {
 		a.cfg.OnReset()
 	}
 
-	user := llm.Message{Role: llm.RoleUser, Content: []tool.ContentBlock{tool.Text(prompt)}}
-	res := &RunResult{}
 	err := a.runOnce(ctx, &user, res)
 	if err != nil && a.cfg.Compaction.Compactor != nil && a.cfg.Compaction.Auto && ctx.Err() == nil && llm.IsContextOverflow(err) {
 		err = a.recoverOverflow(ctx, err, res)
@@ -272,7 +297,10 @@ func (a *Agent) loop(ctx context.Context, user *llm.Message, res *RunResult) err
 		a.emit(Event{Type: EventMessageEnd, Message: &msg, Usage: &usage, StopReason: resp.StopReason})
 		if len(msg.ToolCalls) == 0 {
 			a.emit(Event{Type: EventTurnEnd, Turn: turn, Message: &msg})
-			return nil
+			if a.cfg.MaxTurns > 0 && turn >= a.cfg.MaxTurns || !a.deliverQueued(true) {
+				return nil
+			}
+			continue
 		}
 		results, terminate := a.executeBatch(ctx, msg.ToolCalls)
 		a.appendMessages(results...)
@@ -292,6 +320,7 @@ func (a *Agent) loop(ctx context.Context, user *llm.Message, res *RunResult) err
 			res.StopReason = StopMaxTurns
 			return nil
 		}
+		a.deliverQueued(false)
 	}
 }
 
