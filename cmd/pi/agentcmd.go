@@ -14,6 +14,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/pi-go/pi/cmd/pi/internal/tui"
 	"github.com/pi-go/pi/runtime/agent"
 	"github.com/pi-go/pi/runtime/app"
 	"github.com/pi-go/pi/runtime/llm"
@@ -124,7 +125,11 @@ func cmdAgent(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		lines = bufio.NewScanner(stdin)
 		lines.Buffer(make([]byte, 64*1024), 4*1024*1024)
 	}
-	if interactive {
+	var ui *tui.UI // the terminal UI, else the line mode
+	if interactive && useTUI(stdin, stdout) {
+		ui = tui.New()
+		opts.Ask = ui.Ask
+	} else if interactive {
 		opts.Ask = lineApprover(lines, stdout, func() *redact.Redactor { return askRedactor })
 	}
 	if f.sess.resume {
@@ -155,6 +160,9 @@ func cmdAgent(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 			return exitError
 		}
 		provider = llm.NewScripted(s)
+	}
+	if ui != nil {
+		return runTUI(ctx, ui, rt, &f, provider, prompt, stdin, stdout, errOut)
 	}
 	ag, err := rt.NewAgent(app.AgentOptions{
 		Provider: provider, SystemPrompt: f.systemPrompt, AppendSystemPrompt: f.appendPrompt,

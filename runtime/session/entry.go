@@ -540,6 +540,19 @@ func (m *Message) MarshalJSON() ([]byte, error) {
 			IsError    bool            `json:"isError"`
 			Timestamp  int64           `json:"timestamp"`
 		}{m.Role, m.ToolCallID, m.ToolName, content, m.Details, m.IsError, m.Timestamp})
+	case RoleBashExecution:
+		// A person's own !command (the reference's BashExecutionMessage).
+		return marshal(struct {
+			Role               string `json:"role"`
+			Command            string `json:"command"`
+			Output             string `json:"output"`
+			ExitCode           *int   `json:"exitCode,omitempty"`
+			Cancelled          bool   `json:"cancelled"`
+			Truncated          bool   `json:"truncated"`
+			FullOutputPath     string `json:"fullOutputPath,omitempty"`
+			ExcludeFromContext bool   `json:"excludeFromContext,omitempty"`
+			Timestamp          int64  `json:"timestamp"`
+		}{m.Role, m.Command, m.Output, m.ExitCode, m.Cancelled, m.Truncated, m.FullOutputPath, m.ExcludeFromContext, m.Timestamp})
 	}
 	return nil, fmt.Errorf("pi does not write %q messages", m.Role)
 }
