@@ -9,6 +9,7 @@ import (
 	"github.com/charmbracelet/bubbles/key"
 	"github.com/charmbracelet/bubbles/textarea"
 	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/x/ansi"
 
 	"github.com/pi-go/pi/runtime/agent"
 	"github.com/pi-go/pi/runtime/app"
@@ -175,7 +176,7 @@ func (m *model) sendMsg(msg tea.Msg) {
 
 // Init prints the greeting and sends the first prompt.
 func (m *model) Init() tea.Cmd {
-	m.print(m.st.dim.Render("pi — Enter sends · Alt+Enter new line · ↑↓ history · /help commands · Esc or Ctrl-C cancels a turn · Ctrl-D exits"))
+	m.print(m.st.dim.Render("pi · Enter sends · Alt+Enter new line · /help · Esc cancels · Ctrl-D exits"))
 	if m.rt.SessionResumed() {
 		m.replay()
 	}
@@ -196,7 +197,10 @@ func (m *model) flush() tea.Cmd {
 	if m.printing || len(m.outbox) == 0 {
 		return nil
 	}
-	text := strings.Join(m.outbox, "\n")
+	// Lines are wrapped to the width here: the renderer counts a printed
+	// line as one row, and a row the terminal wrapped would keep what the
+	// live area drew there before.
+	text := ansi.Hardwrap(strings.Join(m.outbox, "\n"), max(m.width, 20), true)
 	m.outbox = nil
 	m.printing = true
 	return tea.Sequence(tea.Println(text), func() tea.Msg { return printedMsg{} })
@@ -857,7 +861,12 @@ func (m *model) View() string {
 		b.WriteString("\n")
 	}
 	b.WriteString(m.statusLine())
-	return b.String()
+	// Each line of the live area fits the width (see flush).
+	ls := strings.Split(b.String(), "\n")
+	for i, l := range ls {
+		ls[i] = ansi.Truncate(l, max(m.width, 20), "…")
+	}
+	return strings.Join(ls, "\n")
 }
 
 // statusLine: model · session · context used/window · state.

@@ -245,7 +245,7 @@ func (s styles) toolBlock(name, args string, res *tool.Result, failed bool) stri
 		fmt.Fprintf(&b, "\n  %s", s.dim.Render(fmt.Sprintf("(%d image(s))", images)))
 	}
 	if p := fullOutputPath(res.Details); p != "" {
-		fmt.Fprintf(&b, "\n  %s", s.warn.Render("Output truncated; the full output is in "+p))
+		fmt.Fprintf(&b, "\n  %s\n    %s", s.warn.Render("Output truncated; the full output is in"), p)
 	}
 	if diff != "" && !failed {
 		for _, l := range s.colorDiff(diff, diffLines) {

@@ -131,7 +131,7 @@ func startTUI(t *testing.T, o termOptions) *term {
 		}
 		rt.Close()
 	})
-	tt.waitFor("pi — Enter sends")
+	tt.waitFor("pi · Enter sends")
 	return tt
 }
 
@@ -416,7 +416,7 @@ func TestLongOutputNotice(t *testing.T) {
 	tt := startTUI(t, termOptions{turns: []llm.ScriptTurn{bashCall("seq 1 5000"), {Text: "long done"}}})
 	tt.typ("count", keyEnter)
 	text := tt.waitFor("long done")
-	const notice = "Output truncated; the full output is in "
+	const notice = "Output truncated; the full output is in"
 	i := strings.Index(text, notice)
 	if i < 0 {
 		t.Fatalf("no truncation notice:\n%s", tail(text, 2000))
