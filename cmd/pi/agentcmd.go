@@ -25,7 +25,7 @@ import (
 const agentUsage = `
 Usage: pi [flags] [PROMPT]
 
-  pi                          interactive line mode on a terminal
+  pi                          the terminal UI on a terminal (docs/interactive.md)
   pi "PROMPT"                 interactive, starting with PROMPT
   pi -p "PROMPT"              print mode: stream the answer to stdout, a line per
                               tool call to stderr; exit 0 on success, 1 on a
@@ -39,9 +39,12 @@ the key in the env var named by [model] api_key_env (default OPENAI_API_KEY).
 Without a model, 'pi demo' shows pi offline, and --script FILE plays a
 scripted model: {"turns":[{"text":"..."},{"toolCalls":[{"name":"read","arguments":{"path":"x"}}]}]}.
 
-In interactive mode: Enter sends, Ctrl-C cancels the running turn (and its
-bash commands), Ctrl-D exits; /compact [INSTRUCTIONS] summarizes the
-conversation so far to free context.
+In interactive mode: Enter sends, Alt+Enter adds a line, Esc or Ctrl-C
+cancels the running turn (and its bash commands), Ctrl-D exits; /help lists
+the commands (/new, /resume, /name, /fork, /compact [INSTRUCTIONS], /model,
+/tools, /ext, /permissions), !COMMAND runs a shell command into the
+conversation, @PATH attaches a file. NO_COLOR, TERM=dumb or PI_TUI=0 select
+the plain line mode.
 
 Sessions: every run is saved as a session in the reference agent's format,
 in $PI_HOME/sessions/--CWD--/ (see docs/sessions.md). -c continues the latest
