@@ -97,7 +97,7 @@ func TestTUIInTmux(t *testing.T) {
 	p.waitFor("Enter sends", "test-model")
 	p.run("send-keys", "-t", "pi", "-l", "say hello")
 	p.run("send-keys", "-t", "pi", "Enter")
-	s := p.waitFor("second point")
+	s := p.waitFor("• second point", "ctx 1.2k/128k")
 	for _, want := range []string{"› say hello", "✓ bash $ echo tool-ran-here", "tool-ran-here", "Hello from the model", "• first point", "ctx 1.2k/128k"} {
 		if !strings.Contains(s, want) {
 			t.Errorf("screen lacks %q:\n%s", want, s)

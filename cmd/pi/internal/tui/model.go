@@ -40,7 +40,14 @@ type (
 		res *agent.CompactionResult
 		err error
 	}
-	showMsg    struct{ text string }
+	showMsg struct{ text string }
+	// liveRenderedMsg is a live render of the streaming answer.
+	liveRenderedMsg struct {
+		out     string
+		skipped bool
+		gen     int
+		cost    time.Duration
+	}
 	printedMsg struct{}
 	submitMsg  struct{ line string }
 	renderTick struct{}
@@ -77,10 +84,16 @@ type model struct {
 	live       strings.Builder
 	rendered   string
 	renderedAt time.Time
+	renderCost time.Duration
 	dirty      bool
-	ticking    bool
-	tools      []*runningTool
-	bashTail   []string
+	// rendering: a live render runs (liveMD, on a work goroutine);
+	// liveGen counts answers, so a render of an ended one is dropped.
+	rendering bool
+	liveGen   int
+	liveMD    *markdown
+	ticking   bool
+	tools     []*runningTool
+	bashTail  []string
 	// steered are queued lines the agent took (shown until delivered);
 	// later are lines to run when the work ends.
 	steered []string
@@ -113,7 +126,7 @@ func newModel(ctx context.Context, u *UI, cfg Config) (*model, error) {
 	}
 	m.histPos = len(hist.Entries())
 	m.editor = newEditor()
-	m.md = newMarkdown(m.width)
+	m.md, m.liveMD = newMarkdown(m.width), newMarkdown(m.width)
 	m.window = m.rt.ContextWindow()
 	if err := m.buildAgent(); err != nil {
 		return nil, err
@@ -225,17 +238,19 @@ func (m *model) update(msg tea.Msg) tea.Cmd {
 	case tea.WindowSizeMsg:
 		m.width, m.height = msg.Width, msg.Height
 		m.editor.SetWidth(max(msg.Width-1, 10))
-		m.md = newMarkdown(msg.Width)
+		m.md, m.liveMD = newMarkdown(msg.Width), newMarkdown(msg.Width)
+		m.liveGen++ // a render for the old width is dropped
 		m.rendered = ""
-		m.dirty = true
-		return nil
+		m.dirty = m.live.Len() > 0
+		return m.renderLive()
 	case printedMsg:
 		m.printing = false
 		return nil
 	case renderTick:
 		m.ticking = false
-		m.renderLive(true)
-		return nil
+		return m.renderLive()
+	case liveRenderedMsg:
+		return m.liveRendered(msg)
 	case submitMsg:
 		return m.submit(msg.line)
 	case eventMsg:
@@ -609,7 +624,7 @@ func (m *model) onAgentEvent(ev agent.Event) tea.Cmd {
 		if d := ev.AssistantMessageEvent; d != nil && d.Type == llm.EventTextDelta {
 			m.live.WriteString(d.Delta)
 			m.dirty = true
-			return m.renderLive(false)
+			return m.renderLive()
 		}
 	case agent.EventMessageEnd:
 		if ev.Message == nil {
@@ -676,23 +691,44 @@ func (m *model) tool(id string) *runningTool {
 	return nil
 }
 
-// renderLive renders the streaming text as markdown, at most every 50 ms
-// (a tick renders what came in between).
-func (m *model) renderLive(force bool) tea.Cmd {
-	if !m.dirty {
+// renderLive renders the end of the streaming text as markdown on a
+// work goroutine (rendering is slow enough to stall typing if the loop did
+// it), one render at a time, at most every 50 ms and never more often than
+// twice the time the last render took.
+func (m *model) renderLive() tea.Cmd {
+	if !m.dirty || m.rendering {
 		return nil
 	}
-	if !force && time.Since(m.renderedAt) < 50*time.Millisecond {
+	gap := max(50*time.Millisecond, 2*m.renderCost)
+	if wait := gap - time.Since(m.renderedAt); wait > 0 {
 		if m.ticking {
 			return nil
 		}
 		m.ticking = true
-		return tea.Tick(60*time.Millisecond, func(time.Time) tea.Msg { return renderTick{} })
+		return tea.Tick(wait, func(time.Time) tea.Msg { return renderTick{} })
 	}
-	m.rendered = m.md.render(m.live.String())
-	m.renderedAt = time.Now()
-	m.dirty = false
-	return nil
+	m.rendering, m.dirty = true, false
+	text, md, gen := m.live.String(), m.liveMD, m.liveGen
+	return func() tea.Msg {
+		start := time.Now()
+		tail, skipped := liveTail(text)
+		out := md.render(tail)
+		return liveRenderedMsg{out: out, skipped: skipped, gen: gen, cost: time.Since(start)}
+	}
+}
+
+func (m *model) liveRendered(msg liveRenderedMsg) tea.Cmd {
+	m.rendering = false
+	if msg.gen != m.liveGen {
+		// Made for an answer that has ended, or for another width.
+		return m.renderLive()
+	}
+	m.rendered = msg.out
+	if msg.skipped {
+		m.rendered = m.st.dim.Render("…") + "\n" + m.rendered
+	}
+	m.renderedAt, m.renderCost = time.Now(), msg.cost
+	return m.renderLive()
 }
 
 // finishLive prints the streamed text, rendered, and clears it.
@@ -700,6 +736,7 @@ func (m *model) finishLive() {
 	text := m.live.String()
 	m.live.Reset()
 	m.rendered, m.dirty = "", false
+	m.liveGen++
 	if strings.TrimSpace(text) == "" {
 		return
 	}
@@ -818,11 +855,12 @@ func (m *model) View() string {
 	}
 	var b strings.Builder
 	if m.live.Len() > 0 {
-		if m.dirty && m.rendered == "" {
-			m.rendered = m.md.render(m.live.String())
-			m.dirty = false
+		if m.rendered != "" {
+			b.WriteString(m.rendered)
+		} else {
+			// Until the first render arrives: the last lines as they are.
+			b.WriteString(strings.Join(tailOf(m.live.String(), 10), "\n"))
 		}
-		b.WriteString(m.rendered)
 		b.WriteString("\n")
 	}
 	for _, t := range m.tools {

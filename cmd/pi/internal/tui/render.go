@@ -265,3 +265,41 @@ func humanTokens(n int) string {
 	}
 	return strings.TrimSuffix(fmt.Sprintf("%.1f", float64(n)/1e6), ".0") + "M"
 }
+
+// maxLiveMarkdown bounds the text the live area renders as markdown while
+// an answer streams: rendering is not cheap (some 10 ms per KiB with code
+// blocks), and the live area shows only the end of the answer anyway. The
+// whole answer is rendered once when it is complete.
+const maxLiveMarkdown = 3 << 10
+
+// liveTail is the end of a streaming answer to render live: it starts at a
+// paragraph boundary outside code fences, so the markdown of the tail
+// renders as it will in the whole; skipped says whether text was left out.
+func liveTail(text string) (tail string, skipped bool) {
+	if len(text) <= maxLiveMarkdown {
+		return text, false
+	}
+	start := -1
+	inFence := false
+	off := 0
+	for _, l := range strings.SplitAfter(text, "\n") {
+		t := strings.TrimSpace(l)
+		if strings.HasPrefix(t, "```") || strings.HasPrefix(t, "~~~") {
+			inFence = !inFence
+		}
+		off += len(l)
+		if t == "" && !inFence && len(text)-off <= maxLiveMarkdown {
+			start = off
+			break
+		}
+	}
+	if start < 0 || start >= len(text) {
+		// No boundary: the last lines as they are.
+		i := len(text) - maxLiveMarkdown
+		for i < len(text) && text[i] != '\n' {
+			i++
+		}
+		return "```\n" + strings.TrimPrefix(text[min(i, len(text)):], "\n") + "\n```", true
+	}
+	return text[start:], true
+}
