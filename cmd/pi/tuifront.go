@@ -52,7 +52,7 @@ func runTUI(ctx context.Context, ui *tui.UI, rt *app.Runtime, f *agentFlags, pro
 		cfg.FixedModel = "scripted (" + filepath.Base(f.script) + ")"
 	}
 	code := ui.Run(ctx, cfg)
-	if code != 0 {
+	if code == 1 {
 		fmt.Fprintln(stderr, "pi: the terminal UI failed; PI_TUI=0 (or NO_COLOR=1) selects the line mode")
 	}
 	return code

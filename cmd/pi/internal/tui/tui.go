@@ -122,8 +122,8 @@ func (u *UI) setSend(f func(tea.Msg)) {
 	u.mu.Unlock()
 }
 
-// Run runs the TUI until the person exits; it returns the exit code (0, or
-// 1 when the terminal failed).
+// Run runs the TUI until the person exits; it returns the exit code: 0,
+// 130 after a SIGINT from outside, 1 when the terminal failed.
 func (u *UI) Run(ctx context.Context, cfg Config) int {
 	m, err := newModel(ctx, u, cfg)
 	if err != nil {
@@ -144,6 +144,9 @@ func (u *UI) Run(ctx context.Context, cfg Config) int {
 	u.setSend(nil)
 	m.stopWork()
 	u.wait(5 * time.Second)
+	if errors.Is(err, tea.ErrInterrupted) {
+		return 130 // SIGINT from outside (Ctrl-C itself is a key here)
+	}
 	if err != nil && !errors.Is(err, tea.ErrProgramKilled) && !errors.Is(err, context.Canceled) {
 		fmt.Fprintf(outOr(cfg.Output), "pi: terminal: %v\n", err)
 		return 1
