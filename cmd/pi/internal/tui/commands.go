@@ -63,6 +63,11 @@ func jsonMarshal(v any) ([]byte, error) { return json.Marshal(v) }
 
 // table formats rows with aligned columns.
 func table(rows [][]string) string {
+	for _, r := range rows {
+		for i := range r {
+			r[i] = clean(r[i])
+		}
+	}
 	var b strings.Builder
 	tw := tabwriter.NewWriter(&b, 0, 4, 2, ' ', 0)
 	for _, r := range rows {
@@ -101,7 +106,7 @@ func (m *model) cmdHelp(string) tea.Cmd {
 // afterSwitch rebuilds the agent on the runtime's new session.
 func (m *model) afterSwitch(what string) {
 	if err := m.buildAgent(); err != nil {
-		m.print(m.st.fail.Render("✗ " + err.Error()))
+		m.print(m.st.fail.Render("✗ " + clean(err.Error())))
 		return
 	}
 	m.tokens = m.rt.ContextTokens()
@@ -110,7 +115,7 @@ func (m *model) afterSwitch(what string) {
 
 func (m *model) cmdNew(string) tea.Cmd {
 	if err := m.rt.NewSession(); err != nil {
-		m.print(m.st.fail.Render("✗ " + err.Error()))
+		m.print(m.st.fail.Render("✗ " + clean(err.Error())))
 		return nil
 	}
 	m.afterSwitch("new session " + shortID(m.rt.Session().ID()))
@@ -124,7 +129,7 @@ func (m *model) cmdResume(args string) tea.Cmd {
 	}
 	infos, err := m.rt.Sessions()
 	if err != nil {
-		m.print(m.st.fail.Render("✗ " + err.Error()))
+		m.print(m.st.fail.Render("✗ " + clean(err.Error())))
 		return nil
 	}
 	cur := m.rt.Session().ID()
@@ -145,11 +150,11 @@ func (m *model) cmdResume(args string) tea.Cmd {
 // resume switches to the session at path (or id prefix).
 func (m *model) resume(path string) {
 	if err := m.rt.ResumeSession(path); err != nil {
-		m.print(m.st.fail.Render("✗ " + err.Error()))
+		m.print(m.st.fail.Render("✗ " + clean(err.Error())))
 		return
 	}
 	if err := m.buildAgent(); err != nil {
-		m.print(m.st.fail.Render("✗ " + err.Error()))
+		m.print(m.st.fail.Render("✗ " + clean(err.Error())))
 		return
 	}
 	m.replay()
@@ -194,24 +199,24 @@ func (m *model) cmdSession(string) tea.Cmd {
 func (m *model) cmdName(args string) tea.Cmd {
 	if args == "" {
 		if n := m.rt.SessionName(); n != "" {
-			m.print("The session is named " + n + ".")
+			m.print("The session is named " + clean(n) + ".")
 		} else {
 			m.print("The session has no name; /name NAME names it.")
 		}
 		return nil
 	}
 	if err := m.rt.SetSessionName(args); err != nil {
-		m.print(m.st.fail.Render("✗ " + err.Error()))
+		m.print(m.st.fail.Render("✗ " + clean(err.Error())))
 		return nil
 	}
-	m.print(m.st.ok.Render("✓ ") + "session named " + m.rt.SessionName())
+	m.print(m.st.ok.Render("✓ ") + "session named " + clean(m.rt.SessionName()))
 	return nil
 }
 
 func (m *model) cmdFork(string) tea.Cmd {
 	old := m.rt.Session().ID()
 	if err := m.rt.ForkSession(); err != nil {
-		m.print(m.st.fail.Render("✗ " + err.Error()))
+		m.print(m.st.fail.Render("✗ " + clean(err.Error())))
 		return nil
 	}
 	m.afterSwitch(fmt.Sprintf("forked session %s into %s; you are in the copy", shortID(old), shortID(m.rt.Session().ID())))
@@ -249,12 +254,12 @@ func (m *model) cmdModel(args string) tea.Cmd {
 	}
 	old := m.rt.ModelName()
 	if err := m.rt.SetModel(args); err != nil {
-		m.print(m.st.fail.Render("✗ " + err.Error()))
+		m.print(m.st.fail.Render("✗ " + clean(err.Error())))
 		return nil
 	}
 	if err := m.buildAgent(); err != nil {
 		m.rt.SetModel(old)
-		m.print(m.st.fail.Render("✗ " + err.Error()))
+		m.print(m.st.fail.Render("✗ " + clean(err.Error())))
 		return nil
 	}
 	m.print(m.st.ok.Render("✓ ") + "model " + m.rt.ModelName())

@@ -259,7 +259,7 @@ func (m *model) update(msg tea.Msg) tea.Cmd {
 		m.asks = append(m.asks, msg)
 		return nil
 	case showMsg:
-		m.print(msg.text)
+		m.print(clean(msg.text))
 		return nil
 	case runDoneMsg:
 		return m.runDone(msg)
@@ -471,7 +471,7 @@ func (m *model) submit(line string) tea.Cmd {
 		if m.busy == "turn" && !isLocal(trimmed) {
 			p, err := m.prompt(line)
 			if err != nil {
-				m.print(m.st.fail.Render("✗ " + err.Error()))
+				m.print(m.st.fail.Render("✗ " + clean(err.Error())))
 				return nil
 			}
 			blocks := append([]content.Block{content.Text(p.Text)}, p.Images...)
@@ -524,7 +524,7 @@ func (m *model) run(line string) tea.Cmd {
 	}
 	p, err := m.prompt(line)
 	if err != nil {
-		m.print(m.st.fail.Render("✗ " + err.Error()))
+		m.print(m.st.fail.Render("✗ " + clean(err.Error())))
 		return nil
 	}
 	m.print(m.userBlock(line))
@@ -536,7 +536,7 @@ func (m *model) run(line string) tea.Cmd {
 
 // userBlock is a prompt as printed: each line after a marker.
 func (m *model) userBlock(text string) string {
-	ls := strings.Split(strings.TrimRight(text, "\n"), "\n")
+	ls := strings.Split(strings.TrimRight(clean(text), "\n"), "\n")
 	for i, l := range ls {
 		mark := "  "
 		if i == 0 {
@@ -586,7 +586,7 @@ func (m *model) runDone(msg runDoneMsg) tea.Cmd {
 	res := msg.out.Result
 	switch {
 	case msg.err != nil:
-		m.print(m.st.fail.Render("✗ " + msg.err.Error()))
+		m.print(m.st.fail.Render("✗ " + clean(msg.err.Error())))
 	case res != nil && res.StopReason == llm.StopAborted:
 		m.print(m.st.warn.Render("(turn cancelled)"))
 	case res != nil && res.StopReason == agent.StopMaxTurns:
@@ -634,7 +634,7 @@ func (m *model) onAgentEvent(ev agent.Event) tea.Cmd {
 		case llm.RoleAssistant:
 			m.finishLive()
 			if ev.Error != "" {
-				m.print(m.st.fail.Render("✗ " + ev.Error))
+				m.print(m.st.fail.Render("✗ " + clean(ev.Error)))
 			}
 			if ev.Usage != nil {
 				if n := ev.Usage.TotalTokens; n > 0 {
@@ -673,7 +673,7 @@ func (m *model) onAgentEvent(ev agent.Event) tea.Cmd {
 		m.notice = ""
 		switch {
 		case ev.ErrorMessage != "":
-			m.print(m.st.fail.Render("✗ " + ev.ErrorMessage))
+			m.print(m.st.fail.Render("✗ " + clean(ev.ErrorMessage)))
 		case ev.Compaction != nil:
 			m.print(m.st.ok.Render("✓ ") + fmt.Sprintf("compacted %s tokens of conversation into a summary", humanTokens(ev.Compaction.TokensBefore)))
 			m.tokens = m.rt.ContextTokens()
@@ -753,7 +753,7 @@ func messageText(msg llm.Message) string {
 }
 
 func tailOf(text string, n int) []string {
-	ls := lines(text)
+	ls := lines(clean(text))
 	if len(ls) > n {
 		ls = ls[len(ls)-n:]
 	}
@@ -790,7 +790,7 @@ func (m *model) bashDone(msg bashDoneMsg) tea.Cmd {
 		m.print(m.st.toolBlock("bash", argSummary("bash", mustJSON(map[string]string{"command": msg.run.Command}), 160), &res, res.IsError))
 	}
 	if msg.err != nil {
-		m.print(m.st.fail.Render("✗ " + msg.err.Error()))
+		m.print(m.st.fail.Render("✗ " + clean(msg.err.Error())))
 	} else {
 		m.print(m.st.dim.Render("(the command and its output are now part of the conversation)"))
 	}
@@ -833,7 +833,7 @@ func (m *model) replay() {
 			}
 		}
 	}
-	name := m.rt.SessionName()
+	name := clean(m.rt.SessionName())
 	if name == "" {
 		name = shortID(m.rt.Session().ID())
 	}
@@ -911,12 +911,12 @@ func (m *model) View() string {
 func (m *model) statusLine() string {
 	model := m.cfg.FixedModel
 	if model == "" {
-		model = m.rt.ModelName()
+		model = clean(m.rt.ModelName())
 	}
 	if model == "" {
 		model = "no model"
 	}
-	name := m.rt.SessionName()
+	name := clean(m.rt.SessionName())
 	if name == "" {
 		name = "session " + shortID(m.rt.Session().ID())
 	}
@@ -942,7 +942,7 @@ func (m *model) askView() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s %s %s\n", m.st.warn.Render("?"), m.st.tool.Render(a.req.Call.Name), m.rt.Redactor().String(argSummary(a.req.Call.Name, a.req.Call.Input, 300)))
 	for _, q := range a.req.Questions {
-		fmt.Fprintf(&b, "  %s\n", m.rt.Redactor().String(q))
+		fmt.Fprintf(&b, "  %s\n", clean(m.rt.Redactor().String(q)))
 	}
 	b.WriteString("  allow? [y]es / [n]o / [a]lways for this session\n")
 	return b.String()
@@ -985,9 +985,9 @@ func (p *picker) view(st styles) string {
 	end := min(len(p.infos), start+15)
 	for i := start; i < end; i++ {
 		in := p.infos[i]
-		title := in.Name
+		title := clean(in.Name)
 		if title == "" {
-			title = oneLine(in.FirstMessage)
+			title = oneLine(clean(in.FirstMessage))
 		}
 		line := fmt.Sprintf("%s  %-40s  %3d msgs  %s", in.Modified.Local().Format("2006-01-02 15:04"), cut(title, 40), in.MessageCount, shortID(in.ID))
 		if i == p.pos {

@@ -64,8 +64,9 @@ func newMarkdown(width int) *markdown {
 // render returns text rendered, or text itself when it cannot be.
 func (m *markdown) render(text string) string {
 	if m == nil || m.r == nil {
-		return text
+		return clean(text)
 	}
+	text = clean(text)
 	out, err := m.r.Render(text)
 	if err != nil {
 		return text
@@ -77,6 +78,10 @@ func (m *markdown) render(text string) string {
 // command as it is, a path for file tools, else compact JSON; one line,
 // cut at max bytes.
 func argSummary(name string, args json.RawMessage, max int) string {
+	return clean(argSummaryRaw(args, max))
+}
+
+func argSummaryRaw(args json.RawMessage, max int) string {
 	var a map[string]any
 	if json.Unmarshal(args, &a) == nil {
 		if c, ok := a["command"].(string); ok {
@@ -199,7 +204,7 @@ func (s styles) toolBlock(name, args string, res *tool.Result, failed bool) stri
 	if res == nil {
 		return b.String()
 	}
-	text := res.Text()
+	text := clean(res.Text())
 	ls := lines(text)
 	images := 0
 	for _, c := range res.Content {
@@ -207,7 +212,7 @@ func (s styles) toolBlock(name, args string, res *tool.Result, failed bool) stri
 			images++
 		}
 	}
-	diff := detailsDiff(res.Details)
+	diff := clean(detailsDiff(res.Details))
 	show := ls
 	hidden := 0
 	switch {
@@ -244,7 +249,7 @@ func (s styles) toolBlock(name, args string, res *tool.Result, failed bool) stri
 	if images > 0 {
 		fmt.Fprintf(&b, "\n  %s", s.dim.Render(fmt.Sprintf("(%d image(s))", images)))
 	}
-	if p := fullOutputPath(res.Details); p != "" {
+	if p := clean(fullOutputPath(res.Details)); p != "" {
 		fmt.Fprintf(&b, "\n  %s\n    %s", s.warn.Render("Output truncated; the full output is in"), p)
 	}
 	if diff != "" && !failed {
@@ -302,4 +307,30 @@ func liveTail(text string) (tail string, skipped bool) {
 		return "```\n" + strings.TrimPrefix(text[min(i, len(text)):], "\n") + "\n```", true
 	}
 	return text[start:], true
+}
+
+// clean makes text that did not come from pi (the model's words, tool
+// output, file names, extension messages) safe to print: escape and other
+// control characters are dropped (a file read or a model answer could
+// otherwise retitle the terminal, write the clipboard with OSC 52 or
+// repaint the screen), tabs become spaces; new lines stay.
+func clean(s string) string {
+	if !strings.ContainsFunc(s, isControl) {
+		return s
+	}
+	return strings.Map(func(r rune) rune {
+		switch {
+		case r == '\n':
+			return r
+		case r == '\t':
+			return ' '
+		case isControl(r):
+			return -1
+		}
+		return r
+	}, s)
+}
+
+func isControl(r rune) bool {
+	return (r < 0x20 && r != '\n') || r == 0x7f || (r >= 0x80 && r < 0xa0) || r == '\u2028' || r == '\u2029'
 }

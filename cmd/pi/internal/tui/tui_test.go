@@ -527,3 +527,32 @@ func TestMarkdownAndDiff(t *testing.T) {
 	}
 	tt.exit()
 }
+
+// TestTerminalEscapesDropped: escape sequences in tool output, the model's
+// text, a file name and a session name never reach the terminal (they
+// could set the clipboard with OSC 52, retitle the window or clear the
+// screen).
+func TestTerminalEscapesDropped(t *testing.T) {
+	evil := "\x1b]52;c;ZXZpbA==\x07\x1b]0;pwned\x07\x1b[2J\x9b31m"
+	tt := startTUI(t, termOptions{turns: []llm.ScriptTurn{
+		bashCall(`printf 'out\033]52;c;ZXZpbA==\007\033[2J\n'; cat evil.txt`),
+		{Text: "answer " + evil + " end"},
+	}})
+	os.WriteFile(filepath.Join(tt.dir, "evil.txt"), []byte("file "+evil+"\n"), 0o644)
+	tt.typ("go "+paste("pasted "+evil), keyEnter)
+	tt.waitFor("answer ]52")
+	tt.typ("/name n"+evil, keyEnter)
+	tt.waitFor("session named n")
+	tt.exit()
+	tt.scr.mu.Lock()
+	raw := tt.scr.buf.String()
+	tt.scr.mu.Unlock()
+	for _, bad := range []string{"\x1b]52", "\x1b]0;pwned", "\x9b", "\x07"} {
+		if strings.Contains(raw, bad) {
+			t.Errorf("the terminal got %q", bad)
+		}
+	}
+	if strings.Count(raw, "\x1b[2J") > 0 {
+		t.Error("the terminal got a clear-screen from untrusted text")
+	}
+}
