@@ -14,6 +14,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/pi-go/pi/cmd/pi/internal/tui"
 	"github.com/pi-go/pi/runtime/agent"
 	"github.com/pi-go/pi/runtime/app"
 	"github.com/pi-go/pi/runtime/llm"
@@ -24,7 +25,7 @@ import (
 const agentUsage = `
 Usage: pi [flags] [@FILE...] [MESSAGE...]
 
-  pi                          interactive line mode on a terminal
+  pi                          the terminal UI on a terminal (docs/interactive.md)
   pi "PROMPT"                 interactive, starting with PROMPT
   pi -p "PROMPT"              print mode: stream the answer to stdout, a line per
                               tool call to stderr; exit 0 on success, 1 on a
@@ -50,12 +51,15 @@ api_key_env (default OPENAI_API_KEY).
 Without a model, 'pi demo' shows pi offline, and --script FILE plays a
 scripted model: {"turns":[{"text":"...","toolCalls":[{"name":"read","arguments":{"path":"x"}}]},{"text":"done"}]}.
 
-In interactive mode: Enter sends, Ctrl-C cancels the running turn (and its
-bash commands), Ctrl-D or /exit exits; /compact [INSTRUCTIONS] summarizes
-the conversation so far to free context. A line (or a -p prompt) that
-starts with /NAME runs the slash command NAME of pi or of an extension;
-/help lists them. An unknown /x is an error in interactive mode and goes to
-the model with -p (it may be a path).
+In interactive mode: Enter sends, Alt+Enter adds a line, Esc or Ctrl-C
+cancels the running turn (and its bash commands), Ctrl-D exits; /help lists
+the commands (/new, /resume, /name, /fork, /compact [INSTRUCTIONS], /model,
+/tools, /ext, /permissions), !COMMAND runs a shell command into the
+conversation, @PATH attaches a file. NO_COLOR, TERM=dumb or PI_TUI=0 select
+the plain line mode.
+A line (or a -p prompt) that starts with /NAME runs the slash command NAME
+of pi or of an extension; an unknown /x is an error in interactive mode and
+goes to the model with -p (it may be a path).
 
 Sessions: every run is saved as a session in the reference agent's format,
 in $PI_HOME/sessions/--CWD--/ (see docs/sessions.md). -c continues the latest
@@ -138,7 +142,11 @@ func cmdAgent(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		lines = bufio.NewScanner(stdin)
 		lines.Buffer(make([]byte, 64*1024), 4*1024*1024)
 	}
-	if interactive {
+	var ui *tui.UI // the terminal UI, else the line mode
+	if interactive && useTUI(stdin, stdout) {
+		ui = tui.New()
+		opts.Ask = ui.Ask
+	} else if interactive {
 		opts.Ask = lineApprover(lines, stdout, func() *redact.Redactor { return askRedactor })
 		opts.Mode, opts.UI = app.ModeInteractive, &lineUI{lines: lines, out: stdout}
 	}
@@ -169,6 +177,13 @@ func cmdAgent(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 			return exitError
 		}
 		provider = llm.NewScripted(s)
+	}
+	if ui != nil {
+		first := ""
+		if len(prompts) > 0 {
+			first = submitted(prompts[0]).Text
+		}
+		return runTUI(ctx, ui, rt, &f, provider, first, stdin, stdout, errOut)
 	}
 	ag, err := rt.NewAgent(app.AgentOptions{
 		Provider: provider, SystemPrompt: f.systemPrompt, AppendSystemPrompt: f.appendPrompt,

@@ -35,7 +35,7 @@ const mainUsage = `
 pi — a coding agent whose tools you can extend with WebAssembly.
 
 Usage:
-  pi [flags] [PROMPT]           interactive session (PROMPT optional) on a terminal
+  pi [flags] [PROMPT]           interactive session (PROMPT optional) in the terminal UI
   pi -p "PROMPT" [flags]        print mode: answer once, stream the text to stdout
   pi -p @FILE "PROMPT"          attach files (text inline, images as images)
   pi --mode json -p "PROMPT"    the run's events as JSON lines on stdout

@@ -228,18 +228,26 @@ func (r *Runtime) CloneSession() error {
 }
 
 // SetSessionName names the session (a session_info entry; RPC
-// set_session_name, the TUI's /name). Surrounding space is trimmed.
+// set_session_name, the TUI's /name): one line, trimmed, at most
+// MaxSessionNameLen bytes, the API key redacted.
 //
 // # Errors
 //
-// An empty name; a failed write.
+// An empty name, a longer one or one with a line break; a failed write.
 func (r *Runtime) SetSessionName(name string) error {
 	name = strings.TrimSpace(name)
-	if name == "" {
-		return errors.New("session name cannot be empty")
+	switch {
+	case name == "":
+		return errors.New("session name: empty; give a name: /name NAME")
+	case len(name) > MaxSessionNameLen:
+		return fmt.Errorf("session name: %d bytes, more than the %d allowed", len(name), MaxSessionNameLen)
+	case strings.ContainsAny(name, "\r\n"):
+		return errors.New("session name: must be one line")
 	}
-	_, err := r.Session().AppendSessionInfo(name)
-	return err
+	if _, err := r.Session().AppendSessionInfo(r.redactor.String(name)); err != nil {
+		return fmt.Errorf("session name: %w", err)
+	}
+	return nil
 }
 
 // BashResult is what RunBash reports (the reference agent's BashResult).

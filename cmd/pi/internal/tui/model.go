@@ -1,0 +1,1022 @@
+package tui
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/charmbracelet/bubbles/key"
+	"github.com/charmbracelet/bubbles/textarea"
+	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/x/ansi"
+
+	"github.com/pi-go/pi/runtime/agent"
+	"github.com/pi-go/pi/runtime/app"
+	"github.com/pi-go/pi/runtime/content"
+	"github.com/pi-go/pi/runtime/llm"
+	"github.com/pi-go/pi/runtime/session"
+	"github.com/pi-go/pi/runtime/tool"
+)
+
+// Messages the model receives from its work goroutines.
+type (
+	eventMsg struct{ ev agent.Event }
+	// runDoneMsg ends a turn (a dispatched line).
+	runDoneMsg struct {
+		out Outcome
+		err error
+	}
+	askMsg struct {
+		req   tool.ApprovalRequest
+		reply chan app.ApprovalAnswer
+	}
+	bashUpdateMsg struct{ partial tool.Result }
+	bashDoneMsg   struct {
+		run *app.BashRun
+		err error
+	}
+	compactDoneMsg struct {
+		res *agent.CompactionResult
+		err error
+	}
+	showMsg struct{ text string }
+	// liveRenderedMsg is a live render of the streaming answer.
+	liveRenderedMsg struct {
+		out     string
+		skipped bool
+		gen     int
+		cost    time.Duration
+	}
+	printedMsg struct{}
+	submitMsg  struct{ line string }
+	renderTick struct{}
+)
+
+// runningTool is a tool call in progress.
+type runningTool struct {
+	id, name, args string
+	tail           []string
+}
+
+// model is the bubbletea model. It is used through a pointer: Update
+// changes it in place.
+type model struct {
+	ctx context.Context
+	ui  *UI
+	cfg Config
+	rt  *app.Runtime
+	ag  *agent.Agent
+	st  styles
+	md  *markdown
+
+	width, height int
+	editor        textarea.Model
+	hist          *History
+	histPos       int // index into hist entries; len means "not browsing"
+	histDraft     string
+
+	// busy says what runs: "" (idle), "turn", "bash", "compact".
+	busy   string
+	cancel context.CancelFunc
+	// live is the assistant text streaming now; rendered is its markdown,
+	// renderedAt when it was made, dirty that text changed since.
+	live       strings.Builder
+	rendered   string
+	renderedAt time.Time
+	renderCost time.Duration
+	dirty      bool
+	// rendering: a live render runs (liveMD, on a work goroutine);
+	// liveGen counts answers, so a render of an ended one is dropped.
+	rendering bool
+	liveGen   int
+	liveMD    *markdown
+	ticking   bool
+	tools     []*runningTool
+	bashTail  []string
+	// steered are queued lines the agent took (shown until delivered);
+	// later are lines to run when the work ends.
+	steered []string
+	later   []string
+	asks    []askMsg
+	pick    *picker
+	compl   []string
+	notice  string
+	ctrlC   bool
+	tokens  int
+	window  int
+
+	outbox   []string
+	printing bool
+	quitting bool
+	exitCode int
+}
+
+func newModel(ctx context.Context, u *UI, cfg Config) (*model, error) {
+	if cfg.Runtime == nil || cfg.NewAgent == nil {
+		return nil, fmt.Errorf("tui: Runtime and NewAgent are required")
+	}
+	if cfg.Dispatch == nil {
+		cfg.Dispatch = DefaultDispatch
+	}
+	hist, err := LoadHistory(cfg.HistoryFile)
+	m := &model{ctx: ctx, ui: u, cfg: cfg, rt: cfg.Runtime, st: newStyles(), hist: hist, width: 80, height: 24}
+	if err != nil {
+		m.print(m.st.warn.Render(fmt.Sprintf("pi: %v (history not loaded)", err)))
+	}
+	m.histPos = len(hist.Entries())
+	m.editor = newEditor()
+	m.md, m.liveMD = newMarkdown(m.width), newMarkdown(m.width)
+	m.window = m.rt.ContextWindow()
+	if err := m.buildAgent(); err != nil {
+		return nil, err
+	}
+	m.tokens = m.rt.ContextTokens()
+	return m, nil
+}
+
+// newEditor is the prompt editor: Enter is not a new line here (it
+// sends); Alt+Enter and Ctrl+J are.
+func newEditor() textarea.Model {
+	ta := textarea.New()
+	ta.Prompt = "> "
+	ta.Placeholder = "Type a request; Enter sends, Alt+Enter adds a line, /help lists commands"
+	ta.ShowLineNumbers = false
+	ta.CharLimit = 0
+	ta.MaxHeight = 0
+	ta.SetHeight(1)
+	ta.KeyMap.InsertNewline = key.NewBinding(key.WithKeys("alt+enter", "ctrl+j"))
+	ta.FocusedStyle.CursorLine = ta.FocusedStyle.Text
+	ta.FocusedStyle.Placeholder = newStyles().dim
+	ta.Focus()
+	return ta
+}
+
+// buildAgent (re)builds the agent, after a session or model change.
+func (m *model) buildAgent() error {
+	ag, err := m.cfg.NewAgent(m.onEvent)
+	if err != nil {
+		return err
+	}
+	m.ag = ag
+	return nil
+}
+
+// onEvent runs on the agent's goroutine: it hands the event to the loop.
+// Session events are not shown; they are also sent by NewAgent, which the
+// loop itself calls (after /new, /resume, /fork, /model), where a send
+// would wait for the loop forever.
+func (m *model) onEvent(ev agent.Event) {
+	if ev.Type == agent.EventSessionStart || ev.Type == agent.EventSessionShutdown {
+		return
+	}
+	m.ui.mu.Lock()
+	send := m.ui.send
+	m.ui.mu.Unlock()
+	if send != nil {
+		send(eventMsg{ev})
+	}
+}
+
+func (m *model) sendMsg(msg tea.Msg) {
+	m.ui.mu.Lock()
+	send := m.ui.send
+	m.ui.mu.Unlock()
+	if send != nil {
+		send(msg)
+	}
+}
+
+// Init prints the greeting and sends the first prompt.
+func (m *model) Init() tea.Cmd {
+	m.print(m.st.dim.Render("pi · Enter sends · Alt+Enter new line · /help · Esc cancels · Ctrl-D exits"))
+	if m.rt.SessionResumed() {
+		m.replay()
+	}
+	cmds := []tea.Cmd{textarea.Blink, m.flush()}
+	if m.cfg.FirstPrompt != "" {
+		first := m.cfg.FirstPrompt
+		cmds = append(cmds, func() tea.Msg { return submitMsg{first} })
+	}
+	return tea.Batch(cmds...)
+}
+
+// print queues text to be printed above the live area, in order.
+func (m *model) print(s string) { m.outbox = append(m.outbox, m.rt.Redactor().String(s)) }
+
+// flush prints the queued text: one print at a time, the next after the
+// renderer took the last (printedMsg), so the order holds.
+func (m *model) flush() tea.Cmd {
+	if m.printing || len(m.outbox) == 0 {
+		return nil
+	}
+	// Lines are wrapped to the width here: the renderer counts a printed
+	// line as one row, and a row the terminal wrapped would keep what the
+	// live area drew there before.
+	text := ansi.Hardwrap(strings.Join(m.outbox, "\n"), max(m.width, 20), true)
+	m.outbox = nil
+	m.printing = true
+	return tea.Sequence(tea.Println(text), func() tea.Msg { return printedMsg{} })
+}
+
+// Update handles a message and flushes what it printed.
+func (m *model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
+	cmd := m.update(msg)
+	if m.quitting {
+		var rest tea.Cmd
+		if len(m.outbox) > 0 {
+			rest = tea.Println(strings.Join(m.outbox, "\n"))
+			m.outbox = nil
+		}
+		return m, tea.Sequence(rest, tea.Quit)
+	}
+	return m, tea.Batch(cmd, m.flush())
+}
+
+func (m *model) update(msg tea.Msg) tea.Cmd {
+	switch msg := msg.(type) {
+	case tea.WindowSizeMsg:
+		m.width, m.height = msg.Width, msg.Height
+		m.editor.SetWidth(max(msg.Width-1, 10))
+		m.md, m.liveMD = newMarkdown(msg.Width), newMarkdown(msg.Width)
+		m.liveGen++ // a render for the old width is dropped
+		m.rendered = ""
+		m.dirty = m.live.Len() > 0
+		return m.renderLive()
+	case printedMsg:
+		m.printing = false
+		return nil
+	case renderTick:
+		m.ticking = false
+		return m.renderLive()
+	case liveRenderedMsg:
+		return m.liveRendered(msg)
+	case submitMsg:
+		return m.submit(msg.line)
+	case eventMsg:
+		return m.onAgentEvent(msg.ev)
+	case askMsg:
+		m.asks = append(m.asks, msg)
+		return nil
+	case showMsg:
+		m.print(clean(msg.text))
+		return nil
+	case runDoneMsg:
+		return m.runDone(msg)
+	case bashUpdateMsg:
+		m.bashTail = tailOf(msg.partial.Text(), tailLines)
+		return nil
+	case bashDoneMsg:
+		return m.bashDone(msg)
+	case compactDoneMsg:
+		return m.compactDone(msg)
+	case tea.KeyMsg:
+		return m.onKey(msg)
+	}
+	var cmd tea.Cmd
+	m.editor, cmd = m.editor.Update(msg)
+	return cmd
+}
+
+// onKey handles a key: the approval question first, then the session
+// picker, then the editor's keys.
+func (m *model) onKey(k tea.KeyMsg) tea.Cmd {
+	if k.String() != "ctrl+c" {
+		m.ctrlC = false
+	}
+	if len(m.asks) > 0 {
+		return m.onAskKey(k)
+	}
+	if m.pick != nil {
+		return m.onPickKey(k)
+	}
+	switch k.String() {
+	case "ctrl+c":
+		return m.interrupt()
+	case "ctrl+d":
+		if m.editor.Value() == "" {
+			m.stopWork()
+			m.quitting = true
+			return nil
+		}
+	case "esc":
+		m.compl = nil
+		if m.busy != "" {
+			m.stopWork()
+			m.notice = "cancelling…"
+		}
+		return nil
+	case "enter":
+		if k.Paste {
+			break
+		}
+		line := m.editor.Value()
+		if strings.TrimSpace(line) == "" {
+			return nil
+		}
+		m.editor.Reset()
+		m.editor.SetHeight(1)
+		m.compl = nil
+		m.notice = ""
+		m.histPos = len(m.hist.Entries())
+		return m.submit(line)
+	case "up":
+		if m.editor.Line() == 0 && m.historyMove(-1) {
+			return nil
+		}
+	case "down":
+		if m.editor.Line() == m.editor.LineCount()-1 && m.historyMove(1) {
+			return nil
+		}
+	case "tab":
+		m.complete()
+		return nil
+	}
+	if k.Paste {
+		// A paste keeps its line breaks as new lines of the one prompt.
+		text := strings.ReplaceAll(string(k.Runes), "\r\n", "\n")
+		k.Runes = []rune(strings.ReplaceAll(text, "\r", "\n"))
+	}
+	var cmd tea.Cmd
+	m.editor, cmd = m.editor.Update(k)
+	m.fitEditor()
+	if !k.Paste && k.Type == tea.KeyRunes {
+		m.compl = nil
+	}
+	return cmd
+}
+
+// fitEditor grows the editor with its lines, up to a third of the screen.
+func (m *model) fitEditor() {
+	h := min(max(m.editor.LineCount(), 1), max(m.height/3, 3))
+	if h != m.editor.Height() {
+		m.editor.SetHeight(h)
+	}
+}
+
+// interrupt is Ctrl-C: cancel what runs; else clear the editor; else, the
+// second time at an empty idle prompt, exit.
+func (m *model) interrupt() tea.Cmd {
+	switch {
+	case m.busy != "":
+		m.stopWork()
+		m.notice = "cancelling…"
+	case m.editor.Value() != "":
+		m.editor.Reset()
+		m.editor.SetHeight(1)
+		m.compl = nil
+	case m.ctrlC:
+		m.quitting = true
+	default:
+		m.ctrlC = true
+		m.notice = "Press Ctrl-C again to exit (or Ctrl-D)."
+	}
+	return nil
+}
+
+// stopWork cancels the running turn, command or bash call.
+func (m *model) stopWork() {
+	if m.cancel != nil {
+		m.cancel()
+	}
+}
+
+// historyMove shows the previous (-1) or next (+1) prompt of the history;
+// it reports whether it moved.
+func (m *model) historyMove(d int) bool {
+	entries := m.hist.Entries()
+	pos := m.histPos + d
+	if pos < 0 || pos > len(entries) || m.histPos > len(entries) {
+		return false
+	}
+	if m.histPos == len(entries) {
+		m.histDraft = m.editor.Value()
+	}
+	m.histPos = pos
+	if pos == len(entries) {
+		m.editor.SetValue(m.histDraft)
+	} else {
+		m.editor.SetValue(entries[pos])
+	}
+	m.fitEditor()
+	return true
+}
+
+// complete is Tab: complete the @path or /command before the cursor.
+func (m *model) complete() {
+	value := m.editor.Value()
+	// Only the text before the cursor on the last line is completed when
+	// the cursor is at the end (the usual case).
+	if m.editor.Line() != m.editor.LineCount()-1 {
+		return
+	}
+	li := m.editor.LineInfo()
+	lines := strings.Split(value, "\n")
+	cur := lines[len(lines)-1]
+	col := li.StartColumn + li.ColumnOffset
+	if col != len([]rune(cur)) {
+		return
+	}
+	word := cur
+	if i := strings.LastIndexAny(cur, " \t"); i >= 0 {
+		word = cur[i+1:]
+	}
+	var typed string
+	var cands []string
+	switch {
+	case strings.HasPrefix(word, "@"):
+		typed = word[1:]
+		cands = completePath(m.rt.Cwd(), typed)
+	case strings.HasPrefix(word, "/") && len(lines) == 1 && word == cur:
+		typed = word[1:]
+		for _, c := range commandNames() {
+			if strings.HasPrefix(c, typed) {
+				cands = append(cands, c)
+			}
+		}
+	default:
+		return
+	}
+	if len(cands) == 0 {
+		m.compl = nil
+		m.notice = "no completion for " + word
+		return
+	}
+	p := commonPrefix(cands)
+	if len(cands) == 1 && !strings.HasSuffix(p, "/") && strings.HasPrefix(word, "/") {
+		p += " "
+	} else if len(cands) == 1 && !strings.HasSuffix(p, "/") {
+		p += " "
+	}
+	if len(p) > len(typed) {
+		m.editor.InsertString(p[len(typed):])
+	}
+	if len(cands) > 1 {
+		m.compl = cands
+	} else {
+		m.compl = nil
+	}
+}
+
+// submit runs a line, or queues it while work runs: plain text goes to
+// the agent's steering queue (sent after the current tool batch); a
+// command, !cmd or exit runs when the work has ended.
+func (m *model) submit(line string) tea.Cmd {
+	if err := m.hist.Add(m.rt.Redactor().String(line)); err != nil {
+		m.notice = err.Error()
+	}
+	m.histPos = len(m.hist.Entries())
+	trimmed := strings.TrimSpace(line)
+	if m.busy != "" {
+		if m.busy == "turn" && !isLocal(trimmed) {
+			p, err := m.prompt(line)
+			if err != nil {
+				m.print(m.st.fail.Render("✗ " + clean(err.Error())))
+				return nil
+			}
+			blocks := append([]content.Block{content.Text(p.Text)}, p.Images...)
+			m.ag.Steer(llm.Message{Role: llm.RoleUser, Content: blocks})
+			m.steered = append(m.steered, p.Text)
+			return nil
+		}
+		m.later = append(m.later, line)
+		return nil
+	}
+	return m.run(line)
+}
+
+// isLocal says a line is run by the TUI (a command, !cmd, exit) rather
+// than sent to the model.
+func isLocal(s string) bool {
+	if s == "exit" || s == "quit" || strings.HasPrefix(s, "!") {
+		return true
+	}
+	_, _, ok := parseCommand(s)
+	return ok
+}
+
+// prompt reads the @path attachments of a line.
+func (m *model) prompt(line string) (Prompt, error) {
+	atts, err := readAttachments(m.rt.Cwd(), line)
+	if err != nil {
+		return Prompt{}, err
+	}
+	text, images := buildPrompt(line, atts)
+	return Prompt{Text: text, Images: images}, nil
+}
+
+// run runs a line at an idle prompt.
+func (m *model) run(line string) tea.Cmd {
+	trimmed := strings.TrimSpace(line)
+	switch {
+	case trimmed == "exit" || trimmed == "quit":
+		m.quitting = true
+		return nil
+	case strings.HasPrefix(trimmed, "!"):
+		return m.runBash(strings.TrimSpace(trimmed[1:]))
+	}
+	if name, args, ok := parseCommand(trimmed); ok {
+		if c, found := findCommand(name); found {
+			m.print(m.st.user.Render("› ") + trimmed)
+			return c.run(m, args)
+		}
+	}
+	p, err := m.prompt(line)
+	if err != nil {
+		m.print(m.st.fail.Render("✗ " + clean(err.Error())))
+		return nil
+	}
+	m.print(m.userBlock(line))
+	for _, img := range p.Images {
+		m.print(m.st.dim.Render(fmt.Sprintf("  (image attached: %s)", img.MimeType)))
+	}
+	return m.startTurn(p)
+}
+
+// userBlock is a prompt as printed: each line after a marker.
+func (m *model) userBlock(text string) string {
+	ls := strings.Split(strings.TrimRight(clean(text), "\n"), "\n")
+	for i, l := range ls {
+		mark := "  "
+		if i == 0 {
+			mark = "› "
+		}
+		ls[i] = m.st.user.Render(mark) + l
+	}
+	return strings.Join(ls, "\n")
+}
+
+// startTurn dispatches a prompt on a work goroutine.
+func (m *model) startTurn(p Prompt) tea.Cmd {
+	ctx, cancel := context.WithCancel(m.ctx)
+	m.busy, m.cancel = "turn", cancel
+	ag, dispatch := m.ag, m.cfg.Dispatch
+	show := func(s string) { m.sendMsg(showMsg{s}) }
+	m.ui.work.Add(1)
+	return func() tea.Msg {
+		defer m.ui.work.Done()
+		defer cancel()
+		out, err := dispatch(ctx, ag, p, show)
+		return runDoneMsg{out: out, err: err}
+	}
+}
+
+// endWork returns to the idle prompt and runs the next line queued.
+func (m *model) endWork() tea.Cmd {
+	m.busy, m.cancel = "", nil
+	m.notice = ""
+	m.tools = nil
+	m.bashTail = nil
+	for _, a := range m.asks {
+		a.reply <- app.Decline
+	}
+	m.asks = nil
+	m.tokens = m.rt.ContextTokens()
+	if len(m.later) == 0 || m.quitting {
+		return nil
+	}
+	next := m.later[0]
+	m.later = m.later[1:]
+	return m.run(next)
+}
+
+func (m *model) runDone(msg runDoneMsg) tea.Cmd {
+	m.finishLive()
+	res := msg.out.Result
+	switch {
+	case msg.err != nil:
+		m.print(m.st.fail.Render("✗ " + clean(msg.err.Error())))
+	case res != nil && res.StopReason == llm.StopAborted:
+		m.print(m.st.warn.Render("(turn cancelled)"))
+	case res != nil && res.StopReason == agent.StopMaxTurns:
+		m.print(m.st.warn.Render("(stopped: the turn limit was reached)"))
+	}
+	if steering, followUp := m.ag.ClearQueues(); len(steering)+len(followUp) > 0 {
+		// Queued messages the run did not deliver go back to the editor.
+		var texts []string
+		for _, u := range append(steering, followUp...) {
+			for _, b := range u.Content {
+				if b.Type == "text" {
+					texts = append(texts, b.Text)
+				}
+			}
+		}
+		if m.editor.Value() != "" {
+			texts = append(texts, m.editor.Value())
+		}
+		m.editor.SetValue(strings.Join(texts, "\n"))
+		m.fitEditor()
+		m.notice = "queued messages were not sent; they are back in the editor"
+	}
+	m.steered = nil
+	if msg.out.Exit {
+		m.quitting = true
+		return nil
+	}
+	return m.endWork()
+}
+
+// onAgentEvent shows one event of a run.
+func (m *model) onAgentEvent(ev agent.Event) tea.Cmd {
+	switch ev.Type {
+	case agent.EventMessageUpdate:
+		if d := ev.AssistantMessageEvent; d != nil && d.Type == llm.EventTextDelta {
+			m.live.WriteString(d.Delta)
+			m.dirty = true
+			return m.renderLive()
+		}
+	case agent.EventMessageEnd:
+		if ev.Message == nil {
+			return nil
+		}
+		switch ev.Message.Role {
+		case llm.RoleAssistant:
+			m.finishLive()
+			if ev.Error != "" {
+				m.print(m.st.fail.Render("✗ " + clean(ev.Error)))
+			}
+			if ev.Usage != nil {
+				if n := ev.Usage.TotalTokens; n > 0 {
+					m.tokens = n
+				} else if n := ev.Usage.InputTokens + ev.Usage.OutputTokens; n > 0 {
+					m.tokens = n
+				}
+			}
+		case llm.RoleUser:
+			if len(m.steered) > 0 && messageText(*ev.Message) == m.steered[0] {
+				m.print(m.userBlock(m.steered[0]))
+				m.steered = m.steered[1:]
+			}
+		}
+	case agent.EventToolExecutionStart:
+		m.finishLive()
+		m.tools = append(m.tools, &runningTool{id: ev.ToolCallID, name: ev.ToolName, args: argSummary(ev.ToolName, ev.Args, 160)})
+	case agent.EventToolExecutionUpdate:
+		if t := m.tool(ev.ToolCallID); t != nil && ev.PartialResult != nil {
+			t.tail = tailOf(ev.PartialResult.Text(), tailLines)
+		}
+	case agent.EventToolExecutionEnd:
+		args := argSummary(ev.ToolName, nil, 160)
+		for i, t := range m.tools {
+			if t.id == ev.ToolCallID {
+				args = t.args
+				m.tools = append(m.tools[:i], m.tools[i+1:]...)
+				break
+			}
+		}
+		m.print(m.st.toolBlock(ev.ToolName, args, ev.Result, ev.Failed()))
+	case agent.EventCompactionStart:
+		m.finishLive()
+		m.notice = fmt.Sprintf("compacting the conversation (%s)…", ev.Reason)
+	case agent.EventCompactionEnd:
+		m.notice = ""
+		switch {
+		case ev.ErrorMessage != "":
+			m.print(m.st.fail.Render("✗ " + clean(ev.ErrorMessage)))
+		case ev.Compaction != nil:
+			m.print(m.st.ok.Render("✓ ") + fmt.Sprintf("compacted %s tokens of conversation into a summary", humanTokens(ev.Compaction.TokensBefore)))
+			m.tokens = m.rt.ContextTokens()
+		}
+	}
+	return nil
+}
+
+func (m *model) tool(id string) *runningTool {
+	for _, t := range m.tools {
+		if t.id == id {
+			return t
+		}
+	}
+	return nil
+}
+
+// renderLive renders the end of the streaming text as markdown on a
+// work goroutine (rendering is slow enough to stall typing if the loop did
+// it), one render at a time, at most every 50 ms and never more often than
+// twice the time the last render took.
+func (m *model) renderLive() tea.Cmd {
+	if !m.dirty || m.rendering {
+		return nil
+	}
+	gap := max(50*time.Millisecond, 2*m.renderCost)
+	if wait := gap - time.Since(m.renderedAt); wait > 0 {
+		if m.ticking {
+			return nil
+		}
+		m.ticking = true
+		return tea.Tick(wait, func(time.Time) tea.Msg { return renderTick{} })
+	}
+	m.rendering, m.dirty = true, false
+	text, md, gen := m.live.String(), m.liveMD, m.liveGen
+	return func() tea.Msg {
+		start := time.Now()
+		tail, skipped := liveTail(text)
+		out := md.render(tail)
+		return liveRenderedMsg{out: out, skipped: skipped, gen: gen, cost: time.Since(start)}
+	}
+}
+
+func (m *model) liveRendered(msg liveRenderedMsg) tea.Cmd {
+	m.rendering = false
+	if msg.gen != m.liveGen {
+		// Made for an answer that has ended, or for another width.
+		return m.renderLive()
+	}
+	m.rendered = msg.out
+	if msg.skipped {
+		m.rendered = m.st.dim.Render("…") + "\n" + m.rendered
+	}
+	m.renderedAt, m.renderCost = time.Now(), msg.cost
+	return m.renderLive()
+}
+
+// finishLive prints the streamed text, rendered, and clears it.
+func (m *model) finishLive() {
+	text := m.live.String()
+	m.live.Reset()
+	m.rendered, m.dirty = "", false
+	m.liveGen++
+	if strings.TrimSpace(text) == "" {
+		return
+	}
+	m.print(m.md.render(text))
+}
+
+func messageText(msg llm.Message) string {
+	for _, b := range msg.Content {
+		if b.Type == "text" {
+			return b.Text
+		}
+	}
+	return ""
+}
+
+func tailOf(text string, n int) []string {
+	ls := lines(clean(text))
+	if len(ls) > n {
+		ls = ls[len(ls)-n:]
+	}
+	for i, l := range ls {
+		ls[i] = cut(l, lineWidth)
+	}
+	return ls
+}
+
+// runBash runs !cmd through the runtime's bash tool; its output joins the
+// conversation.
+func (m *model) runBash(command string) tea.Cmd {
+	if command == "" {
+		m.notice = "!COMMAND runs COMMAND in the shell and adds its output to the conversation"
+		return nil
+	}
+	m.print(m.st.user.Render("› ") + "!" + command)
+	ctx, cancel := context.WithCancel(m.ctx)
+	m.busy, m.cancel = "bash", cancel
+	m.bashTail = nil
+	m.ui.work.Add(1)
+	rt := m.rt
+	return func() tea.Msg {
+		defer m.ui.work.Done()
+		defer cancel()
+		run, err := rt.RunShellCommand(ctx, command, func(p tool.Result) { m.sendMsg(bashUpdateMsg{p}) })
+		return bashDoneMsg{run: run, err: err}
+	}
+}
+
+func (m *model) bashDone(msg bashDoneMsg) tea.Cmd {
+	if msg.run != nil {
+		res := msg.run.Result
+		m.print(m.st.toolBlock("bash", argSummary("bash", mustJSON(map[string]string{"command": msg.run.Command}), 160), &res, res.IsError))
+	}
+	if msg.err != nil {
+		m.print(m.st.fail.Render("✗ " + clean(msg.err.Error())))
+	} else {
+		m.print(m.st.dim.Render("(the command and its output are now part of the conversation)"))
+	}
+	return m.endWork()
+}
+
+func (m *model) compactDone(msg compactDoneMsg) tea.Cmd {
+	switch {
+	case msg.err != nil && m.ctx.Err() == nil && strings.Contains(msg.err.Error(), "context canceled"):
+		m.print(m.st.warn.Render("(compaction cancelled)"))
+	case msg.err != nil:
+		m.print(m.st.fail.Render("✗ compact: " + msg.err.Error()))
+	}
+	return m.endWork()
+}
+
+// replay prints the end of a resumed session's conversation.
+func (m *model) replay() {
+	msgs := m.rt.History()
+	const last = 10
+	if len(msgs) > last {
+		m.print(m.st.dim.Render(fmt.Sprintf("… %d earlier messages", len(msgs)-last)))
+		msgs = msgs[len(msgs)-last:]
+	}
+	for _, msg := range msgs {
+		text := messageText(msg)
+		switch msg.Role {
+		case llm.RoleUser:
+			ls := lines(text)
+			if len(ls) > 5 {
+				ls = append(ls[:5], "…")
+			}
+			m.print(m.userBlock(strings.Join(ls, "\n")))
+		case llm.RoleAssistant:
+			if strings.TrimSpace(text) != "" {
+				m.print(m.md.render(text))
+			}
+			for _, c := range msg.ToolCalls {
+				m.print(m.st.dim.Render("→ " + c.Name + " " + argSummary(c.Name, []byte(c.Arguments), 120)))
+			}
+		}
+	}
+	name := clean(m.rt.SessionName())
+	if name == "" {
+		name = shortID(m.rt.Session().ID())
+	}
+	m.print(m.st.dim.Render(fmt.Sprintf("(resumed session %s)", name)))
+}
+
+func shortID(id string) string {
+	if len(id) > 8 {
+		return id[:8]
+	}
+	return id
+}
+
+// View is the live area: the streaming answer, the running tools, the
+// queued lines, a question or picker, the editor and the status line.
+func (m *model) View() string {
+	if m.quitting {
+		return ""
+	}
+	var b strings.Builder
+	if m.live.Len() > 0 {
+		if m.rendered != "" {
+			b.WriteString(m.rendered)
+		} else {
+			// Until the first render arrives: the last lines as they are.
+			b.WriteString(strings.Join(tailOf(m.live.String(), 10), "\n"))
+		}
+		b.WriteString("\n")
+	}
+	for _, t := range m.tools {
+		fmt.Fprintf(&b, "%s %s %s\n", m.st.accent.Render("⋯"), m.st.tool.Render(t.name), t.args)
+		for _, l := range t.tail {
+			fmt.Fprintf(&b, "  %s\n", m.st.dim.Render(l))
+		}
+	}
+	if m.busy == "bash" {
+		fmt.Fprintf(&b, "%s %s\n", m.st.accent.Render("⋯"), m.st.tool.Render("bash"))
+		for _, l := range m.bashTail {
+			fmt.Fprintf(&b, "  %s\n", m.st.dim.Render(l))
+		}
+	}
+	for _, s := range m.steered {
+		fmt.Fprintf(&b, "%s %s\n", m.st.warn.Render("queued:"), cut(oneLine(s), 200))
+	}
+	for _, s := range m.later {
+		fmt.Fprintf(&b, "%s %s\n", m.st.warn.Render("queued:"), cut(oneLine(s), 200))
+	}
+	switch {
+	case len(m.asks) > 0:
+		b.WriteString(m.askView())
+	case m.pick != nil:
+		b.WriteString(m.pick.view(m.st))
+	default:
+		b.WriteString(m.editor.View())
+		b.WriteString("\n")
+		if len(m.compl) > 0 {
+			b.WriteString(m.st.dim.Render(cut(strings.Join(m.compl, "  "), max(m.width-1, 20))))
+			b.WriteString("\n")
+		}
+	}
+	if m.notice != "" {
+		b.WriteString(m.st.warn.Render(m.notice))
+		b.WriteString("\n")
+	}
+	b.WriteString(m.statusLine())
+	// Each line of the live area fits the width (see flush).
+	ls := strings.Split(b.String(), "\n")
+	for i, l := range ls {
+		ls[i] = ansi.Truncate(l, max(m.width, 20), "…")
+	}
+	return strings.Join(ls, "\n")
+}
+
+// statusLine: model · session · context used/window · state.
+func (m *model) statusLine() string {
+	model := m.cfg.FixedModel
+	if model == "" {
+		model = clean(m.rt.ModelName())
+	}
+	if model == "" {
+		model = "no model"
+	}
+	name := clean(m.rt.SessionName())
+	if name == "" {
+		name = "session " + shortID(m.rt.Session().ID())
+	}
+	ctx := "ctx " + humanTokens(m.tokens)
+	if m.window > 0 {
+		ctx += "/" + humanTokens(m.window)
+	}
+	parts := []string{model, name, ctx}
+	switch m.busy {
+	case "turn":
+		parts = append(parts, "working… (Esc cancels)")
+	case "bash":
+		parts = append(parts, "running !command… (Esc cancels)")
+	case "compact":
+		parts = append(parts, "compacting… (Esc cancels)")
+	}
+	return m.st.status.Render(cut(strings.Join(parts, " · "), max(m.width-1, 20)))
+}
+
+// askView is the approval question.
+func (m *model) askView() string {
+	a := m.asks[0]
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s %s %s\n", m.st.warn.Render("?"), m.st.tool.Render(a.req.Call.Name), m.rt.Redactor().String(argSummary(a.req.Call.Name, a.req.Call.Input, 300)))
+	for _, q := range a.req.Questions {
+		fmt.Fprintf(&b, "  %s\n", clean(m.rt.Redactor().String(q)))
+	}
+	b.WriteString("  allow? [y]es / [n]o / [a]lways for this session\n")
+	return b.String()
+}
+
+func (m *model) onAskKey(k tea.KeyMsg) tea.Cmd {
+	a := m.asks[0]
+	var ans app.ApprovalAnswer
+	switch strings.ToLower(k.String()) {
+	case "y":
+		ans = app.ApproveOnce
+	case "a":
+		ans = app.ApproveAlways
+	case "n", "esc", "enter":
+		ans = app.Decline
+	case "ctrl+c":
+		ans = app.Decline
+		m.stopWork()
+		m.notice = "cancelling…"
+	default:
+		return nil
+	}
+	a.reply <- ans
+	m.asks = m.asks[1:]
+	word := map[app.ApprovalAnswer]string{app.ApproveOnce: "allowed", app.ApproveAlways: "allowed for this session", app.Decline: "declined"}[ans]
+	m.print(m.st.dim.Render(fmt.Sprintf("? %s %s: %s", a.req.Call.Name, argSummary(a.req.Call.Name, a.req.Call.Input, 120), word)))
+	return nil
+}
+
+// picker is the /resume list.
+type picker struct {
+	infos []session.Info
+	pos   int
+}
+
+func (p *picker) view(st styles) string {
+	var b strings.Builder
+	b.WriteString("Resume a session (↑↓ move, Enter resumes, Esc cancels):\n")
+	start := max(0, p.pos-7)
+	end := min(len(p.infos), start+15)
+	for i := start; i < end; i++ {
+		in := p.infos[i]
+		title := clean(in.Name)
+		if title == "" {
+			title = oneLine(clean(in.FirstMessage))
+		}
+		line := fmt.Sprintf("%s  %-40s  %3d msgs  %s", in.Modified.Local().Format("2006-01-02 15:04"), cut(title, 40), in.MessageCount, shortID(in.ID))
+		if i == p.pos {
+			b.WriteString(st.accent.Render("▸ " + line))
+		} else {
+			b.WriteString("  " + line)
+		}
+		b.WriteString("\n")
+	}
+	return b.String()
+}
+
+func (m *model) onPickKey(k tea.KeyMsg) tea.Cmd {
+	p := m.pick
+	switch k.String() {
+	case "up", "k":
+		p.pos = max(0, p.pos-1)
+	case "down", "j":
+		p.pos = min(len(p.infos)-1, p.pos+1)
+	case "esc", "ctrl+c", "q":
+		m.pick = nil
+		m.print(m.st.dim.Render("(no session resumed)"))
+	case "enter":
+		m.pick = nil
+		m.resume(p.infos[p.pos].Path)
+	}
+	return nil
+}
+
+func mustJSON(v any) []byte {
+	b, _ := jsonMarshal(v)
+	return b
+}

@@ -1,0 +1,336 @@
+package tui
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/charmbracelet/glamour"
+	"github.com/charmbracelet/lipgloss"
+
+	"github.com/pi-go/pi/runtime/tool"
+)
+
+// styles are the colours of the TUI (lipgloss drops them where the output
+// has no colour profile).
+type styles struct {
+	user, dim, ok, fail, tool, add, del, hunk, status, warn, accent lipgloss.Style
+}
+
+func newStyles() styles {
+	return styles{
+		user:   lipgloss.NewStyle().Bold(true).Foreground(lipgloss.Color("12")),
+		dim:    lipgloss.NewStyle().Foreground(lipgloss.Color("8")),
+		ok:     lipgloss.NewStyle().Foreground(lipgloss.Color("2")),
+		fail:   lipgloss.NewStyle().Foreground(lipgloss.Color("1")),
+		tool:   lipgloss.NewStyle().Bold(true).Foreground(lipgloss.Color("13")),
+		add:    lipgloss.NewStyle().Foreground(lipgloss.Color("2")),
+		del:    lipgloss.NewStyle().Foreground(lipgloss.Color("1")),
+		hunk:   lipgloss.NewStyle().Foreground(lipgloss.Color("6")),
+		status: lipgloss.NewStyle().Foreground(lipgloss.Color("8")),
+		warn:   lipgloss.NewStyle().Foreground(lipgloss.Color("3")),
+		accent: lipgloss.NewStyle().Foreground(lipgloss.Color("14")),
+	}
+}
+
+// Preview sizes of a finished tool call.
+const (
+	previewLines = 8  // result lines shown
+	diffLines    = 40 // diff lines shown
+	tailLines    = 6  // live lines of a running call
+	lineWidth    = 200
+)
+
+// markdown renders assistant text as markdown for a terminal width.
+type markdown struct {
+	width int
+	r     *glamour.TermRenderer
+}
+
+func newMarkdown(width int) *markdown {
+	style := os.Getenv("GLAMOUR_STYLE")
+	if style == "" {
+		style = "dark"
+	}
+	w := max(width-2, 20)
+	r, err := glamour.NewTermRenderer(glamour.WithStandardStyle(style), glamour.WithWordWrap(w), glamour.WithEmoji())
+	if err != nil {
+		r, _ = glamour.NewTermRenderer(glamour.WithStandardStyle("dark"), glamour.WithWordWrap(w))
+	}
+	return &markdown{width: width, r: r}
+}
+
+// render returns text rendered, or text itself when it cannot be.
+func (m *markdown) render(text string) string {
+	if m == nil || m.r == nil {
+		return clean(text)
+	}
+	text = clean(text)
+	out, err := m.r.Render(text)
+	if err != nil {
+		return text
+	}
+	return strings.Trim(out, "\n")
+}
+
+// argSummary is what a person needs to see of a call's arguments: a bash
+// command as it is, a path for file tools, else compact JSON; one line,
+// cut at max bytes.
+func argSummary(name string, args json.RawMessage, max int) string {
+	return clean(argSummaryRaw(args, max))
+}
+
+func argSummaryRaw(args json.RawMessage, max int) string {
+	var a map[string]any
+	if json.Unmarshal(args, &a) == nil {
+		if c, ok := a["command"].(string); ok {
+			return cut("$ "+oneLine(c), max)
+		}
+		if p, ok := a["path"].(string); ok {
+			extra := ""
+			if off, ok := a["offset"].(float64); ok {
+				extra += fmt.Sprintf(" from line %d", int(off))
+			}
+			if p2, ok := a["pattern"].(string); ok {
+				extra = " " + p2
+			}
+			return cut(p+extra, max)
+		}
+		if p, ok := a["pattern"].(string); ok {
+			return cut(p, max)
+		}
+	}
+	return cut(oneLine(strings.Join(strings.Fields(string(args)), " ")), max)
+}
+
+func oneLine(s string) string {
+	s = strings.ReplaceAll(s, "\r", "")
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		return s[:i] + " …"
+	}
+	return s
+}
+
+// cut shortens s to max bytes (on a rune boundary) with an ellipsis.
+func cut(s string, max int) string {
+	if len(s) <= max {
+		return s
+	}
+	i := max
+	for i > 0 && !isRuneStart(s[i]) {
+		i--
+	}
+	return s[:i] + "…"
+}
+
+func isRuneStart(b byte) bool { return b&0xC0 != 0x80 }
+
+// lines splits text into lines without the trailing empty one.
+func lines(text string) []string {
+	text = strings.TrimRight(strings.ReplaceAll(text, "\r\n", "\n"), "\n")
+	if text == "" {
+		return nil
+	}
+	return strings.Split(text, "\n")
+}
+
+// fullOutputPath is where a truncated result's whole output is, from its
+// details ("" when it was not truncated).
+func fullOutputPath(details any) string {
+	var d struct {
+		FullOutputPath string `json:"fullOutputPath"`
+	}
+	if details == nil {
+		return ""
+	}
+	if b, err := json.Marshal(details); err == nil {
+		json.Unmarshal(b, &d)
+	}
+	return d.FullOutputPath
+}
+
+// detailsDiff is the unified diff an edit result carries, if any.
+func detailsDiff(details any) string {
+	var d struct {
+		Diff string `json:"diff"`
+	}
+	if details == nil {
+		return ""
+	}
+	if b, err := json.Marshal(details); err == nil {
+		json.Unmarshal(b, &d)
+	}
+	return d.Diff
+}
+
+// colorDiff colours a unified diff's lines, at most max of them.
+func (s styles) colorDiff(diff string, max int) []string {
+	ls := lines(diff)
+	var out []string
+	for i, l := range ls {
+		if i == max {
+			out = append(out, s.dim.Render(fmt.Sprintf("… %d more diff lines", len(ls)-i)))
+			break
+		}
+		l = cut(l, lineWidth)
+		switch {
+		case strings.HasPrefix(l, "+++"), strings.HasPrefix(l, "---"):
+			out = append(out, s.dim.Render(l))
+		case strings.HasPrefix(l, "+"):
+			out = append(out, s.add.Render(l))
+		case strings.HasPrefix(l, "-"):
+			out = append(out, s.del.Render(l))
+		case strings.HasPrefix(l, "@@"):
+			out = append(out, s.hunk.Render(l))
+		default:
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+// toolBlock is how a finished call is printed: a header with its state
+// and arguments, a preview of its result (the head, or for bash the
+// tail, where errors and the exit code are), a note of what was left out,
+// where the whole output is when it was truncated, and an edit's diff.
+func (s styles) toolBlock(name, args string, res *tool.Result, failed bool) string {
+	mark := s.ok.Render("✓")
+	if failed {
+		mark = s.fail.Render("✗")
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s %s %s", mark, s.tool.Render(name), args)
+	if res == nil {
+		return b.String()
+	}
+	text := clean(res.Text())
+	ls := lines(text)
+	images := 0
+	for _, c := range res.Content {
+		if c.Type == "image" {
+			images++
+		}
+	}
+	diff := clean(detailsDiff(res.Details))
+	show := ls
+	hidden := 0
+	switch {
+	case name == "read" && !failed:
+		show, hidden = nil, len(ls)
+	case diff != "" && !failed:
+		show = nil
+	case len(ls) > previewLines && name == "bash":
+		hidden = len(ls) - previewLines
+		show = ls[hidden:]
+	case len(ls) > previewLines:
+		hidden = len(ls) - previewLines
+		show = ls[:previewLines]
+	}
+	if hidden > 0 && name == "bash" {
+		fmt.Fprintf(&b, "\n  %s", s.dim.Render(fmt.Sprintf("… %d earlier lines", hidden)))
+	}
+	for _, l := range show {
+		line := cut(l, lineWidth)
+		if failed {
+			line = s.fail.Render(line)
+		} else {
+			line = s.dim.Render(line)
+		}
+		fmt.Fprintf(&b, "\n  %s", line)
+	}
+	if hidden > 0 && name != "bash" {
+		if name == "read" {
+			fmt.Fprintf(&b, "\n  %s", s.dim.Render(fmt.Sprintf("(%d lines read)", hidden)))
+		} else {
+			fmt.Fprintf(&b, "\n  %s", s.dim.Render(fmt.Sprintf("… %d more lines", hidden)))
+		}
+	}
+	if images > 0 {
+		fmt.Fprintf(&b, "\n  %s", s.dim.Render(fmt.Sprintf("(%d image(s))", images)))
+	}
+	if p := clean(fullOutputPath(res.Details)); p != "" {
+		fmt.Fprintf(&b, "\n  %s\n    %s", s.warn.Render("Output truncated; the full output is in"), p)
+	}
+	if diff != "" && !failed {
+		for _, l := range s.colorDiff(diff, diffLines) {
+			fmt.Fprintf(&b, "\n  %s", l)
+		}
+	}
+	return b.String()
+}
+
+// humanTokens writes a token count short: 950, 12.3k, 1.2M.
+func humanTokens(n int) string {
+	switch {
+	case n < 1000:
+		return fmt.Sprint(n)
+	case n < 1_000_000:
+		return strings.TrimSuffix(fmt.Sprintf("%.1f", float64(n)/1000), ".0") + "k"
+	}
+	return strings.TrimSuffix(fmt.Sprintf("%.1f", float64(n)/1e6), ".0") + "M"
+}
+
+// maxLiveMarkdown bounds the text the live area renders as markdown while
+// an answer streams: rendering is not cheap (some 10 ms per KiB with code
+// blocks), and the live area shows only the end of the answer anyway. The
+// whole answer is rendered once when it is complete.
+const maxLiveMarkdown = 3 << 10
+
+// liveTail is the end of a streaming answer to render live: it starts at a
+// paragraph boundary outside code fences, so the markdown of the tail
+// renders as it will in the whole; skipped says whether text was left out.
+func liveTail(text string) (tail string, skipped bool) {
+	if len(text) <= maxLiveMarkdown {
+		return text, false
+	}
+	start := -1
+	inFence := false
+	off := 0
+	for _, l := range strings.SplitAfter(text, "\n") {
+		t := strings.TrimSpace(l)
+		if strings.HasPrefix(t, "```") || strings.HasPrefix(t, "~~~") {
+			inFence = !inFence
+		}
+		off += len(l)
+		if t == "" && !inFence && len(text)-off <= maxLiveMarkdown {
+			start = off
+			break
+		}
+	}
+	if start < 0 || start >= len(text) {
+		// No boundary: the last lines as they are.
+		i := len(text) - maxLiveMarkdown
+		for i < len(text) && text[i] != '\n' {
+			i++
+		}
+		return "```\n" + strings.TrimPrefix(text[min(i, len(text)):], "\n") + "\n```", true
+	}
+	return text[start:], true
+}
+
+// clean makes text that did not come from pi (the model's words, tool
+// output, file names, extension messages) safe to print: escape and other
+// control characters are dropped (a file read or a model answer could
+// otherwise retitle the terminal, write the clipboard with OSC 52 or
+// repaint the screen), tabs become spaces; new lines stay.
+func clean(s string) string {
+	if !strings.ContainsFunc(s, isControl) {
+		return s
+	}
+	return strings.Map(func(r rune) rune {
+		switch {
+		case r == '\n':
+			return r
+		case r == '\t':
+			return ' '
+		case isControl(r):
+			return -1
+		}
+		return r
+	}, s)
+}
+
+func isControl(r rune) bool {
+	return (r < 0x20 && r != '\n') || r == 0x7f || (r >= 0x80 && r < 0xa0) || r == '\u2028' || r == '\u2029'
+}

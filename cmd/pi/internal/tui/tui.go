@@ -1,0 +1,205 @@
+// Package tui is pi's interactive terminal UI: an editor with history and
+// multi-line input, the assistant's answer streamed as markdown, tool calls
+// shown as they run, approvals asked in place, slash commands, !cmd and
+// @file. It is built on bubbletea (the event loop and renderer), bubbles'
+// textarea (the editor), lipgloss (colours) and glamour (markdown).
+//
+// The TUI runs on top of runtime/app: it never builds tools or extensions
+// itself. cmd/pi chooses it when stdin and stdout are terminals, TERM is
+// not dumb and NO_COLOR is not set; otherwise the line mode runs.
+package tui
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"sync"
+	"time"
+
+	tea "github.com/charmbracelet/bubbletea"
+
+	"github.com/pi-go/pi/runtime/agent"
+	"github.com/pi-go/pi/runtime/app"
+	"github.com/pi-go/pi/runtime/content"
+	"github.com/pi-go/pi/runtime/tool"
+)
+
+// Prompt is a line the TUI hands to Dispatch: the text as typed with the
+// text of attached files inlined after it, and attached images.
+type Prompt struct {
+	Text   string
+	Images []content.Block
+}
+
+// Outcome is what became of a dispatched line.
+type Outcome struct {
+	// Result is the model's run; nil when nothing went to the model.
+	Result *agent.RunResult
+	// Exit asks the TUI to end (an /exit the dispatcher handled).
+	Exit bool
+}
+
+// DispatchFunc runs a line that the TUI's own commands do not take: plain
+// text for the model, or a /command the TUI does not know (an extension's).
+// show prints text for the person (a command's output); it may be called
+// from any goroutine. This is the one seam for the runtime's command
+// dispatch (input hooks, extension commands): point it there.
+type DispatchFunc func(ctx context.Context, ag *agent.Agent, p Prompt, show func(string)) (Outcome, error)
+
+// DefaultDispatch sends plain text (with its images) to the model; a line
+// that looks like a /command is answered "unknown command" and not sent.
+func DefaultDispatch(ctx context.Context, ag *agent.Agent, p Prompt, show func(string)) (Outcome, error) {
+	if name, _, ok := parseCommand(p.Text); ok {
+		show(fmt.Sprintf("unknown command /%s (see /help)", name))
+		return Outcome{}, nil
+	}
+	res, err := ag.PromptMessage(ctx, agent.UserMessage(p.Text, p.Images...))
+	return Outcome{Result: res}, err
+}
+
+// Submit dispatches through the runtime (Runtime.Submit): the extensions'
+// input hooks, then their /commands, then the model.
+func Submit(rt *app.Runtime) DispatchFunc {
+	return func(ctx context.Context, ag *agent.Agent, p Prompt, show func(string)) (Outcome, error) {
+		sub, err := rt.Submit(ctx, ag, app.Prompt{Text: p.Text, Images: p.Images}, app.SubmitOptions{Interactive: true, Show: show})
+		return Outcome{Result: sub.Result, Exit: sub.Exit}, err
+	}
+}
+
+// Config says what the TUI runs.
+type Config struct {
+	// Runtime is the assembled runtime. Required.
+	Runtime *app.Runtime
+	// NewAgent builds the agent with the TUI's event sink; the TUI calls
+	// it at start and again after a session or model change. Required.
+	NewAgent func(onEvent func(agent.Event)) (*agent.Agent, error)
+	// Dispatch runs plain text and unknown /commands; nil means
+	// DefaultDispatch.
+	Dispatch DispatchFunc
+	// FirstPrompt is sent as soon as the TUI starts ("" for none).
+	FirstPrompt string
+	// HistoryFile keeps the prompt history ("" keeps it in memory).
+	HistoryFile string
+	// FixedModel, when set, names a model /model cannot change (a
+	// scripted one); else the runtime's model is shown and /model sets it.
+	FixedModel string
+	// Input and Output are the terminal; nil means stdin and stdout.
+	Input  io.Reader
+	Output io.Writer
+	// ProgramOptions are more bubbletea options (tests).
+	ProgramOptions []tea.ProgramOption
+}
+
+// UI is the TUI. Make it with New before app.Open, so that its Ask can be
+// the runtime's Options.Ask; then Run.
+type UI struct {
+	mu   sync.Mutex
+	send func(tea.Msg)
+	// work counts the goroutines running a turn, a command or a bash
+	// call; Run waits for them after the program ends.
+	work sync.WaitGroup
+}
+
+// New returns a UI that is not running yet.
+func New() *UI { return &UI{} }
+
+// Ask asks the person about a call in the TUI (app.Options.Ask): y, n or
+// a (always). Before Run, or after the TUI ended, it declines.
+func (u *UI) Ask(ctx context.Context, req tool.ApprovalRequest) (app.ApprovalAnswer, error) {
+	u.mu.Lock()
+	send := u.send
+	u.mu.Unlock()
+	if send == nil {
+		return app.Decline, errors.New("no answer: the terminal UI is not running")
+	}
+	reply := make(chan app.ApprovalAnswer, 1)
+	send(askMsg{req: req, reply: reply})
+	select {
+	case a := <-reply:
+		return a, nil
+	case <-ctx.Done():
+		return app.Decline, ctx.Err()
+	}
+}
+
+func (u *UI) setSend(f func(tea.Msg)) {
+	u.mu.Lock()
+	u.send = f
+	u.mu.Unlock()
+}
+
+// Run runs the TUI until the person exits; it returns the exit code: 0,
+// 130 after a SIGINT from outside, 1 when the terminal failed.
+func (u *UI) Run(ctx context.Context, cfg Config) int {
+	m, err := newModel(ctx, u, cfg)
+	if err != nil {
+		fmt.Fprintf(outOr(cfg.Output), "pi: %v\n", err)
+		return 1
+	}
+	opts := []tea.ProgramOption{tea.WithContext(ctx)}
+	if cfg.Input != nil {
+		opts = append(opts, tea.WithInput(cfg.Input))
+	}
+	if cfg.Output != nil {
+		opts = append(opts, tea.WithOutput(cfg.Output))
+	}
+	opts = append(opts, cfg.ProgramOptions...)
+	p := tea.NewProgram(m, opts...)
+	u.setSend(p.Send)
+	_, err = p.Run()
+	u.setSend(nil)
+	m.stopWork()
+	u.wait(5 * time.Second)
+	if errors.Is(err, tea.ErrInterrupted) {
+		return 130 // SIGINT from outside (Ctrl-C itself is a key here)
+	}
+	if err != nil && !errors.Is(err, tea.ErrProgramKilled) && !errors.Is(err, context.Canceled) {
+		fmt.Fprintf(outOr(cfg.Output), "pi: terminal: %v\n", err)
+		return 1
+	}
+	return m.exitCode
+}
+
+// wait waits for running work to end, at most d.
+func (u *UI) wait(d time.Duration) {
+	done := make(chan struct{})
+	go func() {
+		u.work.Wait()
+		close(done)
+	}()
+	select {
+	case <-done:
+	case <-time.After(d):
+	}
+}
+
+func outOr(w io.Writer) io.Writer {
+	if w == nil {
+		return io.Discard
+	}
+	return w
+}
+
+// parseCommand splits "/name args": name is [a-z][a-z0-9-]*; args is the
+// rest after white space, trimmed. "/tmp/x" or "/ x" is no command.
+func parseCommand(text string) (name, args string, ok bool) {
+	rest, ok := strings.CutPrefix(text, "/")
+	if !ok {
+		return "", "", false
+	}
+	name = rest
+	if i := strings.IndexAny(rest, " \t\r\n"); i >= 0 {
+		name, args = rest[:i], rest[i:]
+	}
+	if name == "" || name[0] < 'a' || name[0] > 'z' {
+		return "", "", false
+	}
+	for i := 1; i < len(name); i++ {
+		if c := name[i]; !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-') {
+			return "", "", false
+		}
+	}
+	return name, strings.TrimSpace(args), true
+}
