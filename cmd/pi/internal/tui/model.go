@@ -163,11 +163,13 @@ func (m *model) buildAgent() error {
 }
 
 // onEvent runs on the agent's goroutine: it hands the event to the loop.
-// Session events are not shown; they are also sent by NewAgent, which the
-// loop itself calls (after /new, /resume, /fork, /model), where a send
-// would wait for the loop forever.
+// Session and queue events are not shown: they are also sent from calls
+// the loop itself makes (NewAgent after /new, /resume, /fork, /model;
+// Steer and ClearQueues), where a send would wait for the loop forever.
+// The TUI keeps its own list of what it queued.
 func (m *model) onEvent(ev agent.Event) {
-	if ev.Type == agent.EventSessionStart || ev.Type == agent.EventSessionShutdown {
+	switch ev.Type {
+	case agent.EventSessionStart, agent.EventSessionShutdown, agent.EventQueueUpdate:
 		return
 	}
 	m.ui.mu.Lock()
