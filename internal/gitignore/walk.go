@@ -42,6 +42,7 @@ var ErrStop = errors.New("stop walk")
 // Walk fails with ctx.Err() on cancellation or with the error fn returned.
 func Walk(ctx context.Context, root string, fn func(Entry) error) error {
 	w := &walker{ctx: ctx, fn: fn}
+	root = filepath.Clean(root)
 	w.stack, w.prefix = ancestorIgnores(root)
 	err := w.dir(root, "")
 	if errors.Is(err, ErrStop) {
@@ -66,12 +67,30 @@ func (w *walker) dir(abs, rel string) error {
 		return nil
 	}
 	depth := len(w.stack)
+	here := strings.TrimSuffix(w.prefix+rel, "/") // this directory from the top
 	if hasEntry(entries, ".gitignore") {
-		if f := readIgnoreFile(filepath.Join(abs, ".gitignore"), strings.TrimSuffix(w.prefix+rel, "/")); f != nil {
+		if f := readIgnoreFile(filepath.Join(abs, ".gitignore"), here); f != nil {
 			w.stack = append(w.stack, f)
 		}
 	}
 	defer func() { w.stack = w.stack[:depth] }()
+	// Where this directory is seen from each ignore file, worked out once
+	// for all its entries.
+	var at []ignoreAt
+	if len(w.stack) > 0 {
+		at = w.stack.at(here)
+	}
+	// Paths are built by concatenation: abs is clean (Walk cleans root)
+	// and a name has no separator, so filepath.Join would only clean
+	// again.
+	absDir := abs
+	if !strings.HasSuffix(absDir, string(filepath.Separator)) {
+		absDir += string(filepath.Separator)
+	}
+	relDir := rel
+	if relDir != "" {
+		relDir += "/"
+	}
 	for i, e := range entries {
 		if i%64 == 63 {
 			if err := w.ctx.Err(); err != nil {
@@ -82,15 +101,12 @@ func (w *walker) dir(abs, rel string) error {
 		if name == ".git" {
 			continue
 		}
-		childRel := name
-		if rel != "" {
-			childRel = rel + "/" + name
-		}
 		isDir := e.IsDir()
-		if w.stack.ignored(w.prefix+childRel, isDir) {
+		if at != nil && ignoredAt(at, name, isDir) {
 			continue
 		}
-		childAbs := filepath.Join(abs, name)
+		childRel := relDir + name
+		childAbs := absDir + name
 		err := w.fn(Entry{Rel: childRel, Path: childAbs, IsDir: isDir, Type: e.Type()})
 		if err != nil {
 			if errors.Is(err, fs.SkipDir) {
