@@ -60,3 +60,53 @@ func TestReadAtMostErrors(t *testing.T) {
 		t.Errorf("directory: rest %v, err %v", rest, err)
 	}
 }
+
+// TestReadWhole: a file within max is read whole whatever the buffer; a
+// larger one is reported big and not read; skip sees exactly the first
+// head bytes (all of a shorter file) and, when it says so, the rest is
+// not read.
+func TestReadWhole(t *testing.T) {
+	dir := t.TempDir()
+	for _, size := range []int{0, 1, 100, 4096, 4097, 300_000} {
+		content := bytes.Repeat([]byte("0123456789abcdef\n"), size/17+1)[:size]
+		name := filepath.Join(dir, "f")
+		if err := os.WriteFile(name, content, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		for _, max := range []int64{0, 100, 4096, 1 << 20} {
+			for _, head := range []int{1, 64, 4096, 1 << 20} {
+				for _, bufCap := range []int{0, 7, 64 << 10} {
+					var saw []byte
+					calls := 0
+					data, big, skipped, err := ReadWhole(name, make([]byte, 0, bufCap), max, head, func(b []byte) bool {
+						calls++
+						saw = append([]byte(nil), b...)
+						return false
+					})
+					if err != nil {
+						t.Fatal(err)
+					}
+					if int64(size) > max {
+						if !big || data != nil {
+							t.Errorf("size %d max %d: big %v, %d bytes", size, max, big, len(data))
+						}
+						continue
+					}
+					if big || skipped || !bytes.Equal(data, content) {
+						t.Errorf("size %d max %d head %d buf %d: big %v skipped %v, %d bytes", size, max, head, bufCap, big, skipped, len(data))
+					}
+					if calls != 1 || !bytes.Equal(saw, content[:min(size, head)]) {
+						t.Errorf("size %d head %d: skip called %d times with %d bytes, want once with %d", size, head, calls, len(saw), min(size, head))
+					}
+					_, _, skipped, _ = ReadWhole(name, nil, max, head, func([]byte) bool { return true })
+					if !skipped {
+						t.Errorf("size %d: skip said yes, not skipped", size)
+					}
+				}
+			}
+		}
+	}
+	if _, _, _, err := ReadWhole(filepath.Join(dir, "missing"), nil, 10, 10, func([]byte) bool { return false }); err == nil {
+		t.Error("no error for a missing file")
+	}
+}

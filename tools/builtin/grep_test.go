@@ -169,10 +169,12 @@ func TestRequiredNeedle(t *testing.T) {
 		{`a.b`, ""},   // one-byte literals are not used
 		{`x*yz?`, ""}, // nothing required is two bytes long
 		{`foo|bar`, ""},
-		{"(?i)Kelvin", ""},       // K folds to U+212A too
-		{"(?i)sun", ""},          // s folds to U+017F too
-		{"(?i)café au lait", ""}, // not ASCII
-		{"café", "café"},         // exact needles may be any UTF-8
+		{"(?i)Kelvin", "~elvin"},              // K folds to U+212A too
+		{"(?i)sun", "~un"},                    // s folds to U+017F too
+		{"(?i)closewitherror", "~ewitherror"}, // the longest run without k or s
+		{"(?i)ks", ""},
+		{"(?i)café au lait", "~ au lait"}, // not ASCII
+		{"café", "café"},                  // exact needles may be any UTF-8
 		{"(?i)a(?-i)BC", "BC"},
 		{"tab\there", "tab\there"},
 		{"(", ""},
@@ -459,10 +461,13 @@ func FuzzRequiredNeedle(f *testing.F) {
 		}
 		hay := []byte(line)
 		if n.fold {
-			hay = (&grepper{}).lowerASCII(hay)
+			hay = (&grepSearcher{}).lowerASCII(hay)
 		}
 		if !bytes.Contains(hay, n.text) {
 			t.Errorf("%q matches %q but the needle %q (fold %v) is not in it", pattern, line, n.text, n.fold)
+		}
+		if got, want := n.index(hay), bytes.Index(hay, n.text); got != want {
+			t.Errorf("needle %q in %q: index %d, bytes.Index %d", n.text, hay, got, want)
 		}
 	})
 }
