@@ -51,7 +51,14 @@ func Walk(ctx context.Context, root string, fn func(Entry) error) error {
 	return err
 }
 
+// dirEntry is one entry of a directory listing: its name and type bits.
+type dirEntry struct {
+	name string
+	typ  fs.FileMode
+}
+
 type walker struct {
+	buf    []byte // readDir's buffer
 	ctx    context.Context
 	fn     func(Entry) error
 	stack  ignoreStack
@@ -62,7 +69,7 @@ func (w *walker) dir(abs, rel string) error {
 	if err := w.ctx.Err(); err != nil {
 		return err
 	}
-	entries, err := os.ReadDir(abs)
+	entries, err := readDir(abs, &w.buf)
 	if err != nil {
 		return nil
 	}
@@ -97,17 +104,17 @@ func (w *walker) dir(abs, rel string) error {
 				return err
 			}
 		}
-		name := e.Name()
+		name := e.name
 		if name == ".git" {
 			continue
 		}
-		isDir := e.IsDir()
+		isDir := e.typ == fs.ModeDir
 		if at != nil && ignoredAt(at, name, isDir) {
 			continue
 		}
 		childRel := relDir + name
 		childAbs := absDir + name
-		err := w.fn(Entry{Rel: childRel, Path: childAbs, IsDir: isDir, Type: e.Type()})
+		err := w.fn(Entry{Rel: childRel, Path: childAbs, IsDir: isDir, Type: e.typ})
 		if err != nil {
 			if errors.Is(err, fs.SkipDir) {
 				continue
@@ -124,9 +131,9 @@ func (w *walker) dir(abs, rel string) error {
 }
 
 // hasEntry reports whether the sorted entries hold one with that name.
-func hasEntry(entries []os.DirEntry, name string) bool {
-	i := sort.Search(len(entries), func(i int) bool { return entries[i].Name() >= name })
-	return i < len(entries) && entries[i].Name() == name
+func hasEntry(entries []dirEntry, name string) bool {
+	i := sort.Search(len(entries), func(i int) bool { return entries[i].name >= name })
+	return i < len(entries) && entries[i].name == name
 }
 
 // ancestorIgnores finds the git repository root enclosing root (the nearest
