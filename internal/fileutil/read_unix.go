@@ -73,8 +73,14 @@ func ReadWhole(name string, buf []byte, max int64, head int, skip func([]byte) b
 	if st.Size > max {
 		return nil, true, false, nil
 	}
-	if want := int(st.Size) + 1; cap(buf) < want {
-		buf = make([]byte, 0, want)
+	// The buffer grows to the file's size only once the head passed
+	// skip: a large binary file costs its first head bytes.
+	want := int(st.Size) + 1
+	if first := min(want, head); cap(buf) < first {
+		if first < 64<<10 {
+			first = min(want, 64<<10)
+		}
+		buf = make([]byte, 0, first)
 	}
 	buf = buf[:0]
 	checked := false
@@ -83,6 +89,9 @@ func ReadWhole(name string, buf []byte, max int64, head int, skip func([]byte) b
 			checked = true
 			if skip(buf[:min(len(buf), head)]) {
 				return buf, false, true, nil
+			}
+			if cap(buf) < want {
+				buf = append(make([]byte, 0, want), buf...)
 			}
 		}
 		if int64(len(buf)) > max {

@@ -248,7 +248,10 @@ func (s *grepSearcher) searchData(data []byte, display string, quota int) (h fil
 		data = data[:bytes.LastIndexByte(data[:i], '\n')+1]
 	}
 	fast := g.needle != nil || (g.reWhole != nil && bytes.IndexByte(data, '\r') < 0)
-	var lowered []byte
+	var folded *foldFinder
+	if g.needle != nil && g.needle.fold {
+		folded = newFoldFinder(g.needle, data)
+	}
 	pos, n := 0, 1 // pos is the start of line n
 	for steps := 1; pos < len(data); steps++ {
 		if steps%1024 == 0 && s.ctx.Err() != nil {
@@ -257,15 +260,12 @@ func (s *grepSearcher) searchData(data []byte, display string, quota int) (h fil
 		}
 		if fast {
 			at := -1
-			if g.needle != nil {
-				hay := data
-				if g.needle.fold {
-					if lowered == nil {
-						lowered = s.lowerASCII(data)
-					}
-					hay = lowered
+			if folded != nil {
+				if at = folded.index(pos); at >= 0 {
+					at -= pos
 				}
-				at = g.needle.index(hay[pos:])
+			} else if g.needle != nil {
+				at = g.needle.index(data[pos:])
 			} else if loc := g.reWhole.FindIndex(data[pos:]); loc != nil {
 				at = loc[0]
 			}
@@ -395,22 +395,6 @@ func literalNeedle(runes []rune, fold bool) *grepNeedle {
 		return nil
 	}
 	return &grepNeedle{text: best, fold: true}
-}
-
-// lowerASCII returns data with ASCII letters lower-cased, in s's reused
-// buffer; other bytes, and so every offset, stay as they are.
-func (s *grepSearcher) lowerASCII(data []byte) []byte {
-	if cap(s.lower) < len(data) {
-		s.lower = make([]byte, len(data), max(len(data), cap(s.buf)))
-	}
-	out := s.lower[:len(data)]
-	for i, c := range data {
-		if 'A' <= c && c <= 'Z' {
-			c += 'a' - 'A'
-		}
-		out[i] = c
-	}
-	return out
 }
 
 // lineEnd returns the end of the line starting at pos (before its '\n')

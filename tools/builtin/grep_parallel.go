@@ -44,7 +44,6 @@ type grepSearcher struct {
 	ctx   context.Context
 	full  *atomic.Bool // the merged output is past the byte limit
 	buf   []byte       // file contents, reused across files
-	lower []byte       // the lower-cased file, reused
 }
 
 func (g *grepper) newSearcher(ctx context.Context, full *atomic.Bool) *grepSearcher {
@@ -269,4 +268,85 @@ func (n *grepNeedle) pickRare() {
 			best, n.rare = r, i
 		}
 	}
+}
+
+// foldFinder finds a case-folded needle in one file without lower-casing
+// the file: it scans for the needle's rarest byte in both cases, keeping
+// the next position of each (so each case is scanned once per file), and
+// checks every candidate ignoring ASCII case.
+type foldFinder struct {
+	hay    []byte
+	text   []byte // the needle, lower-case ASCII
+	off    int    // offset of the scanned byte in the needle
+	lo, up byte
+	// next position of lo and of up at or after the last asked one; -1:
+	// none left; -2: not looked for yet.
+	nextLo, nextUp int
+}
+
+func newFoldFinder(n *grepNeedle, hay []byte) *foldFinder {
+	off := max(n.rare, 0)
+	lo := n.text[off]
+	up := lo
+	if 'a' <= lo && lo <= 'z' {
+		up = lo - ('a' - 'A')
+	}
+	return &foldFinder{hay: hay, text: n.text, off: off, lo: lo, up: up, nextLo: -2, nextUp: -2}
+}
+
+// next returns the position of c at or after from, given the cached one.
+func (f *foldFinder) next(cached, from int, c byte) int {
+	if cached == -1 || cached >= from {
+		return cached
+	}
+	if from >= len(f.hay) {
+		return -1
+	}
+	if i := bytes.IndexByte(f.hay[from:], c); i >= 0 {
+		return from + i
+	}
+	return -1
+}
+
+// index returns the first start at or after from where the needle occurs
+// ignoring ASCII case, or -1.
+func (f *foldFinder) index(from int) int {
+	m := len(f.text)
+	for from+m <= len(f.hay) {
+		at := from + f.off
+		f.nextLo = f.next(f.nextLo, at, f.lo)
+		p := f.nextLo
+		if f.up != f.lo {
+			f.nextUp = f.next(f.nextUp, at, f.up)
+			if p < 0 || (f.nextUp >= 0 && f.nextUp < p) {
+				p = f.nextUp
+			}
+		}
+		if p < 0 {
+			return -1
+		}
+		start := p - f.off
+		if start+m > len(f.hay) {
+			return -1
+		}
+		if equalFoldASCII(f.hay[start:start+m], f.text) {
+			return start
+		}
+		from = start + 1
+	}
+	return -1
+}
+
+// equalFoldASCII reports whether b equals lower (lower-case ASCII) when
+// b's ASCII letters are lower-cased.
+func equalFoldASCII(b, lower []byte) bool {
+	for i, c := range b {
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		if c != lower[i] {
+			return false
+		}
+	}
+	return true
 }
