@@ -40,10 +40,10 @@ type fileHits struct {
 // grepSearcher searches whole files for one grep call, with its own
 // buffers; each goroutine has one.
 type grepSearcher struct {
-	g     *grepper // read only: the patterns, context and limit
-	ctx   context.Context
-	full  *atomic.Bool // the merged output is past the byte limit
-	buf   []byte       // file contents, reused across files
+	g    *grepper // read only: the patterns, context and limit
+	ctx  context.Context
+	full *atomic.Bool // the merged output is past the byte limit
+	buf  []byte       // file contents, reused across files
 }
 
 func (g *grepper) newSearcher(ctx context.Context, full *atomic.Bool) *grepSearcher {
