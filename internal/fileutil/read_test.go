@@ -6,7 +6,10 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
+	"syscall"
 	"testing"
+	"time"
 )
 
 // TestReadAtMost reads files shorter than, as long as and longer than the
@@ -108,5 +111,38 @@ func TestReadWhole(t *testing.T) {
 	}
 	if _, _, _, err := ReadWhole(filepath.Join(dir, "missing"), nil, 10, 10, func([]byte) bool { return false }); err == nil {
 		t.Error("no error for a missing file")
+	}
+}
+
+// TestReadString: a file is read whole; a named pipe (a file swapped for
+// one after a check) is refused at once instead of blocking the read, and
+// so is a directory.
+func TestReadString(t *testing.T) {
+	dir := t.TempDir()
+	content := strings.Repeat("0123456789abcdef\n", 20000)
+	name := filepath.Join(dir, "f")
+	if err := os.WriteFile(name, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	got, err := ReadString(name)
+	if err != nil || got != content {
+		t.Fatalf("read %d bytes (%v), want %d", len(got), err, len(content))
+	}
+	fifo := filepath.Join(dir, "pipe")
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { _, err := ReadString(fifo); done <- err }()
+	select {
+	case err := <-done:
+		if err == nil {
+			t.Fatal("a named pipe was read")
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("ReadString blocked on a named pipe")
+	}
+	if _, err := ReadString(dir); err == nil {
+		t.Fatal("a directory was read")
 	}
 }
