@@ -22,6 +22,10 @@ for _ in $(seq 1 "$runs"); do
 	measure pi-bash "$tmp/pi" tool call bash "$args" --cwd "$tmp/b"
 	# the full-output file pi kept
 	rm -rf "${TMPDIR:-/tmp}"/pi-*/pi-bash-*.log 2>/dev/null || true
+	if [ -n "$old" ]; then
+		measure old-pi-bash "$old" tool call bash "$args" --cwd "$tmp/b"
+		rm -rf "${TMPDIR:-/tmp}"/pi-*/pi-bash-*.log 2>/dev/null || true
+	fi
 	measure cat-to-file bash -c "$pipeline | cat > '$tmp/b/catfile'"
 	rm -f "$tmp/b/catfile"
 done
@@ -30,4 +34,5 @@ header devnull
 row devnull devnull
 row cat-to-file devnull
 row pi-bash devnull
+row old-pi-bash devnull
 echo "($runs interleaved runs each)"

@@ -23,11 +23,16 @@ for i in $(seq 1 "$runs"); do
 	measure pi-edit "$tmp/pi" tool call edit "{\"path\":\"big.txt\",\"edits\":[{\"oldText\":\"$mid $to\",\"newText\":\"$mid $from\"}]}" --cwd "$tmp/e"
 	grep -q "^$mid $from\$" "$tmp/e/big.txt" || { echo "pi did not edit" >&2; exit 1; }
 	measure cp cp "$tmp/e/big.txt" "$tmp/e/copy.txt"
+	if [ -n "$old" ]; then
+		measure old-pi-edit "$old" tool call edit "{\"path\":\"big.txt\",\"edits\":[{\"oldText\":\"$mid $from\",\"newText\":\"$mid $to\"}]}" --cwd "$tmp/e"
+		measure old-pi-edit "$old" tool call edit "{\"path\":\"big.txt\",\"edits\":[{\"oldText\":\"$mid $to\",\"newText\":\"$mid $from\"}]}" --cwd "$tmp/e"
+	fi
 done
 size=$(stat -c %s "$tmp/e/big.txt")
 header sed-i
 row sed-i sed-i
 row pi-edit sed-i
+row old-pi-edit sed-i
 row cp sed-i
 awk -v r="$(median pi-edit 4)" -v s="$size" 'BEGIN { printf "file %.1f MB; pi peak RSS = %.2f× the file\n", s/1e6, r*1024/s }'
 echo "($runs interleaved runs each)"

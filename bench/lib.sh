@@ -6,6 +6,11 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
+# PI_OLD, when set, is another pi binary (an older build) that the
+# scripts run too, interleaved, in rows named old-...: before and after in
+# one run.
+old=${PI_OLD:-}
+
 # build_pi builds ./cmd/pi into $tmp/pi (and the floors under bench/).
 build_pi() {
 	go build -o "$tmp/pi" ./cmd/pi
@@ -58,8 +63,10 @@ median() {
 # ratio A B: A/B to two decimals.
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN{ if (b > 0) printf "%.2f", a/b; else print "nan" }'; }
 
-# row LABEL BASE: a table row for LABEL with its medians and ratios to BASE.
+# row LABEL BASE: a table row for LABEL with its medians and ratios to BASE
+# (none when LABEL was not measured).
 row() {
+	grep -q "^$1 " "$tmp/rows" || return 0
 	local w c r bw bc
 	w=$(median "$1" 2); c=$(median "$1" 3); r=$(median "$1" 4)
 	bw=$(median "$2" 2); bc=$(median "$2" 3)

@@ -21,21 +21,28 @@ dirs=("$@")
 [ ${#dirs[@]} -gt 0 ] || dirs=("$(go env GOROOT)" "$(go env GOMODCACHE)")
 build_pi
 need_tools
-pi() { "$tmp/pi" tool call "$1" "$2" --cwd "$tmp"; }
+# both LABEL ARGS...: measures `pi tool call ARGS` as pi-LABEL and, with
+# PI_OLD, the old binary as old-LABEL.
+both() {
+	local label=$1
+	shift
+	measure "$label-pi" "$tmp/pi" tool call "$@" --cwd "$tmp"
+	[ -z "$old" ] || measure "$label-old" "$old" tool call "$@" --cwd "$tmp"
+}
 big=100000000
 for d in "${dirs[@]}"; do
 	for _ in $(seq 1 "$rounds"); do
 		measure "find-gnu" find "$d" -name '*.go'
 		measure "find-fd" "$FD" -H -g '*.go' . "$d"
-		measure "find-pi" "$tmp/pi" tool call find "{\"pattern\":\"**/*.go\",\"path\":\"$d\",\"limit\":$big}" --cwd "$tmp"
+		both find find "{\"pattern\":\"**/*.go\",\"path\":\"$d\",\"limit\":$big}"
 		measure "literal-rg" rg -n --hidden --no-require-git -F CloseWithError "$d"
-		measure "literal-pi" "$tmp/pi" tool call grep "{\"pattern\":\"CloseWithError\",\"literal\":true,\"path\":\"$d\",\"limit\":$big}" --cwd "$tmp"
+		both literal grep "{\"pattern\":\"CloseWithError\",\"literal\":true,\"path\":\"$d\",\"limit\":$big}"
 		measure "glob-rg" rg -n --hidden --no-require-git -F -g '*.go' CloseWithError "$d"
-		measure "glob-pi" "$tmp/pi" tool call grep "{\"pattern\":\"CloseWithError\",\"literal\":true,\"glob\":\"*.go\",\"path\":\"$d\",\"limit\":$big}" --cwd "$tmp"
+		both glob grep "{\"pattern\":\"CloseWithError\",\"literal\":true,\"glob\":\"*.go\",\"path\":\"$d\",\"limit\":$big}"
 		measure "regex-rg" rg -n --hidden --no-require-git 'func \w+Close\(' "$d"
-		measure "regex-pi" "$tmp/pi" tool call grep "{\"pattern\":\"func \\\\w+Close\\\\(\",\"path\":\"$d\",\"limit\":$big}" --cwd "$tmp"
+		both regex grep "{\"pattern\":\"func \\\\w+Close\\\\(\",\"path\":\"$d\",\"limit\":$big}"
 		measure "icase-rg" rg -n --hidden --no-require-git -i -F closewitherror "$d"
-		measure "icase-pi" "$tmp/pi" tool call grep "{\"pattern\":\"closewitherror\",\"ignoreCase\":true,\"literal\":true,\"path\":\"$d\",\"limit\":$big}" --cwd "$tmp"
+		both icase grep "{\"pattern\":\"closewitherror\",\"ignoreCase\":true,\"literal\":true,\"path\":\"$d\",\"limit\":$big}"
 	done
 	echo
 	echo "## $d ($(find "$d" | wc -l) entries)"
@@ -43,10 +50,13 @@ for d in "${dirs[@]}"; do
 	row find-gnu find-gnu
 	row find-fd find-gnu
 	row find-pi find-gnu
+	row find-old find-gnu
 	printf '| find-pi ÷ fd | | %s | | %s | |\n' "$(ratio "$(median find-pi 2)" "$(median find-fd 2)")" "$(ratio "$(median find-pi 3)" "$(median find-fd 3)")"
+	[ -z "$old" ] || printf '| find-old ÷ fd | | %s | | %s | |\n' "$(ratio "$(median find-old 2)" "$(median find-fd 2)")" "$(ratio "$(median find-old 3)" "$(median find-fd 3)")"
 	for k in literal glob regex icase; do
 		row "$k-rg" "$k-rg"
 		row "$k-pi" "$k-rg"
+		row "$k-old" "$k-rg"
 	done
 	mv "$tmp/rows" "$tmp/rows.$(basename "$d")"
 done

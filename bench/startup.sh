@@ -17,8 +17,12 @@ cd "$tmp"
 mkdir -p work
 names=(hello "pi-version" "pi-tool-call-ls")
 cmds=("$tmp/hello" "$tmp/pi version" "$tmp/pi tool call ls {} --cwd $tmp/work")
+if [ -n "$old" ]; then
+	names+=("old-pi-version" "old-pi-tool-call-ls")
+	cmds+=("$old version" "$old tool call ls {} --cwd $tmp/work")
+fi
 for _ in $(seq 1 "$rounds"); do
-	for i in 0 1 2; do
+	for i in "${!cmds[@]}"; do
 		s=$(date +%s%N)
 		${cmds[$i]} >/dev/null
 		e=$(date +%s%N)
@@ -34,7 +38,7 @@ rss() { /usr/bin/time -f "%M" -o "$tmp/rss" $1 >/dev/null; awk '{printf "%.1f", 
 hw=$(med hello)
 echo "| run | median wall ms | ÷ hello world | CPU ms per run | peak RSS MiB |"
 echo "| --- | ---: | ---: | ---: | ---: |"
-for i in 0 1 2; do
+for i in "${!cmds[@]}"; do
 	w=$(med "${names[$i]}")
 	printf '| %s | %s | %s | %s | %s |\n' "${names[$i]}" "$w" "$(ratio "$w" "$hw")" "$(cpu "${cmds[$i]}")" "$(rss "${cmds[$i]}")"
 done

@@ -29,9 +29,11 @@ for _ in $(seq 1 "$runs"); do
 	measure loadwrite "$tmp/loadwrite" "$tmp/args.json"
 	measure pi-write "$tmp/pi" tool call write "@$tmp/args.json" --cwd "$tmp/w"
 	cmp -s "$tmp/content" "$tmp/w/out.txt" || { echo "pi wrote something else" >&2; exit 1; }
+	[ -z "$old" ] || measure old-pi-write "$old" tool call write "@$tmp/args.json" --cwd "$tmp/w"
 done
 header loadwrite
 row loadwrite loadwrite
 row pi-write loadwrite
+row old-pi-write loadwrite
 awk -v r="$(median pi-write 4)" -v s="$size" 'BEGIN { printf "content %.1f MB; pi peak RSS = %.2f× the content\n", s/1e6, r*1024/s }'
 echo "($runs interleaved runs each)"
