@@ -158,13 +158,18 @@ func BenchmarkSearchReal(b *testing.B) {
 		{"grep/ignoreCase", grepArgs{Pattern: "closewitherror", IgnoreCase: benchPtr(true), Limit: many}},
 	}
 	for _, c := range greps {
-		b.Run(c.name, func(b *testing.B) {
-			b.ReportAllocs()
-			for b.Loop() {
-				if _, err := runGrep(context.Background(), dir, c.args); err != nil {
-					b.Fatal(err)
+		for _, w := range []int{1, runtime.GOMAXPROCS(0)} {
+			b.Run(fmt.Sprintf("%s/workers=%d", c.name, w), func(b *testing.B) {
+				old := grepWorkers
+				grepWorkers = func() int { return w }
+				defer func() { grepWorkers = old }()
+				b.ReportAllocs()
+				for b.Loop() {
+					if _, err := runGrep(context.Background(), dir, c.args); err != nil {
+						b.Fatal(err)
+					}
 				}
-			}
-		})
+			})
+		}
 	}
 }
