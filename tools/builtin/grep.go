@@ -601,6 +601,7 @@ type globFilter struct {
 	negate   bool
 	fullPath bool
 	dirOnly  bool
+	name     nameMatch // a name pattern's simple shape (find's), else doublestar
 }
 
 func newGlobFilter(glob string) (*globFilter, error) {
@@ -626,6 +627,9 @@ func newGlobFilter(glob string) (*globFilter, error) {
 		return nil, fmt.Errorf("invalid glob %q: not a valid glob pattern", glob)
 	}
 	f.pattern = p
+	if !f.fullPath {
+		f.name = compileName(p)
+	}
 	return f, nil
 }
 
@@ -640,6 +644,9 @@ func (f *globFilter) keep(rel string, isDir bool) bool {
 	}
 	if f.dirOnly && !isDir {
 		return !f.negate
+	}
+	if f.name.kind != nameGlob {
+		return f.name.matchName(rel[strings.LastIndexByte(rel, '/')+1:]) != f.negate
 	}
 	subject := rel
 	if !f.fullPath {

@@ -89,3 +89,26 @@ func TestGrepParallelMatchesSequential(t *testing.T) {
 		}
 	}
 }
+
+// TestGlobShapesMatchDoublestar: grep's glob filter with its compiled name
+// shapes keeps exactly what doublestar keeps, for files and directories,
+// with and without '!'.
+func TestGlobShapesMatchDoublestar(t *testing.T) {
+	for _, p := range findShapePatterns {
+		for _, neg := range []string{"", "!"} {
+			f, err := newGlobFilter(neg + p)
+			if err != nil {
+				continue
+			}
+			slow := *f
+			slow.name = nameMatch{}
+			for _, n := range findShapeNames {
+				for _, dir := range []bool{false, true} {
+					if got, want := f.keep(n, dir), slow.keep(n, dir); got != want {
+						t.Errorf("glob %q, %q (dir %v): compiled %v, doublestar %v", neg+p, n, dir, got, want)
+					}
+				}
+			}
+		}
+	}
+}
