@@ -138,6 +138,7 @@ func (g *grepper) searchTree(root string, filter *globFilter, workers int) error
 	}
 	jobs := make(chan *job, workers)
 	order := make(chan *job, grepWindow)
+	free := make(chan *job, grepWindow+workers+1) // merged jobs, for reuse
 	var full atomic.Bool
 	var walkErr error
 	go func() {
@@ -147,7 +148,13 @@ func (g *grepper) searchTree(root string, filter *globFilter, workers int) error
 			if ok, err := keep(e); !ok {
 				return err
 			}
-			j := &job{name: e.Path, display: e.Rel, done: make(chan fileHits, 1)}
+			var j *job
+			select {
+			case j = <-free: // one the merge is done with
+			default:
+				j = &job{done: make(chan fileHits, 1)}
+			}
+			j.name, j.display = e.Path, e.Rel
 			// To a searcher first: a job the merge waits for is always
 			// searched.
 			select {
@@ -182,6 +189,10 @@ func (g *grepper) searchTree(root string, filter *globFilter, workers int) error
 	for j := range order {
 		if err = g.merge(<-j.done, j.name, j.display); err != nil {
 			break
+		}
+		select {
+		case free <- j:
+		default:
 		}
 		if g.outBytes > output.DefaultMaxBytes {
 			full.Store(true)
