@@ -1,39 +1,52 @@
 #!/usr/bin/env bash
-# bench/startup.sh — start-up time of `pi version`: median wall time over N
-# runs, and the CPU time (user+sys) per run. With the reference agent
-# installed outside the repository (npm i @mariozechner/pi-coding-agent@0.73.1
-# in REF_DIR), also times its `--version` for comparison.
+# bench/startup.sh — start-up of `pi version` and `pi tool call ls '{}'`
+# against a Go hello world (bench/testdata/hello), interleaved: each round runs the
+# three once, in turn; medians of the wall times (nanosecond clock around
+# each run), CPU per run from GNU time over all runs, peak RSS of one run.
+# With the reference agent installed outside the repository (npm i
+# @mariozechner/pi-coding-agent@0.73.1 in REF_DIR), also its --version.
 #
-# Usage: bench/startup.sh [runs] [REF_DIR]   (from the repository root)
+# Usage: bench/startup.sh [rounds] [REF_DIR]   (default 200 rounds)
 set -euo pipefail
-runs=${1:-200}
+source "$(dirname "$0")/lib.sh"
+rounds=${1:-200}
 ref=${2:-}
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-go build -o "$tmp/pi" ./cmd/pi
-
-median_ms() { # command...: median wall ms of $runs runs
-	local i
-	: > "$tmp/t"
-	for i in $(seq 1 "$runs"); do
-		local s e
+build_pi
+need_tools
+cd "$tmp"
+mkdir -p work
+names=(hello "pi-version" "pi-tool-call-ls")
+cmds=("$tmp/hello" "$tmp/pi version" "$tmp/pi tool call ls {} --cwd $tmp/work")
+if [ -n "$old" ]; then
+	names+=("old-pi-version" "old-pi-tool-call-ls")
+	cmds+=("$old version" "$old tool call ls {} --cwd $tmp/work")
+fi
+for _ in $(seq 1 "$rounds"); do
+	for i in "${!cmds[@]}"; do
 		s=$(date +%s%N)
-		"$@" > /dev/null
+		${cmds[$i]} >/dev/null
 		e=$(date +%s%N)
-		echo $(( (e - s) / 1000 )) >> "$tmp/t"
+		echo "${names[$i]} $(( (e - s) / 1000 ))" >>"$tmp/wall"
 	done
-	sort -n "$tmp/t" | awk '{a[NR]=$1} END {printf "%.2f", a[int((NR+1)/2)]/1000}'
+done
+med() { awk -v l="$1" '$1 == l {print $2}' "$tmp/wall" | sort -n | awk '{v[NR]=$1} END {printf "%.2f", v[int((NR+1)/2)]/1000}'; }
+cpu() { # ms of user+sys per run, over 50 runs
+	/usr/bin/time -f "%U %S" -o "$tmp/cpu" bash -c 'for i in $(seq 50); do '"$1"' >/dev/null; done'
+	awk '{printf "%.2f", ($1+$2)*1000/50}' "$tmp/cpu"
 }
-
-cpu_ms() { # command...: (user+sys) ms per run over $runs runs
-	/usr/bin/time -f "%U %S" -o "$tmp/cpu" bash -c 'for i in $(seq 1 '"$runs"'); do "$@" >/dev/null; done' _ "$@"
-	awk -v n="$runs" '{printf "%.2f", ($1+$2)*1000/n}' "$tmp/cpu"
-}
-
-echo "pi version: median $(median_ms "$tmp/pi" version) ms wall, $(cpu_ms "$tmp/pi" version) ms CPU per run ($runs runs)"
+rss() { /usr/bin/time -f "%M" -o "$tmp/rss" $1 >/dev/null; awk '{printf "%.1f", $1/1024}' "$tmp/rss"; }
+hw=$(med hello)
+echo "| run | median wall ms | ÷ hello world | CPU ms per run | peak RSS MiB |"
+echo "| --- | ---: | ---: | ---: | ---: |"
+for i in "${!cmds[@]}"; do
+	w=$(med "${names[$i]}")
+	printf '| %s | %s | %s | %s | %s |\n' "${names[$i]}" "$w" "$(ratio "$w" "$hw")" "$(cpu "${cmds[$i]}")" "$(rss "${cmds[$i]}")"
+done
+echo "($rounds interleaved rounds)"
 if [ -n "$ref" ]; then
 	cli="$ref/node_modules/@mariozechner/pi-coding-agent/dist/cli.js"
-	old=$runs; runs=$(( runs < 10 ? runs : 10 ))
-	echo "reference pi --version: median $(median_ms node "$cli" --version) ms wall ($runs runs)"
-	runs=$old
+	s=$(date +%s%N)
+	for _ in $(seq 10); do node "$cli" --version >/dev/null; done
+	e=$(date +%s%N)
+	echo "reference pi --version: $(( (e - s) / 10000000 )) ms per run (10 runs)"
 fi

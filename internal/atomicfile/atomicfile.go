@@ -43,6 +43,17 @@ const tempMarker = ".pi-tmp-"
 // temporary file fails. Errors read "write file PATH: ...". On any error the
 // old file is intact and no temporary file is left.
 func WriteFile(path string, data []byte, defaultMode os.FileMode) error {
+	return writeFile(path, data, defaultMode)
+}
+
+// WriteString is WriteFile for data held in a string, written without
+// copying it to a byte slice first (the write tool's content can be tens of
+// megabytes).
+func WriteString(path string, data string, defaultMode os.FileMode) error {
+	return writeFile(path, data, defaultMode)
+}
+
+func writeFile[T string | []byte](path string, data T, defaultMode os.FileMode) error {
 	target := Target(path)
 	dir := filepath.Dir(target)
 	mode := defaultMode.Perm()
@@ -80,7 +91,14 @@ func WriteFile(path string, data []byte, defaultMode os.FileMode) error {
 		os.Remove(tmpName)
 		return writeError(path, target, err)
 	}
-	if _, err := tmp.Write(data); err != nil {
+	var werr error
+	switch d := any(data).(type) {
+	case string:
+		_, werr = tmp.WriteString(d)
+	case []byte:
+		_, werr = tmp.Write(d)
+	}
+	if err := werr; err != nil {
 		return fail(err)
 	}
 	if existing != nil {

@@ -41,3 +41,25 @@ func ReadAtMost(name string, buf []byte, max int64) (data []byte, rest *os.File,
 	f.Close()
 	return buf, nil, nil
 }
+
+// ReadWhole reads the file name whole into buf when it has at most max
+// bytes; big reports a larger file. skip is given the first head bytes;
+// when it returns true, skipped is true.
+//
+// # Errors
+//
+// ReadWhole fails when the file cannot be opened or read.
+func ReadWhole(name string, buf []byte, max int64, head int, skip func([]byte) bool) (data []byte, big, skipped bool, err error) {
+	data, rest, err := ReadAtMost(name, buf, max)
+	if err != nil {
+		return nil, false, false, err
+	}
+	if rest != nil {
+		rest.Close()
+		return nil, true, false, nil
+	}
+	if skip(data[:min(len(data), head)]) {
+		return data, false, true, nil
+	}
+	return data, false, false, nil
+}

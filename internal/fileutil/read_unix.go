@@ -49,3 +49,75 @@ func ReadAtMost(name string, buf []byte, max int64) (data []byte, rest *os.File,
 	syscall.Close(fd)
 	return buf, nil, nil
 }
+
+// ReadWhole reads the file name whole into buf (reused, grown once to the
+// file's size) when it has at most max bytes; big reports a larger file,
+// which is not read. Before reading the rest it reads the first head
+// bytes and gives them to skip: when skip returns true (a binary file, for
+// a searcher) the rest is not read and skipped is true. Bare descriptor
+// and O_NONBLOCK as in ReadAtMost; one fstat sizes the buffer.
+//
+// # Errors
+//
+// ReadWhole fails when the file cannot be opened, examined or read.
+func ReadWhole(name string, buf []byte, max int64, head int, skip func([]byte) bool) (data []byte, big, skipped bool, err error) {
+	fd, err := syscall.Open(name, syscall.O_RDONLY|syscall.O_CLOEXEC|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, false, false, err
+	}
+	defer syscall.Close(fd)
+	var st syscall.Stat_t
+	if err := syscall.Fstat(fd, &st); err != nil {
+		return nil, false, false, err
+	}
+	if st.Size > max {
+		return nil, true, false, nil
+	}
+	// The buffer grows to the file's size only once the head passed
+	// skip: a large binary file costs its first head bytes.
+	want := int(st.Size) + 1
+	if first := min(want, head); cap(buf) < first {
+		if first < 64<<10 {
+			first = min(want, 64<<10)
+		}
+		buf = make([]byte, 0, first)
+	}
+	buf = buf[:0]
+	checked := false
+	for {
+		if !checked && (len(buf) >= head || (len(buf) > 0 && int64(len(buf)) >= st.Size)) {
+			checked = true
+			if skip(buf[:min(len(buf), head)]) {
+				return buf, false, true, nil
+			}
+			if cap(buf) < want {
+				buf = append(make([]byte, 0, want), buf...)
+			}
+		}
+		if int64(len(buf)) > max {
+			return nil, true, false, nil // grew while read
+		}
+		if len(buf) == cap(buf) {
+			buf = append(buf, 0)[:len(buf)]
+		}
+		end := cap(buf)
+		if !checked {
+			end = min(end, head)
+		}
+		n, err := syscall.Read(fd, buf[len(buf):end])
+		if err == syscall.EINTR {
+			continue
+		}
+		if err != nil {
+			return nil, false, false, err
+		}
+		if n == 0 {
+			break
+		}
+		buf = buf[:len(buf)+n]
+	}
+	if !checked && skip(buf[:min(len(buf), head)]) {
+		return buf, false, true, nil
+	}
+	return buf, false, false, nil
+}

@@ -8,7 +8,6 @@ package gitignore
 import (
 	"bytes"
 	"os"
-	"path"
 	"strings"
 )
 
@@ -124,37 +123,66 @@ func readIgnoreFile(name, base string) *ignoreFile {
 	return &ignoreFile{base: base, rules: rules}
 }
 
-// match reports whether the rule matches rel (a slash path relative to the
-// rule's base directory).
-func (r *ignoreRule) match(rel string, isDir bool) bool {
-	if r.dirOnly && !isDir {
-		return false
-	}
-	if r.anchored {
-		return wildmatch(r.glob, rel)
-	}
-	return wildmatch(r.glob, path.Base(rel))
-}
-
 // ignoreStack is the .gitignore files that apply at one point of a walk,
 // shallowest first.
 type ignoreStack []*ignoreFile
 
-// ignored reports whether p (a slash path from the walk's top) is ignored.
-// Deeper files are asked first; within a file the last matching line wins.
-func (s ignoreStack) ignored(p string, isDir bool) bool {
-	for i := len(s) - 1; i >= 0; i-- {
-		f := s[i]
-		rel := p
-		if f.base != "" {
-			if !strings.HasPrefix(p, f.base+"/") {
+// ignoreAt is one ignore file as seen from a directory: rel is the
+// directory's path from the file's base ("" when it is the base); a file
+// whose base is not above the directory has none.
+type ignoreAt struct {
+	f     *ignoreFile
+	rel   string
+	apply bool
+}
+
+// at works out, for the directory dir (a slash path from the top, "" for
+// the top), where it is from each file of the stack.
+func (s ignoreStack) at(dir string) []ignoreAt {
+	out := make([]ignoreAt, len(s))
+	for i, f := range s {
+		out[i].f = f
+		switch {
+		case f.base == "":
+			out[i].rel, out[i].apply = dir, true
+		case dir == f.base:
+			out[i].apply = true
+		case strings.HasPrefix(dir, f.base) && dir[len(f.base)] == '/':
+			out[i].rel, out[i].apply = dir[len(f.base)+1:], true
+		}
+	}
+	return out
+}
+
+// ignoredAt reports whether the entry name of the directory the files are
+// seen from is ignored: the last rule that matches decides, the deepest
+// file first. Rules without a '/' look at the name only; anchored ones at
+// the path from their file's base, built only when such a rule is met.
+func ignoredAt(at []ignoreAt, name string, isDir bool) bool {
+	for i := len(at) - 1; i >= 0; i-- {
+		a := &at[i]
+		if !a.apply {
+			continue
+		}
+		full := ""
+		rules := a.f.rules
+		for j := len(rules) - 1; j >= 0; j-- {
+			r := &rules[j]
+			if r.dirOnly && !isDir {
 				continue
 			}
-			rel = p[len(f.base)+1:]
-		}
-		for j := len(f.rules) - 1; j >= 0; j-- {
-			if f.rules[j].match(rel, isDir) {
-				return !f.rules[j].negate
+			subject := name
+			if r.anchored {
+				if full == "" {
+					full = name
+					if a.rel != "" {
+						full = a.rel + "/" + name
+					}
+				}
+				subject = full
+			}
+			if wildmatch(r.glob, subject) {
+				return !r.negate
 			}
 		}
 	}

@@ -42,6 +42,7 @@ var ErrStop = errors.New("stop walk")
 // Walk fails with ctx.Err() on cancellation or with the error fn returned.
 func Walk(ctx context.Context, root string, fn func(Entry) error) error {
 	w := &walker{ctx: ctx, fn: fn}
+	root = filepath.Clean(root)
 	w.stack, w.prefix = ancestorIgnores(root)
 	err := w.dir(root, "")
 	if errors.Is(err, ErrStop) {
@@ -50,7 +51,14 @@ func Walk(ctx context.Context, root string, fn func(Entry) error) error {
 	return err
 }
 
+// dirEntry is one entry of a directory listing: its name and type bits.
+type dirEntry struct {
+	name string
+	typ  fs.FileMode
+}
+
 type walker struct {
+	buf    []byte // readDir's buffer
 	ctx    context.Context
 	fn     func(Entry) error
 	stack  ignoreStack
@@ -61,37 +69,52 @@ func (w *walker) dir(abs, rel string) error {
 	if err := w.ctx.Err(); err != nil {
 		return err
 	}
-	entries, err := os.ReadDir(abs)
+	entries, err := readDir(abs, &w.buf)
 	if err != nil {
 		return nil
 	}
 	depth := len(w.stack)
+	here := strings.TrimSuffix(w.prefix+rel, "/") // this directory from the top
 	if hasEntry(entries, ".gitignore") {
-		if f := readIgnoreFile(filepath.Join(abs, ".gitignore"), strings.TrimSuffix(w.prefix+rel, "/")); f != nil {
+		if f := readIgnoreFile(filepath.Join(abs, ".gitignore"), here); f != nil {
 			w.stack = append(w.stack, f)
 		}
 	}
 	defer func() { w.stack = w.stack[:depth] }()
+	// Where this directory is seen from each ignore file, worked out once
+	// for all its entries.
+	var at []ignoreAt
+	if len(w.stack) > 0 {
+		at = w.stack.at(here)
+	}
+	// Paths are built by concatenation: abs is clean (Walk cleans root)
+	// and a name has no separator, so filepath.Join would only clean
+	// again.
+	absDir := abs
+	if !strings.HasSuffix(absDir, string(filepath.Separator)) {
+		absDir += string(filepath.Separator)
+	}
+	relDir := rel
+	if relDir != "" {
+		relDir += "/"
+	}
 	for i, e := range entries {
 		if i%64 == 63 {
 			if err := w.ctx.Err(); err != nil {
 				return err
 			}
 		}
-		name := e.Name()
+		name := e.name
 		if name == ".git" {
 			continue
 		}
-		childRel := name
-		if rel != "" {
-			childRel = rel + "/" + name
-		}
-		isDir := e.IsDir()
-		if w.stack.ignored(w.prefix+childRel, isDir) {
+		isDir := e.typ == fs.ModeDir
+		if at != nil && ignoredAt(at, name, isDir) {
 			continue
 		}
-		childAbs := filepath.Join(abs, name)
-		err := w.fn(Entry{Rel: childRel, Path: childAbs, IsDir: isDir, Type: e.Type()})
+		childRel := relDir + name
+		childAbs := absDir + name
+		err := w.fn(Entry{Rel: childRel, Path: childAbs, IsDir: isDir, Type: e.typ})
 		if err != nil {
 			if errors.Is(err, fs.SkipDir) {
 				continue
@@ -108,9 +131,9 @@ func (w *walker) dir(abs, rel string) error {
 }
 
 // hasEntry reports whether the sorted entries hold one with that name.
-func hasEntry(entries []os.DirEntry, name string) bool {
-	i := sort.Search(len(entries), func(i int) bool { return entries[i].Name() >= name })
-	return i < len(entries) && entries[i].Name() == name
+func hasEntry(entries []dirEntry, name string) bool {
+	i := sort.Search(len(entries), func(i int) bool { return entries[i].name >= name })
+	return i < len(entries) && entries[i].name == name
 }
 
 // ancestorIgnores finds the git repository root enclosing root (the nearest

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 )
 
@@ -135,5 +136,52 @@ func TestWalkTreeCancel(t *testing.T) {
 	}
 	if seen > 10+64 {
 		t.Errorf("walk went on for %d entries after cancellation", seen-10)
+	}
+}
+
+// TestReadDirMatchesOS: the walk's directory listing gives the names, in
+// order, and the types os.ReadDir gives, for every kind of entry and for a
+// directory larger than one getdents buffer.
+func TestReadDirMatchesOS(t *testing.T) {
+	dir := t.TempDir()
+	for i := range 1500 {
+		name := fmt.Sprintf("file-%04d-%s.txt", i, strings.Repeat("n", i%40))
+		if err := os.WriteFile(filepath.Join(dir, name), nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, name := range []string{"sub", ".hidden", "Zed", "a b", "\xff\xfe"} {
+		if err := os.Mkdir(filepath.Join(dir, name), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Symlink("sub", filepath.Join(dir, "link")); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Mkfifo(filepath.Join(dir, "fifo"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	want, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf []byte
+	got, err := readDir(dir, &buf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != len(want) {
+		t.Fatalf("%d entries, os.ReadDir %d", len(got), len(want))
+	}
+	for i := range want {
+		if got[i].name != want[i].Name() || got[i].typ != want[i].Type() {
+			t.Fatalf("entry %d: %q %v, os.ReadDir %q %v", i, got[i].name, got[i].typ, want[i].Name(), want[i].Type())
+		}
+	}
+	if _, err := readDir(filepath.Join(dir, "missing"), &buf); err == nil {
+		t.Fatal("no error for a missing directory")
+	}
+	if _, err := readDir(filepath.Join(dir, "fifo"), &buf); err == nil {
+		t.Fatal("no error for a FIFO")
 	}
 }

@@ -35,3 +35,16 @@ func BenchmarkSanitize(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkPlainRun is the accumulator's scan of plain output (printable
+// ASCII lines): what every byte of a command's ordinary output costs.
+func BenchmarkPlainRun(b *testing.B) {
+	in := bytes.Repeat([]byte(strings.Repeat("a", 99)+"\n"), 655)
+	var s sanitizer
+	b.SetBytes(int64(len(in)))
+	for b.Loop() {
+		if s.plainRun(in) != len(in) {
+			b.Fatal("not plain")
+		}
+	}
+}

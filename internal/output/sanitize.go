@@ -46,19 +46,25 @@ var keepASCII = func() (t [256]bool) {
 	return t
 }()
 
-// Word-at-a-time test: plainWord is zero only when each of the eight bytes
-// of w is printable ASCII (0x20-0x7e), which pass through the ground state as
-// they are. It may be non-zero for a plain word too (tab, newline, carriage
-// return, or a false alarm): the caller then looks at the bytes one by one.
+// Word-at-a-time test: plainWord is zero exactly when each of the eight
+// bytes of w is printable ASCII (0x20-0x7e) or a newline, which pass
+// through the ground state as they are (a tab or a carriage return sends
+// the word to the byte loop). Each test is exact per byte: the adds work on
+// seven-bit bytes, so no carry reaches the next byte, and a newline (in
+// every line) or a space after it raises no false alarm.
 const (
 	ones  = 0x0101010101010101
 	highs = 0x8080808080808080
+	lows  = 0x7f7f7f7f7f7f7f7f
 )
 
 func plainWord(w uint64) uint64 {
-	below := (w - 0x20*ones) &^ w & highs // some byte below 0x20
-	above := ((w + ones) | w) & highs     // some byte at or above 0x7f
-	return below | above
+	low7 := w & lows
+	below := ^((low7 + 0x60*ones) | w) & highs // bytes below 0x20
+	above := ((low7 + ones) | w) & highs       // bytes at or above 0x7f
+	nl := w ^ ('\n' * ones)
+	newlines := ^(((nl & lows) + lows) | nl) & highs
+	return below&^newlines | above
 }
 
 // write appends the cleaned form of p to dst and returns it.
@@ -98,6 +104,14 @@ func (s *sanitizer) plainRun(p []byte) int {
 		return 0
 	}
 	j := 0
+	for j+32 <= len(p) {
+		q := p[j : j+32]
+		if plainWord(binary.LittleEndian.Uint64(q))|plainWord(binary.LittleEndian.Uint64(q[8:]))|
+			plainWord(binary.LittleEndian.Uint64(q[16:]))|plainWord(binary.LittleEndian.Uint64(q[24:])) != 0 {
+			break
+		}
+		j += 32
+	}
 	for j < len(p) {
 		if j+8 <= len(p) && plainWord(binary.LittleEndian.Uint64(p[j:])) == 0 {
 			j += 8

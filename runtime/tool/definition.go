@@ -210,6 +210,7 @@ func (w *wrapped) PrepareArguments(raw json.RawMessage) (json.RawMessage, error)
 func (w *wrapped) Validate(args json.RawMessage) error { return w.validator.validate(args) }
 
 func (w *wrapped) Execute(ctx context.Context, callID string, args json.RawMessage, update UpdateFunc) (Result, error) {
+	defer forgetParsed(args)
 	return w.def.Execute(ctx, NewCall(callID, args, update), w.ctx(w.def.Name))
 }
 

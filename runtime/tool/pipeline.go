@@ -20,8 +20,14 @@ func NotFound(name string) Result { return ErrorResult(fmt.Sprintf("Tool %s not 
 // and the chain goes on (a later hook may still block); then the permission
 // check runs on the final arguments; then, if anything asked, the person is
 // asked once with every question.
-func Preflight(ctx context.Context, t AgentTool, hooks *Hooks, callID string, raw json.RawMessage) (json.RawMessage, *Result) {
+func Preflight(ctx context.Context, t AgentTool, hooks *Hooks, callID string, raw json.RawMessage) (_ json.RawMessage, blocked *Result) {
 	args, err := t.PrepareArguments(raw)
+	// A call turned away drops the parse its validation kept (Parsed).
+	defer func() {
+		if blocked != nil {
+			forgetParsed(args)
+		}
+	}()
 	if err != nil {
 		r := ErrorResult(err.Error())
 		return nil, &r
@@ -57,6 +63,7 @@ func Preflight(ctx context.Context, t AgentTool, hooks *Hooks, callID string, ra
 			if err := t.Validate(d.Input); err != nil {
 				return nil, blockedResult(fmt.Sprintf("%s (arguments as replaced by %s)", err.Error(), h.Name))
 			}
+			forgetParsed(args)
 			args = d.Input
 			if paths, blocked = preflightPaths(t, args, h.Name); blocked != nil {
 				return nil, blocked

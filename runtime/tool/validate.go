@@ -56,6 +56,12 @@ type validator struct {
 // compileSchema compiles a tool's parameter schema. An empty schema means an
 // object with any properties.
 func compileSchema(toolName string, raw json.RawMessage) (*validator, error) {
+	return compileSchemaDraft(toolName, raw, true)
+}
+
+// compileSchemaDraft is compileSchema; allowDraft6 false always compiles
+// with the library's default draft (tests compare the two).
+func compileSchemaDraft(toolName string, raw json.RawMessage, allowDraft6 bool) (*validator, error) {
 	if len(bytes.TrimSpace(raw)) == 0 {
 		raw = json.RawMessage(`{"type":"object","properties":{}}`)
 	}
@@ -70,6 +76,12 @@ func compileSchema(toolName string, raw json.RawMessage) (*validator, error) {
 	// A schema comes from an extension or an MCP server: a $ref to a file
 	// or URL must not make pi read it ($ref "file:///dev/zero").
 	c.UseLoader(noLoader{})
+	if allowDraft6 && sameInDraft6(doc) {
+		// The library copies every string instance to a byte slice for
+		// draft 7+'s contentEncoding (20 MB more for a 20 MB write); a
+		// schema that means the same in draft 6 is validated as draft 6.
+		c.DefaultDraft(jsonschema.Draft6)
+	}
 	url := "pi:tool/" + toolName + ".json"
 	if err := c.AddResource(url, doc); err != nil {
 		return nil, fmt.Errorf("parameters schema: %w", err)
@@ -92,13 +104,74 @@ func (noLoader) Load(url string) (any, error) {
 	return nil, fmt.Errorf("%s is outside the schema; a tool's schema may refer only to itself (#...)", url)
 }
 
-func (v *validator) validate(args json.RawMessage) error {
-	inst, err := jsonschema.UnmarshalJSON(bytes.NewReader(args))
-	if err != nil {
-		return &ValidationError{Tool: v.tool, Problems: []FieldProblem{{Field: "root", Message: "arguments are not valid JSON: " + err.Error()}}}
+// sameInDraft6 reports whether a schema uses only keywords that validate
+// the same way, with the same errors, in draft 6 as in the library's
+// default draft (2020-12): no $schema, $ref, $id, format, content*,
+// dependencies, if/then/else, tuple items, unevaluated* or anything newer.
+func sameInDraft6(schema any) bool {
+	switch s := schema.(type) {
+	case bool:
+		return true
+	case map[string]any:
+		for k, v := range s {
+			switch k {
+			case "type", "description", "title", "default", "examples", "enum", "const",
+				"minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf",
+				"minLength", "maxLength", "pattern", "minItems", "maxItems", "uniqueItems",
+				"minProperties", "maxProperties", "required":
+				// values, no subschemas
+			case "properties", "patternProperties":
+				m, ok := v.(map[string]any)
+				if !ok {
+					return false
+				}
+				for _, sub := range m {
+					if !sameInDraft6(sub) {
+						return false
+					}
+				}
+			case "additionalProperties", "items", "not", "propertyNames":
+				if !sameInDraft6(v) {
+					return false
+				}
+			case "anyOf", "oneOf", "allOf":
+				a, ok := v.([]any)
+				if !ok {
+					return false
+				}
+				for _, sub := range a {
+					if !sameInDraft6(sub) {
+						return false
+					}
+				}
+			default:
+				return false
+			}
+		}
+		return true
 	}
-	err = v.schema.Validate(inst)
+	return false
+}
+
+// validate checks args against the schema. The arguments are parsed once,
+// straight from args (parseTree); what parseTree leaves to the library
+// (invalid JSON, duplicate keys) takes the library's decoder, so its
+// errors are the library's. A valid parse is kept for the call's Paths and
+// Execute (Parsed).
+func (v *validator) validate(args json.RawMessage) error {
+	inst, ok := parseTree(args)
+	if !ok {
+		var err error
+		inst, err = jsonschema.UnmarshalJSON(bytes.NewReader(args))
+		if err != nil {
+			return &ValidationError{Tool: v.tool, Problems: []FieldProblem{{Field: "root", Message: "arguments are not valid JSON: " + err.Error()}}}
+		}
+	}
+	err := v.schema.Validate(inst)
 	if err == nil {
+		if ok {
+			rememberParsed(args, inst)
+		}
 		return nil
 	}
 	ve, ok := err.(*jsonschema.ValidationError)

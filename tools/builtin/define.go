@@ -34,6 +34,11 @@ type toolMeta struct {
 func define[A any](m toolMeta, execute func(ctx context.Context, call tool.Call, tc tool.Context, args A) (tool.Result, error), target func(cwd string, args *A) string) tool.ToolDefinition {
 	decode := func(raw json.RawMessage) (A, error) {
 		var args A
+		if tree, ok := tool.Parsed(raw); ok && fromTree(tree, &args, m.strict) {
+			return args, nil
+		}
+		var zero A
+		args = zero
 		err := decodeArgs(raw, &args, m.strict)
 		return args, err
 	}

@@ -130,7 +130,7 @@ func executeEdit(ctx context.Context, _ tool.Call, tc tool.Context, args editArg
 			}
 			return fmt.Errorf("Could not edit file: %s. %s.", args.Path, errorCode(err))
 		}
-		orig, err := os.ReadFile(abs)
+		orig, err := fileutil.ReadString(abs)
 		if err != nil {
 			return fmt.Errorf("Could not edit file: %s. %s.", args.Path, errorCode(err))
 		}
@@ -141,7 +141,7 @@ func executeEdit(ctx context.Context, _ tool.Call, tc tool.Context, args editArg
 		if ctx.Err() != nil {
 			return errAborted
 		}
-		if err := atomicfile.WriteFile(abs, res.out, 0o644); err != nil {
+		if err := atomicfile.WriteString(abs, res.out, 0o644); err != nil {
 			var errno syscall.Errno
 			if errors.As(err, &errno) {
 				// A folder we cannot write to, a full or read-only disk.

@@ -14,6 +14,46 @@ const diffContextLines = 4
 type diffPart struct {
 	op    byte // ' ', '+', '-'
 	lines []string
+	// n, when set, is the number of lines of an unchanged part of which
+	// lines holds only the first and last diffContextLines (all the diff
+	// shows of it): the common head of a large file is not split.
+	n int
+}
+
+// count is the number of lines of the part.
+func (p diffPart) count() int {
+	if p.n > 0 {
+		return p.n
+	}
+	return len(p.lines)
+}
+
+// firstLines and lastLines are the part's first and last k lines (k at
+// most diffContextLines when the part is abbreviated).
+func (p diffPart) firstLines(k int) []string { return p.lines[:k] }
+func (p diffPart) lastLines(k int) []string  { return p.lines[len(p.lines)-k:] }
+
+// equalPart is the unchanged part of text s: whole when short, else its
+// first and last diffContextLines lines and its line count.
+func equalPart(s string) diffPart {
+	n := strings.Count(s, "\n")
+	if !strings.HasSuffix(s, "\n") {
+		n++
+	}
+	if n <= 2*diffContextLines+1 {
+		return diffPart{op: ' ', lines: splitLineTokens(s)}
+	}
+	head := s
+	for range diffContextLines {
+		head = head[strings.IndexByte(head, '\n')+1:]
+	}
+	tail := s
+	for range diffContextLines {
+		tail = tail[:strings.LastIndexByte(strings.TrimSuffix(tail, "\n"), '\n')+1]
+	}
+	lines := splitLineTokens(s[:len(s)-len(head)])
+	lines = append(lines, splitLineTokens(s[len(tail):])...)
+	return diffPart{op: ' ', lines: lines, n: n}
 }
 
 // splitLineTokens splits s into lines that keep their '\n'.
@@ -39,10 +79,17 @@ func splitLineTokens(s string) []string {
 // common head is set aside, then a Myers search that, between equally short
 // scripts, follows the path furthest along the old text, so a change shows
 // its removals before its additions and as late as the texts allow.
-func diffLines(a, b string) []diffPart {
+func diffLines(a, b string) []diffPart { return diffLinesWith(a, b, true) }
+
+// diffLinesWith is diffLines; abbreviate false keeps every line of the
+// common head (tests rebuild the texts from the parts).
+func diffLinesWith(a, b string, abbreviate bool) []diffPart {
 	head := commonLinePrefix(a, b)
 	var parts []diffPart
-	if head > 0 {
+	switch {
+	case head > 0 && abbreviate:
+		parts = append(parts, equalPart(a[:head]))
+	case head > 0:
 		parts = append(parts, diffPart{op: ' ', lines: splitLineTokens(a[:head])})
 	}
 	for _, p := range myers(splitLineTokens(a[head:]), splitLineTokens(b[head:])) {
@@ -121,13 +168,13 @@ func myers(a, b []string) []diffPart {
 			c := comps[i]
 			switch {
 			case c.removed:
-				parts = append(parts, diffPart{'-', a[oldPos : oldPos+c.count]})
+				parts = append(parts, diffPart{op: '-', lines: a[oldPos : oldPos+c.count]})
 				oldPos += c.count
 			case c.added:
-				parts = append(parts, diffPart{'+', b[newPos : newPos+c.count]})
+				parts = append(parts, diffPart{op: '+', lines: b[newPos : newPos+c.count]})
 				newPos += c.count
 			default:
-				parts = append(parts, diffPart{' ', b[newPos : newPos+c.count]})
+				parts = append(parts, diffPart{op: ' ', lines: b[newPos : newPos+c.count]})
 				newPos += c.count
 				oldPos += c.count
 			}
@@ -179,10 +226,10 @@ func myers(a, b []string) []diffPart {
 	// Too different to be worth the search: all out, all in.
 	var parts []diffPart
 	if oldLen > 0 {
-		parts = append(parts, diffPart{'-', a})
+		parts = append(parts, diffPart{op: '-', lines: a})
 	}
 	if newLen > 0 {
-		parts = append(parts, diffPart{'+', b})
+		parts = append(parts, diffPart{op: '+', lines: b})
 	}
 	return parts
 }
@@ -193,7 +240,11 @@ func myers(a, b []string) []diffPart {
 // each change with " ... " markers. It returns the diff and the first
 // changed line of the new text (0 when nothing changed).
 func generateDiff(oldText, newText string) (string, int) {
-	parts := diffLines(oldText, newText)
+	return renderDiff(oldText, newText, diffLines(oldText, newText))
+}
+
+// renderDiff renders the parts of the diff of oldText and newText.
+func renderDiff(oldText, newText string, parts []diffPart) (string, int) {
 	width := len(fmt.Sprint(max(strings.Count(oldText, "\n"), strings.Count(newText, "\n")) + 1))
 	var out []string
 	num := func(n int) string { return fmt.Sprintf("%*d", width, n) }
@@ -219,7 +270,7 @@ func generateDiff(oldText, newText string) (string, int) {
 			continue
 		}
 		nextIsChange := i < len(parts)-1 && parts[i+1].op != ' '
-		raw := p.lines
+		n := p.count()
 		context := func(lines []string) {
 			for _, l := range lines {
 				out = append(out, " "+num(oldN)+" "+strings.TrimSuffix(l, "\n"))
@@ -234,28 +285,28 @@ func generateDiff(oldText, newText string) (string, int) {
 		}
 		switch {
 		case lastWasChange && nextIsChange:
-			if len(raw) <= diffContextLines*2 {
-				context(raw)
+			if n <= diffContextLines*2 {
+				context(p.lines)
 			} else {
-				context(raw[:diffContextLines])
-				skip(len(raw) - 2*diffContextLines)
-				context(raw[len(raw)-diffContextLines:])
+				context(p.firstLines(diffContextLines))
+				skip(n - 2*diffContextLines)
+				context(p.lastLines(diffContextLines))
 			}
 		case lastWasChange:
-			shown := raw[:min(diffContextLines, len(raw))]
-			context(shown)
-			if len(raw) > len(shown) {
-				skip(len(raw) - len(shown))
+			shown := min(diffContextLines, n)
+			context(p.firstLines(shown))
+			if n > shown {
+				skip(n - shown)
 			}
 		case nextIsChange:
-			skipped := max(0, len(raw)-diffContextLines)
+			skipped := max(0, n-diffContextLines)
 			if skipped > 0 {
 				skip(skipped)
 			}
-			context(raw[skipped:])
+			context(p.lastLines(n - skipped))
 		default:
-			oldN += len(raw)
-			newN += len(raw)
+			oldN += n
+			newN += n
 		}
 		lastWasChange = false
 	}

@@ -40,7 +40,7 @@ func FuzzEditApply(f *testing.F) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		res, applyErr := applyEdits(orig, []editSpec{{oldText, newText}}, "f.txt")
+		res, applyErr := applyEdits(string(orig), []editSpec{{oldText, newText}}, "f.txt")
 		if r.IsError {
 			if !bytes.Equal(got, orig) {
 				t.Fatalf("error %q but the file changed", r.Text())
@@ -53,14 +53,15 @@ func FuzzEditApply(f *testing.F) {
 		if applyErr != nil {
 			t.Fatalf("tool succeeded where applyEdits failed: %v", applyErr)
 		}
-		if !bytes.Equal(got, res.out) {
+		if string(got) != res.out {
 			t.Fatalf("file is not what applyEdits computed")
 		}
 		checkEditInvariants(t, orig, oldText, res)
 	})
 }
 
-func checkEditInvariants(t *testing.T, orig []byte, oldText string, res applyEditsResult) {
+func checkEditInvariants(t *testing.T, origBytes []byte, oldText string, res applyEditsResult) {
+	orig := string(origBytes)
 	t.Helper()
 	if len(res.regions) != 1 {
 		t.Fatalf("%d regions", len(res.regions))
@@ -70,11 +71,11 @@ func checkEditInvariants(t *testing.T, orig []byte, oldText string, res applyEdi
 		t.Fatalf("region [%d,%d) outside the file of %d bytes", rg.start, rg.end, len(orig))
 	}
 	tail := len(orig) - rg.end
-	if !bytes.Equal(res.out[:rg.start], orig[:rg.start]) || !bytes.Equal(res.out[len(res.out)-tail:], orig[rg.end:]) {
+	if res.out[:rg.start] != orig[:rg.start] || res.out[len(res.out)-tail:] != orig[rg.end:] {
 		t.Fatalf("bytes outside the matched region [%d,%d) changed", rg.start, rg.end)
 	}
 	bom := 0
-	if bytes.HasPrefix(orig, utf8BOM) {
+	if strings.HasPrefix(orig, utf8BOM) {
 		bom = 3
 		if rg.start < bom {
 			t.Fatalf("region [%d,%d) covers the BOM", rg.start, rg.end)
@@ -107,7 +108,7 @@ func FuzzEditMany(f *testing.F) {
 	f.Add([]byte("a\r\nb\r\nc"), "a\nb", "ab", "c", "C\nD")
 	f.Add([]byte("aaa"), "aa", "b", "a", "c")
 	f.Fuzz(func(t *testing.T, orig []byte, o1, n1, o2, n2 string) {
-		res, err := applyEdits(orig, []editSpec{{o1, n1}, {o2, n2}}, "f")
+		res, err := applyEdits(string(orig), []editSpec{{o1, n1}, {o2, n2}}, "f")
 		if err != nil {
 			return
 		}
@@ -119,10 +120,10 @@ func FuzzEditMany(f *testing.F) {
 			prev = rg.end
 		}
 		first, last := res.regions[0], res.regions[len(res.regions)-1]
-		if !bytes.Equal(res.out[:first.start], orig[:first.start]) || !bytes.HasSuffix(res.out, orig[last.end:]) {
+		if res.out[:first.start] != string(orig[:first.start]) || !strings.HasSuffix(res.out, string(orig[last.end:])) {
 			t.Fatalf("bytes outside the regions changed")
 		}
-		if bytes.Equal(res.out, orig) {
+		if res.out == string(orig) {
 			t.Fatalf("success without a change")
 		}
 	})
@@ -144,9 +145,12 @@ func FuzzDiffLines(f *testing.F) {
 	f.Add("a\nb", "a\nb\nc")
 	f.Add("x\nx\n", "x\nx\nx\n")
 	f.Add("", "new\n")
+	f.Add("1\n2\n3\n4\n5\n6\n7\n8\n9\n10\nx\n11\n", "1\n2\n3\n4\n5\n6\n7\n8\n9\n10\ny\n11\n")
+	f.Add("1\n2\n3\n4\n5\n6\n7\n8\n9\nx", "1\n2\n3\n4\n5\n6\n7\n8\n9\ny")
 	f.Fuzz(func(t *testing.T, a, b string) {
 		var oldB, newB strings.Builder
-		for _, p := range diffLines(a, b) {
+		full := diffLinesWith(a, b, false)
+		for _, p := range full {
 			for _, l := range p.lines {
 				if p.op != '+' {
 					oldB.WriteString(l)
@@ -162,6 +166,11 @@ func FuzzDiffLines(f *testing.F) {
 		diff, first := generateDiff(a, b)
 		if (a == b) != (first == 0) || (a == b) != (diff == "") {
 			t.Fatalf("a==b is %v but first changed line %d, diff %q", a == b, first, diff)
+		}
+		// The common head, abbreviated to what the diff shows of it,
+		// renders exactly as when every line is kept.
+		if d2, f2 := renderDiff(a, b, full); d2 != diff || f2 != first {
+			t.Fatalf("abbreviated head renders\n%s (%d)\nfull parts render\n%s (%d)", diff, first, d2, f2)
 		}
 	})
 }

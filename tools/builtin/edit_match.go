@@ -1,14 +1,12 @@
 package builtin
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"sort"
 	"strings"
 	"unicode"
 	"unicode/utf8"
-	"unsafe"
 
 	"golang.org/x/text/unicode/norm"
 )
@@ -19,7 +17,7 @@ type editSpec struct {
 	NewText string `json:"newText"`
 }
 
-var utf8BOM = []byte{0xEF, 0xBB, 0xBF}
+const utf8BOM = "\xEF\xBB\xBF"
 
 // lfView is a file's bytes as the matcher sees them: BOM set aside and every
 // "\r\n" read as "\n", with what is needed to map an offset in the view back
@@ -30,28 +28,27 @@ type lfView struct {
 	drops []int // view offsets of the '\n's whose '\r' was dropped, ascending
 }
 
-// newLFView builds the view of orig. The view may share orig's memory, so
-// orig must not be modified while the view is in use.
-func newLFView(orig []byte) lfView {
+// newLFView builds the view of orig; without a "\r\n" it is a substring
+// of orig (the file is held once, as a string).
+func newLFView(orig string) lfView {
 	v := lfView{}
-	if bytes.HasPrefix(orig, utf8BOM) {
+	if strings.HasPrefix(orig, utf8BOM) {
 		v.bom = len(utf8BOM)
 	}
 	body := orig[v.bom:]
-	if !bytes.Contains(body, []byte("\r\n")) {
-		// No copy: callers never modify orig while the view is in use.
-		v.text = unsafe.String(unsafe.SliceData(body), len(body))
+	if !strings.Contains(body, "\r\n") {
+		v.text = body
 		return v
 	}
 	var b strings.Builder
 	b.Grow(len(body))
 	for {
-		i := bytes.Index(body, []byte("\r\n"))
+		i := strings.Index(body, "\r\n")
 		if i < 0 {
-			b.Write(body)
+			b.WriteString(body)
 			break
 		}
-		b.Write(body[:i])
+		b.WriteString(body[:i])
 		v.drops = append(v.drops, b.Len())
 		b.WriteByte('\n')
 		body = body[i+2:]
@@ -76,7 +73,7 @@ type matchRegion struct {
 
 // applyEditsResult is the outcome of applyEdits.
 type applyEditsResult struct {
-	out      []byte
+	out      string
 	before   string // LF view of the original, for the diff
 	after    string // LF view of the result
 	tolerant bool   // some edit needed the tolerant match
@@ -86,7 +83,7 @@ type applyEditsResult struct {
 // applyEdits locates every edit in the original bytes and replaces only the
 // matched regions. Errors carry the model-visible texts of the contract
 // (sentences, so they break the usual Go error-string style on purpose).
-func applyEdits(orig []byte, edits []editSpec, path string) (applyEditsResult, error) {
+func applyEdits(orig string, edits []editSpec, path string) (applyEditsResult, error) {
 	n := len(edits)
 	olds := make([]string, n)
 	for i, e := range edits {
@@ -141,24 +138,32 @@ func applyEdits(orig []byte, edits []editSpec, path string) (applyEditsResult, e
 		}
 	}
 	fileEnding := detectLineEnding(orig[view.bom:])
-	var out bytes.Buffer
-	out.Grow(len(orig))
+	// The new text is built once, sized exactly, as a string: the file,
+	// the view (a substring of it) and the result are all the edit holds.
+	replaced := make([]string, len(regions))
+	size := len(orig)
+	for i, r := range regions {
+		replaced[i] = withLineEnding(r.newText, regionLineEnding(orig[r.start:r.end], fileEnding))
+		size += len(replaced[i]) - (r.end - r.start)
+	}
+	var out strings.Builder
+	out.Grow(size)
 	prev := 0
 	res := applyEditsResult{before: view.text}
-	for _, r := range regions {
-		out.Write(orig[prev:r.start])
-		out.WriteString(withLineEnding(r.newText, regionLineEnding(orig[r.start:r.end], fileEnding)))
+	for i, r := range regions {
+		out.WriteString(orig[prev:r.start])
+		out.WriteString(replaced[i])
 		prev = r.end
 		res.tolerant = res.tolerant || r.tolerant
 	}
-	out.Write(orig[prev:])
-	if bytes.Equal(out.Bytes(), orig) {
+	out.WriteString(orig[prev:])
+	if out.String() == orig {
 		if n == 1 {
 			return applyEditsResult{}, fmt.Errorf("No changes made to %s. The replacement produced identical content. This might indicate an issue with special characters or the text not existing as expected.", path)
 		}
 		return applyEditsResult{}, fmt.Errorf("No changes made to %s. The replacements produced identical content.", path)
 	}
-	res.out = out.Bytes()
+	res.out = out.String()
 	res.regions = regions
 	res.after = newLFView(res.out).text
 	return res, nil
@@ -188,8 +193,8 @@ func findUnique(s, needle string) (first, count int) {
 }
 
 // detectLineEnding returns the file's first line ending: "\r\n" or "\n".
-func detectLineEnding(b []byte) string {
-	i := bytes.IndexByte(b, '\n')
+func detectLineEnding(b string) string {
+	i := strings.IndexByte(b, '\n')
 	if i > 0 && b[i-1] == '\r' {
 		return "\r\n"
 	}
@@ -198,8 +203,8 @@ func detectLineEnding(b []byte) string {
 
 // regionLineEnding is the line ending replacement text gets: the one the
 // replaced region uses (the first in it), else the file's.
-func regionLineEnding(region []byte, fileEnding string) string {
-	if i := bytes.IndexByte(region, '\n'); i >= 0 {
+func regionLineEnding(region string, fileEnding string) string {
+	if i := strings.IndexByte(region, '\n'); i >= 0 {
 		if i > 0 && region[i-1] == '\r' {
 			return "\r\n"
 		}

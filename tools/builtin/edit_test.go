@@ -336,3 +336,26 @@ func TestTolerantTrimSet(t *testing.T) {
 		}
 	}
 }
+
+// TestDiffAbbreviatedHead: the common head kept as its first and last
+// lines renders exactly as the head split into every line, for heads of
+// every length around the context size, with and without a final newline
+// and with repeated lines at the change.
+func TestDiffAbbreviatedHead(t *testing.T) {
+	for headLen := 0; headLen <= 3*diffContextLines+2; headLen++ {
+		for _, tail := range []string{"", "t\n", "t", "x\nx\n"} {
+			for _, change := range [][2]string{{"a\n", "b\n"}, {"a\n", ""}, {"", "b\n"}, {"x\n", "x\nx\n"}, {"a", "b"}} {
+				var head strings.Builder
+				for i := range headLen {
+					fmt.Fprintf(&head, "line %d\n", i%3)
+				}
+				a, b := head.String()+change[0]+tail, head.String()+change[1]+tail
+				want, wantFirst := renderDiff(a, b, diffLinesWith(a, b, false))
+				got, first := generateDiff(a, b)
+				if got != want || first != wantFirst {
+					t.Fatalf("head %d, tail %q, change %q:\ngot\n%s (%d)\nwant\n%s (%d)", headLen, tail, change, got, first, want, wantFirst)
+				}
+			}
+		}
+	}
+}

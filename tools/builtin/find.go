@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"unicode"
+	"unicode/utf8"
 
 	"github.com/bmatcuk/doublestar/v4"
 
@@ -136,13 +137,77 @@ func runFind(ctx context.Context, cwd string, args findArgs) (tool.Result, error
 	return listingResult(text, notices, details, details != findDetails{}), nil
 }
 
-// findMatcher is a find pattern ready to match relative paths.
+// findMatcher is a find pattern ready to match relative paths, compiled
+// once per call: the common shapes (`*.go`, `**/*.go`, `*_test.go`,
+// `Makefile`, `cmd*`, `*mock*`) become a byte comparison on the entry's
+// name; the rest go to doublestar.
 type findMatcher struct {
 	pattern    string
 	fullPath   bool
 	foldCase   bool
 	everything bool
 	dirOnly    bool // the pattern ended in '/'
+	// name is how a pattern that only looks at the last path element is
+	// matched; nameGlob is doublestar on the whole subject.
+	name nameMatch
+}
+
+// nameMatch is a name pattern of the form LIT, *LIT, LIT* or *LIT* (LIT
+// without glob syntax), compared without doublestar.
+type nameMatch struct {
+	kind nameKind
+	lit  string
+}
+
+type nameKind uint8
+
+const (
+	nameGlob     nameKind = iota // not a simple shape: doublestar
+	nameExact                    // LIT
+	nameSuffix                   // *LIT
+	namePrefix                   // LIT*
+	nameContains                 // *LIT*
+	nameAny                      // *
+)
+
+// compileName reads p (a pattern for one path element) as one of the
+// simple shapes.
+func compileName(p string) nameMatch {
+	lit := p
+	lead := strings.HasPrefix(lit, "*")
+	lit = strings.TrimPrefix(lit, "*")
+	trail := strings.HasSuffix(lit, "*")
+	lit = strings.TrimSuffix(lit, "*")
+	if strings.ContainsAny(lit, "*?[]{}\\/") || !utf8.ValidString(lit) || strings.ContainsRune(lit, utf8.RuneError) {
+		// doublestar compares runes: invalid bytes all read as U+FFFD
+		return nameMatch{}
+	}
+	switch {
+	case lit == "" && (lead || trail):
+		return nameMatch{kind: nameAny}
+	case lead && trail:
+		return nameMatch{kind: nameContains, lit: lit}
+	case lead:
+		return nameMatch{kind: nameSuffix, lit: lit}
+	case trail:
+		return nameMatch{kind: namePrefix, lit: lit}
+	}
+	return nameMatch{kind: nameExact, lit: lit}
+}
+
+// matchName matches name (already lower-cased when the pattern folds case).
+func (n nameMatch) matchName(name string) bool {
+	switch n.kind {
+	case nameExact:
+		return name == n.lit
+	case nameSuffix:
+		return strings.HasSuffix(name, n.lit)
+	case namePrefix:
+		return strings.HasPrefix(name, n.lit)
+	case nameContains:
+		return strings.Contains(name, n.lit)
+	}
+	return true // nameAny
 }
 
 func newFindMatcher(pattern, searchPath string) (*findMatcher, error) {
@@ -180,6 +245,14 @@ func newFindMatcher(pattern, searchPath string) (*findMatcher, error) {
 		return nil, fmt.Errorf("invalid pattern %q: not a valid glob pattern", pattern)
 	}
 	m.pattern = p
+	// `**/NAME` matches NAME against the last element at any depth, as a
+	// pattern without '/' does.
+	switch {
+	case !m.fullPath:
+		m.name = compileName(p)
+	case strings.HasPrefix(p, "**/") && !strings.Contains(p[3:], "/") && !strings.HasPrefix(p[3:], "**"):
+		m.name = compileName(p[3:])
+	}
 	return m, nil
 }
 
@@ -190,6 +263,13 @@ func (m *findMatcher) match(rel string, isDir bool) bool {
 	if m.everything {
 		return true
 	}
+	if m.name.kind != nameGlob {
+		name := rel[strings.LastIndexByte(rel, '/')+1:]
+		if m.foldCase {
+			name = lowerName(name)
+		}
+		return m.name.matchName(name)
+	}
 	subject := rel
 	if !m.fullPath {
 		subject = filepath.Base(rel)
@@ -198,4 +278,15 @@ func (m *findMatcher) match(rel string, isDir bool) bool {
 		subject = strings.ToLower(subject)
 	}
 	return doublestar.MatchUnvalidated(m.pattern, subject)
+}
+
+// lowerName is strings.ToLower without its allocation for the usual name:
+// ASCII with no upper-case letter is returned as it is.
+func lowerName(s string) string {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c >= 0x80 || ('A' <= c && c <= 'Z') {
+			return strings.ToLower(s)
+		}
+	}
+	return s
 }

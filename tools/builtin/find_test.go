@@ -140,3 +140,57 @@ func TestFindDefinitionTexts(t *testing.T) {
 		`"path":{"type":"string","description":"Directory to search in (default: current directory)"},`+
 		`"limit":{"type":"number","description":"Maximum number of results (default: 1000)"}}}`)
 }
+
+// findMatchSlow is the matcher without its compiled name shapes: every
+// subject goes to doublestar, as before they existed.
+func findMatchSlow(m *findMatcher, rel string, isDir bool) bool {
+	slow := *m
+	slow.name = nameMatch{}
+	return slow.match(rel, isDir)
+}
+
+var findShapePatterns = []string{
+	"*.go", "**/*.go", "*_test.go", "Makefile", "makefile", "cmd*", "*mock*", "*", "**/*", "*.GO", "**/README.md",
+	"file042.go", "**/file0*", "*.", ".*", "*é*", "*\u00c9.txt", "**/*.go/", "*.go/", "src/**/*.go", "a*b", "*\xff",
+	"*\ufffd", "[ab].go", "*.{go,md}", "\\*.go", "?.go", "**/**/x.go",
+}
+
+var findShapeNames = []string{
+	"main.go", "MAIN.GO", "x_test.go", "Makefile", "makefile", "cmd", "cmdline", "amockb", "mock", ".go", "go",
+	"a/b/main.go", "a/b/Main.Go", "src/x/y.go", "é.go", "Éa.txt", "éa.txt", "\u0130.go", "a\xffb.go", "\xff",
+	"\xe2.go", "\ufffd", "file042.go", "dir/file042.go", "ab", "a.go/b", "K.go", "\u212a.go",
+}
+
+// TestFindShapesMatchDoublestar: the compiled name shapes answer exactly
+// what doublestar answers, for every pattern and name here, files and
+// directories.
+func TestFindShapesMatchDoublestar(t *testing.T) {
+	for _, p := range findShapePatterns {
+		m, err := newFindMatcher(p, "/search")
+		if err != nil {
+			continue
+		}
+		for _, n := range findShapeNames {
+			for _, dir := range []bool{false, true} {
+				if got, want := m.match(n, dir), findMatchSlow(m, n, dir); got != want {
+					t.Errorf("pattern %q, %q (dir %v): compiled %v, doublestar %v", p, n, dir, got, want)
+				}
+			}
+		}
+	}
+}
+
+func FuzzFindShapes(f *testing.F) {
+	for i, p := range findShapePatterns {
+		f.Add(p, findShapeNames[i%len(findShapeNames)])
+	}
+	f.Fuzz(func(t *testing.T, pattern, name string) {
+		m, err := newFindMatcher(pattern, "/search")
+		if err != nil || name == "" || strings.HasSuffix(name, "/") || strings.HasPrefix(name, "/") || strings.Contains(name, "//") {
+			return
+		}
+		if got, want := m.match(name, false), findMatchSlow(m, name, false); got != want {
+			t.Fatalf("pattern %q, %q: compiled %v, doublestar %v", pattern, name, got, want)
+		}
+	})
+}

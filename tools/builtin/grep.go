@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"math"
 	"os"
 	"path/filepath"
@@ -133,20 +132,10 @@ func runGrep(ctx context.Context, cwd string, args grepArgs) (tool.Result, error
 		if ferr != nil {
 			return tool.Result{}, ferr
 		}
-		err = gitignore.Walk(ctx, searchPath, func(e gitignore.Entry) error {
-			if !filter.keep(e.Rel, e.IsDir) {
-				if e.IsDir {
-					return fs.SkipDir
-				}
-				return nil
-			}
-			if e.Type != 0 { // directories are walked; symlinks and devices are not searched
-				return nil
-			}
-			return g.searchFile(e.Path, e.Rel)
-		})
+		err = g.searchTree(searchPath, filter, grepWorkers())
 	} else if info.Mode().IsRegular() { // never block on a named pipe or device
-		err = g.searchFile(searchPath, filepath.Base(searchPath))
+		s := g.newSearcher(ctx, nil)
+		err = g.merge(s.searchFile(searchPath, filepath.Base(searchPath), g.limit-g.matches), searchPath, filepath.Base(searchPath))
 	}
 	if errors.Is(err, gitignore.ErrStop) {
 		err = nil
@@ -189,11 +178,9 @@ type grepper struct {
 	// plain index (into the ASCII-lower-cased file for a case-insensitive
 	// needle), far faster than running the regular expression over the file.
 	needle  *grepNeedle
-	lower   []byte // the lower-cased file, reused
 	context int
 	limit   int
 
-	buf    []byte        // file contents, reused across files
 	reader *bufio.Reader // for files over grepWholeFileMax, reused
 
 	matches        int // matches reported (at most limit)
@@ -224,25 +211,22 @@ const grepPeekSize = 64 * 1024
 // read line by line in bounded memory. A variable so tests can run both ways.
 var grepWholeFileMax int64 = 16 << 20
 
-// searchFile searches one file; display is the path shown in the output. A
-// file that cannot be read is skipped, as is a binary one (a NUL byte in its
-// first 64KB; a NUL byte later ends the search of the file at that line). It
-// returns gitignore.ErrStop once a match past the limit is found (and the blocks
-// before it are complete).
-func (g *grepper) searchFile(name, display string) error {
-	if cap(g.buf) == 0 {
-		g.buf = make([]byte, 0, 64*1024)
-	}
-	data, rest, err := fileutil.ReadAtMost(name, g.buf, grepWholeFileMax)
+// searchLarge searches a file too large to read whole (over
+// grepWholeFileMax), streaming it on the goroutine that merges the output,
+// in its turn. A file that cannot be opened is skipped.
+func (g *grepper) searchLarge(name, display string) error {
+	// ReadAtMost opens as the searchers do (a named pipe that replaced
+	// the file does not block) and hands back the open file after the
+	// first chunk.
+	data, rest, err := fileutil.ReadAtMost(name, make([]byte, 0, grepPeekSize), 0)
 	if err != nil {
 		return nil
 	}
-	g.buf = data
-	if rest != nil {
-		defer rest.Close()
-		return g.searchStream(io.MultiReader(bytes.NewReader(data), rest), display)
+	if rest == nil {
+		return g.searchStream(bytes.NewReader(data), display)
 	}
-	return g.searchData(data, display)
+	defer rest.Close()
+	return g.searchStream(io.MultiReader(bytes.NewReader(data), rest), display)
 }
 
 var (
@@ -250,35 +234,38 @@ var (
 	cr      = []byte("\r")
 )
 
-// searchData searches the whole contents of a file. With reWhole it jumps
-// from candidate to candidate (every line with a match holds the start of a
-// multi-line-mode match) and checks each candidate line with re; otherwise,
-// and for text with '\r', it checks every line.
-func (g *grepper) searchData(data []byte, display string) error {
+// searchData searches the whole contents of a file for at most quota
+// matches (h.more is set when there is one more). With reWhole it jumps
+// from candidate to candidate (every line with a match holds the start of
+// a multi-line-mode match) and checks each candidate line with re;
+// otherwise, and for text with '\r', it checks every line.
+func (s *grepSearcher) searchData(data []byte, display string, quota int) (h fileHits) {
+	g := s.g
 	if bytes.IndexByte(data[:min(len(data), grepPeekSize)], 0) >= 0 {
-		return nil
+		return h
 	}
 	if i := bytes.IndexByte(data, 0); i >= 0 {
 		data = data[:bytes.LastIndexByte(data[:i], '\n')+1]
 	}
 	fast := g.needle != nil || (g.reWhole != nil && bytes.IndexByte(data, '\r') < 0)
-	var lowered []byte
+	var folded *foldFinder
+	if g.needle != nil && g.needle.fold {
+		folded = newFoldFinder(g.needle, data)
+	}
 	pos, n := 0, 1 // pos is the start of line n
 	for steps := 1; pos < len(data); steps++ {
-		if steps%1024 == 0 && g.ctx.Err() != nil {
-			return g.ctx.Err()
+		if steps%1024 == 0 && s.ctx.Err() != nil {
+			h.err = s.ctx.Err()
+			return h
 		}
 		if fast {
 			at := -1
-			if g.needle != nil {
-				hay := data
-				if g.needle.fold {
-					if lowered == nil {
-						lowered = g.lowerASCII(data)
-					}
-					hay = lowered
+			if folded != nil {
+				if at = folded.index(pos); at >= 0 {
+					at -= pos
 				}
-				at = bytes.Index(hay[pos:], g.needle.text)
+			} else if g.needle != nil {
+				at = g.needle.index(data[pos:])
 			} else if loc := g.reWhole.FindIndex(data[pos:]); loc != nil {
 				at = loc[0]
 			}
@@ -291,16 +278,15 @@ func (g *grepper) searchData(data []byte, display string) error {
 		}
 		end, next := lineEnd(data, pos)
 		if g.re.Match(bytes.TrimSuffix(data[pos:end], cr)) {
-			if g.matches >= g.limit {
-				g.limitReached = true
-				return gitignore.ErrStop
+			if len(h.hits) >= quota {
+				h.more = true
+				return h
 			}
-			g.matches++
-			g.emitBlock(data, pos, end, next, n, display)
+			h.hits = append(h.hits, s.block(data, pos, end, next, n, display))
 		}
 		pos, n = next, n+1
 	}
-	return nil
+	return h
 }
 
 // wholeTextRegexp compiles expr in multi-line mode, to find in a whole file
@@ -337,13 +323,14 @@ func hasTextAnchor(re *syntax.Regexp) bool {
 type grepNeedle struct {
 	text []byte
 	fold bool
+	rare int // offset of the byte index scans for (pickRare)
 }
 
 // requiredNeedle finds in expr a literal that every match must contain (the
 // longest one of a top-level sequence, looking through groups and
-// repetitions of at least one), or nil. A case-insensitive literal is only
-// usable when it is ASCII without 'k' or 's' (which also fold to U+212A and
-// U+017F); one-byte needles are not used.
+// repetitions of at least one), or nil. Of a case-insensitive literal only
+// its longest run of ASCII without 'k' or 's' (which also fold to U+212A
+// and U+017F) is used; one-byte needles are not used.
 func requiredNeedle(expr string) *grepNeedle {
 	tree, err := syntax.Parse(expr, syntax.Perl)
 	if err != nil {
@@ -353,6 +340,7 @@ func requiredNeedle(expr string) *grepNeedle {
 	if n == nil || len(n.text) < 2 {
 		return nil
 	}
+	n.pickRare()
 	return n
 }
 
@@ -379,41 +367,34 @@ func requiredLiteral(re *syntax.Regexp) *grepNeedle {
 }
 
 func literalNeedle(runes []rune, fold bool) *grepNeedle {
-	out := make([]byte, 0, len(runes))
-	for _, r := range runes {
-		if !fold {
+	if !fold {
+		out := make([]byte, 0, len(runes))
+		for _, r := range runes {
 			out = utf8.AppendRune(out, r)
-			continue
 		}
-		if r >= utf8.RuneSelf {
-			return nil
-		}
+		return &grepNeedle{text: out}
+	}
+	// Case-insensitive: the longest run of ASCII letters other than k and
+	// s (which also fold to U+212A and U+017F) and other ASCII, lower-cased.
+	var best, run []byte
+	for _, r := range runes {
 		c := byte(r)
 		if 'A' <= c && c <= 'Z' {
 			c += 'a' - 'A'
 		}
-		if c == 'k' || c == 's' {
-			return nil
+		if r >= utf8.RuneSelf || c == 'k' || c == 's' {
+			run = nil
+			continue
 		}
-		out = append(out, c)
-	}
-	return &grepNeedle{text: out, fold: fold}
-}
-
-// lowerASCII returns data with ASCII letters lower-cased, in g's reused
-// buffer; other bytes, and so every offset, stay as they are.
-func (g *grepper) lowerASCII(data []byte) []byte {
-	if cap(g.lower) < len(data) {
-		g.lower = make([]byte, len(data), max(len(data), cap(g.buf)))
-	}
-	out := g.lower[:len(data)]
-	for i, c := range data {
-		if 'A' <= c && c <= 'Z' {
-			c += 'a' - 'A'
+		run = append(run, c)
+		if len(run) > len(best) {
+			best = append(best[:0], run...)
 		}
-		out[i] = c
 	}
-	return out
+	if len(best) == 0 {
+		return nil
+	}
+	return &grepNeedle{text: best, fold: true}
 }
 
 // lineEnd returns the end of the line starting at pos (before its '\n')
@@ -425,32 +406,39 @@ func lineEnd(data []byte, pos int) (end, next int) {
 	return len(data), len(data)
 }
 
-// emitBlock outputs the match on line n (data[start:end]) with g.context
-// lines before and after it.
-func (g *grepper) emitBlock(data []byte, start, end, next, n int, display string) {
-	if g.context > 0 && g.outBytes > output.DefaultMaxBytes {
-		// Past the byte limit nothing more is shown; with a large context,
-		// formatting every block would cost up to limit × 2×context lines.
-		return
+// block formats the match on line n (data[start:end]) with the context
+// lines before and after it. Once the merged output is past the byte
+// limit, a block with context is not formatted: the merge drops it anyway
+// (formatting every block would cost up to limit × 2×context lines).
+func (s *grepSearcher) block(data []byte, start, end, next, n int, display string) grepHit {
+	g := s.g
+	if g.context > 0 && s.full != nil && s.full.Load() {
+		return grepHit{}
 	}
 	first := start
 	k := 0
 	for ; k < g.context && first > 0; k++ {
 		first = bytes.LastIndexByte(data[:first-1], '\n') + 1
 	}
-	lines := make([]string, 0, min(2*g.context+1, 64))
+	var h grepHit
+	add := func(ln int, body []byte, match bool) {
+		line, cut := formatGrepLine(display, ln, body, match)
+		h.lines = append(h.lines, line)
+		h.cut = h.cut || cut
+	}
+	h.lines = make([]string, 0, min(2*g.context+1, 64))
 	for p, ln := first, n-k; p < start; ln++ {
 		e, nx := lineEnd(data, p)
-		lines = append(lines, g.format(display, ln, data[p:e], false))
+		add(ln, data[p:e], false)
 		p = nx
 	}
-	lines = append(lines, g.format(display, n, data[start:end], true))
+	add(n, data[start:end], true)
 	for p, ln := next, n+1; ln <= n+g.context && p < len(data); ln++ {
 		e, nx := lineEnd(data, p)
-		lines = append(lines, g.format(display, ln, data[p:e], false))
+		add(ln, data[p:e], false)
 		p = nx
 	}
-	g.emit(lines)
+	return h
 }
 
 // searchStream searches a large file line by line, keeping only the context
@@ -549,21 +537,28 @@ func (g *grepper) searchStream(f io.Reader, display string) error {
 	return nil
 }
 
-// format renders one output line: `REL:N: TEXT` for a match, `REL-N- TEXT`
-// for a context line, with '\r' removed, invalid UTF-8 replaced and the text
-// cut to grepMaxLineLength characters.
+// format renders one output line (formatGrepLine), noting a cut line.
 func (g *grepper) format(display string, n int, body []byte, match bool) string {
-	text := strings.ReplaceAll(string(body), "\r", "")
-	text = strings.ToValidUTF8(text, "\uFFFD")
-	text, cut := output.TruncateLine(text, grepMaxLineLength)
+	line, cut := formatGrepLine(display, n, body, match)
 	if cut {
 		g.linesTruncated = true
 	}
+	return line
+}
+
+// formatGrepLine renders one output line: `REL:N: TEXT` for a match,
+// `REL-N- TEXT` for a context line, with '\r' removed, invalid UTF-8
+// replaced and the text cut to grepMaxLineLength characters (cut reports
+// that).
+func formatGrepLine(display string, n int, body []byte, match bool) (line string, cut bool) {
+	text := strings.ReplaceAll(string(body), "\r", "")
+	text = strings.ToValidUTF8(text, "\uFFFD")
+	text, cut = output.TruncateLine(text, grepMaxLineLength)
 	sep := "-"
 	if match {
 		sep = ":"
 	}
-	return display + sep + strconv.Itoa(n) + sep + " " + text
+	return display + sep + strconv.Itoa(n) + sep + " " + text, cut
 }
 
 // emit adds a finished block to the output. Once the output is past the
@@ -606,6 +601,7 @@ type globFilter struct {
 	negate   bool
 	fullPath bool
 	dirOnly  bool
+	name     nameMatch // a name pattern's simple shape (find's), else doublestar
 }
 
 func newGlobFilter(glob string) (*globFilter, error) {
@@ -631,6 +627,9 @@ func newGlobFilter(glob string) (*globFilter, error) {
 		return nil, fmt.Errorf("invalid glob %q: not a valid glob pattern", glob)
 	}
 	f.pattern = p
+	if !f.fullPath {
+		f.name = compileName(p)
+	}
 	return f, nil
 }
 
@@ -645,6 +644,9 @@ func (f *globFilter) keep(rel string, isDir bool) bool {
 	}
 	if f.dirOnly && !isDir {
 		return !f.negate
+	}
+	if f.name.kind != nameGlob {
+		return f.name.matchName(rel[strings.LastIndexByte(rel, '/')+1:]) != f.negate
 	}
 	subject := rel
 	if !f.fullPath {

@@ -169,10 +169,12 @@ func TestRequiredNeedle(t *testing.T) {
 		{`a.b`, ""},   // one-byte literals are not used
 		{`x*yz?`, ""}, // nothing required is two bytes long
 		{`foo|bar`, ""},
-		{"(?i)Kelvin", ""},       // K folds to U+212A too
-		{"(?i)sun", ""},          // s folds to U+017F too
-		{"(?i)café au lait", ""}, // not ASCII
-		{"café", "café"},         // exact needles may be any UTF-8
+		{"(?i)Kelvin", "~elvin"},              // K folds to U+212A too
+		{"(?i)sun", "~un"},                    // s folds to U+017F too
+		{"(?i)closewitherror", "~ewitherror"}, // the longest run without k or s
+		{"(?i)ks", ""},
+		{"(?i)café au lait", "~ au lait"}, // not ASCII
+		{"café", "café"},                  // exact needles may be any UTF-8
 		{"(?i)a(?-i)BC", "BC"},
 		{"tab\there", "tab\there"},
 		{"(", ""},
@@ -459,10 +461,65 @@ func FuzzRequiredNeedle(f *testing.F) {
 		}
 		hay := []byte(line)
 		if n.fold {
-			hay = (&grepper{}).lowerASCII(hay)
+			hay = lowerASCIIBytes(hay)
+			// The fold finder finds the needle where the lower-cased
+			// line has it, at every start.
+			for from := 0; from <= len(line); from++ {
+				want := bytes.Index(hay[from:], n.text)
+				if want >= 0 {
+					want += from
+				}
+				if got := newFoldFinder(n, []byte(line)).index(from); got != want {
+					t.Fatalf("fold needle %q in %q from %d: %d, want %d", n.text, line, from, got, want)
+				}
+			}
 		}
 		if !bytes.Contains(hay, n.text) {
 			t.Errorf("%q matches %q but the needle %q (fold %v) is not in it", pattern, line, n.text, n.fold)
 		}
+		if got, want := n.index(hay), bytes.Index(hay, n.text); got != want {
+			t.Errorf("needle %q in %q: index %d, bytes.Index %d", n.text, hay, got, want)
+		}
 	})
+}
+
+func lowerASCIIBytes(b []byte) []byte {
+	out := make([]byte, len(b))
+	for i, c := range b {
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		out[i] = c
+	}
+	return out
+}
+
+// TestFoldFinderOneScan: a folded needle over text with many lower-case
+// occurrences and the upper-case form of its scanned byte only at the end
+// is found at every occurrence, in order, from each last one.
+func TestFoldFinderOneScan(t *testing.T) {
+	n := requiredNeedle("(?i)ewitherror")
+	if n == nil || !n.fold {
+		t.Fatal("no folded needle")
+	}
+	var b strings.Builder
+	var want []int
+	for i := range 2000 {
+		if i%3 == 0 {
+			want = append(want, b.Len()+2)
+			b.WriteString("x EwItHeRrOr y\n")
+		} else {
+			b.WriteString("some other line with w and W\n")
+		}
+	}
+	want = append(want, b.Len())
+	b.WriteString("EWITHERROR")
+	f := newFoldFinder(n, []byte(b.String()))
+	var got []int
+	for at := f.index(0); at >= 0; at = f.index(at + 1) {
+		got = append(got, at)
+	}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("found %d at %v…, want %d at %v…", len(got), got[:min(5, len(got))], len(want), want[:5])
+	}
 }

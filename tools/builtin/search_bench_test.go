@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 )
@@ -118,3 +119,57 @@ func BenchmarkLs5k(b *testing.B) {
 
 func benchPtr[T any](v T) *T       { return &v }
 func benchPtrF(v float64) *float64 { return &v }
+
+// BenchmarkSearchReal runs find and grep over a real tree: PI_BENCH_TREE,
+// or GOROOT (about 15k files) by default. The figures in
+// docs/performance.md come from bench/search.sh, which runs the same calls
+// through the pi binary next to GNU find, fd and ripgrep.
+func BenchmarkSearchReal(b *testing.B) {
+	dir := os.Getenv("PI_BENCH_TREE")
+	if dir == "" {
+		dir = runtime.GOROOT()
+	}
+	many := benchPtrF(1 << 30)
+	finds := []struct {
+		name string
+		args findArgs
+	}{
+		{"find/**/*.go", findArgs{Pattern: "**/*.go", Limit: many}},
+		{"find/*_test.go", findArgs{Pattern: "*_test.go", Limit: many}},
+		{"find/src/*/*.go", findArgs{Pattern: "src/*/*.go", Limit: many}},
+	}
+	for _, c := range finds {
+		b.Run(c.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := runFind(context.Background(), dir, c.args); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+	greps := []struct {
+		name string
+		args grepArgs
+	}{
+		{"grep/literal", grepArgs{Pattern: "CloseWithError", Literal: benchPtr(true), Limit: many}},
+		{"grep/regex", grepArgs{Pattern: `func \w+Close\(`, Limit: many}},
+		{"grep/glob", grepArgs{Pattern: "CloseWithError", Glob: benchPtr("*.go"), Limit: many}},
+		{"grep/ignoreCase", grepArgs{Pattern: "closewitherror", IgnoreCase: benchPtr(true), Limit: many}},
+	}
+	for _, c := range greps {
+		for _, w := range []int{1, runtime.GOMAXPROCS(0)} {
+			b.Run(fmt.Sprintf("%s/workers=%d", c.name, w), func(b *testing.B) {
+				old := grepWorkers
+				grepWorkers = func() int { return w }
+				defer func() { grepWorkers = old }()
+				b.ReportAllocs()
+				for b.Loop() {
+					if _, err := runGrep(context.Background(), dir, c.args); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		}
+	}
+}

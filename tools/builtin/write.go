@@ -37,7 +37,7 @@ func executeWrite(ctx context.Context, _ tool.Call, tc tool.Context, args writeA
 		if ctx.Err() != nil {
 			return errAborted
 		}
-		return atomicfile.WriteFile(abs, []byte(args.Content), 0o644)
+		return atomicfile.WriteString(abs, args.Content, 0o644)
 	})
 	if err != nil {
 		return tool.Result{}, err

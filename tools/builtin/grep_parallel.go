@@ -1,0 +1,363 @@
+package builtin
+
+import (
+	"bytes"
+	"context"
+	"io/fs"
+	"runtime"
+	"sync"
+	"sync/atomic"
+
+	"github.com/pi-go/pi/internal/fileutil"
+	"github.com/pi-go/pi/internal/gitignore"
+	"github.com/pi-go/pi/internal/output"
+)
+
+// grep searches files on up to GOMAXPROCS goroutines while its output stays
+// exactly that of one goroutine searching in walk order: the walk hands
+// each file to a searcher and, in walk order, to the merge; a searcher
+// finds and formats a file's matches (at most limit of them, and whether
+// there is one more); the merge takes the files' results in walk order and
+// applies everything that depends on what came before — the match limit,
+// the output byte limit, the notices — as the one-goroutine search did.
+// Files too large to read whole are streamed by the merge itself, in
+// their turn.
+
+// grepHit is one match with its context lines, formatted.
+type grepHit struct {
+	lines []string
+	cut   bool // a line was cut to grepMaxLineLength
+}
+
+// fileHits is what searching one file found.
+type fileHits struct {
+	hits   []grepHit
+	more   bool  // a match past the quota exists
+	stream bool  // too large to read whole: the merge streams it
+	err    error // the search was cancelled
+}
+
+// grepSearcher searches whole files for one grep call, with its own
+// buffers; each goroutine has one.
+type grepSearcher struct {
+	g    *grepper // read only: the patterns, context and limit
+	ctx  context.Context
+	full *atomic.Bool // the merged output is past the byte limit
+	buf  []byte       // file contents, reused across files
+}
+
+func (g *grepper) newSearcher(ctx context.Context, full *atomic.Bool) *grepSearcher {
+	return &grepSearcher{g: g, ctx: ctx, full: full, buf: make([]byte, 0, 64*1024)}
+}
+
+// searchFile searches one file for at most quota matches; display is the
+// path shown in the output. A file that cannot be read is skipped, as is a
+// binary one (a NUL byte in its first 64KB; a NUL byte later ends the
+// search of the file at that line).
+func (s *grepSearcher) searchFile(name, display string, quota int) fileHits {
+	data, big, binary, err := fileutil.ReadWhole(name, s.buf, grepWholeFileMax, grepPeekSize, hasNUL)
+	if big {
+		return fileHits{stream: true}
+	}
+	if err != nil || binary {
+		return fileHits{}
+	}
+	s.buf = data[:0]
+	return s.searchData(data, display, quota)
+}
+
+func hasNUL(b []byte) bool { return bytes.IndexByte(b, 0) >= 0 }
+
+// merge adds one file's results to the output, in walk order. It returns
+// gitignore.ErrStop once a match past the limit is found.
+func (g *grepper) merge(h fileHits, name, display string) error {
+	if h.err != nil {
+		return h.err
+	}
+	if h.stream {
+		return g.searchLarge(name, display)
+	}
+	for _, hit := range h.hits {
+		if g.matches >= g.limit {
+			g.limitReached = true
+			return gitignore.ErrStop
+		}
+		g.matches++
+		if g.context > 0 && g.outBytes > output.DefaultMaxBytes {
+			// Past the byte limit nothing more is shown (and the
+			// searcher may not have formatted it).
+			continue
+		}
+		if hit.cut {
+			g.linesTruncated = true
+		}
+		g.emit(hit.lines)
+	}
+	if h.more {
+		g.limitReached = true
+		return gitignore.ErrStop
+	}
+	return nil
+}
+
+// grepWorkers is how many goroutines search files.
+var grepWorkers = func() int { return runtime.GOMAXPROCS(0) }
+
+// grepWindow is how many files the walk may run ahead of the merge.
+const grepWindow = 256
+
+// searchTree walks root and searches the files the filter keeps on
+// workers goroutines, merging in walk order.
+func (g *grepper) searchTree(root string, filter *globFilter, workers int) error {
+	keep := func(e gitignore.Entry) (search bool, err error) {
+		if !filter.keep(e.Rel, e.IsDir) {
+			if e.IsDir {
+				return false, fs.SkipDir
+			}
+			return false, nil
+		}
+		// Directories are walked; symlinks and devices are not searched.
+		return e.Type == 0, nil
+	}
+	if workers <= 1 {
+		s := g.newSearcher(g.ctx, nil)
+		return gitignore.Walk(g.ctx, root, func(e gitignore.Entry) error {
+			if ok, err := keep(e); !ok {
+				return err
+			}
+			return g.merge(s.searchFile(e.Path, e.Rel, g.limit-g.matches), e.Path, e.Rel)
+		})
+	}
+
+	inner, cancel := context.WithCancel(g.ctx)
+	defer cancel()
+	ctx := bothCtx{Context: inner, outer: g.ctx}
+	type job struct {
+		name, display string
+		done          chan fileHits
+	}
+	jobs := make(chan *job, workers)
+	order := make(chan *job, grepWindow)
+	free := make(chan *job, grepWindow+workers+1) // merged jobs, for reuse
+	var full atomic.Bool
+	var walkErr error
+	go func() {
+		defer close(order)
+		defer close(jobs)
+		walkErr = gitignore.Walk(ctx, root, func(e gitignore.Entry) error {
+			if ok, err := keep(e); !ok {
+				return err
+			}
+			var j *job
+			select {
+			case j = <-free: // one the merge is done with
+			default:
+				j = &job{done: make(chan fileHits, 1)}
+			}
+			j.name, j.display = e.Path, e.Rel
+			// To a searcher first: a job the merge waits for is always
+			// searched.
+			select {
+			case jobs <- j:
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+			select {
+			case order <- j:
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+			return nil
+		})
+	}()
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			s := g.newSearcher(ctx, &full)
+			for j := range jobs {
+				if ctx.Err() != nil {
+					j.done <- fileHits{err: ctx.Err()}
+					continue
+				}
+				j.done <- s.searchFile(j.name, j.display, g.limit)
+			}
+		}()
+	}
+	var err error
+	for j := range order {
+		if err = g.merge(<-j.done, j.name, j.display); err != nil {
+			break
+		}
+		select {
+		case free <- j:
+		default:
+		}
+		if g.outBytes > output.DefaultMaxBytes {
+			full.Store(true)
+		}
+	}
+	cancel()
+	for range order { // let the walk see the cancel and end
+	}
+	wg.Wait()
+	if err == nil && walkErr != nil {
+		err = walkErr // the caller's context ended the walk
+	}
+	return err
+}
+
+// bothCtx is the call's context with the cancel of an early stop: Err
+// asks the call's context itself too, so a context whose Err changes
+// without its Done channel (as some callers' do) still stops the walk.
+type bothCtx struct {
+	context.Context
+	outer context.Context
+}
+
+func (c bothCtx) Err() error {
+	if err := c.outer.Err(); err != nil {
+		return err
+	}
+	return c.Context.Err()
+}
+
+// rareByte ranks bytes by how common they are in source code and prose
+// (higher: more common), to pick the needle byte to scan for.
+func rareByte(c byte) int {
+	switch {
+	case c == ' ' || c == '\n' || c == '\t' || c == 'e' || c == 't' || c == 'a' || c == 'o' || c == 'i' || c == 'n' || c == 's' || c == 'r':
+		return 250
+	case c == 'q' || c == 'j' || c == 'z' || c == 'x' || c == 'k' || c == 'v':
+		return 100
+	case 'a' <= c && c <= 'z':
+		return 200
+	case bytes.IndexByte([]byte("().,;=\"'{}_/*-:"), c) >= 0:
+		return 180
+	case '0' <= c && c <= '9':
+		return 150
+	case c == 'Q' || c == 'J' || c == 'Z' || c == 'X' || c == 'K' || c == 'V' || c == 'Y':
+		return 70
+	case 'A' <= c && c <= 'Z':
+		return 120
+	case c < 0x80:
+		return 60
+	}
+	return 40
+}
+
+// index finds the needle in hay: a scan for its rarest byte, each hit
+// checked whole (fewer false starts than scanning for its first byte when
+// that byte is common).
+func (n *grepNeedle) index(hay []byte) int {
+	if n.rare < 0 {
+		return bytes.Index(hay, n.text)
+	}
+	c, off, m := n.text[n.rare], n.rare, len(n.text)
+	for i := 0; i+m <= len(hay); {
+		j := bytes.IndexByte(hay[i+off:len(hay)-m+off+1], c)
+		if j < 0 {
+			return -1
+		}
+		start := i + j
+		if bytes.Equal(hay[start:start+m], n.text) {
+			return start
+		}
+		i = start + 1
+	}
+	return -1
+}
+
+// pickRare sets the offset of the needle's rarest byte (-1: use
+// bytes.Index, for needles whose bytes are all common).
+func (n *grepNeedle) pickRare() {
+	n.rare = -1
+	best := 250
+	for i, c := range n.text {
+		if r := rareByte(c); r < best {
+			best, n.rare = r, i
+		}
+	}
+}
+
+// foldFinder finds a case-folded needle in one file without lower-casing
+// the file: it scans for the needle's rarest byte in both cases, keeping
+// the next position of each (so each case is scanned once per file), and
+// checks every candidate ignoring ASCII case.
+type foldFinder struct {
+	hay    []byte
+	text   []byte // the needle, lower-case ASCII
+	off    int    // offset of the scanned byte in the needle
+	lo, up byte
+	// next position of lo and of up at or after the last asked one; -1:
+	// none left; -2: not looked for yet.
+	nextLo, nextUp int
+}
+
+func newFoldFinder(n *grepNeedle, hay []byte) *foldFinder {
+	off := max(n.rare, 0)
+	lo := n.text[off]
+	up := lo
+	if 'a' <= lo && lo <= 'z' {
+		up = lo - ('a' - 'A')
+	}
+	return &foldFinder{hay: hay, text: n.text, off: off, lo: lo, up: up, nextLo: -2, nextUp: -2}
+}
+
+// next returns the position of c at or after from, given the cached one.
+func (f *foldFinder) next(cached, from int, c byte) int {
+	if cached == -1 || cached >= from {
+		return cached
+	}
+	if from >= len(f.hay) {
+		return -1
+	}
+	if i := bytes.IndexByte(f.hay[from:], c); i >= 0 {
+		return from + i
+	}
+	return -1
+}
+
+// index returns the first start at or after from where the needle occurs
+// ignoring ASCII case, or -1.
+func (f *foldFinder) index(from int) int {
+	m := len(f.text)
+	for from+m <= len(f.hay) {
+		at := from + f.off
+		f.nextLo = f.next(f.nextLo, at, f.lo)
+		p := f.nextLo
+		if f.up != f.lo {
+			f.nextUp = f.next(f.nextUp, at, f.up)
+			if p < 0 || (f.nextUp >= 0 && f.nextUp < p) {
+				p = f.nextUp
+			}
+		}
+		if p < 0 {
+			return -1
+		}
+		start := p - f.off
+		if start+m > len(f.hay) {
+			return -1
+		}
+		if equalFoldASCII(f.hay[start:start+m], f.text) {
+			return start
+		}
+		from = start + 1
+	}
+	return -1
+}
+
+// equalFoldASCII reports whether b equals lower (lower-case ASCII) when
+// b's ASCII letters are lower-cased.
+func equalFoldASCII(b, lower []byte) bool {
+	for i, c := range b {
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		if c != lower[i] {
+			return false
+		}
+	}
+	return true
+}
