@@ -370,9 +370,13 @@ func (e *Extension) initialize(ctx context.Context) error {
 	e.mu.Lock()
 	res, err := e.start(ctx)
 	if err != nil {
+		err = e.withStderr(err)
 		e.discard(ctx)
 		e.mu.Unlock()
 		return err
+	}
+	if e.inst != nil {
+		e.inst.endCall()
 	}
 	e.mu.Unlock()
 	if e.spec.Name != "" && res.Name != e.spec.Name {
