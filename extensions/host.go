@@ -67,6 +67,17 @@ type Options struct {
 	// ReservedCommands are more command names an extension may not take,
 	// besides BuiltinCommands.
 	ReservedCommands []string
+
+	// OnCompile, when set, is told about a module compile (the wait a
+	// module not in the compilation cache costs: seconds for a Go guest)
+	// that is still running after CompileNoticeAfter, with the module's
+	// path; a zero CompileNoticeAfter tells it before the compile starts.
+	// The function it returns (nil for none) is called when that compile
+	// ends, with how long it took and its error. It may be called from
+	// several loads at once.
+	OnCompile func(path string) (done func(elapsed time.Duration, err error))
+	// CompileNoticeAfter: see OnCompile.
+	CompileNoticeAfter time.Duration
 }
 
 // Host loads extensions and runs them. It is safe for concurrent use: calls
@@ -252,6 +263,7 @@ func (h *Host) load(ctx context.Context, spec Spec, label string) (_ *Extension,
 // module is a module file that was read and verified, with the limits of
 // its spec resolved.
 type module struct {
+	path           string
 	wasm           []byte
 	sha256         string // hex
 	pages          uint32 // memory limit in 64 KiB pages
@@ -280,7 +292,7 @@ func readModule(spec Spec) (module, error) {
 	if spec.SHA256 != "" && !strings.EqualFold(spec.SHA256, got) {
 		return module{}, fmt.Errorf("%w: the file has %s, pi.toml expects %s (the file changed since it was installed; if you rebuilt it, pin the new build with pi ext update NAME)", ErrSHA256Mismatch, got, spec.SHA256)
 	}
-	return module{wasm: wasm, sha256: got, pages: pages, execTO: execTO, hookTO: hookTO}, nil
+	return module{path: spec.Path, wasm: wasm, sha256: got, pages: pages, execTO: execTO, hookTO: hookTO}, nil
 }
 
 // compile returns the runtime of the module's memory limit and the module
@@ -304,7 +316,7 @@ func (h *Host) compile(ctx context.Context, m module) (*hostRuntime, wazero.Comp
 		return hr, compiled, nil
 	}
 
-	compiled, err = hr.r.CompileModule(ctx, m.wasm)
+	compiled, err = h.compileNoticed(ctx, hr, m)
 	if err != nil {
 		return nil, nil, fmt.Errorf("compile: %w", explainCompileError(err, m.pages))
 	}

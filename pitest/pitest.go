@@ -55,6 +55,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/pi-go/pi/internal/atomicfile"
 	"github.com/pi-go/pi/runtime/app"
 	"github.com/pi-go/pi/runtime/config"
 	"github.com/pi-go/pi/runtime/tool"
@@ -369,8 +370,12 @@ func build(t testing.TB, key, name string, command func(out string) *exec.Cmd) s
 		}
 		t.Fatalf("pitest: build %s: %v\n%s", name, err, out.String())
 	}
+	data, err := os.ReadFile(tmp.Name())
+	if err != nil {
+		t.Fatalf("pitest: build %s: %v", name, err)
+	}
 	final := filepath.Join(dir, name)
-	if err := os.Rename(tmp.Name(), final); err != nil {
+	if err := atomicfile.WriteFile(final, data, 0o644); err != nil {
 		t.Fatalf("pitest: build %s: %v", name, err)
 	}
 	built[key] = final

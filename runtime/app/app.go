@@ -93,6 +93,10 @@ type Options struct {
 	// UI shows extensions' ui.notify and asks their ui.confirm; nil when
 	// no person is there (print, json and tool modes).
 	UI UI
+
+	// CompileProgress is told before the wait when an extension must be
+	// compiled because the compilation cache has no copy (compile.go).
+	CompileProgress CompileProgress
 }
 
 // ExtensionInfo describes a loaded extension: what its init declared and
@@ -292,14 +296,14 @@ func (r *Runtime) extensionSpecs() ([]extensions.Spec, error) {
 
 // hostOptions are the extension host's options for this runtime.
 func (r *Runtime) hostOptions() extensions.Options {
-	return extensions.Options{
+	return withCompileProgress(extensions.Options{
 		CacheDir: config.CacheDir(r.piHome), Logger: r.logger,
 		ProjectRoot: r.cfg.ProjectRoot, Cwd: r.cwd,
 		HostName: firstNonEmpty(r.opts.HostName, "pi"), HostVersion: firstNonEmpty(r.opts.HostVersion, "dev"),
 		HideEnv: r.hideEnv,
 		Mode:    r.mode(), Trusted: r.trusted(), KVDir: r.kvDir(), UI: r.opts.UI,
 		Session: r.extensionSession(),
-	}
+	}, r.opts.CompileProgress)
 }
 
 // startExtensions starts the host and loads every extension; it returns
