@@ -354,7 +354,9 @@ func (e *Extension) call(ctx context.Context, method string, req []byte, timeout
 			return ge
 		}
 		if err == nil && decode != nil {
-			err = decode(raw)
+			if err = decode(raw); err != nil {
+				err = fmt.Errorf("%w; the result began %s", err, quoteStart(raw))
+			}
 		}
 	}
 	if err != nil {

@@ -105,6 +105,11 @@ func TestFaultHints(t *testing.T) {
 				t.Errorf("garbage n=%d = %q, want %q", c.n, r.Text(), c.want)
 			}
 		}
+		f.call(t, "echo", map[string]any{}) // not three faults in a row
+		r := f.call(t, "wrongshape", map[string]any{})
+		if want := `; the result began "{\"content\":5}"`; !r.IsError || !strings.Contains(r.Text(), want) {
+			t.Errorf("wrongshape = %q, want %q", r.Text(), want)
+		}
 	})
 }
 

@@ -131,7 +131,7 @@ func text(s string, isError bool) []byte {
 	return ok(map[string]any{"content": []map[string]string{{"type": "text", "text": s}}, "isError": isError})
 }
 
-var toolNames = []string{"fs", "read", "write", "list", "env", "exec", "sleep", "echo", "emit", "misuse", "clock", "panic", "init_params", "gopanic", "garbage", "spam"}
+var toolNames = []string{"fs", "read", "write", "list", "env", "exec", "sleep", "echo", "emit", "misuse", "clock", "panic", "init_params", "gopanic", "garbage", "spam", "wrongshape"}
 
 func handle(b []byte) []byte {
 	var req request
@@ -298,6 +298,9 @@ func tool(ex execute) []byte {
 	case "garbage":
 		// A malformed answer of N bytes (not JSON).
 		return []byte(strings.Repeat("<garbage>", max(in.N, 1)))
+	case "wrongshape":
+		// Well-formed JSON, but a result of the wrong shape.
+		return ok(map[string]any{"content": 5})
 	case "spam":
 		// N lines on stderr and N through pi.log, each of text (or "line").
 		line := in.Text
