@@ -82,6 +82,13 @@ type Extension struct {
 	hookToolCall, hookToolResult, hookBashSpawn, hookEvent bool
 	ext11
 
+	// initRaw is init's first answer (recorded for lazy loads); lazy, for
+	// an extension registered from its record, is that record's answer,
+	// which every live init must match (lazy.go).
+	initRaw    json.RawMessage
+	lazy       *initResult
+	recordFile string
+
 	mu        ctxMutex // serializes calls; guards the fields below
 	name      string
 	logger    hclog.Logger
@@ -141,6 +148,9 @@ func (e *Extension) start(ctx context.Context) (initResult, error) {
 	defer func() { inst.callCtx = nil }()
 
 	timedOut := func() bool { return ctx.Err() == nil && errors.Is(cctx.Err(), context.DeadlineExceeded) }
+	if err := e.ensureCompiled(ctx); err != nil {
+		return initResult{}, err
+	}
 	mod, err := e.instantiate(cctx, inst)
 	if err != nil {
 		if timedOut() {
@@ -170,6 +180,12 @@ func (e *Extension) start(ctx context.Context) (initResult, error) {
 	res, err := decodeInit(raw)
 	if err != nil {
 		return initResult{}, fmt.Errorf("malformed %w", err)
+	}
+	if err := e.sameAsRecord(res); err != nil {
+		return initResult{}, err
+	}
+	if e.initRaw == nil {
+		e.initRaw = append(json.RawMessage(nil), raw...)
 	}
 	return res, nil
 }

@@ -78,6 +78,13 @@ type Options struct {
 	OnCompile func(path string) (done func(elapsed time.Duration, err error))
 	// CompileNoticeAfter: see OnCompile.
 	CompileNoticeAfter time.Duration
+
+	// DeclaredDir, when set, keeps what pinned extensions' init answered
+	// (lazy.go): a later Load of the same file (same sha256 pin, same
+	// device, inode, size and mtime) with the same init request registers
+	// the extension from that record without reading, hashing, compiling
+	// or instantiating the module, which happens at its first call.
+	DeclaredDir string
 }
 
 // Host loads extensions and runs them. It is safe for concurrent use: calls
@@ -230,6 +237,9 @@ func (h *Host) Load(ctx context.Context, spec Spec) (*Extension, error) {
 // it and run init, register the extension. When a step fails, what the
 // earlier ones opened is closed.
 func (h *Host) load(ctx context.Context, spec Spec, label string) (_ *Extension, err error) {
+	if e, ok, err := h.loadLazy(ctx, spec, label); ok || err != nil {
+		return e, err
+	}
 	m, err := readModule(spec)
 	if err != nil {
 		return nil, err
@@ -257,6 +267,7 @@ func (h *Host) load(ctx context.Context, spec Spec, label string) (_ *Extension,
 	if err := h.register(ctx, e); err != nil {
 		return nil, err
 	}
+	h.recordDeclared(spec, e)
 	return e, nil
 }
 
@@ -391,6 +402,13 @@ func (e *Extension) initialize(ctx context.Context) error {
 		e.inst.endCall()
 	}
 	e.mu.Unlock()
+	return e.apply(ctx, res)
+}
+
+// apply takes the extension's name, tools, hooks and the rest from init's
+// answer (a live one, or the one recorded for a lazy load); the extension
+// is closed when the name is not the one configured.
+func (e *Extension) apply(ctx context.Context, res initResult) error {
 	if e.spec.Name != "" && res.Name != e.spec.Name {
 		e.close(ctx)
 		return fmt.Errorf("init says the extension is named %q, but it is configured as %q", res.Name, e.spec.Name)

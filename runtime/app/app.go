@@ -303,6 +303,10 @@ func (r *Runtime) hostOptions() extensions.Options {
 		HideEnv: r.hideEnv,
 		Mode:    r.mode(), Trusted: r.trusted(), KVDir: r.kvDir(), UI: r.opts.UI,
 		Session: r.extensionSession(),
+		// Lazy loads: records of what pinned extensions declared, in
+		// PI_HOME (as trusted as pi.toml: a record decides which hooks
+		// are registered before the module runs).
+		DeclaredDir: r.lazyDir(),
 	}, r.opts.CompileProgress)
 }
 

@@ -28,3 +28,12 @@ func withCompileProgress(o extensions.Options, p CompileProgress) extensions.Opt
 	o.CompileNoticeAfter = compileNoticeAfter
 	return o
 }
+
+// lazyDir keeps the extensions' lazy-load records: $PI_HOME/cache/lazy
+// ("" without a PI_HOME: every load is eager).
+func (r *Runtime) lazyDir() string {
+	if r.piHome == "" {
+		return ""
+	}
+	return filepath.Join(r.piHome, "cache", "lazy")
+}
