@@ -7,3 +7,6 @@ func ForceFSWalk(on bool) (restore func()) {
 	old := forceWalk.Swap(on)
 	return func() { forceWalk.Store(old) }
 }
+
+// FileIdentity is fileIdentity, for the lazy-load tests.
+var FileIdentity = fileIdentity

@@ -82,6 +82,13 @@ type Extension struct {
 	hookToolCall, hookToolResult, hookBashSpawn, hookEvent bool
 	ext11
 
+	// initRaw is init's first answer (recorded for lazy loads); lazy, for
+	// an extension registered from its record, is that record's answer,
+	// which every live init must match (lazy.go).
+	initRaw    json.RawMessage
+	lazy       *initResult
+	recordFile string
+
 	mu        ctxMutex // serializes calls; guards the fields below
 	name      string
 	logger    hclog.Logger
@@ -100,6 +107,7 @@ type instance struct {
 	alloc, free, call api.Function
 	stack             []uint64
 	stdout, stderr    *lineWriter
+	budget            logBudget // this call's guest log lines (guestlog.go)
 
 	// Per call; set and read with ext.mu held (host functions run inside
 	// the call that holds it).
@@ -130,8 +138,9 @@ func (e *Extension) currentLogger() hclog.Logger { return e.logger }
 // error the caller discards the instance.
 func (e *Extension) start(ctx context.Context) (initResult, error) {
 	inst := &instance{ext: e, stack: make([]uint64, 2)}
-	inst.stdout = &lineWriter{logger: e.currentLogger, level: hclog.Info, stream: "stdout"}
-	inst.stderr = &lineWriter{logger: e.currentLogger, level: hclog.Warn, stream: "stderr"}
+	inst.stdout = &lineWriter{logger: e.currentLogger, level: hclog.Info, stream: "stdout", budget: &inst.budget}
+	inst.stderr = &lineWriter{logger: e.currentLogger, level: hclog.Warn, stream: "stderr", budget: &inst.budget}
+	e.inst = inst // before instantiation, so a fault in _initialize can quote its stderr
 	cctx, cancel := context.WithTimeout(ctx, e.hookTO)
 	defer cancel()
 	cctx = context.WithValue(withChain(cctx, e.name), ctxKey{}, inst)
@@ -139,6 +148,9 @@ func (e *Extension) start(ctx context.Context) (initResult, error) {
 	defer func() { inst.callCtx = nil }()
 
 	timedOut := func() bool { return ctx.Err() == nil && errors.Is(cctx.Err(), context.DeadlineExceeded) }
+	if err := e.ensureCompiled(ctx); err != nil {
+		return initResult{}, err
+	}
 	mod, err := e.instantiate(cctx, inst)
 	if err != nil {
 		if timedOut() {
@@ -151,7 +163,6 @@ func (e *Extension) start(ctx context.Context) (initResult, error) {
 	inst.alloc = mod.ExportedFunction(exportAlloc)
 	inst.free = mod.ExportedFunction(exportFree)
 	inst.call = mod.ExportedFunction(exportCall)
-	e.inst = inst
 
 	raw, err := inst.roundTrip(cctx, e.initReq, e.rt.pages)
 	if err == nil {
@@ -169,6 +180,12 @@ func (e *Extension) start(ctx context.Context) (initResult, error) {
 	res, err := decodeInit(raw)
 	if err != nil {
 		return initResult{}, fmt.Errorf("malformed %w", err)
+	}
+	if err := e.sameAsRecord(res); err != nil {
+		return initResult{}, err
+	}
+	if e.initRaw == nil {
+		e.initRaw = append(json.RawMessage(nil), raw...)
 	}
 	return res, nil
 }
@@ -197,7 +214,7 @@ func (inst *instance) roundTrip(ctx context.Context, req []byte, pages uint32) (
 			// (1 MiB, or an eighth of the limit) of the limit.
 			size, limit := uint64(inst.mem.Size()), uint64(pages)*65536
 			if size+max(limit/8, 1<<20) >= limit {
-				err = &noted{err: err, note: fmt.Sprintf("memory is near its limit: %.1f of %d MiB in use", float64(size)/(1<<20), pages/16)}
+				err = &noted{err: err, note: fmt.Sprintf("memory is near its limit: %.1f of %d MiB in use; raise [extensions.limits] memory_mb", float64(size)/(1<<20), pages/16)}
 			}
 		}
 	}()
@@ -208,7 +225,7 @@ func (inst *instance) roundTrip(ctx context.Context, req []byte, pages uint32) (
 	}
 	p := uint32(st[0])
 	if p == 0 {
-		return nil, fmt.Errorf("pi_alloc(%d) returned 0 (out of memory)", len(req))
+		return nil, fmt.Errorf("pi_alloc(%d) returned 0 (out of memory: the limit is %d MiB; raise [extensions.limits] memory_mb)", len(req), pages/16)
 	}
 	if !inst.mem.Write(p, req) {
 		return nil, fmt.Errorf("pi_alloc(%d) returned %#x, out of bounds of the %d-byte memory", len(req), p, inst.mem.Size())
@@ -295,6 +312,7 @@ func firstLine(err error) string {
 // fault records a fault: the instance is discarded and, at
 // MaxFaultsInARow, the extension disabled. e.mu must be held.
 func (e *Extension) fault(ctx context.Context, method string, cause error) error {
+	cause = e.withStderr(cause)
 	e.discard(ctx)
 	e.faults++
 	e.lastFault = cause
@@ -335,6 +353,8 @@ func (e *Extension) call(ctx context.Context, method string, req []byte, timeout
 		}
 	}
 	inst := e.inst
+	inst.beginCall()
+	defer inst.endCall()
 	cctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	cctx = context.WithValue(withChain(cctx, e.name), ctxKey{}, inst)
@@ -350,7 +370,9 @@ func (e *Extension) call(ctx context.Context, method string, req []byte, timeout
 			return ge
 		}
 		if err == nil && decode != nil {
-			err = decode(raw)
+			if err = decode(raw); err != nil {
+				err = fmt.Errorf("%w; the result began %s", err, quoteStart(raw))
+			}
 		}
 	}
 	if err != nil {

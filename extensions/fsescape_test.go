@@ -291,8 +291,8 @@ func TestFSEscapeGoGuest(t *testing.T) {
 				t.Errorf("the logs lack %q:\n%s", w, logs)
 			}
 		}
-		if !strings.Contains(logs, "[DEBUG]") {
-			t.Errorf("refusals are not logged at debug level:\n%s", logs)
+		if !strings.Contains(logs, "[WARN]  pi.ext.sandbox: extension sandbox: path") || !strings.Contains(logs, "to allow it, grant a folder holding it: --grant fs=ro:PATH") {
+			t.Errorf("refusals are not logged at warn level with a fix hint:\n%s", logs)
 		}
 	})
 }

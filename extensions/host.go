@@ -67,6 +67,24 @@ type Options struct {
 	// ReservedCommands are more command names an extension may not take,
 	// besides BuiltinCommands.
 	ReservedCommands []string
+
+	// OnCompile, when set, is told about a module compile (the wait a
+	// module not in the compilation cache costs: seconds for a Go guest)
+	// that is still running after CompileNoticeAfter, with the module's
+	// path; a zero CompileNoticeAfter tells it before the compile starts.
+	// The function it returns (nil for none) is called when that compile
+	// ends, with how long it took and its error. It may be called from
+	// several loads at once.
+	OnCompile func(path string) (done func(elapsed time.Duration, err error))
+	// CompileNoticeAfter: see OnCompile.
+	CompileNoticeAfter time.Duration
+
+	// DeclaredDir, when set, keeps what pinned extensions' init answered
+	// (lazy.go): a later Load of the same file (same sha256 pin, same
+	// device, inode, size and mtime) with the same init request registers
+	// the extension from that record without reading, hashing, compiling
+	// or instantiating the module, which happens at its first call.
+	DeclaredDir string
 }
 
 // Host loads extensions and runs them. It is safe for concurrent use: calls
@@ -219,6 +237,9 @@ func (h *Host) Load(ctx context.Context, spec Spec) (*Extension, error) {
 // it and run init, register the extension. When a step fails, what the
 // earlier ones opened is closed.
 func (h *Host) load(ctx context.Context, spec Spec, label string) (_ *Extension, err error) {
+	if e, ok, err := h.loadLazy(ctx, spec, label); ok || err != nil {
+		return e, err
+	}
 	m, err := readModule(spec)
 	if err != nil {
 		return nil, err
@@ -246,12 +267,14 @@ func (h *Host) load(ctx context.Context, spec Spec, label string) (_ *Extension,
 	if err := h.register(ctx, e); err != nil {
 		return nil, err
 	}
+	h.recordDeclared(spec, e)
 	return e, nil
 }
 
 // module is a module file that was read and verified, with the limits of
 // its spec resolved.
 type module struct {
+	path           string
 	wasm           []byte
 	sha256         string // hex
 	pages          uint32 // memory limit in 64 KiB pages
@@ -280,7 +303,7 @@ func readModule(spec Spec) (module, error) {
 	if spec.SHA256 != "" && !strings.EqualFold(spec.SHA256, got) {
 		return module{}, fmt.Errorf("%w: the file has %s, pi.toml expects %s (the file changed since it was installed; if you rebuilt it, pin the new build with pi ext update NAME)", ErrSHA256Mismatch, got, spec.SHA256)
 	}
-	return module{wasm: wasm, sha256: got, pages: pages, execTO: execTO, hookTO: hookTO}, nil
+	return module{path: spec.Path, wasm: wasm, sha256: got, pages: pages, execTO: execTO, hookTO: hookTO}, nil
 }
 
 // compile returns the runtime of the module's memory limit and the module
@@ -304,7 +327,7 @@ func (h *Host) compile(ctx context.Context, m module) (*hostRuntime, wazero.Comp
 		return hr, compiled, nil
 	}
 
-	compiled, err = hr.r.CompileModule(ctx, m.wasm)
+	compiled, err = h.compileNoticed(ctx, hr, m)
 	if err != nil {
 		return nil, nil, fmt.Errorf("compile: %w", explainCompileError(err, m.pages))
 	}
@@ -370,11 +393,22 @@ func (e *Extension) initialize(ctx context.Context) error {
 	e.mu.Lock()
 	res, err := e.start(ctx)
 	if err != nil {
+		err = e.withStderr(err)
 		e.discard(ctx)
 		e.mu.Unlock()
 		return err
 	}
+	if e.inst != nil {
+		e.inst.endCall()
+	}
 	e.mu.Unlock()
+	return e.apply(ctx, res)
+}
+
+// apply takes the extension's name, tools, hooks and the rest from init's
+// answer (a live one, or the one recorded for a lazy load); the extension
+// is closed when the name is not the one configured.
+func (e *Extension) apply(ctx context.Context, res initResult) error {
 	if e.spec.Name != "" && res.Name != e.spec.Name {
 		e.close(ctx)
 		return fmt.Errorf("init says the extension is named %q, but it is configured as %q", res.Name, e.spec.Name)

@@ -91,7 +91,7 @@ func hostLog(ctx context.Context, mod api.Module, stack []uint64) {
 	case 4:
 		lv = hclog.Error
 	}
-	logger.Log(lv, string(msg))
+	inst.ext.guestLog(inst, lv, string(msg))
 }
 
 // hostEmit: emit(ptr, len) -> i32. A partial result during tool.execute.
@@ -226,7 +226,7 @@ func (e *Extension) exec(ctx context.Context, p abi.ExecParams) (abi.ExecResult,
 		if len(e.grants.Exec) > 0 {
 			granted = strings.Join(e.grants.Exec, ", ")
 		}
-		return abi.ExecResult{}, fmt.Errorf("permission denied: extension %s may not exec %q (grants.exec: %s)", e.name, p.Argv, granted)
+		return abi.ExecResult{}, fmt.Errorf("permission denied: extension %s may not exec %q (grants.exec: %s); to allow it, grant it at install with --grant exec=%s (or add it to grants.exec in pi.toml)", e.name, p.Argv, granted, p.Argv[0])
 	}
 	if p.TimeoutMS < 0 {
 		return abi.ExecResult{}, errors.New("exec: timeoutMs must not be negative")

@@ -55,19 +55,19 @@ func decodeResponse(b []byte) (json.RawMessage, error) {
 	}
 	var r abi.Response
 	if err := decodeStrict(b, &r); err != nil {
-		return nil, fmt.Errorf("malformed response: %w", err)
+		return nil, fmt.Errorf("malformed response: %w; the answer began %s", err, quoteStart(b))
 	}
 	switch {
 	case r.OK == nil:
-		return nil, errors.New(`malformed response: no "ok" field`)
+		return nil, fmt.Errorf(`malformed response: no "ok" field; the answer began %s`, quoteStart(b))
 	case *r.OK:
 		if r.Error != nil {
-			return nil, errors.New(`malformed response: "ok": true with an "error"`)
+			return nil, fmt.Errorf(`malformed response: "ok": true with an "error"; the answer began %s`, quoteStart(b))
 		}
 		return r.Result, nil
 	default:
 		if r.Error == nil {
-			return nil, errors.New(`malformed response: "ok": false without an "error"`)
+			return nil, fmt.Errorf(`malformed response: "ok": false without an "error"; the answer began %s`, quoteStart(b))
 		}
 		return nil, &GuestError{Message: r.Error.Message}
 	}

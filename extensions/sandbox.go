@@ -129,7 +129,13 @@ func (e *Extension) denied(guest, why string) {
 	default:
 		msg = fmt.Sprintf("extension %s: path %s: %s", e.name, guest, why)
 	}
-	e.currentLogger().Debug(msg + " (grants.fs: " + strings.Join(e.grants.FS, ", ") + ")")
+	granted := "none"
+	if len(e.grants.FS) > 0 {
+		granted = strings.Join(e.grants.FS, ", ")
+	}
+	// Warn, so the user sees why the guest got EBADF ("Bad file number");
+	// within the call's log budget, so a guest cannot flood the log with it.
+	e.guestLog(e.inst, hclog.Warn, msg+" (grants.fs: "+granted+"); to allow it, grant a folder holding it: --grant fs=ro:PATH or fs=rw:PATH")
 }
 
 // moduleConfig is the sandbox of one instance: no args, only granted env,
@@ -195,6 +201,7 @@ type lineWriter struct {
 	level  hclog.Level
 	stream string
 	buf    []byte
+	budget *logBudget // the instance's per-call budget; nil logs everything
 }
 
 var _ io.Writer = (*lineWriter)(nil)
@@ -233,6 +240,15 @@ func (w *lineWriter) emit() {
 	if len(line) > maxLogLine {
 		line = line[:maxLogLine]
 	}
-	w.logger().Log(w.level, string(bytes.TrimRight(line, "\r")), "stream", w.stream)
+	msg := string(bytes.TrimRight(line, "\r"))
 	w.buf = w.buf[:0]
+	if w.budget != nil {
+		if w.stream == "stderr" {
+			w.budget.noteStderr(msg)
+		}
+		if !w.budget.allow(len(msg)) {
+			return
+		}
+	}
+	w.logger().Log(w.level, msg, "stream", w.stream)
 }

@@ -75,6 +75,11 @@ func verifyModule(m wazero.CompiledModule, wasi map[string]api.FunctionDefinitio
 	if _, ok := exports[exportMarker]; !ok {
 		return fmt.Errorf("missing export %s: not a pi extension of ABI v1 (the module must export a function %q)", exportMarker, exportMarker)
 	}
+	if _, cmd := exports["_start"]; cmd {
+		if _, lib := exports[exportInit]; !lib {
+			return fmt.Errorf("the module is a WASI command (it exports _start and no %s), not a library: rebuild it with -buildmode=c-shared (GOOS=wasip1 GOARCH=wasm go build -buildmode=c-shared -o NAME.wasm .), or for C/Rust link it as a reactor (-mexec-model=reactor, --crate-type cdylib)", exportInit)
+		}
+	}
 	for _, want := range guestExports {
 		d, ok := exports[want.name]
 		if !ok {

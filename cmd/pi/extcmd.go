@@ -146,6 +146,7 @@ func cmdExtInstall(args []string, stdout, stderr io.Writer) int {
 		Source:         pos[0], Override: override, Grants: g,
 		Limits: limits, Config: extCfg,
 		LogOutput: stderr, HostVersion: version,
+		CompileProgress: compileProgress(stderr),
 	})
 	if err != nil && inst.Dest == "" {
 		fmt.Fprintf(stderr, "pi ext install: %s refused, nothing written: %v\n", pos[0], err)
@@ -332,6 +333,7 @@ func cmdExtUpdate(args []string, stdout, stderr io.Writer) int {
 	req := app.UpdateRequest{
 		ExtensionScope: app.ExtensionScope{Cwd: resolveCwd(cwd), Global: global},
 		Name:           pos[0], LogOutput: stderr, HostVersion: version,
+		CompileProgress: compileProgress(stderr),
 	}
 	if len(pos) == 2 {
 		req.Source = pos[1]

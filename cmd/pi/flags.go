@@ -53,6 +53,8 @@ func (c *commonFlags) appOptions(stderr io.Writer, model app.ModelOptions) app.O
 		LogOutput: stderr, LogLevel: c.logLevel,
 		OnWarning:   func(w string) { fmt.Fprintf(stderr, "pi: warning: %s\n", w) },
 		HostVersion: version,
+		// A module the compilation cache lost says so before the wait.
+		CompileProgress: compileProgress(stderr),
 	}
 }
 

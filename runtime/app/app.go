@@ -95,6 +95,10 @@ type Options struct {
 	// that need approval (AskFromUI). Nil when no person is there (print,
 	// json and tool modes).
 	UI UI
+
+	// CompileProgress is told before the wait when an extension must be
+	// compiled because the compilation cache has no copy (compile.go).
+	CompileProgress CompileProgress
 }
 
 // ExtensionInfo describes a loaded extension: what its init declared and
@@ -297,14 +301,18 @@ func (r *Runtime) extensionSpecs() ([]extensions.Spec, error) {
 
 // hostOptions are the extension host's options for this runtime.
 func (r *Runtime) hostOptions() extensions.Options {
-	return extensions.Options{
+	return withCompileProgress(extensions.Options{
 		CacheDir: config.CacheDir(r.piHome), Logger: r.logger,
 		ProjectRoot: r.cfg.ProjectRoot, Cwd: r.cwd,
 		HostName: firstNonEmpty(r.opts.HostName, "pi"), HostVersion: firstNonEmpty(r.opts.HostVersion, "dev"),
 		HideEnv: r.hideEnv,
 		Mode:    r.mode(), Trusted: r.trusted(), KVDir: r.kvDir(), UI: r.extensionUI(),
 		Session: r.extensionSession(),
-	}
+		// Lazy loads: records of what pinned extensions declared, in
+		// PI_HOME (as trusted as pi.toml: a record decides which hooks
+		// are registered before the module runs).
+		DeclaredDir: r.lazyDir(),
+	}, r.opts.CompileProgress)
 }
 
 // startExtensions starts the host and loads every extension; it returns

@@ -72,6 +72,9 @@ type InstallRequest struct {
 	LogOutput io.Writer
 	// HostVersion is told to the extension's init while it is inspected.
 	HostVersion string
+	// CompileProgress is told when inspecting the module compiles it
+	// (the compile later starts then reuse from the cache); nil for none.
+	CompileProgress CompileProgress
 }
 
 // Installed says what an install did.
@@ -115,7 +118,7 @@ func InstallExtension(ctx context.Context, req InstallRequest) (Installed, error
 	if err != nil {
 		return Installed{}, err
 	}
-	mod, err := inspectFile(ctx, t, src, req.Config, req.LogOutput, req.HostVersion)
+	mod, err := inspectFile(ctx, t, src, req.Config, req.LogOutput, req.HostVersion, req.CompileProgress)
 	if err != nil {
 		return Installed{}, err
 	}
@@ -160,7 +163,7 @@ type inspected struct {
 // inspectFile reads src, loads a private copy of its bytes in an empty
 // sandbox (no grants, default limits, the given config) to run its init,
 // and checks cfg against what init declared.
-func inspectFile(ctx context.Context, t extTarget, src string, cfg map[string]any, logOut io.Writer, hostVersion string) (inspected, error) {
+func inspectFile(ctx context.Context, t extTarget, src string, cfg map[string]any, logOut io.Writer, hostVersion string, progress CompileProgress) (inspected, error) {
 	data, err := os.ReadFile(src)
 	if err != nil {
 		return inspected{}, err
@@ -180,10 +183,10 @@ func inspectFile(ctx context.Context, t extTarget, src string, cfg map[string]an
 	if logOut == nil {
 		logOut = io.Discard
 	}
-	host, err := extensions.NewHost(ctx, extensions.Options{
+	host, err := extensions.NewHost(ctx, withCompileProgress(extensions.Options{
 		CacheDir: config.CacheDir(t.home), Logger: newLogger("warn", logOut), ProjectRoot: t.cwd, Cwd: t.cwd,
 		HostName: "pi", HostVersion: firstNonEmpty(hostVersion, "dev"), Mode: ModeInspect,
-	})
+	}, progress))
 	if err != nil {
 		return inspected{}, fmt.Errorf("inspect %s: %w", src, err)
 	}

@@ -27,6 +27,9 @@ type UpdateRequest struct {
 	LogOutput io.Writer
 	// HostVersion is told to the extension's init while it is inspected.
 	HostVersion string
+	// CompileProgress is told when inspecting the new module compiles it;
+	// nil for none.
+	CompileProgress CompileProgress
 }
 
 // Updated says what an update did.
@@ -86,7 +89,7 @@ func UpdateExtension(ctx context.Context, req UpdateRequest) (Updated, error) {
 			return Updated{}, err
 		}
 	}
-	mod, err := inspectFile(ctx, t, src, entry.Config, req.LogOutput, req.HostVersion)
+	mod, err := inspectFile(ctx, t, src, entry.Config, req.LogOutput, req.HostVersion, req.CompileProgress)
 	if err != nil {
 		return Updated{}, err
 	}
@@ -169,7 +172,7 @@ func InspectExtension(ctx context.Context, scope ExtensionScope, path string, cf
 	if err != nil {
 		return ExtensionInfo{}, err
 	}
-	mod, err := inspectFile(ctx, t, abs, cfg, logOut, hostVersion)
+	mod, err := inspectFile(ctx, t, abs, cfg, logOut, hostVersion, nil)
 	if err != nil {
 		return ExtensionInfo{}, err
 	}

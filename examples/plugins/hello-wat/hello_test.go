@@ -7,15 +7,19 @@ import (
 
 	"github.com/pi-go/pi/extensions"
 	"github.com/pi-go/pi/internal/plugintest"
+	"github.com/pi-go/pi/pitest"
 )
 
 func TestMain(m *testing.M) { os.Exit(plugintest.Main(m)) }
 
 func TestHello(t *testing.T) {
-	wasm := plugintest.BuildWAT(t, "examples/plugins/hello-wat/hello.wat")
-	root := t.TempDir()
-	l := plugintest.Load(t, wasm, root, extensions.Spec{Name: "hello-wat"})
-	info := l.Ext.Info()
+	// The public test kit, as an extension author's test would use it.
+	l := pitest.Load(t, pitest.Extension{Path: pitest.BuildWAT(t, "hello.wat")})
+	exts := l.Extensions()
+	if len(exts) != 1 {
+		t.Fatalf("extensions %+v", exts)
+	}
+	info := exts[0]
 	if info.Name != "hello-wat" || info.Version != "0.1.0" || len(info.Tools) != 1 || info.Tools[0].Name != "hello" || len(info.Hooks) != 0 {
 		t.Fatalf("info %+v", info)
 	}
@@ -34,20 +38,20 @@ func TestHello(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			r := l.Run(t, "hello", tc.args)
-			if r.IsError != tc.isError || !strings.Contains(r.Text(), tc.want) {
-				t.Errorf("got %q (isError %v), want %q (isError %v)", r.Text(), r.IsError, tc.want, tc.isError)
+			r := l.Call("hello", tc.args)
+			if r.IsError != tc.isError || !strings.Contains(r.Text, tc.want) {
+				t.Errorf("got %q (isError %v), want %q (isError %v)", r.Text, r.IsError, tc.want, tc.isError)
 			}
-			if !tc.isError && r.Text() != tc.want {
-				t.Errorf("got %q, want exactly %q", r.Text(), tc.want)
+			if !tc.isError && r.Text != tc.want {
+				t.Errorf("got %q, want exactly %q", r.Text, tc.want)
 			}
 		})
 	}
 	t.Run("many calls reuse the heap", func(t *testing.T) {
 		long := strings.Repeat("n", 100_000) // bigger than the module's first pages
 		for range 50 {
-			if r := l.Run(t, "hello", map[string]any{"name": long}); r.Text() != "Hello, "+long+"!" {
-				t.Fatalf("got %d bytes", len(r.Text()))
+			if r := l.Call("hello", map[string]any{"name": long}); r.Text != "Hello, "+long+"!" {
+				t.Fatalf("got %d bytes", len(r.Text))
 			}
 		}
 	})
@@ -59,6 +63,8 @@ func TestHello(t *testing.T) {
 // BenchmarkHello measures one tool call into the hand-written module through
 // the real host: the floor under any guest, with no Go runtime in it.
 func BenchmarkHello(b *testing.B) {
+	// The extension host alone (internal/plugintest), without the rest of
+	// pi that pitest assembles around it.
 	wasm := plugintest.BuildWAT(b, "examples/plugins/hello-wat/hello.wat")
 	l := plugintest.Load(b, wasm, b.TempDir(), extensions.Spec{Name: "hello-wat"})
 	b.ReportAllocs()

@@ -131,7 +131,7 @@ func text(s string, isError bool) []byte {
 	return ok(map[string]any{"content": []map[string]string{{"type": "text", "text": s}}, "isError": isError})
 }
 
-var toolNames = []string{"fs", "read", "write", "list", "env", "exec", "sleep", "echo", "emit", "misuse", "clock", "panic", "init_params"}
+var toolNames = []string{"fs", "read", "write", "list", "env", "exec", "sleep", "echo", "emit", "misuse", "clock", "panic", "init_params", "gopanic", "garbage", "spam", "wrongshape"}
 
 func handle(b []byte) []byte {
 	var req request
@@ -284,6 +284,34 @@ func tool(ex execute) []byte {
 		panic("guest panic on purpose")
 	case "init_params":
 		return text(string(initParams), false)
+	case "gopanic":
+		// A panic in another goroutine: the call traps, and only stderr
+		// says why.
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			var m map[string]int
+			m["x"]++ // assignment to entry in nil map
+		}()
+		<-done
+		return text("unreachable", false)
+	case "garbage":
+		// A malformed answer of N bytes (not JSON).
+		return []byte(strings.Repeat("<garbage>", max(in.N, 1)))
+	case "wrongshape":
+		// Well-formed JSON, but a result of the wrong shape.
+		return ok(map[string]any{"content": 5})
+	case "spam":
+		// N lines on stderr and N through pi.log, each of text (or "line").
+		line := in.Text
+		if line == "" {
+			line = "line"
+		}
+		for i := 0; i < in.N; i++ {
+			fmt.Fprintf(os.Stderr, "stderr %d %s\n", i, line)
+			logf(2, "log %d %s", i, line)
+		}
+		return text(fmt.Sprintf("spammed %d", in.N), false)
 	}
 	return fail("unknown tool " + ex.ToolName)
 }
