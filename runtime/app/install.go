@@ -309,23 +309,32 @@ type ConfiguredExtension struct {
 	Problem string `json:"error,omitempty"`
 }
 
+// loadForListing loads the global and the project pi.toml as a listing
+// shows them: the project's settings even when it is not trusted, and
+// whether it is.
+func loadForListing(cwdIn, homeIn string) (cwd, home string, cfg *config.Config, trusted bool, err error) {
+	if cwd, err = workingDir(cwdIn); err != nil {
+		return "", "", nil, false, err
+	}
+	home = firstNonEmpty(homeIn, config.DefaultPIHome())
+	if cfg, err = config.Load(config.LoadOptions{Cwd: cwd, PIHome: home, Trust: true}); err != nil {
+		return "", "", nil, false, err
+	}
+	trusted = true
+	if cfg.ProjectFile != "" {
+		trusted, _ = config.IsTrusted(home, cfg.ProjectFile)
+	}
+	return cwd, home, cfg, trusted, nil
+}
+
 // ListExtensions lists the [[extensions]] entries of the global and the
 // project pi.toml (global first), each checked: its file's sha256 against
 // pi.toml, then the module inspected in a sandbox. A project's entries are
 // listed even when it is not trusted.
 func ListExtensions(ctx context.Context, scope ExtensionScope) ([]ConfiguredExtension, error) {
-	cwd, err := workingDir(scope.Cwd)
+	cwd, home, cfg, trusted, err := loadForListing(scope.Cwd, scope.PIHome)
 	if err != nil {
 		return nil, err
-	}
-	home := firstNonEmpty(scope.PIHome, config.DefaultPIHome())
-	cfg, err := config.Load(config.LoadOptions{Cwd: cwd, PIHome: home, Trust: true})
-	if err != nil {
-		return nil, err
-	}
-	trusted := true
-	if cfg.ProjectFile != "" {
-		trusted, _ = config.IsTrusted(home, cfg.ProjectFile)
 	}
 	entries := []ConfiguredExtension{}
 	for _, e := range cfg.Extensions {

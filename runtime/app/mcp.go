@@ -221,18 +221,9 @@ type MCPListOptions struct {
 // starts each enabled server of a trusted file to report its state and
 // tools (refreshing the tool-list cache), then ends them.
 func ListMCPServers(ctx context.Context, o MCPListOptions) ([]ConfiguredMCPServer, error) {
-	cwd, err := workingDir(o.Cwd)
+	cwd, home, cfg, trusted, err := loadForListing(o.Cwd, o.PIHome)
 	if err != nil {
 		return nil, err
-	}
-	home := firstNonEmpty(o.PIHome, config.DefaultPIHome())
-	cfg, err := config.Load(config.LoadOptions{Cwd: cwd, PIHome: home, Trust: true})
-	if err != nil {
-		return nil, err
-	}
-	trusted := true
-	if cfg.ProjectFile != "" {
-		trusted, _ = config.IsTrusted(home, cfg.ProjectFile)
 	}
 	out := []ConfiguredMCPServer{}
 	var start []config.MCPServer
