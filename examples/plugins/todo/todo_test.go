@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/pi-go/pi/internal/plugintest"
-	"github.com/pi-go/pi/pitest"
+	"github.com/pi-go/pi/runtime/app/pitest"
 )
 
 func TestMain(m *testing.M) { os.Exit(plugintest.Main(m)) }

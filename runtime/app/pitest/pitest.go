@@ -14,7 +14,7 @@
 //	import (
 //		"testing"
 //
-//		"github.com/pi-go/pi/pitest"
+//		"github.com/pi-go/pi/runtime/app/pitest"
 //	)
 //
 //	func TestHello(t *testing.T) {

@@ -7,15 +7,15 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/pi-go/pi/pitest"
 	"github.com/pi-go/pi/runtime/app"
+	"github.com/pi-go/pi/runtime/app/pitest"
 )
 
 // The kit's own tests load real modules (a hand-written one, Go examples,
 // a test guest) into a real pi.
 
 func TestCallTool(t *testing.T) {
-	wasm := pitest.BuildWAT(t, "../examples/plugins/hello-wat/hello.wat")
+	wasm := pitest.BuildWAT(t, "../../../examples/plugins/hello-wat/hello.wat")
 	pi := pitest.Load(t, pitest.Extension{Path: wasm})
 	if got := pi.MustCall("hello", map[string]any{"name": "Ada"}); got != "Hello, Ada!" {
 		t.Fatalf("hello = %q", got)
@@ -33,7 +33,7 @@ func TestCallTool(t *testing.T) {
 		t.Errorf("the guest's log line is not in Logs:\n%s", pi.Logs())
 	}
 	// Built once per test binary: the same path again.
-	if again := pitest.BuildWAT(t, "../examples/plugins/hello-wat/hello.wat"); again != wasm {
+	if again := pitest.BuildWAT(t, "../../../examples/plugins/hello-wat/hello.wat"); again != wasm {
 		t.Errorf("second build %s, first %s", again, wasm)
 	}
 }
@@ -41,7 +41,7 @@ func TestCallTool(t *testing.T) {
 // TestHooksGuardBuiltins: a hook-only extension is tested against pi's
 // real built-in tools, in the project folder the kit made.
 func TestHooksGuardBuiltins(t *testing.T) {
-	wasm := pitest.BuildGo(t, "../examples/plugins/protect-paths")
+	wasm := pitest.BuildGo(t, "../../../examples/plugins/protect-paths")
 	pi := pitest.New(t, pitest.Options{Files: map[string]string{"main.go": "package main\n"}}, pitest.Extension{Path: wasm})
 	r := pi.Call("write", map[string]any{"path": ".env", "content": "SECRET=1\n"})
 	if !r.IsError || !strings.Contains(r.Text, "protect-paths") {
@@ -62,7 +62,7 @@ func TestHooksGuardBuiltins(t *testing.T) {
 // TestGrantsAndConfig: grants and config reach the extension, and no grant
 // means no access.
 func TestGrantsAndConfig(t *testing.T) {
-	wasm := pitest.BuildGo(t, "../examples/plugins/loc")
+	wasm := pitest.BuildGo(t, "../../../examples/plugins/loc")
 	files := map[string]string{"a.go": "package a\n\nvar x = 1\n"}
 	granted := pitest.New(t, pitest.Options{Files: files}, pitest.Extension{Path: wasm, Grants: []string{"fs=ro:."}})
 	if got := granted.MustCall("loc", map[string]any{}); !strings.Contains(got, "Go: 1 file, 3 lines") {
@@ -73,7 +73,7 @@ func TestGrantsAndConfig(t *testing.T) {
 		t.Fatalf("loc without a grant read the project: %+v", r)
 	}
 
-	redact := pitest.BuildGo(t, "../examples/plugins/redact")
+	redact := pitest.BuildGo(t, "../../../examples/plugins/redact")
 	err := pitest.LoadErr(t, pitest.Options{}, pitest.Extension{Path: redact, Config: map[string]any{"patterns": []any{"[a-"}}})
 	if !strings.Contains(err.Error(), `config patterns: "[a-"`) {
 		t.Fatalf("bad config error = %v", err)
@@ -84,7 +84,7 @@ func TestGrantsAndConfig(t *testing.T) {
 }
 
 func TestCommand(t *testing.T) {
-	wasm := pitest.BuildGo(t, "../extensions/testdata/guests/raw11")
+	wasm := pitest.BuildGo(t, "../../../extensions/testdata/guests/raw11")
 	pi := pitest.Load(t, pitest.Extension{Path: wasm})
 	res, err := pi.Command("raw", "ask twice")
 	if err != nil || res.Text != "raw: ask twice" || res.Prompt != "twice" {
