@@ -330,8 +330,13 @@ func TestRPCSignalAndAbortBash(t *testing.T) {
 	wait(`"cancelled":true`)
 	io.WriteString(in, `{"id":"p","type":"prompt","message":"sleep"}`+"\n")
 	wait(`"text":"started\n"`) // the sleepers run
-	if len(proctest.Alive(filepath.Base(sl))) == 0 {
-		t.Fatal("no sleeper runs: the test would prove nothing")
+	// "started" can be printed before the background sleeper has exec'd
+	// under its name: wait for it in /proc (bounded).
+	for deadline := time.Now().Add(10 * time.Second); len(proctest.Alive(filepath.Base(sl))) == 0; {
+		if time.Now().After(deadline) {
+			t.Fatal("no sleeper runs: the test would prove nothing")
+		}
+		time.Sleep(5 * time.Millisecond)
 	}
 	start := time.Now()
 	cmd.Process.Signal(syscall.SIGTERM)
