@@ -354,9 +354,19 @@ func TestOwnChildrenAreNotOrphans(t *testing.T) {
 		}
 		call.terminate(t)
 		// The plain child was taken for the call's orphan: killed, and
-		// reaped by its parent here.
-		if err := plain.Wait(); err == nil {
-			t.Errorf("the plain child was not taken for an orphan; the test proves nothing")
+		// reaped by its parent here. (If it was not, the test proves
+		// nothing: fail instead of waiting out its sleep.)
+		plainDone := make(chan error, 1)
+		go func() { plainDone <- plain.Wait() }()
+		select {
+		case err := <-plainDone:
+			if err == nil {
+				t.Errorf("the plain child exited by itself; the test proves nothing")
+			}
+		case <-time.After(10 * time.Second):
+			_ = plain.Process.Kill()
+			<-plainDone
+			t.Fatalf("the plain child was not taken for an orphan of the call; the test proves nothing")
 		}
 		if n := len(proctest.Alive(filepath.Base(ownSl))); n != 1 {
 			t.Errorf("the program's own child was killed by a call's clean-up (%d alive)", n)
