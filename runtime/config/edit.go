@@ -66,6 +66,18 @@ func AppendExtension(tomlPath string, e Extension) error {
 	if err != nil {
 		return fmt.Errorf("append extension %q to %s: %w", e.Name, file, err)
 	}
+	return writeAppended(file, old, block, fmt.Sprintf("extension %q", e.Name), func(l *layer) bool {
+		n := len(l.extensions)
+		return n > 0 && l.extensions[n-1].Name == e.Name
+	})
+}
+
+// writeAppended appends block to old (the file's bytes, after a blank
+// line), checks that the result loads and that its last entry is the one
+// appended (last), and atomically replaces file with it; what names the
+// entry in messages ("extension \"loc\""). A refused append writes
+// nothing. It is the one tail of AppendExtension and AppendMCPServer.
+func writeAppended(file string, old, block []byte, what string, last func(*layer) bool) error {
 	var buf bytes.Buffer
 	buf.Write(old)
 	if len(old) > 0 {
@@ -79,13 +91,13 @@ func AppendExtension(tomlPath string, e Extension) error {
 	buf.Write(block)
 	l, err := parseLayer(file, buf.Bytes(), ScopeProject)
 	if err != nil {
-		return fmt.Errorf("append extension %q to %s: the result would not load: %w", e.Name, file, err)
+		return fmt.Errorf("append %s to %s: the result would not load: %w", what, file, err)
 	}
-	if n := len(l.extensions); n == 0 || l.extensions[n-1].Name != e.Name {
-		return fmt.Errorf("append extension %q to %s: the result would not load it", e.Name, file)
+	if !last(l) {
+		return fmt.Errorf("append %s to %s: the result would not load it", what, file)
 	}
 	if err := atomicfile.WriteFile(file, buf.Bytes(), 0o644); err != nil {
-		return fmt.Errorf("append extension %q: %w", e.Name, err)
+		return fmt.Errorf("append %s: %w", what, err)
 	}
 	return nil
 }

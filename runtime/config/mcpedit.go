@@ -10,8 +10,6 @@ import (
 	"slices"
 	"strings"
 	"unicode/utf8"
-
-	"github.com/pi-go/pi/internal/atomicfile"
 )
 
 // Errors of AppendMCPServer and RemoveMCPServer, for errors.Is.
@@ -58,28 +56,10 @@ func AppendMCPServer(tomlPath string, s MCPServer) error {
 	if err != nil {
 		return fmt.Errorf("append MCP server %q to %s: %w", s.Name, file, err)
 	}
-	var buf bytes.Buffer
-	buf.Write(old)
-	if len(old) > 0 {
-		if !bytes.HasSuffix(old, []byte("\n")) {
-			buf.WriteByte('\n')
-		}
-		if !bytes.HasSuffix(old, []byte("\n\n")) {
-			buf.WriteByte('\n')
-		}
-	}
-	buf.Write(block)
-	l, err := parseLayer(file, buf.Bytes(), ScopeProject)
-	if err != nil {
-		return fmt.Errorf("append MCP server %q to %s: the result would not load: %w", s.Name, file, err)
-	}
-	if n := len(l.mcp); n == 0 || l.mcp[n-1].Name != s.Name {
-		return fmt.Errorf("append MCP server %q to %s: the result would not load it", s.Name, file)
-	}
-	if err := atomicfile.WriteFile(file, buf.Bytes(), 0o644); err != nil {
-		return fmt.Errorf("append MCP server %q: %w", s.Name, err)
-	}
-	return nil
+	return writeAppended(file, old, block, fmt.Sprintf("MCP server %q", s.Name), func(l *layer) bool {
+		n := len(l.mcp)
+		return n > 0 && l.mcp[n-1].Name == s.Name
+	})
 }
 
 // renderMCPServer writes s as a TOML block.
