@@ -92,8 +92,12 @@ func (s *Set) Start(newCmd func() *exec.Cmd) (*exec.Cmd, *Call, error) {
 	return cmd, &Call{set: s, pid: cmd.Process.Pid}, nil
 }
 
-// EnlargePipe does nothing off Linux.
-func EnlargePipe(*os.File) {}
+// EnlargePipe does nothing off Linux, and reports false.
+func EnlargePipe(*os.File) bool { return false }
+
+// PipeRefillPause is never needed off Linux (EnlargePipe reports false);
+// it does nothing.
+func PipeRefillPause() {}
 
 // Terminate stops the call's process group: SIGTERM, then SIGKILL after
 // grace.

@@ -42,7 +42,10 @@ const (
 	// shell exited, for a background process that holds it open.
 	bashPipeGrace = 100 * time.Millisecond
 	// bashReadChunk is the size of one read from the output pipe.
-	bashReadChunk = 256 << 10
+	bashReadChunk = 1 << 20
+	// bashBatchAfter is how much a command prints before the reads of its
+	// output are batched: a short command's output is taken at once.
+	bashBatchAfter = 1 << 20
 )
 
 // bashArgs are the bash tool's arguments.
@@ -158,25 +161,26 @@ func runBash(ctx context.Context, opts BashOptions, call tool.Call, tc tool.Cont
 // timeout passes or ctx is cancelled (then every process of the call is
 // killed).
 func execShell(ctx context.Context, set *procs.Set, shell string, spawn tool.BashSpawn, timeout *float64, acc *output.Accumulator, call tool.Call) (bashRun, error) {
-	r, cmd, pc, err := startShell(set, shell, spawn)
+	r, batch, cmd, pc, err := startShell(set, shell, spawn)
 	if err != nil {
 		return bashRun{}, err
 	}
-	s := streamOutput(r, acc, call)
+	s := streamOutput(r, batch, acc, call)
 	run := waitShell(ctx, cmd, pc, timeout)
 	s.stop()
 	return run, nil
 }
 
 // startShell starts `SHELL -c COMMAND` as a call of set, with stdout and
-// stderr interleaved in one pipe, whose read end it returns.
-func startShell(set *procs.Set, shell string, spawn tool.BashSpawn) (*os.File, *exec.Cmd, *procs.Call, error) {
+// stderr interleaved in one pipe, whose read end it returns; batch reports
+// that the pipe holds 1MB, so its reads may be batched (streamer.read).
+func startShell(set *procs.Set, shell string, spawn tool.BashSpawn) (r *os.File, batch bool, cmd *exec.Cmd, pc *procs.Call, err error) {
 	env := environList(spawn.Env)
 	r, w, err := os.Pipe()
 	if err != nil {
-		return nil, nil, nil, fmt.Errorf("bash output pipe: %w", err)
+		return nil, false, nil, nil, fmt.Errorf("bash output pipe: %w", err)
 	}
-	procs.EnlargePipe(w)
+	batch = procs.EnlargePipe(w)
 	newCmd := func() *exec.Cmd {
 		return &exec.Cmd{
 			Path:   shell,
@@ -187,13 +191,13 @@ func startShell(set *procs.Set, shell string, spawn tool.BashSpawn) (*os.File, *
 			Stderr: w,
 		}
 	}
-	cmd, pc, err := set.Start(newCmd)
+	cmd, pc, err = set.Start(newCmd)
 	w.Close()
 	if err != nil {
 		r.Close()
-		return nil, nil, nil, fmt.Errorf("start %s: %w", shell, err)
+		return nil, false, nil, nil, fmt.Errorf("start %s: %w", shell, err)
 	}
-	return r, cmd, pc, nil
+	return r, batch, cmd, pc, nil
 }
 
 // streamer reads the output pipe into the accumulator and sends partial
@@ -202,6 +206,7 @@ func startShell(set *procs.Set, shell string, spawn tool.BashSpawn) (*os.File, *
 // 100 ms ago or more, else when the 100 ms are over.
 type streamer struct {
 	r        *os.File
+	batch    bool // pause after a read that drained the pipe (read)
 	acc      *output.Accumulator
 	call     tool.Call
 	dirty    atomic.Bool
@@ -213,8 +218,8 @@ type streamer struct {
 }
 
 // streamOutput starts the reader and the updater.
-func streamOutput(r *os.File, acc *output.Accumulator, call tool.Call) *streamer {
-	s := &streamer{r: r, acc: acc, call: call, kick: make(chan struct{}, 1),
+func streamOutput(r *os.File, batch bool, acc *output.Accumulator, call tool.Call) *streamer {
+	s := &streamer{r: r, batch: batch, acc: acc, call: call, kick: make(chan struct{}, 1),
 		readDone: make(chan struct{}), stopped: make(chan struct{})}
 	go s.read()
 	s.wg.Add(1)
@@ -230,19 +235,27 @@ func (s *streamer) wake() {
 }
 
 // read copies the pipe into the accumulator until it ends (or its read
-// deadline passes).
+// deadline passes). Once a command has printed bashBatchAfter, a read that
+// drained the pipe is followed by a pause for it to fill again: a command
+// that prints a lot in small writes then costs a wake-up per pause instead
+// of one per write (docs/performance.md, "bash streaming").
 func (s *streamer) read() {
 	defer close(s.readDone)
 	buf := make([]byte, bashReadChunk)
+	streamed := 0
 	for {
 		n, err := s.r.Read(buf)
 		if n > 0 {
 			s.acc.Write(buf[:n])
 			s.dirty.Store(true)
 			s.wake()
+			streamed += n
 		}
 		if err != nil {
 			return
+		}
+		if s.batch && n < len(buf) && streamed >= bashBatchAfter {
+			procs.PipeRefillPause()
 		}
 	}
 }
