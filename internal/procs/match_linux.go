@@ -47,7 +47,7 @@ type matcher struct {
 
 func newMatcher(s *Set, groups map[int]bool, env []byte, since uint64, own int) *matcher {
 	sess, _ := unix.Getsid(0)
-	return &matcher{groups: groups, env: env, anyEnv: []byte("\x00" + MarkerEnv + "=" + instance + "-"),
+	return &matcher{groups: groups, env: env, anyEnv: []byte("\x00" + MarkerEnv + "=" + instance() + "-"),
 		since: since, set: s, own: own, self: os.Getpid(), sess: sess}
 }
 

@@ -44,8 +44,10 @@ import (
 // orphans when no call of another Set runs). What escapes is listed in
 // docs/tools.md.
 
-// instance tells this process's calls from another pi's.
-var instance = randomHex()
+// instance tells this process's calls from another pi's; made on first
+// use (package init runs on every start of pi, most of which run no
+// command).
+var instance = sync.OnceValue(randomHex)
 
 func randomHex() string {
 	var b [8]byte
@@ -159,7 +161,7 @@ var ErrClosed = errors.New("the runtime's processes were ended (it is closing): 
 // not registered until the first call.
 func NewSet() *Set {
 	id := strconv.FormatUint(setSeq.Add(1), 10)
-	return &Set{id: id, prefix: []byte("\x00" + MarkerEnv + "=" + instance + "-" + id + "-")}
+	return &Set{id: id, prefix: []byte("\x00" + MarkerEnv + "=" + instance() + "-" + id + "-")}
 }
 
 // Cgroups says whether the calls of s run in cgroups, and if not, why (for
@@ -203,7 +205,7 @@ func (s *Set) Start(newCmd func() *exec.Cmd) (*exec.Cmd, *Call, error) {
 	registry.mu.Lock()
 	registry.sets[s] = true
 	registry.mu.Unlock()
-	marker := instance + "-" + s.id + "-" + strconv.FormatUint(s.calls.Add(1), 10)
+	marker := instance() + "-" + s.id + "-" + strconv.FormatUint(s.calls.Add(1), 10)
 	prepare := func() *exec.Cmd {
 		cmd := newCmd()
 		cmd.Env = withMarker(cmd.Env, marker)
@@ -318,7 +320,7 @@ func removeStaleGroups(p cgroup.Parent) {
 		}
 		pidText, inst, ok := strings.Cut(rest, "-")
 		pid, err := strconv.Atoi(pidText)
-		if !ok || err != nil || pid <= 0 || len(inst) != len(instance) {
+		if !ok || err != nil || pid <= 0 || len(inst) != len(instance()) {
 			continue
 		}
 		if err := syscall.Kill(pid, 0); err == nil || err == syscall.EPERM {
