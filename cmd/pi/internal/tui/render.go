@@ -239,8 +239,9 @@ func humanTokens(n int) string {
 }
 
 // maxLiveMarkdown bounds the text the live area renders as markdown while
-// an answer streams: rendering is not cheap (some 10 ms per KiB with code
-// blocks), and the live area shows only the end of the answer anyway. The
+// an answer streams: rendering costs some 0.4 ms per KiB, the live area
+// re-renders up to 20 times a second and shows only the end of the answer
+// anyway. The
 // whole answer is rendered once when it is complete.
 const maxLiveMarkdown = 3 << 10
 
