@@ -122,8 +122,8 @@ const (
 )
 
 // maxNesting is how deep containers (quotes, lists) indent; deeper ones
-// are laid out at the same indentation, so that deeply nested input costs
-// linear time and its lines keep some width.
+// are laid out at the same indentation without bars or markers, so that
+// deeply nested input costs linear time and its lines keep some width.
 const maxNesting = 12
 
 // mdRenderer lays out one document.
@@ -340,10 +340,10 @@ func (r *mdRenderer) list(n *ast.List, width int) []string {
 				r.stripTask = true
 			}
 			ls := r.blocks(item, w, n.IsTight)
-			pad := strings.Repeat(" ", markerW)
 			if !indented {
-				pad = ""
+				return ls // no marker either: each would lengthen the line
 			}
+			pad := strings.Repeat(" ", markerW)
 			for j, l := range ls {
 				if j > 0 && l != "" {
 					ls[j] = pad + l

@@ -311,6 +311,12 @@ func TestMarkdownNestingIsLinear(t *testing.T) {
 		strings.Repeat("[", 10000) + "x" + strings.Repeat("](u)", 10000),
 	} {
 		out := plainMD(80).renderText(src)
+		for _, l := range strings.Split(out, "\n") {
+			if !strings.HasPrefix(src, "|") && len(l) > 400 && strings.Count(l, " ") > 100 {
+				t.Errorf("a line of %d bytes for %.20q…: nesting lengthens lines", len(l), src)
+				break
+			}
+		}
 		if len(out) > 20*len(src)+1000 {
 			t.Errorf("%d bytes of output for %d bytes of input %.20q…", len(out), len(src), src)
 		}
