@@ -7,7 +7,8 @@
 // internal/abi; only extensions imports wazero; runtime/extspec (the rules
 // of an extension entry) needs nothing but the standard library and
 // runtime/execgrant; only runtime/mcp imports the MCP SDK; only
-// internal/atomicfile replaces files by renaming.
+// internal/atomicfile replaces files by renaming; cmd/pi links no package
+// whose init is too dear for start-up (glamour, chroma, bluemonday).
 package archtest
 
 import (
@@ -154,6 +155,32 @@ func TestDependencyRules(t *testing.T) {
 		}
 		if !strings.HasPrefix(pkg, module) && strings.Contains(pkg, ".") {
 			t.Errorf("sdk depends on %s; it may use the standard library only", pkg)
+		}
+	}
+}
+
+// startupHeavy are module paths whose package init is too dear for a
+// program that starts for every tool call: glamour brought chroma (its
+// lexers and styles, some 20 ms of init), bluemonday and gorilla/css
+// (some 4 ms more) into every `pi version`; the TUI renders markdown
+// with goldmark's core parser instead (cmd/pi/internal/tui/markdown.go,
+// docs/design.md).
+var startupHeavy = []string{
+	"github.com/alecthomas/chroma",
+	"github.com/charmbracelet/glamour",
+	"github.com/microcosm-cc/bluemonday",
+	"github.com/gorilla/css",
+	"github.com/yuin/goldmark/extension",
+}
+
+// TestStartupDeps: the pi binary links none of startupHeavy, since a
+// linked package's init runs at every start whether it is used or not.
+func TestStartupDeps(t *testing.T) {
+	for pkg := range deps(t, "", "", "./cmd/pi") {
+		for _, heavy := range startupHeavy {
+			if pkg == heavy || strings.HasPrefix(pkg, heavy+"/") {
+				t.Errorf("cmd/pi depends on %s: its package init slows every start of pi (see startupHeavy)", pkg)
+			}
 		}
 	}
 }

@@ -3,10 +3,9 @@ package tui
 import (
 	"encoding/json"
 	"fmt"
-	"os"
 	"strings"
+	"unicode/utf8"
 
-	"github.com/charmbracelet/glamour"
 	"github.com/charmbracelet/lipgloss"
 
 	"github.com/pi-go/pi/runtime/tool"
@@ -41,38 +40,6 @@ const (
 	tailLines    = 6  // live lines of a running call
 	lineWidth    = 200
 )
-
-// markdown renders assistant text as markdown for a terminal width.
-type markdown struct {
-	width int
-	r     *glamour.TermRenderer
-}
-
-func newMarkdown(width int) *markdown {
-	style := os.Getenv("GLAMOUR_STYLE")
-	if style == "" {
-		style = "dark"
-	}
-	w := max(width-2, 20)
-	r, err := glamour.NewTermRenderer(glamour.WithStandardStyle(style), glamour.WithWordWrap(w), glamour.WithEmoji())
-	if err != nil {
-		r, _ = glamour.NewTermRenderer(glamour.WithStandardStyle("dark"), glamour.WithWordWrap(w))
-	}
-	return &markdown{width: width, r: r}
-}
-
-// render returns text rendered, or text itself when it cannot be.
-func (m *markdown) render(text string) string {
-	if m == nil || m.r == nil {
-		return clean(text)
-	}
-	text = clean(text)
-	out, err := m.r.Render(text)
-	if err != nil {
-		return text
-	}
-	return strings.Trim(out, "\n")
-}
 
 // argSummary is what a person needs to see of a call's arguments: a bash
 // command as it is, a path for file tools, else compact JSON; one line,
@@ -272,8 +239,9 @@ func humanTokens(n int) string {
 }
 
 // maxLiveMarkdown bounds the text the live area renders as markdown while
-// an answer streams: rendering is not cheap (some 10 ms per KiB with code
-// blocks), and the live area shows only the end of the answer anyway. The
+// an answer streams: rendering costs some 0.4 ms per KiB, the live area
+// re-renders up to 20 times a second and shows only the end of the answer
+// anyway. The
 // whole answer is rendered once when it is complete.
 const maxLiveMarkdown = 3 << 10
 
@@ -313,9 +281,11 @@ func liveTail(text string) (tail string, skipped bool) {
 // output, file names, extension messages) safe to print: escape and other
 // control characters are dropped (a file read or a model answer could
 // otherwise retitle the terminal, write the clipboard with OSC 52 or
-// repaint the screen), tabs become spaces; new lines stay.
+// repaint the screen), tabs become spaces; new lines stay. Bytes that are
+// not UTF-8 become U+FFFD: a lone 0x9b is CSI to a terminal that reads
+// 8-bit controls.
 func clean(s string) string {
-	if !strings.ContainsFunc(s, isControl) {
+	if !strings.ContainsFunc(s, isControl) && utf8.ValidString(s) {
 		return s
 	}
 	return strings.Map(func(r rune) rune {

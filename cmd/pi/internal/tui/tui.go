@@ -2,7 +2,8 @@
 // multi-line input, the assistant's answer streamed as markdown, tool calls
 // shown as they run, approvals asked in place, slash commands, !cmd and
 // @file. It is built on bubbletea (the event loop and renderer), bubbles'
-// textarea (the editor), lipgloss (colours) and glamour (markdown).
+// textarea (the editor), lipgloss (colours) and goldmark's CommonMark
+// parser (markdown, laid out for the terminal by markdown.go).
 //
 // The TUI runs on top of runtime/app: it never builds tools or extensions
 // itself. cmd/pi chooses it when stdin and stdout are terminals, TERM is
