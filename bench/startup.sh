@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # bench/startup.sh — start-up of `pi version` and `pi tool call ls '{}'`
-# against a Go hello world (bench/testdata/hello), interleaved: each round runs the
-# three once, in turn; medians of the wall times (nanosecond clock around
+# against a Go hello world (bench/testdata/hello), interleaved: each round runs
+# each once, in turn. pi is built twice: as `go build` makes it on a machine
+# with a C compiler (cgo on: net and os/user link libc dynamically) and with
+# CGO_ENABLED=0 (static, as the README's install line builds it, and as a
+# hello world is); medians of the wall times (nanosecond clock around
 # each run), CPU per run from GNU time over all runs, peak RSS of one run.
 # With the reference agent installed outside the repository (npm i
 # @mariozechner/pi-coding-agent@0.73.1 in REF_DIR), also its --version.
@@ -15,8 +18,10 @@ build_pi
 need_tools
 cd "$tmp"
 mkdir -p work
-names=(hello "pi-version" "pi-tool-call-ls")
-cmds=("$tmp/hello" "$tmp/pi version" "$tmp/pi tool call ls {} --cwd $tmp/work")
+CGO_ENABLED=0 go build -o "$tmp/pi-static" ./cmd/pi
+names=(hello "pi-version" "pi-tool-call-ls" "static-pi-version" "static-pi-tool-call-ls")
+cmds=("$tmp/hello" "$tmp/pi version" "$tmp/pi tool call ls {} --cwd $tmp/work"
+	"$tmp/pi-static version" "$tmp/pi-static tool call ls {} --cwd $tmp/work")
 if [ -n "$old" ]; then
 	names+=("old-pi-version" "old-pi-tool-call-ls")
 	cmds+=("$old version" "$old tool call ls {} --cwd $tmp/work")

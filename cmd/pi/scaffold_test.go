@@ -85,6 +85,22 @@ func runIn(t *testing.T, dir string, env []string, wantOK bool, name string, arg
 	return string(out)
 }
 
+// stdoutIn is runIn for output that is parsed: stdout alone, so that a
+// notice on stderr ("compiling x.wasm (first load only)…" when the compile
+// cache is cold or slow) cannot get in the way; stderr is in the failure.
+func stdoutIn(t *testing.T, dir string, env []string, name string, args ...string) string {
+	t.Helper()
+	cmd := exec.Command(name, args...)
+	cmd.Dir, cmd.Env = dir, env
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("%s %s: %v\n%s%s", name, strings.Join(args, " "), err, out, stderr.String())
+	}
+	return string(out)
+}
+
 // TestScaffolds is the authors' whole loop for each language, through the
 // real pi binary and the real toolchains, offline: pi ext new → the
 // project's own test.sh (unit tests, build, one call with -e and
@@ -120,7 +136,7 @@ func TestScaffolds(t *testing.T) {
 
 			if lang != "wat" {
 				// The JSON reader and writer of each language: escapes in, escapes out.
-				out := runIn(t, src, env, true, pi, "tool", "call", name, `{"name":"A\"b\\n\u00e9\ud83d\ude00 \u0001"}`, "-e", name+".wasm")
+				out := stdoutIn(t, src, env, pi, "tool", "call", name, `{"name":"A\"b\\n\u00e9\ud83d\ude00 \u0001"}`, "-e", name+".wasm")
 				var res struct {
 					Content []struct{ Text string } `json:"content"`
 				}
