@@ -6,6 +6,39 @@ import (
 	"strings"
 )
 
+// checkTree checks the schema at ptr and every subschema the meta-schema
+// reaches from it, each in the draft of its resource.
+func (c *compiler) checkTree(v any, ptr string) error {
+	type item struct {
+		v   any
+		ptr string
+	}
+	stack := []item{{v, ptr}}
+	for len(stack) > 0 {
+		it := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		if c.checked[it.ptr] {
+			continue
+		}
+		d := c.resourceAt(it.ptr).draft
+		if err := c.checkSchema(it.v, it.ptr, d); err != nil {
+			return err
+		}
+		if obj, ok := it.v.(map[string]any); ok {
+			// Only objects go on: the keyword checks judged every
+			// other child (a boolean where the draft allows one, an
+			// items array, a dependencies list).
+			kids := children(obj, it.ptr, d, true)
+			for i := len(kids) - 1; i >= 0; i-- {
+				if x, ok := kids[i][1].(map[string]any); ok {
+					stack = append(stack, item{x, kids[i][0].(string)})
+				}
+			}
+		}
+	}
+	return nil
+}
+
 // checkSchema checks the keyword values of the schema at ptr as the
 // draft's meta-schema would: a value of the wrong type or range is an
 // error naming the keyword, never a panic or a silently ignored keyword.
@@ -288,10 +321,6 @@ func (c *compiler) checkKeyword(obj map[string]any, kw string, v any, at string,
 		switch kw {
 		case "contains", "propertyNames":
 			return schema()
-		case "examples":
-			if _, ok := v.([]any); !ok {
-				return bad("an array")
-			}
 		}
 	}
 	if d >= Draft7 {
@@ -300,6 +329,10 @@ func (c *compiler) checkKeyword(obj map[string]any, kw string, v any, at string,
 			return str()
 		case "readOnly", "writeOnly":
 			return boolean()
+		case "examples":
+			if _, ok := v.([]any); !ok {
+				return bad("an array")
+			}
 		case "if", "then", "else":
 			return schema()
 		}

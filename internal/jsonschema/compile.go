@@ -163,6 +163,9 @@ func Compile(doc any, opts Options) (*Schema, error) {
 	if err := c.collect(doc, "", opts.URL, opts.DefaultDraft); err != nil {
 		return nil, err
 	}
+	if err := c.checkTree(doc, ""); err != nil {
+		return nil, err
+	}
 	root, err := c.enqueue("")
 	if err != nil {
 		return nil, err
@@ -317,10 +320,15 @@ func subschemaPlaces(d Draft) []string {
 	return p
 }
 
-// children are the subschema values of obj with their pointers.
-func children(obj map[string]any, ptr string, d Draft) [][2]any {
+// children are the subschema values of obj with their pointers. With
+// metaOnly, only those the draft's meta-schema checks (2020-12 walks
+// additionalItems and items arrays for $id, but does not check them).
+func children(obj map[string]any, ptr string, d Draft, metaOnly bool) [][2]any {
 	var out [][2]any
 	for _, place := range subschemaPlaces(d) {
+		if metaOnly && d >= Draft2020 && (place == "additionalItems" || place == "items/[]") {
+			continue
+		}
 		kw, how, _ := strings.Cut(place, "/")
 		v, ok := obj[kw]
 		if !ok {
@@ -400,9 +408,6 @@ func (c *compiler) collect(v any, ptr, base string, draft Draft) error {
 			// judged (an items array, a dependencies list).
 			if it.ptr == "" {
 				c.resources = append(c.resources, &resource{ptr: "", id: it.base, draft: it.draft, anchors: map[string]string{}})
-				if err := c.checkSchema(it.v, it.ptr, it.draft); err != nil {
-					return err
-				}
 			}
 			continue
 		}
@@ -449,10 +454,7 @@ func (c *compiler) collect(v any, ptr, base string, draft Draft) error {
 		if err := c.collectAnchors(obj, it.ptr, baseRes); err != nil {
 			return err
 		}
-		if err := c.checkSchema(obj, it.ptr, d); err != nil {
-			return err
-		}
-		kids := children(obj, it.ptr, d)
+		kids := children(obj, it.ptr, d, false)
 		for i := len(kids) - 1; i >= 0; i-- {
 			stack = append(stack, item{kids[i][1], kids[i][0].(string), b, baseRes.draft})
 		}
@@ -569,6 +571,9 @@ func (c *compiler) enqueue(ptr string) (*node, error) {
 		if err := c.collect(v, ptr, res.id, res.draft); err != nil {
 			return nil, err
 		}
+	}
+	if err := c.checkTree(v, ptr); err != nil {
+		return nil, err
 	}
 	n := &node{ptr: ptr, loc: c.location(ptr), draft: c.resourceAt(ptr).draft}
 	c.nodes[ptr] = n

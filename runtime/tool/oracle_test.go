@@ -184,4 +184,3 @@ func oldProblemMessage(k jsonschema.ErrorKind) string {
 	}
 	return msg
 }
-
