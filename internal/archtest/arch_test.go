@@ -7,7 +7,9 @@
 // internal/abi; only extensions imports wazero; runtime/extspec (the rules
 // of an extension entry) needs nothing but the standard library and
 // runtime/execgrant; only runtime/mcp imports the MCP SDK; only
-// internal/atomicfile replaces files by renaming.
+// internal/atomicfile replaces files by renaming; santhosh-tekuri/jsonschema is
+// linked into no program (internal/jsonschema validates, the library is the
+// tests' oracle).
 package archtest
 
 import (
@@ -186,5 +188,30 @@ func TestOneAtomicWriter(t *testing.T) {
 	})
 	if err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestNoSchemaLibraryInPi: the pi binary (and every package a program or
+// embedder links) validates JSON Schema with internal/jsonschema; the
+// santhosh-tekuri library compiles five meta-schemas in its package init
+// (6.7 ms of every start), so it may appear only in tests, as the oracle.
+// The same holds for internal/jsonschema itself: a leaf on the standard
+// library and golang.org/x/text.
+func TestNoSchemaLibraryInPi(t *testing.T) {
+	const lib = "github.com/santhosh-tekuri/jsonschema"
+	for pkg := range deps(t, "", "", "./cmd/pi", "./runtime/...", "./extensions/...", "./tools/...", "./examples/embed") {
+		if strings.HasPrefix(pkg, lib) {
+			t.Errorf("%s is linked into pi (go list -deps ./cmd/pi ./runtime/... ...); use internal/jsonschema, keep the library to _test.go files", pkg)
+		}
+	}
+	for pkg, imports := range deps(t, "", "", "./internal/jsonschema") {
+		if pkg != module+"/internal/jsonschema" {
+			continue
+		}
+		for _, imp := range imports {
+			if strings.Contains(imp, ".") && !strings.HasPrefix(imp, "golang.org/x/text/") {
+				t.Errorf("internal/jsonschema imports %s; it must stay a leaf (standard library and golang.org/x/text)", imp)
+			}
+		}
 	}
 }
