@@ -2,7 +2,9 @@ package jsonschema
 
 import (
 	"encoding/json"
+	"fmt"
 	"testing"
+	"time"
 )
 
 // gen builds schemas and instances from fuzz bytes: each decision takes
@@ -205,5 +207,35 @@ func FuzzSchemaAgreesWithSanthosh(f *testing.F) {
 			instances = append(instances, string(b))
 		}
 		compare(t, string(schema), d, instances...)
+	})
+}
+
+// FuzzCompileNeverPanics: any JSON document, in any draft, compiles or is
+// refused with an error, and a compiled one validates any instance
+// without panicking.
+func FuzzCompileNeverPanics(f *testing.F) {
+	for _, s := range []string{`{"minLength":"x"}`, `{"$ref":"#/a~2"}`, `{"items":[{"$ref":"#/items/0"}]}`, `{"$id":"#x","$ref":"#x"}`, `{"properties":{"a":{"$ref":"#/properties"}}}`, `{"type":["integer",3]}`, `{"$schema":"#"}`} {
+		f.Add([]byte(s), []byte(`{"a":[1,"x",null]}`))
+	}
+	f.Fuzz(func(t *testing.T, schema, instance []byte) {
+		tm := time.AfterFunc(3*time.Second, func() { panic(fmt.Sprintf("HANG schema %q instance %q", schema, instance)) })
+		defer tm.Stop()
+		doc, err := Unmarshal(schema)
+		if err != nil {
+			return
+		}
+		inst, err := Unmarshal(instance)
+		if err != nil {
+			inst = map[string]any{}
+		}
+		for _, d := range allDrafts {
+			s, err := Compile(doc, Options{DefaultDraft: d})
+			if err != nil {
+				continue
+			}
+			if err := s.Validate(inst); err != nil {
+				_ = err.Error()
+			}
+		}
 	})
 }
