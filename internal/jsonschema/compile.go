@@ -42,7 +42,7 @@ type Schema struct {
 // node is one compiled schema (object or boolean) of the document.
 type node struct {
 	ptr   string // JSON pointer from the document root
-	loc   string // URL#pointer, as errors name schemas
+	url   string // the document's
 	draft Draft
 
 	isBool, boolVal bool
@@ -93,6 +93,9 @@ type node struct {
 	allItemsEvaluated bool
 	numItemsEvaluated int
 }
+
+// loc is the node's location, URL#pointer, as errors name schemas.
+func (n *node) loc() string { return n.url + "#" + encodePointer(n.ptr) }
 
 type patternProp struct {
 	re *regexp.Regexp
@@ -300,6 +303,15 @@ func joinURL(base, ref string) (string, string, error) {
 	return res.String(), frag, nil
 }
 
+// placesByDraft caches subschemaPlaces.
+var placesByDraft = map[Draft][]string{}
+
+func init() {
+	for _, d := range []Draft{Draft4, Draft6, Draft7, Draft2019, Draft2020} {
+		placesByDraft[d] = subschemaPlaces(d)
+	}
+}
+
 // subschemaPlaces lists where a draft has subschemas: "kw" (a schema),
 // "kw/*" (an object of schemas), "kw/[]" (an array of schemas).
 func subschemaPlaces(d Draft) []string {
@@ -325,7 +337,7 @@ func subschemaPlaces(d Draft) []string {
 // additionalItems and items arrays for $id, but does not check them).
 func children(obj map[string]any, ptr string, d Draft, metaOnly bool) [][2]any {
 	var out [][2]any
-	for _, place := range subschemaPlaces(d) {
+	for _, place := range placesByDraft[d] {
 		if metaOnly && d >= Draft2020 && (place == "additionalItems" || place == "items/[]") {
 			continue
 		}
@@ -575,7 +587,7 @@ func (c *compiler) enqueue(ptr string) (*node, error) {
 	if err := c.checkTree(v, ptr); err != nil {
 		return nil, err
 	}
-	n := &node{ptr: ptr, loc: c.location(ptr), draft: c.resourceAt(ptr).draft}
+	n := &node{ptr: ptr, url: c.opts.URL, draft: c.resourceAt(ptr).draft}
 	c.nodes[ptr] = n
 	c.queue = append(c.queue, n)
 	return n, nil
@@ -877,7 +889,7 @@ func (c *compiler) additional(obj map[string]any, n *node, kw string) (*node, er
 		return nil, nil
 	}
 	if b, ok := v.(bool); ok {
-		return &node{ptr: appendPtr(n.ptr, kw), loc: c.location(appendPtr(n.ptr, kw)), draft: n.draft, isBool: true, boolVal: b, literalBool: true}, nil
+		return &node{ptr: appendPtr(n.ptr, kw), url: n.url, draft: n.draft, isBool: true, boolVal: b, literalBool: true}, nil
 	}
 	return c.enqueue(appendPtr(n.ptr, kw))
 }
@@ -900,11 +912,17 @@ func toStrings(a []any) []string {
 }
 
 func numVal(obj map[string]any, kw string) *decimal {
-	d, ok := toDecimal(obj[kw])
+	v, ok := obj[kw]
 	if !ok {
 		return nil
 	}
-	return &d
+	d, ok := toDecimal(v)
+	if !ok {
+		return nil
+	}
+	p := new(decimal)
+	*p = d
+	return p
 }
 
 // intVal is a non-negative integer keyword's value, -1 when absent (the

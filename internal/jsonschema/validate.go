@@ -63,7 +63,7 @@ var failed = &Error{}
 // schema. It returns nil or an *Error.
 func (s *Schema) Validate(v any) error {
 	if err := validateTop(s.root, v); err != nil {
-		return &Error{Kind: &SchemaFailed{Location: s.root.loc}, Causes: err.Causes}
+		return &Error{Kind: &SchemaFailed{Location: s.root.loc()}, Causes: err.Causes}
 	}
 	return nil
 }
@@ -117,7 +117,8 @@ func (sc *scope) kwLoc() string {
 		if sc.refKw != "" {
 			parts = append(parts, "/"+escapeToken(sc.refKw))
 		} else {
-			parts = append(parts, sc.n.loc[min(len(sc.parent.n.loc), len(sc.n.loc)):])
+			cur, parent := sc.n.loc(), sc.parent.n.loc()
+			parts = append(parts, cur[min(len(parent), len(cur)):])
 		}
 	}
 	slices.Reverse(parts)
@@ -200,7 +201,7 @@ func (vd *validator) validate() (*uneval, *Error) {
 		return nil, vd.error(&FalseSchema{})
 	}
 	if p := vd.scp.cycle(); p != nil {
-		return nil, vd.error(&RefCycle{URL: n.loc, KeywordLocation1: vd.scp.kwLoc(), KeywordLocation2: p.kwLoc()})
+		return nil, vd.error(&RefCycle{URL: n.loc(), KeywordLocation1: vd.scp.kwLoc(), KeywordLocation2: p.kwLoc()})
 	}
 	t := typeOf(v)
 	if t == 0 {
@@ -611,5 +612,5 @@ func (vd *validator) validateRef(s *node, kw string) *Error {
 	if _, ok := e.Kind.(*Group); ok {
 		causes = e.Causes
 	}
-	return vd.errorWith(&Reference{RefKeyword: kw, URL: s.loc}, causes)
+	return vd.errorWith(&Reference{RefKeyword: kw, URL: s.loc()}, causes)
 }
