@@ -1,7 +1,6 @@
 package extensions
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -9,29 +8,21 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/santhosh-tekuri/jsonschema/v6"
-	"github.com/santhosh-tekuri/jsonschema/v6/kind"
-	"golang.org/x/text/language"
-	"golang.org/x/text/message"
+	"github.com/pi-go/pi/internal/jsonschema"
 )
 
 // compileConfigSchema compiles an extension's configSchema (ABI 1.1): a
-// JSON Schema object, draft 2020-12 unless it names another $schema.
+// JSON Schema object, draft 2020-12 unless it names another $schema. A
+// reference outside the document is refused, never loaded.
 func compileConfigSchema(raw json.RawMessage) (*jsonschema.Schema, error) {
-	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
+	doc, err := jsonschema.Unmarshal(raw)
 	if err != nil {
 		return nil, fmt.Errorf("configSchema is not JSON: %w", err)
 	}
 	if _, ok := doc.(map[string]any); !ok {
 		return nil, errors.New("configSchema must be a JSON Schema object")
 	}
-	c := jsonschema.NewCompiler()
-	c.DefaultDraft(jsonschema.Draft2020)
-	const url = "pi:extension/config.json"
-	if err := c.AddResource(url, doc); err != nil {
-		return nil, fmt.Errorf("configSchema: %w", err)
-	}
-	s, err := c.Compile(url)
+	s, err := jsonschema.Compile(doc, jsonschema.Options{URL: "pi:extension/config.json", DefaultDraft: jsonschema.Draft2020, Owner: "an extension's configSchema"})
 	if err != nil {
 		return nil, fmt.Errorf("configSchema: %s", firstLine(err))
 	}
@@ -96,7 +87,7 @@ func validateConfig(schema json.RawMessage, config map[string]any, key string, l
 	if err != nil {
 		return nil, fmt.Errorf("config: %w", err)
 	}
-	inst, err := jsonschema.UnmarshalJSON(bytes.NewReader(b))
+	inst, err := jsonschema.Unmarshal(b)
 	if err != nil {
 		return nil, fmt.Errorf("config: %w", err)
 	}
@@ -104,12 +95,14 @@ func validateConfig(schema json.RawMessage, config map[string]any, key string, l
 	if err == nil {
 		return nil, nil
 	}
-	var ve *jsonschema.ValidationError
+	var ve *jsonschema.Error
 	if !errors.As(err, &ve) {
 		return nil, &ConfigError{Problems: []string{key + ": " + err.Error()}}
 	}
 	var problems, missing []string
-	collectConfigProblems(ve, key, lenientRequired, &problems, &missing)
+	for _, leaf := range ve.Leaves() {
+		configProblems(leaf, key, lenientRequired, &problems, &missing)
+	}
 	sort.Strings(problems)
 	sort.Strings(missing)
 	problems = dedupeStrings(problems)
@@ -119,18 +112,11 @@ func validateConfig(schema json.RawMessage, config map[string]any, key string, l
 	return dedupeStrings(missing), &ConfigError{Problems: problems}
 }
 
-var configPrinter = message.NewPrinter(language.English)
-
-func collectConfigProblems(e *jsonschema.ValidationError, key string, lenientRequired bool, out, missing *[]string) {
-	if len(e.Causes) > 0 {
-		for _, c := range e.Causes {
-			collectConfigProblems(c, key, lenientRequired, out, missing)
-		}
-		return
-	}
+// configProblems words one leaf of the error tree as pi.toml problems.
+func configProblems(e *jsonschema.Error, key string, lenientRequired bool, out, missing *[]string) {
 	at := configPath(key, e.InstanceLocation)
-	switch k := e.ErrorKind.(type) {
-	case *kind.Required:
+	switch k := e.Kind.(type) {
+	case *jsonschema.Required:
 		for _, m := range k.Missing {
 			if lenientRequired {
 				*missing = append(*missing, configPath(at, []string{m}))
@@ -139,20 +125,16 @@ func collectConfigProblems(e *jsonschema.ValidationError, key string, lenientReq
 			*out = append(*out, configPath(at, []string{m})+": missing (the extension requires it)")
 		}
 		return
-	case *kind.AdditionalProperties:
+	case *jsonschema.AdditionalProperties:
 		for _, p := range k.Properties {
 			*out = append(*out, configPath(at, []string{p})+": unknown key (the extension's configSchema does not allow it)")
 		}
 		return
-	case *kind.Type:
+	case *jsonschema.Type:
 		*out = append(*out, fmt.Sprintf("%s: expected %s, got %s", at, strings.Join(k.Want, " or "), k.Got))
 		return
 	}
-	msg := ""
-	func() {
-		defer func() { recover() }()
-		msg = e.ErrorKind.LocalizedString(configPrinter)
-	}()
+	msg := e.Kind.Message()
 	if msg == "" {
 		msg = "is invalid"
 	}

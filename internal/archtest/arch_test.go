@@ -8,7 +8,9 @@
 // of an extension entry) needs nothing but the standard library and
 // runtime/execgrant; only runtime/mcp imports the MCP SDK; only
 // internal/atomicfile replaces files by renaming; cmd/pi links no package
-// whose init is too dear for start-up (glamour, chroma, bluemonday).
+// whose init is too dear for start-up (glamour, chroma, bluemonday);
+// santhosh-tekuri/jsonschema is linked into no program (internal/jsonschema
+// validates, the library is the tests' oracle).
 package archtest
 
 import (
@@ -104,7 +106,9 @@ func TestDependencyRules(t *testing.T) {
 			}
 		}
 	}
-	builtinMay := append([]string{"/tools/builtin", "/runtime/tool", "/runtime/redact", "/runtime/content"}, toolInternals...)
+	// internal/jsonschema comes with runtime/tool (its validator), a leaf
+	// like runtime/content.
+	builtinMay := append([]string{"/tools/builtin", "/runtime/tool", "/runtime/redact", "/runtime/content", "/internal/jsonschema"}, toolInternals...)
 	for pkg := range deps(t, "", "", "./tools/builtin/...") {
 		if strings.HasPrefix(pkg, module) && !slices.Contains(builtinMay, strings.TrimPrefix(pkg, module)) {
 			t.Errorf("tools/builtin depends on %s; of pi's packages it may import runtime/tool, runtime/redact and %s only", pkg, strings.Join(toolInternals, ", "))
@@ -213,5 +217,30 @@ func TestOneAtomicWriter(t *testing.T) {
 	})
 	if err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestNoSchemaLibraryInPi: the pi binary (and every package a program or
+// embedder links) validates JSON Schema with internal/jsonschema; the
+// santhosh-tekuri library compiles five meta-schemas in its package init
+// (6.7 ms of every start), so it may appear only in tests, as the oracle.
+// The same holds for internal/jsonschema itself: a leaf on the standard
+// library and golang.org/x/text.
+func TestNoSchemaLibraryInPi(t *testing.T) {
+	const lib = "github.com/santhosh-tekuri/jsonschema"
+	for pkg := range deps(t, "", "", "./cmd/pi", "./runtime/...", "./extensions/...", "./tools/...", "./examples/embed") {
+		if strings.HasPrefix(pkg, lib) {
+			t.Errorf("%s is linked into pi (go list -deps ./cmd/pi ./runtime/... ...); use internal/jsonschema, keep the library to _test.go files", pkg)
+		}
+	}
+	for pkg, imports := range deps(t, "", "", "./internal/jsonschema") {
+		if pkg != module+"/internal/jsonschema" {
+			continue
+		}
+		for _, imp := range imports {
+			if strings.Contains(imp, ".") && !strings.HasPrefix(imp, "golang.org/x/text/") {
+				t.Errorf("internal/jsonschema imports %s; it must stay a leaf (standard library and golang.org/x/text)", imp)
+			}
+		}
 	}
 }

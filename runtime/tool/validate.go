@@ -7,13 +7,8 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/santhosh-tekuri/jsonschema/v6"
-	"github.com/santhosh-tekuri/jsonschema/v6/kind"
-	"golang.org/x/text/language"
-	"golang.org/x/text/message"
+	"github.com/pi-go/pi/internal/jsonschema"
 )
-
-var printer = message.NewPrinter(language.English)
 
 // ValidationError is the model-visible failure of argument validation:
 // `Validation failed for tool "NAME":` then one `  - FIELD: MESSAGE` line per
@@ -53,40 +48,32 @@ type validator struct {
 	schema     *jsonschema.Schema
 }
 
-// compileSchema compiles a tool's parameter schema. An empty schema means an
-// object with any properties.
+// compileSchema compiles a tool's parameter schema (draft 2020-12 unless
+// it names another $schema). An empty schema means an object with any
+// properties.
 func compileSchema(toolName string, raw json.RawMessage) (*validator, error) {
-	return compileSchemaDraft(toolName, raw, true)
+	return compileSchemaDraft(toolName, raw, jsonschema.Draft2020)
 }
 
-// compileSchemaDraft is compileSchema; allowDraft6 false always compiles
-// with the library's default draft (tests compare the two).
-func compileSchemaDraft(toolName string, raw json.RawMessage, allowDraft6 bool) (*validator, error) {
+// compileSchemaDraft is compileSchema with another default draft (tests
+// compare drafts).
+func compileSchemaDraft(toolName string, raw json.RawMessage, draft jsonschema.Draft) (*validator, error) {
 	if len(bytes.TrimSpace(raw)) == 0 {
 		raw = json.RawMessage(`{"type":"object","properties":{}}`)
 	}
-	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
-	if err != nil {
-		return nil, fmt.Errorf("parameters are not JSON: %w", err)
+	doc, ok := parseTree(raw)
+	if !ok {
+		var err error
+		if doc, err = jsonschema.Unmarshal(raw); err != nil {
+			return nil, fmt.Errorf("parameters are not JSON: %w", err)
+		}
 	}
 	if m, ok := doc.(map[string]any); !ok || (m["type"] != nil && m["type"] != "object") {
 		return nil, fmt.Errorf("parameters must be a JSON Schema of type object")
 	}
-	c := jsonschema.NewCompiler()
 	// A schema comes from an extension or an MCP server: a $ref to a file
-	// or URL must not make pi read it ($ref "file:///dev/zero").
-	c.UseLoader(noLoader{})
-	if allowDraft6 && sameInDraft6(doc) {
-		// The library copies every string instance to a byte slice for
-		// draft 7+'s contentEncoding (20 MB more for a 20 MB write); a
-		// schema that means the same in draft 6 is validated as draft 6.
-		c.DefaultDraft(jsonschema.Draft6)
-	}
-	url := "pi:tool/" + toolName + ".json"
-	if err := c.AddResource(url, doc); err != nil {
-		return nil, fmt.Errorf("parameters schema: %w", err)
-	}
-	s, err := c.Compile(url)
+	// or URL is refused, never loaded ($ref "file:///dev/zero").
+	s, err := jsonschema.Compile(doc, jsonschema.Options{URL: "pi:tool/" + toolName + ".json", DefaultDraft: draft, Owner: "a tool's schema"})
 	if err != nil {
 		return nil, fmt.Errorf("parameters schema: %w", err)
 	}
@@ -97,72 +84,16 @@ func compileSchemaDraft(toolName string, raw json.RawMessage, allowDraft6 bool) 
 	return &validator{tool: toolName, schemaJSON: compact.Bytes(), schema: s}, nil
 }
 
-// noLoader refuses every schema that is not in the document itself.
-type noLoader struct{}
-
-func (noLoader) Load(url string) (any, error) {
-	return nil, fmt.Errorf("%s is outside the schema; a tool's schema may refer only to itself (#...)", url)
-}
-
-// sameInDraft6 reports whether a schema uses only keywords that validate
-// the same way, with the same errors, in draft 6 as in the library's
-// default draft (2020-12): no $schema, $ref, $id, format, content*,
-// dependencies, if/then/else, tuple items, unevaluated* or anything newer.
-func sameInDraft6(schema any) bool {
-	switch s := schema.(type) {
-	case bool:
-		return true
-	case map[string]any:
-		for k, v := range s {
-			switch k {
-			case "type", "description", "title", "default", "examples", "enum", "const",
-				"minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf",
-				"minLength", "maxLength", "pattern", "minItems", "maxItems", "uniqueItems",
-				"minProperties", "maxProperties", "required":
-				// values, no subschemas
-			case "properties", "patternProperties":
-				m, ok := v.(map[string]any)
-				if !ok {
-					return false
-				}
-				for _, sub := range m {
-					if !sameInDraft6(sub) {
-						return false
-					}
-				}
-			case "additionalProperties", "items", "not", "propertyNames":
-				if !sameInDraft6(v) {
-					return false
-				}
-			case "anyOf", "oneOf", "allOf":
-				a, ok := v.([]any)
-				if !ok {
-					return false
-				}
-				for _, sub := range a {
-					if !sameInDraft6(sub) {
-						return false
-					}
-				}
-			default:
-				return false
-			}
-		}
-		return true
-	}
-	return false
-}
-
 // validate checks args against the schema. The arguments are parsed once,
-// straight from args (parseTree); what parseTree leaves to the library
-// (invalid JSON, duplicate keys) takes the library's decoder, so its
-// errors are the library's. A valid parse is kept for the call's Paths and
-// Execute (Parsed).
+// straight from args (parseTree); what parseTree leaves to encoding/json
+// (invalid JSON, duplicate keys) takes jsonschema.Unmarshal, so its errors
+// are encoding/json's. A valid parse is kept for the call's Paths and
+// Execute (Parsed). The validator never copies a string of the arguments.
 func (v *validator) validate(args json.RawMessage) error {
 	inst, ok := parseTree(args)
 	if !ok {
 		var err error
-		inst, err = jsonschema.UnmarshalJSON(bytes.NewReader(args))
+		inst, err = jsonschema.Unmarshal(args)
 		if err != nil {
 			return &ValidationError{Tool: v.tool, Problems: []FieldProblem{{Field: "root", Message: "arguments are not valid JSON: " + err.Error()}}}
 		}
@@ -174,40 +105,38 @@ func (v *validator) validate(args json.RawMessage) error {
 		}
 		return nil
 	}
-	ve, ok := err.(*jsonschema.ValidationError)
+	ve, ok := err.(*jsonschema.Error)
 	if !ok {
 		return &ValidationError{Tool: v.tool, Problems: []FieldProblem{{Field: "root", Message: err.Error()}}, Received: args}
 	}
 	var problems []FieldProblem
-	collectProblems(ve, &problems)
+	for _, leaf := range ve.Leaves() {
+		problems = appendProblems(problems, leaf)
+	}
 	sort.SliceStable(problems, func(i, j int) bool { return problems[i].Field < problems[j].Field })
 	return &ValidationError{Tool: v.tool, Problems: dedupe(problems), Received: args}
 }
 
-func collectProblems(e *jsonschema.ValidationError, out *[]FieldProblem) {
-	if len(e.Causes) > 0 {
-		for _, c := range e.Causes {
-			collectProblems(c, out)
-		}
-		return
-	}
+// appendProblems adds the problems of one leaf of the error tree: one per
+// missing or unexpected property, else one at the leaf's field.
+func appendProblems(out []FieldProblem, e *jsonschema.Error) []FieldProblem {
 	field := strings.Join(e.InstanceLocation, "/")
-	switch k := e.ErrorKind.(type) {
-	case *kind.Required:
+	switch k := e.Kind.(type) {
+	case *jsonschema.Required:
 		for _, m := range k.Missing {
-			*out = append(*out, FieldProblem{Field: joinField(field, m), Message: fmt.Sprintf("must have required property '%s'", m)})
+			out = append(out, FieldProblem{Field: joinField(field, m), Message: fmt.Sprintf("must have required property '%s'", m)})
 		}
-		return
-	case *kind.AdditionalProperties:
+		return out
+	case *jsonschema.AdditionalProperties:
 		for _, p := range k.Properties {
-			*out = append(*out, FieldProblem{Field: joinField(field, p), Message: "is not an allowed property"})
+			out = append(out, FieldProblem{Field: joinField(field, p), Message: "is not an allowed property"})
 		}
-		return
+		return out
 	}
 	if field == "" {
 		field = "root"
 	}
-	*out = append(*out, FieldProblem{Field: field, Message: problemMessage(e.ErrorKind)})
+	return append(out, FieldProblem{Field: field, Message: problemMessage(e.Kind)})
 }
 
 func joinField(parent, name string) string {
@@ -217,26 +146,23 @@ func joinField(parent, name string) string {
 	return parent + "/" + name
 }
 
-func problemMessage(k jsonschema.ErrorKind) string {
+// problemMessage words a problem as the reference agent's AJV does where
+// pi matches it, else as the validator does.
+func problemMessage(k jsonschema.Kind) string {
 	switch k := k.(type) {
-	case *kind.Type:
+	case *jsonschema.Type:
 		return fmt.Sprintf("must be %s (got %s)", strings.Join(k.Want, " or "), k.Got)
-	case *kind.MinItems:
+	case *jsonschema.MinItems:
 		return fmt.Sprintf("must NOT have fewer than %d items", k.Want)
-	case *kind.MaxItems:
+	case *jsonschema.MaxItems:
 		return fmt.Sprintf("must NOT have more than %d items", k.Want)
-	case *kind.MinLength:
+	case *jsonschema.MinLength:
 		return fmt.Sprintf("must NOT have fewer than %d characters", k.Want)
 	}
-	var msg string
-	func() {
-		defer func() { recover() }()
-		msg = k.LocalizedString(printer)
-	}()
-	if msg == "" {
-		msg = "is invalid"
+	if msg := k.Message(); msg != "" {
+		return msg
 	}
-	return msg
+	return "is invalid"
 }
 
 func dedupe(ps []FieldProblem) []FieldProblem {
