@@ -37,20 +37,21 @@ need_tools() {
 
 # measure LABEL CMD...: runs CMD once (stdout to /dev/null) under GNU time
 # and appends "LABEL wall_s cpu_s maxrss_kb" to $tmp/rows: the wall time
-# from the nanosecond clock around it, user+sys CPU (10 ms steps) and peak
+# from bash's microsecond clock around it ($EPOCHREALTIME, read without
+# starting a process, so no `date` run is timed with it), user+sys CPU (10 ms steps) and peak
 # RSS from GNU time.
 measure() {
 	local label=$1 s e
 	shift
-	s=$(date +%s%N)
+	s=${EPOCHREALTIME/[.,]/}
 	/usr/bin/time -f "%U %S %M" -o "$tmp/time" "$@" >/dev/null 2>"$tmp/err" || {
 		echo "$label failed:" >&2
 		cat "$tmp/err" >&2
 		return 1
 	}
-	e=$(date +%s%N)
+	e=${EPOCHREALTIME/[.,]/}
 	read -r user sys rss <"$tmp/time"
-	echo "$label $(awk -v d=$((e - s)) 'BEGIN{printf "%.4f", d/1e9}') $(awk -v u="$user" -v s="$sys" 'BEGIN{printf "%.2f", u+s}') $rss" >>"$tmp/rows"
+	echo "$label $(awk -v d=$((e - s)) 'BEGIN{printf "%.4f", d/1e6}') $(awk -v u="$user" -v s="$sys" 'BEGIN{printf "%.2f", u+s}') $rss" >>"$tmp/rows"
 }
 
 # median LABEL FIELD: the median of field FIELD (2 wall, 3 CPU, 4 RSS) of

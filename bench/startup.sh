@@ -4,8 +4,10 @@
 # each once, in turn. pi is built twice: as `go build` makes it on a machine
 # with a C compiler (cgo on: net and os/user link libc dynamically) and with
 # CGO_ENABLED=0 (static, as the README's install line builds it, and as a
-# hello world is); medians of the wall times (nanosecond clock around
-# each run), CPU per run from GNU time over all runs, peak RSS of one run.
+# hello world is); medians of the wall times (bash's microsecond clock,
+# $EPOCHREALTIME, around each run: reading it starts no process, so only
+# the fork and exec of the command itself is timed with it), CPU per run
+# from GNU time over all runs, peak RSS of one run.
 # With the reference agent installed outside the repository (npm i
 # @mariozechner/pi-coding-agent@0.73.1 in REF_DIR), also its --version.
 #
@@ -15,10 +17,10 @@ source "$(dirname "$0")/lib.sh"
 rounds=${1:-200}
 ref=${2:-}
 build_pi
+CGO_ENABLED=0 go build -o "$tmp/pi-static" ./cmd/pi
 need_tools
 cd "$tmp"
 mkdir -p work
-CGO_ENABLED=0 go build -o "$tmp/pi-static" ./cmd/pi
 names=(hello "pi-version" "pi-tool-call-ls" "static-pi-version" "static-pi-tool-call-ls")
 cmds=("$tmp/hello" "$tmp/pi version" "$tmp/pi tool call ls {} --cwd $tmp/work"
 	"$tmp/pi-static version" "$tmp/pi-static tool call ls {} --cwd $tmp/work")
@@ -28,10 +30,10 @@ if [ -n "$old" ]; then
 fi
 for _ in $(seq 1 "$rounds"); do
 	for i in "${!cmds[@]}"; do
-		s=$(date +%s%N)
+		s=${EPOCHREALTIME/[.,]/}
 		${cmds[$i]} >/dev/null
-		e=$(date +%s%N)
-		echo "${names[$i]} $(( (e - s) / 1000 ))" >>"$tmp/wall"
+		e=${EPOCHREALTIME/[.,]/}
+		echo "${names[$i]} $((e - s))" >>"$tmp/wall"
 	done
 done
 med() { awk -v l="$1" '$1 == l {print $2}' "$tmp/wall" | sort -n | awk '{v[NR]=$1} END {printf "%.2f", v[int((NR+1)/2)]/1000}'; }
@@ -50,8 +52,8 @@ done
 echo "($rounds interleaved rounds)"
 if [ -n "$ref" ]; then
 	cli="$ref/node_modules/@mariozechner/pi-coding-agent/dist/cli.js"
-	s=$(date +%s%N)
+	s=${EPOCHREALTIME/[.,]/}
 	for _ in $(seq 10); do node "$cli" --version >/dev/null; done
-	e=$(date +%s%N)
-	echo "reference pi --version: $(( (e - s) / 10000000 )) ms per run (10 runs)"
+	e=${EPOCHREALTIME/[.,]/}
+	echo "reference pi --version: $(( (e - s) / 10000 )) ms per run (10 runs)"
 fi

@@ -9,7 +9,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strings"
 	"unicode/utf8"
@@ -83,8 +82,16 @@ func hoistCommand(args []string) []string {
 	return append(out, rest[at:]...)
 }
 
-// bareWord is what a mistyped subcommand looks like.
-var bareWord = regexp.MustCompile(`^[a-z][a-z-]*$`)
+// bareWord reports whether s looks like a mistyped subcommand: a lower-case
+// letter, then lower-case letters and dashes.
+func bareWord(s string) bool {
+	for i, c := range []byte(s) {
+		if !('a' <= c && c <= 'z' || i > 0 && c == '-') {
+			return false
+		}
+	}
+	return s != ""
+}
 
 // unknownCommand reports a first word that looks like a mistyped
 // subcommand (`pi tols list`) instead of sending it to the model: a bare
@@ -93,7 +100,7 @@ var bareWord = regexp.MustCompile(`^[a-z][a-z-]*$`)
 // flags count; a quoted prompt with spaces never does.
 func unknownCommand(args []string, stderr io.Writer) (code int, bad bool) {
 	n, ok := leadingFlags(args)
-	if !ok || n >= len(args) || !bareWord.MatchString(args[n]) {
+	if !ok || n >= len(args) || !bareWord(args[n]) {
 		return 0, false
 	}
 	word, rest := args[n], args[n+1:]

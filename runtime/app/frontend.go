@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/pi-go/pi/runtime/llm"
@@ -68,7 +69,11 @@ type BashRun struct {
 	FullOutputPath string
 }
 
-var exitCodeRE = regexp.MustCompile(`Command exited with code (\d+)\s*$`)
+// exitCodeRE finds the exit code in a bash result; compiled on first use
+// (package init runs on every start of pi).
+var exitCodeRE = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`Command exited with code (\d+)\s*$`)
+})
 
 // RunShellCommand (the TUI's !cmd) runs command with the bash tool through
 // the whole call pipeline
@@ -92,7 +97,7 @@ func (r *Runtime) RunShellCommand(ctx context.Context, command string, update to
 	}
 	run := &BashRun{Command: command, Result: res}
 	text := res.Text()
-	if m := exitCodeRE.FindStringSubmatch(text); m != nil {
+	if m := exitCodeRE().FindStringSubmatch(text); m != nil {
 		code, _ := strconv.Atoi(m[1])
 		run.ExitCode = &code
 	} else if !res.IsError {

@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 
 	"golang.org/x/text/unicode/norm"
 
@@ -19,8 +20,9 @@ var unicodeSpaces = strings.NewReplacer(
 	"\u2009", " ", "\u200A", " ", "\u202F", " ", "\u205F", " ", "\u3000", " ",
 )
 
-// amPM matches the " AM." / " PM." of a macOS screenshot name.
-var amPM = regexp.MustCompile(`(?i) (AM|PM)\.`)
+// amPM matches the " AM." / " PM." of a macOS screenshot name; compiled
+// on first use (package init runs on every start of pi).
+var amPM = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?i) (AM|PM)\.`) })
 
 // resolvePath turns a path the model gave into an absolute path: "~" and
 // "~/" expand to the home directory, relative paths are joined to cwd (the
@@ -67,7 +69,7 @@ func resolveReadPath(cwd, p string) string {
 	}
 	nfd := norm.NFD.String(resolved)
 	for _, v := range []string{
-		amPM.ReplaceAllString(resolved, "\u202F$1."),
+		amPM().ReplaceAllString(resolved, "\u202F$1."),
 		nfd,
 		strings.ReplaceAll(resolved, "'", "\u2019"),
 		strings.ReplaceAll(nfd, "'", "\u2019"),
