@@ -166,7 +166,7 @@ func TestReadDirMatchesOS(t *testing.T) {
 		t.Fatal(err)
 	}
 	var buf []byte
-	got, err := readDir(dir, &buf)
+	got, _, err := readDir(dir, &buf, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -178,10 +178,10 @@ func TestReadDirMatchesOS(t *testing.T) {
 			t.Fatalf("entry %d: %q %v, os.ReadDir %q %v", i, got[i].name, got[i].typ, want[i].Name(), want[i].Type())
 		}
 	}
-	if _, err := readDir(filepath.Join(dir, "missing"), &buf); err == nil {
+	if _, _, err := readDir(filepath.Join(dir, "missing"), &buf, false); err == nil {
 		t.Fatal("no error for a missing directory")
 	}
-	if _, err := readDir(filepath.Join(dir, "fifo"), &buf); err == nil {
+	if _, _, err := readDir(filepath.Join(dir, "fifo"), &buf, true); err == nil {
 		t.Fatal("no error for a FIFO")
 	}
 }
