@@ -239,7 +239,9 @@ var (
 // from candidate to candidate (every line with a match holds the start of
 // a multi-line-mode match) and checks each candidate line with re;
 // otherwise, and for text with '\r', it checks every line.
-func (s *grepSearcher) searchData(data []byte, display string, quota int) (h fileHits) {
+//
+// The path shown is dirRel+name, built only for a file with a match.
+func (s *grepSearcher) searchData(data []byte, dirRel, name string, quota int) (h fileHits) {
 	g := s.g
 	if bytes.IndexByte(data[:min(len(data), grepPeekSize)], 0) >= 0 {
 		return h
@@ -252,6 +254,7 @@ func (s *grepSearcher) searchData(data []byte, display string, quota int) (h fil
 	if g.needle != nil && g.needle.fold {
 		folded = newFoldFinder(g.needle, data)
 	}
+	display := ""
 	pos, n := 0, 1 // pos is the start of line n
 	for steps := 1; pos < len(data); steps++ {
 		if steps%1024 == 0 && s.ctx.Err() != nil {
@@ -281,6 +284,9 @@ func (s *grepSearcher) searchData(data []byte, display string, quota int) (h fil
 			if len(h.hits) >= quota {
 				h.more = true
 				return h
+			}
+			if display == "" {
+				display = dirRel + name
 			}
 			h.hits = append(h.hits, s.block(data, pos, end, next, n, display))
 		}

@@ -5,7 +5,6 @@ import (
 	"context"
 	"io/fs"
 	"runtime"
-	"sync"
 	"sync/atomic"
 
 	"github.com/pi-go/pi/internal/fileutil"
@@ -44,6 +43,8 @@ type grepSearcher struct {
 	ctx  context.Context
 	full *atomic.Bool // the merged output is past the byte limit
 	buf  []byte       // file contents, reused across files
+	// dirBuf is the directory listing buffer of the parallel search.
+	dirBuf []byte
 }
 
 func (g *grepper) newSearcher(ctx context.Context, full *atomic.Bool) *grepSearcher {
@@ -63,7 +64,7 @@ func (s *grepSearcher) searchFile(name, display string, quota int) fileHits {
 		return fileHits{}
 	}
 	s.buf = data[:0]
-	return s.searchData(data, display, quota)
+	return s.searchData(data, "", display, quota)
 }
 
 func hasNUL(b []byte) bool { return bytes.IndexByte(b, 0) >= 0 }
@@ -103,9 +104,6 @@ func (g *grepper) merge(h fileHits, name, display string) error {
 // grepWorkers is how many goroutines search files.
 var grepWorkers = func() int { return runtime.GOMAXPROCS(0) }
 
-// grepWindow is how many files the walk may run ahead of the merge.
-const grepWindow = 256
-
 // searchTree walks root and searches the files the filter keeps on
 // workers goroutines, merging in walk order.
 func (g *grepper) searchTree(root string, filter *globFilter, workers int) error {
@@ -120,6 +118,7 @@ func (g *grepper) searchTree(root string, filter *globFilter, workers int) error
 		return e.Type == 0, nil
 	}
 	if workers <= 1 {
+		// One goroutine: the reference the parallel search must equal.
 		s := g.newSearcher(g.ctx, nil)
 		return gitignore.Walk(g.ctx, root, func(e gitignore.Entry) error {
 			if ok, err := keep(e); !ok {
@@ -129,83 +128,7 @@ func (g *grepper) searchTree(root string, filter *globFilter, workers int) error
 		})
 	}
 
-	inner, cancel := context.WithCancel(g.ctx)
-	defer cancel()
-	ctx := bothCtx{Context: inner, outer: g.ctx}
-	type job struct {
-		name, display string
-		done          chan fileHits
-	}
-	jobs := make(chan *job, workers)
-	order := make(chan *job, grepWindow)
-	free := make(chan *job, grepWindow+workers+1) // merged jobs, for reuse
-	var full atomic.Bool
-	var walkErr error
-	go func() {
-		defer close(order)
-		defer close(jobs)
-		walkErr = gitignore.Walk(ctx, root, func(e gitignore.Entry) error {
-			if ok, err := keep(e); !ok {
-				return err
-			}
-			var j *job
-			select {
-			case j = <-free: // one the merge is done with
-			default:
-				j = &job{done: make(chan fileHits, 1)}
-			}
-			j.name, j.display = e.Path, e.Rel
-			// To a searcher first: a job the merge waits for is always
-			// searched.
-			select {
-			case jobs <- j:
-			case <-ctx.Done():
-				return ctx.Err()
-			}
-			select {
-			case order <- j:
-			case <-ctx.Done():
-				return ctx.Err()
-			}
-			return nil
-		})
-	}()
-	var wg sync.WaitGroup
-	for range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			s := g.newSearcher(ctx, &full)
-			for j := range jobs {
-				if ctx.Err() != nil {
-					j.done <- fileHits{err: ctx.Err()}
-					continue
-				}
-				j.done <- s.searchFile(j.name, j.display, g.limit)
-			}
-		}()
-	}
-	var err error
-	for j := range order {
-		if err = g.merge(<-j.done, j.name, j.display); err != nil {
-			break
-		}
-		select {
-		case free <- j:
-		default:
-		}
-		if g.outBytes > output.DefaultMaxBytes {
-			full.Store(true)
-		}
-	}
-	cancel()
-	for range order { // let the walk see the cancel and end
-	}
-	wg.Wait()
-	if err == nil && walkErr != nil {
-		err = walkErr // the caller's context ended the walk
-	}
-	return err
+	return g.searchTreeParallel(root, filter, workers)
 }
 
 // bothCtx is the call's context with the cancel of an early stop: Err
