@@ -35,6 +35,11 @@ var grepChunk = 16
 // merge has reached.
 var grepAhead = 64
 
+// grepListed, when set (by tests), is called with a directory's relative
+// path (with a trailing '/', "" for the root) once it is listed, before
+// any of its files is opened.
+var grepListed func(relDir string)
+
 // treeTask is one task of the parallel search.
 type treeTask struct {
 	key     []int32 // where the task starts in the walk: entry indexes from the root
@@ -262,6 +267,9 @@ func (p *treeSearch) list(t *treeTask, s *grepSearcher) *treeTask {
 	n.fd = fd
 	if err != nil {
 		return nil // an unreadable directory is skipped
+	}
+	if grepListed != nil {
+		grepListed(n.dir.RelDir)
 	}
 	n.items = make([]treeItem, 0, len(entries))
 	files := 0
