@@ -662,6 +662,19 @@ func (f *globFilter) keep(rel string, isDir bool) bool {
 	return m != f.negate
 }
 
+// keepIn is keep for the entry name of the directory dirRel (a slash path
+// with a trailing '/', or ""): the path is only built for a pattern that
+// looks at more than the name.
+func (f *globFilter) keepIn(dirRel, name string, isDir bool) bool {
+	if f == nil {
+		return true
+	}
+	if f.name.kind != nameGlob && !(isDir && !f.negate) && !(f.dirOnly && !isDir) {
+		return f.name.matchName(name) != f.negate
+	}
+	return f.keep(dirRel+name, isDir)
+}
+
 // intArg reads an optional number argument as an integer (fractions are
 // dropped), with a default and a least value.
 func intArg(v *float64, def, least int) int {

@@ -92,7 +92,8 @@ func TestGrepParallelMatchesSequential(t *testing.T) {
 
 // TestGlobShapesMatchDoublestar: grep's glob filter with its compiled name
 // shapes keeps exactly what doublestar keeps, for files and directories,
-// with and without '!'.
+// with and without '!', whether given the whole path (keep) or the
+// directory and the name (keepIn).
 func TestGlobShapesMatchDoublestar(t *testing.T) {
 	for _, p := range findShapePatterns {
 		for _, neg := range []string{"", "!"} {
@@ -106,6 +107,12 @@ func TestGlobShapesMatchDoublestar(t *testing.T) {
 				for _, dir := range []bool{false, true} {
 					if got, want := f.keep(n, dir), slow.keep(n, dir); got != want {
 						t.Errorf("glob %q, %q (dir %v): compiled %v, doublestar %v", neg+p, n, dir, got, want)
+					}
+					// keepIn (the parallel search's) agrees
+					// with keep on the whole path.
+					i := strings.LastIndexByte(n, '/') + 1
+					if got, want := f.keepIn(n[:i], n[i:], dir), f.keep(n, dir); got != want {
+						t.Errorf("glob %q, %q (dir %v): keepIn %v, keep %v", neg+p, n, dir, got, want)
 					}
 				}
 			}

@@ -274,7 +274,7 @@ func (p *treeSearch) list(t *treeTask, s *grepSearcher) *treeTask {
 	n.items = make([]treeItem, 0, len(entries))
 	files := 0
 	for _, e := range entries {
-		if !p.filter.keep(n.dir.RelDir+e.Name, e.IsDir) {
+		if p.filter != nil && !p.filter.keepIn(n.dir.RelDir, e.Name, e.IsDir) {
 			continue // a directory the glob excludes is not entered
 		}
 		switch {
