@@ -240,6 +240,9 @@ func (p *treeSearch) mergeNode(n *treeNode, s *grepSearcher) error {
 			p.full.Store(true)
 		}
 	}
+	// Every task of n is done: nothing else reads its entries, which
+	// need not stay in memory until the end of the search.
+	n.items, n.dir = nil, nil
 	return nil
 }
 
