@@ -33,7 +33,7 @@ var grepChunk = 16
 
 // grepAhead is how many tasks may be started or done past the point the
 // merge has reached.
-var grepAhead = 64
+var grepAhead = 128
 
 // grepListed, when set (by tests), is called with a directory's relative
 // path (with a trailing '/', "" for the root) once it is listed, before
@@ -201,7 +201,9 @@ func (p *treeSearch) await(t *treeTask, s *grepSearcher) {
 		p.active--
 	}
 	p.ahead--
-	if p.idle > 0 && (p.ahead == grepAhead-1 || (p.active == 0 && len(p.pending) == 0)) {
+	// Goroutines held back by the look-ahead wake once the merge is
+	// half way through it: together, not one per task.
+	if p.idle > 0 && (p.ahead == grepAhead/2 || (p.active == 0 && len(p.pending) == 0)) {
 		p.cond.Broadcast()
 	}
 	p.mu.Unlock()
