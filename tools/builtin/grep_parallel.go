@@ -146,29 +146,32 @@ func (c bothCtx) Err() error {
 	return c.Context.Err()
 }
 
-// rareByte ranks bytes by how common they are in source code and prose
-// (higher: more common), to pick the needle byte to scan for.
-func rareByte(c byte) int {
-	switch {
-	case c == ' ' || c == '\n' || c == '\t' || c == 'e' || c == 't' || c == 'a' || c == 'o' || c == 'i' || c == 'n' || c == 's' || c == 'r':
-		return 250
-	case c == 'q' || c == 'j' || c == 'z' || c == 'x' || c == 'k' || c == 'v':
-		return 100
-	case 'a' <= c && c <= 'z':
-		return 200
-	case bytes.IndexByte([]byte("().,;=\"'{}_/*-:"), c) >= 0:
-		return 180
-	case '0' <= c && c <= '9':
-		return 150
-	case c == 'Q' || c == 'J' || c == 'Z' || c == 'X' || c == 'K' || c == 'V' || c == 'Y':
-		return 70
-	case 'A' <= c && c <= 'Z':
-		return 120
-	case c < 0x80:
-		return 60
+// byteOrder is the printable ASCII bytes and the whitespace of source
+// text, most common first, as counted over Go's source tree (98 MB of Go,
+// assembly, C and test data; space 15%, 'e' 5%, ... 'W' 0.13%, ... '^'
+// 0.01%).
+const byteOrder = " et\trn0\nasio,xclfdu.1p/()mg:2\"h=bAS43_6TEy{}8vRCOI5PD9" +
+	"7kMLwNVFB-[]\\U*GXH|W!+&Y<z;>%'Kq" + "Q$jZ`#J^@~?\r"
+
+// byteRank is rareByte's table: 255 for the most common byte of byteOrder,
+// one less for each next one.
+var byteRank = func() (r [256]uint8) {
+	for i := range r {
+		if i < 0x80 {
+			r[i] = 60 // ASCII not in the list: rare
+		} else {
+			r[i] = 40 // non-ASCII: rarer still, as before
+		}
 	}
-	return 40
-}
+	for i := range len(byteOrder) {
+		r[byteOrder[i]] = uint8(255 - i)
+	}
+	return r
+}()
+
+// rareByte ranks bytes by how common they are in source code (higher:
+// more common), to pick the needle byte to scan for.
+func rareByte(c byte) int { return int(byteRank[c]) }
 
 // index finds the needle in hay: a scan for its rarest byte, each hit
 // checked whole (fewer false starts than scanning for its first byte when
@@ -198,7 +201,13 @@ func (n *grepNeedle) pickRare() {
 	n.rare = -1
 	best := 250
 	for i, c := range n.text {
-		if r := rareByte(c); r < best {
+		r := rareByte(c)
+		if n.fold && 'a' <= c && c <= 'z' {
+			// Both cases are scanned for: as common as the more
+			// common of the two.
+			r = max(r, rareByte(c-('a'-'A')))
+		}
+		if r < best {
 			best, n.rare = r, i
 		}
 	}
