@@ -240,14 +240,17 @@ var (
 // a multi-line-mode match) and checks each candidate line with re;
 // otherwise, and for text with '\r', it checks every line.
 //
-// The path shown is dirRel+name, built only for a file with a match.
+// The path shown is dirRel+name, built only for a file with a match. The
+// caller has checked that the first grepPeekSize bytes hold no NUL (a
+// binary file is not searched); a NUL after them ends the search at the
+// line before it.
 func (s *grepSearcher) searchData(data []byte, dirRel, name string, quota int) (h fileHits) {
 	g := s.g
-	if bytes.IndexByte(data[:min(len(data), grepPeekSize)], 0) >= 0 {
-		return h
-	}
-	if i := bytes.IndexByte(data, 0); i >= 0 {
-		data = data[:bytes.LastIndexByte(data[:i], '\n')+1]
+	if len(data) > grepPeekSize {
+		if i := bytes.IndexByte(data[grepPeekSize:], 0); i >= 0 {
+			i += grepPeekSize
+			data = data[:bytes.LastIndexByte(data[:i], '\n')+1]
+		}
 	}
 	fast := g.needle != nil || (g.reWhole != nil && bytes.IndexByte(data, '\r') < 0)
 	var folded *foldFinder

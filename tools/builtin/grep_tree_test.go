@@ -143,7 +143,16 @@ func treeCases() []grepArgs {
 // and look-ahead here, including limits hit in the middle of a task.
 func TestGrepTreeMatchesSequential(t *testing.T) {
 	dir := deepWideTree(t)
-	defer setWholeFileMax(30_000)()
+	for _, wholeMax := range []int64{30_000, grepWholeFileMax} {
+		// Files over 30KB streamed by the merge, or read whole.
+		restore := setWholeFileMax(wholeMax)
+		treeMatchesSequential(t, dir)
+		restore()
+	}
+}
+
+func treeMatchesSequential(t *testing.T, dir string) {
+	t.Helper()
 	for _, args := range treeCases() {
 		want := grepWith(t, dir, args, 1)
 		if strings.HasPrefix(want, "error") || (strings.HasPrefix(want, "No matches") && args.Pattern == "needle") {
