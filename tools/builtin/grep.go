@@ -135,6 +135,7 @@ func runGrep(ctx context.Context, cwd string, args grepArgs) (tool.Result, error
 		err = g.searchTree(searchPath, filter, grepWorkers())
 	} else if info.Mode().IsRegular() { // never block on a named pipe or device
 		s := g.newSearcher(ctx, nil)
+		defer s.done()
 		err = g.merge(s.searchFile(searchPath, filepath.Base(searchPath), g.limit-g.matches), searchPath, filepath.Base(searchPath))
 	}
 	if errors.Is(err, gitignore.ErrStop) {

@@ -5,6 +5,7 @@ import (
 	"context"
 	"io/fs"
 	"runtime"
+	"sync"
 	"sync/atomic"
 
 	"github.com/pi-go/pi/internal/fileutil"
@@ -48,7 +49,33 @@ type grepSearcher struct {
 }
 
 func (g *grepper) newSearcher(ctx context.Context, full *atomic.Bool) *grepSearcher {
-	return &grepSearcher{g: g, ctx: ctx, full: full, buf: make([]byte, 0, 64*1024)}
+	s := &grepSearcher{g: g, ctx: ctx, full: full}
+	if b, ok := grepBufs.Get().(*searchBufs); ok {
+		s.buf, s.dirBuf = b.file, b.dir
+	} else {
+		s.buf = make([]byte, 0, 64*1024)
+	}
+	return s
+}
+
+// searchBufs are a searcher's buffers, kept between calls.
+type searchBufs struct{ file, dir []byte }
+
+// grepBufs holds the buffers of finished searchers (their file buffers
+// grow to the largest file read whole), so that the next call does not
+// allocate and zero them again.
+var grepBufs sync.Pool
+
+// grepKeepBuf is the largest file buffer kept for the next call.
+const grepKeepBuf = 4 << 20
+
+// done hands the searcher's buffers on to the next call.
+func (s *grepSearcher) done() {
+	if cap(s.buf) > grepKeepBuf {
+		s.buf = make([]byte, 0, 64*1024)
+	}
+	grepBufs.Put(&searchBufs{file: s.buf[:0], dir: s.dirBuf})
+	s.buf, s.dirBuf = nil, nil
 }
 
 // searchFile searches one file for at most quota matches; display is the
@@ -120,6 +147,7 @@ func (g *grepper) searchTree(root string, filter *globFilter, workers int) error
 	if workers <= 1 {
 		// One goroutine: the reference the parallel search must equal.
 		s := g.newSearcher(g.ctx, nil)
+		defer s.done()
 		return gitignore.Walk(g.ctx, root, func(e gitignore.Entry) error {
 			if ok, err := keep(e); !ok {
 				return err

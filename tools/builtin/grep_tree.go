@@ -130,10 +130,14 @@ func (g *grepper) searchTreeParallel(root string, filter *globFilter, workers in
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			p.work(g.newSearcher(p.ctx, &full))
+			s := g.newSearcher(p.ctx, &full)
+			p.work(s)
+			s.done()
 		}()
 	}
-	err := p.mergeNode(top, g.newSearcher(p.ctx, &full))
+	ms := g.newSearcher(p.ctx, &full)
+	err := p.mergeNode(top, ms)
+	ms.done()
 	p.mu.Lock()
 	p.stop = true
 	p.cond.Broadcast()
