@@ -138,24 +138,33 @@ type DirEntry struct {
 //
 // List fails when the directory cannot be opened or read; the walk skips
 // such a directory.
+//
+// A directory below the root that is a symbolic link by the time it is
+// opened (swapped in after its parent was listed) is not followed: List
+// fails.
 func (d *Dir) List(buf *[]byte) ([]DirEntry, error) {
-	out, _, err := d.list(buf, false)
+	out, _, err := d.list(buf, false, -1)
 	return out, err
 }
 
 // ListOpen is List that keeps the directory open: fd, when not -1 (it is
 // always -1 off Linux), is its descriptor, for openat, and the caller
-// closes it.
+// closes it. parent, when not -1, is the open directory d is in (the fd of
+// its parent's ListOpen): d is opened relative to it, so that no directory
+// above d can have been swapped for a symbolic link since it was listed.
 //
 // # Errors
 //
 // ListOpen fails as List does; then no descriptor is left open.
-func (d *Dir) ListOpen(buf *[]byte) (entries []DirEntry, fd int, err error) {
-	return d.list(buf, true)
+func (d *Dir) ListOpen(buf *[]byte, parent int) (entries []DirEntry, fd int, err error) {
+	return d.list(buf, true, parent)
 }
 
-func (d *Dir) list(buf *[]byte, keep bool) ([]DirEntry, int, error) {
-	entries, fd, err := readDir(d.abs(), buf, keep)
+func (d *Dir) list(buf *[]byte, keep bool, parent int) ([]DirEntry, int, error) {
+	if d.RelDir == "" {
+		parent = -1 // the root is opened by its path, links followed
+	}
+	entries, fd, err := readDir(d.abs(), buf, keep, d.RelDir != "", parent)
 	if err != nil {
 		return nil, -1, err
 	}

@@ -136,7 +136,8 @@ func runGrep(ctx context.Context, cwd string, args grepArgs) (tool.Result, error
 	} else if info.Mode().IsRegular() { // never block on a named pipe or device
 		s := g.newSearcher(ctx, nil)
 		defer s.done()
-		err = g.merge(s.searchFile(searchPath, filepath.Base(searchPath), g.limit-g.matches), searchPath, filepath.Base(searchPath))
+		// The file named by the call: a symbolic link is followed.
+		err = g.merge(s.searchFile(searchPath, filepath.Base(searchPath), g.limit-g.matches, false), searchPath, filepath.Base(searchPath))
 	}
 	if errors.Is(err, gitignore.ErrStop) {
 		err = nil

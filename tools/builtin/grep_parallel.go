@@ -82,8 +82,18 @@ func (s *grepSearcher) done() {
 // path shown in the output. A file that cannot be read is skipped, as is a
 // binary one (a NUL byte in its first 64KB; a NUL byte later ends the
 // search of the file at that line).
-func (s *grepSearcher) searchFile(name, display string, quota int) fileHits {
-	data, big, binary, err := fileutil.ReadWhole(name, s.buf, grepWholeFileMax, grepPeekSize, hasNUL)
+//
+// With nofollow (a file the walk met) a symbolic link in its place is not
+// followed (on Linux): it was swapped in since the listing.
+func (s *grepSearcher) searchFile(name, display string, quota int, nofollow bool) fileHits {
+	var data []byte
+	var big, binary bool
+	var err error
+	if nofollow {
+		data, big, binary, err = readWholeAt(cwdFd, "", name, s.buf, grepWholeFileMax, grepPeekSize, hasNUL)
+	} else {
+		data, big, binary, err = fileutil.ReadWhole(name, s.buf, grepWholeFileMax, grepPeekSize, hasNUL)
+	}
 	if big {
 		return fileHits{stream: true}
 	}
@@ -152,7 +162,7 @@ func (g *grepper) searchTree(root string, filter *globFilter, workers int) error
 			if ok, err := keep(e); !ok {
 				return err
 			}
-			return g.merge(s.searchFile(e.Path, e.Rel, g.limit-g.matches), e.Path, e.Rel)
+			return g.merge(s.searchFile(e.Path, e.Rel, g.limit-g.matches, true), e.Path, e.Rel)
 		})
 	}
 

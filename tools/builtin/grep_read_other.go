@@ -4,6 +4,10 @@ package builtin
 
 import "github.com/pi-go/pi/internal/fileutil"
 
+// cwdFd is -1 off Linux: readWholeAt opens the whole path, following
+// links.
+const cwdFd = -1
+
 // readWholeAt reads the file dirAbs+name as fileutil.ReadWhole does (dirfd
 // is always -1 off unix).
 //

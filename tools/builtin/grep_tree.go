@@ -24,9 +24,13 @@ import (
 // close to the merge, so little is searched past a match limit, few
 // results wait in memory, and few directories are held open.
 //
-// A directory stays open from its listing until its files are searched:
-// files are opened relative to it (openat), which resolves one path
-// component instead of the whole path.
+// A directory stays open from its listing until its files are searched
+// and its subdirectories listed: both are opened relative to it (openat),
+// which resolves one path component instead of the whole path, and
+// without following a symbolic link (O_NOFOLLOW). What the walk saw as a
+// file or a directory and finds swapped for a link when it opens it is
+// skipped, and no directory above can have been swapped: the search never
+// leaves the tree, however it changes while it runs.
 
 // grepChunk is how many files of a directory one task searches.
 var grepChunk = 16
@@ -54,10 +58,13 @@ type treeTask struct {
 // treeNode is one directory of the parallel search.
 type treeNode struct {
 	dir    *gitignore.Dir
+	parent *treeNode // nil for the root
 	listed *treeTask // its listing; once done, fd and items are set
 	fd     int       // the open directory, -1 when none
-	refs   atomic.Int32
-	items  []treeItem
+	// refs counts the tasks that still need fd: the searches of its files
+	// and the listings of its subdirectories (opened relative to it).
+	refs  atomic.Int32
+	items []treeItem
 }
 
 // treeItem is an entry of a directory the walk visits: a directory to
@@ -144,10 +151,13 @@ func (g *grepper) searchTreeParallel(root string, filter *globFilter, workers in
 	p.mu.Unlock()
 	cancel()
 	wg.Wait()
-	// Directories whose files were never searched are still open.
+	// Directories whose files were never searched, or whose
+	// subdirectories were never listed, are still open.
 	for _, t := range p.pending {
 		if !t.list {
 			t.node.release()
+		} else if t.node.parent != nil {
+			t.node.parent.release()
 		}
 	}
 	if err == nil {
@@ -270,9 +280,19 @@ func (p *treeSearch) list(t *treeTask, s *grepSearcher) *treeTask {
 	n := t.node
 	defer close(t.done)
 	if p.ctx.Err() != nil {
+		if n.parent != nil {
+			n.parent.release()
+		}
 		return nil // the merge stops at the next directory
 	}
-	entries, fd, err := n.dir.ListOpen(&s.dirBuf)
+	parentFd := -1
+	if n.parent != nil {
+		parentFd = n.parent.fd
+	}
+	entries, fd, err := n.dir.ListOpen(&s.dirBuf, parentFd)
+	if n.parent != nil {
+		n.parent.release()
+	}
 	n.fd = fd
 	if err != nil {
 		return nil // an unreadable directory is skipped
@@ -281,14 +301,15 @@ func (p *treeSearch) list(t *treeTask, s *grepSearcher) *treeTask {
 		grepListed(n.dir.RelDir)
 	}
 	n.items = make([]treeItem, 0, len(entries))
-	files := 0
+	files, subs := 0, 0
 	for _, e := range entries {
 		if p.filter != nil && !p.filter.keepIn(n.dir.RelDir, e.Name, e.IsDir) {
 			continue // a directory the glob excludes is not entered
 		}
 		switch {
 		case e.IsDir:
-			n.items = append(n.items, treeItem{name: e.Name, sub: &treeNode{dir: n.dir.Sub(e.Name), fd: -1}})
+			n.items = append(n.items, treeItem{name: e.Name, sub: &treeNode{dir: n.dir.Sub(e.Name), parent: n, fd: -1}})
+			subs++
 		case e.Type == 0: // symlinks and devices are not searched
 			n.items = append(n.items, treeItem{name: e.Name})
 			files++
@@ -324,8 +345,8 @@ func (p *treeSearch) list(t *treeTask, s *grepSearcher) *treeTask {
 	if chunk != nil {
 		chunk.hi = len(n.items)
 	}
-	n.refs.Store(int32((files + grepChunk - 1) / grepChunk))
-	if files == 0 {
+	n.refs.Store(int32((files+grepChunk-1)/grepChunk + subs))
+	if files == 0 && subs == 0 {
 		n.release()
 	}
 	// The first run of files is this goroutine's next task.

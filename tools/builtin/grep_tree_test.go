@@ -316,7 +316,8 @@ func TestGrepTreeClosesDirectories(t *testing.T) {
 // TestReadWholeAtMatchesReadWhole: reading relative to the directory
 // without fstat gives what fileutil.ReadWhole gives — data, big, skipped —
 // for sizes around the head and the maximum, binary heads and late NULs,
-// with buffers smaller and larger than the file.
+// with buffers smaller and larger than the file; it does not follow a
+// symbolic link.
 func TestReadWholeAtMatchesReadWhole(t *testing.T) {
 	dir := t.TempDir()
 	const head, max = 100, 1000
@@ -369,8 +370,114 @@ func TestReadWholeAtMatchesReadWhole(t *testing.T) {
 	if err := syscall.Mkfifo(filepath.Join(dir, "fifo"), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	// A symbolic link is not followed, relative to the directory or as a
+	// whole path (the one-goroutine walk's files).
+	if err := os.Symlink(filepath.Join(dir, "f1--1"), filepath.Join(dir, "link")); err != nil {
+		t.Fatal(err)
+	}
+	if runtime.GOOS == "linux" {
+		if _, _, _, err := readWholeAt(dirfd, dir+"/", "link", nil, max, head, hasNUL); err == nil {
+			t.Error("a symbolic link was followed (openat)")
+		}
+		if _, _, _, err := readWholeAt(cwdFd, "", filepath.Join(dir, "link"), nil, max, head, hasNUL); err == nil {
+			t.Error("a symbolic link was followed (whole path)")
+		}
+	}
 	// A FIFO that replaced a file neither blocks the open nor the read.
 	if data, _, _, err := readWholeAt(dirfd, dir+"/", "fifo", nil, max, head, hasNUL); err == nil && len(data) != 0 {
 		t.Errorf("FIFO read %q", data)
+	}
+}
+
+// TestGrepTreeSwappedForLinks: entries swapped for symbolic links to
+// outside the tree after their directory was listed — a file, a
+// directory, and a directory above ones still to be listed (moved away,
+// a link to outside put in its place) — never lead the search out of the
+// tree: files and directories are opened relative to the directory they
+// were listed in, without following a link.
+func TestGrepTreeSwappedForLinks(t *testing.T) {
+	for _, sh := range treeShapes {
+		for _, w := range []int{2, 3} {
+			dir := deepWideTree(t)
+			outside := t.TempDir()
+			writeTree(t, outside, map[string]string{
+				"secret.txt":      "needle SECRET file\n",
+				"x.txt":           "needle SECRET dir\n",
+				"d01/f.txt":       "needle SECRET below a swapped parent\n",
+				"d01/d02/f.txt":   "needle SECRET deeper\n",
+				"sub/y.txt":       "needle SECRET sub\n",
+				"c/secret-c.txt":  "needle SECRET c\n",
+				"c/local.txt":     "needle SECRET local\n",
+				"wide/f010.txt":   "needle SECRET wide\n",
+				"many/s04/x.txt":  "needle SECRET many\n",
+				"deep/d00/f.txt":  "needle SECRET deep\n",
+				"d01/.gitignore":  "",
+				"d01/d02/d03/f.x": "needle SECRET x\n",
+			})
+			swap := func(path, target string) {
+				p := filepath.Join(dir, filepath.FromSlash(path))
+				if err := os.RemoveAll(p); err != nil {
+					t.Error(err)
+				}
+				if err := os.Symlink(target, p); err != nil {
+					t.Error(err)
+				}
+			}
+			var mu sync.Mutex
+			grepListed = func(rel string) {
+				mu.Lock()
+				defer mu.Unlock()
+				switch rel {
+				case "wide/":
+					swap("wide/f010.txt", filepath.Join(outside, "secret.txt"))
+				case "many/":
+					swap("many/s04", outside)
+				case "a/b/":
+					swap("a/b/c", filepath.Join(outside, "c"))
+				case "deep/d00/":
+					// The directory being searched moves; a link to
+					// outside takes its place.
+					d00 := filepath.Join(dir, "deep", "d00")
+					if err := os.Rename(d00, d00+"-moved"); err != nil {
+						t.Error(err)
+					}
+					if err := os.Symlink(outside, d00); err != nil {
+						t.Error(err)
+					}
+				}
+			}
+			withTreeShape(t, sh.chunk, sh.ahead)
+			got := grepWith(t, dir, grepArgs{Pattern: "needle", Glob: benchPtr("!big"), Limit: benchPtrF(1e6)}, w)
+			grepListed = nil
+			if strings.Contains(got, "SECRET") {
+				t.Errorf("chunk %d, ahead %d, %d goroutines: the search left the tree:\n%s", sh.chunk, sh.ahead, w, got)
+			}
+			// What was under the moved directory is still searched
+			// (from the directory itself, pinned by its descriptor).
+			if !strings.Contains(got, "deep/d00/d01/d02/f.txt:1: needle at depth 2") {
+				t.Errorf("chunk %d, ahead %d, %d goroutines: the moved directory's contents are missing", sh.chunk, sh.ahead, w)
+			}
+		}
+	}
+}
+
+// TestGrepFileArgumentLink: a path argument naming a symbolic link to a
+// file is searched (the link given by the call is followed; only links met
+// in the walk are not), on one goroutine and on several.
+func TestGrepFileArgumentLink(t *testing.T) {
+	dir := t.TempDir()
+	writeTree(t, dir, map[string]string{"real.txt": "needle here\n"})
+	if err := os.Symlink("real.txt", filepath.Join(dir, "link.txt")); err != nil {
+		t.Fatal(err)
+	}
+	for _, w := range []int{1, 2} {
+		got := grepWith(t, dir, grepArgs{Pattern: "needle", Path: benchPtr("link.txt")}, w)
+		if !strings.HasPrefix(got, "link.txt:1: needle here") {
+			t.Errorf("%d goroutines: %q", w, got)
+		}
+		got = grepWith(t, dir, grepArgs{Pattern: "needle"}, w)
+		if !strings.HasPrefix(got, "real.txt:1: needle here\n--") {
+			t.Errorf("%d goroutines, tree: %q (the link is not searched)", w, got)
+		}
 	}
 }
