@@ -10,7 +10,9 @@
 # hidden files; so do `rg --hidden --no-require-git` and `fd -H` (fd 8
 # reads .gitignore only inside a git repository). pi lists at most
 # 100000000 results (no limit in effect); its text is cut at 50KB as
-# always, the others print everything (to /dev/null).
+# always, the others print everything (to /dev/null). `pi version` runs
+# in every round too: the "less start-up" rows take its median wall time
+# off pi's grep times before the ratio to ripgrep.
 #
 # Usage: bench/search.sh [rounds] [DIR...]   (default 7 rounds)
 set -euo pipefail
@@ -32,6 +34,7 @@ both() {
 big=100000000
 for d in "${dirs[@]}"; do
 	for _ in $(seq 1 "$rounds"); do
+		measure "version-pi" "$tmp/pi" version
 		measure "find-gnu" find "$d" -name '*.go'
 		measure "find-fd" "$FD" -H -g '*.go' . "$d"
 		both find find "{\"pattern\":\"**/*.go\",\"path\":\"$d\",\"limit\":$big}"
@@ -57,6 +60,13 @@ for d in "${dirs[@]}"; do
 		row "$k-rg" "$k-rg"
 		row "$k-pi" "$k-rg"
 		row "$k-old" "$k-rg"
+	done
+	# pi's start-up (package init, config) is the same for every call:
+	# the search itself is the wall time less that of `pi version`.
+	row version-pi literal-rg
+	for k in literal glob regex icase; do
+		printf '| %s-pi less start-up ÷ rg | | %s | | | |\n' "$k" \
+			"$(ratio "$(awk -v a="$(median "$k-pi" 2)" -v b="$(median version-pi 2)" 'BEGIN{printf "%.4f", a-b}')" "$(median "$k-rg" 2)")"
 	done
 	mv "$tmp/rows" "$tmp/rows.$(basename "$d")"
 done

@@ -43,6 +43,64 @@ type ignoreRule struct {
 	negate   bool   // line started with '!'
 	dirOnly  bool   // line ended with '/'
 	anchored bool   // a '/' at the start or in the middle
+	// shape is how the rule matches a name when it is a simple one
+	// (shapeGlob: wildmatch).
+	shape ruleShape
+	lit   string // the literal part of a simple shape
+}
+
+// ruleShape is the form of an unanchored rule that can be matched without
+// wildmatch: the usual `name`, `*.ext`, `prefix*` and `*`.
+type ruleShape uint8
+
+const (
+	shapeGlob   ruleShape = iota // anything else: wildmatch
+	shapeExact                   // LIT
+	shapeSuffix                  // *LIT
+	shapePrefix                  // LIT*
+	shapeAny                     // *
+)
+
+// simpleShape reads an unanchored rule's glob as one of the simple shapes.
+// LIT holds none of wildmatch's special bytes ('*', '?', '[', '\') and
+// no '/', so on a name (which has no '/') the shape answers as wildmatch
+// does: a '*' there matches any run of bytes.
+func simpleShape(glob string) (ruleShape, string) {
+	lit := glob
+	lead := strings.HasPrefix(lit, "*")
+	lit = strings.TrimPrefix(lit, "*")
+	trail := strings.HasSuffix(lit, "*")
+	lit = strings.TrimSuffix(lit, "*")
+	switch {
+	case strings.ContainsAny(lit, "*?[\\/"):
+		return shapeGlob, ""
+	case lit == "" && lead && !trail:
+		return shapeAny, ""
+	case lead && trail:
+		return shapeGlob, "" // *LIT*: rare, left to wildmatch
+	case lead:
+		return shapeSuffix, lit
+	case trail:
+		return shapePrefix, lit
+	case lit == "":
+		return shapeGlob, ""
+	}
+	return shapeExact, lit
+}
+
+// matchName matches an unanchored rule against a name.
+func (r *ignoreRule) matchName(name string) bool {
+	switch r.shape {
+	case shapeExact:
+		return name == r.lit
+	case shapeSuffix:
+		return strings.HasSuffix(name, r.lit)
+	case shapePrefix:
+		return strings.HasPrefix(name, r.lit)
+	case shapeAny:
+		return true
+	}
+	return wildmatch(r.glob, name)
 }
 
 // ignoreFile is the rules of one .gitignore (or .git/info/exclude) with the
@@ -89,6 +147,9 @@ func parseIgnoreLine(line string) (ignoreRule, bool) {
 		return ignoreRule{}, false
 	}
 	r.glob = line
+	if !r.anchored {
+		r.shape, r.lit = simpleShape(line)
+	}
 	return r, true
 }
 
@@ -171,17 +232,19 @@ func ignoredAt(at []ignoreAt, name string, isDir bool) bool {
 			if r.dirOnly && !isDir {
 				continue
 			}
-			subject := name
-			if r.anchored {
-				if full == "" {
-					full = name
-					if a.rel != "" {
-						full = a.rel + "/" + name
-					}
+			if !r.anchored {
+				if r.matchName(name) {
+					return !r.negate
 				}
-				subject = full
+				continue
 			}
-			if wildmatch(r.glob, subject) {
+			if full == "" {
+				full = name
+				if a.rel != "" {
+					full = a.rel + "/" + name
+				}
+			}
+			if wildmatch(r.glob, full) {
 				return !r.negate
 			}
 		}

@@ -85,6 +85,7 @@ func TestParseIgnoreLine(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.line, func(t *testing.T) {
 			got, ok := parseIgnoreLine(tt.line)
+			got.shape, got.lit = 0, "" // TestRuleShapesMatchWildmatch
 			if ok != tt.ok || got != tt.want {
 				t.Errorf("parseIgnoreLine(%q) = %+v, %v; want %+v, %v", tt.line, got, ok, tt.want, tt.ok)
 			}
@@ -310,6 +311,60 @@ func TestWalkMatchesGit(t *testing.T) {
 			}
 		})
 	}
+}
+
+// shapePatterns and shapeNames exercise the simple rule shapes: every
+// shape, patterns that only look like one (classes, escapes, '?', '**',
+// stars inside), and names with the bytes those patterns treat specially.
+var shapePatterns = []string{
+	"*.log", "*", "**", "***", "*.", ".*", "build", "node_modules", "*~", "#*#", ".env*", "a*", "*a*", "*.min.js",
+	"[ab].go", `\*.go`, `\#x`, "?.go", "a?c", "*.[ch]", "x*y", "**.go", "a**", "*\xff", "\xe2*", "*.go*",
+}
+
+var shapeNames = []string{
+	"x.log", "log", ".log", "build", "Build", "builds", "node_modules", "a", "abc", "a.go", "b.go", "ab.go",
+	"file~", "#tmp#", ".env", ".env.local", "x.min.js", "*.go", "#x", "x.c", "x.h", "xy", "xzy", "", ".", "\xff",
+	"a\xff", "\xe2\x82", "*",
+}
+
+// TestRuleShapesMatchWildmatch: an unanchored rule read as a simple shape
+// matches every name exactly as wildmatch does.
+func TestRuleShapesMatchWildmatch(t *testing.T) {
+	shaped := 0
+	for _, p := range shapePatterns {
+		r, ok := parseIgnoreLine(p)
+		if !ok || r.anchored {
+			continue
+		}
+		if r.shape != shapeGlob {
+			shaped++
+		}
+		for _, n := range shapeNames {
+			if got, want := r.matchName(n), wildmatch(r.glob, n); got != want {
+				t.Errorf("rule %q (shape %d), name %q: %v, wildmatch %v", p, r.shape, n, got, want)
+			}
+		}
+	}
+	if shaped < 10 {
+		t.Errorf("only %d patterns read as simple shapes", shaped)
+	}
+}
+
+// FuzzRuleShapes: for any unanchored rule and any name without '/', the
+// simple shape answers as wildmatch.
+func FuzzRuleShapes(f *testing.F) {
+	for _, p := range shapePatterns {
+		f.Add(p, "x.log")
+	}
+	f.Fuzz(func(t *testing.T, pattern, name string) {
+		r, ok := parseIgnoreLine(pattern)
+		if !ok || r.anchored || strings.Contains(name, "/") {
+			return
+		}
+		if got, want := r.matchName(name), wildmatch(r.glob, name); got != want {
+			t.Errorf("rule %q (shape %d), name %q: %v, wildmatch %v", pattern, r.shape, name, got, want)
+		}
+	})
 }
 
 // FuzzWildmatch checks that odd patterns never panic and that a few laws

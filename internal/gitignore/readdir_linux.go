@@ -16,20 +16,42 @@ import (
 // with a bare descriptor and getdents64 into buf (reused by the walk):
 // no *os.File (its fstat and cleanup), no DirEntry per entry, and fewer
 // getdents calls than os's 8KB buffer. An entry whose type the file system
-// does not give (DT_UNKNOWN) is looked up with lstat, as os does.
-func readDir(abs string, buf *[]byte) ([]dirEntry, error) {
-	var fd int
-	var err error
+// does not give (DT_UNKNOWN) is looked up with lstat, as os does. With
+// keep the directory stays open and its descriptor is returned (for
+// openat), else fd is -1.
+//
+// With nofollow a symbolic link in abs's place is not followed (the open
+// fails): the walk met abs as a directory, so a link there now is one
+// swapped in since. With parent (not -1), the open directory abs is in,
+// abs is opened by its last element relative to parent, so nothing above
+// it can have been swapped either.
+func readDir(abs string, buf *[]byte, keep, nofollow bool, parent int) (entries []dirEntry, fd int, err error) {
+	flags := syscall.O_RDONLY | syscall.O_DIRECTORY | syscall.O_CLOEXEC
+	if nofollow {
+		flags |= syscall.O_NOFOLLOW
+	}
 	for {
-		fd, err = syscall.Open(abs, syscall.O_RDONLY|syscall.O_DIRECTORY|syscall.O_CLOEXEC, 0)
+		if parent >= 0 {
+			fd, err = syscall.Openat(parent, abs[strings.LastIndexByte(abs, '/')+1:], flags, 0)
+		} else {
+			fd, err = syscall.Open(abs, flags, 0)
+		}
 		if !errors.Is(err, syscall.EINTR) {
 			break
 		}
 	}
 	if err != nil {
-		return nil, err
+		return nil, -1, err
 	}
-	defer syscall.Close(fd)
+	entries, err = readDirFd(fd, abs, buf)
+	if err != nil || !keep {
+		syscall.Close(fd)
+		return entries, -1, err
+	}
+	return entries, fd, nil
+}
+
+func readDirFd(fd int, abs string, buf *[]byte) ([]dirEntry, error) {
 	if len(*buf) == 0 {
 		*buf = make([]byte, 32<<10)
 	}

@@ -166,7 +166,7 @@ func TestReadDirMatchesOS(t *testing.T) {
 		t.Fatal(err)
 	}
 	var buf []byte
-	got, err := readDir(dir, &buf)
+	got, _, err := readDir(dir, &buf, false, false, -1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -178,10 +178,38 @@ func TestReadDirMatchesOS(t *testing.T) {
 			t.Fatalf("entry %d: %q %v, os.ReadDir %q %v", i, got[i].name, got[i].typ, want[i].Name(), want[i].Type())
 		}
 	}
-	if _, err := readDir(filepath.Join(dir, "missing"), &buf); err == nil {
+	if _, _, err := readDir(filepath.Join(dir, "missing"), &buf, false, false, -1); err == nil {
 		t.Fatal("no error for a missing directory")
 	}
-	if _, err := readDir(filepath.Join(dir, "fifo"), &buf); err == nil {
+	if _, _, err := readDir(filepath.Join(dir, "fifo"), &buf, true, false, -1); err == nil {
 		t.Fatal("no error for a FIFO")
+	}
+}
+
+// TestWalkDoesNotFollowSwappedDir: a directory swapped for a symbolic link
+// (to outside the tree) between its parent's listing and its own is not
+// entered: the walk never leaves the tree through it.
+func TestWalkDoesNotFollowSwappedDir(t *testing.T) {
+	dir, outside := t.TempDir(), t.TempDir()
+	writeTree(t, dir, map[string]string{"a/in.txt": "", "b/in.txt": ""})
+	writeTree(t, outside, map[string]string{"secret.txt": ""})
+	var got []string
+	err := Walk(context.Background(), dir, func(e Entry) error {
+		got = append(got, e.Rel)
+		if e.Rel == "a" {
+			if err := os.RemoveAll(e.Path); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Symlink(outside, e.Path); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Join(got, ",") != "a,b,b/in.txt" {
+		t.Errorf("visited %q, want a (not entered), b, b/in.txt", got)
 	}
 }

@@ -135,7 +135,9 @@ func runGrep(ctx context.Context, cwd string, args grepArgs) (tool.Result, error
 		err = g.searchTree(searchPath, filter, grepWorkers())
 	} else if info.Mode().IsRegular() { // never block on a named pipe or device
 		s := g.newSearcher(ctx, nil)
-		err = g.merge(s.searchFile(searchPath, filepath.Base(searchPath), g.limit-g.matches), searchPath, filepath.Base(searchPath))
+		defer s.done()
+		// The file named by the call: a symbolic link is followed.
+		err = g.merge(s.searchFile(searchPath, filepath.Base(searchPath), g.limit-g.matches, false), searchPath, filepath.Base(searchPath))
 	}
 	if errors.Is(err, gitignore.ErrStop) {
 		err = nil
@@ -239,19 +241,25 @@ var (
 // from candidate to candidate (every line with a match holds the start of
 // a multi-line-mode match) and checks each candidate line with re;
 // otherwise, and for text with '\r', it checks every line.
-func (s *grepSearcher) searchData(data []byte, display string, quota int) (h fileHits) {
+//
+// The path shown is dirRel+name, built only for a file with a match. The
+// caller has checked that the first grepPeekSize bytes hold no NUL (a
+// binary file is not searched); a NUL after them ends the search at the
+// line before it.
+func (s *grepSearcher) searchData(data []byte, dirRel, name string, quota int) (h fileHits) {
 	g := s.g
-	if bytes.IndexByte(data[:min(len(data), grepPeekSize)], 0) >= 0 {
-		return h
-	}
-	if i := bytes.IndexByte(data, 0); i >= 0 {
-		data = data[:bytes.LastIndexByte(data[:i], '\n')+1]
+	if len(data) > grepPeekSize {
+		if i := bytes.IndexByte(data[grepPeekSize:], 0); i >= 0 {
+			i += grepPeekSize
+			data = data[:bytes.LastIndexByte(data[:i], '\n')+1]
+		}
 	}
 	fast := g.needle != nil || (g.reWhole != nil && bytes.IndexByte(data, '\r') < 0)
 	var folded *foldFinder
 	if g.needle != nil && g.needle.fold {
 		folded = newFoldFinder(g.needle, data)
 	}
+	display := ""
 	pos, n := 0, 1 // pos is the start of line n
 	for steps := 1; pos < len(data); steps++ {
 		if steps%1024 == 0 && s.ctx.Err() != nil {
@@ -281,6 +289,9 @@ func (s *grepSearcher) searchData(data []byte, display string, quota int) (h fil
 			if len(h.hits) >= quota {
 				h.more = true
 				return h
+			}
+			if display == "" {
+				display = dirRel + name
 			}
 			h.hits = append(h.hits, s.block(data, pos, end, next, n, display))
 		}
@@ -654,6 +665,19 @@ func (f *globFilter) keep(rel string, isDir bool) bool {
 	}
 	m := doublestar.MatchUnvalidated(f.pattern, subject)
 	return m != f.negate
+}
+
+// keepIn is keep for the entry name of the directory dirRel (a slash path
+// with a trailing '/', or ""): the path is only built for a pattern that
+// looks at more than the name.
+func (f *globFilter) keepIn(dirRel, name string, isDir bool) bool {
+	if f == nil {
+		return true
+	}
+	if f.name.kind != nameGlob && !(isDir && !f.negate) && !(f.dirOnly && !isDir) {
+		return f.name.matchName(name) != f.negate
+	}
+	return f.keep(dirRel+name, isDir)
 }
 
 // intArg reads an optional number argument as an integer (fractions are

@@ -44,18 +44,56 @@ type grepSearcher struct {
 	ctx  context.Context
 	full *atomic.Bool // the merged output is past the byte limit
 	buf  []byte       // file contents, reused across files
+	// dirBuf is the directory listing buffer of the parallel search.
+	dirBuf []byte
 }
 
 func (g *grepper) newSearcher(ctx context.Context, full *atomic.Bool) *grepSearcher {
-	return &grepSearcher{g: g, ctx: ctx, full: full, buf: make([]byte, 0, 64*1024)}
+	s := &grepSearcher{g: g, ctx: ctx, full: full}
+	if b, ok := grepBufs.Get().(*searchBufs); ok {
+		s.buf, s.dirBuf = b.file, b.dir
+	} else {
+		s.buf = make([]byte, 0, 64*1024)
+	}
+	return s
+}
+
+// searchBufs are a searcher's buffers, kept between calls.
+type searchBufs struct{ file, dir []byte }
+
+// grepBufs holds the buffers of finished searchers (their file buffers
+// grow to the largest file read whole), so that the next call does not
+// allocate and zero them again.
+var grepBufs sync.Pool
+
+// grepKeepBuf is the largest file buffer kept for the next call.
+const grepKeepBuf = 4 << 20
+
+// done hands the searcher's buffers on to the next call.
+func (s *grepSearcher) done() {
+	if cap(s.buf) > grepKeepBuf {
+		s.buf = make([]byte, 0, 64*1024)
+	}
+	grepBufs.Put(&searchBufs{file: s.buf[:0], dir: s.dirBuf})
+	s.buf, s.dirBuf = nil, nil
 }
 
 // searchFile searches one file for at most quota matches; display is the
 // path shown in the output. A file that cannot be read is skipped, as is a
 // binary one (a NUL byte in its first 64KB; a NUL byte later ends the
 // search of the file at that line).
-func (s *grepSearcher) searchFile(name, display string, quota int) fileHits {
-	data, big, binary, err := fileutil.ReadWhole(name, s.buf, grepWholeFileMax, grepPeekSize, hasNUL)
+//
+// With nofollow (a file the walk met) a symbolic link in its place is not
+// followed (on Linux): it was swapped in since the listing.
+func (s *grepSearcher) searchFile(name, display string, quota int, nofollow bool) fileHits {
+	var data []byte
+	var big, binary bool
+	var err error
+	if nofollow {
+		data, big, binary, err = readWholeAt(cwdFd, "", name, s.buf, grepWholeFileMax, grepPeekSize, hasNUL)
+	} else {
+		data, big, binary, err = fileutil.ReadWhole(name, s.buf, grepWholeFileMax, grepPeekSize, hasNUL)
+	}
 	if big {
 		return fileHits{stream: true}
 	}
@@ -63,7 +101,7 @@ func (s *grepSearcher) searchFile(name, display string, quota int) fileHits {
 		return fileHits{}
 	}
 	s.buf = data[:0]
-	return s.searchData(data, display, quota)
+	return s.searchData(data, "", display, quota)
 }
 
 func hasNUL(b []byte) bool { return bytes.IndexByte(b, 0) >= 0 }
@@ -103,9 +141,6 @@ func (g *grepper) merge(h fileHits, name, display string) error {
 // grepWorkers is how many goroutines search files.
 var grepWorkers = func() int { return runtime.GOMAXPROCS(0) }
 
-// grepWindow is how many files the walk may run ahead of the merge.
-const grepWindow = 256
-
 // searchTree walks root and searches the files the filter keeps on
 // workers goroutines, merging in walk order.
 func (g *grepper) searchTree(root string, filter *globFilter, workers int) error {
@@ -120,92 +155,18 @@ func (g *grepper) searchTree(root string, filter *globFilter, workers int) error
 		return e.Type == 0, nil
 	}
 	if workers <= 1 {
+		// One goroutine: the reference the parallel search must equal.
 		s := g.newSearcher(g.ctx, nil)
+		defer s.done()
 		return gitignore.Walk(g.ctx, root, func(e gitignore.Entry) error {
 			if ok, err := keep(e); !ok {
 				return err
 			}
-			return g.merge(s.searchFile(e.Path, e.Rel, g.limit-g.matches), e.Path, e.Rel)
+			return g.merge(s.searchFile(e.Path, e.Rel, g.limit-g.matches, true), e.Path, e.Rel)
 		})
 	}
 
-	inner, cancel := context.WithCancel(g.ctx)
-	defer cancel()
-	ctx := bothCtx{Context: inner, outer: g.ctx}
-	type job struct {
-		name, display string
-		done          chan fileHits
-	}
-	jobs := make(chan *job, workers)
-	order := make(chan *job, grepWindow)
-	free := make(chan *job, grepWindow+workers+1) // merged jobs, for reuse
-	var full atomic.Bool
-	var walkErr error
-	go func() {
-		defer close(order)
-		defer close(jobs)
-		walkErr = gitignore.Walk(ctx, root, func(e gitignore.Entry) error {
-			if ok, err := keep(e); !ok {
-				return err
-			}
-			var j *job
-			select {
-			case j = <-free: // one the merge is done with
-			default:
-				j = &job{done: make(chan fileHits, 1)}
-			}
-			j.name, j.display = e.Path, e.Rel
-			// To a searcher first: a job the merge waits for is always
-			// searched.
-			select {
-			case jobs <- j:
-			case <-ctx.Done():
-				return ctx.Err()
-			}
-			select {
-			case order <- j:
-			case <-ctx.Done():
-				return ctx.Err()
-			}
-			return nil
-		})
-	}()
-	var wg sync.WaitGroup
-	for range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			s := g.newSearcher(ctx, &full)
-			for j := range jobs {
-				if ctx.Err() != nil {
-					j.done <- fileHits{err: ctx.Err()}
-					continue
-				}
-				j.done <- s.searchFile(j.name, j.display, g.limit)
-			}
-		}()
-	}
-	var err error
-	for j := range order {
-		if err = g.merge(<-j.done, j.name, j.display); err != nil {
-			break
-		}
-		select {
-		case free <- j:
-		default:
-		}
-		if g.outBytes > output.DefaultMaxBytes {
-			full.Store(true)
-		}
-	}
-	cancel()
-	for range order { // let the walk see the cancel and end
-	}
-	wg.Wait()
-	if err == nil && walkErr != nil {
-		err = walkErr // the caller's context ended the walk
-	}
-	return err
+	return g.searchTreeParallel(root, filter, workers)
 }
 
 // bothCtx is the call's context with the cancel of an early stop: Err
@@ -223,29 +184,32 @@ func (c bothCtx) Err() error {
 	return c.Context.Err()
 }
 
-// rareByte ranks bytes by how common they are in source code and prose
-// (higher: more common), to pick the needle byte to scan for.
-func rareByte(c byte) int {
-	switch {
-	case c == ' ' || c == '\n' || c == '\t' || c == 'e' || c == 't' || c == 'a' || c == 'o' || c == 'i' || c == 'n' || c == 's' || c == 'r':
-		return 250
-	case c == 'q' || c == 'j' || c == 'z' || c == 'x' || c == 'k' || c == 'v':
-		return 100
-	case 'a' <= c && c <= 'z':
-		return 200
-	case bytes.IndexByte([]byte("().,;=\"'{}_/*-:"), c) >= 0:
-		return 180
-	case '0' <= c && c <= '9':
-		return 150
-	case c == 'Q' || c == 'J' || c == 'Z' || c == 'X' || c == 'K' || c == 'V' || c == 'Y':
-		return 70
-	case 'A' <= c && c <= 'Z':
-		return 120
-	case c < 0x80:
-		return 60
+// byteOrder is the printable ASCII bytes and the whitespace of source
+// text, most common first, as counted over Go's source tree (98 MB of Go,
+// assembly, C and test data; space 15%, 'e' 5%, ... 'W' 0.13%, ... '^'
+// 0.01%).
+const byteOrder = " et\trn0\nasio,xclfdu.1p/()mg:2\"h=bAS43_6TEy{}8vRCOI5PD9" +
+	"7kMLwNVFB-[]\\U*GXH|W!+&Y<z;>%'Kq" + "Q$jZ`#J^@~?\r"
+
+// byteRank is rareByte's table: 255 for the most common byte of byteOrder,
+// one less for each next one.
+var byteRank = func() (r [256]uint8) {
+	for i := range r {
+		if i < 0x80 {
+			r[i] = 60 // ASCII not in the list: rare
+		} else {
+			r[i] = 40 // non-ASCII: rarer still, as before
+		}
 	}
-	return 40
-}
+	for i := range len(byteOrder) {
+		r[byteOrder[i]] = uint8(255 - i)
+	}
+	return r
+}()
+
+// rareByte ranks bytes by how common they are in source code (higher:
+// more common), to pick the needle byte to scan for.
+func rareByte(c byte) int { return int(byteRank[c]) }
 
 // index finds the needle in hay: a scan for its rarest byte, each hit
 // checked whole (fewer false starts than scanning for its first byte when
@@ -275,7 +239,13 @@ func (n *grepNeedle) pickRare() {
 	n.rare = -1
 	best := 250
 	for i, c := range n.text {
-		if r := rareByte(c); r < best {
+		r := rareByte(c)
+		if n.fold && 'a' <= c && c <= 'z' {
+			// Both cases are scanned for: as common as the more
+			// common of the two.
+			r = max(r, rareByte(c-('a'-'A')))
+		}
+		if r < best {
 			best, n.rare = r, i
 		}
 	}

@@ -92,7 +92,8 @@ func TestGrepParallelMatchesSequential(t *testing.T) {
 
 // TestGlobShapesMatchDoublestar: grep's glob filter with its compiled name
 // shapes keeps exactly what doublestar keeps, for files and directories,
-// with and without '!'.
+// with and without '!', whether given the whole path (keep) or the
+// directory and the name (keepIn).
 func TestGlobShapesMatchDoublestar(t *testing.T) {
 	for _, p := range findShapePatterns {
 		for _, neg := range []string{"", "!"} {
@@ -107,8 +108,55 @@ func TestGlobShapesMatchDoublestar(t *testing.T) {
 					if got, want := f.keep(n, dir), slow.keep(n, dir); got != want {
 						t.Errorf("glob %q, %q (dir %v): compiled %v, doublestar %v", neg+p, n, dir, got, want)
 					}
+					// keepIn (the parallel search's) agrees
+					// with keep on the whole path.
+					i := strings.LastIndexByte(n, '/') + 1
+					if got, want := f.keepIn(n[:i], n[i:], dir), f.keep(n, dir); got != want {
+						t.Errorf("glob %q, %q (dir %v): keepIn %v, keep %v", neg+p, n, dir, got, want)
+					}
 				}
 			}
+		}
+	}
+}
+
+// TestByteOrderComplete: the byte-frequency order that picks the needle
+// byte to scan for lists every printable ASCII byte, tab, newline and
+// carriage return exactly once, so every ASCII byte has its own rank, and
+// the picks follow it: the rarest byte of the needle, counting both cases
+// of a case-folded letter.
+func TestByteOrderComplete(t *testing.T) {
+	seen := map[byte]int{}
+	for i := range len(byteOrder) {
+		seen[byteOrder[i]]++
+	}
+	for c := range byte(0x7f) {
+		want := 0
+		if c >= ' ' || c == '\t' || c == '\n' || c == '\r' {
+			want = 1
+		}
+		if seen[c] != want {
+			t.Errorf("byte %q listed %d times, want %d", c, seen[c], want)
+		}
+	}
+	for _, tt := range []struct {
+		expr string
+		want byte
+	}{
+		{"CloseWithError", 'W'},           // 'W' is rarer than 'C' and 'E' in source
+		{"(?i)closewitherror", 'w'},       // w+W rarer than h+H, c+C, ...
+		{"(?i)zebra", 'z'},                // z+Z
+		{"the text", 'h'},                 // x (hex digits) is more common than h in source
+		{"eeeeeeee tttttttt", 0xff},       // only the commonest bytes: bytes.Index
+		{"\u00e9t\u00e9 en France", 0xc3}, // non-ASCII ranks rarest
+	} {
+		n := requiredNeedle(tt.expr)
+		got := byte(0xff)
+		if n.rare >= 0 {
+			got = n.text[n.rare]
+		}
+		if got != tt.want {
+			t.Errorf("%q: scans for %q, want %q", tt.expr, got, tt.want)
 		}
 	}
 }
