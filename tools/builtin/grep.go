@@ -654,7 +654,7 @@ func (f *globFilter) keep(rel string, isDir bool) bool {
 		return true // a whitelist glob selects files; every directory is entered
 	}
 	if f.dirOnly && !isDir {
-		return !f.negate
+		return f.negate // a directory-only pattern matches no file (rg --glob 'dir/')
 	}
 	if f.name.kind != nameGlob {
 		return f.name.matchName(rel[strings.LastIndexByte(rel, '/')+1:]) != f.negate

@@ -90,6 +90,8 @@ func TestGrep(t *testing.T) {
 		{"glob with a slash is anchored at the search path", `{"pattern":"hello","glob":"src/*.go"}`, "src/main.go:4: \tprintln(\"hello\")\nsrc/util.go:4: func hello() string { return \"hello\" }", false},
 		{"glob with braces", `{"pattern":"hello","glob":"*.{md,txt}","path":"notes"}`, "todo.txt:3: hello three\ntodo.txt:6: hello six", false},
 		{"negated glob excludes", `{"pattern":"hello","glob":"!{src,long,.hidden}","path":"."}`, "README.md:2: Say hello.\ncrlf.txt:1: hello\nno-newline.txt:1: last hello\nnotes/todo.txt:3: hello three\nnotes/todo.txt:6: hello six", false},
+		{"negated directory-only glob excludes those folders only (as rg --glob)", `{"pattern":"hello","glob":"!{src,long,.hidden}/","path":"."}`, "README.md:2: Say hello.\ncrlf.txt:1: hello\nno-newline.txt:1: last hello\nnotes/todo.txt:3: hello three\nnotes/todo.txt:6: hello six", false},
+		{"directory-only glob matches no file (as rg --glob)", `{"pattern":"hello","glob":"notes/"}`, "No matches found", false},
 		{"single file shows its name", `{"pattern":"six","path":"notes/todo.txt"}`, "todo.txt:6: hello six", false},
 		{"explicit ignored folder is searched", `{"pattern":"hello","path":"ignored"}`, "x.go:1: hello from an ignored folder", false},
 		{"absolute path", fmt.Sprintf(`{"pattern":"three","path":%q}`, abs("notes")), "todo.txt:3: hello three", false},
