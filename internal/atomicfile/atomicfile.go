@@ -43,17 +43,35 @@ const tempMarker = ".pi-tmp-"
 // temporary file fails. Errors read "write file PATH: ...". On any error the
 // old file is intact and no temporary file is left.
 func WriteFile(path string, data []byte, defaultMode os.FileMode) error {
-	return writeFile(path, data, defaultMode)
+	return writeFile(path, defaultMode, func(f *os.File) error {
+		_, err := f.Write(data)
+		return err
+	})
 }
 
 // WriteString is WriteFile for data held in a string, written without
 // copying it to a byte slice first (the write tool's content can be tens of
 // megabytes).
 func WriteString(path string, data string, defaultMode os.FileMode) error {
-	return writeFile(path, data, defaultMode)
+	return WriteStrings(path, []string{data}, defaultMode)
 }
 
-func writeFile[T string | []byte](path string, data T, defaultMode os.FileMode) error {
+// WriteStrings is WriteFile for data held in pieces: the file is their
+// concatenation, written piece by piece without joining them first (an
+// edit writes the untouched parts of a large file as they are).
+func WriteStrings(path string, pieces []string, defaultMode os.FileMode) error {
+	return writeFile(path, defaultMode, func(f *os.File) error {
+		for _, p := range pieces {
+			if _, err := f.WriteString(p); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// writeFile is WriteFile with write filling the temporary file.
+func writeFile(path string, defaultMode os.FileMode, write func(*os.File) error) error {
 	target := Target(path)
 	dir := filepath.Dir(target)
 	mode := defaultMode.Perm()
@@ -91,14 +109,7 @@ func writeFile[T string | []byte](path string, data T, defaultMode os.FileMode) 
 		os.Remove(tmpName)
 		return writeError(path, target, err)
 	}
-	var werr error
-	switch d := any(data).(type) {
-	case string:
-		_, werr = tmp.WriteString(d)
-	case []byte:
-		_, werr = tmp.Write(d)
-	}
-	if err := werr; err != nil {
+	if err := write(tmp); err != nil {
 		return fail(err)
 	}
 	if existing != nil {

@@ -499,3 +499,33 @@ func mapsEqual(a, b map[string]string) bool {
 	}
 	return true
 }
+
+// TestWriteStrings: the file is the concatenation of the pieces (empty ones
+// included), through a symlink and keeping the mode, as WriteFile.
+func TestWriteStrings(t *testing.T) {
+	dir := t.TempDir()
+	real := filepath.Join(dir, "real.txt")
+	mustWrite(t, real, "old content\n")
+	if err := os.Chmod(real, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(dir, "link.txt")
+	if err := os.Symlink("real.txt", link); err != nil {
+		t.Fatal(err)
+	}
+	pieces := []string{"", "head\r", "\n", "", "middle", "tail\n", ""}
+	if err := WriteStrings(link, pieces, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	got, err := os.ReadFile(real)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := strings.Join(pieces, ""); string(got) != want {
+		t.Fatalf("file %q, want %q", got, want)
+	}
+	assertMode(t, real, 0o600)
+	if fi, err := os.Lstat(link); err != nil || fi.Mode()&os.ModeSymlink == 0 {
+		t.Fatalf("the link was replaced: %v %v", fi, err)
+	}
+}

@@ -141,7 +141,7 @@ func executeEdit(ctx context.Context, _ tool.Call, tc tool.Context, args editArg
 		if ctx.Err() != nil {
 			return errAborted
 		}
-		if err := atomicfile.WriteString(abs, res.out, 0o644); err != nil {
+		if err := atomicfile.WriteStrings(abs, res.out, 0o644); err != nil {
 			var errno syscall.Errno
 			if errors.As(err, &errno) {
 				// A folder we cannot write to, a full or read-only disk.
@@ -158,7 +158,7 @@ func executeEdit(ctx context.Context, _ tool.Call, tc tool.Context, args editArg
 	if res.tolerant {
 		text += "\n" + tolerantNote
 	}
-	diff, first := generateDiff(res.before, res.after)
+	diff, first := generateDiffPieces(res.before, res.after)
 	return tool.Result{
 		Content: []tool.ContentBlock{tool.Text(text)},
 		Details: editDetails{Diff: diff, FirstChangedLine: first},

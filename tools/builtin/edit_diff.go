@@ -79,11 +79,18 @@ func splitLineTokens(s string) []string {
 // common head is set aside, then a Myers search that, between equally short
 // scripts, follows the path furthest along the old text, so a change shows
 // its removals before its additions and as late as the texts allow.
-func diffLines(a, b string) []diffPart { return diffLinesWith(a, b, true) }
+func diffLines(a, b string) []diffPart { return diffPieces(a, []string{b}, true) }
 
 // diffLinesWith is diffLines; abbreviate false keeps every line of the
 // common head (tests rebuild the texts from the parts).
 func diffLinesWith(a, b string, abbreviate bool) []diffPart {
+	return diffPieces(a, []string{b}, abbreviate)
+}
+
+// diffPieces is diffLinesWith for a new text given as pieces (their
+// concatenation): lines that lie within one piece are substrings of it,
+// so the new text of an edit is never joined.
+func diffPieces(a string, b []string, abbreviate bool) []diffPart {
 	head := commonLinePrefix(a, b)
 	var parts []diffPart
 	switch {
@@ -92,7 +99,7 @@ func diffLinesWith(a, b string, abbreviate bool) []diffPart {
 	case head > 0:
 		parts = append(parts, diffPart{op: ' ', lines: splitLineTokens(a[:head])})
 	}
-	for _, p := range myers(splitLineTokens(a[head:]), splitLineTokens(b[head:])) {
+	for _, p := range myers(splitLineTokens(a[head:]), splitPieceLines(b, head)) {
 		if k := len(parts) - 1; k >= 0 && parts[k].op == p.op {
 			parts[k].lines = append(parts[k].lines, p.lines...)
 			continue
@@ -103,17 +110,70 @@ func diffLinesWith(a, b string, abbreviate bool) []diffPart {
 }
 
 // commonLinePrefix is the length of the longest common prefix of a and b
-// that ends at a line end.
-func commonLinePrefix(a, b string) int {
-	n := min(len(a), len(b))
-	i := 0
-	for i < n && a[i] == b[i] {
-		i++
+// (the concatenation of its pieces) that ends at a line end, or that is
+// all of both.
+func commonLinePrefix(a string, b []string) int {
+	i, bLen, differ := 0, 0, false
+	for _, p := range b {
+		bLen += len(p)
+		if differ {
+			continue
+		}
+		n := min(len(p), len(a)-i)
+		if q := a[i : i+n]; p[:n] != q {
+			j := 0
+			for p[j] == q[j] {
+				j++
+			}
+			i += j
+			differ = true
+			continue
+		}
+		i += n
+		differ = n < len(p) // a ended inside p
 	}
-	if i == len(a) && i == len(b) {
+	if i == len(a) && i == bLen {
 		return i
 	}
 	return strings.LastIndexByte(a[:i], '\n') + 1
+}
+
+// splitPieceLines is splitLineTokens of the concatenation of pieces from
+// byte from on: a line within one piece is a substring of it; only a line
+// that spans pieces is copied.
+func splitPieceLines(pieces []string, from int) []string {
+	n := 0
+	for _, p := range pieces {
+		n += strings.Count(p, "\n")
+	}
+	out := make([]string, 0, n+1)
+	line := "" // the start of a line that continues in the next piece
+	for _, p := range pieces {
+		skip := min(from, len(p))
+		from -= skip
+		p = p[skip:]
+		for p != "" {
+			i := strings.IndexByte(p, '\n')
+			if i < 0 {
+				line = joinLine(line, p)
+				break
+			}
+			out = append(out, joinLine(line, p[:i+1]))
+			line, p = "", p[i+1:]
+		}
+	}
+	if line != "" {
+		out = append(out, line)
+	}
+	return out
+}
+
+// joinLine is a + b, without a copy when a is empty.
+func joinLine(a, b string) string {
+	if a == "" {
+		return b
+	}
+	return a + b
 }
 
 // myersMaxD bounds the edit distance the diff searches; beyond it the
@@ -240,12 +300,22 @@ func myers(a, b []string) []diffPart {
 // each change with " ... " markers. It returns the diff and the first
 // changed line of the new text (0 when nothing changed).
 func generateDiff(oldText, newText string) (string, int) {
-	return renderDiff(oldText, newText, diffLines(oldText, newText))
+	return generateDiffPieces(oldText, []string{newText})
 }
 
-// renderDiff renders the parts of the diff of oldText and newText.
-func renderDiff(oldText, newText string, parts []diffPart) (string, int) {
-	width := len(fmt.Sprint(max(strings.Count(oldText, "\n"), strings.Count(newText, "\n")) + 1))
+// generateDiffPieces is generateDiff for a new text given as pieces.
+func generateDiffPieces(oldText string, newText []string) (string, int) {
+	return renderDiff(oldText, newText, diffPieces(oldText, newText, true))
+}
+
+// renderDiff renders the parts of the diff of oldText and newText (the
+// concatenation of its pieces).
+func renderDiff(oldText string, newText []string, parts []diffPart) (string, int) {
+	newLines := 0
+	for _, p := range newText {
+		newLines += strings.Count(p, "\n")
+	}
+	width := len(fmt.Sprint(max(strings.Count(oldText, "\n"), newLines) + 1))
 	var out []string
 	num := func(n int) string { return fmt.Sprintf("%*d", width, n) }
 	ellipsis := " " + strings.Repeat(" ", width) + " ..."

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -53,7 +54,7 @@ func FuzzEditApply(f *testing.F) {
 		if applyErr != nil {
 			t.Fatalf("tool succeeded where applyEdits failed: %v", applyErr)
 		}
-		if string(got) != res.out {
+		if string(got) != strings.Join(res.out, "") {
 			t.Fatalf("file is not what applyEdits computed")
 		}
 		checkEditInvariants(t, orig, oldText, res)
@@ -71,7 +72,11 @@ func checkEditInvariants(t *testing.T, origBytes []byte, oldText string, res app
 		t.Fatalf("region [%d,%d) outside the file of %d bytes", rg.start, rg.end, len(orig))
 	}
 	tail := len(orig) - rg.end
-	if res.out[:rg.start] != orig[:rg.start] || res.out[len(res.out)-tail:] != orig[rg.end:] {
+	out := strings.Join(res.out, "")
+	if got, want := strings.Join(res.after, ""), newLFView(out).text; got != want {
+		t.Fatalf("LF view of the pieces %q, of the joined result %q", got, want)
+	}
+	if out[:rg.start] != orig[:rg.start] || out[len(out)-tail:] != orig[rg.end:] {
 		t.Fatalf("bytes outside the matched region [%d,%d) changed", rg.start, rg.end)
 	}
 	bom := 0
@@ -120,10 +125,14 @@ func FuzzEditMany(f *testing.F) {
 			prev = rg.end
 		}
 		first, last := res.regions[0], res.regions[len(res.regions)-1]
-		if res.out[:first.start] != string(orig[:first.start]) || !strings.HasSuffix(res.out, string(orig[last.end:])) {
+		out := strings.Join(res.out, "")
+		if out[:first.start] != string(orig[:first.start]) || !strings.HasSuffix(out, string(orig[last.end:])) {
 			t.Fatalf("bytes outside the regions changed")
 		}
-		if res.out == string(orig) {
+		if got, want := strings.Join(res.after, ""), newLFView(out).text; got != want {
+			t.Fatalf("LF view of the pieces %q, of the joined result %q", got, want)
+		}
+		if out == string(orig) {
 			t.Fatalf("success without a change")
 		}
 	})
@@ -169,8 +178,48 @@ func FuzzDiffLines(f *testing.F) {
 		}
 		// The common head, abbreviated to what the diff shows of it,
 		// renders exactly as when every line is kept.
-		if d2, f2 := renderDiff(a, b, full); d2 != diff || f2 != first {
+		if d2, f2 := renderDiff(a, []string{b}, full); d2 != diff || f2 != first {
 			t.Fatalf("abbreviated head renders\n%s (%d)\nfull parts render\n%s (%d)", diff, first, d2, f2)
 		}
 	})
+}
+
+// FuzzEditPieces: the new text of an edit is kept in pieces (edit_match.go);
+// cut anywhere, the pieces give the diff, the LF view and the equality
+// check of the joined text.
+func FuzzEditPieces(f *testing.F) {
+	f.Add("a\nb\nc\n", "a\nX\nc\n", []byte{2, 3})
+	f.Add("x\r\ny\r\n", "x\r\nz\r\n", []byte{1, 4})
+	f.Add("\xEF\xBB\xBFa\n", "\xEF\xBB\xBFb\n", []byte{1, 2})
+	f.Add("1\n2\n3\n4\n5\n6\n7\n8\n9\n10\nx\n11\n", "1\n2\n3\n4\n5\n6\n7\n8\n9\n10\ny\n11\n", []byte{0, 5, 5, 30})
+	f.Fuzz(func(t *testing.T, a, b string, cuts []byte) {
+		pieces := cutPieces(b, cuts)
+		want, wantFirst := generateDiff(a, b)
+		if got, first := generateDiffPieces(a, pieces); got != want || first != wantFirst {
+			t.Fatalf("pieces %q: diff\n%s (%d)\nwhole: diff\n%s (%d)", pieces, got, first, want, wantFirst)
+		}
+		if got, want := strings.Join(lfPieces(pieces), ""), newLFView(b).text; got != want {
+			t.Fatalf("pieces %q: LF view %q, whole %q", pieces, got, want)
+		}
+		if piecesEqual(pieces, a) != (a == b) {
+			t.Fatalf("pieces %q equal %q: %v", pieces, a, !(a == b))
+		}
+	})
+}
+
+// cutPieces cuts s at the offsets cuts name (each taken modulo len(s)+1),
+// empty pieces included.
+func cutPieces(s string, cuts []byte) []string {
+	at := make([]int, 0, len(cuts))
+	for _, c := range cuts {
+		at = append(at, int(c)%(len(s)+1))
+	}
+	slices.Sort(at)
+	var out []string
+	prev := 0
+	for _, c := range at {
+		out = append(out, s[prev:c])
+		prev = c
+	}
+	return append(out, s[prev:])
 }

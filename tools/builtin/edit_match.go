@@ -73,10 +73,15 @@ type matchRegion struct {
 
 // applyEditsResult is the outcome of applyEdits.
 type applyEditsResult struct {
-	out      string
-	before   string // LF view of the original, for the diff
-	after    string // LF view of the result
-	tolerant bool   // some edit needed the tolerant match
+	// out is the new file: the concatenation of its pieces, which are the
+	// untouched stretches of the original (substrings of it) and the
+	// replacements. It is never joined: the file is written piece by piece
+	// and the diff reads the pieces, so an edit of a large file holds the
+	// file once, not twice.
+	out      []string
+	before   string   // LF view of the original, for the diff
+	after    []string // LF view of out, in pieces
+	tolerant bool     // some edit needed the tolerant match
 	regions  []matchRegion
 }
 
@@ -138,35 +143,96 @@ func applyEdits(orig string, edits []editSpec, path string) (applyEditsResult, e
 		}
 	}
 	fileEnding := detectLineEnding(orig[view.bom:])
-	// The new text is built once, sized exactly, as a string: the file,
-	// the view (a substring of it) and the result are all the edit holds.
-	replaced := make([]string, len(regions))
-	size := len(orig)
-	for i, r := range regions {
-		replaced[i] = withLineEnding(r.newText, regionLineEnding(orig[r.start:r.end], fileEnding))
-		size += len(replaced[i]) - (r.end - r.start)
-	}
-	var out strings.Builder
-	out.Grow(size)
+	// The new text is pieces: the stretches of orig between the regions
+	// (substrings) and the replacements. The file, the view (a substring
+	// of it, unless the file has "\r\n") and the replacements are all the
+	// edit holds.
+	res := applyEditsResult{before: view.text, out: make([]string, 0, 2*len(regions)+1)}
 	prev := 0
-	res := applyEditsResult{before: view.text}
-	for i, r := range regions {
-		out.WriteString(orig[prev:r.start])
-		out.WriteString(replaced[i])
+	for _, r := range regions {
+		res.out = append(res.out, orig[prev:r.start], withLineEnding(r.newText, regionLineEnding(orig[r.start:r.end], fileEnding)))
 		prev = r.end
 		res.tolerant = res.tolerant || r.tolerant
 	}
-	out.WriteString(orig[prev:])
-	if out.String() == orig {
+	res.out = append(res.out, orig[prev:])
+	if piecesEqual(res.out, orig) {
 		if n == 1 {
 			return applyEditsResult{}, fmt.Errorf("No changes made to %s. The replacement produced identical content. This might indicate an issue with special characters or the text not existing as expected.", path)
 		}
 		return applyEditsResult{}, fmt.Errorf("No changes made to %s. The replacements produced identical content.", path)
 	}
-	res.out = out.String()
 	res.regions = regions
-	res.after = newLFView(res.out).text
+	res.after = lfPieces(res.out)
 	return res, nil
+}
+
+// piecesEqual reports whether the concatenation of pieces is s.
+func piecesEqual(pieces []string, s string) bool {
+	for _, p := range pieces {
+		if !strings.HasPrefix(s, p) {
+			return false
+		}
+		s = s[len(p):]
+	}
+	return s == ""
+}
+
+// lfPieces is newLFView(strings.Join(pieces, "")).text without the join:
+// a BOM that begins the whole is set aside and every "\r\n" read as "\n",
+// a pair split between two pieces included. A piece without a "\r\n"
+// stays a substring of itself.
+func lfPieces(pieces []string) []string {
+	skip := 0
+	if piecesHavePrefix(pieces, utf8BOM) {
+		skip = len(utf8BOM)
+	}
+	out := make([]string, 0, len(pieces))
+	for _, p := range pieces {
+		n := min(skip, len(p))
+		skip -= n
+		out = appendLF(out, p[n:])
+	}
+	return out
+}
+
+// piecesHavePrefix reports whether the concatenation of pieces begins
+// with prefix.
+func piecesHavePrefix(pieces []string, prefix string) bool {
+	for _, p := range pieces {
+		if prefix == "" {
+			return true
+		}
+		n := min(len(p), len(prefix))
+		if p[:n] != prefix[:n] {
+			return false
+		}
+		prefix = prefix[n:]
+	}
+	return prefix == ""
+}
+
+// appendLF appends the LF view of piece s to out: its "\r\n"s read as
+// "\n", and a '\r' that ends the pieces before it dropped when s begins
+// with '\n'.
+func appendLF(out []string, s string) []string {
+	if s == "" {
+		return out
+	}
+	if s[0] == '\n' {
+		for i := len(out) - 1; i >= 0; i-- {
+			if out[i] == "" {
+				continue
+			}
+			if strings.HasSuffix(out[i], "\r") {
+				out[i] = out[i][:len(out[i])-1]
+			}
+			break
+		}
+	}
+	if !strings.Contains(s, "\r\n") {
+		return append(out, s)
+	}
+	return append(out, strings.ReplaceAll(s, "\r\n", "\n"))
 }
 
 // findUnique returns the first offset of needle in s and how many times it

@@ -350,7 +350,7 @@ func TestDiffAbbreviatedHead(t *testing.T) {
 					fmt.Fprintf(&head, "line %d\n", i%3)
 				}
 				a, b := head.String()+change[0]+tail, head.String()+change[1]+tail
-				want, wantFirst := renderDiff(a, b, diffLinesWith(a, b, false))
+				want, wantFirst := renderDiff(a, []string{b}, diffLinesWith(a, b, false))
 				got, first := generateDiff(a, b)
 				if got != want || first != wantFirst {
 					t.Fatalf("head %d, tail %q, change %q:\ngot\n%s (%d)\nwant\n%s (%d)", headLen, tail, change, got, first, want, wantFirst)
