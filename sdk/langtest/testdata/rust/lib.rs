@@ -163,12 +163,10 @@ impl Extension for Guest {
             "wants":{"http":["http://127.0.0.1/*"],"tools":["read"]}}"#
     }
 
-    fn init(&mut self, config: &Json) -> Result<(), String> {
+    /// Leaves checking the config to the configSchema it declares.
+    fn init(&mut self, _config: &Json) -> Result<(), String> {
         self.stops = 0;
-        match config.get("greeting") {
-            Json::Null | Json::Str(_) => Ok(()),
-            _ => Err("config greeting must be a string".to_string()),
-        }
+        Ok(())
     }
 
     fn tool(&mut self, name: &str, input: &Json) -> Result<String, String> {
