@@ -222,9 +222,29 @@ static int request(pi_json in, pi_buf *out) {
 	return bad != NULL;
 }
 
+/* requests answers request for each input of {"batch": [...]}, as a JSON
+ * array of the texts (an error as {"error": MESSAGE}). */
+static int requests(pi_json batch, pi_buf *out) {
+	size_t i = 0;
+	pi_json in;
+	pi_buf_cstr(out, "[");
+	while (pi_json_next(batch, &i, NULL, &in)) {
+		pi_buf one = {0};
+		int bad = request(in, &one);
+		if (out->n > 1) pi_buf_cstr(out, ",");
+		if (bad) pi_buf_cstr(out, "{\"error\":");
+		pi_buf_json_strn(out, one.p ? one.p : "", one.n);
+		if (bad) pi_buf_cstr(out, "}");
+		pi_buf_free(&one);
+	}
+	pi_buf_cstr(out, "]");
+	return 0;
+}
+
 static int tool(const char *name, pi_json input, pi_buf *out) {
 	if (!strcmp(name, "probe")) return probe(input, out);
 	if (!strcmp(name, "request")) return request(input, out);
+	if (!strcmp(name, "requests")) return requests(pi_json_get(input, "batch"), out);
 	pi_buf_printf(out, "unknown tool %s", name);
 	return 1;
 }
@@ -312,7 +332,8 @@ const pi_extension pi_ext = {
 		"{\"name\":\"guest11\",\"version\":\"0.1.0\",\"description\":\"ABI 1.1 test guest\","
 		"\"tools\":["
 		"{\"name\":\"probe\",\"description\":\"One host call.\",\"parameters\":{\"type\":\"object\"}},"
-		"{\"name\":\"request\",\"description\":\"A host call's request.\",\"parameters\":{\"type\":\"object\"}}],"
+		"{\"name\":\"request\",\"description\":\"A host call's request.\",\"parameters\":{\"type\":\"object\"}},"
+		"{\"name\":\"requests\",\"description\":\"Requests of a batch.\",\"parameters\":{\"type\":\"object\"}}],"
 		"\"hooks\":[\"tool_call\",\"input\",\"before_agent_start\",\"stop\"],"
 		"\"configSchema\":{\"type\":\"object\",\"properties\":{\"greeting\":{\"type\":\"string\"}},\"additionalProperties\":false},"
 		"\"wants\":{\"http\":[\"http://127.0.0.1/*\"],\"tools\":[\"read\"]}}",

@@ -157,7 +157,8 @@ impl Extension for Guest {
         r#"{"name":"guest11","version":"0.1.0","description":"ABI 1.1 test guest",
             "tools":[
               {"name":"probe","description":"One host call.","parameters":{"type":"object"}},
-              {"name":"request","description":"A host call's request.","parameters":{"type":"object"}}],
+              {"name":"request","description":"A host call's request.","parameters":{"type":"object"}},
+              {"name":"requests","description":"Requests of a batch.","parameters":{"type":"object"}}],
             "hooks":["tool_call","input","before_agent_start","stop"],
             "configSchema":{"type":"object","properties":{"greeting":{"type":"string"}},"additionalProperties":false},
             "wants":{"http":["http://127.0.0.1/*"],"tools":["read"]}}"#
@@ -173,6 +174,14 @@ impl Extension for Guest {
         match name {
             "probe" => probe(input),
             "request" => request(input),
+            "requests" => {
+                let batch = input.get("batch").as_array().cloned().unwrap_or_default();
+                let out = batch.iter().map(|one| match request(one) {
+                    Ok(text) => Json::Str(text),
+                    Err(e) => obj(vec![("error", Json::Str(e))]),
+                });
+                Ok(Json::Arr(out.collect()).to_json())
+            }
             _ => Err(format!("unknown tool {}", name)),
         }
     }
