@@ -164,7 +164,7 @@ func TestOneZeroHost(t *testing.T) {
 			}
 		}
 		for req, want := range map[string]string{
-			`{"method":"command.execute","params":{"name":"nope","args":""}}`:   "no command /nope",
+			`{"method":"command.execute","params":{"name":"nope","args":""}}`:     "no command /nope",
 			`{"method":"command.execute","params":{"name":"echo","args":"fail"}}`: `echo failed: "as asked"`,
 		} {
 			if _, msg := g.call(req); msg != want {
