@@ -27,6 +27,12 @@
  *     clang --target=wasm32-wasi -O2 -mexec-model=reactor -Wl,--strip-debug -o hello.wasm hello.c
  *
  * (Debian: apt-get install clang lld wasi-libc libclang-rt-14-dev-wasm32.)
+ *
+ * ABI 1.1 is here too: the host calls (pi_kv_get, pi_kv_set, pi_http,
+ * pi_tool_call, pi_notify, pi_confirm, pi_session_append, pi_exec, ...),
+ * the facts of init (pi_abi_minor, pi_mode, ...), commands (pi_ext.commands),
+ * the input, before_agent_start and stop hooks, and asks (PI_ASK). pi.h
+ * leaves the 1.1 parts out of init's answer for a 1.0 host.
  * The wire contract is docs/abi.md in pi's source tree; this header
  * follows it: requests are parsed as real JSON (never searched as text),
  * answers are written with every string escaped.

@@ -35,6 +35,13 @@
 //! fault and starts a fresh instance for the next call. Return errors
 //! instead. The wire contract is docs/abi.md in pi's source tree.
 //!
+//! ABI 1.1 is here too: the host calls (kv_get, kv_set, http, call_tool,
+//! notify, confirm, session_append, exec, ...), the facts of init
+//! (abi_minor, mode, ...), commands (Extension::commands and command), the
+//! input, before_agent_start and stop hooks, and asks
+//! (tool_call_decision). pi.rs leaves the 1.1 parts out of init's answer
+//! for a 1.0 host.
+//!
 //! Shipped by pi (`pi ext new NAME --lang rust` copies it to src/pi.rs); it
 //! is the file sdk/rust/pi.rs of pi's source tree.
 
