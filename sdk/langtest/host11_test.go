@@ -309,3 +309,28 @@ func TestUIWithoutAPerson(t *testing.T) {
 		}
 	})
 }
+
+// TestExec: exec (ABI 1.0, missing from pi.h and pi.rs until 1.1's
+// helpers) runs a granted command with stdin and reports its exit code;
+// an ungranted one is the host's refusal.
+func TestExec(t *testing.T) {
+	forEachLang(t, func(t *testing.T, l, wasm string) {
+		p := newProject(t, wasm, entry{grants: "fs = [\"ro:.\"]\nexec = [\"cat\", \"sh -c exit\\\\ 3\"]"})
+		var r struct {
+			ExitCode int
+			Stdout   string
+		}
+		if err := json.Unmarshal([]byte(p.ok(map[string]any{"op": "exec", "argv": []string{"cat"}, "stdin": hostile[3] + "\n"})), &r); err != nil || r.ExitCode != 0 || r.Stdout != hostile[3]+"\n" {
+			t.Errorf("cat = %+v (%v)", r, err)
+		}
+		if err := json.Unmarshal([]byte(p.ok(map[string]any{"op": "exec", "argv": []string{"sh", "-c", "exit 3"}})), &r); err != nil || r.ExitCode != 3 {
+			t.Errorf("exit 3 = %+v (%v)", r, err)
+		}
+		if got := p.fails(map[string]any{"op": "exec", "argv": []string{"id"}}); !strings.HasPrefix(got, `host call exec: permission denied: extension guest11 may not exec ["id"]`) {
+			t.Errorf("id = %s", got)
+		}
+		if got := p.fails(map[string]any{"op": "exec", "argv": []string{}}); got != "host call exec: argv is empty" {
+			t.Errorf("no argv = %s", got)
+		}
+	})
+}
