@@ -1,0 +1,276 @@
+package langtest
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/pi-go/pi/internal/plugintest"
+)
+
+func TestMain(m *testing.M) { os.Exit(plugintest.Main(m)) }
+
+// A lang is one guest SDK under test: how to build its test guest.
+type lang struct {
+	name  string
+	build func(t *testing.T) string
+}
+
+var langs = []lang{{"c", buildC}, {"rust", buildRust}}
+
+// forEachLang runs fn as a subtest per language with the path of that
+// language's guest11.wasm.
+func forEachLang(t *testing.T, fn func(t *testing.T, l string, wasm string)) {
+	for _, l := range langs {
+		t.Run(l.name, func(t *testing.T) { fn(t, l.name, l.build(t)) })
+	}
+}
+
+var (
+	buildMu  sync.Mutex
+	builtDir string
+	built    = map[string]string{} // lang -> .wasm, or "skip: why"
+)
+
+// buildOnce builds a guest once per test binary.
+func buildOnce(t *testing.T, name string, build func(out string) (skip string, err error)) string {
+	t.Helper()
+	buildMu.Lock()
+	defer buildMu.Unlock()
+	if p, ok := built[name]; ok {
+		if why, skip := strings.CutPrefix(p, "skip: "); skip {
+			t.Skip(why)
+		}
+		return p
+	}
+	if builtDir == "" {
+		d, err := os.MkdirTemp("", "langtest-")
+		if err != nil {
+			t.Fatal(err)
+		}
+		builtDir = d
+	}
+	out := filepath.Join(builtDir, name+".wasm")
+	skip, err := build(out)
+	if skip != "" {
+		built[name] = "skip: " + skip
+		t.Skip(skip)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	built[name] = out
+	return out
+}
+
+// buildC builds testdata/guest11.c with clang and wasi-libc, as the C
+// scaffold's build.sh does, with every warning an error.
+func buildC(t *testing.T) string {
+	return buildOnce(t, "c", func(out string) (string, error) {
+		cc := os.Getenv("CC")
+		if cc == "" {
+			cc = "clang"
+		}
+		if _, err := exec.LookPath(cc); err != nil {
+			return "C guest not tested: " + cc + " not found (apt-get install clang lld wasi-libc libclang-rt-dev-wasm32)", nil
+		}
+		if _, err := os.Stat("/usr/lib/wasm32-wasi/libc.a"); err != nil && os.Getenv("PI_TEST_CC_WASI") == "" {
+			return "C guest not tested: wasi-libc not found (apt-get install wasi-libc libclang-rt-dev-wasm32; set PI_TEST_CC_WASI=1 to try your own)", nil
+		}
+		cmd := exec.Command(cc, "--target=wasm32-wasi", "-O2", "-Wall", "-Wextra", "-Werror", "-Wno-unused-function",
+			"-mexec-model=reactor", "-Wl,--strip-debug", "-I", "../c", "-o", out, "testdata/guest11.c")
+		if b, err := cmd.CombinedOutput(); err != nil {
+			return "", fmt.Errorf("build the C guest: %v\n%s", err, b)
+		}
+		return "", nil
+	})
+}
+
+// buildRust builds testdata/rust/lib.rs with the first rustc that has the
+// wasm32-wasip1 or wasm32-wasi standard library ($RUSTC, rustc,
+// /usr/bin/rustc), as the Rust scaffold's build.sh does, warnings denied.
+func buildRust(t *testing.T) string {
+	return buildOnce(t, "rust", func(out string) (string, error) {
+		for _, rc := range []string{os.Getenv("RUSTC"), "rustc", "/usr/bin/rustc"} {
+			if rc == "" {
+				continue
+			}
+			sysroot, err := exec.Command(rc, "--print", "sysroot").Output()
+			if err != nil {
+				continue
+			}
+			for _, target := range []string{"wasm32-wasip1", "wasm32-wasi"} {
+				if _, err := os.Stat(filepath.Join(strings.TrimSpace(string(sysroot)), "lib", "rustlib", target, "lib")); err != nil {
+					continue
+				}
+				cmd := exec.Command(rc, "--edition", "2021", "--crate-type", "cdylib", "--target", target, "-O", "-C", "strip=debuginfo",
+					"-D", "warnings", "-o", out, "testdata/rust/lib.rs")
+				if b, err := cmd.CombinedOutput(); err != nil {
+					return "", fmt.Errorf("build the Rust guest with %s: %v\n%s", rc, err, b)
+				}
+				return "", nil
+			}
+		}
+		return "Rust guest not tested: no rustc with the wasm32-wasi standard library (apt-get install rustc libstd-rust-dev-wasm32, or rustup target add wasm32-wasip1)", nil
+	})
+}
+
+var (
+	piOnce sync.Once
+	piPath string
+	piErr  error
+)
+
+// piBin builds the real pi binary once.
+func piBin(t *testing.T) string {
+	t.Helper()
+	root := plugintest.ModuleRoot(t)
+	piOnce.Do(func() {
+		buildMu.Lock()
+		defer buildMu.Unlock()
+		d, err := os.MkdirTemp("", "langtest-pi-")
+		if err != nil {
+			piErr = err
+			return
+		}
+		piPath = filepath.Join(d, "pi")
+		cmd := exec.Command("go", "build", "-o", piPath, "./cmd/pi")
+		cmd.Dir = root
+		if b, err := cmd.CombinedOutput(); err != nil {
+			piErr = fmt.Errorf("build pi: %v\n%s", err, b)
+		}
+	})
+	if piErr != nil {
+		t.Fatal(piErr)
+	}
+	return piPath
+}
+
+// A project is a folder whose pi.toml loads guest11, and the PI_HOME pi
+// runs with.
+type project struct {
+	t         *testing.T
+	dir, home string
+}
+
+// entry says how pi.toml loads guest11.
+type entry struct {
+	grants string // TOML lines under [extensions.grants]
+	limits string // under [extensions.limits]
+	config string // under [extensions.config]
+}
+
+func newProject(t *testing.T, wasm string, e entry) *project {
+	t.Helper()
+	p := &project{t: t, dir: t.TempDir(), home: t.TempDir()}
+	if err := os.Mkdir(filepath.Join(p.dir, ".git"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(wasm)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum := sha256.Sum256(b)
+	var toml strings.Builder
+	fmt.Fprintf(&toml, "[[extensions]]\nname = \"guest11\"\npath = %q\nsha256 = %q\n", wasm, hex.EncodeToString(sum[:]))
+	for _, s := range [][2]string{{"grants", e.grants}, {"limits", e.limits}, {"config", e.config}} {
+		if s[1] != "" {
+			fmt.Fprintf(&toml, "[extensions.%s]\n%s\n", s[0], s[1])
+		}
+	}
+	p.write("pi.toml", toml.String())
+	return p
+}
+
+func (p *project) write(name, text string) {
+	p.t.Helper()
+	if err := os.WriteFile(filepath.Join(p.dir, name), []byte(text), 0o644); err != nil {
+		p.t.Fatal(err)
+	}
+}
+
+// script writes a scripted model's turns (the "turns" of --script) and
+// returns the file.
+func (p *project) script(turns string) string {
+	p.t.Helper()
+	f := filepath.Join(p.dir, "script.json")
+	p.write("script.json", `{"turns":`+turns+`}`)
+	return f
+}
+
+// run runs pi in the project with stdin and returns stdout, stderr and the
+// exit code.
+func (p *project) run(stdin string, args ...string) (string, string, int) {
+	p.t.Helper()
+	cmd := exec.Command(piBin(p.t), append(args, "--trust", "--cwd", p.dir)...)
+	cmd.Dir = p.dir
+	cmd.Stdin = strings.NewReader(stdin)
+	cache, _ := plugintest.CacheDir()
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + p.home, "PI_HOME=" + p.home, "PI_CACHE_DIR=" + cache,
+		"OPENAI_API_KEY=", "OPENAI_BASE_URL=", "PI_TRUST=", "PI_TUI=0", "NO_COLOR=1", "TMPDIR=" + os.TempDir()}
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	code := 0
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		code = ee.ExitCode()
+	} else if err != nil {
+		p.t.Fatal(err)
+	}
+	return stdout.String(), stderr.String(), code
+}
+
+// call runs `pi tool call TOOL INPUT` and returns the result's text and
+// whether it is an error result.
+func (p *project) call(tool string, input any) (string, bool) {
+	p.t.Helper()
+	in, err := json.Marshal(input)
+	if err != nil {
+		p.t.Fatal(err)
+	}
+	out, stderr, code := p.run(string(in), "tool", "call", tool, "-")
+	if code != 0 {
+		p.t.Fatalf("pi tool call %s %s: exit %d\n%s%s", tool, in, code, out, stderr)
+	}
+	var res struct {
+		Content []struct{ Text string } `json:"content"`
+		IsError bool                    `json:"isError"`
+	}
+	if err := json.Unmarshal([]byte(out), &res); err != nil || len(res.Content) != 1 {
+		p.t.Fatalf("pi tool call %s %s: %v\n%s%s", tool, in, err, out, stderr)
+	}
+	return res.Content[0].Text, res.IsError
+}
+
+// ok is call for a call that must succeed.
+func (p *project) ok(input map[string]any) string {
+	p.t.Helper()
+	text, isErr := p.call("probe", input)
+	if isErr {
+		p.t.Fatalf("probe %v failed: %s", input, text)
+	}
+	return text
+}
+
+// fails is call for a call that must fail; it returns the error.
+func (p *project) fails(input map[string]any) string {
+	p.t.Helper()
+	text, isErr := p.call("probe", input)
+	if !isErr {
+		p.t.Fatalf("probe %v = %s, want an error", input, text)
+	}
+	return text
+}
+
+func b64(s string) string { return base64.StdEncoding.EncodeToString([]byte(s)) }
