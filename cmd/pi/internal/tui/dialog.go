@@ -351,7 +351,7 @@ func (m *model) openDialog() {
 		ti.Placeholder = clean(oneLine(d.placeholder))
 		ti.CharLimit = 4096
 		ti.Cursor.SetMode(cursor.CursorStatic)
-		ti.Width = max(m.width-4, 10)
+		ti.Width = max(m.width-8, 10)
 		ti.Focus()
 		d.input = &ti
 	}

@@ -244,7 +244,7 @@ func (m *model) update(msg tea.Msg) tea.Cmd {
 		m.editor.SetWidth(max(msg.Width-1, 10))
 		for _, d := range m.dialogs {
 			if d.input != nil {
-				d.input.Width = max(msg.Width-4, 10)
+				d.input.Width = max(msg.Width-8, 10)
 			}
 		}
 		m.md, m.liveMD = newMarkdown(msg.Width), newMarkdown(msg.Width)
