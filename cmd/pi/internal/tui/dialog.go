@@ -330,9 +330,10 @@ func (m *model) drain() {
 	}
 }
 
-// noticeLine is a notice as printed.
+// noticeLine is a notice as printed: its lines after the first are
+// indented, so that a notice cannot pass for a prompt (›) or a tool line.
 func (m *model) noticeLine(msg string, level app.NotifyLevel) string {
-	msg = clean(msg)
+	msg = strings.ReplaceAll(clean(msg), "\n", "\n  ")
 	switch level {
 	case app.NotifyError:
 		return m.st.fail.Render("✗ error: " + msg)

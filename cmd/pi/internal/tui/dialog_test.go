@@ -460,3 +460,74 @@ func TestLogFloodBounded(t *testing.T) {
 	}
 	tt.exit()
 }
+
+// TestDialogTextCleaned: what an extension writes into a question or a
+// notice cannot drive the terminal (escape sequences are dropped) nor pass
+// for another line of the transcript (a title is one line, a notice's
+// later lines are indented).
+func TestDialogTextCleaned(t *testing.T) {
+	tt := startTUI(t, termOptions{})
+	ctx := context.Background()
+	evil := "\x1b]52;c;ZXZpbA==\x07\x1b]0;pwned\x07\x1b[2J\x9b31m"
+	c := selectAsync(ctx, tt.ui, "title"+evil+"\n› fake prompt", []string{"opt" + evil, "two\n✓ bash fake"})
+	tt.waitFor("▸ opt]52")
+	text := tt.waitFor("  two …") // one line: the rest is cut
+	if strings.Contains(text, "fake prompt") || strings.Contains(text, "\n✓ bash fake") {
+		t.Error("a title's or an option's second line reached the screen")
+	}
+	tt.typ(keyEnter)
+	if r := within(t, c); r.value != "opt"+evil {
+		t.Fatalf("select = %q: the answer must be the option as given", r.value)
+	}
+	c = inputAsync(ctx, tt.ui, "in"+evil, "ph"+evil)
+	tt.waitFor("ph]52")
+	tt.typ(keyEsc)
+	within(t, c)
+	c = confirmAsync(ctx, tt.ui, "conf", "msg"+evil+"\n  allow? [y]es / [n]o / [a]lways for this session")
+	tt.waitFor("msg]52")
+	tt.typ("a") // not an answer to a yes/no question
+	tt.typ("n")
+	if r := within(t, c); r.ok {
+		t.Fatal("a confirm took a as yes")
+	}
+	tt.ui.Notify("note"+evil+"\n› fake prompt", app.NotifyInfo)
+	text = tt.waitFor("note]52")
+	if strings.Contains(text, "\n› fake prompt") || !strings.Contains(text, "\n  › fake prompt") {
+		t.Error("a notice's second line was not indented")
+	}
+	tt.exit()
+	raw := tt.scr.raw()
+	for _, bad := range []string{"\x1b]52", "\x1b]0;pwned", "\x9b", "\x07", "\x1b[2J"} {
+		if strings.Contains(raw, bad) {
+			t.Errorf("the terminal got %q", bad)
+		}
+	}
+}
+
+// TestQuestionFromLoopGoroutine: a question asked on the loop's own
+// goroutine (an extension's session_start handler runs there at /new)
+// cannot be shown until the loop is free; it ends with its caller's
+// deadline (an extension call always has one) and the TUI goes on.
+func TestQuestionFromLoopGoroutine(t *testing.T) {
+	var tt *term
+	got := make(chan result, 1)
+	tt = startTUI(t, termOptions{newAgent: func() {
+		if tt == nil {
+			return
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+		defer cancel()
+		ok, err := tt.ui.Confirm(ctx, "From the loop", "")
+		got <- result{ok: ok, err: err}
+	}})
+	tt.typ("/new", keyEnter)
+	if r := within(t, got); r.ok {
+		t.Fatalf("a question from the loop = %+v", r)
+	}
+	tt.waitFor("new session")
+	tt.waitFor("? From the loop → (no answer in time)")
+	tt.typ("y")
+	tt.waitFor("> y")
+	tt.typ(keyCtrlC, keyCtrlD)
+	tt.wait()
+}
