@@ -156,6 +156,13 @@ func (u *UI) start(rt *app.Runtime, send func(tea.Msg)) {
 // Run runs the TUI until the person exits; it returns the exit code: 0,
 // 130 after a SIGINT from outside, 1 when the terminal failed.
 func (u *UI) Run(ctx context.Context, cfg Config) int {
+	u.mu.Lock()
+	again := u.ended || u.send != nil
+	u.mu.Unlock()
+	if again {
+		fmt.Fprintln(outOr(cfg.Output), "pi: tui: a UI runs once; make another with New")
+		return 1
+	}
 	m, err := newModel(ctx, u, cfg)
 	if err != nil {
 		fmt.Fprintf(outOr(cfg.Output), "pi: %v\n", err)
