@@ -146,6 +146,7 @@ func cmdAgent(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if interactive && useTUI(stdin, stdout) {
 		ui = tui.New()
 		opts.Ask = ui.Ask
+		tuiOptions(&opts, ui, stderr)
 	} else if interactive {
 		opts.Ask = lineApprover(lines, stdout, func() *redact.Redactor { return askRedactor })
 		opts.Mode, opts.UI = app.ModeInteractive, &lineUI{lines: lines, out: stdout}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/pi-go/pi/internal/openaitest"
+	"github.com/pi-go/pi/internal/plugintest"
 )
 
 // tmuxPath finds tmux, installing it with apt-get when it is missing and
@@ -157,5 +158,51 @@ func TestTUINotForPipesOrDumbTerminals(t *testing.T) {
 	out, err := cmd.CombinedOutput()
 	if err != nil || !strings.Contains(string(out), "piped answer") || strings.Contains(string(out), "\x1b[") {
 		t.Fatalf("piped run: %v\n%q", err, out)
+	}
+}
+
+// TestTUIExtensionUIInTmux runs the real pi with the ABI 1.1 test guest in
+// a tmux terminal: the extension's ui.confirm is asked in the TUI and its
+// answer reaches the extension; its ui.notify is a transcript line; the
+// log lines of a guest panic during the TUI are shown in the transcript
+// and never written to stderr (which would garble the screen).
+func TestTUIExtensionUIInTmux(t *testing.T) {
+	tmux := tmuxPath(t)
+	bin := realPi(t)
+	wasm := plugintest.BuildGo(t, "extensions/testdata/guests/raw11")
+	srv := openaitest.NewServer(t,
+		openaitest.Reply{ToolCalls: []openaitest.ToolCall{{Name: "crash", Arguments: "{}"}}},
+		openaitest.Reply{Text: "answer after the crash"},
+	)
+	dir, home := t.TempDir(), t.TempDir()
+	stderrFile := filepath.Join(home, "stderr.txt")
+	p := &tmuxPane{t: t, tmux: tmux, socket: fmt.Sprintf("pi-test-ui-%d", os.Getpid())}
+	t.Cleanup(func() { exec.Command(tmux, "-L", p.socket, "kill-server").Run() })
+	script := fmt.Sprintf("cd %q && TERM=xterm-256color %q --model test-model -e %q 2>%q; echo PI-EXIT=$?; exec cat", dir, bin, wasm, stderrFile)
+	p.run("new-session", "-d", "-s", "pi", "-x", "120", "-y", "40",
+		"-e", "PI_HOME="+filepath.Join(home, "pi"), "-e", "HOME="+home,
+		"-e", "OPENAI_BASE_URL="+srv.URL, "-e", "OPENAI_API_KEY=sk-test-0123456789abcdef",
+		"-e", "NO_COLOR=", "-e", "PI_TUI=", "-e", "PI_CACHE_DIR="+os.Getenv("PI_CACHE_DIR"),
+		"sh", "-c", script)
+	p.waitFor("Enter sends", "test-model")
+	p.run("send-keys", "-t", "pi", "-l", `/probe ui.confirm {"title":"Deploy?","message":"to prod"}`)
+	p.run("send-keys", "-t", "pi", "Enter")
+	p.waitFor("? [raw11] Deploy?", "[y]es / [n]o")
+	p.run("send-keys", "-t", "pi", "-l", "y")
+	p.waitFor(`{"ok":true,"result":{"confirmed":true}}`, "? [raw11] Deploy? → yes")
+	p.run("send-keys", "-t", "pi", "-l", `/probe ui.notify {"message":"from the guest","level":"warning"}`)
+	p.run("send-keys", "-t", "pi", "Enter")
+	p.waitFor("! warning: [raw11] from the guest")
+	p.run("send-keys", "-t", "pi", "-l", "crash please")
+	p.run("send-keys", "-t", "pi", "Enter")
+	p.waitFor("pi.ext.raw11: panic: crash requested", "answer after the crash")
+	p.run("send-keys", "-t", "pi", "C-d")
+	p.waitFor("PI-EXIT=0")
+	data, err := os.ReadFile(stderrFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(data), "crash requested") || strings.Contains(string(data), "from the guest") {
+		t.Fatalf("the TUI's stderr got log lines or notices while it ran:\n%s", data)
 	}
 }

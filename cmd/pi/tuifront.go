@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/pi-go/pi/cmd/pi/internal/tui"
 	"github.com/pi-go/pi/runtime/agent"
@@ -28,6 +29,26 @@ func useTUI(stdin io.Reader, stdout io.Writer) bool {
 	}
 	out, ok := stdout.(*os.File)
 	return ok && isTerminal(stdin) && isTerminalFile(out)
+}
+
+// tuiOptions makes the terminal UI the runtime's app.UI (extensions'
+// ui.confirm and ui.notify) and keeps what the runtime writes on stderr
+// off the TUI's screen while it runs: log lines, configuration warnings
+// and compile progress go to its transcript then, and to stderr before
+// and after.
+func tuiOptions(opts *app.Options, ui *tui.UI, stderr io.Writer) {
+	opts.Mode, opts.UI = app.ModeInteractive, ui
+	logs := ui.LogWriter(stderr)
+	opts.LogOutput = logs
+	opts.OnWarning = func(w string) { fmt.Fprintf(logs, "pi: warning: %s\n", w) }
+	onTerminal := compileProgress(stderr)
+	inTUI := compileProgressTo(logs, false, time.Second)
+	opts.CompileProgress = func(file string) func(time.Duration, error) {
+		if ui.Running() {
+			return inTUI(file)
+		}
+		return onTerminal(file)
+	}
 }
 
 // runTUI runs the interactive mode in the terminal UI.

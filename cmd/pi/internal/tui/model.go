@@ -27,10 +27,6 @@ type (
 		out Outcome
 		err error
 	}
-	askMsg struct {
-		req   tool.ApprovalRequest
-		reply chan app.ApprovalAnswer
-	}
 	bashUpdateMsg struct{ partial tool.Result }
 	bashDoneMsg   struct {
 		run *app.BashRun
@@ -98,7 +94,9 @@ type model struct {
 	// later are lines to run when the work ends.
 	steered []string
 	later   []string
-	asks    []askMsg
+	// dialogs are the questions waiting for the person, the first one
+	// shown (dialog.go).
+	dialogs []*dialog
 	pick    *picker
 	compl   []string
 	notice  string
@@ -236,10 +234,19 @@ func (m *model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 }
 
 func (m *model) update(msg tea.Msg) tea.Cmd {
+	// What was posted before msg was sent is shown before it.
+	m.drain()
 	switch msg := msg.(type) {
+	case wakeMsg:
+		return nil
 	case tea.WindowSizeMsg:
 		m.width, m.height = msg.Width, msg.Height
 		m.editor.SetWidth(max(msg.Width-1, 10))
+		for _, d := range m.dialogs {
+			if d.input != nil {
+				d.input.Width = max(msg.Width-8, 10)
+			}
+		}
 		m.md, m.liveMD = newMarkdown(msg.Width), newMarkdown(msg.Width)
 		m.liveGen++ // a render for the old width is dropped
 		m.rendered = ""
@@ -257,9 +264,6 @@ func (m *model) update(msg tea.Msg) tea.Cmd {
 		return m.submit(msg.line)
 	case eventMsg:
 		return m.onAgentEvent(msg.ev)
-	case askMsg:
-		m.asks = append(m.asks, msg)
-		return nil
 	case showMsg:
 		m.print(clean(msg.text))
 		return nil
@@ -280,14 +284,14 @@ func (m *model) update(msg tea.Msg) tea.Cmd {
 	return cmd
 }
 
-// onKey handles a key: the approval question first, then the session
-// picker, then the editor's keys.
+// onKey handles a key: the question first (an approval, an extension's
+// question), then the session picker, then the editor's keys.
 func (m *model) onKey(k tea.KeyMsg) tea.Cmd {
 	if k.String() != "ctrl+c" {
 		m.ctrlC = false
 	}
-	if len(m.asks) > 0 {
-		return m.onAskKey(k)
+	if len(m.dialogs) > 0 {
+		return m.onDialogKey(k)
 	}
 	if m.pick != nil {
 		return m.onPickKey(k)
@@ -569,10 +573,6 @@ func (m *model) endWork() tea.Cmd {
 	m.notice = ""
 	m.tools = nil
 	m.bashTail = nil
-	for _, a := range m.asks {
-		a.reply <- app.Decline
-	}
-	m.asks = nil
 	m.tokens = m.rt.ContextTokens()
 	if len(m.later) == 0 || m.quitting {
 		return nil
@@ -883,8 +883,8 @@ func (m *model) View() string {
 		fmt.Fprintf(&b, "%s %s\n", m.st.warn.Render("queued:"), cut(oneLine(s), 200))
 	}
 	switch {
-	case len(m.asks) > 0:
-		b.WriteString(m.askView())
+	case len(m.dialogs) > 0:
+		b.WriteString(m.dialogView())
 	case m.pick != nil:
 		b.WriteString(m.pick.view(m.st))
 	default:
@@ -935,42 +935,6 @@ func (m *model) statusLine() string {
 		parts = append(parts, "compacting… (Esc cancels)")
 	}
 	return m.st.status.Render(cut(strings.Join(parts, " · "), max(m.width-1, 20)))
-}
-
-// askView is the approval question.
-func (m *model) askView() string {
-	a := m.asks[0]
-	var b strings.Builder
-	fmt.Fprintf(&b, "%s %s %s\n", m.st.warn.Render("?"), m.st.tool.Render(a.req.Call.Name), m.rt.Redactor().String(argSummary(a.req.Call.Name, a.req.Call.Input, 300)))
-	for _, q := range a.req.Questions {
-		fmt.Fprintf(&b, "  %s\n", clean(m.rt.Redactor().String(q)))
-	}
-	b.WriteString("  allow? [y]es / [n]o / [a]lways for this session\n")
-	return b.String()
-}
-
-func (m *model) onAskKey(k tea.KeyMsg) tea.Cmd {
-	a := m.asks[0]
-	var ans app.ApprovalAnswer
-	switch strings.ToLower(k.String()) {
-	case "y":
-		ans = app.ApproveOnce
-	case "a":
-		ans = app.ApproveAlways
-	case "n", "esc", "enter":
-		ans = app.Decline
-	case "ctrl+c":
-		ans = app.Decline
-		m.stopWork()
-		m.notice = "cancelling…"
-	default:
-		return nil
-	}
-	a.reply <- ans
-	m.asks = m.asks[1:]
-	word := map[app.ApprovalAnswer]string{app.ApproveOnce: "allowed", app.ApproveAlways: "allowed for this session", app.Decline: "declined"}[ans]
-	m.print(m.st.dim.Render(fmt.Sprintf("? %s %s: %s", a.req.Call.Name, argSummary(a.req.Call.Name, a.req.Call.Input, 120), word)))
-	return nil
 }
 
 // picker is the /resume list.

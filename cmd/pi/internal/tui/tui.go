@@ -94,46 +94,75 @@ type Config struct {
 }
 
 // UI is the TUI. Make it with New before app.Open, so that its Ask can be
-// the runtime's Options.Ask; then Run.
+// the runtime's Options.Ask, the UI itself Options.UI and its LogWriter
+// Options.LogOutput; then Run, once.
 type UI struct {
 	mu   sync.Mutex
 	send func(tea.Msg)
 	// work counts the goroutines running a turn, a command or a bash
 	// call; Run waits for them after the program ends.
 	work sync.WaitGroup
+
+	// done is closed when Run ends: askers waiting then take the
+	// default. ended says so too; rt is the runtime Run ran.
+	done  chan struct{}
+	ended bool
+	rt    *app.Runtime
+	// inbox is what other goroutines posted to the loop (dialog.go);
+	// inboxLogs counts its notices and log lines, dropped those that did
+	// not fit; wake says a wakeMsg is on its way; nextID numbers dialogs.
+	inbox     []inboxItem
+	inboxLogs int
+	dropped   int
+	wake      bool
+	nextID    uint64
+	// logFallback takes log lines when the TUI does not run; logPartial
+	// is a log line not ended yet.
+	logFallback io.Writer
+	logPartial  []byte
 }
 
 // New returns a UI that is not running yet.
-func New() *UI { return &UI{} }
+func New() *UI { return &UI{done: make(chan struct{})} }
 
 // Ask asks the person about a call in the TUI (app.Options.Ask): y, n or
 // a (always). Before Run, or after the TUI ended, it declines.
 func (u *UI) Ask(ctx context.Context, req tool.ApprovalRequest) (app.ApprovalAnswer, error) {
-	u.mu.Lock()
-	send := u.send
-	u.mu.Unlock()
-	if send == nil {
+	if !u.Running() {
 		return app.Decline, errors.New("no answer: the terminal UI is not running")
 	}
-	reply := make(chan app.ApprovalAnswer, 1)
-	send(askMsg{req: req, reply: reply})
-	select {
-	case a := <-reply:
-		return a, nil
-	case <-ctx.Done():
-		return app.Decline, ctx.Err()
+	a, answered := u.ask(ctx, &dialog{kind: dialogApproval, req: req})
+	if !answered {
+		if err := ctx.Err(); err != nil {
+			return app.Decline, err
+		}
+		return app.Decline, errors.New("no answer: the terminal UI ended")
 	}
+	return a.approval, nil
 }
 
-func (u *UI) setSend(f func(tea.Msg)) {
+// start makes the UI running: sends go to the program, and what waited
+// in the inbox (notices before Run) is shown.
+func (u *UI) start(rt *app.Runtime, send func(tea.Msg)) {
 	u.mu.Lock()
-	u.send = f
-	u.mu.Unlock()
+	defer u.mu.Unlock()
+	u.send, u.rt = send, rt
+	if len(u.inbox) > 0 && !u.wake {
+		u.wake = true
+		go send(wakeMsg{})
+	}
 }
 
 // Run runs the TUI until the person exits; it returns the exit code: 0,
 // 130 after a SIGINT from outside, 1 when the terminal failed.
 func (u *UI) Run(ctx context.Context, cfg Config) int {
+	u.mu.Lock()
+	again := u.ended || u.send != nil
+	u.mu.Unlock()
+	if again {
+		fmt.Fprintln(outOr(cfg.Output), "pi: tui: a UI runs once; make another with New")
+		return 1
+	}
 	m, err := newModel(ctx, u, cfg)
 	if err != nil {
 		fmt.Fprintf(outOr(cfg.Output), "pi: %v\n", err)
@@ -148,9 +177,9 @@ func (u *UI) Run(ctx context.Context, cfg Config) int {
 	}
 	opts = append(opts, cfg.ProgramOptions...)
 	p := tea.NewProgram(m, opts...)
-	u.setSend(p.Send)
+	u.start(cfg.Runtime, p.Send)
 	_, err = p.Run()
-	u.setSend(nil)
+	u.end()
 	m.stopWork()
 	u.wait(5 * time.Second)
 	if errors.Is(err, tea.ErrInterrupted) {

@@ -22,15 +22,16 @@ import (
 
 // Key sequences as a terminal sends them.
 const (
-	keyEnter    = "\r"
-	keyAltEnter = "\x1b\r"
-	keyCtrlJ    = "\n"
-	keyUp       = "\x1b[A"
-	keyDown     = "\x1b[B"
-	keyCtrlC    = "\x03"
-	keyCtrlD    = "\x04"
-	keyEsc      = "\x1b"
-	keyTab      = "\t"
+	keyEnter     = "\r"
+	keyAltEnter  = "\x1b\r"
+	keyCtrlJ     = "\n"
+	keyUp        = "\x1b[A"
+	keyDown      = "\x1b[B"
+	keyCtrlC     = "\x03"
+	keyCtrlD     = "\x04"
+	keyEsc       = "\x1b"
+	keyTab       = "\t"
+	keyBackspace = "\x7f"
 )
 
 func paste(s string) string { return "\x1b[200~" + s + "\x1b[201~" }
@@ -63,6 +64,8 @@ func (s *screen) text() (string, chan struct{}) {
 // term is a running TUI driven through its input as a terminal would.
 type term struct {
 	t      *testing.T
+	ui     *UI
+	stderr *syncBuffer // the log's fallback: stderr before and after the TUI
 	in     *io.PipeWriter
 	scr    *screen
 	done   chan int
@@ -79,6 +82,13 @@ type termOptions struct {
 	first   string
 	history string // history file; "" means one in the test's PI_HOME
 	home    string
+	// submit dispatches through the runtime (extensions' commands).
+	submit bool
+	// newAgent, when set, runs first in Config.NewAgent (on the loop's
+	// goroutine at /new).
+	newAgent func()
+	// beforeRun runs between New and Run.
+	beforeRun func(*UI)
 }
 
 // startTUI opens a runtime in a fresh project with a scripted model and
@@ -98,7 +108,9 @@ func startTUI(t *testing.T, o termOptions) *term {
 	}
 	ui := New()
 	ctx, cancel := context.WithCancel(context.Background())
-	rt, err := app.Open(ctx, app.Options{Cwd: dir, PIHome: home, Trust: true, Session: &app.SessionOptions{}, Ask: ui.Ask})
+	stderr := &syncBuffer{}
+	rt, err := app.Open(ctx, app.Options{Cwd: dir, PIHome: home, Trust: true, Session: &app.SessionOptions{},
+		Ask: ui.Ask, UI: ui, Mode: app.ModeInteractive, LogOutput: ui.LogWriter(stderr)})
 	if err != nil {
 		cancel()
 		t.Fatal(err)
@@ -110,15 +122,24 @@ func startTUI(t *testing.T, o termOptions) *term {
 	if hist == "" {
 		hist = filepath.Join(home, "prompt-history.jsonl")
 	}
-	tt := &term{t: t, in: pw, scr: scr, done: make(chan int, 1), rt: rt, prov: prov, dir: dir, home: home, cancel: cancel}
+	tt := &term{t: t, ui: ui, stderr: stderr, in: pw, scr: scr, done: make(chan int, 1), rt: rt, prov: prov, dir: dir, home: home, cancel: cancel}
 	cfg := Config{
 		Runtime: rt,
 		NewAgent: func(onEvent func(agent.Event)) (*agent.Agent, error) {
+			if o.newAgent != nil {
+				o.newAgent()
+			}
 			return rt.NewAgent(app.AgentOptions{Provider: prov, OnEvent: onEvent})
 		},
 		FirstPrompt: o.first, HistoryFile: hist, FixedModel: "scripted",
 		Input: pr, Output: scr,
 		ProgramOptions: []tea.ProgramOption{tea.WithoutSignals()},
+	}
+	if o.submit {
+		cfg.Dispatch = Submit(rt)
+	}
+	if o.beforeRun != nil {
+		o.beforeRun(ui)
 	}
 	go func() { tt.done <- ui.Run(ctx, cfg) }()
 	t.Cleanup(func() {
@@ -133,6 +154,31 @@ func startTUI(t *testing.T, o termOptions) *term {
 	})
 	tt.waitFor("pi · Enter sends")
 	return tt
+}
+
+// syncBuffer is a buffer written from several goroutines.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf strings.Builder
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// raw is everything written to the terminal, escape sequences and all.
+func (s *screen) raw() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.buf.String()
 }
 
 func (tt *term) typ(keys ...string) {
