@@ -1,11 +1,8 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"io"
-	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -13,53 +10,11 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/pi-go/pi/cmd/pi/internal/tui"
+	"github.com/pi-go/pi/internal/waitbuf"
 	"github.com/pi-go/pi/runtime/agent"
 	"github.com/pi-go/pi/runtime/app"
 	"github.com/pi-go/pi/runtime/llm"
 )
-
-// waitBuffer is a buffer that wakes waiters on each write.
-type waitBuffer struct {
-	mu     sync.Mutex
-	buf    bytes.Buffer
-	change chan struct{}
-}
-
-func newWaitBuffer() *waitBuffer { return &waitBuffer{change: make(chan struct{})} }
-
-func (b *waitBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	b.buf.Write(p)
-	close(b.change)
-	b.change = make(chan struct{})
-	return len(p), nil
-}
-
-func (b *waitBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
-// waitFor waits until the buffer, escape sequences removed, holds want.
-func (b *waitBuffer) waitFor(t *testing.T, want string) {
-	t.Helper()
-	deadline := time.After(20 * time.Second)
-	for {
-		b.mu.Lock()
-		text, change := ansi.Strip(b.buf.String()), b.change
-		b.mu.Unlock()
-		if strings.Contains(text, want) {
-			return
-		}
-		select {
-		case <-change:
-		case <-deadline:
-			t.Fatalf("did not show %q within 20s:\n%s", want, text)
-		}
-	}
-}
 
 // TestTUIOptionsRouteOutput: with the options the TUI front end sets,
 // configuration warnings, log lines and compile progress go to stderr
@@ -68,7 +23,7 @@ func (b *waitBuffer) waitFor(t *testing.T, want string) {
 func TestTUIOptionsRouteOutput(t *testing.T) {
 	isolate(t)
 	ui := tui.New()
-	stderr := newWaitBuffer()
+	stderr := waitbuf.New()
 	opts := app.Options{Cwd: t.TempDir(), Session: &app.SessionOptions{}, LogLevel: "warn"}
 	tuiOptions(&opts, ui, stderr)
 	if opts.UI != ui || opts.Mode != app.ModeInteractive {
@@ -86,10 +41,10 @@ func TestTUIOptionsRouteOutput(t *testing.T) {
 	opts.CompileProgress("before.wasm")(time.Second, nil)
 	rt.Logger().Warn("log-before")
 	for _, want := range []string{"pi: warning: warning-before", "pi: compiling before.wasm (first load only)…", "pi: compiled before.wasm: done in 1.0s", "log-before"} {
-		stderr.waitFor(t, want)
+		stderr.WaitFor(t, ansi.Strip, want, 1, 20*time.Second)
 	}
 
-	screen := newWaitBuffer()
+	screen := waitbuf.New()
 	in, keys := io.Pipe()
 	defer keys.Close()
 	done := make(chan int, 1)
@@ -103,14 +58,14 @@ func TestTUIOptionsRouteOutput(t *testing.T) {
 			ProgramOptions: []tea.ProgramOption{tea.WithoutSignals()},
 		})
 	}()
-	screen.waitFor(t, "Enter sends")
+	screen.WaitFor(t, ansi.Strip, "Enter sends", 1, 20*time.Second)
 	before := stderr.String()
 	opts.OnWarning("warning-during")
 	opts.CompileProgress("during.wasm")(2*time.Second, nil)
 	rt.Logger().Error("log-during")
 	rt.UI().Notify("notice-during", app.NotifyWarning)
 	for _, want := range []string{"pi: warning: warning-during", "pi: compiling during.wasm (first load only)…", "pi: compiled during.wasm: done in 2.0s", "[ERROR] pi: log-during", "! warning: notice-during"} {
-		screen.waitFor(t, want)
+		screen.WaitFor(t, ansi.Strip, want, 1, 20*time.Second)
 	}
 	io.WriteString(keys, "\x04") // Ctrl-D
 	select {
@@ -122,5 +77,5 @@ func TestTUIOptionsRouteOutput(t *testing.T) {
 		t.Fatalf("stderr got %q while the TUI ran", s[len(before):])
 	}
 	rt.Logger().Warn("log-after")
-	stderr.waitFor(t, "log-after")
+	stderr.WaitFor(t, ansi.Strip, "log-after", 1, 20*time.Second)
 }

@@ -15,6 +15,7 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/x/ansi"
 
+	"github.com/pi-go/pi/internal/waitbuf"
 	"github.com/pi-go/pi/runtime/agent"
 	"github.com/pi-go/pi/runtime/app"
 	"github.com/pi-go/pi/runtime/llm"
@@ -36,30 +37,20 @@ const (
 
 func paste(s string) string { return "\x1b[200~" + s + "\x1b[201~" }
 
-// screen collects what the program wrote and wakes waiters on each write.
-type screen struct {
-	mu     sync.Mutex
-	buf    strings.Builder
-	notify chan struct{}
+// screen is what the program wrote to the terminal.
+type screen struct{ *waitbuf.Buffer }
+
+func newScreen() *screen { return &screen{waitbuf.New()} }
+
+// text is everything written, escape sequences removed, and a channel
+// closed at the next write.
+func (s *screen) text() (string, <-chan struct{}) {
+	raw, changed := s.Snapshot()
+	return ansi.Strip(raw), changed
 }
 
-func newScreen() *screen { return &screen{notify: make(chan struct{})} }
-
-func (s *screen) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.buf.Write(p)
-	close(s.notify)
-	s.notify = make(chan struct{})
-	return len(p), nil
-}
-
-// text is everything written, escape sequences removed.
-func (s *screen) text() (string, chan struct{}) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return ansi.Strip(s.buf.String()), s.notify
-}
+// raw is everything written to the terminal, escape sequences and all.
+func (s *screen) raw() string { return s.String() }
 
 // term is a running TUI driven through its input as a terminal would.
 type term struct {
@@ -174,13 +165,6 @@ func (b *syncBuffer) String() string {
 	return b.buf.String()
 }
 
-// raw is everything written to the terminal, escape sequences and all.
-func (s *screen) raw() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.buf.String()
-}
-
 func (tt *term) typ(keys ...string) {
 	tt.t.Helper()
 	for _, k := range keys {
@@ -206,18 +190,7 @@ func (tt *term) waitFor(want string) string { return tt.waitForN(want, 1) }
 
 func (tt *term) waitForN(want string, count int) string {
 	tt.t.Helper()
-	deadline := time.After(20 * time.Second)
-	for {
-		text, changed := tt.scr.text()
-		if strings.Count(text, want) >= count {
-			return text
-		}
-		select {
-		case <-changed:
-		case <-deadline:
-			tt.t.Fatalf("the screen did not show %q (%d times) within 20s; it shows:\n%s", want, count, tail(text, 3000))
-		}
-	}
+	return tt.scr.WaitFor(tt.t, ansi.Strip, want, count, 20*time.Second)
 }
 
 // exit leaves with Ctrl-D and waits for Run to return.
@@ -240,12 +213,7 @@ func (tt *term) wait() int {
 	return -1
 }
 
-func tail(s string, n int) string {
-	if len(s) > n {
-		return s[len(s)-n:]
-	}
-	return s
-}
+func tail(s string, n int) string { return waitbuf.Tail(s, n) }
 
 // userTexts are the user messages of the model's request i.
 func (tt *term) userTexts(i int) []string {
@@ -590,9 +558,7 @@ func TestTerminalEscapesDropped(t *testing.T) {
 	tt.typ("/name n"+evil, keyEnter)
 	tt.waitFor("session named n")
 	tt.exit()
-	tt.scr.mu.Lock()
-	raw := tt.scr.buf.String()
-	tt.scr.mu.Unlock()
+	raw := tt.scr.raw()
 	for _, bad := range []string{"\x1b]52", "\x1b]0;pwned", "\x9b", "\x07"} {
 		if strings.Contains(raw, bad) {
 			t.Errorf("the terminal got %q", bad)
