@@ -12,46 +12,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/pi-go/pi/internal/plugintest"
 )
-
-// toolchains say, per scaffold language, whether its toolchain is here.
-var toolchains = map[string]func() string{
-	"go":  func() string { return "" },
-	"wat": func() string { return need("wat2wasm", "apt-get install wabt") },
-	"c": func() string {
-		if msg := need("clang", "apt-get install clang lld wasi-libc libclang-rt-14-dev-wasm32"); msg != "" {
-			return msg
-		}
-		if _, err := os.Stat("/usr/lib/wasm32-wasi/libc.a"); err != nil && os.Getenv("PI_TEST_CC_WASI") == "" {
-			return "wasi-libc not found (apt-get install wasi-libc libclang-rt-14-dev-wasm32; set PI_TEST_CC_WASI=1 to try your own)"
-		}
-		return ""
-	},
-	"rust": func() string {
-		for _, rc := range []string{os.Getenv("RUSTC"), "rustc", "/usr/bin/rustc"} {
-			if rc == "" {
-				continue
-			}
-			out, err := exec.Command(rc, "--print", "sysroot").Output()
-			if err != nil {
-				continue
-			}
-			for _, target := range []string{"wasm32-wasip1", "wasm32-wasi"} {
-				if _, err := os.Stat(filepath.Join(strings.TrimSpace(string(out)), "lib", "rustlib", target, "lib")); err == nil {
-					return ""
-				}
-			}
-		}
-		return "no rustc with the wasm32-wasi standard library (apt-get install rustc libstd-rust-dev-wasm32)"
-	},
-}
-
-func need(bin, install string) string {
-	if _, err := exec.LookPath(bin); err != nil {
-		return bin + " not found (" + install + ")"
-	}
-	return ""
-}
 
 // scaffoldEnv is an environment in which nothing can be downloaded: no Go
 // module proxy, an empty module cache, the local toolchain only. The build
@@ -114,7 +77,7 @@ func TestScaffolds(t *testing.T) {
 	piDir := filepath.Dir(pi)
 	for _, lang := range []string{"go", "c", "rust", "wat"} {
 		t.Run(lang, func(t *testing.T) {
-			if msg := toolchains[lang](); msg != "" {
+			if msg := plugintest.Toolchain(lang); msg != "" {
 				t.Skipf("%s scaffold not tested: %s", lang, msg)
 			}
 			home, work := t.TempDir(), t.TempDir()
@@ -250,7 +213,7 @@ func editSource(t *testing.T, dir, lang string) {
 // TestExtDevWatch: with --watch, a change to the project's source is
 // rebuilt and the installed copy updated, while pi ext dev keeps running.
 func TestExtDevWatch(t *testing.T) {
-	if msg := toolchains["wat"](); msg != "" {
+	if msg := plugintest.Toolchain("wat"); msg != "" {
 		t.Skip(msg)
 	}
 	pi := realPi(t)

@@ -77,16 +77,10 @@ func buildOnce(t *testing.T, name string, build func(out string) (skip string, e
 // scaffold's build.sh does, with every warning an error.
 func buildC(t *testing.T) string {
 	return buildOnce(t, "c", func(out string) (string, error) {
-		cc := os.Getenv("CC")
-		if cc == "" {
-			cc = "clang"
+		if msg := plugintest.Toolchain("c"); msg != "" {
+			return "C guest not tested: " + msg, nil
 		}
-		if _, err := exec.LookPath(cc); err != nil {
-			return "C guest not tested: " + cc + " not found (apt-get install clang lld wasi-libc libclang-rt-dev-wasm32)", nil
-		}
-		if _, err := os.Stat("/usr/lib/wasm32-wasi/libc.a"); err != nil && os.Getenv("PI_TEST_CC_WASI") == "" {
-			return "C guest not tested: wasi-libc not found (apt-get install wasi-libc libclang-rt-dev-wasm32; set PI_TEST_CC_WASI=1 to try your own)", nil
-		}
+		cc := plugintest.CC()
 		cmd := exec.Command(cc, "--target=wasm32-wasi", "-O2", "-Wall", "-Wextra", "-Werror", "-Wno-unused-function",
 			"-mexec-model=reactor", "-Wl,--strip-debug", "-I", "../c", "-o", out, "testdata/guest11.c")
 		if b, err := cmd.CombinedOutput(); err != nil {
@@ -101,27 +95,16 @@ func buildC(t *testing.T) string {
 // /usr/bin/rustc), as the Rust scaffold's build.sh does, warnings denied.
 func buildRust(t *testing.T) string {
 	return buildOnce(t, "rust", func(out string) (string, error) {
-		for _, rc := range []string{os.Getenv("RUSTC"), "rustc", "/usr/bin/rustc"} {
-			if rc == "" {
-				continue
-			}
-			sysroot, err := exec.Command(rc, "--print", "sysroot").Output()
-			if err != nil {
-				continue
-			}
-			for _, target := range []string{"wasm32-wasip1", "wasm32-wasi"} {
-				if _, err := os.Stat(filepath.Join(strings.TrimSpace(string(sysroot)), "lib", "rustlib", target, "lib")); err != nil {
-					continue
-				}
-				cmd := exec.Command(rc, "--edition", "2021", "--crate-type", "cdylib", "--target", target, "-O", "-C", "strip=debuginfo",
-					"-D", "warnings", "-o", out, "testdata/rust/lib.rs")
-				if b, err := cmd.CombinedOutput(); err != nil {
-					return "", fmt.Errorf("build the Rust guest with %s: %v\n%s", rc, err, b)
-				}
-				return "", nil
-			}
+		rc, target, ok := plugintest.RustWasm()
+		if !ok {
+			return "Rust guest not tested: " + plugintest.Toolchain("rust"), nil
 		}
-		return "Rust guest not tested: no rustc with the wasm32-wasi standard library (apt-get install rustc libstd-rust-dev-wasm32, or rustup target add wasm32-wasip1)", nil
+		cmd := exec.Command(rc, "--edition", "2021", "--crate-type", "cdylib", "--target", target, "-O", "-C", "strip=debuginfo",
+			"-D", "warnings", "-o", out, "testdata/rust/lib.rs")
+		if b, err := cmd.CombinedOutput(); err != nil {
+			return "", fmt.Errorf("build the Rust guest with %s: %v\n%s", rc, err, b)
+		}
+		return "", nil
 	})
 }
 
