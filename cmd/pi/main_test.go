@@ -20,9 +20,6 @@ type withPlugintest struct{ m *testing.M }
 func (w withPlugintest) Run() int {
 	code := plugintest.Main(w.m)
 	mcptest.Cleanup()
-	if realPiPath != "" {
-		os.RemoveAll(filepath.Dir(realPiPath))
-	}
 	return code
 }
 

@@ -15,27 +15,8 @@ import (
 	"github.com/pi-go/pi/internal/plugintest"
 )
 
-// realPi builds the pi binary once per test binary.
-var realPiPath string
-
-func realPi(t *testing.T) string {
-	t.Helper()
-	if realPiPath != "" {
-		return realPiPath
-	}
-	dir, err := os.MkdirTemp("", "pi-bin-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	out := filepath.Join(dir, "pi")
-	cmd := exec.Command("go", "build", "-o", out, "./cmd/pi")
-	cmd.Dir = plugintest.ModuleRoot(t)
-	if b, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("build pi: %v\n%s", err, b)
-	}
-	realPiPath = out
-	return out
-}
+// realPi is the real pi binary, built once per test binary.
+func realPi(t *testing.T) string { return plugintest.Pi(t) }
 
 // fullOutputPathOf returns the fullOutputPath in an event line's result or
 // partial result, if any.

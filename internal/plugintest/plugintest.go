@@ -125,6 +125,26 @@ func BuildGo(t testing.TB, pkgDir string) string {
 	return out
 }
 
+// Pi builds the real pi binary (./cmd/pi, for the host) once per test
+// binary and returns its path; Main removes it with the modules.
+func Pi(t testing.TB) string {
+	t.Helper()
+	mu.Lock()
+	defer mu.Unlock()
+	const key = "cmd/pi (host)"
+	if p, ok := built[key]; ok {
+		return p
+	}
+	out := filepath.Join(outDir(t), "pi")
+	cmd := exec.Command("go", "build", "-o", out, "./cmd/pi")
+	cmd.Dir = ModuleRoot(t)
+	if b, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("build pi: %v\n%s", err, b)
+	}
+	built[key] = out
+	return out
+}
+
 // BuildWAT assembles a WebAssembly text file (relative to the module root)
 // with wat2wasm, once per test binary, and returns the .wasm path. A missing
 // wat2wasm fails the test: install the Debian package wabt (scripts/test

@@ -18,7 +18,13 @@ import (
 	"github.com/pi-go/pi/internal/plugintest"
 )
 
-func TestMain(m *testing.M) { os.Exit(plugintest.Main(m)) }
+func TestMain(m *testing.M) {
+	code := plugintest.Main(m)
+	if builtDir != "" {
+		os.RemoveAll(builtDir)
+	}
+	os.Exit(code)
+}
 
 // A lang is one guest SDK under test: how to build its test guest.
 type lang struct {
@@ -108,36 +114,8 @@ func buildRust(t *testing.T) string {
 	})
 }
 
-var (
-	piOnce sync.Once
-	piPath string
-	piErr  error
-)
-
-// piBin builds the real pi binary once.
-func piBin(t *testing.T) string {
-	t.Helper()
-	root := plugintest.ModuleRoot(t)
-	piOnce.Do(func() {
-		buildMu.Lock()
-		defer buildMu.Unlock()
-		d, err := os.MkdirTemp("", "langtest-pi-")
-		if err != nil {
-			piErr = err
-			return
-		}
-		piPath = filepath.Join(d, "pi")
-		cmd := exec.Command("go", "build", "-o", piPath, "./cmd/pi")
-		cmd.Dir = root
-		if b, err := cmd.CombinedOutput(); err != nil {
-			piErr = fmt.Errorf("build pi: %v\n%s", err, b)
-		}
-	})
-	if piErr != nil {
-		t.Fatal(piErr)
-	}
-	return piPath
-}
+// piBin is the real pi binary, built once per test binary.
+func piBin(t *testing.T) string { return plugintest.Pi(t) }
 
 // A project is a folder whose pi.toml loads guest11, and the PI_HOME pi
 // runs with.
