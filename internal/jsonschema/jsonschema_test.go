@@ -2,6 +2,7 @@ package jsonschema
 
 import (
 	"errors"
+	"fmt"
 	"runtime"
 	"strings"
 	"testing"
@@ -221,5 +222,56 @@ func TestStringsAreNotCopied(t *testing.T) {
 		if n := after.TotalAlloc - before.TotalAlloc; n > 1<<20 {
 			t.Errorf("draft %d: validating a 20 MB string allocated %d bytes", d, n)
 		}
+	}
+}
+
+// TestCostlySchemasStop: a small schema whose anyOfs refer, through $ref,
+// to further anyOfs costs 2^depth steps on a value that matches nowhere;
+// validation stops at its budget with one Budget failure (without the
+// bound this test would run for years), wherever the costly schema is
+// applied, and big honest instances stay under MaxSteps. The costly cases
+// run with a budget of 20k steps (the same code path, a test's time).
+func TestCostlySchemasStop(t *testing.T) {
+	const depth = 40
+	stepBudget = 20_000
+	t.Cleanup(func() { stepBudget = MaxSteps })
+	var defs []string
+	for i := range depth {
+		defs = append(defs, fmt.Sprintf(`"a%d":{"anyOf":[{"$ref":"#/$defs/a%d"},{"$ref":"#/$defs/a%d"},{"const":%d}]}`, i, i+1, i+1, 1000+i))
+	}
+	defs = append(defs, fmt.Sprintf(`"a%d":{"type":"null"}`, depth))
+	costly := `"$defs":{` + strings.Join(defs, ",") + `}`
+	for _, c := range []struct{ schema, inst string }{
+		{`{` + costly + `,"$ref":"#/$defs/a0"}`, `1`},
+		{`{` + costly + `,"propertyNames":{"$ref":"#/$defs/a0"}}`, `{"k":1}`},
+		{`{` + costly + `,"items":{"$ref":"#/$defs/a0"}}`, `[1]`},
+	} {
+		s, err := Compile(mustTree(t, c.schema), Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = s.Validate(mustTree(t, c.inst))
+		var ve *Error
+		if !errors.As(err, &ve) {
+			t.Fatalf("%s on %s: want a validation error, got %v", c.schema[len(costly)+2:], c.inst, err)
+		}
+		leaves := ve.Leaves()
+		if len(leaves) != 1 {
+			t.Fatalf("%s on %s: leaves %v, want the budget alone", c.schema[len(costly)+2:], c.inst, leaves)
+		}
+		b, ok := leaves[0].Kind.(*Budget)
+		if !ok || b.Steps != 20_000 || !strings.Contains(b.Message(), "20,000 steps") {
+			t.Fatalf("%s on %s: leaf %#v (%q), want Budget{20000}", c.schema[len(costly)+2:], c.inst, leaves[0].Kind, leaves[0].Kind.Message())
+		}
+	}
+	// An honest instance of 100k values stays under MaxSteps.
+	stepBudget = MaxSteps
+	items := strings.TrimSuffix(strings.Repeat("1,", 100_000), ",")
+	big, err := Compile(mustTree(t, `{"type":"array","items":{"type":"integer","minimum":0}}`), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := big.Validate(mustTree(t, "["+items+"]")); err != nil {
+		t.Fatalf("100k integers: %v", err)
 	}
 }

@@ -45,6 +45,10 @@ type OneOf struct{ Subschemas []int }
 // FalseSchema: the schema is false.
 type FalseSchema struct{}
 
+// Budget: the validation used up its MaxSteps (Steps) and stopped; the
+// schema is too costly to check.
+type Budget struct{ Steps int }
+
 // RefCycle: a reference leads back to a schema already applied to the
 // same value.
 type RefCycle struct {
@@ -174,6 +178,7 @@ func (*AllOf) Keyword() string                { return "allOf" }
 func (*AnyOf) Keyword() string                { return "anyOf" }
 func (*OneOf) Keyword() string                { return "oneOf" }
 func (*FalseSchema) Keyword() string          { return "" }
+func (*Budget) Keyword() string               { return "" }
 func (*RefCycle) Keyword() string             { return "" }
 func (*Type) Keyword() string                 { return "type" }
 func (*Enum) Keyword() string                 { return "enum" }
@@ -217,6 +222,9 @@ func (k *OneOf) Message() string {
 	return english.Sprintf("'oneOf' failed, subschemas %d, %d matched", k.Subschemas[0], k.Subschemas[1])
 }
 func (*FalseSchema) Message() string { return english.Sprintf("false schema") }
+func (k *Budget) Message() string {
+	return english.Sprintf("validation stopped after %d steps: the schema is too costly to check (anyOf or oneOf nested through $ref?)", k.Steps)
+}
 func (k *RefCycle) Message() string {
 	return english.Sprintf("both %s and %s resolve to %q causing reference cycle", k.KeywordLocation1, k.KeywordLocation2, k.URL)
 }

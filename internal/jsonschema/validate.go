@@ -59,19 +59,45 @@ func instancePointer(loc []string) string {
 // "not", "if", a oneOf branch after a match); it is never changed.
 var failed = &Error{}
 
+// MaxSteps bounds the work of one Validate: how many times a schema is
+// applied to a value. A small schema can cost exponential time (anyOf
+// branches that refer, through $ref, to further anyOfs, each tried on the
+// same value), and the schema may come from an MCP server or an extension;
+// past the bound the validation stops with a *Budget failure. Arguments a
+// model writes need a few thousand steps; an array of about 150k values
+// would be needed to reach it honestly. A step costs about 2 µs where
+// everything fails (errors are built), so the bound is about a second.
+const MaxSteps = 500_000
+
+// stepBudget is MaxSteps; tests lower it.
+var stepBudget = MaxSteps
+
+// budgetExceeded unwinds a validation that used up its steps.
+type budgetExceeded struct{}
+
 // Validate checks an instance (a tree as Compile takes) against the
 // schema. It returns nil or an *Error.
-func (s *Schema) Validate(v any) error {
-	if err := validateTop(s.root, v); err != nil {
+func (s *Schema) Validate(v any) (err error) {
+	steps := stepBudget
+	defer func() {
+		if r := recover(); r != nil {
+			if _, ok := r.(budgetExceeded); !ok {
+				panic(r)
+			}
+			err = &Error{Kind: &SchemaFailed{Location: s.root.loc()}, Causes: []*Error{{Kind: &Budget{Steps: stepBudget}}}}
+		}
+	}()
+	if err := validateTop(s.root, v, &steps); err != nil {
 		return &Error{Kind: &SchemaFailed{Location: s.root.loc()}, Causes: err.Causes}
 	}
 	return nil
 }
 
 // validateTop runs a fresh validation of v (the instance, or a property
-// name) and returns nil or an error whose Causes are the failures.
-func validateTop(n *node, v any) *Error {
-	vd := validator{v: v, vloc: make([]string, 0, 8), n: n, scp: &scope{n: n}, uneval: unevalFrom(v, n, false)}
+// name) and returns nil or an error whose Causes are the failures. steps
+// is what is left of the validation's budget.
+func validateTop(n *node, v any, steps *int) *Error {
+	vd := validator{v: v, vloc: make([]string, 0, 8), n: n, scp: &scope{n: n}, uneval: unevalFrom(v, n, false), steps: steps}
 	_, err := vd.validate()
 	if err == nil {
 		return nil
@@ -90,6 +116,7 @@ type validator struct {
 	uneval     *uneval
 	errs       []*Error
 	boolResult bool // only the verdict matters
+	steps      *int // left of the budget, shared by the whole validation
 }
 
 // scope is the chain of schemas applied, for reference cycles: a schema
@@ -193,6 +220,9 @@ func (vd *validator) add(e *Error) {
 func (vd *validator) addKind(k Kind) { vd.errs = append(vd.errs, vd.error(k)) }
 
 func (vd *validator) validate() (*uneval, *Error) {
+	if *vd.steps--; *vd.steps < 0 {
+		panic(budgetExceeded{})
+	}
 	n, v := vd.n, vd.v
 	if n.isBool {
 		if n.boolVal {
@@ -346,7 +376,7 @@ func (vd *validator) object(obj map[string]any) {
 	}
 	if n.propertyNames != nil {
 		for _, name := range names {
-			if e := validateTop(n.propertyNames, name); e != nil {
+			if e := validateTop(n.propertyNames, name, vd.steps); e != nil {
 				vd.add(vd.errorWith(&PropertyNames{Property: name}, e.Causes))
 			}
 		}
@@ -578,6 +608,7 @@ func (vd *validator) validateSelf(s *node, refKw string, boolResult bool) *Error
 		scp:        &scope{n: s, refKw: refKw, vid: vd.scp.vid, parent: vd.scp},
 		uneval:     unevalFrom(vd.v, s, !vd.uneval.isEmpty()),
 		boolResult: vd.boolResult || boolResult,
+		steps:      vd.steps,
 	}
 	u, err := sub.validate()
 	if err == nil {
@@ -595,6 +626,7 @@ func (vd *validator) validateVal(s *node, v any, tok string) *Error {
 		scp:        &scope{n: s, vid: vd.scp.vid + 1, parent: vd.scp},
 		uneval:     unevalFrom(v, s, false),
 		boolResult: vd.boolResult,
+		steps:      vd.steps,
 	}
 	_, err := sub.validate()
 	return err
