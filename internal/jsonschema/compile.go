@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/url"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -871,8 +872,8 @@ func (c *compiler) compileNode(n *node) error {
 func (c *compiler) compileIgnored(obj map[string]any, n *node) error {
 	d := n.draft
 	for _, kw := range []string{"contains", "propertyNames", "if", "then", "else"} {
-		if _, ok := obj[kw]; !ok || (d < Draft7 && (kw == "if" || kw == "then" || kw == "else")) {
-			continue
+		if _, ok := obj[kw]; !ok || !slices.Contains(placesByDraft[d], kw) {
+			continue // absent, or not a keyword of this draft
 		}
 		if _, err := c.enqueue(appendPtr(n.ptr, kw)); err != nil {
 			return err

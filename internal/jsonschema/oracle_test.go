@@ -2,6 +2,7 @@ package jsonschema
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"sort"
@@ -119,6 +120,9 @@ func compare(t testing.TB, schema string, d Draft, instances ...string) (compile
 		return false
 	}
 	if gerr != nil {
+		if regexRefusedWhereLibraryNeverLooks(schema, d, gerr) {
+			return false
+		}
 		t.Errorf("draft %d schema %s: we refuse it: %v", d, schema, gerr)
 		return true
 	}
@@ -139,6 +143,36 @@ func compare(t testing.TB, schema string, d Draft, instances ...string) (compile
 		}
 	}
 	return true
+}
+
+// regexRefusedWhereLibraryNeverLooks reports the one known difference of
+// verdict: pi refuses a regular expression Go cannot compile anywhere in
+// the document, the library only in the schemas it compiles (those the
+// root reaches) unless its draft's meta-schema checks it (from draft 7).
+// It holds when our error is such a regular expression and the library
+// refuses the same document once its root refers to that schema.
+func regexRefusedWhereLibraryNeverLooks(schema string, d Draft, ours error) bool {
+	msg := ours.Error()
+	if !strings.Contains(msg, "is not a regular expression Go accepts") {
+		return false
+	}
+	_, ptr, ok := strings.Cut(firstLine(ours), "#")
+	if !ok {
+		return false
+	}
+	ptr, _, _ = strings.Cut(ptr, ": ")
+	parent := ptr[:strings.LastIndexByte(ptr, '/')] // the schema holding the keyword
+	var doc map[string]any
+	if err := json.Unmarshal([]byte(schema), &doc); err != nil {
+		return false
+	}
+	doc["$ref"] = "#" + parent
+	reached, err := json.Marshal(doc)
+	if err != nil {
+		return false
+	}
+	_, werr := oracleCompile(string(reached), d)
+	return werr != nil
 }
 
 func firstLine(err error) string {
