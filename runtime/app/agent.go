@@ -125,13 +125,13 @@ func (r *Runtime) NewAgent(o AgentOptions) (*agent.Agent, error) {
 	first := !r.started
 	r.started = true
 	resumed := r.resumed
-	r.mu.Unlock()
-	sink(agent.Event{Type: agent.EventSessionStart, SessionID: sess.ID(), SessionFile: r.sessionFile(), Resumed: &resumed})
 	if first {
 		r.closers = append(r.closers, func() {
 			sink(agent.Event{Type: agent.EventSessionShutdown, SessionID: r.Session().ID(), SessionFile: r.sessionFile()})
 		})
 	}
+	r.mu.Unlock()
+	sink(agent.Event{Type: agent.EventSessionStart, SessionID: sess.ID(), SessionFile: r.sessionFile(), Resumed: &resumed})
 	return ag, nil
 }
 

@@ -19,7 +19,11 @@ import (
 // changes the session, the agent NewAgent built before belongs to the old
 // one: build a new agent (NewAgent) before the next prompt. These methods
 // fail with agent.ErrBusy while that agent runs, and must not be called
-// concurrently with Close.
+// concurrently with Close. A front end may run them off its UI goroutine
+// (the session hooks they run may ask the person) while that goroutine
+// reads the session's state: Session, SessionName, ModelName,
+// ContextTokens and History take the runtime's lock for the session they
+// read.
 
 // ErrNotUserMessage is returned (wrapped) by ForkSession for an entry that
 // is not a user message on the current branch.
@@ -50,17 +54,17 @@ func (r *Runtime) replaceSession(s *session.Session, resumed bool) {
 	old := r.session
 	r.session, r.resumed = s, resumed
 	r.agent, r.compactor = nil, nil
+	r.closers = append(r.closers, func() {
+		if err := s.Close(); err != nil {
+			r.logger.Warn("session not closed cleanly", "file", s.Path(), "error", err.Error())
+		}
+	})
 	r.mu.Unlock()
 	if old != nil && old != s {
 		if err := old.Close(); err != nil {
 			r.logger.Warn("session not closed cleanly", "file", old.Path(), "error", err.Error())
 		}
 	}
-	r.closers = append(r.closers, func() {
-		if err := s.Close(); err != nil {
-			r.logger.Warn("session not closed cleanly", "file", s.Path(), "error", err.Error())
-		}
-	})
 }
 
 // createOptions are the options of a new session next to the current one:

@@ -28,7 +28,7 @@ const MaxSessionNameLen = 200
 
 // SessionName is the current session's display name ("" when it has
 // none).
-func (r *Runtime) SessionName() string { return r.session.Name() }
+func (r *Runtime) SessionName() string { return r.Session().Name() }
 
 // SetSessionName names the current session (a session_info entry, as the
 // reference writes for /name). The name is one line, trimmed, with the
@@ -37,7 +37,7 @@ func (r *Runtime) SessionName() string { return r.session.Name() }
 // ModelName is the name of the model the next NewAgent talks to ("" when
 // none is configured).
 func (r *Runtime) ModelName() string {
-	s, _ := ResolveModel(r.cfg, r.opts.Model)
+	s, _ := ResolveModel(r.cfg, r.modelOptions())
 	return s.Name
 }
 
@@ -117,7 +117,7 @@ func (r *Runtime) RunShellCommand(ctx context.Context, command string, update to
 		Command: r.redactor.String(command), Output: text, ExitCode: run.ExitCode,
 		Cancelled: run.Cancelled, Truncated: d.FullOutputPath != "", FullOutputPath: d.FullOutputPath,
 	}
-	if _, err := r.session.AppendMessage(m); err != nil {
+	if _, err := r.Session().AppendMessage(m); err != nil {
 		return run, fmt.Errorf("run bash: %w", err)
 	}
 	r.mu.Lock()
@@ -138,7 +138,7 @@ func (r *Runtime) RunShellCommand(ctx context.Context, command string, update to
 // Without any usage reported (a scripted model) it is the estimate of
 // every message.
 func (r *Runtime) ContextTokens() int {
-	msgs := r.session.Context()
+	msgs := r.Session().Context()
 	if n := session.EstimateContextTokens(msgs); n > 0 {
 		return n
 	}
@@ -151,7 +151,7 @@ func (r *Runtime) ContextTokens() int {
 
 // History returns the conversation of the current session as the model
 // sees it (for a front end to show after a resume).
-func (r *Runtime) History() []llm.Message { return session.ToLLM(r.session.Context()) }
+func (r *Runtime) History() []llm.Message { return session.ToLLM(r.Session().Context()) }
 
 // Sessions lists the sessions of the runtime's session folder, the most
 // recently active first (for a /resume picker).

@@ -103,29 +103,62 @@ func (m *model) cmdHelp(string) tea.Cmd {
 	return nil
 }
 
-// afterSwitch rebuilds the agent on the runtime's new session.
-func (m *model) afterSwitch(what string) {
-	if err := m.buildAgent(); err != nil {
-		m.print(m.st.fail.Render("✗ " + clean(err.Error())))
-		return
+// switchSession runs change — a runtime call that starts or switches the
+// session or the model, which runs the extensions' session hooks, and they
+// may ask the person — then builds the new agent, both off the loop, so
+// that the loop stays free to show those questions. The loop installs the
+// agent when switchDoneMsg comes; until then the TUI is busy ("session")
+// and lines typed wait. When the agent cannot be built, undo (if any) puts
+// back what change did.
+func (m *model) switchSession(change func() (what string, err error), undo func(), replay bool) tea.Cmd {
+	m.busy = "session"
+	newAgent, onEvent := m.cfg.NewAgent, m.onEvent
+	m.ui.work.Add(1)
+	return func() tea.Msg {
+		defer m.ui.work.Done()
+		what, err := change()
+		if err != nil {
+			return switchDoneMsg{err: err}
+		}
+		ag, err := newAgent(onEvent)
+		if err != nil {
+			if undo != nil {
+				undo()
+			}
+			return switchDoneMsg{err: err}
+		}
+		return switchDoneMsg{ag: ag, what: what, replay: replay}
 	}
-	m.tokens = m.rt.ContextTokens()
-	m.print(m.st.ok.Render("✓ ") + what)
+}
+
+// switchDone installs the agent a switchSession built.
+func (m *model) switchDone(msg switchDoneMsg) tea.Cmd {
+	switch {
+	case msg.err != nil:
+		m.print(m.st.fail.Render("✗ " + clean(msg.err.Error())))
+	case msg.replay:
+		m.ag = msg.ag
+		m.replay()
+	default:
+		m.ag = msg.ag
+		m.print(m.st.ok.Render("✓ ") + msg.what)
+	}
+	return m.endWork()
 }
 
 func (m *model) cmdNew(string) tea.Cmd {
-	if err := m.rt.NewSession(""); err != nil {
-		m.print(m.st.fail.Render("✗ " + clean(err.Error())))
-		return nil
-	}
-	m.afterSwitch("new session " + shortID(m.rt.Session().ID()))
-	return nil
+	rt := m.rt
+	return m.switchSession(func() (string, error) {
+		if err := rt.NewSession(""); err != nil {
+			return "", err
+		}
+		return "new session " + shortID(rt.Session().ID()), nil
+	}, nil, false)
 }
 
 func (m *model) cmdResume(args string) tea.Cmd {
 	if args != "" {
-		m.resume(args)
-		return nil
+		return m.resume(args)
 	}
 	infos, err := m.rt.Sessions()
 	if err != nil {
@@ -148,17 +181,9 @@ func (m *model) cmdResume(args string) tea.Cmd {
 }
 
 // resume switches to the session at path (or id prefix).
-func (m *model) resume(path string) {
-	if err := m.rt.SwitchSession(path); err != nil {
-		m.print(m.st.fail.Render("✗ " + clean(err.Error())))
-		return
-	}
-	if err := m.buildAgent(); err != nil {
-		m.print(m.st.fail.Render("✗ " + clean(err.Error())))
-		return
-	}
-	m.replay()
-	m.tokens = m.rt.ContextTokens()
+func (m *model) resume(path string) tea.Cmd {
+	rt := m.rt
+	return m.switchSession(func() (string, error) { return "", rt.SwitchSession(path) }, nil, true)
 }
 
 func (m *model) cmdSession(string) tea.Cmd {
@@ -214,13 +239,13 @@ func (m *model) cmdName(args string) tea.Cmd {
 }
 
 func (m *model) cmdFork(string) tea.Cmd {
-	old := m.rt.Session().ID()
-	if err := m.rt.CloneSession(); err != nil {
-		m.print(m.st.fail.Render("✗ " + clean(err.Error())))
-		return nil
-	}
-	m.afterSwitch(fmt.Sprintf("forked session %s into %s; you are in the copy", shortID(old), shortID(m.rt.Session().ID())))
-	return nil
+	rt, old := m.rt, m.rt.Session().ID()
+	return m.switchSession(func() (string, error) {
+		if err := rt.CloneSession(); err != nil {
+			return "", err
+		}
+		return fmt.Sprintf("forked session %s into %s; you are in the copy", shortID(old), shortID(rt.Session().ID())), nil
+	}, nil, false)
 }
 
 func (m *model) cmdCompact(args string) tea.Cmd {
@@ -252,18 +277,13 @@ func (m *model) cmdModel(args string) tea.Cmd {
 		m.print(m.st.fail.Render("✗ the model is " + m.cfg.FixedModel + " for this run (--script); it cannot be changed"))
 		return nil
 	}
-	old := m.rt.ModelName()
-	if err := m.rt.SetModel("", args); err != nil {
-		m.print(m.st.fail.Render("✗ " + clean(err.Error())))
-		return nil
-	}
-	if err := m.buildAgent(); err != nil {
-		m.rt.SetModel("", old)
-		m.print(m.st.fail.Render("✗ " + clean(err.Error())))
-		return nil
-	}
-	m.print(m.st.ok.Render("✓ ") + "model " + m.rt.ModelName())
-	return nil
+	rt, old := m.rt, m.rt.ModelName()
+	return m.switchSession(func() (string, error) {
+		if err := rt.SetModel("", args); err != nil {
+			return "", err
+		}
+		return "model " + rt.ModelName(), nil
+	}, func() { rt.SetModel("", old) }, false)
 }
 
 func (m *model) cmdTools(string) tea.Cmd {

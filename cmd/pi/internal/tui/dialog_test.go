@@ -504,30 +504,58 @@ func TestDialogTextCleaned(t *testing.T) {
 	}
 }
 
-// TestQuestionFromLoopGoroutine: a question asked on the loop's own
-// goroutine (an extension's session_start handler runs there at /new)
-// cannot be shown until the loop is free; it ends with its caller's
-// deadline (an extension call always has one) and the TUI goes on.
-func TestQuestionFromLoopGoroutine(t *testing.T) {
+// TestQuestionDuringNew: /new, /resume, /fork and /model run the
+// runtime's switch and build the agent off the loop (an extension's
+// session_start handler runs there and may ask), so a question asked
+// meanwhile is shown and answered; lines typed while it switches wait and
+// run after it.
+func TestQuestionDuringNew(t *testing.T) {
 	var tt *term
 	got := make(chan result, 1)
 	tt = startTUI(t, termOptions{newAgent: func() {
 		if tt == nil {
-			return
+			return // the first agent, before Run
 		}
-		ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 		defer cancel()
-		ok, err := tt.ui.Confirm(ctx, "From the loop", "")
+		ok, err := tt.ui.Confirm(ctx, "Asked during /new", "")
 		got <- result{ok: ok, err: err}
 	}})
 	tt.typ("/new", keyEnter)
-	if r := within(t, got); r.ok {
-		t.Fatalf("a question from the loop = %+v", r)
-	}
-	tt.waitFor("new session")
-	tt.waitFor("? From the loop → (no answer in time)")
+	tt.waitFor("? Asked during /new")
+	tt.waitFor("switching…")
 	tt.typ("y")
-	tt.waitFor("> y")
-	tt.typ(keyCtrlC, keyCtrlD)
-	tt.wait()
+	if r := within(t, got); !r.ok || r.err != nil {
+		t.Fatalf("the question asked during /new = %+v, want yes", r)
+	}
+	tt.waitFor("? Asked during /new → yes")
+	tt.waitFor("new session")
+	tt.exit()
+}
+
+// TestLinesWaitForSwitch: a line typed while /new switches waits (shown as
+// queued) and goes to the model on the new session once the switch ends.
+func TestLinesWaitForSwitch(t *testing.T) {
+	var tt *term
+	release := make(chan struct{})
+	tt = startTUI(t, termOptions{turns: []llm.ScriptTurn{{Text: "answer after the switch"}}, newAgent: func() {
+		if tt == nil {
+			return // the first agent, before Run
+		}
+		<-release
+	}})
+	tt.typ("/new", keyEnter)
+	tt.waitFor("switching…")
+	tt.typ("say hi", keyEnter)
+	tt.waitFor("queued: say hi")
+	if n := len(tt.prov.Requests()); n != 0 {
+		t.Fatalf("%d requests went to the model while the session switched", n)
+	}
+	close(release)
+	tt.waitFor("new session")
+	tt.waitFor("answer after the switch")
+	if n := len(tt.prov.Requests()); n != 1 {
+		t.Fatalf("%d requests after the switch, want 1", n)
+	}
+	tt.exit()
 }

@@ -36,6 +36,13 @@ type (
 		res *agent.CompactionResult
 		err error
 	}
+	// switchDoneMsg ends a switchSession: the new agent, or why not.
+	switchDoneMsg struct {
+		ag     *agent.Agent
+		what   string // said on success
+		replay bool   // show the end of the conversation (/resume)
+		err    error
+	}
 	showMsg struct{ text string }
 	// liveRenderedMsg is a live render of the streaming answer.
 	liveRenderedMsg struct {
@@ -162,9 +169,9 @@ func (m *model) buildAgent() error {
 
 // onEvent runs on the agent's goroutine: it hands the event to the loop.
 // Session and queue events are not shown: they are also sent from calls
-// the loop itself makes (NewAgent after /new, /resume, /fork, /model;
-// Steer and ClearQueues), where a send would wait for the loop forever.
-// The TUI keeps its own list of what it queued.
+// the loop itself makes (Steer and ClearQueues, the first NewAgent), where
+// a send would wait for the loop forever. The TUI keeps its own list of
+// what it queued.
 func (m *model) onEvent(ev agent.Event) {
 	switch ev.Type {
 	case agent.EventSessionStart, agent.EventSessionShutdown, agent.EventQueueUpdate:
@@ -276,6 +283,8 @@ func (m *model) update(msg tea.Msg) tea.Cmd {
 		return m.bashDone(msg)
 	case compactDoneMsg:
 		return m.compactDone(msg)
+	case switchDoneMsg:
+		return m.switchDone(msg)
 	case tea.KeyMsg:
 		return m.onKey(msg)
 	}
@@ -307,7 +316,7 @@ func (m *model) onKey(k tea.KeyMsg) tea.Cmd {
 		}
 	case "esc":
 		m.compl = nil
-		if m.busy != "" {
+		if m.busy != "" && m.cancel != nil {
 			m.stopWork()
 			m.notice = "cancelling…"
 		}
@@ -364,7 +373,7 @@ func (m *model) fitEditor() {
 // second time at an empty idle prompt, exit.
 func (m *model) interrupt() tea.Cmd {
 	switch {
-	case m.busy != "":
+	case m.busy != "" && m.cancel != nil:
 		m.stopWork()
 		m.notice = "cancelling…"
 	case m.editor.Value() != "":
@@ -933,6 +942,8 @@ func (m *model) statusLine() string {
 		parts = append(parts, "running !command… (Esc cancels)")
 	case "compact":
 		parts = append(parts, "compacting… (Esc cancels)")
+	case "session":
+		parts = append(parts, "switching…")
 	}
 	return m.st.status.Render(cut(strings.Join(parts, " · "), max(m.width-1, 20)))
 }
@@ -977,7 +988,7 @@ func (m *model) onPickKey(k tea.KeyMsg) tea.Cmd {
 		m.print(m.st.dim.Render("(no session resumed)"))
 	case "enter":
 		m.pick = nil
-		m.resume(p.infos[p.pos].Path)
+		return m.resume(p.infos[p.pos].Path)
 	}
 	return nil
 }
