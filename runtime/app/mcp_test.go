@@ -185,14 +185,15 @@ func TestMCPToolsRefreshBetweenTurns(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	gen := rt.mcp.Generation()
 	if _, err := ag.Run(context.Background(), "add a tool"); err != nil {
 		t.Fatal(err)
 	}
-	// The server's notification is handled in the background; wait for it
-	// before the next prompt (whose first turn picks it up).
+	// The server's notification is handled in the background; wait until
+	// the manager lists the new tool before the next prompt (whose first
+	// turn picks it up). Not a change of Generation: the server's first
+	// listing, when it started for the first call, changes it too.
 	deadline := time.Now().Add(10 * time.Second)
-	for rt.mcp.Generation() == gen {
+	for !slices.ContainsFunc(rt.mcp.Definitions(), func(d tool.ToolDefinition) bool { return d.Name == "mcp__t__late" }) {
 		if time.Now().After(deadline) {
 			t.Fatal("no tools/list_changed")
 		}

@@ -291,6 +291,11 @@ func (c *conn) setToolsLocked(tools []cachedTool, cached bool) bool {
 		return a.Name == b.Name && a.Title == b.Title && a.Description == b.Description && string(a.InputSchema) == string(b.InputSchema)
 	})
 	c.tools, c.cached, c.defs, c.problems = tools, cached, nil, nil
+	if !same {
+		// With the change, under c.mu: whoever sees the new tools
+		// (definitions takes c.mu) sees the new Generation too.
+		c.m.gen.Add(1)
+	}
 	return !same
 }
 

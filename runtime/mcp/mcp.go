@@ -170,11 +170,14 @@ func ValidServerName(name string) bool {
 }
 
 // Generation counts the changes of the servers' tools; a caller that saw
-// another value last time should ask for Definitions again.
+// another value last time should ask for Definitions again. It changes
+// with the tools themselves (under the server's lock), so Definitions
+// never lists tools newer than the Generation read after it.
 func (m *Manager) Generation() uint64 { return m.gen.Load() }
 
+// changed tells OnChange that a server's tools changed (Generation already
+// counts it).
 func (m *Manager) changed() {
-	m.gen.Add(1)
 	if m.opts.OnChange != nil {
 		go m.opts.OnChange()
 	}
