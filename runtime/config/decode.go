@@ -440,6 +440,19 @@ func (d *decoder) tools(l *layer, v any) {
 }
 
 func (d *decoder) extensions(l *layer, v any) {
+	exts, lines := namedTables(d, "extensions", "extension", v, d.extension, func(e Extension) string { return e.Name })
+	for i := range exts {
+		exts[i].Scope, exts[i].File, exts[i].Line = l.scope, d.file, lines[i]
+	}
+	l.extensions = append(l.extensions, exts...)
+}
+
+// namedTables decodes the array of tables [[kind]] in v, each table with
+// decode at its key ("kind[i]"), and returns the tables decode took with
+// the line of each. A table with the name (name) of a table before it is
+// an error at its name key that gives the first one's line (noun names
+// the kind: "duplicate extension name"), and is left out.
+func namedTables[T any](d *decoder, kind, noun string, v any, decode func(key string, v any) (T, bool), name func(T) string) (out []T, lines []int) {
 	var elems []any
 	switch v := v.(type) {
 	case []map[string]any:
@@ -449,24 +462,24 @@ func (d *decoder) extensions(l *layer, v any) {
 	case []any:
 		elems = v
 	default:
-		d.errorf("extensions", "key %q must be an array of tables ([[extensions]]), got %s", "extensions", typeName(v))
-		return
+		d.errorf(kind, "key %q must be an array of tables ([[%s]]), got %s", kind, kind, typeName(v))
+		return nil, nil
 	}
 	firstLine := map[string]int{}
 	for i, ev := range elems {
-		key := indexKey("extensions", i)
-		e, ok := d.extension(key, ev)
+		key := indexKey(kind, i)
+		t, ok := decode(key, ev)
 		if !ok {
 			continue
 		}
-		if line, dup := firstLine[e.Name]; dup {
-			d.errorf(joinKey(key, "name"), "duplicate extension name %q (first at line %d)", e.Name, line)
+		if line, dup := firstLine[name(t)]; dup {
+			d.errorf(joinKey(key, "name"), "duplicate %s name %q (first at line %d)", noun, name(t), line)
 			continue
 		}
-		firstLine[e.Name] = d.idx.keyLine(joinKey(key, "name"))
-		e.Scope, e.File, e.Line = l.scope, d.file, d.idx.keyLine(key)
-		l.extensions = append(l.extensions, e)
+		firstLine[name(t)] = d.idx.keyLine(joinKey(key, "name"))
+		out, lines = append(out, t), append(lines, d.idx.keyLine(key))
 	}
+	return out, lines
 }
 
 func (d *decoder) extension(key string, v any) (Extension, bool) {

@@ -68,33 +68,11 @@ var mcpKeys = []string{"name", "command", "url", "headers", "env", "tools", "dis
 
 // mcpServers decodes the [[mcp]] array.
 func (d *decoder) mcpServers(l *layer, v any) {
-	var elems []any
-	switch v := v.(type) {
-	case []map[string]any:
-		for _, e := range v {
-			elems = append(elems, e)
-		}
-	case []any:
-		elems = v
-	default:
-		d.errorf("mcp", "key %q must be an array of tables ([[mcp]]), got %s", "mcp", typeName(v))
-		return
+	servers, lines := namedTables(d, "mcp", "MCP server", v, d.mcpServer, func(s MCPServer) string { return s.Name })
+	for i := range servers {
+		servers[i].Scope, servers[i].File, servers[i].Line = l.scope, d.file, lines[i]
 	}
-	firstLine := map[string]int{}
-	for i, ev := range elems {
-		key := indexKey("mcp", i)
-		s, ok := d.mcpServer(key, ev)
-		if !ok {
-			continue
-		}
-		if line, dup := firstLine[s.Name]; dup {
-			d.errorf(joinKey(key, "name"), "duplicate MCP server name %q (first at line %d)", s.Name, line)
-			continue
-		}
-		firstLine[s.Name] = d.idx.keyLine(joinKey(key, "name"))
-		s.Scope, s.File, s.Line = l.scope, d.file, d.idx.keyLine(key)
-		l.mcp = append(l.mcp, s)
-	}
+	l.mcp = append(l.mcp, servers...)
 }
 
 func (d *decoder) mcpServer(key string, v any) (MCPServer, bool) {
