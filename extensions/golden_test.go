@@ -1,7 +1,6 @@
 package extensions
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -10,6 +9,7 @@ import (
 	"reflect"
 	"testing"
 
+	"github.com/pi-go/pi/internal/abi/abitest"
 	"github.com/pi-go/pi/runtime/agent"
 	"github.com/pi-go/pi/runtime/tool"
 )
@@ -20,44 +20,6 @@ import (
 // host sends, and that the host's real (strict) decoders accept each message
 // a guest sends, with every field landing where it should. sdk's tests check
 // the guest side against the same files.
-
-// goldenDir is internal/abi/testdata.
-var goldenDir = filepath.Join("..", "internal", "abi", "testdata")
-
-// readGolden returns a golden file; a missing one fails the test.
-func readGolden(t *testing.T, name string) []byte {
-	t.Helper()
-	b, err := os.ReadFile(filepath.Join(goldenDir, name))
-	if err != nil {
-		t.Fatalf("golden file %s: %v (the wire examples live in internal/abi/testdata)", name, err)
-	}
-	return b
-}
-
-// wireOf returns a golden file as the compact bytes that travel on the wire.
-func wireOf(t *testing.T, name string) []byte {
-	t.Helper()
-	var buf bytes.Buffer
-	if err := json.Compact(&buf, readGolden(t, name)); err != nil {
-		t.Fatalf("golden file %s is not JSON: %v", name, err)
-	}
-	return buf.Bytes()
-}
-
-// matchGolden compares what an encoder wrote with a golden file: the same
-// fields in the same order with the same values (the file is the encoder's
-// output indented by two spaces).
-func matchGolden(t *testing.T, name string, got []byte) {
-	t.Helper()
-	var buf bytes.Buffer
-	if err := json.Indent(&buf, got, "", "  "); err != nil {
-		t.Fatalf("%s: the encoder wrote invalid JSON %q: %v", name, got, err)
-	}
-	buf.WriteByte('\n')
-	if want := readGolden(t, name); !bytes.Equal(buf.Bytes(), want) {
-		t.Errorf("%s: the host encodes\n%s\nthe golden file holds\n%s", name, buf.Bytes(), want)
-	}
-}
 
 // TestGoldenHostRequests: every request the host sends, encoded from the
 // runtime/tool value it starts from.
@@ -73,18 +35,18 @@ func TestGoldenHostRequests(t *testing.T) {
 		opts := Options{HostName: "pi", HostVersion: "0.9.0", Cwd: "/home/ada/project", Trusted: true, Mode: "print"}
 		grants := Grants{FS: []string{"ro:/home/ada/project/src", "rw:/home/ada/project/out"}, Exec: []string{"git status*"}, Env: []string{"HOME"},
 			HTTP: []string{"https://api.example.com/v1/*"}, Tools: []string{"read", "grep"}}
-		matchGolden(t, "init.request.json", must(initRequest(opts, map[string]any{"greeting": "Hello", "times": 2}, grants)))
+		abitest.Match(t, "the host", "init.request.json", must(initRequest(opts, map[string]any{"greeting": "Hello", "times": 2}, grants)))
 	})
 	t.Run("tool.execute", func(t *testing.T) {
 		call := tool.Call{ID: "call_1", Input: json.RawMessage(`{"name":"Ada"}`)}
-		matchGolden(t, "tool.execute.request.json", must(executeRequest("greet", call, "/home/ada/project")))
+		abitest.Match(t, "the host", "tool.execute.request.json", must(executeRequest("greet", call, "/home/ada/project")))
 	})
 	t.Run("hook.tool_call", func(t *testing.T) {
 		c := tool.CallInfo{ID: "call_2", Name: "write", Input: json.RawMessage(`{"path":".env","content":"TOKEN=x"}`), Paths: []string{"/home/ada/project/.env"}}
-		matchGolden(t, "hook.tool_call.request.json", must(toolCallRequest(c)))
+		abitest.Match(t, "the host", "hook.tool_call.request.json", must(toolCallRequest(c)))
 		// No paths: still an array.
 		c = tool.CallInfo{ID: "call_3", Name: "bash", Input: json.RawMessage(`{"command":"rm -rf build"}`)}
-		matchGolden(t, "hook.tool_call.input.request.json", must(toolCallRequest(c)))
+		abitest.Match(t, "the host", "hook.tool_call.input.request.json", must(toolCallRequest(c)))
 	})
 	t.Run("hook.tool_result", func(t *testing.T) {
 		c := tool.CallInfo{ID: "call_4", Name: "read", Input: json.RawMessage(`{"path":"notes.txt"}`)}
@@ -92,11 +54,11 @@ func TestGoldenHostRequests(t *testing.T) {
 			Content: []tool.ContentBlock{tool.Text("API_KEY=sk-live-123"), tool.Image("iVBORw0KGgo=", "image/png")},
 			Details: json.RawMessage(`{"lines":1}`),
 		}
-		matchGolden(t, "hook.tool_result.request.json", must(toolResultRequest(c, r)))
+		abitest.Match(t, "the host", "hook.tool_result.request.json", must(toolResultRequest(c, r)))
 	})
 	t.Run("hook.bash_spawn", func(t *testing.T) {
 		s := tool.BashSpawn{Command: "make test", Cwd: "/home/ada/project", Env: map[string]string{"HOME": "/home/ada"}}
-		matchGolden(t, "hook.bash_spawn.request.json", must(spawnRequest(s)))
+		abitest.Match(t, "the host", "hook.bash_spawn.request.json", must(spawnRequest(s)))
 	})
 	t.Run("event", func(t *testing.T) {
 		ev := agent.Event{Type: agent.EventToolExecutionStart, ToolCallID: "call_1", ToolName: "greet", Args: json.RawMessage(`{"name":"Ada"}`)}
@@ -104,10 +66,10 @@ func TestGoldenHostRequests(t *testing.T) {
 		if err != nil || typ != "tool_execution_start" {
 			t.Fatalf("eventRequest = %q, %v", typ, err)
 		}
-		matchGolden(t, "event.request.json", req)
+		abitest.Match(t, "the host", "event.request.json", req)
 	})
 	t.Run("error", func(t *testing.T) {
-		matchGolden(t, "error.response.json", encodeErr("name is empty"))
+		abitest.Match(t, "the host", "error.response.json", encodeErr("name is empty"))
 	})
 }
 
@@ -129,7 +91,7 @@ func TestGoldenHostCall(t *testing.T) {
 		grants: Grants{Exec: []string{"cat"}, FS: []string{"ro:" + real}},
 		mounts: []mount{{dir: real, readOnly: true, grant: "ro:."}},
 	}
-	matchGolden(t, "host.exec.response.json", e.handleHostCall(context.Background(), wireOf(t, "host.exec.request.json")))
+	abitest.Match(t, "the host", "host.exec.response.json", e.handleHostCall(context.Background(), abitest.Wire(t, "host.exec.request.json")))
 }
 
 // TestGoldenGuestAnswers: every answer a guest sends decodes through the
@@ -137,7 +99,7 @@ func TestGoldenHostCall(t *testing.T) {
 func TestGoldenGuestAnswers(t *testing.T) {
 	result := func(t *testing.T, name string) json.RawMessage {
 		t.Helper()
-		raw, err := decodeResponse(wireOf(t, name))
+		raw, err := decodeResponse(abitest.Wire(t, name))
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
@@ -180,7 +142,7 @@ func TestGoldenGuestAnswers(t *testing.T) {
 		})
 	})
 	t.Run("emit", func(t *testing.T) {
-		r, err := decodePartial(wireOf(t, "emit.partial.json"))
+		r, err := decodePartial(abitest.Wire(t, "emit.partial.json"))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -221,7 +183,7 @@ func TestGoldenGuestAnswers(t *testing.T) {
 		result(t, "event.response.json")
 	})
 	t.Run("error", func(t *testing.T) {
-		_, err := decodeResponse(wireOf(t, "error.response.json"))
+		_, err := decodeResponse(abitest.Wire(t, "error.response.json"))
 		var ge *GuestError
 		if !errors.As(err, &ge) || ge.Message != "name is empty" {
 			t.Fatalf("error.response.json decodes to %v, want a GuestError %q", err, "name is empty")

@@ -1,16 +1,15 @@
 package sdk
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/pi-go/pi/internal/abi/abitest"
 )
 
 // The golden files of internal/abi/testdata are the wire messages of ABI 1,
@@ -20,42 +19,6 @@ import (
 // messages the SDK sends on its own (emit, exec) and decodes the host's
 // answers. The extensions package checks the host side against the same
 // files.
-
-// goldenDir is internal/abi/testdata.
-var goldenDir = filepath.Join("..", "internal", "abi", "testdata")
-
-func readGolden(t *testing.T, name string) []byte {
-	t.Helper()
-	b, err := os.ReadFile(filepath.Join(goldenDir, name))
-	if err != nil {
-		t.Fatalf("golden file %s: %v (the wire examples live in internal/abi/testdata)", name, err)
-	}
-	return b
-}
-
-// wireOf returns a golden file as the compact bytes that travel on the wire.
-func wireOf(t *testing.T, name string) []byte {
-	t.Helper()
-	var buf bytes.Buffer
-	if err := json.Compact(&buf, readGolden(t, name)); err != nil {
-		t.Fatalf("golden file %s is not JSON: %v", name, err)
-	}
-	return buf.Bytes()
-}
-
-// matchGolden compares what an encoder wrote with a golden file (the
-// encoder's output indented by two spaces).
-func matchGolden(t *testing.T, name string, got []byte) {
-	t.Helper()
-	var buf bytes.Buffer
-	if err := json.Indent(&buf, got, "", "  "); err != nil {
-		t.Fatalf("%s: the SDK wrote invalid JSON %q: %v", name, got, err)
-	}
-	buf.WriteByte('\n')
-	if want := readGolden(t, name); !bytes.Equal(buf.Bytes(), want) {
-		t.Errorf("%s: the SDK encodes\n%s\nthe golden file holds\n%s", name, buf.Bytes(), want)
-	}
-}
 
 // seen records what the golden extension's handlers were given.
 type seen struct {
@@ -136,7 +99,7 @@ func TestGoldenDispatch(t *testing.T) {
 	var s seen
 	r := goldenExtension(&s)
 	for _, kind := range []string{"init", "tool.execute", "hook.tool_call", "hook.tool_call.input", "hook.tool_result", "hook.bash_spawn", "event"} {
-		matchGolden(t, kind+".response.json", r.handle(wireOf(t, kind+".request.json")))
+		abitest.Match(t, "the SDK", kind+".response.json", r.handle(abitest.Wire(t, kind+".request.json")))
 	}
 
 	if r.hostName != "pi" || r.hostVersion != "0.9.0" || r.cwd != "/home/ada/project" || string(r.config) != `{"greeting":"Hello","times":2}` {
@@ -182,24 +145,24 @@ func TestGoldenGuestMessages(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	matchGolden(t, "emit.partial.json", b)
+	abitest.Match(t, "the SDK", "emit.partial.json", b)
 
 	b, err = encodeHostRequest("exec", execParamsToABI([]string{"cat"}, ExecOptions{Cwd: "src", Timeout: 5 * time.Second, Stdin: "hello\n"}))
 	if err != nil {
 		t.Fatal(err)
 	}
-	matchGolden(t, "host.exec.request.json", b)
+	abitest.Match(t, "the SDK", "host.exec.request.json", b)
 
-	matchGolden(t, "error.response.json", encodeError(errors.New("name is empty")))
+	abitest.Match(t, "the SDK", "error.response.json", encodeError(errors.New("name is empty")))
 
 	var res ExecResult
-	if err := decodeHostAnswer("exec", wireOf(t, "host.exec.response.json"), &res); err != nil {
+	if err := decodeHostAnswer("exec", abitest.Wire(t, "host.exec.response.json"), &res); err != nil {
 		t.Fatal(err)
 	}
 	if want := (ExecResult{Stdout: "hello\n"}); res != want {
 		t.Errorf("host.exec.response.json decodes to %+v, want %+v", res, want)
 	}
-	err = decodeHostAnswer("exec", wireOf(t, "error.response.json"), &res)
+	err = decodeHostAnswer("exec", abitest.Wire(t, "error.response.json"), &res)
 	var he *HostError
 	if !errors.As(err, &he) || he.Message != "name is empty" || he.Method != "exec" {
 		t.Errorf("error.response.json as a host answer = %v, want a HostError", err)

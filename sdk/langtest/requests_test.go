@@ -1,18 +1,15 @@
 package langtest
 
 import (
-	"bytes"
 	"encoding/base64"
 	"encoding/json"
-	"os"
-	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
 	"unicode/utf8"
 
 	"github.com/pi-go/pi/internal/abi"
-	"github.com/pi-go/pi/internal/plugintest"
+	"github.com/pi-go/pi/internal/abi/abitest"
 )
 
 // reqCase is one host call request: the guest's "request" tool input and
@@ -85,20 +82,11 @@ var goldenCases = map[string]map[string]any{
 // each request decodes strictly into the host's type, so no text became a
 // field of its own.
 func TestRequestsMatchGo(t *testing.T) {
-	root := plugintest.ModuleRoot(t)
 	forEachLang(t, func(t *testing.T, l, wasm string) {
 		p := newProject(t, wasm, entry{})
 		var cases []reqCase
 		for name, in := range goldenCases {
-			golden, err := os.ReadFile(filepath.Join(root, "internal", "abi", "testdata", name))
-			if err != nil {
-				t.Fatal(err)
-			}
-			var compact bytes.Buffer
-			if err := json.Compact(&compact, golden); err != nil {
-				t.Fatal(err)
-			}
-			cases = append(cases, reqCase{in: in, method: name, params: json.RawMessage(compact.Bytes()), exact: true})
+			cases = append(cases, reqCase{in: in, method: name, params: json.RawMessage(abitest.Wire(t, name)), exact: true})
 		}
 		for _, s := range hostile {
 			cases = append(cases, hostileCases(l, s)...)
