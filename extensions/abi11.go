@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 
 	"github.com/pi-go/pi/internal/abi"
+	"github.com/pi-go/pi/runtime/extspec"
 	"github.com/pi-go/pi/runtime/tool"
 )
 
@@ -86,26 +87,13 @@ func initFacts(p abi.InitParams, opts Options) abi.InitParams {
 	return p
 }
 
-// validCommandName reports [a-z][a-z0-9-]*.
-func validCommandName(s string) bool {
-	if s == "" || s[0] < 'a' || s[0] > 'z' {
-		return false
-	}
-	for i := 1; i < len(s); i++ {
-		if c := s[i]; !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-') {
-			return false
-		}
-	}
-	return true
-}
-
 // checkInit11 checks init's 1.1 fields: command names (well formed, not
 // twice, not built in), event types, and that configSchema compiles.
 func checkInit11(r abi.InitResult) error {
 	seen := map[string]bool{}
 	for i, c := range r.Commands {
 		switch {
-		case !validCommandName(c.Name):
+		case !extspec.ValidCommandName(c.Name):
 			return fmt.Errorf("commands[%d]: name %q must match [a-z][a-z0-9-]* (without the slash)", i, c.Name)
 		case seen[c.Name]:
 			return fmt.Errorf("commands[%d]: command /%s declared twice", i, c.Name)

@@ -416,6 +416,8 @@ func (r *registry) addCommand(spec CommandSpec, fn func(string) (CommandResult, 
 	r.commands = append(r.commands, &commandEntry{spec: spec, run: fn})
 }
 
+// commandPattern is extspec.ValidCommandName on the guest side (the SDK
+// imports no host package): [a-z][a-z0-9-]*.
 func commandPattern(s string) bool {
 	if s == "" || s[0] < 'a' || s[0] > 'z' {
 		return false

@@ -9,6 +9,7 @@ import (
 
 	"github.com/pi-go/pi/extensions"
 	"github.com/pi-go/pi/runtime/agent"
+	"github.com/pi-go/pi/runtime/extspec"
 	"github.com/pi-go/pi/runtime/tool"
 )
 
@@ -150,22 +151,10 @@ func parseCommand(text string) (name, args string, ok bool) {
 	if i := strings.IndexAny(rest, " \t\r\n"); i >= 0 {
 		name, args = rest[:i], rest[i:]
 	}
-	if !commandName(name) {
+	if !extspec.ValidCommandName(name) {
 		return "", "", false
 	}
 	return name, strings.TrimSpace(args), true
-}
-
-func commandName(s string) bool {
-	if s == "" || s[0] < 'a' || s[0] > 'z' {
-		return false
-	}
-	for i := 1; i < len(s); i++ {
-		if c := s[i]; !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-') {
-			return false
-		}
-	}
-	return true
 }
 
 // HelpText is what /help shows: every command with its description, the

@@ -72,6 +72,23 @@ func CheckToolName(s string) error {
 	return nil
 }
 
+// ValidCommandName reports whether s is a slash command's name (without
+// the slash): [a-z][a-z0-9-]*. It is the rule for the commands an
+// extension declares and for what a typed "/name args" line names. (The
+// Go SDK checks the same rule on the guest side, where no host package
+// can be imported.)
+func ValidCommandName(s string) bool {
+	if s == "" || s[0] < 'a' || s[0] > 'z' {
+		return false
+	}
+	for i := 1; i < len(s); i++ {
+		if c := s[i]; !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-') {
+			return false
+		}
+	}
+	return true
+}
+
 // ValidEnvName reports whether s is an environment variable name as pi
 // accepts one anywhere (grants.env, model.api_key_env,
 // tools.bash.pass_env): [A-Za-z_][A-Za-z0-9_]*.

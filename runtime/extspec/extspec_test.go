@@ -160,3 +160,14 @@ func TestAddFlag(t *testing.T) {
 		}
 	}
 }
+
+func TestValidCommandName(t *testing.T) {
+	for s, want := range map[string]bool{
+		"deploy": true, "a": true, "a1-b2": true, "x-": true,
+		"": false, "1a": false, "-a": false, "Deploy": false, "a_b": false, "a b": false, "/a": false, "é": false,
+	} {
+		if got := ValidCommandName(s); got != want {
+			t.Errorf("ValidCommandName(%q) = %v, want %v", s, got, want)
+		}
+	}
+}
