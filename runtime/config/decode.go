@@ -447,22 +447,31 @@ func (d *decoder) extensions(l *layer, v any) {
 	l.extensions = append(l.extensions, exts...)
 }
 
+// tableArray is the elements of the array of tables [[kind]] (v), or an
+// error at kind when v is something else.
+func (d *decoder) tableArray(kind string, v any) ([]any, bool) {
+	switch v := v.(type) {
+	case []map[string]any:
+		elems := make([]any, len(v))
+		for i, e := range v {
+			elems[i] = e
+		}
+		return elems, true
+	case []any:
+		return v, true
+	}
+	d.errorf(kind, "key %q must be an array of tables ([[%s]]), got %s", kind, kind, typeName(v))
+	return nil, false
+}
+
 // namedTables decodes the array of tables [[kind]] in v, each table with
 // decode at its key ("kind[i]"), and returns the tables decode took with
 // the line of each. A table with the name (name) of a table before it is
 // an error at its name key that gives the first one's line (noun names
 // the kind: "duplicate extension name"), and is left out.
 func namedTables[T any](d *decoder, kind, noun string, v any, decode func(key string, v any) (T, bool), name func(T) string) (out []T, lines []int) {
-	var elems []any
-	switch v := v.(type) {
-	case []map[string]any:
-		for _, e := range v {
-			elems = append(elems, e)
-		}
-	case []any:
-		elems = v
-	default:
-		d.errorf(kind, "key %q must be an array of tables ([[%s]]), got %s", kind, kind, typeName(v))
+	elems, ok := d.tableArray(kind, v)
+	if !ok {
 		return nil, nil
 	}
 	firstLine := map[string]int{}

@@ -145,16 +145,8 @@ func (d *decoder) permissions(l *layer, v any) {
 	if !ok {
 		return
 	}
-	var elems []any
-	switch v := v.(type) {
-	case []map[string]any:
-		for _, e := range v {
-			elems = append(elems, e)
-		}
-	case []any:
-		elems = v
-	default:
-		d.errorf("permissions.rules", "key %q must be an array of tables ([[permissions.rules]]), got %s", "permissions.rules", typeName(v))
+	elems, ok := d.tableArray("permissions.rules", v)
+	if !ok {
 		return
 	}
 	for i, ev := range elems {
