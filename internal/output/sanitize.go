@@ -103,6 +103,13 @@ func (s *sanitizer) plainRun(p []byte) int {
 	if s.state != stGround || s.npen != 0 {
 		return 0
 	}
+	return plainASCII(p)
+}
+
+// plainASCII is the length of the run of bytes at the start of p that the
+// ground state copies as they are (keepASCII), found 32 and 8 bytes a step
+// where no byte needs a look.
+func plainASCII(p []byte) int {
 	j := 0
 	for j+32 <= len(p) {
 		q := p[j : j+32]
@@ -145,19 +152,8 @@ func (s *sanitizer) process(dst, p []byte) []byte {
 		case stGround:
 			if b < utf8.RuneSelf {
 				if keepASCII[b] {
-					// Copy the whole run of plain ASCII at once, eight
-					// bytes at a time where no byte needs a look.
-					j := i + 1
-					for j < len(p) {
-						if j+8 <= len(p) && plainWord(binary.LittleEndian.Uint64(p[j:])) == 0 {
-							j += 8
-							continue
-						}
-						if !keepASCII[p[j]] {
-							break
-						}
-						j++
-					}
+					// Copy the whole run of plain ASCII at once.
+					j := i + 1 + plainASCII(p[i+1:])
 					dst = append(dst, p[i:j]...)
 					i = j
 					continue
