@@ -98,7 +98,7 @@ func (r *Runtime) Submit(ctx context.Context, ag *agent.Agent, p Prompt, o Submi
 		}
 		text = in.Text
 	}
-	name, args, isCmd := parseCommand(text)
+	name, args, isCmd := ParseCommand(text)
 	if !isCmd {
 		return r.prompt(ctx, ag, text, p.Images, Submitted{})
 	}
@@ -139,10 +139,11 @@ func (r *Runtime) prompt(ctx context.Context, ag *agent.Agent, text string, imag
 	return s, err
 }
 
-// parseCommand splits "/name args": name must be [a-z][a-z0-9-]*, args is
-// the rest of the line after it, trimmed. A text that does not start so
-// ("/tmp/x", "/ x", "hello") is no command.
-func parseCommand(text string) (name, args string, ok bool) {
+// ParseCommand splits a typed line "/name args": name must be a command
+// name (extspec.ValidCommandName), args is the rest of the line after it,
+// trimmed. A text that does not start so ("/tmp/x", "/ x", "hello") is no
+// command. Front ends use it to tell their own commands from a prompt.
+func ParseCommand(text string) (name, args string, ok bool) {
 	rest, ok := strings.CutPrefix(text, "/")
 	if !ok {
 		return "", "", false

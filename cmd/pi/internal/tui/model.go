@@ -506,7 +506,7 @@ func isLocal(s string) bool {
 	if s == "exit" || s == "quit" || strings.HasPrefix(s, "!") {
 		return true
 	}
-	_, _, ok := parseCommand(s)
+	_, _, ok := app.ParseCommand(s)
 	return ok
 }
 
@@ -530,7 +530,7 @@ func (m *model) run(line string) tea.Cmd {
 	case strings.HasPrefix(trimmed, "!"):
 		return m.runBash(strings.TrimSpace(trimmed[1:]))
 	}
-	if name, args, ok := parseCommand(trimmed); ok {
+	if name, args, ok := app.ParseCommand(trimmed); ok {
 		if c, found := findCommand(name); found {
 			m.print(m.st.user.Render("› ") + trimmed)
 			return c.run(m, args)

@@ -15,7 +15,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"strings"
 	"sync"
 	"time"
 
@@ -52,7 +51,7 @@ type DispatchFunc func(ctx context.Context, ag *agent.Agent, p Prompt, show func
 // DefaultDispatch sends plain text (with its images) to the model; a line
 // that looks like a /command is answered "unknown command" and not sent.
 func DefaultDispatch(ctx context.Context, ag *agent.Agent, p Prompt, show func(string)) (Outcome, error) {
-	if name, _, ok := parseCommand(p.Text); ok {
+	if name, _, ok := app.ParseCommand(p.Text); ok {
 		show(fmt.Sprintf("unknown command /%s (see /help)", name))
 		return Outcome{}, nil
 	}
@@ -210,26 +209,4 @@ func outOr(w io.Writer) io.Writer {
 		return io.Discard
 	}
 	return w
-}
-
-// parseCommand splits "/name args": name is [a-z][a-z0-9-]*; args is the
-// rest after white space, trimmed. "/tmp/x" or "/ x" is no command.
-func parseCommand(text string) (name, args string, ok bool) {
-	rest, ok := strings.CutPrefix(text, "/")
-	if !ok {
-		return "", "", false
-	}
-	name = rest
-	if i := strings.IndexAny(rest, " \t\r\n"); i >= 0 {
-		name, args = rest[:i], rest[i:]
-	}
-	if name == "" || name[0] < 'a' || name[0] > 'z' {
-		return "", "", false
-	}
-	for i := 1; i < len(name); i++ {
-		if c := name[i]; !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-') {
-			return "", "", false
-		}
-	}
-	return name, strings.TrimSpace(args), true
 }
