@@ -6,7 +6,6 @@
 package plugintest
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -18,6 +17,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/pi-go/pi/extensions"
+	"github.com/pi-go/pi/internal/waitbuf"
 	"github.com/pi-go/pi/runtime/tool"
 )
 
@@ -182,7 +182,7 @@ type Loaded struct {
 	Hooks *tool.Hooks
 	Spawn []tool.SpawnHook
 	Cwd   string
-	logs  *syncBuffer
+	logs  *waitbuf.Buffer
 }
 
 // Load loads the module at wasmPath into a new host whose project root and
@@ -191,7 +191,7 @@ type Loaded struct {
 func Load(t testing.TB, wasmPath, root string, spec extensions.Spec) *Loaded {
 	t.Helper()
 	ctx := context.Background()
-	logs := &syncBuffer{}
+	logs := waitbuf.New()
 	logger := hclog.New(&hclog.LoggerOptions{Name: "test", Output: logs, Level: hclog.Trace})
 	h, err := extensions.NewHost(ctx, extensions.Options{CacheDir: cacheDir(t), Logger: logger, ProjectRoot: root, Cwd: root, HostName: "pi-test", HostVersion: "0.0.0"})
 	if err != nil {
@@ -267,21 +267,4 @@ func (l *Loaded) SpawnChain(t testing.TB, s tool.BashSpawn) (tool.BashSpawn, err
 		}
 	}
 	return s, nil
-}
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }

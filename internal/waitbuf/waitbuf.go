@@ -1,7 +1,9 @@
-// Package waitbuf is a buffer that tests wait on: what a program writes to
-// it (a terminal's screen, a stderr) wakes whoever waits for some text to
+// Package waitbuf is the buffer tests give to what writes from several
+// goroutines (a terminal's screen, a stderr, a host's log): safe for
+// concurrent use, and each write wakes whoever waits for some text to
 // appear, so a test orders itself on what was written, never on a sleep.
-// It is imported only by tests.
+// It is imported only by tests and the test kits (internal/plugintest,
+// runtime/app/pitest).
 package waitbuf
 
 import (

@@ -56,6 +56,7 @@ import (
 	"testing"
 
 	"github.com/pi-go/pi/internal/atomicfile"
+	"github.com/pi-go/pi/internal/waitbuf"
 	"github.com/pi-go/pi/runtime/app"
 	"github.com/pi-go/pi/runtime/config"
 	"github.com/pi-go/pi/runtime/tool"
@@ -104,7 +105,7 @@ type Pi struct {
 	t         testing.TB
 	rt        *app.Runtime
 	dir, home string
-	logs      *syncBuffer
+	logs      *waitbuf.Buffer
 	seq       int
 	closeOnce sync.Once
 }
@@ -187,7 +188,7 @@ func open(t testing.TB, opts Options, exts []Extension) (*Pi, error) {
 	if home == "" {
 		home = t.TempDir()
 	}
-	logs := &syncBuffer{}
+	logs := waitbuf.New()
 	rt, err := app.Open(context.Background(), app.Options{
 		Cwd:            dir,
 		PIHome:         home,
@@ -201,7 +202,7 @@ func open(t testing.TB, opts Options, exts []Extension) (*Pi, error) {
 		Mode:           app.ModeTool,
 	})
 	if err != nil {
-		if logs.Len() > 0 {
+		if logs.String() != "" {
 			return nil, fmt.Errorf("%w\npi's log:\n%s", err, logs.String())
 		}
 		return nil, err
@@ -380,27 +381,4 @@ func build(t testing.TB, key, name string, command func(out string) *exec.Cmd) s
 	}
 	built[key] = final
 	return final
-}
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
-func (s *syncBuffer) Len() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Len()
 }

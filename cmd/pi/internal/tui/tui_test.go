@@ -8,7 +8,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -56,7 +55,7 @@ func (s *screen) raw() string { return s.String() }
 type term struct {
 	t      *testing.T
 	ui     *UI
-	stderr *syncBuffer // the log's fallback: stderr before and after the TUI
+	stderr *waitbuf.Buffer // the log's fallback: stderr before and after the TUI
 	in     *io.PipeWriter
 	scr    *screen
 	done   chan int
@@ -99,7 +98,7 @@ func startTUI(t *testing.T, o termOptions) *term {
 	}
 	ui := New()
 	ctx, cancel := context.WithCancel(context.Background())
-	stderr := &syncBuffer{}
+	stderr := waitbuf.New()
 	rt, err := app.Open(ctx, app.Options{Cwd: dir, PIHome: home, Trust: true, Session: &app.SessionOptions{},
 		Ask: ui.Ask, UI: ui, Mode: app.ModeInteractive, LogOutput: ui.LogWriter(stderr)})
 	if err != nil {
@@ -145,24 +144,6 @@ func startTUI(t *testing.T, o termOptions) *term {
 	})
 	tt.waitFor("pi · Enter sends")
 	return tt
-}
-
-// syncBuffer is a buffer written from several goroutines.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf strings.Builder
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }
 
 func (tt *term) typ(keys ...string) {
