@@ -1,5 +1,5 @@
 // Package builtin owns the built-in tools read, write, edit, bash, grep, find
-// and ls, with the model-visible texts of ../shared/tools-contract.md. A
+// and ls, with the model-visible texts of docs/tools.md (the tools contract). A
 // program gets them from Definitions; what they share lives in internal
 // packages: path matching and the walk (internal/gitignore), output
 // truncation and the bash output accumulator (internal/output), process
