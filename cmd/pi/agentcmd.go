@@ -3,23 +3,18 @@ package main
 import (
 	"bufio"
 	"context"
-	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
-	"strings"
-	"sync"
-	"syscall"
+	"path/filepath"
 	"time"
 
+	"github.com/pi-go/pi/cmd/pi/internal/textmode"
 	"github.com/pi-go/pi/cmd/pi/internal/tui"
-	"github.com/pi-go/pi/runtime/agent"
 	"github.com/pi-go/pi/runtime/app"
+	"github.com/pi-go/pi/runtime/conversation"
 	"github.com/pi-go/pi/runtime/llm"
 	"github.com/pi-go/pi/runtime/redact"
-	"github.com/pi-go/pi/runtime/tool"
 )
 
 const agentUsage = `
@@ -130,8 +125,9 @@ func cmdAgent(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	defer cancel()
 
 	opts := f.commonFlags.appOptions(stderr, app.ModelOptions{Name: f.model, BaseURL: f.baseURL, APIKey: f.apiKey})
-	opts.Yes = f.yes
-	opts.Session = f.sess.options()
+	if f.yes {
+		opts.Approver = app.YesApprover{}
+	}
 	opts.Mode = app.ModePrint
 	if f.mode == "json" {
 		opts.Mode = app.ModeJSON
@@ -145,14 +141,16 @@ func cmdAgent(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	var ui *tui.UI // the terminal UI, else the line mode
 	if interactive && useTUI(stdin, stdout) {
 		ui = tui.New()
-		opts.Ask = ui.Ask
 		tuiOptions(&opts, ui, stderr)
 	} else if interactive {
-		opts.Ask = lineApprover(lines, stdout, func() *redact.Redactor { return askRedactor })
-		opts.Mode, opts.UI = app.ModeInteractive, &lineUI{lines: lines, out: stdout}
+		opts.Mode, opts.UI = app.ModeInteractive, textmode.NewLineUI(lines, stdout)
+		if !f.yes {
+			opts.Approver = textmode.Approver(lines, stdout, func() *redact.Redactor { return askRedactor })
+		}
 	}
+	sessOpts := f.sess.options()
 	if f.sess.resume {
-		if code, ok := resumePick(&f, opts.Session, stdin, lines, stdout, stderr); !ok {
+		if code, ok := resumePick(&f, sessOpts, stdin, lines, stdout, stderr); !ok {
 			return code
 		}
 	}
@@ -164,47 +162,41 @@ func cmdAgent(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	askRedactor = rt.Redactor()
 	// Errors from here on are printed with the key redacted.
 	errOut := rt.Redactor().Writer(stderr)
-	if f.mode == "json" {
-		// The session header first, as the reference agent does.
-		if b, err := json.Marshal(rt.Session().Header()); err == nil {
-			stdout.Write(append(rt.Redactor().Bytes(b), '\n'))
-		}
+	co := conversation.Options{
+		Session: sessOpts, SystemPrompt: f.systemPrompt, AppendSystemPrompt: f.appendPrompt, MaxTurns: f.maxTurns,
 	}
-	var provider llm.Provider
 	if f.script != "" {
 		s, err := llm.LoadScript(f.script)
 		if err != nil {
 			fmt.Fprintf(errOut, "pi: %v\n", err)
 			return exitError
 		}
-		provider = llm.NewScripted(s)
+		co.Provider, co.ModelName = llm.NewScripted(s), "scripted ("+filepath.Base(f.script)+")"
 	}
-	if ui != nil {
-		first := ""
-		if len(prompts) > 0 {
-			first = submitted(prompts[0]).Text
-		}
-		return runTUI(ctx, ui, rt, &f, provider, first, stdin, stdout, errOut)
-	}
-	ag, err := rt.NewAgent(app.AgentOptions{
-		Provider: provider, SystemPrompt: f.systemPrompt, AppendSystemPrompt: f.appendPrompt,
-		OnEvent: eventSink(f.mode, interactive, rt.Redactor(), stdout, stderr), MaxTurns: f.maxTurns,
-	})
+	conv, err := conversation.New(rt, co)
 	if err != nil {
 		fmt.Fprintf(errOut, "pi: %v\n", err)
 		return exitError
 	}
-	if interactive {
-		return interactiveLoop(ctx, rt, ag, prompts, lines, stdout, errOut)
+	defer conv.Close()
+	switch {
+	case ui != nil:
+		first := ""
+		if len(prompts) > 0 {
+			first = prompts[0].Text
+		}
+		return runTUI(ctx, ui, conv, first, stdin, stdout, errOut)
+	case interactive:
+		return textmode.Line(ctx, conv, prompts, lines, stdout, stderr)
 	}
-	return printRun(ctx, rt, ag, prompts, showFunc(f.mode, rt.Redactor(), stdout), errOut)
+	return textmode.Print(ctx, conv, prompts, textmode.Output{Stdout: stdout, Stderr: stderr, JSON: f.mode == "json"})
 }
 
 // resumePick handles -r: on a terminal it lists this directory's sessions
 // and sets o.Path to the one picked; otherwise it prints the list and
 // fails with exitUsage. ok false means return code now.
-func resumePick(f *agentFlags, o *app.SessionOptions, stdin io.Reader, lines *bufio.Scanner, stdout, stderr io.Writer) (code int, ok bool) {
-	infos, err := app.ListSessions("", f.cwd, *o)
+func resumePick(f *agentFlags, o *conversation.SessionOptions, stdin io.Reader, lines *bufio.Scanner, stdout, stderr io.Writer) (code int, ok bool) {
+	infos, err := conversation.ListSessions("", f.cwd, *o)
 	if err != nil {
 		fmt.Fprintf(stderr, "pi: %v\n", err)
 		return exitError, false
@@ -232,296 +224,9 @@ func resumePick(f *agentFlags, o *app.SessionOptions, stdin io.Reader, lines *bu
 	return 0, true
 }
 
-// eventSink renders the run's events for the output mode: JSON lines, or
-// text (tool lines on stdout in interactive mode, on stderr in print mode).
-func eventSink(mode string, interactive bool, r *redact.Redactor, stdout, stderr io.Writer) func(agent.Event) {
-	switch {
-	case mode == "json":
-		return jsonEventWriter(stdout, r)
-	case interactive:
-		return (&textRenderer{out: stdout, tools: stdout, preview: 4, redactor: r, spin: &spinner{w: terminalOrNil(stderr)}}).onEvent
-	default:
-		return (&textRenderer{out: stdout, tools: stderr, redactor: r, spin: &spinner{}}).onEvent
-	}
-}
-
-func terminalOrNil(w io.Writer) io.Writer {
-	if f, ok := w.(*os.File); ok && isTerminalFile(f) {
-		return w
-	}
-	return nil
-}
-
-func isTerminalFile(f *os.File) bool {
-	st, err := f.Stat()
-	return err == nil && st.Mode()&os.ModeCharDevice != 0
-}
-
-// printRun runs the prompts one after the other (each a /command, or
-// through the input hooks to the model, a run of its own); Ctrl-C or
-// SIGTERM cancels the one running, and a failed one stops the rest.
-func printRun(parent context.Context, rt *app.Runtime, ag *agent.Agent, prompts []llm.Message, show func(string), stderr io.Writer) int {
-	ctx, stop := signal.NotifyContext(parent, os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	for _, p := range prompts {
-		sub, err := rt.Submit(ctx, ag, submitted(p), app.SubmitOptions{Show: show})
-		if err != nil {
-			fmt.Fprintf(stderr, "\npi: %v\n", err)
-			return exitError
-		}
-		res := sub.Result
-		if res == nil {
-			continue // a command, or a prompt an input hook handled
-		}
-		if res.StopReason == llm.StopAborted {
-			fmt.Fprintln(stderr, "\npi: interrupted")
-			return 130
-		}
-		maxTurnsNotice(res, stderr)
-	}
-	return exitOK
-}
-
-// interactiveLoop reads prompts line by line. Ctrl-C cancels the running turn;
-// at the prompt it only reminds how to exit; Ctrl-D (end of input) exits.
-func interactiveLoop(parent context.Context, rt *app.Runtime, ag *agent.Agent, first []llm.Message, lines *bufio.Scanner, stdout, stderr io.Writer) int {
-	sigs := make(chan os.Signal, 1)
-	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
-	defer signal.Stop(sigs)
-
-	var mu sync.Mutex
-	var cancelTurn context.CancelFunc
-	quit := make(chan struct{})
-	go func() {
-		for s := range sigs {
-			mu.Lock()
-			c := cancelTurn
-			mu.Unlock()
-			if s == syscall.SIGTERM {
-				close(quit)
-				if c != nil {
-					c()
-				}
-				return
-			}
-			if c != nil {
-				c()
-			} else {
-				fmt.Fprint(stderr, "\n(Ctrl-D exits)\n> ")
-			}
-		}
-	}()
-
-	fmt.Fprintln(stdout, "pi — type a request and press Enter; Ctrl-C cancels a turn, Ctrl-D exits.")
-	prompt, queued := "", first
-	for {
-		var msg *llm.Message // a prompt from the command line
-		if prompt == "" && len(queued) > 0 {
-			msg, queued = &queued[0], queued[1:]
-			prompt = messageText(*msg)
-		}
-		if prompt == "" {
-			fmt.Fprint(stdout, "> ")
-			if !lines.Scan() {
-				fmt.Fprintln(stdout)
-				return exitOK
-			}
-			prompt = strings.TrimSpace(lines.Text())
-			if prompt == "" {
-				continue
-			}
-		} else {
-			fmt.Fprintf(stdout, "> %s\n", prompt)
-		}
-		select {
-		case <-quit:
-			return exitOK
-		default:
-		}
-		ctx, c := context.WithCancel(parent)
-		mu.Lock()
-		cancelTurn = c
-		mu.Unlock()
-		if instructions, ok := compactCommand(prompt); ok {
-			runCompact(ctx, rt.Compact, instructions, stdout, stderr)
-			mu.Lock()
-			cancelTurn = nil
-			mu.Unlock()
-			c()
-			prompt = ""
-			continue
-		}
-		p := app.Prompt{Text: prompt}
-		if msg != nil {
-			p = submitted(*msg)
-		}
-		sub, err := rt.Submit(ctx, ag, p, app.SubmitOptions{Interactive: true, Show: func(s string) {
-			fmt.Fprintln(stdout, printable(rt.Redactor().String(s)))
-		}})
-		mu.Lock()
-		cancelTurn = nil
-		mu.Unlock()
-		c()
-		switch {
-		case err != nil:
-			fmt.Fprintf(stderr, "\npi: %v\n", err)
-		case sub.Exit:
-			return exitOK
-		case sub.Result != nil && sub.Result.StopReason == llm.StopAborted:
-			fmt.Fprintln(stderr, "\n(turn cancelled)")
-		case sub.Result != nil:
-			maxTurnsNotice(sub.Result, stderr)
-		}
-		prompt = ""
-	}
-}
-
-// submitted is a prompt message as Submit takes it: its text blocks (an
-// attached text file is one) joined, then its images.
-func submitted(m llm.Message) app.Prompt {
-	var p app.Prompt
-	var texts []string
-	for _, b := range m.Content {
-		if b.Type == "image" {
-			p.Images = append(p.Images, b)
-		} else {
-			texts = append(texts, b.Text)
-		}
-	}
-	p.Text = strings.Join(texts, "\n")
-	return p
-}
-
-// compactFunc compacts the conversation (Runtime.Compact).
-type compactFunc func(ctx context.Context, instructions string) (*agent.CompactionResult, error)
-
-// compactCommand recognizes "/compact [INSTRUCTIONS]".
-func compactCommand(line string) (instructions string, ok bool) {
-	if line == "/compact" {
-		return "", true
-	}
-	if rest, found := strings.CutPrefix(line, "/compact "); found {
-		return strings.TrimSpace(rest), true
-	}
-	return "", false
-}
-
-// runCompact runs /compact and says what came of it.
-func runCompact(ctx context.Context, compact compactFunc, instructions string, stdout, stderr io.Writer) {
-	res, err := compact(ctx, instructions)
-	switch {
-	case ctx.Err() != nil:
-		fmt.Fprintln(stderr, "(compaction cancelled)")
-	case err != nil:
-		fmt.Fprintf(stderr, "pi: compact: %v\n", err)
-	default:
-		fmt.Fprintf(stdout, "Compacted: %d tokens of conversation summarized; the conversation goes on from the summary.\n", res.TokensBefore)
-	}
-}
-
-// lineApprover asks the person on the terminal, one line: y or yes
-// approves this call, a or always approves it and every later call that
-// only the same rules (or hook questions) ask about, for the rest of the
-// session; anything else (Enter included) declines. It reads the prompt's
-// own line reader, which is idle while a turn runs.
-func lineApprover(lines *bufio.Scanner, stdout io.Writer, redactor func() *redact.Redactor) app.AskFunc {
-	return func(ctx context.Context, req tool.ApprovalRequest) (app.ApprovalAnswer, error) {
-		out := stdout
-		if r := redactor(); r != nil {
-			out = r.Writer(stdout)
-		}
-		fmt.Fprintf(out, "\n? %s %s\n  %s\n  allow? [y]es / [N]o / [a]lways for this session: ", req.Call.Name, printable(callSummary(req.Call)), printable(strings.Join(req.Questions, "\n  ")))
-		if !lines.Scan() {
-			return app.Decline, errors.New("no answer: end of input")
-		}
-		switch strings.ToLower(strings.TrimSpace(lines.Text())) {
-		case "y", "yes":
-			return app.ApproveOnce, nil
-		case "a", "always":
-			return app.ApproveAlways, nil
-		}
-		return app.Decline, nil
-	}
-}
-
-// callSummary is what the person needs to see of a call: a bash command as
-// it is, other arguments as compact JSON, cut at 300 bytes.
-func callSummary(c tool.CallInfo) string {
-	var args struct {
-		Command *string `json:"command"`
-	}
-	s := string(c.Input)
-	if json.Unmarshal(c.Input, &args) == nil && args.Command != nil {
-		s = "$ " + *args.Command
-	}
-	return truncateForMessage(s, 300)
-}
-
-// jsonEventWriter writes each event as one JSON line, with the API key
-// redacted.
-func jsonEventWriter(w io.Writer, r *redact.Redactor) func(agent.Event) {
-	var mu sync.Mutex
-	return func(ev agent.Event) {
-		b, err := json.Marshal(ev)
-		b = r.Bytes(b)
-		if err != nil {
-			b, _ = json.Marshal(map[string]string{"type": string(ev.Type), "error": "encode event: " + err.Error()})
-		}
-		mu.Lock()
-		defer mu.Unlock()
-		w.Write(append(b, '\n'))
-	}
-}
-
+// isTerminal reports whether r is a terminal (not /dev/null, a pipe or a
+// closed descriptor).
 func isTerminal(r io.Reader) bool {
 	f, ok := r.(*os.File)
-	if !ok {
-		return false
-	}
-	st, err := f.Stat()
-	return err == nil && st.Mode()&os.ModeCharDevice != 0
-}
-
-// spinner shows that the model is thinking, on a terminal only.
-type spinner struct {
-	w    io.Writer
-	mu   sync.Mutex
-	stop chan struct{}
-	done chan struct{}
-}
-
-func (s *spinner) start() {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.w == nil || s.stop != nil {
-		return
-	}
-	s.stop, s.done = make(chan struct{}), make(chan struct{})
-	stop, done := s.stop, s.done
-	go func() {
-		defer close(done)
-		frames := `|/-\`
-		t := time.NewTicker(120 * time.Millisecond)
-		defer t.Stop()
-		for i := 0; ; i++ {
-			fmt.Fprintf(s.w, "\r%c thinking", frames[i%len(frames)])
-			select {
-			case <-stop:
-				fmt.Fprint(s.w, "\r          \r")
-				return
-			case <-t.C:
-			}
-		}
-	}()
-}
-
-func (s *spinner) halt() {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.stop == nil {
-		return
-	}
-	close(s.stop)
-	<-s.done
-	s.stop, s.done = nil, nil
+	return ok && textmode.IsTerminal(f)
 }

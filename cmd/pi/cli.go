@@ -1,24 +1,16 @@
 package main
 
 import (
-	"bytes"
-	"encoding/base64"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
-	"unicode/utf8"
 
-	"github.com/pi-go/pi/internal/imageutil"
 	"github.com/pi-go/pi/internal/suggest"
-	"github.com/pi-go/pi/runtime/agent"
 	"github.com/pi-go/pi/runtime/app"
-	"github.com/pi-go/pi/runtime/content"
-	"github.com/pi-go/pi/runtime/llm"
+	"github.com/pi-go/pi/runtime/conversation"
 	"github.com/pi-go/pi/runtime/redact"
 )
 
@@ -140,7 +132,7 @@ func cutDashDash(args []string) (head, literal []string) {
 // message, joined by blank lines; each further message is a prompt of its
 // own, sent when the one before is answered. Piped stdin is read (to its
 // end) unless pi is interactive. ok false means exit with code.
-func initialPrompts(f *agentFlags, pos, literal []string, interactive bool, stdin io.Reader, stderr io.Writer) (prompts []llm.Message, code int, ok bool) {
+func initialPrompts(f *agentFlags, pos, literal []string, interactive bool, stdin io.Reader, stderr io.Writer) (prompts []conversation.Prompt, code int, ok bool) {
 	var files, words []string
 	for _, p := range pos {
 		if strings.HasPrefix(p, "@") && len(p) > 1 {
@@ -161,7 +153,7 @@ func initialPrompts(f *agentFlags, pos, literal []string, interactive bool, stdi
 			parts = append(parts, s)
 		}
 	}
-	text, images, err := attachFiles(resolveCwd(f.cwd), files)
+	text, images, err := conversation.AttachFiles(resolveCwd(f.cwd), files)
 	if err != nil {
 		return nil, usageError(stderr, "", "%v", err), false
 	}
@@ -173,10 +165,10 @@ func initialPrompts(f *agentFlags, pos, literal []string, interactive bool, stdi
 		words = words[1:]
 	}
 	if len(parts) > 0 || len(images) > 0 {
-		prompts = append(prompts, agent.UserMessage(strings.Join(parts, "\n\n"), images...))
+		prompts = append(prompts, conversation.Prompt{Text: strings.Join(parts, "\n\n"), Images: images})
 	}
 	for _, w := range words {
-		prompts = append(prompts, agent.UserMessage(w))
+		prompts = append(prompts, conversation.Prompt{Text: w})
 	}
 	if !interactive && len(prompts) == 0 {
 		if isTerminal(stdin) {
@@ -188,68 +180,6 @@ func initialPrompts(f *agentFlags, pos, literal []string, interactive bool, stdi
 	return prompts, 0, true
 }
 
-// maxTextAttachment bounds a text file attached with @file.
-const maxTextAttachment = 4 << 20
-
-// attachFiles reads the @file arguments (relative to cwd; ~ is the home
-// folder) as the reference does: a text file becomes
-// `<file name="PATH">\nCONTENT\n</file>\n` in the prompt, an image an image
-// block (shrunk to what a model takes) with `<file name="PATH"></file>\n`;
-// empty files are skipped.
-//
-// # Errors
-//
-// A file that does not exist or is a folder, a text file over 4 MiB, a
-// file that is neither UTF-8 text nor an image pi can send.
-func attachFiles(cwd string, paths []string) (string, []content.Block, error) {
-	var text strings.Builder
-	var images []content.Block
-	for _, p := range paths {
-		path := p
-		if rest, ok := strings.CutPrefix(path, "~/"); ok {
-			if home, err := os.UserHomeDir(); err == nil {
-				path = filepath.Join(home, rest)
-			}
-		}
-		if !filepath.IsAbs(path) {
-			path = filepath.Join(cwd, path)
-		}
-		st, err := os.Stat(path)
-		switch {
-		case err != nil:
-			return "", nil, fmt.Errorf("@%s: file not found: %s", p, path)
-		case st.IsDir():
-			return "", nil, fmt.Errorf("@%s: %s is a folder; attach files, or ask the model to look at the folder", p, path)
-		case st.Size() == 0:
-			continue
-		case st.Size() > imageutil.MaxFileBytes:
-			return "", nil, fmt.Errorf("@%s: %s is %s, too large to attach; let the model read the part it needs", p, path, humanSize(st.Size()))
-		}
-		data, err := os.ReadFile(path)
-		if err != nil {
-			return "", nil, fmt.Errorf("@%s: %w", p, err)
-		}
-		if mime := imageutil.DetectMIME(data); mime != "" {
-			fit := imageutil.Fit(data, mime)
-			if fit.Data == nil {
-				fmt.Fprintf(&text, "<file name=\"%s\">[Image omitted: %s]</file>\n", path, fit.Omitted)
-				continue
-			}
-			images = append(images, content.Image(base64.StdEncoding.EncodeToString(fit.Data), fit.MIME))
-			fmt.Fprintf(&text, "<file name=\"%s\"></file>\n", path)
-			continue
-		}
-		switch {
-		case len(data) > maxTextAttachment:
-			return "", nil, fmt.Errorf("@%s: %s is %s, more than the %s a text attachment may be; let the model read the part it needs", p, path, humanSize(int64(len(data))), humanSize(maxTextAttachment))
-		case !utf8.Valid(data) || bytes.IndexByte(data, 0) >= 0:
-			return "", nil, fmt.Errorf("@%s: %s is neither text (UTF-8) nor an image pi can send (PNG, JPEG, GIF, WebP)", p, path)
-		}
-		fmt.Fprintf(&text, "<file name=\"%s\">\n%s\n</file>\n", path, data)
-	}
-	return text.String(), images, nil
-}
-
 func humanSize(n int64) string {
 	switch {
 	case n >= 1<<20:
@@ -258,25 +188,6 @@ func humanSize(n int64) string {
 		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
 	}
 	return fmt.Sprintf("%d bytes", n)
-}
-
-// maxTurnsNotice says on stderr that --max-turns ended a run while the
-// model was still calling tools.
-func maxTurnsNotice(res *agent.RunResult, stderr io.Writer) {
-	if res != nil && res.StopReason == agent.StopMaxTurns {
-		fmt.Fprintf(stderr, "\npi: stopped after %d model turns (--max-turns): the model was still calling tools; the task may be unfinished\n", res.Turns)
-	}
-}
-
-// messageText is the text of a message's text blocks.
-func messageText(m llm.Message) string {
-	var parts []string
-	for _, b := range m.Content {
-		if b.Type == "text" {
-			parts = append(parts, b.Text)
-		}
-	}
-	return strings.Join(parts, "\n")
 }
 
 // openFailed prints why app.Open failed (the key redacted) and returns the

@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/pi-go/pi/cmd/pi/internal/textmode"
 	"github.com/pi-go/pi/runtime/app"
 )
 
@@ -16,7 +17,7 @@ import (
 // waits and ends in place; elsewhere it is two plain lines.
 func compileProgress(w io.Writer) app.CompileProgress {
 	f, ok := w.(*os.File)
-	return compileProgressTo(w, ok && isTerminalFile(f), time.Second)
+	return compileProgressTo(w, ok && textmode.IsTerminal(f), time.Second)
 }
 
 // compileProgressTo is compileProgress with the terminal decision and the

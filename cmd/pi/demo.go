@@ -12,7 +12,9 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/pi-go/pi/cmd/pi/internal/textmode"
 	"github.com/pi-go/pi/runtime/app"
+	"github.com/pi-go/pi/runtime/conversation"
 	"github.com/pi-go/pi/runtime/llm"
 )
 
@@ -87,15 +89,18 @@ func cmdDemo(args []string, stdout, stderr io.Writer) int {
 		return exitError
 	}
 	defer rt.Close()
-	ag, err := rt.NewAgent(app.AgentOptions{Provider: llm.NewScripted(script), OnEvent: eventSink(mode, mode == "text", rt.Redactor(), stdout, stderr)})
+	conv, err := conversation.New(rt, conversation.Options{Provider: llm.NewScripted(script), ModelName: "demo"})
 	if err != nil {
 		fmt.Fprintf(stderr, "pi demo: %v\n", err)
 		return exitError
 	}
+	defer conv.Close()
+	defer conv.Subscribe(textmode.EventSink(mode == "json", mode == "text", rt.Redactor(), stdout, stderr))()
 	if mode == "text" {
 		fmt.Fprintf(stdout, "pi demo: a scripted model (offline, no API key) works on a copy of a small Go project in %s\n\n> %s\n", dir, demoTask)
 	}
-	res, err := ag.Run(ctx, demoTask)
+	sub, err := conv.Submit(ctx, conversation.Prompt{Text: demoTask}, conversation.SubmitOptions{})
+	res := sub.Result
 	if err != nil {
 		fmt.Fprintf(stderr, "pi demo: %v\n", err)
 		return exitError

@@ -108,12 +108,12 @@ func runPi(t *testing.T, dir, url string, args ...string) string {
 	return stdout.String()
 }
 
-// conversation normalizes the messages of a chat request after the system
+// chatOf normalizes the messages of a chat request after the system
 // prompt: role, text (a string or the text parts joined), the tool calls
 // with parsed arguments, the answered call's id. The two programs write
 // the same conversation with different but equivalent JSON (a user text
 // as a string or as one text part, an empty assistant text as "" or null).
-func conversation(t *testing.T, body map[string]any) []map[string]any {
+func chatOf(t *testing.T, body map[string]any) []map[string]any {
 	t.Helper()
 	var out []map[string]any
 	msgs, _ := body["messages"].([]any)
@@ -232,7 +232,7 @@ func TestInteropPiSessionLoadedByReference(t *testing.T) {
 	if len(reqs) != 6 {
 		t.Fatalf("%d requests", len(reqs))
 	}
-	piConv, refConv := conversation(t, reqs[4]), conversation(t, reqs[5])
+	piConv, refConv := chatOf(t, reqs[4]), chatOf(t, reqs[5])
 	sameConversation(t, "a pi session", piConv, refConv)
 	if !strings.Contains(fmt.Sprint(piConv[0]["text"]), "PI SUMMARY") || len(piConv) != 4 {
 		t.Fatalf("the resumed conversation is not summary, kept turn, new prompt: %v", piConv)
@@ -273,7 +273,7 @@ func TestInteropReferenceSessionResumedByPi(t *testing.T) {
 		t.Fatalf("pi output %q", out)
 	}
 	reqs := srv.Requests()
-	refConv, piConv := conversation(t, reqs[3]), conversation(t, reqs[4])
+	refConv, piConv := chatOf(t, reqs[3]), chatOf(t, reqs[4])
 	sameConversation(t, "a reference session", piConv, refConv)
 	if len(piConv) != 7 || piConv[2]["role"] != "tool" || !strings.Contains(fmt.Sprint(piConv[2]["text"]), "hello from the reference") {
 		t.Fatalf("pi sent %v", piConv)
@@ -282,7 +282,7 @@ func TestInteropReferenceSessionResumedByPi(t *testing.T) {
 	// reference reads pi's entries back (one more resume).
 	srv.Add(openaitest.Reply{Text: "reference again"})
 	runReference(t, cli, env, dir, "--session", piFile, "-p", "fourth")
-	last := conversation(t, srv.Requests()[5])
+	last := chatOf(t, srv.Requests()[5])
 	if len(last) != 9 || last[7]["text"] != "pi resumed" || last[8]["text"] != "fourth" {
 		t.Fatalf("the reference did not read pi's additions: %v", last)
 	}

@@ -13,6 +13,7 @@ import (
 	"syscall"
 	"text/tabwriter"
 
+	"github.com/pi-go/pi/cmd/pi/internal/termtext"
 	"github.com/pi-go/pi/runtime/app"
 	"github.com/pi-go/pi/runtime/config"
 )
@@ -101,7 +102,7 @@ func cmdMCPList(args []string, stdout, stderr io.Writer) int {
 	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "NAME\tSCOPE\tSTATE\tTOOLS\tTARGET")
 	for _, e := range entries {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\n", e.Name, e.Scope, e.State, len(e.Tools), truncateForMessage(e.Target, 60))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\n", e.Name, e.Scope, e.State, len(e.Tools), termtext.Cut(e.Target, 60))
 	}
 	tw.Flush()
 	for _, e := range entries {

@@ -10,7 +10,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/pi-go/pi/runtime/app"
+	"github.com/pi-go/pi/cmd/pi/internal/termtext"
+	"github.com/pi-go/pi/runtime/conversation"
 	"github.com/pi-go/pi/runtime/session"
 )
 
@@ -50,8 +51,8 @@ func (s *sessionFlags) check() error {
 
 // options are the runtime's session options (Path filled in by the
 // picker for -r).
-func (s *sessionFlags) options() *app.SessionOptions {
-	return &app.SessionOptions{Disabled: s.none, Dir: s.dir, Continue: s.cont, Path: s.path, Fork: s.fork}
+func (s *sessionFlags) options() *conversation.SessionOptions {
+	return &conversation.SessionOptions{Disabled: s.none, Dir: s.dir, Continue: s.cont, Path: s.path, Fork: s.fork}
 }
 
 const sessionsUsage = `
@@ -82,7 +83,7 @@ func cmdSessions(args []string, stdout, stderr io.Writer) int {
 	if len(pos) > 0 {
 		return usageError(stderr, "sessions list", "unexpected argument %q", pos[0])
 	}
-	infos, err := app.ListSessions("", *cwd, app.SessionOptions{Dir: *dir})
+	infos, err := conversation.ListSessions("", *cwd, conversation.SessionOptions{Dir: *dir})
 	if err != nil {
 		fmt.Fprintf(stderr, "pi sessions list: %v\n", err)
 		return exitError
@@ -108,7 +109,7 @@ func writeSessionList(w io.Writer, infos []session.Info, numbered bool, now time
 		if label == "" {
 			label = in.FirstMessage
 		}
-		label = truncateForMessage(strings.Join(strings.Fields(label), " "), 70)
+		label = termtext.Cut(strings.Join(strings.Fields(label), " "), 70)
 		head := shortID(in.ID)
 		if numbered {
 			head = fmt.Sprintf("%3d.", i+1)

@@ -12,6 +12,7 @@ import (
 	"syscall"
 	"text/tabwriter"
 
+	"github.com/pi-go/pi/cmd/pi/internal/termtext"
 	"github.com/pi-go/pi/runtime/app"
 	"github.com/pi-go/pi/runtime/tool"
 )
@@ -66,7 +67,10 @@ func cmdTool(args []string, stdout, stderr io.Writer) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	opts := f.appOptions(stderr, app.ModelOptions{})
-	opts.Yes, opts.Mode = yes, app.ModeTool
+	opts.Mode = app.ModeTool
+	if yes {
+		opts.Approver = app.YesApprover{}
+	}
 	// MCP servers start only when one of their tools is called.
 	opts.MCPStart = app.MCPLazy
 	rt, err := app.Open(ctx, opts)
@@ -112,16 +116,9 @@ func readJSONArg(s string) (json.RawMessage, error) {
 	if !json.Valid(data) {
 		var v any
 		err := json.Unmarshal(data, &v)
-		return nil, fmt.Errorf("arguments are not valid JSON (%v): %s", err, truncateForMessage(string(data), 200))
+		return nil, fmt.Errorf("arguments are not valid JSON (%v): %s", err, termtext.Cut(string(data), 200))
 	}
 	return json.RawMessage(data), nil
-}
-
-func truncateForMessage(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n] + "..."
 }
 
 const toolsUsage = `
@@ -199,7 +196,7 @@ func cmdTools(args []string, stdout, stderr io.Writer) int {
 		if summary == "" {
 			summary = firstLine(e.Description)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", e.Name, active, e.Source, truncateForMessage(summary, 80))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", e.Name, active, e.Source, termtext.Cut(summary, 80))
 	}
 	tw.Flush()
 	return exitOK

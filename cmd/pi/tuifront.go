@@ -8,27 +8,28 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/pi-go/pi/cmd/pi/internal/textmode"
 	"github.com/pi-go/pi/cmd/pi/internal/tui"
-	"github.com/pi-go/pi/runtime/agent"
 	"github.com/pi-go/pi/runtime/app"
-	"github.com/pi-go/pi/runtime/llm"
+	"github.com/pi-go/pi/runtime/conversation"
 )
 
 // HistoryFileName is the prompt history of the TUI, in PI_HOME.
 const historyFileName = "prompt-history.jsonl"
 
 // useTUI says whether interactive mode gets the terminal UI: stdin and
-// stdout are terminals, TERM is set and not "dumb", and NO_COLOR is not
-// set. Otherwise the line mode runs (a pipe never starts the TUI).
+// stdout are terminals, TERM is set and not "dumb", and PI_TUI is not 0.
+// Otherwise the line mode runs (a pipe never starts the TUI). NO_COLOR
+// keeps the TUI, without colour, as the reference agent does.
 func useTUI(stdin io.Reader, stdout io.Writer) bool {
-	if os.Getenv("NO_COLOR") != "" || os.Getenv("PI_TUI") == "0" {
+	if os.Getenv("PI_TUI") == "0" {
 		return false
 	}
 	if t := os.Getenv("TERM"); t == "" || t == "dumb" {
 		return false
 	}
 	out, ok := stdout.(*os.File)
-	return ok && isTerminal(stdin) && isTerminalFile(out)
+	return ok && isTerminal(stdin) && textmode.IsTerminal(out)
 }
 
 // tuiOptions makes the terminal UI the runtime's app.UI (extensions'
@@ -37,7 +38,7 @@ func useTUI(stdin io.Reader, stdout io.Writer) bool {
 // and compile progress go to its transcript then, and to stderr before
 // and after.
 func tuiOptions(opts *app.Options, ui *tui.UI, stderr io.Writer) {
-	opts.Mode, opts.UI = app.ModeInteractive, ui
+	opts.Mode, opts.UI, opts.Approver = app.ModeInteractive, ui, app.ApproverFunc(ui.Approve)
 	logs := ui.LogWriter(stderr)
 	opts.LogOutput = logs
 	opts.OnWarning = func(w string) { fmt.Fprintf(logs, "pi: warning: %s\n", w) }
@@ -52,29 +53,16 @@ func tuiOptions(opts *app.Options, ui *tui.UI, stderr io.Writer) {
 }
 
 // runTUI runs the interactive mode in the terminal UI.
-func runTUI(ctx context.Context, ui *tui.UI, rt *app.Runtime, f *agentFlags, provider llm.Provider, prompt string, stdin io.Reader, stdout, stderr io.Writer) int {
-	cfg := tui.Config{
-		Runtime: rt,
-		NewAgent: func(onEvent func(agent.Event)) (*agent.Agent, error) {
-			return rt.NewAgent(app.AgentOptions{
-				Provider: provider, SystemPrompt: f.systemPrompt, AppendSystemPrompt: f.appendPrompt,
-				OnEvent: onEvent, MaxTurns: f.maxTurns,
-			})
-		},
-		// Lines the TUI's own commands do not take go through the runtime:
-		// input hooks, extension commands, the model.
-		Dispatch:    tui.Submit(rt),
-		FirstPrompt: prompt,
-		HistoryFile: filepath.Join(rt.PIHome(), historyFileName),
-		Input:       stdin,
-		Output:      stdout,
-	}
-	if provider != nil {
-		cfg.FixedModel = "scripted (" + filepath.Base(f.script) + ")"
-	}
-	code := ui.Run(ctx, cfg)
+func runTUI(ctx context.Context, ui *tui.UI, conv *conversation.Conversation, prompt string, stdin io.Reader, stdout, stderr io.Writer) int {
+	code := ui.Run(ctx, tui.Config{
+		Conversation: conv,
+		FirstPrompt:  prompt,
+		HistoryFile:  filepath.Join(conv.Runtime().PIHome(), historyFileName),
+		Input:        stdin,
+		Output:       stdout,
+	})
 	if code == 1 {
-		fmt.Fprintln(stderr, "pi: the terminal UI failed; PI_TUI=0 (or NO_COLOR=1) selects the line mode")
+		fmt.Fprintln(stderr, "pi: the terminal UI failed; PI_TUI=0 selects the line mode")
 	}
 	return code
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/pi-go/pi/internal/waitbuf"
 	"github.com/pi-go/pi/runtime/agent"
 	"github.com/pi-go/pi/runtime/app"
+	"github.com/pi-go/pi/runtime/conversation"
 	"github.com/pi-go/pi/runtime/llm"
 )
 
@@ -24,7 +25,7 @@ func TestTUIOptionsRouteOutput(t *testing.T) {
 	isolate(t)
 	ui := tui.New()
 	stderr := waitbuf.New()
-	opts := app.Options{Cwd: t.TempDir(), Session: &app.SessionOptions{}, LogLevel: "warn"}
+	opts := app.Options{Cwd: t.TempDir(), Session: &conversation.SessionOptions{}, LogLevel: "warn"}
 	tuiOptions(&opts, ui, stderr)
 	if opts.UI != ui || opts.Mode != app.ModeInteractive {
 		t.Fatalf("the TUI is not the runtime's UI: %v, mode %q", opts.UI, opts.Mode)

@@ -14,6 +14,7 @@ import (
 
 	"github.com/pi-go/pi/runtime/agent"
 	"github.com/pi-go/pi/runtime/app"
+	"github.com/pi-go/pi/runtime/conversation"
 	"github.com/pi-go/pi/runtime/llm"
 )
 
@@ -39,7 +40,8 @@ func main() {
 		script, err = llm.LoadScript(*scriptFile)
 	}
 	check(err)
-	ag, err := rt.NewAgent(app.AgentOptions{
+	// The conversation: session, model, input hooks and slash commands.
+	conv, err := conversation.New(rt, conversation.Options{
 		Provider: llm.NewScripted(script),
 		OnEvent: func(ev agent.Event) {
 			switch ev.Type {
@@ -51,9 +53,14 @@ func main() {
 		},
 	})
 	check(err)
-	res, err := ag.Run(ctx, strings.Join(flag.Args(), " "))
+	defer conv.Close()
+	sub, err := conv.Submit(ctx, conversation.Prompt{Text: strings.Join(flag.Args(), " ")}, conversation.SubmitOptions{
+		Show: func(text string) { fmt.Println(text) }, // what an input hook or a /command shows
+	})
 	check(err)
-	fmt.Println("answer:", res.Text)
+	if sub.Result != nil {
+		fmt.Println("answer:", sub.Result.Text)
+	}
 }
 
 func check(err error) {

@@ -450,7 +450,7 @@ func TestABI11ToolCall(t *testing.T) {
 
 	// With --yes, the ask is approved; a block still blocks.
 	rt.Close()
-	rt = openRT(t, Options{Cwd: dir, PIHome: home, Trust: true, Yes: true})
+	rt = openRT(t, Options{Cwd: dir, PIHome: home, Trust: true, Approver: YesApprover{}})
 	if a, raw := call("find", map[string]any{"pattern": "*.txt"}); !a.OK || a.Result.IsError || !strings.Contains(raw, "notes.txt") {
 		t.Errorf("an ask with --yes = %s", raw)
 	}

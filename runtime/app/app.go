@@ -18,7 +18,6 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/pi-go/pi/extensions"
-	"github.com/pi-go/pi/runtime/agent"
 	"github.com/pi-go/pi/runtime/config"
 	"github.com/pi-go/pi/runtime/mcp"
 	"github.com/pi-go/pi/runtime/permission"
@@ -64,23 +63,16 @@ type Options struct {
 	// OnWarning receives each configuration warning (an untrusted project,
 	// settings that were ignored); nil logs them at warn level.
 	OnWarning func(string)
-	// Approve asks the person about a call that an extension hook or a
-	// permission rule wants approved (interactive front ends). Nil, with
-	// Yes false, blocks such calls with "needs approval: ...".
-	Approve tool.ApproveFunc
-	// Yes approves every ask without a person (--yes); it never overrides
-	// a block or a deny.
-	Yes bool
-	// Ask, when set instead of Approve, asks the person with a yes / no /
-	// always answer; the runtime remembers "always" per permission rule
-	// (per question for hooks) for its life.
-	Ask AskFunc
+	// Approver answers the calls that an extension hook or a permission
+	// rule wants approved. Nil with a UI asks the person through it
+	// (UIApprover); nil without one blocks such calls with "needs
+	// approval: ...". YesApprover (--yes) approves every ask, never
+	// overriding a block or a deny. The runtime remembers an "always"
+	// answer per permission rule (per question for hooks) for its life.
+	Approver Approver
 	// HostName and HostVersion are what extensions are told in init (and
 	// MCP servers in initialize); defaults "pi" and "dev".
 	HostName, HostVersion string
-	// Session says which session file keeps the conversation (see
-	// SessionOptions); nil keeps it in memory only.
-	Session *SessionOptions
 	// MCPStart says when the [[mcp]] servers start; the default,
 	// MCPPrepare, is what an agent run wants.
 	MCPStart MCPStart
@@ -92,7 +84,7 @@ type Options struct {
 	Mode string
 	// UI asks and tells the person in front of the front end: extensions'
 	// ui.notify and ui.confirm, and, when Ask and Approve are nil, the calls
-	// that need approval (AskFromUI). Nil when no person is there (print,
+	// that need approval (UIApprover). Nil when no person is there (print,
 	// json and tool modes).
 	UI UI
 
@@ -131,24 +123,15 @@ type Runtime struct {
 	procs   *builtin.Processes
 	closers []func()
 	// policy is [permissions] (nil when not configured); approvals holds
-	// the "always" answers of Options.Ask.
+	// the "always" answers of the Approver.
 	policy    *permission.Policy
 	approvals *approvals
 
-	// session keeps the conversation (session.go); resumed says it
-	// existed before. Both change only through replaceSession, under mu.
-	session *session.Session
-	resumed bool
-	// mu guards session, agent and compactor: the agent NewAgent built
-	// last, for Compact; and names, the model it talks to.
-	mu        sync.Mutex
-	agent     *agent.Agent
-	compactor *compactor
-	names     modelNames
 	// bashOpts are bash's options, for RunBash.
 	bashOpts builtin.BashOptions
-	// started: NewAgent ran (session_shutdown is then sent on Close).
-	started bool
+	// session is where extensions' session.append and session.entries
+	// go: set by the conversation that keeps the session (BindSession).
+	session atomic.Pointer[func() *session.Session]
 
 	// mcp owns the [[mcp]] servers (nil without any); mcpNames are its
 	// tools in the registry as of mcpGen, the manager's generation at the
@@ -176,8 +159,7 @@ type Runtime struct {
 // A working directory that is not a directory; pi.toml errors (with file,
 // line and key); an extension that fails to load (with its name and why: a
 // security hook that silently did not load would be a bypass); an unknown
-// name in the active set; a session that cannot be opened (in use by
-// another pi: session.ErrLocked; no such id: session.ErrNoMatch). A
+// name in the active set. A
 // pi.toml extension whose file no longer has its pinned sha256 is the
 // exception: it is disabled, fail closed, with a warning naming `pi ext
 // update NAME`, and the rest loads (disabled.go).
@@ -189,9 +171,6 @@ func Open(ctx context.Context, opts Options) (rt *Runtime, err error) {
 		}
 	}()
 	if err := r.loadConfig(); err != nil {
-		return nil, err
-	}
-	if err := r.openSession(); err != nil {
 		return nil, err
 	}
 	spawnHooks, err := r.startExtensions(ctx)
@@ -211,7 +190,7 @@ func Open(ctx context.Context, opts Options) (rt *Runtime, err error) {
 // loadConfig resolves the working directory and PI_HOME, starts the
 // redacting logger, loads pi.toml and works out the key's redaction.
 func (r *Runtime) loadConfig() error {
-	cwd, err := workingDir(r.opts.Cwd)
+	cwd, err := WorkingDir(r.opts.Cwd)
 	if err != nil {
 		return err
 	}
@@ -258,9 +237,9 @@ func (r *Runtime) warn(w string) {
 	}
 }
 
-// workingDir makes dir ("" for the process's) absolute and checks that it
+// WorkingDir makes dir ("" for the process's) absolute and checks that it
 // is a directory.
-func workingDir(dir string) (string, error) {
+func WorkingDir(dir string) (string, error) {
 	if dir == "" {
 		wd, err := os.Getwd()
 		if err != nil {
@@ -307,7 +286,7 @@ func (r *Runtime) hostOptions() extensions.Options {
 		HostName: firstNonEmpty(r.opts.HostName, "pi"), HostVersion: firstNonEmpty(r.opts.HostVersion, "dev"),
 		HideEnv: r.hideEnv,
 		Mode:    r.mode(), Trusted: r.trusted(), KVDir: r.kvDir(), UI: r.extensionUI(),
-		Session: r.extensionSession(),
+		Session: extSession{r},
 		// Lazy loads: records of what pinned extensions declared, in
 		// PI_HOME (as trusted as pi.toml: a record decides which hooks
 		// are registered before the module runs).
@@ -385,7 +364,6 @@ func (r *Runtime) registerTools(spawnHooks []tool.SpawnHook) error {
 		active = append(active, d.Name)
 	}
 	r.hooks = redactionHooks(r.extHooks, r.redactor)
-	r.hooks.Approve = r.opts.Approve
 	// Permissions: the rules of [permissions], and a person's "always".
 	policy, err := r.buildPolicy()
 	if err != nil {
@@ -394,16 +372,9 @@ func (r *Runtime) registerTools(spawnHooks []tool.SpawnHook) error {
 	if r.policy = policy; policy != nil {
 		r.hooks.Permission = r.permissionFunc(policy)
 	}
-	ask := r.opts.Ask
-	if ask == nil && r.opts.UI != nil {
-		ask = AskFromUI(r.opts.UI)
-	}
-	if ask != nil && r.opts.Approve == nil {
-		r.approvals = &approvals{always: map[string]bool{}, pending: map[string][]string{}}
-		r.hooks.Approve = r.sessionApprove(ask)
-	}
-	if r.opts.Yes {
-		r.hooks.Approve = func(context.Context, tool.ApprovalRequest) (bool, error) { return true, nil }
+	r.approvals = &approvals{always: map[string]bool{}, pending: map[string][]string{}}
+	if a := r.approver(); a != nil {
+		r.hooks.Approve = r.sessionApprove(a)
 	}
 	r.baseActive = active
 	r.syncMCP()

@@ -35,7 +35,7 @@ type extTarget struct {
 }
 
 func (s ExtensionScope) target() (extTarget, error) {
-	cwd, err := workingDir(s.Cwd)
+	cwd, err := WorkingDir(s.Cwd)
 	if err != nil {
 		return extTarget{}, err
 	}
@@ -313,7 +313,7 @@ type ConfiguredExtension struct {
 // shows them: the project's settings even when it is not trusted, and
 // whether it is.
 func loadForListing(cwdIn, homeIn string) (cwd, home string, cfg *config.Config, trusted bool, err error) {
-	if cwd, err = workingDir(cwdIn); err != nil {
+	if cwd, err = WorkingDir(cwdIn); err != nil {
 		return "", "", nil, false, err
 	}
 	home = firstNonEmpty(homeIn, config.DefaultPIHome())

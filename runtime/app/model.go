@@ -67,10 +67,19 @@ func ResolveModel(cfg *config.Config, o ModelOptions) (ModelSettings, error) {
 	return s, nil
 }
 
+// ModelOptions are the model flags the runtime was opened with
+// (Options.Model); a conversation starts from them and may change the
+// model name (/model).
+func (r *Runtime) ModelOptions() ModelOptions { return r.opts.Model }
+
 // Provider returns the OpenAI-compatible provider of the model settings
-// that Options.Model and pi.toml resolve to (see ResolveModel).
-func (r *Runtime) Provider() (llm.Provider, error) {
-	s, err := ResolveModel(r.cfg, r.modelOptions())
+// that o and pi.toml resolve to (see ResolveModel).
+//
+// # Errors
+//
+// As ResolveModel; a base URL the provider refuses.
+func (r *Runtime) Provider(o ModelOptions) (llm.Provider, error) {
+	s, err := ResolveModel(r.cfg, o)
 	if err != nil {
 		return nil, err
 	}

@@ -28,9 +28,43 @@ const (
 	ApproveAlways
 )
 
-// AskFunc asks the person about a call (interactive front ends): the
-// questions are in req.Questions.
-type AskFunc func(ctx context.Context, req tool.ApprovalRequest) (ApprovalAnswer, error)
+// Approver answers a call that an extension hook or a permission rule
+// wants approved: once, always (for the runtime's life: the same rules, or
+// hook questions, are not asked again), or no. There is one per runtime
+// (Options.Approver): a person through a front end's UI (UIApprover, the
+// TUI's and the line mode's own), or YesApprover for --yes.
+type Approver interface {
+	Approve(ctx context.Context, req tool.ApprovalRequest) (ApprovalAnswer, error)
+}
+
+// ApproverFunc is a function as an Approver.
+type ApproverFunc func(ctx context.Context, req tool.ApprovalRequest) (ApprovalAnswer, error)
+
+// Approve calls f.
+func (f ApproverFunc) Approve(ctx context.Context, req tool.ApprovalRequest) (ApprovalAnswer, error) {
+	return f(ctx, req)
+}
+
+// YesApprover approves every ask without a person (--yes); a block or a
+// deny is never an ask, so it overrides neither.
+type YesApprover struct{}
+
+// Approve approves req once.
+func (YesApprover) Approve(context.Context, tool.ApprovalRequest) (ApprovalAnswer, error) {
+	return ApproveOnce, nil
+}
+
+// approver is Options.Approver, else the UI's (UIApprover), else nil:
+// asks are then blocked.
+func (r *Runtime) approver() Approver {
+	switch {
+	case r.opts.Approver != nil:
+		return r.opts.Approver
+	case r.opts.UI != nil:
+		return UIApprover(r.opts.UI)
+	}
+	return nil
+}
 
 // policy builds the permission policy from [permissions]; nil when no file
 // configures permissions (then every call is allowed, as before).
@@ -133,11 +167,11 @@ func describeQuestion(q permission.Question) string {
 	return q.Reason
 }
 
-// sessionApprove turns an AskFunc into the pipeline's ApproveFunc: a
+// sessionApprove turns an Approver into the pipeline's ApproveFunc: a
 // request whose questions were all answered "always" before is approved
 // without asking; an "always" answer remembers each question (a permission
 // question by the rule it stands for). Asks are made one at a time.
-func (r *Runtime) sessionApprove(ask AskFunc) tool.ApproveFunc {
+func (r *Runtime) sessionApprove(ask Approver) tool.ApproveFunc {
 	var asking sync.Mutex
 	return func(ctx context.Context, req tool.ApprovalRequest) (bool, error) {
 		asking.Lock()
@@ -154,7 +188,7 @@ func (r *Runtime) sessionApprove(ask AskFunc) tool.ApproveFunc {
 		if all {
 			return true, nil
 		}
-		ans, err := ask(ctx, req)
+		ans, err := ask.Approve(ctx, req)
 		if err != nil || ans == Decline {
 			return false, err
 		}

@@ -21,7 +21,7 @@ const (
 
 // UI is how the runtime asks and tells the person in front of a front end:
 // a terminal, or the client of `pi --mode rpc` (its extension UI
-// sub-protocol). The approval of calls (Options.Ask, through AskFromUI)
+// sub-protocol). The approval of calls (Options.Approver, UIApprover)
 // and the extension host methods ui.confirm and ui.notify go through it.
 // Its methods may be called from several goroutines at once.
 type UI interface {
@@ -65,19 +65,19 @@ func (h headlessUI) Notify(message string, level NotifyLevel) {
 	}
 }
 
-// AskFromUI asks about a call with ui.Confirm: the title names the tool,
+// UIApprover asks about a call with ui.Confirm: the title names the tool,
 // the message holds the questions and what the call does (a bash command as
 // it is, other arguments as JSON, cut at 300 bytes). Yes approves this call
 // once; no, a dismissal or an ended ctx declines it.
-func AskFromUI(ui UI) AskFunc {
-	return func(ctx context.Context, req tool.ApprovalRequest) (ApprovalAnswer, error) {
+func UIApprover(ui UI) Approver {
+	return ApproverFunc(func(ctx context.Context, req tool.ApprovalRequest) (ApprovalAnswer, error) {
 		msg := strings.Join(req.Questions, "\n") + "\n\n" + CallSummary(req.Call)
 		ok, err := ui.Confirm(ctx, "Allow "+req.Call.Name+"?", msg)
 		if err != nil || !ok {
 			return Decline, err
 		}
 		return ApproveOnce, nil
-	}
+	})
 }
 
 // CallSummary is what a person needs to see of a call to approve it: a

@@ -281,3 +281,25 @@ func Resolve(arg, dir, root string) (string, error) {
 	}
 	return "", fmt.Errorf("%w matching %q: pass a session file path or an id prefix from 'pi sessions list'", ErrNoMatch, arg)
 }
+
+// ShortIDLen is the fewest characters of a session id that lists show.
+const ShortIDLen = 8
+
+// ShortID is the shortest prefix of id, at least ShortIDLen characters,
+// that none of others (the other sessions shown beside it) starts with:
+// how lists and status lines name a session, so that two sessions never
+// look alike and the prefix resumes the one shown (--session PREFIX).
+func ShortID(id string, others []string) string {
+	n := min(ShortIDLen, len(id))
+	for _, o := range others {
+		if o == id {
+			continue
+		}
+		common := 0
+		for common < len(id) && common < len(o) && id[common] == o[common] {
+			common++
+		}
+		n = max(n, min(common+1, len(id)))
+	}
+	return id[:n]
+}

@@ -667,3 +667,21 @@ func TestParentCycles(t *testing.T) {
 		}
 	}
 }
+
+func TestShortID(t *testing.T) {
+	for _, c := range []struct {
+		id     string
+		others []string
+		want   string
+	}{
+		{"01a24dce-1111", nil, "01a24dce"},
+		{"01a24dce-1111", []string{"01a24dce-2222", "ffff"}, "01a24dce-1"},
+		{"01a24dce-1111", []string{"01a24dce-1111"}, "01a24dce"},
+		{"abc", []string{"abd"}, "abc"},
+		{"01a24dce-1111", []string{"01a24dcf"}, "01a24dce"},
+	} {
+		if got := ShortID(c.id, c.others); got != c.want {
+			t.Errorf("ShortID(%q, %q) = %q, want %q", c.id, c.others, got, c.want)
+		}
+	}
+}

@@ -197,7 +197,7 @@ func open(t testing.TB, opts Options, exts []Extension) (*Pi, error) {
 		Tools:          opts.Tools,
 		LogOutput:      logs,
 		LogLevel:       "debug",
-		Yes:            opts.Yes,
+		Approver:       approver(opts.Yes),
 		HostName:       "pitest",
 		Mode:           app.ModeTool,
 	})
@@ -381,4 +381,12 @@ func build(t testing.TB, key, name string, command func(out string) *exec.Cmd) s
 	}
 	built[key] = final
 	return final
+}
+
+// approver is --yes's approver when yes, else none (asks are blocked).
+func approver(yes bool) app.Approver {
+	if yes {
+		return app.YesApprover{}
+	}
+	return nil
 }

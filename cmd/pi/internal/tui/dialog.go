@@ -206,11 +206,12 @@ func (u *UI) Notify(message string, level app.NotifyLevel) {
 		u.mu.Unlock()
 		return
 	}
-	rt := u.rt
+	conv := u.conv
 	u.mu.Unlock()
-	if rt == nil {
+	if conv == nil {
 		return
 	}
+	rt := conv.Runtime()
 	switch level {
 	case app.NotifyError:
 		rt.Logger().Error(message)

@@ -346,7 +346,7 @@ func TestUIOutsideRun(t *testing.T) {
 	if _, ok, _ := u.Input(ctx, "t", ""); ok {
 		t.Fatal("input before Run answered")
 	}
-	if a, err := u.Ask(ctx, toolApproval("bash")); a != app.Decline || err == nil {
+	if a, err := u.Approve(ctx, toolApproval("bash")); a != app.Decline || err == nil {
 		t.Fatalf("ask before Run = %v, %v", a, err)
 	}
 

@@ -2,6 +2,7 @@ package tui
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"strings"
 	"time"
@@ -13,7 +14,7 @@ import (
 
 	"github.com/pi-go/pi/runtime/agent"
 	"github.com/pi-go/pi/runtime/app"
-	"github.com/pi-go/pi/runtime/content"
+	"github.com/pi-go/pi/runtime/conversation"
 	"github.com/pi-go/pi/runtime/llm"
 	"github.com/pi-go/pi/runtime/session"
 	"github.com/pi-go/pi/runtime/tool"
@@ -22,25 +23,22 @@ import (
 // Messages the model receives from its work goroutines.
 type (
 	eventMsg struct{ ev agent.Event }
-	// runDoneMsg ends a turn (a dispatched line).
+	// runDoneMsg ends a turn (a line the conversation took: a prompt or a
+	// command).
 	runDoneMsg struct {
-		out Outcome
+		out conversation.Submitted
 		err error
 	}
 	bashUpdateMsg struct{ partial tool.Result }
 	bashDoneMsg   struct {
-		run *app.BashRun
+		run *conversation.BashRun
 		err error
 	}
-	compactDoneMsg struct {
-		res *agent.CompactionResult
-		err error
-	}
-	// switchDoneMsg ends a switchSession: the new agent, or why not.
-	switchDoneMsg struct {
-		ag     *agent.Agent
-		what   string // said on success
-		replay bool   // show the end of the conversation (/resume)
+	// steerDoneMsg: a line typed during a run passed the input hooks
+	// and was queued (or not, with the hook's message shown).
+	steerDoneMsg struct {
+		text   string
+		queued bool
 		err    error
 	}
 	showMsg struct{ text string }
@@ -68,10 +66,13 @@ type model struct {
 	ctx context.Context
 	ui  *UI
 	cfg Config
-	rt  *app.Runtime
-	ag  *agent.Agent
-	st  styles
-	md  *markdown
+	// conv is the conversation; rt its runtime (the working directory,
+	// the redaction); unsubscribe ends the events' delivery.
+	conv        *conversation.Conversation
+	rt          *app.Runtime
+	unsubscribe func()
+	st          styles
+	md          *markdown
 
 	width, height int
 	editor        textarea.Model
@@ -79,7 +80,8 @@ type model struct {
 	histPos       int // index into hist entries; len means "not browsing"
 	histDraft     string
 
-	// busy says what runs: "" (idle), "turn", "bash", "compact".
+	// busy says what runs: "" (idle), "turn" (a prompt or a command),
+	// "bash".
 	busy   string
 	cancel context.CancelFunc
 	// live is the assistant text streaming now; rendered is its markdown,
@@ -118,25 +120,20 @@ type model struct {
 }
 
 func newModel(ctx context.Context, u *UI, cfg Config) (*model, error) {
-	if cfg.Runtime == nil || cfg.NewAgent == nil {
-		return nil, fmt.Errorf("tui: Runtime and NewAgent are required")
-	}
-	if cfg.Dispatch == nil {
-		cfg.Dispatch = DefaultDispatch
+	if cfg.Conversation == nil {
+		return nil, fmt.Errorf("tui: a Conversation is required")
 	}
 	hist, err := LoadHistory(cfg.HistoryFile)
-	m := &model{ctx: ctx, ui: u, cfg: cfg, rt: cfg.Runtime, st: newStyles(), hist: hist, width: 80, height: 24}
+	m := &model{ctx: ctx, ui: u, cfg: cfg, conv: cfg.Conversation, rt: cfg.Conversation.Runtime(), st: newStyles(), hist: hist, width: 80, height: 24}
 	if err != nil {
 		m.print(m.st.warn.Render(fmt.Sprintf("pi: %v (history not loaded)", err)))
 	}
 	m.histPos = len(hist.Entries())
 	m.editor = newEditor()
 	m.md, m.liveMD = newMarkdown(m.width), newMarkdown(m.width)
-	m.window = m.rt.ContextWindow()
-	if err := m.buildAgent(); err != nil {
-		return nil, err
-	}
-	m.tokens = m.rt.ContextTokens()
+	m.window = m.conv.ContextWindow()
+	m.unsubscribe = m.conv.Subscribe(m.onEvent)
+	m.tokens = m.conv.ContextTokens()
 	return m, nil
 }
 
@@ -157,21 +154,10 @@ func newEditor() textarea.Model {
 	return ta
 }
 
-// buildAgent (re)builds the agent, after a session or model change.
-func (m *model) buildAgent() error {
-	ag, err := m.cfg.NewAgent(m.onEvent)
-	if err != nil {
-		return err
-	}
-	m.ag = ag
-	return nil
-}
-
-// onEvent runs on the agent's goroutine: it hands the event to the loop.
-// Session and queue events are not shown: they are also sent from calls
-// the loop itself makes (Steer and ClearQueues, the first NewAgent), where
-// a send would wait for the loop forever. The TUI keeps its own list of
-// what it queued.
+// onEvent runs on the goroutine that emits the event: it hands it to the
+// loop. Session and queue events are not shown: they are also sent from
+// calls the loop itself makes (ClearQueues), where a send would wait for
+// the loop forever. The TUI keeps its own list of what it queued.
 func (m *model) onEvent(ev agent.Event) {
 	switch ev.Type {
 	case agent.EventSessionStart, agent.EventSessionShutdown, agent.EventQueueUpdate:
@@ -197,7 +183,7 @@ func (m *model) sendMsg(msg tea.Msg) {
 // Init prints the greeting and sends the first prompt.
 func (m *model) Init() tea.Cmd {
 	m.print(m.st.dim.Render("pi · Enter sends · Alt+Enter new line · /help · Esc cancels · Ctrl-D exits"))
-	if m.rt.SessionResumed() {
+	if m.conv.Resumed() {
 		m.replay()
 	}
 	cmds := []tea.Cmd{textarea.Blink, m.flush()}
@@ -281,10 +267,8 @@ func (m *model) update(msg tea.Msg) tea.Cmd {
 		return nil
 	case bashDoneMsg:
 		return m.bashDone(msg)
-	case compactDoneMsg:
-		return m.compactDone(msg)
-	case switchDoneMsg:
-		return m.switchDone(msg)
+	case steerDoneMsg:
+		return m.steerDone(msg)
 	case tea.KeyMsg:
 		return m.onKey(msg)
 	}
@@ -444,7 +428,7 @@ func (m *model) complete() {
 		cands = completePath(m.rt.Cwd(), typed)
 	case strings.HasPrefix(word, "/") && len(lines) == 1 && word == cur:
 		typed = word[1:]
-		for _, c := range commandNames() {
+		for _, c := range m.commandNames() {
 			if strings.HasPrefix(c, typed) {
 				cands = append(cands, c)
 			}
@@ -489,10 +473,16 @@ func (m *model) submit(line string) tea.Cmd {
 				m.print(m.st.fail.Render("✗ " + clean(err.Error())))
 				return nil
 			}
-			blocks := append([]content.Block{content.Text(p.Text)}, p.Images...)
-			m.ag.Steer(llm.Message{Role: llm.RoleUser, Content: blocks})
-			m.steered = append(m.steered, p.Text)
-			return nil
+			// The input hooks see the line first (they may ask the person,
+			// so not on the loop); steerDone shows it queued.
+			conv := m.conv
+			m.ui.work.Add(1)
+			return func() tea.Msg {
+				defer m.ui.work.Done()
+				show := func(s string) { m.sendMsg(showMsg{s}) }
+				sub, err := conv.Steer(m.ctx, conversation.Prompt{Text: p.Text, Images: p.Images}, conversation.SubmitOptions{Show: show})
+				return steerDoneMsg{text: p.Text, queued: err == nil && sub.Handled == "", err: err}
+			}
 		}
 		m.later = append(m.later, line)
 		return nil
@@ -506,8 +496,19 @@ func isLocal(s string) bool {
 	if s == "exit" || s == "quit" || strings.HasPrefix(s, "!") {
 		return true
 	}
-	_, _, ok := app.ParseCommand(s)
+	_, _, ok := conversation.ParseCommand(s)
 	return ok
+}
+
+// steerDone shows a line typed during a run as queued.
+func (m *model) steerDone(msg steerDoneMsg) tea.Cmd {
+	switch {
+	case msg.err != nil:
+		m.print(m.st.fail.Render("✗ " + clean(msg.err.Error())))
+	case msg.queued:
+		m.steered = append(m.steered, msg.text)
+	}
+	return nil
 }
 
 // prompt reads the @path attachments of a line.
@@ -530,11 +531,12 @@ func (m *model) run(line string) tea.Cmd {
 	case strings.HasPrefix(trimmed, "!"):
 		return m.runBash(strings.TrimSpace(trimmed[1:]))
 	}
-	if name, args, ok := app.ParseCommand(trimmed); ok {
-		if c, found := findCommand(name); found {
-			m.print(m.st.user.Render("› ") + trimmed)
-			return c.run(m, args)
+	if name, args, ok := conversation.ParseCommand(trimmed); ok {
+		m.print(m.st.user.Render("› ") + trimmed)
+		if name == "resume" && args == "" {
+			return m.pickSession()
 		}
+		return m.startTurn(Prompt{Text: trimmed})
 	}
 	p, err := m.prompt(line)
 	if err != nil {
@@ -561,17 +563,20 @@ func (m *model) userBlock(text string) string {
 	return strings.Join(ls, "\n")
 }
 
-// startTurn dispatches a prompt on a work goroutine.
+// startTurn hands a line to the conversation on a work goroutine (the
+// input hooks, a slash command — which may change the session, whose
+// extensions' session_start handlers may ask the person, so never on the
+// loop — or the model).
 func (m *model) startTurn(p Prompt) tea.Cmd {
 	ctx, cancel := context.WithCancel(m.ctx)
 	m.busy, m.cancel = "turn", cancel
-	ag, dispatch := m.ag, m.cfg.Dispatch
+	conv := m.conv
 	show := func(s string) { m.sendMsg(showMsg{s}) }
 	m.ui.work.Add(1)
 	return func() tea.Msg {
 		defer m.ui.work.Done()
 		defer cancel()
-		out, err := dispatch(ctx, ag, p, show)
+		out, err := conv.Submit(ctx, conversation.Prompt{Text: p.Text, Images: p.Images}, conversation.SubmitOptions{Interactive: true, Builtins: true, Show: show})
 		return runDoneMsg{out: out, err: err}
 	}
 }
@@ -582,7 +587,7 @@ func (m *model) endWork() tea.Cmd {
 	m.notice = ""
 	m.tools = nil
 	m.bashTail = nil
-	m.tokens = m.rt.ContextTokens()
+	m.tokens = m.conv.ContextTokens()
 	if len(m.later) == 0 || m.quitting {
 		return nil
 	}
@@ -601,8 +606,15 @@ func (m *model) runDone(msg runDoneMsg) tea.Cmd {
 		m.print(m.st.warn.Render("(turn cancelled)"))
 	case res != nil && res.StopReason == agent.StopMaxTurns:
 		m.print(m.st.warn.Render("(stopped: the turn limit was reached)"))
+	case msg.out.Resumed:
+		m.replay()
+	case msg.out.Command == "help":
+		m.print(keysHelp())
 	}
-	if steering, followUp := m.ag.ClearQueues(); len(steering)+len(followUp) > 0 {
+	if msg.out.Switched {
+		m.window = m.conv.ContextWindow()
+	}
+	if steering, followUp := m.conv.ClearQueues(); len(steering)+len(followUp) > 0 {
 		// Queued messages the run did not deliver go back to the editor.
 		var texts []string
 		for _, u := range append(steering, followUp...) {
@@ -681,12 +693,15 @@ func (m *model) onAgentEvent(ev agent.Event) tea.Cmd {
 		m.notice = fmt.Sprintf("compacting the conversation (%s)…", ev.Reason)
 	case agent.EventCompactionEnd:
 		m.notice = ""
+		if ev.Reason == agent.CompactManual {
+			return nil // /compact says how it went, once
+		}
 		switch {
 		case ev.ErrorMessage != "":
 			m.print(m.st.fail.Render("✗ " + clean(ev.ErrorMessage)))
 		case ev.Compaction != nil:
 			m.print(m.st.ok.Render("✓ ") + fmt.Sprintf("compacted %s tokens of conversation into a summary", humanTokens(ev.Compaction.TokensBefore)))
-			m.tokens = m.rt.ContextTokens()
+			m.tokens = m.conv.ContextTokens()
 		}
 	}
 	return nil
@@ -785,11 +800,11 @@ func (m *model) runBash(command string) tea.Cmd {
 	m.busy, m.cancel = "bash", cancel
 	m.bashTail = nil
 	m.ui.work.Add(1)
-	rt := m.rt
+	conv := m.conv
 	return func() tea.Msg {
 		defer m.ui.work.Done()
 		defer cancel()
-		run, err := rt.RunShellCommand(ctx, command, func(p tool.Result) { m.sendMsg(bashUpdateMsg{p}) })
+		run, err := conv.RunShellCommand(ctx, command, func(p tool.Result) { m.sendMsg(bashUpdateMsg{p}) })
 		return bashDoneMsg{run: run, err: err}
 	}
 }
@@ -807,19 +822,9 @@ func (m *model) bashDone(msg bashDoneMsg) tea.Cmd {
 	return m.endWork()
 }
 
-func (m *model) compactDone(msg compactDoneMsg) tea.Cmd {
-	switch {
-	case msg.err != nil && m.ctx.Err() == nil && strings.Contains(msg.err.Error(), "context canceled"):
-		m.print(m.st.warn.Render("(compaction cancelled)"))
-	case msg.err != nil:
-		m.print(m.st.fail.Render("✗ compact: " + msg.err.Error()))
-	}
-	return m.endWork()
-}
-
 // replay prints the end of a resumed session's conversation.
 func (m *model) replay() {
-	msgs := m.rt.History()
+	msgs := m.conv.History()
 	const last = 10
 	if len(msgs) > last {
 		m.print(m.st.dim.Render(fmt.Sprintf("… %d earlier messages", len(msgs)-last)))
@@ -843,18 +848,11 @@ func (m *model) replay() {
 			}
 		}
 	}
-	name := clean(m.rt.SessionName())
+	name := clean(m.conv.SessionName())
 	if name == "" {
-		name = shortID(m.rt.Session().ID())
+		name = m.conv.ShortID(m.conv.Session().ID())
 	}
 	m.print(m.st.dim.Render(fmt.Sprintf("(resumed session %s)", name)))
-}
-
-func shortID(id string) string {
-	if len(id) > 8 {
-		return id[:8]
-	}
-	return id
 }
 
 // View is the live area: the streaming answer, the running tools, the
@@ -919,16 +917,13 @@ func (m *model) View() string {
 
 // statusLine: model · session · context used/window · state.
 func (m *model) statusLine() string {
-	model := m.cfg.FixedModel
-	if model == "" {
-		model = clean(m.rt.ModelName())
-	}
+	model := clean(m.conv.ModelName())
 	if model == "" {
 		model = "no model"
 	}
-	name := clean(m.rt.SessionName())
+	name := clean(m.conv.SessionName())
 	if name == "" {
-		name = "session " + shortID(m.rt.Session().ID())
+		name = "session " + m.shortID(m.conv.Session().ID())
 	}
 	ctx := "ctx " + humanTokens(m.tokens)
 	if m.window > 0 {
@@ -940,18 +935,15 @@ func (m *model) statusLine() string {
 		parts = append(parts, "working… (Esc cancels)")
 	case "bash":
 		parts = append(parts, "running !command… (Esc cancels)")
-	case "compact":
-		parts = append(parts, "compacting… (Esc cancels)")
-	case "session":
-		parts = append(parts, "switching…")
 	}
 	return m.st.status.Render(cut(strings.Join(parts, " · "), max(m.width-1, 20)))
 }
 
-// picker is the /resume list.
+// picker is the /resume list; ids names a session.
 type picker struct {
 	infos []session.Info
 	pos   int
+	ids   func(string) string
 }
 
 func (p *picker) view(st styles) string {
@@ -965,7 +957,7 @@ func (p *picker) view(st styles) string {
 		if title == "" {
 			title = oneLine(clean(in.FirstMessage))
 		}
-		line := fmt.Sprintf("%s  %-40s  %3d msgs  %s", in.Modified.Local().Format("2006-01-02 15:04"), cut(title, 40), in.MessageCount, shortID(in.ID))
+		line := fmt.Sprintf("%s  %-40s  %3d msgs  %s", in.Modified.Local().Format("2006-01-02 15:04"), cut(title, 40), in.MessageCount, p.ids(in.ID))
 		if i == p.pos {
 			b.WriteString(st.accent.Render("▸ " + line))
 		} else {
@@ -994,6 +986,6 @@ func (m *model) onPickKey(k tea.KeyMsg) tea.Cmd {
 }
 
 func mustJSON(v any) []byte {
-	b, _ := jsonMarshal(v)
+	b, _ := json.Marshal(v)
 	return b
 }

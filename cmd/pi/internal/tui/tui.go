@@ -5,9 +5,11 @@
 // textarea (the editor), lipgloss (colours) and goldmark's CommonMark
 // parser (markdown, laid out for the terminal by markdown.go).
 //
-// The TUI runs on top of runtime/app: it never builds tools or extensions
-// itself. cmd/pi chooses it when stdin and stdout are terminals, TERM is
-// not dumb and NO_COLOR is not set; otherwise the line mode runs.
+// The TUI is a front end over a runtime/conversation Conversation: every
+// line goes to it (input hooks, pi's and the extensions' slash commands,
+// the model) and the TUI shows what comes back; only picking a session
+// for /resume is its own. cmd/pi chooses it when stdin and stdout are
+// terminals and TERM is not dumb (PI_TUI=0 picks the line mode).
 package tui
 
 import (
@@ -20,71 +22,27 @@ import (
 
 	tea "github.com/charmbracelet/bubbletea"
 
-	"github.com/pi-go/pi/runtime/agent"
 	"github.com/pi-go/pi/runtime/app"
 	"github.com/pi-go/pi/runtime/content"
+	"github.com/pi-go/pi/runtime/conversation"
 	"github.com/pi-go/pi/runtime/tool"
 )
 
-// Prompt is a line the TUI hands to Dispatch: the text as typed with the
-// text of attached files inlined after it, and attached images.
+// Prompt is a line the TUI hands to the conversation: the text as typed
+// with the text of attached files inlined after it, and attached images.
 type Prompt struct {
 	Text   string
 	Images []content.Block
 }
 
-// Outcome is what became of a dispatched line.
-type Outcome struct {
-	// Result is the model's run; nil when nothing went to the model.
-	Result *agent.RunResult
-	// Exit asks the TUI to end (an /exit the dispatcher handled).
-	Exit bool
-}
-
-// DispatchFunc runs a line that the TUI's own commands do not take: plain
-// text for the model, or a /command the TUI does not know (an extension's).
-// show prints text for the person (a command's output); it may be called
-// from any goroutine. This is the one seam for the runtime's command
-// dispatch (input hooks, extension commands): point it there.
-type DispatchFunc func(ctx context.Context, ag *agent.Agent, p Prompt, show func(string)) (Outcome, error)
-
-// DefaultDispatch sends plain text (with its images) to the model; a line
-// that looks like a /command is answered "unknown command" and not sent.
-func DefaultDispatch(ctx context.Context, ag *agent.Agent, p Prompt, show func(string)) (Outcome, error) {
-	if name, _, ok := app.ParseCommand(p.Text); ok {
-		show(fmt.Sprintf("unknown command /%s (see /help)", name))
-		return Outcome{}, nil
-	}
-	res, err := ag.PromptMessage(ctx, agent.UserMessage(p.Text, p.Images...))
-	return Outcome{Result: res}, err
-}
-
-// Submit dispatches through the runtime (Runtime.Submit): the extensions'
-// input hooks, then their /commands, then the model.
-func Submit(rt *app.Runtime) DispatchFunc {
-	return func(ctx context.Context, ag *agent.Agent, p Prompt, show func(string)) (Outcome, error) {
-		sub, err := rt.Submit(ctx, ag, app.Prompt{Text: p.Text, Images: p.Images}, app.SubmitOptions{Interactive: true, Show: show})
-		return Outcome{Result: sub.Result, Exit: sub.Exit}, err
-	}
-}
-
 // Config says what the TUI runs.
 type Config struct {
-	// Runtime is the assembled runtime. Required.
-	Runtime *app.Runtime
-	// NewAgent builds the agent with the TUI's event sink; the TUI calls
-	// it at start and again after a session or model change. Required.
-	NewAgent func(onEvent func(agent.Event)) (*agent.Agent, error)
-	// Dispatch runs plain text and unknown /commands; nil means
-	// DefaultDispatch.
-	Dispatch DispatchFunc
+	// Conversation is what the TUI drives. Required.
+	Conversation *conversation.Conversation
 	// FirstPrompt is sent as soon as the TUI starts ("" for none).
 	FirstPrompt string
 	// HistoryFile keeps the prompt history ("" keeps it in memory).
 	HistoryFile string
-	// FixedModel, when set, names a model /model cannot change (a
-	// scripted one); else the runtime's model is shown and /model sets it.
-	FixedModel string
 	// Input and Output are the terminal; nil means stdin and stdout.
 	Input  io.Reader
 	Output io.Writer
@@ -92,8 +50,8 @@ type Config struct {
 	ProgramOptions []tea.ProgramOption
 }
 
-// UI is the TUI. Make it with New before app.Open, so that its Ask can be
-// the runtime's Options.Ask, the UI itself Options.UI and its LogWriter
+// UI is the TUI. Make it with New before app.Open, so that it can be the
+// runtime's Options.Approver and Options.UI and its LogWriter
 // Options.LogOutput; then Run, once.
 type UI struct {
 	mu   sync.Mutex
@@ -103,10 +61,10 @@ type UI struct {
 	work sync.WaitGroup
 
 	// done is closed when Run ends: askers waiting then take the
-	// default. ended says so too; rt is the runtime Run ran.
+	// default. ended says so too; conv is the conversation Run ran.
 	done  chan struct{}
 	ended bool
-	rt    *app.Runtime
+	conv  *conversation.Conversation
 	// inbox is what other goroutines posted to the loop (dialog.go);
 	// inboxLogs counts its notices and log lines, dropped those that did
 	// not fit; wake says a wakeMsg is on its way; nextID numbers dialogs.
@@ -124,9 +82,10 @@ type UI struct {
 // New returns a UI that is not running yet.
 func New() *UI { return &UI{done: make(chan struct{})} }
 
-// Ask asks the person about a call in the TUI (app.Options.Ask): y, n or
-// a (always). Before Run, or after the TUI ended, it declines.
-func (u *UI) Ask(ctx context.Context, req tool.ApprovalRequest) (app.ApprovalAnswer, error) {
+// Approve asks the person about a call in the TUI (the runtime's
+// app.Approver): y, n or a (always). Before Run, or after the TUI ended,
+// it declines.
+func (u *UI) Approve(ctx context.Context, req tool.ApprovalRequest) (app.ApprovalAnswer, error) {
 	if !u.Running() {
 		return app.Decline, errors.New("no answer: the terminal UI is not running")
 	}
@@ -142,10 +101,10 @@ func (u *UI) Ask(ctx context.Context, req tool.ApprovalRequest) (app.ApprovalAns
 
 // start makes the UI running: sends go to the program, and what waited
 // in the inbox (notices before Run) is shown.
-func (u *UI) start(rt *app.Runtime, send func(tea.Msg)) {
+func (u *UI) start(conv *conversation.Conversation, send func(tea.Msg)) {
 	u.mu.Lock()
 	defer u.mu.Unlock()
-	u.send, u.rt = send, rt
+	u.send, u.conv = send, conv
 	if len(u.inbox) > 0 && !u.wake {
 		u.wake = true
 		go send(wakeMsg{})
@@ -176,8 +135,9 @@ func (u *UI) Run(ctx context.Context, cfg Config) int {
 	}
 	opts = append(opts, cfg.ProgramOptions...)
 	p := tea.NewProgram(m, opts...)
-	u.start(cfg.Runtime, p.Send)
+	u.start(cfg.Conversation, p.Send)
 	_, err = p.Run()
+	m.unsubscribe()
 	u.end()
 	m.stopWork()
 	u.wait(5 * time.Second)

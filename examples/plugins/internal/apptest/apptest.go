@@ -15,6 +15,7 @@ import (
 
 	"github.com/pi-go/pi/extensions"
 	"github.com/pi-go/pi/runtime/app"
+	"github.com/pi-go/pi/runtime/conversation"
 	"github.com/pi-go/pi/runtime/llm"
 )
 
@@ -82,13 +83,14 @@ func Model(t testing.TB, script string) *llm.Scripted {
 
 // Submit sends a prompt as a person would (input hooks, commands, the
 // model) and returns what was shown and the outcome.
-func Submit(t testing.TB, rt *app.Runtime, p *llm.Scripted, text string) ([]string, app.Submitted, error) {
+func Submit(t testing.TB, rt *app.Runtime, p *llm.Scripted, text string) ([]string, conversation.Submitted, error) {
 	t.Helper()
-	ag, err := rt.NewAgent(app.AgentOptions{Provider: p})
+	conv, err := conversation.New(rt, conversation.Options{Provider: p})
 	if err != nil {
 		t.Fatal(err)
 	}
+	defer conv.Close()
 	var shown []string
-	s, err := rt.Submit(context.Background(), ag, app.Prompt{Text: text}, app.SubmitOptions{Show: func(x string) { shown = append(shown, x) }})
+	s, err := conv.Submit(context.Background(), conversation.Prompt{Text: text}, conversation.SubmitOptions{Show: func(x string) { shown = append(shown, x) }})
 	return shown, s, err
 }

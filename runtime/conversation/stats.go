@@ -1,8 +1,10 @@
-package app
+package conversation
 
 import (
 	"fmt"
 	"strings"
+
+	"github.com/pi-go/pi/runtime/app"
 
 	"github.com/pi-go/pi/runtime/session"
 )
@@ -40,11 +42,11 @@ type ContextUsage struct {
 	Percent       float64 `json:"percent"`
 }
 
-// SessionStats counts the messages, tool calls and tokens of the current
+// Stats counts the messages, tool calls and tokens of the current
 // branch's context.
-func (r *Runtime) SessionStats() SessionStats {
-	s := r.Session()
-	st := SessionStats{SessionFile: r.sessionFile(), SessionID: s.ID()}
+func (c *Conversation) Stats() SessionStats {
+	s := c.Session()
+	st := SessionStats{SessionFile: c.sessionFile(), SessionID: s.ID()}
 	msgs := s.Context()
 	for _, m := range msgs {
 		switch m.Role {
@@ -70,7 +72,7 @@ func (r *Runtime) SessionStats() SessionStats {
 		}
 	}
 	st.TotalMessages = len(msgs)
-	if cs, err := r.cfg.CompactionSettings(); err == nil && cs.ContextWindow > 0 {
+	if cs, err := c.rt.Config().CompactionSettings(); err == nil && cs.ContextWindow > 0 {
 		tokens := session.EstimateContextTokens(msgs)
 		st.ContextUsage = &ContextUsage{Tokens: tokens, ContextWindow: cs.ContextWindow, Percent: float64(tokens) * 100 / float64(cs.ContextWindow)}
 	}
@@ -100,49 +102,53 @@ type ModelCost struct {
 	CacheWrite float64 `json:"cacheWrite"`
 }
 
-// Model describes the model of the agent NewAgent built last (a provider
-// passed in AgentOptions is provider "custom"), else the one the settings
-// resolve to.
+// Model describes the model the conversation talks to (a provider given
+// in Options is provider "custom").
 //
 // # Errors
 //
-// No agent was built and the settings resolve to no model (ResolveModel).
-func (r *Runtime) Model() (ModelInfo, error) {
-	r.mu.Lock()
-	names, built := r.names, r.agent != nil || r.started
-	r.mu.Unlock()
+// No provider was given and the settings resolve to no model
+// (app.ResolveModel).
+func (c *Conversation) Model() (ModelInfo, error) {
+	c.mu.Lock()
+	mo := c.model
+	c.mu.Unlock()
 	info := ModelInfo{API: "openai-completions", Input: []string{"text"}}
-	if cs, err := r.cfg.CompactionSettings(); err == nil {
+	if cs, err := c.rt.Config().CompactionSettings(); err == nil {
 		info.ContextWindow = cs.ContextWindow
 	}
-	s, err := ResolveModel(r.cfg, r.modelOptions())
-	switch {
-	case built && names.provider == "custom":
-		info.ID, info.Provider = names.model, names.provider
-	case err != nil:
+	if c.opts.Provider != nil {
+		info.ID, info.Provider = firstNonEmpty(c.opts.ModelName, "custom"), "custom"
+		info.Name = info.ID
+		return info, nil
+	}
+	s, err := app.ResolveModel(c.rt.Config(), mo)
+	if err != nil {
 		return ModelInfo{}, err
-	default:
-		info.ID, info.Provider, info.BaseURL = s.Name, providerName(s.BaseURL), s.BaseURL
-		if s.Images {
-			info.Input = append(info.Input, "image")
-		}
+	}
+	info.ID, info.Provider, info.BaseURL = s.Name, providerName(s.BaseURL), s.BaseURL
+	if s.Images {
+		info.Input = append(info.Input, "image")
 	}
 	info.Name = info.ID
 	return info, nil
 }
 
-// SetModel makes agents built from now on (NewAgent) talk to the model
-// named name on the same endpoint (RPC set_model, the TUI's /model); the
-// session records the change with the next agent. provider, when not
-// empty, must be the current endpoint's provider name (Model().Provider).
+// SetModel makes the conversation talk to the model named name on the same
+// endpoint from the next prompt on (RPC set_model, /model); the session
+// records the change then. provider, when not empty, must be the current
+// endpoint's provider name (Model().Provider). What is queued stays.
 //
 // # Errors
 //
-// A provider that is not the current one, an empty name, an agent built
-// with a provider of its own (AgentOptions.Provider: a scripted model).
-func (r *Runtime) SetModel(provider, name string) error {
+// A run goes on (agent.ErrBusy); a provider that is not the current one,
+// an empty name, a provider given in Options (a scripted model).
+func (c *Conversation) SetModel(provider, name string) error {
+	if err := c.idle("set model"); err != nil {
+		return err
+	}
 	name = strings.TrimSpace(name)
-	cur, err := r.Model()
+	cur, err := c.Model()
 	switch {
 	case err != nil:
 		return fmt.Errorf("set model: %w", err)
@@ -153,15 +159,9 @@ func (r *Runtime) SetModel(provider, name string) error {
 	case provider != "" && provider != cur.Provider:
 		return fmt.Errorf("set model: model not found: %s/%s (pi talks to one endpoint, provider %q; give that provider or none)", provider, name, cur.Provider)
 	}
-	r.mu.Lock()
-	r.opts.Model.Name = name
-	r.mu.Unlock()
+	c.mu.Lock()
+	c.model.Name = name
+	c.mu.Unlock()
+	c.dropAgent()
 	return nil
-}
-
-// modelOptions are Options.Model as SetModel left them.
-func (r *Runtime) modelOptions() ModelOptions {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.opts.Model
 }

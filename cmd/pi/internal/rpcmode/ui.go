@@ -1,4 +1,4 @@
-package main
+package rpcmode
 
 import (
 	"context"
@@ -11,14 +11,14 @@ import (
 	"github.com/pi-go/pi/runtime/app"
 )
 
-// rpcUI is the extension UI sub-protocol of RPC mode, as app.UI: a dialog
+// UI is the extension UI sub-protocol of RPC mode, as app.UI: a dialog
 // (confirm, select, input) is an extension_ui_request line on stdout that
 // waits for the client's extension_ui_response with the same id; notify is
 // a request that waits for nothing. A dialog whose ctx ends (the run was
 // aborted, the deadline passed) or that is pending when the stream ends
 // gets the default answer (no, nothing).
-type rpcUI struct {
-	out     *rpcOut
+type UI struct {
+	out     *Output
 	mu      sync.Mutex
 	pending map[string]chan uiResponse
 	closed  bool
@@ -34,10 +34,11 @@ type uiResponse struct {
 	Cancelled bool    `json:"cancelled"`
 }
 
-var _ app.UI = (*rpcUI)(nil)
+var _ app.UI = (*UI)(nil)
 
-func newRPCUI(out *rpcOut) *rpcUI {
-	return &rpcUI{out: out, pending: map[string]chan uiResponse{}}
+// NewUI is the UI that writes its requests to out.
+func NewUI(out *Output) *UI {
+	return &UI{out: out, pending: map[string]chan uiResponse{}}
 }
 
 // newUUID is a random (version 4) UUID.
@@ -51,7 +52,7 @@ func newUUID() string {
 
 // dialog sends req (method and its fields) and waits for the answer; ok is
 // false when ctx ended or the stream closed first.
-func (u *rpcUI) dialog(ctx context.Context, req map[string]any) (uiResponse, bool) {
+func (u *UI) dialog(ctx context.Context, req map[string]any) (uiResponse, bool) {
 	id := newUUID()
 	ch := make(chan uiResponse, 1)
 	u.mu.Lock()
@@ -82,7 +83,7 @@ func (u *rpcUI) dialog(ctx context.Context, req map[string]any) (uiResponse, boo
 // resolve hands a client's extension_ui_response to the dialog waiting
 // for it; responses to no pending dialog (late, unknown, repeated) are
 // dropped.
-func (u *rpcUI) resolve(raw []byte) {
+func (u *UI) resolve(raw []byte) {
 	var r uiResponse
 	if json.Unmarshal(raw, &r) != nil {
 		return
@@ -98,7 +99,7 @@ func (u *rpcUI) resolve(raw []byte) {
 
 // close answers every pending dialog with the default and refuses new
 // ones (the input ended).
-func (u *rpcUI) close() {
+func (u *UI) close() {
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	u.closed = true
@@ -109,7 +110,7 @@ func (u *rpcUI) close() {
 }
 
 // Confirm asks with method "confirm".
-func (u *rpcUI) Confirm(ctx context.Context, title, message string) (bool, error) {
+func (u *UI) Confirm(ctx context.Context, title, message string) (bool, error) {
 	r, ok := u.dialog(ctx, map[string]any{"method": "confirm", "title": title, "message": message})
 	if !ok || r.Cancelled || r.Confirmed == nil {
 		return false, nil
@@ -118,7 +119,7 @@ func (u *rpcUI) Confirm(ctx context.Context, title, message string) (bool, error
 }
 
 // Select asks with method "select".
-func (u *rpcUI) Select(ctx context.Context, title string, options []string) (string, bool, error) {
+func (u *UI) Select(ctx context.Context, title string, options []string) (string, bool, error) {
 	if options == nil {
 		options = []string{}
 	}
@@ -130,7 +131,7 @@ func (u *rpcUI) Select(ctx context.Context, title string, options []string) (str
 }
 
 // Input asks with method "input".
-func (u *rpcUI) Input(ctx context.Context, title, placeholder string) (string, bool, error) {
+func (u *UI) Input(ctx context.Context, title, placeholder string) (string, bool, error) {
 	req := map[string]any{"method": "input", "title": title}
 	if placeholder != "" {
 		req["placeholder"] = placeholder
@@ -143,7 +144,7 @@ func (u *rpcUI) Input(ctx context.Context, title, placeholder string) (string, b
 }
 
 // Notify sends method "notify" and returns at once.
-func (u *rpcUI) Notify(message string, level app.NotifyLevel) {
+func (u *UI) Notify(message string, level app.NotifyLevel) {
 	if level == "" {
 		level = app.NotifyInfo
 	}

@@ -1,4 +1,4 @@
-package app
+package conversation
 
 import (
 	"context"
@@ -8,9 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/pi-go/pi/runtime/agent"
+	"github.com/pi-go/pi/runtime/app"
 	"github.com/pi-go/pi/runtime/session"
-	"github.com/pi-go/pi/tools/builtin"
 )
 
 // This file holds what interactive front ends (the TUI, `pi --mode rpc`)
@@ -29,49 +28,23 @@ import (
 // is not a user message on the current branch.
 var ErrNotUserMessage = errors.New("not a user message on the current branch")
 
-// sessionOptions are the session options the runtime was opened with.
-func (r *Runtime) sessionOptions() SessionOptions {
-	if r.opts.Session == nil {
-		return SessionOptions{Disabled: true}
-	}
-	return *r.opts.Session
-}
-
-// idle fails with agent.ErrBusy while the agent NewAgent built last runs.
-func (r *Runtime) idle(op string) error {
-	r.mu.Lock()
-	ag := r.agent
-	r.mu.Unlock()
-	if ag != nil && ag.Running() {
-		return fmt.Errorf("%s: %w; abort it first", op, agent.ErrBusy)
-	}
-	return nil
-}
-
-// replaceSession makes s the runtime's session and closes the old one.
-func (r *Runtime) replaceSession(s *session.Session, resumed bool) {
-	r.mu.Lock()
-	old := r.session
-	r.session, r.resumed = s, resumed
-	r.agent, r.compactor = nil, nil
-	r.closers = append(r.closers, func() {
-		if err := s.Close(); err != nil {
-			r.logger.Warn("session not closed cleanly", "file", s.Path(), "error", err.Error())
-		}
-	})
-	r.mu.Unlock()
+// replaceSession makes s the conversation's session, closes the old one,
+// drops the agent (the next use builds one on s) and emits session_start.
+func (c *Conversation) replaceSession(s *session.Session, resumed bool) {
+	old := c.sess.Swap(s)
+	c.resumed.Store(resumed)
 	if old != nil && old != s {
-		if err := old.Close(); err != nil {
-			r.logger.Warn("session not closed cleanly", "file", old.Path(), "error", err.Error())
-		}
+		c.closeSession(old)
 	}
+	c.dropAgent()
+	c.sessionStarted()
 }
 
 // createOptions are the options of a new session next to the current one:
 // in the same folder, or in memory when the runtime keeps none on disk.
-func (r *Runtime) createOptions(parent string) session.CreateOptions {
-	o := r.sessionOptions()
-	return session.CreateOptions{Cwd: r.cwd, Dir: SessionDir(r.piHome, r.cwd, o), InMemory: o.Disabled, ParentSession: parent}
+func (c *Conversation) createOptions(parent string) session.CreateOptions {
+	o := c.sessionOptions()
+	return session.CreateOptions{Cwd: c.rt.Cwd(), Dir: SessionDir(c.rt.PIHome(), c.rt.Cwd(), o), InMemory: o.Disabled, ParentSession: parent}
 }
 
 // NewSession starts a new, empty session (RPC new_session, the TUI's
@@ -81,15 +54,15 @@ func (r *Runtime) createOptions(parent string) session.CreateOptions {
 // # Errors
 //
 // agent.ErrBusy while the agent runs.
-func (r *Runtime) NewSession(parentSession string) error {
-	if err := r.idle("new session"); err != nil {
+func (c *Conversation) NewSession(parentSession string) error {
+	if err := c.idle("new session"); err != nil {
 		return err
 	}
-	s, err := session.Create(r.createOptions(parentSession))
+	s, err := session.Create(c.createOptions(parentSession))
 	if err != nil {
 		return fmt.Errorf("new session: %w", err)
 	}
-	r.replaceSession(s, false)
+	c.replaceSession(s, false)
 	return nil
 }
 
@@ -103,23 +76,23 @@ func (r *Runtime) NewSession(parentSession string) error {
 // agent.ErrBusy while the agent runs; session.ErrNoMatch,
 // session.ErrAmbiguous; the file is not a session; session.ErrLocked when
 // another pi has it open.
-func (r *Runtime) SwitchSession(arg string) error {
-	if err := r.idle("switch session"); err != nil {
+func (c *Conversation) SwitchSession(arg string) error {
+	if err := c.idle("switch session"); err != nil {
 		return err
 	}
-	o := r.sessionOptions()
-	path, err := session.Resolve(arg, SessionDir(r.piHome, r.cwd, o), session.DefaultDir(r.piHome))
+	o := c.sessionOptions()
+	path, err := session.Resolve(arg, SessionDir(c.rt.PIHome(), c.rt.Cwd(), o), session.DefaultDir(c.rt.PIHome()))
 	if err != nil {
 		return fmt.Errorf("switch session: %w", err)
 	}
 	if abs, err := filepath.Abs(path); err == nil {
 		path = abs
 	}
-	cur := r.Session()
+	cur := c.Session()
 	if !cur.InMemory() && samePath(cur.Path(), path) {
 		return nil // already there
 	}
-	s, err := session.Open(path, session.OpenOptions{Cwd: r.cwd, Warn: r.warn})
+	s, err := session.Open(path, session.OpenOptions{Cwd: c.rt.Cwd(), Warn: c.rt.Warn})
 	if err != nil {
 		return fmt.Errorf("switch session: %w", err)
 	}
@@ -127,9 +100,9 @@ func (r *Runtime) SwitchSession(arg string) error {
 		s.Close()
 		return fmt.Errorf("switch session %s: %w", path, err)
 	} else if n > 0 {
-		r.warn(fmt.Sprintf("session %s: the last run ended while %d tool call(s) ran; each got an error result saying so", path, n))
+		c.rt.Warn(fmt.Sprintf("session %s: the last run ended while %d tool call(s) ran; each got an error result saying so", path, n))
 	}
-	r.replaceSession(s, true)
+	c.replaceSession(s, true)
 	return nil
 }
 
@@ -150,9 +123,9 @@ type ForkPoint struct {
 
 // ForkPoints lists the user messages of the current branch, oldest first
 // (RPC get_fork_messages).
-func (r *Runtime) ForkPoints() []ForkPoint {
+func (c *Conversation) ForkPoints() []ForkPoint {
 	out := []ForkPoint{}
-	for _, e := range r.Session().Branch() {
+	for _, e := range c.Session().Branch() {
 		if m := userMessage(e); m != nil {
 			out = append(out, ForkPoint{EntryID: e.ID, Text: blocksText(m.Content)})
 		}
@@ -190,11 +163,11 @@ func blocksText(blocks []session.Block) string {
 //
 // agent.ErrBusy while the agent runs; ErrNotUserMessage; the new file
 // cannot be written.
-func (r *Runtime) ForkSession(entryID string) (string, error) {
-	if err := r.idle("fork session"); err != nil {
+func (c *Conversation) Fork(entryID string) (string, error) {
+	if err := c.idle("fork session"); err != nil {
 		return "", err
 	}
-	cur := r.Session()
+	cur := c.Session()
 	var target *session.Entry
 	for _, e := range cur.Branch() {
 		if e.ID == entryID && userMessage(e) != nil {
@@ -204,11 +177,11 @@ func (r *Runtime) ForkSession(entryID string) (string, error) {
 	if target == nil {
 		return "", fmt.Errorf("fork session: entry %q: %w", entryID, ErrNotUserMessage)
 	}
-	s, err := cur.ForkAt(target.ParentID, r.createOptions(""))
+	s, err := cur.ForkAt(target.ParentID, c.createOptions(""))
 	if err != nil {
 		return "", err
 	}
-	r.replaceSession(s, false)
+	c.replaceSession(s, false)
 	return blocksText(userMessage(target).Content), nil
 }
 
@@ -218,16 +191,16 @@ func (r *Runtime) ForkSession(entryID string) (string, error) {
 // # Errors
 //
 // agent.ErrBusy while the agent runs; the new file cannot be written.
-func (r *Runtime) CloneSession() error {
-	if err := r.idle("clone session"); err != nil {
+func (c *Conversation) Clone() error {
+	if err := c.idle("clone session"); err != nil {
 		return err
 	}
-	cur := r.Session()
-	s, err := cur.ForkAt(cur.Leaf(), r.createOptions(""))
+	cur := c.Session()
+	s, err := cur.ForkAt(cur.Leaf(), c.createOptions(""))
 	if err != nil {
 		return err
 	}
-	r.replaceSession(s, false)
+	c.replaceSession(s, false)
 	return nil
 }
 
@@ -238,7 +211,7 @@ func (r *Runtime) CloneSession() error {
 // # Errors
 //
 // An empty name, a longer one or one with a line break; a failed write.
-func (r *Runtime) SetSessionName(name string) error {
+func (c *Conversation) SetSessionName(name string) error {
 	name = strings.TrimSpace(name)
 	switch {
 	case name == "":
@@ -248,60 +221,60 @@ func (r *Runtime) SetSessionName(name string) error {
 	case strings.ContainsAny(name, "\r\n"):
 		return errors.New("session name: must be one line")
 	}
-	if _, err := r.Session().AppendSessionInfo(r.redactor.String(name)); err != nil {
+	if _, err := c.Session().AppendSessionInfo(c.rt.Redactor().String(name)); err != nil {
 		return fmt.Errorf("session name: %w", err)
 	}
 	return nil
 }
 
-// BashResult is what RunBash reports (the reference agent's BashResult).
-type BashResult = builtin.CommandResult
-
-// RunBash runs a command a person typed (RPC bash, the TUI's !cmd) in the
-// working directory the way the bash tool runs the model's: the same shell,
-// command prefix, bash_spawn hooks, hidden variables and output limits; its
-// processes belong to the runtime. It runs no tool hooks or permission
-// rules: the person is the one asking. It has no timeout: cancel ctx to
-// stop it. update, when not nil, receives the output so far (the API key
-// is not redacted there: pass it through Redactor). RecordBash adds the
-// result to the conversation.
+// RunBash runs a command a person typed (RPC bash) as the runtime's
+// RunBash does — no tool hooks or permission rules: the person is the one
+// asking — and adds it to the conversation (a bashExecution message in the
+// session, which the model sees with the next prompt as the reference
+// sends it: "Ran `CMD`" and the output). A command that ends while a run
+// goes on is added when the run ends. Cancel ctx to stop it.
 //
 // # Errors
 //
-// As builtin.RunCommand: a spawn hook's error, no shell, a shell that
-// cannot start.
-func (r *Runtime) RunBash(ctx context.Context, command string, update func(output string)) (BashResult, error) {
-	res, err := builtin.RunCommand(ctx, r.bashOpts, r.cwd, command, update)
-	res.Output = r.redactor.String(res.Output)
-	return res, err
+// As app.Runtime.RunBash; a failed write of the session.
+func (c *Conversation) RunBash(ctx context.Context, command string, update func(output string)) (app.BashResult, error) {
+	res, err := c.rt.RunBash(ctx, command, update)
+	if err != nil {
+		return res, err
+	}
+	c.mu.Lock()
+	if c.running > 0 {
+		c.pendingBash = append(c.pendingBash, pendingBash{command: command, res: res})
+		c.mu.Unlock()
+		return res, nil
+	}
+	c.mu.Unlock()
+	return res, c.recordBash(command, res)
 }
 
-// RecordBash adds a command a person ran and its result to the session (a
-// bashExecution message) and to the conversation of the agent NewAgent
-// built last, so the model sees it with the next prompt, as the reference
-// sends it ("Ran `CMD`" and the output).
-//
-// # Errors
-//
-// agent.ErrBusy while the agent runs (record it after the run); a failed
-// write.
-func (r *Runtime) RecordBash(command string, res BashResult) error {
-	r.mu.Lock()
-	ag := r.agent
-	s := r.session
-	r.mu.Unlock()
-	if ag != nil && ag.Running() {
-		return fmt.Errorf("record bash: %w", agent.ErrBusy)
-	}
+// recordBash adds a command a person ran and its result to the session
+// and to the agent's conversation; nothing runs.
+func (c *Conversation) recordBash(command string, res app.BashResult) error {
+	red := c.rt.Redactor()
 	m := session.Message{
-		Role: session.RoleBashExecution, Command: r.redactor.String(command), Output: r.redactor.String(res.Output),
+		Role: session.RoleBashExecution, Command: red.String(command), Output: red.String(res.Output),
 		ExitCode: res.ExitCode, Cancelled: res.Cancelled, Truncated: res.Truncated, FullOutputPath: res.FullOutputPath,
 	}
-	if _, err := s.AppendMessage(m); err != nil {
-		return fmt.Errorf("record bash: %w", err)
+	return c.appendMessage("record bash", m)
+}
+
+// appendMessage adds m to the session and to the agent's conversation
+// (nothing runs).
+func (c *Conversation) appendMessage(op string, m session.Message) error {
+	if _, err := c.Session().AppendMessage(m); err != nil {
+		return fmt.Errorf("%s: %w", op, err)
 	}
+	ag := c.current()
 	if ag == nil {
-		return nil
+		return nil // the agent, when built, starts from the session
 	}
-	return ag.SetMessages(append(ag.Messages(), session.ToLLM([]session.Message{m})...))
+	if err := ag.SetMessages(append(ag.Messages(), session.ToLLM([]session.Message{m})...)); err != nil {
+		return fmt.Errorf("%s: %w", op, err)
+	}
+	return nil
 }

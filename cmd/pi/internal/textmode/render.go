@@ -1,4 +1,4 @@
-package main
+package textmode
 
 import (
 	"encoding/json"
@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/pi-go/pi/cmd/pi/internal/termtext"
 	"github.com/pi-go/pi/runtime/agent"
 	"github.com/pi-go/pi/runtime/llm"
 	"github.com/pi-go/pi/runtime/redact"
@@ -48,7 +49,7 @@ func (r *textRenderer) onEvent(ev agent.Event) {
 	case agent.EventToolExecutionStart:
 		r.spin.halt()
 		r.endLine()
-		fmt.Fprintf(r.tools, "→ %s %s\n", ev.ToolName, truncateForMessage(r.redactor.String(compactJSON(ev.Args)), 160))
+		fmt.Fprintf(r.tools, "→ %s %s\n", ev.ToolName, termtext.Cut(r.redactor.String(compactJSON(ev.Args)), 160))
 	case agent.EventToolExecutionEnd:
 		if ev.Result == nil {
 			return
@@ -73,7 +74,7 @@ func (r *textRenderer) onEvent(ev agent.Event) {
 			summary += fmt.Sprintf(", %d image(s)", images)
 		}
 		if ev.Failed() || r.preview == 0 {
-			fmt.Fprintf(r.tools, "%s %s: %s (%s)\n", mark, ev.ToolName, truncateForMessage(lines[0], 160), summary)
+			fmt.Fprintf(r.tools, "%s %s: %s (%s)\n", mark, ev.ToolName, termtext.Cut(lines[0], 160), summary)
 			if !ev.Failed() || r.preview == 0 {
 				return
 			}
@@ -85,7 +86,7 @@ func (r *textRenderer) onEvent(ev agent.Event) {
 			n = len(lines)
 		}
 		for _, l := range lines[:n] {
-			fmt.Fprintf(r.tools, "    %s\n", truncateForMessage(l, 160))
+			fmt.Fprintf(r.tools, "    %s\n", termtext.Cut(l, 160))
 		}
 		if len(lines) > n {
 			fmt.Fprintf(r.tools, "    … %d more line(s)\n", len(lines)-n)
@@ -97,7 +98,7 @@ func (r *textRenderer) onEvent(ev agent.Event) {
 					fmt.Fprintf(r.tools, "    … %d more diff line(s)\n", len(dl)-i)
 					break
 				}
-				fmt.Fprintf(r.tools, "    %s\n", truncateForMessage(r.redactor.String(l), 160))
+				fmt.Fprintf(r.tools, "    %s\n", termtext.Cut(r.redactor.String(l), 160))
 			}
 		}
 	case agent.EventTurnEnd, agent.EventAgentEnd:

@@ -1,4 +1,12 @@
-package main
+// Package rpcmode is pi's RPC front end (`pi --mode rpc`): the reference
+// agent's JSON-lines protocol over a Conversation (see docs/rpc.md).
+// Commands are JSON objects, one per line on stdin; each gets one response
+// line on stdout ({"type":"response","command","success",...}, with the
+// command's id); the conversation's events (the objects of --mode json)
+// and extension UI requests are lines on stdout too. It orchestrates
+// nothing of its own: prompts, steering, commands, bash, compaction and
+// session changes are the Conversation's.
+package rpcmode
 
 import (
 	"bufio"
@@ -18,40 +26,14 @@ import (
 	"github.com/pi-go/pi/runtime/agent"
 	"github.com/pi-go/pi/runtime/app"
 	"github.com/pi-go/pi/runtime/content"
+	"github.com/pi-go/pi/runtime/conversation"
 	"github.com/pi-go/pi/runtime/llm"
 	"github.com/pi-go/pi/runtime/redact"
 	"github.com/pi-go/pi/runtime/session"
 )
 
-// RPC mode (`pi --mode rpc`): the reference agent's RPC protocol (see
-// docs/rpc.md). Commands are JSON objects, one per line on stdin; each
-// gets one response line on stdout ({"type":"response","command",
-// "success",...}, with the command's id); the agent's events (the objects
-// of --mode json) and extension UI requests are lines on stdout too.
-
 // maxRPCLine bounds one command line (a prompt with images included).
 const maxRPCLine = 64 << 20
-
-// rpcOut writes whole JSON lines to stdout, one at a time, with the API key
-// redacted.
-type rpcOut struct {
-	mu       sync.Mutex
-	w        io.Writer
-	redactor *redact.Redactor
-}
-
-func (o *rpcOut) write(v any) {
-	b, err := json.Marshal(v)
-	if err != nil {
-		b, _ = json.Marshal(map[string]any{"type": "error", "error": "encode: " + err.Error()})
-	}
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	if o.redactor != nil {
-		b = o.redactor.Bytes(b)
-	}
-	o.w.Write(append(b, '\n'))
-}
 
 // rpcResponse is a command's response line.
 type rpcResponse struct {
@@ -80,62 +62,60 @@ type activity struct {
 	ended atomic.Bool
 }
 
-// rpcServer holds the state of an RPC session.
-type rpcServer struct {
-	rt    *app.Runtime
-	out   *rpcOut
-	ui    *rpcUI
-	aopts app.AgentOptions
+// server holds the state of an RPC session: which background work runs,
+// for the protocol's answers (busy, abort waits for the end).
+type server struct {
+	conv *conversation.Conversation
+	out  *Output
+	ui   *UI
 
-	// mu guards the fields below. It is never held while calling an agent
-	// method that emits events (Steer, FollowUp, NewAgent...): the event
-	// sink runs under the agent's own lock.
+	// mu guards the fields below. It is never held while calling a
+	// conversation method that emits events.
 	mu  sync.Mutex
-	ag  *agent.Agent
 	run *activity
-	// current is run, for the event sink (which must not take mu).
+	// current is run, for the event listener (which must not take mu).
 	current atomic.Pointer[activity]
 	compact *activity
 	bash    *activity
-	// pendingBash are bash results that wait for the run to end to be
-	// added to the conversation.
-	pendingBash []pendingBash
-	wg          sync.WaitGroup
+	wg      sync.WaitGroup
 }
 
-type pendingBash struct {
-	command string
-	res     app.BashResult
+// Output writes whole JSON lines to stdout, one at a time, with the API
+// key redacted (SetRedactor, once the runtime is open).
+type Output struct {
+	mu       sync.Mutex
+	w        io.Writer
+	redactor *redact.Redactor
 }
 
-// cmdRPC runs RPC mode until stdin ends (exit 0) or SIGTERM/SIGHUP (143,
-// 129).
-func cmdRPC(f *agentFlags, pos []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	switch {
-	case len(pos) > 0:
-		return usageError(stderr, "", "--mode rpc reads its commands from stdin and takes no prompt (got %q); send {\"type\":\"prompt\",\"message\":\"...\"}", pos[0])
-	case f.print || f.interactive:
-		return usageError(stderr, "", "--mode rpc cannot be combined with -p or --interactive")
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	out := &rpcOut{w: stdout}
-	ui := newRPCUI(out)
-	opts := f.commonFlags.appOptions(stderr, app.ModelOptions{Name: f.model, BaseURL: f.baseURL, APIKey: f.apiKey})
-	opts.Yes = f.yes
-	opts.Session = f.sess.options()
-	opts.UI = ui
-	rt, err := app.Open(ctx, opts)
+// NewOutput writes to w.
+func NewOutput(w io.Writer) *Output { return &Output{w: w} }
+
+// SetRedactor makes every later line go through r.
+func (o *Output) SetRedactor(r *redact.Redactor) {
+	o.mu.Lock()
+	o.redactor = r
+	o.mu.Unlock()
+}
+
+func (o *Output) write(v any) {
+	b, err := json.Marshal(v)
 	if err != nil {
-		return openFailed(stderr, err, f.apiKey)
+		b, _ = json.Marshal(map[string]any{"type": "error", "error": "encode: " + err.Error()})
 	}
-	defer rt.Close()
-	out.redactor = rt.Redactor()
-	errOut := rt.Redactor().Writer(stderr)
-	s := &rpcServer{rt: rt, out: out, ui: ui, aopts: app.AgentOptions{
-		SystemPrompt: f.systemPrompt, AppendSystemPrompt: f.appendPrompt, MaxTurns: f.maxTurns,
-	}}
-	s.aopts.OnEvent = func(ev agent.Event) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.redactor != nil {
+		b = o.redactor.Bytes(b)
+	}
+	o.w.Write(append(b, '\n'))
+}
+
+// Serve runs the protocol over conv until stdin ends (exit 0) or SIGTERM
+// or SIGHUP (143, 129). out must be the Output that ui writes to.
+func Serve(conv *conversation.Conversation, ui *UI, out *Output, stdin io.Reader) int {
+	s := &server{conv: conv, out: out, ui: ui}
+	unsubscribe := conv.Subscribe(func(ev agent.Event) {
 		if ev.Type == agent.EventAgentEnd {
 			// A client that saw agent_end may prompt at once (RpcClient's
 			// waitForIdle): from here on the run is not busy.
@@ -144,26 +124,15 @@ func cmdRPC(f *agentFlags, pos []string, stdin io.Reader, stdout, stderr io.Writ
 			}
 		}
 		out.write(ev)
-	}
-	if f.script != "" {
-		sc, err := llm.LoadScript(f.script)
-		if err != nil {
-			fmt.Fprintf(errOut, "pi: %v\n", err)
-			return exitError
-		}
-		s.aopts.Provider, s.aopts.ModelName = llm.NewScripted(sc), "scripted"
-	}
-	if err := s.newAgent(); err != nil {
-		fmt.Fprintf(errOut, "pi: %v\n", err)
-		return exitError
-	}
+	})
+	defer unsubscribe()
 
 	sigs := make(chan os.Signal, 1)
 	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGHUP)
 	defer signal.Stop(sigs)
 	lines, stop := make(chan []byte), make(chan struct{})
 	defer close(stop)
-	go readRPCLines(stdin, lines, stop, out)
+	go readLines(stdin, lines, stop, out)
 	for {
 		select {
 		case line, ok := <-lines:
@@ -178,7 +147,7 @@ func cmdRPC(f *agentFlags, pos []string, stdin io.Reader, stdout, stderr io.Writ
 			go func() { s.wg.Wait(); close(idle) }()
 			select {
 			case <-idle:
-				return exitOK
+				return 0
 			case sig := <-sigs:
 				s.shutdown()
 				return signalCode(sig)
@@ -198,11 +167,11 @@ func signalCode(sig os.Signal) int {
 	return 143
 }
 
-// readRPCLines sends each LF-terminated line of r (a trailing CR dropped;
+// readLines sends each LF-terminated line of r (a trailing CR dropped;
 // the last line may lack its LF) to lines, and closes it at the end of
 // input. A line longer than maxRPCLine gets an error response and is
 // skipped.
-func readRPCLines(r io.Reader, lines chan<- []byte, stop <-chan struct{}, out *rpcOut) {
+func readLines(r io.Reader, lines chan<- []byte, stop <-chan struct{}, out *Output) {
 	defer close(lines)
 	br := bufio.NewReaderSize(r, 64<<10)
 	for {
@@ -241,7 +210,7 @@ func readRPCLines(r io.Reader, lines chan<- []byte, stop <-chan struct{}, out *r
 
 // handleLine handles one input line: an extension_ui_response goes to the
 // dialog waiting for it; a command is run (long ones in the background).
-func (s *rpcServer) handleLine(line []byte) {
+func (s *server) handleLine(line []byte) {
 	var cmd rpcCommand
 	if err := json.Unmarshal(line, &cmd); err != nil {
 		s.out.write(rpcResponse{Type: "response", Command: "parse", Error: "Failed to parse command: " + err.Error()})
@@ -260,7 +229,7 @@ func (s *rpcServer) handleLine(line []byte) {
 }
 
 // reply writes cmd's response: data on success, else err's text.
-func (s *rpcServer) reply(cmd rpcCommand, data any, err error) {
+func (s *server) reply(cmd rpcCommand, data any, err error) {
 	r := rpcResponse{ID: cmd.ID, Type: "response", Command: cmd.Type, Success: err == nil, Data: data}
 	if err != nil {
 		r.Data, r.Error = nil, err.Error()
@@ -282,7 +251,7 @@ func errUnsupported(cmd, why string) error {
 	return fmt.Errorf("%s is not supported by pi: %s", cmd, why)
 }
 
-func (s *rpcServer) dispatch(cmd rpcCommand) {
+func (s *server) dispatch(cmd rpcCommand) {
 	switch cmd.Type {
 	case "prompt":
 		s.prompt(cmd)
@@ -292,16 +261,15 @@ func (s *rpcServer) dispatch(cmd rpcCommand) {
 			Images  []content.Block `json:"images"`
 		}
 		err := decode(cmd, &c)
-		var msg llm.Message
 		if err == nil {
-			msg, err = userMessage(c.Message, c.Images)
+			err = checkImages(c.Images)
 		}
 		if err == nil {
-			ag := s.agent()
+			p := conversation.Prompt{Text: c.Message, Images: c.Images}
 			if cmd.Type == "steer" {
-				ag.Steer(msg)
+				_, err = s.conv.Steer(context.Background(), p, s.submitOptions())
 			} else {
-				ag.FollowUp(msg)
+				_, err = s.conv.FollowUp(context.Background(), p, s.submitOptions())
 			}
 		}
 		s.reply(cmd, nil, err)
@@ -313,7 +281,7 @@ func (s *rpcServer) dispatch(cmd rpcCommand) {
 			ParentSession string `json:"parentSession"`
 		}
 		s.sessionChange(cmd, &c, func() (any, error) {
-			return map[string]bool{"cancelled": false}, s.rt.NewSession(c.ParentSession)
+			return map[string]bool{"cancelled": false}, s.conv.NewSession(c.ParentSession)
 		})
 	case "switch_session":
 		var c struct {
@@ -323,32 +291,31 @@ func (s *rpcServer) dispatch(cmd rpcCommand) {
 			if c.SessionPath == "" {
 				return nil, errors.New("switch_session: sessionPath is empty")
 			}
-			return map[string]bool{"cancelled": false}, s.rt.SwitchSession(c.SessionPath)
+			return map[string]bool{"cancelled": false}, s.conv.SwitchSession(c.SessionPath)
 		})
 	case "fork":
 		var c struct {
 			EntryID string `json:"entryId"`
 		}
 		s.sessionChange(cmd, &c, func() (any, error) {
-			text, err := s.rt.ForkSession(c.EntryID)
+			text, err := s.conv.Fork(c.EntryID)
 			return map[string]any{"text": text, "cancelled": false}, err
 		})
 	case "clone":
 		s.sessionChange(cmd, &struct{}{}, func() (any, error) {
-			return map[string]bool{"cancelled": false}, s.rt.CloneSession()
+			return map[string]bool{"cancelled": false}, s.conv.Clone()
 		})
 	case "get_state":
 		s.reply(cmd, s.state(), nil)
 	case "get_messages":
-		msgs := s.rt.Session().Context()
+		msgs := s.conv.Messages()
 		out := make([]*session.Message, len(msgs))
 		for i := range msgs {
 			out[i] = &msgs[i]
 		}
 		s.reply(cmd, map[string]any{"messages": out}, nil)
 	case "get_commands":
-		// Extension commands join this list with the ABI 1.1 commands.
-		s.reply(cmd, map[string]any{"commands": []any{}}, nil)
+		s.reply(cmd, map[string]any{"commands": s.commands()}, nil)
 	case "set_model":
 		var c struct {
 			Provider string `json:"provider"`
@@ -360,12 +327,12 @@ func (s *rpcServer) dispatch(cmd rpcCommand) {
 		}
 		var m any
 		if err == nil {
-			m, err = s.rt.Model()
+			m, err = s.conv.Model()
 		}
 		s.reply(cmd, m, err)
 	case "get_available_models":
-		m, err := s.rt.Model()
-		s.reply(cmd, map[string]any{"models": []app.ModelInfo{m}}, err)
+		m, err := s.conv.Model()
+		s.reply(cmd, map[string]any{"models": []conversation.ModelInfo{m}}, err)
 	case "cycle_model", "cycle_thinking_level":
 		// One model, no thinking levels: the reference answers null then.
 		s.out.write(map[string]any{"id": cmd.ID, "type": "response", "command": cmd.Type, "success": true, "data": nil})
@@ -380,9 +347,9 @@ func (s *rpcServer) dispatch(cmd rpcCommand) {
 		}
 		if err == nil {
 			if cmd.Type == "set_steering_mode" {
-				s.agent().SetQueueModes(mode, "")
+				s.conv.SetQueueModes(mode, "")
 			} else {
-				s.agent().SetQueueModes("", mode)
+				s.conv.SetQueueModes("", mode)
 			}
 		}
 		s.reply(cmd, nil, err)
@@ -412,11 +379,11 @@ func (s *rpcServer) dispatch(cmd rpcCommand) {
 		s.mu.Unlock()
 		s.reply(cmd, nil, nil)
 	case "get_session_stats":
-		s.reply(cmd, s.rt.SessionStats(), nil)
+		s.reply(cmd, s.conv.Stats(), nil)
 	case "get_fork_messages":
-		s.reply(cmd, map[string]any{"messages": s.rt.ForkPoints()}, nil)
+		s.reply(cmd, map[string]any{"messages": s.conv.ForkPoints()}, nil)
 	case "get_last_assistant_text":
-		s.reply(cmd, map[string]any{"text": lastAssistantText(s.rt.Session().Context())}, nil)
+		s.reply(cmd, map[string]any{"text": lastAssistantText(s.conv.Messages())}, nil)
 	case "set_session_name":
 		var c struct {
 			Name string `json:"name"`
@@ -426,7 +393,7 @@ func (s *rpcServer) dispatch(cmd rpcCommand) {
 			err = errors.New("Session name cannot be empty")
 		}
 		if err == nil {
-			err = s.rt.SetSessionName(c.Name)
+			err = s.conv.SetSessionName(c.Name)
 		}
 		s.reply(cmd, nil, err)
 	case "set_thinking_level":
@@ -443,7 +410,7 @@ func (s *rpcServer) dispatch(cmd rpcCommand) {
 }
 
 // background runs f on its own goroutine, which shutdown waits for.
-func (s *rpcServer) background(f func()) {
+func (s *server) background(f func()) {
 	s.wg.Add(1)
 	go func() {
 		defer s.wg.Done()
@@ -451,20 +418,51 @@ func (s *rpcServer) background(f func()) {
 	}()
 }
 
-// userMessage makes the user message of a prompt, steer or follow_up.
-func userMessage(text string, images []content.Block) (llm.Message, error) {
+// checkImages checks the images of a prompt, steer or follow_up.
+func checkImages(images []content.Block) error {
 	for i, b := range images {
 		if b.Type != "image" || b.Data == "" || !strings.HasPrefix(b.MimeType, "image/") {
-			return llm.Message{}, fmt.Errorf("images[%d]: want {\"type\":\"image\",\"data\":BASE64,\"mimeType\":\"image/...\"}", i)
+			return fmt.Errorf("images[%d]: want {\"type\":\"image\",\"data\":BASE64,\"mimeType\":\"image/...\"}", i)
 		}
 	}
-	return agent.UserMessage(text, images...), nil
+	return nil
+}
+
+// submitOptions are how RPC prompts are submitted: as a person's (an
+// unknown /x is answered, not sent), with what a command or an input hook
+// shows the person as a notify request of the extension UI
+// sub-protocol, which the reference's clients show.
+func (s *server) submitOptions() conversation.SubmitOptions {
+	return conversation.SubmitOptions{Interactive: true, Show: func(text string) {
+		s.ui.Notify(text, app.NotifyInfo)
+	}}
+}
+
+// commandInfo is one entry of get_commands, in the reference's shape.
+type commandInfo struct {
+	Name        string `json:"name"`
+	Description string `json:"description,omitempty"`
+	Source      string `json:"source"`
+	Extension   string `json:"extension,omitempty"`
+}
+
+// commands lists the slash commands a prompt may start with, as the
+// reference lists them: the extensions' (source "extension"); pi's own
+// interactive commands are RPC commands here (new_session, compact, ...).
+func (s *server) commands() []commandInfo {
+	out := []commandInfo{}
+	for _, c := range s.conv.Commands() {
+		if c.Extension != "" {
+			out = append(out, commandInfo{Name: c.Name, Description: c.Description, Source: "extension", Extension: c.Extension})
+		}
+	}
+	return out
 }
 
 // busyLocked reports whether a run (before its agent_end) or a compaction
 // is going on; a run past its agent_end is waited for first (s.mu held;
 // it is released while waiting).
-func (s *rpcServer) busyLocked() bool {
+func (s *server) busyLocked() bool {
 	for s.run != nil && s.run.ended.Load() {
 		done := s.run.done
 		s.mu.Unlock()
@@ -474,16 +472,15 @@ func (s *rpcServer) busyLocked() bool {
 	return s.run != nil || s.compact != nil
 }
 
-func (s *rpcServer) prompt(cmd rpcCommand) {
+func (s *server) prompt(cmd rpcCommand) {
 	var c struct {
 		Message           string          `json:"message"`
 		Images            []content.Block `json:"images"`
 		StreamingBehavior string          `json:"streamingBehavior"`
 	}
 	err := decode(cmd, &c)
-	var msg llm.Message
 	if err == nil {
-		msg, err = userMessage(c.Message, c.Images)
+		err = checkImages(c.Images)
 	}
 	if err == nil && c.StreamingBehavior != "" && c.StreamingBehavior != "steer" && c.StreamingBehavior != "followUp" {
 		err = fmt.Errorf("prompt: streamingBehavior %q: want \"steer\" or \"followUp\"", c.StreamingBehavior)
@@ -492,20 +489,19 @@ func (s *rpcServer) prompt(cmd rpcCommand) {
 		s.reply(cmd, nil, err)
 		return
 	}
+	p := conversation.Prompt{Text: c.Message, Images: c.Images}
 	s.mu.Lock()
-	ag := s.ag
 	if s.busyLocked() {
 		s.mu.Unlock()
 		switch c.StreamingBehavior {
 		case "steer":
-			ag.Steer(msg)
+			_, err = s.conv.Steer(context.Background(), p, s.submitOptions())
 		case "followUp":
-			ag.FollowUp(msg)
+			_, err = s.conv.FollowUp(context.Background(), p, s.submitOptions())
 		default:
-			s.reply(cmd, nil, errors.New("Agent is already processing. Specify streamingBehavior ('steer' or 'followUp') to queue the message."))
-			return
+			err = errors.New("Agent is already processing. Specify streamingBehavior ('steer' or 'followUp') to queue the message.")
 		}
-		s.reply(cmd, nil, nil)
+		s.reply(cmd, nil, err)
 		return
 	}
 	ctx, cancel := context.WithCancel(context.Background())
@@ -513,28 +509,36 @@ func (s *rpcServer) prompt(cmd rpcCommand) {
 	s.run = a
 	s.current.Store(a)
 	s.mu.Unlock()
-	s.reply(cmd, nil, nil)
 	s.background(func() {
 		defer close(a.done)
 		defer cancel()
-		// The outcome is in the events (agent_end, with error).
-		ag.PromptMessage(ctx, msg)
+		// The response comes once the input hooks took the prompt (a
+		// failing hook is the error response, as the reference answers a
+		// failed preflight); the outcome of a run is in the events
+		// (agent_end, with error); what failed before a run started (an
+		// extension command, no model) is said as an error notice.
+		accepted := false
+		o := s.submitOptions()
+		o.Accepted = func() {
+			accepted = true
+			s.reply(cmd, nil, nil)
+		}
+		_, err := s.conv.Submit(ctx, p, o)
+		switch {
+		case err == nil, errors.Is(err, context.Canceled):
+		case !accepted:
+			s.reply(cmd, nil, err)
+		case !a.ended.Load():
+			s.ui.Notify(err.Error(), app.NotifyError)
+		}
 		s.mu.Lock()
 		s.run = nil
 		s.current.CompareAndSwap(a, nil)
-		s.flushBashLocked()
 		s.mu.Unlock()
 	})
 }
 
-// agent is the current agent.
-func (s *rpcServer) agent() *agent.Agent {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.ag
-}
-
-func (s *rpcServer) startCompact(cmd rpcCommand, instructions string) {
+func (s *server) startCompact(cmd rpcCommand, instructions string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.busyLocked() {
@@ -547,10 +551,9 @@ func (s *rpcServer) startCompact(cmd rpcCommand, instructions string) {
 	s.background(func() {
 		defer close(a.done)
 		defer cancel()
-		res, err := s.rt.Compact(ctx, instructions)
+		res, err := s.conv.Compact(ctx, instructions)
 		s.mu.Lock()
 		s.compact = nil
-		s.flushBashLocked()
 		s.mu.Unlock()
 		if err != nil {
 			s.reply(cmd, nil, err)
@@ -570,7 +573,7 @@ type bashData struct {
 	FullOutputPath string `json:"fullOutputPath,omitempty"`
 }
 
-func (s *rpcServer) startBash(cmd rpcCommand, command string) {
+func (s *server) startBash(cmd rpcCommand, command string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.bash != nil {
@@ -583,15 +586,11 @@ func (s *rpcServer) startBash(cmd rpcCommand, command string) {
 	s.background(func() {
 		defer close(a.done)
 		defer cancel()
-		res, err := s.rt.RunBash(ctx, command, nil)
+		// The conversation adds it to the session, after the run when one
+		// goes on.
+		res, err := s.conv.RunBash(ctx, command, nil)
 		s.mu.Lock()
 		s.bash = nil
-		if err == nil {
-			s.pendingBash = append(s.pendingBash, pendingBash{command, res})
-			if !s.busyLocked() {
-				s.flushBashLocked()
-			}
-		}
 		s.mu.Unlock()
 		if err != nil {
 			s.reply(cmd, nil, err)
@@ -601,20 +600,9 @@ func (s *rpcServer) startBash(cmd rpcCommand, command string) {
 	})
 }
 
-// flushBashLocked adds the bash results that waited to the conversation
-// (s.mu held, nothing running).
-func (s *rpcServer) flushBashLocked() {
-	for _, p := range s.pendingBash {
-		if err := s.rt.RecordBash(p.command, p.res); err != nil {
-			s.rt.Logger().Warn("bash result not added to the conversation", "command", p.command, "error", err.Error())
-		}
-	}
-	s.pendingBash = nil
-}
-
 // abortAndWait cancels the run and the compaction and waits for them to
 // end.
-func (s *rpcServer) abortAndWait() {
+func (s *server) abortAndWait() {
 	s.mu.Lock()
 	var waits []chan struct{}
 	for _, a := range []*activity{s.run, s.compact} {
@@ -631,7 +619,7 @@ func (s *rpcServer) abortAndWait() {
 
 // sessionChange aborts what runs (a bash command too), changes the session
 // with change and builds the agent for the new one.
-func (s *rpcServer) sessionChange(cmd rpcCommand, fields any, change func() (any, error)) {
+func (s *server) sessionChange(cmd rpcCommand, fields any, change func() (any, error)) {
 	if err := decode(cmd, fields); err != nil {
 		s.reply(cmd, nil, err)
 		return
@@ -647,85 +635,53 @@ func (s *rpcServer) sessionChange(cmd rpcCommand, fields any, change func() (any
 		<-b.done
 	}
 	data, err := change()
-	if err == nil {
-		err = s.newAgent()
-	}
 	s.reply(cmd, data, err)
 }
 
 // setModel switches the model, keeping what is queued.
-func (s *rpcServer) setModel(provider, id string) error {
+func (s *server) setModel(provider, id string) error {
 	s.mu.Lock()
 	busy := s.busyLocked()
 	s.mu.Unlock()
 	if busy {
 		return errors.New("set_model: the agent is busy; wait for agent_end or send abort first")
 	}
-	if err := s.rt.SetModel(provider, id); err != nil {
-		return err
-	}
-	return s.newAgent()
-}
-
-// newAgent builds the agent on the runtime's current session; messages
-// queued on the old agent move to the new one.
-func (s *rpcServer) newAgent() error {
-	ag, err := s.rt.NewAgent(s.aopts)
-	if err != nil {
-		return err
-	}
-	s.mu.Lock()
-	old := s.ag
-	s.ag = ag
-	s.mu.Unlock()
-	if old != nil {
-		st, fu := old.Queued()
-		sm, fm := old.QueueModes()
-		ag.SetQueueModes(sm, fm)
-		for _, m := range st {
-			ag.Steer(m)
-		}
-		for _, m := range fu {
-			ag.FollowUp(m)
-		}
-	}
-	return nil
+	return s.conv.SetModel(provider, id)
 }
 
 // rpcState is get_state's data.
 type rpcState struct {
-	Model                 *app.ModelInfo `json:"model"`
-	ThinkingLevel         string         `json:"thinkingLevel"`
-	IsStreaming           bool           `json:"isStreaming"`
-	IsCompacting          bool           `json:"isCompacting"`
-	SteeringMode          string         `json:"steeringMode"`
-	FollowUpMode          string         `json:"followUpMode"`
-	SessionFile           string         `json:"sessionFile,omitempty"`
-	SessionID             string         `json:"sessionId"`
-	SessionName           string         `json:"sessionName,omitempty"`
-	AutoCompactionEnabled bool           `json:"autoCompactionEnabled"`
-	MessageCount          int            `json:"messageCount"`
-	PendingMessageCount   int            `json:"pendingMessageCount"`
+	Model                 *conversation.ModelInfo `json:"model"`
+	ThinkingLevel         string                  `json:"thinkingLevel"`
+	IsStreaming           bool                    `json:"isStreaming"`
+	IsCompacting          bool                    `json:"isCompacting"`
+	SteeringMode          string                  `json:"steeringMode"`
+	FollowUpMode          string                  `json:"followUpMode"`
+	SessionFile           string                  `json:"sessionFile,omitempty"`
+	SessionID             string                  `json:"sessionId"`
+	SessionName           string                  `json:"sessionName,omitempty"`
+	AutoCompactionEnabled bool                    `json:"autoCompactionEnabled"`
+	MessageCount          int                     `json:"messageCount"`
+	PendingMessageCount   int                     `json:"pendingMessageCount"`
 }
 
-func (s *rpcServer) state() rpcState {
+func (s *server) state() rpcState {
 	s.mu.Lock()
-	ag := s.ag
 	st := rpcState{ThinkingLevel: "off", IsStreaming: s.run != nil && !s.run.ended.Load(), IsCompacting: s.compact != nil}
 	s.mu.Unlock()
-	if m, err := s.rt.Model(); err == nil {
+	if m, err := s.conv.Model(); err == nil {
 		st.Model = &m
 	}
-	sm, fm := ag.QueueModes()
+	sm, fm := s.conv.QueueModes()
 	st.SteeringMode, st.FollowUpMode = string(sm), string(fm)
-	steer, follow := ag.Queued()
+	steer, follow := s.conv.Queued()
 	st.PendingMessageCount = len(steer) + len(follow)
-	sess := s.rt.Session()
+	sess := s.conv.Session()
 	if !sess.InMemory() {
 		st.SessionFile = sess.Path()
 	}
 	st.SessionID, st.SessionName = sess.ID(), sess.Name()
-	if cs, err := s.rt.Config().CompactionSettings(); err == nil {
+	if cs, err := s.conv.Runtime().Config().CompactionSettings(); err == nil {
 		st.AutoCompactionEnabled = cs.Enabled
 	}
 	st.MessageCount = len(sess.Context())
@@ -754,7 +710,7 @@ func lastAssistantText(msgs []session.Message) *string {
 
 // shutdown ends everything that runs, answers pending dialogs with their
 // defaults and waits for the background work.
-func (s *rpcServer) shutdown() {
+func (s *server) shutdown() {
 	s.ui.close()
 	s.mu.Lock()
 	for _, a := range []*activity{s.run, s.compact, s.bash} {

@@ -1,4 +1,4 @@
-package main
+package textmode
 
 import (
 	"bufio"
@@ -10,35 +10,40 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/pi-go/pi/cmd/pi/internal/termtext"
 	"github.com/pi-go/pi/runtime/app"
 	"github.com/pi-go/pi/runtime/redact"
 )
 
-// lineUI is the interactive line mode's app.UI: notices (extensions'
+// LineUI is the interactive line mode's app.UI: notices (extensions'
 // ui.notify) are printed, questions (ui.confirm, approvals) read a line
 // from the prompt's own reader, which is idle while a turn or a command
 // runs. The line reader cannot be interrupted, so a question waits for its
 // answer even past ctx's deadline.
-type lineUI struct {
+type LineUI struct {
 	mu    sync.Mutex
 	lines *bufio.Scanner
 	out   io.Writer
 }
 
-var _ app.UI = (*lineUI)(nil)
+// NewLineUI asks on out and reads the answers from lines, the prompt's own
+// reader.
+func NewLineUI(lines *bufio.Scanner, out io.Writer) *LineUI { return &LineUI{lines: lines, out: out} }
+
+var _ app.UI = (*LineUI)(nil)
 
 // Notify prints the message ("warning: MESSAGE" for warnings and errors).
-func (u *lineUI) Notify(message string, level app.NotifyLevel) {
+func (u *LineUI) Notify(message string, level app.NotifyLevel) {
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	if level != app.NotifyInfo && level != "" {
 		message = string(level) + ": " + message
 	}
-	fmt.Fprintf(u.out, "\n%s\n", printable(message))
+	fmt.Fprintf(u.out, "\n%s\n", termtext.Printable(message))
 }
 
 // ask prints the question and reads the answer line.
-func (u *lineUI) ask(ctx context.Context, question string) (string, error) {
+func (u *LineUI) ask(ctx context.Context, question string) (string, error) {
 	if err := ctx.Err(); err != nil {
 		return "", err
 	}
@@ -50,10 +55,10 @@ func (u *lineUI) ask(ctx context.Context, question string) (string, error) {
 }
 
 // Confirm asks "? TITLE: MESSAGE [y/N]"; y or yes confirms.
-func (u *lineUI) Confirm(ctx context.Context, title, message string) (bool, error) {
+func (u *LineUI) Confirm(ctx context.Context, title, message string) (bool, error) {
 	u.mu.Lock()
 	defer u.mu.Unlock()
-	a, err := u.ask(ctx, fmt.Sprintf("\n? %s: %s [y/N] ", printable(title), printable(message)))
+	a, err := u.ask(ctx, fmt.Sprintf("\n? %s: %s [y/N] ", termtext.Printable(title), termtext.Printable(message)))
 	if err != nil {
 		return false, err
 	}
@@ -66,13 +71,13 @@ func (u *lineUI) Confirm(ctx context.Context, title, message string) (bool, erro
 
 // Select lists the options numbered and reads a number; anything else
 // dismisses the question.
-func (u *lineUI) Select(ctx context.Context, title string, options []string) (string, bool, error) {
+func (u *LineUI) Select(ctx context.Context, title string, options []string) (string, bool, error) {
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	var b strings.Builder
-	fmt.Fprintf(&b, "\n? %s\n", printable(title))
+	fmt.Fprintf(&b, "\n? %s\n", termtext.Printable(title))
 	for i, o := range options {
-		fmt.Fprintf(&b, "  %d. %s\n", i+1, printable(o))
+		fmt.Fprintf(&b, "  %d. %s\n", i+1, termtext.Printable(o))
 	}
 	b.WriteString("  number (Enter dismisses): ")
 	a, err := u.ask(ctx, b.String())
@@ -87,12 +92,12 @@ func (u *lineUI) Select(ctx context.Context, title string, options []string) (st
 }
 
 // Input reads one line; an empty line dismisses the question.
-func (u *lineUI) Input(ctx context.Context, title, placeholder string) (string, bool, error) {
+func (u *LineUI) Input(ctx context.Context, title, placeholder string) (string, bool, error) {
 	u.mu.Lock()
 	defer u.mu.Unlock()
-	q := fmt.Sprintf("\n? %s: ", printable(title))
+	q := fmt.Sprintf("\n? %s: ", termtext.Printable(title))
 	if placeholder != "" {
-		q = fmt.Sprintf("\n? %s (%s): ", printable(title), printable(placeholder))
+		q = fmt.Sprintf("\n? %s (%s): ", termtext.Printable(title), termtext.Printable(placeholder))
 	}
 	a, err := u.ask(ctx, q)
 	if err != nil || a == "" {
@@ -101,31 +106,14 @@ func (u *lineUI) Input(ctx context.Context, title, placeholder string) (string, 
 	return a, true, nil
 }
 
-// showFunc prints what a command or an input hook shows the person in
-// print mode: the text on stdout, or in json mode one line
-// {"type":"notice","text":...}.
-func showFunc(mode string, r *redact.Redactor, stdout io.Writer) func(string) {
-	if mode == "json" {
+// showFunc prints what a command or an input hook shows the person: the
+// text on stdout, or in json mode one line {"type":"notice","text":...}.
+func showFunc(jsonLines bool, r *redact.Redactor, stdout io.Writer) func(string) {
+	if jsonLines {
 		return func(s string) {
 			b, _ := json.Marshal(map[string]string{"type": "notice", "text": s})
 			stdout.Write(append(r.Bytes(b), '\n'))
 		}
 	}
-	return func(s string) { fmt.Fprintln(stdout, printable(r.String(s))) }
-}
-
-// printable replaces what an extension's text could use to drive the
-// terminal — control characters other than newline and tab, DEL and the
-// C1 controls (ESC sequences that move the cursor, rewrite a line, set the
-// title) — with "�", so a notice or a question cannot fake another prompt.
-func printable(s string) string {
-	return strings.Map(func(r rune) rune {
-		switch {
-		case r == '\n' || r == '\t':
-			return r
-		case r < 0x20 || r == 0x7f || (r >= 0x80 && r <= 0x9f):
-			return '\uFFFD'
-		}
-		return r
-	}, s)
+	return func(s string) { fmt.Fprintln(stdout, termtext.Printable(r.String(s))) }
 }

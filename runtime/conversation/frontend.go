@@ -1,34 +1,29 @@
-package app
+package conversation
 
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"regexp"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
 
-	"github.com/pi-go/pi/runtime/llm"
+	"github.com/pi-go/pi/runtime/app"
 	"github.com/pi-go/pi/runtime/session"
 	"github.com/pi-go/pi/runtime/tool"
 )
 
-// This file holds what the terminal UI asks of the runtime between runs
-// (control.go and stats.go hold what it shares with RPC: sessions, the
-// model): the session's name, the model's name, the context in use, and a
-// person's own shell command run into the conversation. None of these may be
-// called while the agent runs or a tool call is in progress; after a
-// session or model change the front end builds its agent again with
-// NewAgent (the agent goes on from the session, as a resumed one does).
+// This file holds what front ends show between runs: the session's name,
+// the model's name, the context in use, and a person's own shell command
+// (!cmd) run into the conversation.
 
 // MaxSessionNameLen bounds a session name, in bytes.
 const MaxSessionNameLen = 200
 
 // SessionName is the current session's display name ("" when it has
 // none).
-func (r *Runtime) SessionName() string { return r.Session().Name() }
+func (c *Conversation) SessionName() string { return c.Session().Name() }
 
 // SetSessionName names the current session (a session_info entry, as the
 // reference writes for /name). The name is one line, trimmed, with the
@@ -36,8 +31,14 @@ func (r *Runtime) SessionName() string { return r.Session().Name() }
 //
 // ModelName is the name of the model the next NewAgent talks to ("" when
 // none is configured).
-func (r *Runtime) ModelName() string {
-	s, _ := ResolveModel(r.cfg, r.modelOptions())
+func (c *Conversation) ModelName() string {
+	c.mu.Lock()
+	mo := c.model
+	c.mu.Unlock()
+	if c.opts.Provider != nil {
+		return firstNonEmpty(c.opts.ModelName, "custom")
+	}
+	s, _ := app.ResolveModel(c.rt.Config(), mo)
 	return s.Name
 }
 
@@ -46,8 +47,8 @@ func (r *Runtime) ModelName() string {
 //
 // ContextWindow is the context window in tokens that compaction works
 // with ([compaction] context_window); 0 when it is not known.
-func (r *Runtime) ContextWindow() int {
-	cs, err := r.cfg.CompactionSettings()
+func (c *Conversation) ContextWindow() int {
+	cs, err := c.rt.Config().CompactionSettings()
 	if err != nil {
 		return 0
 	}
@@ -75,23 +76,22 @@ var exitCodeRE = sync.OnceValue(func() *regexp.Regexp {
 	return regexp.MustCompile(`Command exited with code (\d+)\s*$`)
 })
 
-// RunShellCommand (the TUI's !cmd) runs command with the bash tool through
+// RunShellCommand (!cmd in the TUI and the line mode) runs command with the bash tool through
 // the whole call pipeline
 // (tool_call hooks, permissions, approval, tool_result hooks), as the
 // model's call would run, and adds it to the conversation the way the
 // reference does: a bashExecution message in the session, which the model
 // sees as a user message with the command and its output. update receives
-// the output as it streams. The agent NewAgent built last gets the message
-// too.
+// the output as it streams. While a run goes on the command runs, and the
+// message joins the conversation when the run ends.
 //
 // # Errors
 //
-// No bash tool is registered; the session cannot be written; the agent is
-// running (agent.ErrBusy).
-func (r *Runtime) RunShellCommand(ctx context.Context, command string, update tool.UpdateFunc) (*BashRun, error) {
+// No bash tool is registered; the session cannot be written.
+func (c *Conversation) RunShellCommand(ctx context.Context, command string, update tool.UpdateFunc) (*BashRun, error) {
 	input, _ := json.Marshal(map[string]string{"command": command})
 	id := "bang_" + strconv.FormatInt(time.Now().UnixNano(), 36)
-	res, err := r.CallTool(ctx, "bash", id, input, update)
+	res, err := c.rt.CallTool(ctx, "bash", id, input, update)
 	if err != nil {
 		return nil, err
 	}
@@ -114,22 +114,17 @@ func (r *Runtime) RunShellCommand(ctx context.Context, command string, update to
 	run.FullOutputPath = d.FullOutputPath
 	m := session.Message{
 		Role: session.RoleBashExecution, Timestamp: time.Now().UnixMilli(),
-		Command: r.redactor.String(command), Output: text, ExitCode: run.ExitCode,
+		Command: c.rt.Redactor().String(command), Output: text, ExitCode: run.ExitCode,
 		Cancelled: run.Cancelled, Truncated: d.FullOutputPath != "", FullOutputPath: d.FullOutputPath,
 	}
-	if _, err := r.Session().AppendMessage(m); err != nil {
-		return run, fmt.Errorf("run bash: %w", err)
+	c.mu.Lock()
+	if c.running > 0 {
+		c.pendingBash = append(c.pendingBash, pendingBash{command: command, msg: &m})
+		c.mu.Unlock()
+		return run, nil
 	}
-	r.mu.Lock()
-	ag := r.agent
-	r.mu.Unlock()
-	if ag != nil {
-		msgs := append(ag.Messages(), session.ToLLM([]session.Message{m})...)
-		if err := ag.SetMessages(msgs); err != nil {
-			return run, fmt.Errorf("run bash: %w", err)
-		}
-	}
-	return run, nil
+	c.mu.Unlock()
+	return run, c.appendMessage("run bash", m)
 }
 
 // ContextTokens estimates the tokens of the conversation the model sees
@@ -137,8 +132,8 @@ func (r *Runtime) RunShellCommand(ctx context.Context, command string, update to
 // came after it, as the reference's status line does.
 // Without any usage reported (a scripted model) it is the estimate of
 // every message.
-func (r *Runtime) ContextTokens() int {
-	msgs := r.Session().Context()
+func (c *Conversation) ContextTokens() int {
+	msgs := c.Session().Context()
 	if n := session.EstimateContextTokens(msgs); n > 0 {
 		return n
 	}
@@ -149,16 +144,12 @@ func (r *Runtime) ContextTokens() int {
 	return n
 }
 
-// History returns the conversation of the current session as the model
-// sees it (for a front end to show after a resume).
-func (r *Runtime) History() []llm.Message { return session.ToLLM(r.Session().Context()) }
-
-// Sessions lists the sessions of the runtime's session folder, the most
+// Sessions lists the sessions of the conversation's session folder, the most
 // recently active first (for a /resume picker).
 //
 // # Errors
 //
 // The folder exists but cannot be read.
-func (r *Runtime) Sessions() ([]session.Info, error) {
-	return session.List(SessionDir(r.piHome, r.cwd, r.sessionOptions()))
+func (c *Conversation) Sessions() ([]session.Info, error) {
+	return session.List(SessionDir(c.rt.PIHome(), c.rt.Cwd(), c.sessionOptions()))
 }

@@ -1,4 +1,4 @@
-package app
+package conversation
 
 import (
 	"context"
@@ -10,8 +10,8 @@ import (
 	"path/filepath"
 	"sync"
 
-	"github.com/pi-go/pi/extensions"
 	"github.com/pi-go/pi/runtime/agent"
+	"github.com/pi-go/pi/runtime/app"
 	"github.com/pi-go/pi/runtime/config"
 	"github.com/pi-go/pi/runtime/llm"
 	"github.com/pi-go/pi/runtime/session"
@@ -62,34 +62,32 @@ func ListSessions(piHome, cwd string, o SessionOptions) ([]session.Info, error) 
 	if piHome == "" {
 		piHome = config.DefaultPIHome()
 	}
-	abs, err := workingDir(cwd)
+	abs, err := app.WorkingDir(cwd)
 	if err != nil {
 		return nil, err
 	}
 	return session.List(SessionDir(piHome, abs, o))
 }
 
-// openSession opens or creates the runtime's session as Options.Session
-// says; without Options.Session the session is in memory only.
-func (r *Runtime) openSession() error {
-	o := SessionOptions{Disabled: true}
-	if r.opts.Session != nil {
-		o = *r.opts.Session
-	}
-	warn := r.warn
-	dir := SessionDir(r.piHome, r.cwd, o)
-	root := session.DefaultDir(r.piHome)
+// openSession opens or creates the conversation's session as
+// Options.Session says; without it the session is in memory only.
+func (c *Conversation) openSession() error {
+	o := c.sessionOptions()
+	warn, cwd, home := c.rt.Warn, c.rt.Cwd(), c.rt.PIHome()
+	dir := SessionDir(home, cwd, o)
+	root := session.DefaultDir(home)
+	resumed := false
 	var (
 		s   *session.Session
 		err error
 	)
 	switch {
 	case o.Disabled:
-		s, err = session.Create(session.CreateOptions{Cwd: r.cwd, InMemory: true})
+		s, err = session.Create(session.CreateOptions{Cwd: cwd, InMemory: true})
 	case o.Fork != "":
 		var p string
 		if p, err = session.Resolve(o.Fork, dir, root); err == nil {
-			s, err = session.Fork(p, session.CreateOptions{Cwd: r.cwd, Dir: dir})
+			s, err = session.Fork(p, session.CreateOptions{Cwd: cwd, Dir: dir})
 		}
 	case o.Path != "":
 		var p string
@@ -97,31 +95,28 @@ func (r *Runtime) openSession() error {
 			break
 		}
 		if _, statErr := os.Stat(p); errors.Is(statErr, os.ErrNotExist) {
-			s, err = session.Create(session.CreateOptions{Cwd: r.cwd, Path: p})
+			s, err = session.Create(session.CreateOptions{Cwd: cwd, Path: p})
 		} else {
-			s, err = session.Open(p, session.OpenOptions{Cwd: r.cwd, Warn: warn})
-			r.resumed = err == nil
+			s, err = session.Open(p, session.OpenOptions{Cwd: cwd, Warn: warn})
+			resumed = err == nil
 		}
 	case o.Continue:
 		if p := session.MostRecent(dir); p != "" {
-			s, err = session.Open(p, session.OpenOptions{Cwd: r.cwd, Warn: warn})
-			r.resumed = err == nil
+			s, err = session.Open(p, session.OpenOptions{Cwd: cwd, Warn: warn})
+			resumed = err == nil
 		} else {
-			s, err = session.Create(session.CreateOptions{Cwd: r.cwd, Dir: dir})
+			s, err = session.Create(session.CreateOptions{Cwd: cwd, Dir: dir})
 		}
 	default:
-		s, err = session.Create(session.CreateOptions{Cwd: r.cwd, Dir: dir})
+		s, err = session.Create(session.CreateOptions{Cwd: cwd, Dir: dir})
 	}
 	if err != nil {
 		return fmt.Errorf("session: %w", err)
 	}
-	r.session = s
-	r.closers = append(r.closers, func() {
-		if err := s.Close(); err != nil {
-			r.logger.Warn("session not closed cleanly", "file", s.Path(), "error", err.Error())
-		}
-	})
+	c.sess.Store(s)
+	c.resumed.Store(resumed)
 	if n, err := s.RepairInterrupted(); err != nil {
+		c.closeSession(s)
 		return fmt.Errorf("session %s: %w", s.Path(), err)
 	} else if n > 0 {
 		warn(fmt.Sprintf("session %s: the last run ended while %d tool call(s) ran; each got an error result saying so", s.Path(), n))
@@ -129,74 +124,57 @@ func (r *Runtime) openSession() error {
 	return nil
 }
 
-// Session is the runtime's session (in memory only unless
+// sessionOptions are Options.Session, or an in-memory session.
+func (c *Conversation) sessionOptions() SessionOptions {
+	if c.opts.Session == nil {
+		return SessionOptions{Disabled: true}
+	}
+	return *c.opts.Session
+}
+
+// fileBacked says the session is kept in a file (not --no-session):
+// extensions may then write custom entries to it.
+func (c *Conversation) fileBacked() bool { return !c.sessionOptions().Disabled }
+
+// closeSession closes s, logging a failure.
+func (c *Conversation) closeSession(s *session.Session) {
+	if err := s.Close(); err != nil {
+		c.rt.Logger().Warn("session not closed cleanly", "file", s.Path(), "error", err.Error())
+	}
+}
+
+// Session is the conversation's session (in memory only unless
 // Options.Session asked for a file). It changes with NewSession,
-// SwitchSession, ForkSession and CloneSession.
-func (r *Runtime) Session() *session.Session {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.session
-}
+// SwitchSession, Fork and Clone.
+func (c *Conversation) Session() *session.Session { return c.sess.Load() }
 
-// SessionResumed reports whether the session existed before it was opened
-// (-c, --session with an existing file, SwitchSession).
-func (r *Runtime) SessionResumed() bool {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.resumed
-}
+// Resumed reports whether the session existed before it was opened (-c,
+// --session with an existing file, SwitchSession).
+func (c *Conversation) Resumed() bool { return c.resumed.Load() }
 
-// SessionAppend appends a custom entry (state of an extension, named by
-// customType) on the current branch of the session; it is never sent to
-// the model. It is the runtime side of the host method session.append.
+// Compact compacts the session now (/compact, RPC compact), with
+// instructions for the summary when not empty. It emits compaction_start
+// and compaction_end, and the conversation goes on from the summary.
+// Abort cancels it.
 //
 // # Errors
 //
-// session.ErrBadCustom for a bad customType or data (see
-// session.AppendCustom); a failed write.
-func (r *Runtime) SessionAppend(customType string, data json.RawMessage) (string, error) {
-	return r.Session().AppendCustom(customType, r.redactor.Bytes(data))
-}
-
-// SessionEntries lists the custom entries on the current branch, root
-// first, only those of customType when it is not empty. It is the runtime
-// side of the host method session.entries.
-func (r *Runtime) SessionEntries(customType string) []session.CustomEntry {
-	return r.Session().CustomEntries(customType)
-}
-
-// Compact compacts the session now (the /compact command), with
-// instructions for the summary when not empty: through the agent NewAgent
-// built last (which emits compaction_start and compaction_end and goes on
-// with the compacted conversation), else directly.
-//
-// # Errors
-//
-// session.ErrNothingToCompact, agent.ErrBusy during a run, and the model's
-// error.
-func (r *Runtime) Compact(ctx context.Context, instructions string) (*agent.CompactionResult, error) {
-	r.mu.Lock()
-	ag, c := r.agent, r.compactor
-	r.mu.Unlock()
-	if ag != nil {
-		return ag.Compact(ctx, instructions)
+// agent.ErrBusy while a run goes on; the model cannot be resolved;
+// session.ErrNothingToCompact; the model's error.
+func (c *Conversation) Compact(ctx context.Context, instructions string) (*agent.CompactionResult, error) {
+	ag, err := c.agent()
+	if err != nil {
+		return nil, fmt.Errorf("compact: %w", err)
 	}
-	if c == nil {
-		p, err := r.Provider()
-		if err != nil {
-			return nil, err
-		}
-		cs, err := r.cfg.CompactionSettings()
-		if err != nil {
-			return nil, err
-		}
-		c = &compactor{s: r.Session(), provider: p, keepRecent: cs.KeepRecentTokens}
+	ctx, end, err := c.begin(ctx, "compact")
+	if err != nil {
+		return nil, err
 	}
-	_, res, err := c.Compact(ctx, agent.CompactManual, instructions)
-	return res, err
+	defer end()
+	return ag.Compact(ctx, instructions)
 }
 
-// compactor compacts the runtime's session for the agent.
+// compactor compacts the conversation's session for the agent.
 type compactor struct {
 	s          *session.Session
 	provider   llm.Provider
@@ -240,16 +218,26 @@ func providerName(baseURL string) string {
 }
 
 // sessionSink persists every message the loop ends (message_end) in the
-// session, with the key redacted, and passes the event on.
+// session, with the key redacted.
 type sessionSink struct {
-	r     *Runtime
+	c    *Conversation
+	once sync.Once
+	// mu guards names, the model of the agent built last, and users, the
+	// entries of the run's user messages, for dropPrompts.
+	mu    sync.Mutex
 	names modelNames
-	once  sync.Once
-	// users are the entries of the run's user messages, for dropPrompts.
 	users []string
 }
 
+func (ss *sessionSink) setNames(n modelNames) {
+	ss.mu.Lock()
+	ss.names = n
+	ss.mu.Unlock()
+}
+
 func (ss *sessionSink) onEvent(ev agent.Event) {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
 	if ev.Type == agent.EventAgentStart {
 		ss.users = nil
 	}
@@ -260,19 +248,20 @@ func (ss *sessionSink) onEvent(ev agent.Event) {
 	if ev.Usage != nil {
 		meta.Usage = *ev.Usage
 	}
+	red := ss.c.rt.Redactor()
 	m := session.FromLLM(*ev.Message, meta)
-	if b, err := json.Marshal(&m); err == nil && ss.r.redactor.Contains(string(b)) {
+	if b, err := json.Marshal(&m); err == nil && red.Contains(string(b)) {
 		var back session.Message
-		if json.Unmarshal(ss.r.redactor.Bytes(b), &back) == nil {
+		if json.Unmarshal(red.Bytes(b), &back) == nil {
 			back.Timestamp = m.Timestamp
 			m = back
 		}
 	}
-	s := ss.r.Session()
+	s := ss.c.Session()
 	id, err := s.AppendMessage(m)
 	if err != nil {
 		ss.once.Do(func() {
-			ss.r.logger.Warn("the session file could not be written; the conversation goes on but is not saved", "file", s.Path(), "error", err.Error())
+			ss.c.rt.Logger().Warn("the session file could not be written; the conversation goes on but is not saved", "file", s.Path(), "error", err.Error())
 		})
 		return
 	}
@@ -282,7 +271,7 @@ func (ss *sessionSink) onEvent(ev agent.Event) {
 }
 
 // DroppedPromptType is the customType of the custom entry that marks where
-// the session went back to after a failed prompt (see NewAgent).
+// the session went back to after a failed prompt (see dropPrompts).
 const DroppedPromptType = "pi.dropped-prompt"
 
 // dropPrompts moves the session back to before the last n user messages
@@ -293,10 +282,12 @@ const DroppedPromptType = "pi.dropped-prompt"
 // on, so that a resumed session, whose leaf is its last entry, goes on from
 // there too; the reference agent reads it the same way.
 func (ss *sessionSink) dropPrompts(n int) {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
 	if n <= 0 || n > len(ss.users) {
 		return
 	}
-	s := ss.r.Session()
+	s := ss.c.Session()
 	id := ss.users[len(ss.users)-n]
 	ss.users = ss.users[:len(ss.users)-n]
 	e := s.Entry(id)
@@ -309,44 +300,15 @@ func (ss *sessionSink) dropPrompts(n int) {
 		_, err = s.AppendCustom(DroppedPromptType, data)
 	}
 	if err != nil {
-		ss.r.logger.Warn("session: the failed prompt stays in the context", "error", err.Error())
+		ss.c.rt.Logger().Warn("session: the failed prompt stays in the context", "error", err.Error())
 	}
 }
 
 // sessionFile is the session's path for events ("" in memory).
-func (r *Runtime) sessionFile() string {
-	s := r.Session()
+func (c *Conversation) sessionFile() string {
+	s := c.Session()
 	if s.InMemory() {
 		return ""
 	}
 	return filepath.Clean(s.Path())
-}
-
-// extSession is the session as extensions see it: session.append writes
-// a custom entry on the current branch (the key redacted), session.entries
-// lists them along the branch (ABI 1.1).
-type extSession struct{ r *Runtime }
-
-var _ extensions.Session = extSession{}
-
-func (s extSession) AppendCustom(_ context.Context, _, customType string, data json.RawMessage) (string, error) {
-	return s.r.SessionAppend(customType, data)
-}
-
-func (s extSession) CustomEntries(_ context.Context, _, customType string) ([]extensions.SessionEntry, error) {
-	var out []extensions.SessionEntry
-	for _, e := range s.r.SessionEntries(customType) {
-		out = append(out, extensions.SessionEntry{ID: e.ID, CustomType: e.CustomType, Data: e.Data})
-	}
-	return out, nil
-}
-
-// extensionSession is what extensions get for session.append and
-// session.entries: the runtime's session when it is kept in a file, else
-// nil (they answer "no session", as with --no-session).
-func (r *Runtime) extensionSession() extensions.Session {
-	if r.opts.Session == nil || r.opts.Session.Disabled {
-		return nil
-	}
-	return extSession{r}
 }

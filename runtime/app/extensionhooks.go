@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"path/filepath"
-	"slices"
 
 	"github.com/pi-go/pi/extensions"
 	"github.com/pi-go/pi/runtime/agent"
@@ -13,10 +12,11 @@ import (
 	"github.com/pi-go/pi/runtime/tool"
 )
 
-// This file wires ABI 1.1 into the runtime: the facts extensions are told
-// at init, the kv folder, the tool runner of tool.call, and the prompt
-// hooks of the agent loop. Slash commands and the input hooks are in
-// submit.go.
+// This file wires the extensions' later additions (ABI 1.1) into the
+// runtime: the facts extensions are told at init, the kv folder, the tool
+// runner of tool.call, the prompt hooks of the agent loop and the list of
+// their slash commands. The input hooks and running a command are what a
+// conversation calls (seam.go, command.go).
 
 // The modes of Options.Mode, as extensions are told them.
 const (
@@ -94,7 +94,7 @@ func (r *Runtime) guestToolRunner(ctx context.Context, name, callID string, inpu
 	}
 	hooks := *r.hooks
 	hooks.Approve = nil
-	if r.opts.Yes {
+	if _, yes := r.opts.Approver.(YesApprover); yes {
 		hooks.Approve = func(context.Context, tool.ApprovalRequest) (bool, error) { return true, nil }
 	}
 	res := tool.Run(ctx, []tool.AgentTool{t}, &hooks, name, callID, input, nil)
@@ -127,10 +127,19 @@ func (r *Runtime) promptHooks(cfg *agent.Config) {
 	}
 }
 
-// Commands lists the slash commands: the built-in ones, then the
-// extensions' in load order.
+// CommandInfo is one slash command as /help lists it.
+type CommandInfo struct {
+	// Name is without the slash.
+	Name         string `json:"name"`
+	Description  string `json:"description"`
+	ArgumentHint string `json:"argumentHint,omitempty"`
+	// Extension offers it; "" for a built-in command.
+	Extension string `json:"extension,omitempty"`
+}
+
+// Commands lists the extensions' slash commands in load order.
 func (r *Runtime) Commands() []CommandInfo {
-	out := slices.Clone(builtinCommands)
+	var out []CommandInfo
 	if r.host != nil {
 		for _, c := range r.host.Commands() {
 			out = append(out, CommandInfo{Name: c.Name, Description: c.Description, ArgumentHint: c.ArgumentHint, Extension: c.Extension})

@@ -1,0 +1,55 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+
+	"github.com/pi-go/pi/cmd/pi/internal/rpcmode"
+	"github.com/pi-go/pi/runtime/app"
+	"github.com/pi-go/pi/runtime/conversation"
+	"github.com/pi-go/pi/runtime/llm"
+)
+
+// cmdRPC runs RPC mode (package rpcmode) until stdin ends (exit 0) or
+// SIGTERM/SIGHUP (143, 129).
+func cmdRPC(f *agentFlags, pos []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	switch {
+	case len(pos) > 0:
+		return usageError(stderr, "", "--mode rpc reads its commands from stdin and takes no prompt (got %q); send {\"type\":\"prompt\",\"message\":\"...\"}", pos[0])
+	case f.print || f.interactive:
+		return usageError(stderr, "", "--mode rpc cannot be combined with -p or --interactive")
+	}
+	out := rpcmode.NewOutput(stdout)
+	ui := rpcmode.NewUI(out)
+	opts := f.commonFlags.appOptions(stderr, app.ModelOptions{Name: f.model, BaseURL: f.baseURL, APIKey: f.apiKey})
+	if f.yes {
+		opts.Approver = app.YesApprover{}
+	}
+	opts.Mode, opts.UI = app.ModeRPC, ui
+	rt, err := app.Open(context.Background(), opts)
+	if err != nil {
+		return openFailed(stderr, err, f.apiKey)
+	}
+	defer rt.Close()
+	out.SetRedactor(rt.Redactor())
+	errOut := rt.Redactor().Writer(stderr)
+	co := conversation.Options{
+		Session: f.sess.options(), SystemPrompt: f.systemPrompt, AppendSystemPrompt: f.appendPrompt, MaxTurns: f.maxTurns,
+	}
+	if f.script != "" {
+		sc, err := llm.LoadScript(f.script)
+		if err != nil {
+			fmt.Fprintf(errOut, "pi: %v\n", err)
+			return exitError
+		}
+		co.Provider, co.ModelName = llm.NewScripted(sc), "scripted"
+	}
+	conv, err := conversation.New(rt, co)
+	if err != nil {
+		fmt.Fprintf(errOut, "pi: %v\n", err)
+		return exitError
+	}
+	defer conv.Close()
+	return rpcmode.Serve(conv, ui, out, stdin)
+}

@@ -1,0 +1,320 @@
+package conversation
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/pi-go/pi/runtime/session"
+)
+
+// pi's own slash commands, run by Submit for every front end. A front end
+// may show some of them its own way first (the TUI's /resume picker); the
+// text each produces goes to SubmitOptions.Show.
+
+// builtin is one of pi's own slash commands.
+type builtin struct {
+	name, args, help string
+	// interactiveOnly commands (exit, quit) run only for a person at a
+	// prompt; with -p the line goes on as any other.
+	interactiveOnly bool
+	run             func(ctx context.Context, c *Conversation, args string, o SubmitOptions, sub *Submitted) error
+}
+
+// builtins are pi's slash commands, in /help order.
+var builtins []builtin
+
+func init() {
+	builtins = []builtin{
+		{name: "help", help: "list the commands", run: cmdHelp},
+		{name: "exit", help: "leave pi (also: quit, Ctrl-D)", interactiveOnly: true, run: cmdExit},
+		{name: "quit", help: "leave pi", interactiveOnly: true, run: cmdExit},
+		{name: "new", help: "start a new session", run: cmdNew},
+		{name: "resume", args: "[ID]", help: "resume a session by id prefix (without one: list them)", run: cmdResume},
+		{name: "session", help: "show the session: file, id, name, messages, context", run: cmdSession},
+		{name: "name", args: "[NAME]", help: "name the session (shown in lists and the status line)", run: cmdName},
+		{name: "fork", help: "go on in a copy of this session (the original stays as it is)", run: cmdFork},
+		{name: "compact", args: "[INSTRUCTIONS]", help: "summarize the conversation so far to free context", run: cmdCompact},
+		{name: "model", args: "[NAME]", help: "show or change the model (same endpoint and key)", run: cmdModel},
+		{name: "tools", help: "list the tools, active and not", run: cmdTools},
+		{name: "ext", help: "list the loaded extensions: tools, hooks and grants", run: cmdExt},
+		{name: "permissions", help: "list the permission rules that apply", run: cmdPermissions},
+	}
+}
+
+func findBuiltin(name string) (builtin, bool) {
+	for _, b := range builtins {
+		if b.name == name {
+			return b, true
+		}
+	}
+	return builtin{}, false
+}
+
+// table formats rows with aligned columns, each line indented by two.
+func table(rows [][]string) string {
+	var b strings.Builder
+	tw := tabwriter.NewWriter(&b, 0, 4, 2, ' ', 0)
+	for _, r := range rows {
+		fmt.Fprintln(tw, "  "+strings.Join(r, "\t"))
+	}
+	tw.Flush()
+	return strings.TrimRight(b.String(), "\n")
+}
+
+func cmdHelp(_ context.Context, c *Conversation, _ string, o SubmitOptions, _ *Submitted) error {
+	o.show(c.HelpText())
+	return nil
+}
+
+func cmdExit(_ context.Context, _ *Conversation, _ string, _ SubmitOptions, sub *Submitted) error {
+	sub.Exit = true
+	return nil
+}
+
+func cmdNew(_ context.Context, c *Conversation, _ string, o SubmitOptions, sub *Submitted) error {
+	if err := c.NewSession(""); err != nil {
+		return err
+	}
+	sub.Switched = true
+	o.show("✓ new session " + c.ShortID(c.Session().ID()))
+	return nil
+}
+
+func cmdResume(_ context.Context, c *Conversation, args string, o SubmitOptions, sub *Submitted) error {
+	if args == "" {
+		infos, err := c.Sessions()
+		if err != nil {
+			return err
+		}
+		cur := c.Session().ID()
+		var rows [][]string
+		for _, in := range infos {
+			if in.ID == cur {
+				continue
+			}
+			title := in.Name
+			if title == "" {
+				title = oneLine(in.FirstMessage)
+			}
+			rows = append(rows, []string{c.ShortID(in.ID), in.Modified.Local().Format("2006-01-02 15:04"), fmt.Sprintf("%d msgs", in.MessageCount), cut(title, 60)})
+		}
+		if len(rows) == 0 {
+			o.show("There are no other sessions of this folder to resume.")
+			return nil
+		}
+		o.show("Sessions of this folder, the latest first (/resume ID resumes one):\n" + table(rows))
+		return nil
+	}
+	if err := c.SwitchSession(args); err != nil {
+		return err
+	}
+	sub.Switched, sub.Resumed = true, true
+	name := c.SessionName()
+	if name == "" {
+		name = c.ShortID(c.Session().ID())
+	}
+	o.show("✓ resumed session " + name)
+	return nil
+}
+
+func cmdSession(_ context.Context, c *Conversation, _ string, o SubmitOptions, _ *Submitted) error {
+	s := c.Session()
+	file := s.Path()
+	if s.InMemory() {
+		file = "(not saved: --no-session)"
+	} else if !s.Written() {
+		file += " (written at the first answer)"
+	}
+	name := c.SessionName()
+	if name == "" {
+		name = "(none: /name NAME)"
+	}
+	st := c.Stats()
+	ctxText := humanTokens(c.ContextTokens())
+	if w := c.ContextWindow(); w > 0 {
+		ctxText += " of " + humanTokens(w)
+	}
+	o.show(table([][]string{
+		{"file", file}, {"id", s.ID()}, {"name", name},
+		{"messages", fmt.Sprintf("%s, %s, %s", count(st.UserMessages, "user message"), count(st.AssistantMessages, "answer"), count(st.ToolResults, "tool result"))},
+		{"context", ctxText + " tokens"},
+	}))
+	return nil
+}
+
+func cmdName(_ context.Context, c *Conversation, args string, o SubmitOptions, _ *Submitted) error {
+	if args == "" {
+		if n := c.SessionName(); n != "" {
+			o.show("The session is named " + n + ".")
+		} else {
+			o.show("The session has no name; /name NAME names it.")
+		}
+		return nil
+	}
+	if err := c.SetSessionName(args); err != nil {
+		return err
+	}
+	o.show("✓ session named " + c.SessionName())
+	return nil
+}
+
+func cmdFork(_ context.Context, c *Conversation, _ string, o SubmitOptions, sub *Submitted) error {
+	old := c.Session().ID()
+	if err := c.Clone(); err != nil {
+		return err
+	}
+	sub.Switched = true
+	o.show(fmt.Sprintf("✓ forked session %s into %s; you are in the copy", c.ShortID(old), c.ShortID(c.Session().ID())))
+	return nil
+}
+
+func cmdCompact(ctx context.Context, c *Conversation, args string, o SubmitOptions, _ *Submitted) error {
+	res, err := c.Compact(ctx, args)
+	if err != nil {
+		return err
+	}
+	o.show(fmt.Sprintf("✓ compacted %s tokens of conversation into a summary; the conversation goes on from it", humanTokens(res.TokensBefore)))
+	return nil
+}
+
+func cmdModel(_ context.Context, c *Conversation, args string, o SubmitOptions, sub *Submitted) error {
+	if args == "" {
+		o.show("The model is " + c.ModelName() + "; /model NAME changes it.")
+		return nil
+	}
+	if err := c.SetModel("", args); err != nil {
+		return err
+	}
+	sub.Switched = true
+	o.show("✓ model " + c.ModelName())
+	return nil
+}
+
+func cmdTools(_ context.Context, c *Conversation, _ string, o SubmitOptions, _ *Submitted) error {
+	reg := c.rt.Registry()
+	var rows [][]string
+	for _, d := range reg.Definitions() {
+		state := "inactive"
+		if reg.IsActive(d.Name) {
+			state = "active"
+		}
+		desc := d.Description
+		if i := strings.IndexAny(desc, ".\n"); i > 0 {
+			desc = desc[:i]
+		}
+		rows = append(rows, []string{d.Name, state, cut(desc, 80)})
+	}
+	sort.Slice(rows, func(i, j int) bool { return rows[i][0] < rows[j][0] })
+	o.show("Tools (--tools or [tools] active in pi.toml choose the active ones):\n" + table(rows))
+	return nil
+}
+
+func cmdExt(_ context.Context, c *Conversation, _ string, o SubmitOptions, _ *Submitted) error {
+	exts := c.rt.Extensions()
+	if len(exts) == 0 {
+		o.show("No extensions are loaded (pi ext install FILE.wasm, or -e FILE.wasm).")
+		return nil
+	}
+	var rows [][]string
+	for _, e := range exts {
+		var tools []string
+		for _, t := range e.Tools {
+			tools = append(tools, t.Name)
+		}
+		g, _ := json.Marshal(e.Grants)
+		grants := string(g)
+		if grants == "{}" || grants == "null" {
+			grants = "none"
+		}
+		scope := e.Scope
+		if scope == "" {
+			scope = "-"
+		}
+		rows = append(rows, []string{e.Name + " " + e.Version, "loaded (" + scope + ")", "tools: " + orNone(tools), "hooks: " + orNone(e.Hooks), "grants: " + cut(grants, 120)})
+	}
+	o.show("Extensions:\n" + table(rows))
+	return nil
+}
+
+func cmdPermissions(_ context.Context, c *Conversation, _ string, o SubmitOptions, _ *Submitted) error {
+	info := c.rt.Permissions()
+	if len(info.Rules) == 0 && info.DefaultAt == "" && info.IgnoredDefault == "" {
+		o.show("No [permissions] in pi.toml: every call is allowed (see docs/permissions.md).")
+		return nil
+	}
+	where := "pi's default"
+	if info.DefaultAt != "" {
+		where = info.DefaultAt
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "default: %s (%s)\n", info.Default, where)
+	if info.IgnoredDefault != "" {
+		fmt.Fprintf(&b, "ignored: default %s (%s): the project is not trusted (pi trust)\n", info.IgnoredDefault, info.IgnoredDefaultAt)
+	}
+	rows := [][]string{{"WHERE", "DECISION", "RULE", "REASON"}}
+	for _, r := range info.Rules {
+		reason := r.Reason
+		if r.Ignored != "" {
+			reason = "ignored: " + r.Ignored
+		}
+		rows = append(rows, []string{r.Where, string(r.Decision), r.Short(), reason})
+	}
+	b.WriteString(table(rows))
+	o.show(b.String())
+	return nil
+}
+
+func orNone(ss []string) string {
+	if len(ss) == 0 {
+		return "none"
+	}
+	return strings.Join(ss, ",")
+}
+
+// cut shortens s to n bytes at a rune boundary, with "…".
+func cut(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && s[n]&0xC0 == 0x80 {
+		n--
+	}
+	return s[:n] + "…"
+}
+
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+// count is "1 NOUN" or "N NOUNs".
+func count(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
+}
+
+// humanTokens is a token count as 950, 12.3k or 1.2M.
+func humanTokens(n int) string {
+	switch {
+	case n < 1000:
+		return fmt.Sprint(n)
+	case n < 1_000_000:
+		return fmt.Sprintf("%.1fk", float64(n)/1000)
+	}
+	return fmt.Sprintf("%.1fM", float64(n)/1_000_000)
+}
+
+// ShortID is the shortest prefix of id, at least 8 characters, that no
+// other session of this folder shares: how front ends name a session.
+func (c *Conversation) ShortID(id string) string {
+	infos, _ := c.Sessions()
+	ids := make([]string, 0, len(infos)+1)
+	for _, in := range infos {
+		ids = append(ids, in.ID)
+	}
+	ids = append(ids, c.Session().ID())
+	return session.ShortID(id, ids)
+}
