@@ -11,7 +11,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/pi-go/pi/internal/openaitest"
+	"github.com/pi-go/pi/internal/testkit/openai"
 	"github.com/pi-go/pi/runtime/agent"
 	"github.com/pi-go/pi/runtime/llm"
 	"github.com/pi-go/pi/runtime/session"
@@ -23,7 +23,7 @@ import (
 // message; the key is not in what is recorded.
 func TestRunBashRecorded(t *testing.T) {
 	dir, home, sessDir := t.TempDir(), t.TempDir(), t.TempDir()
-	srv := openaitest.NewServer(t, openaitest.Reply{Text: "seen"})
+	srv := openai.NewServer(t, openai.Reply{Text: "seen"})
 	rt := openSessionRuntime(t, dir, home, sessDir, srv.URL, SessionOptions{})
 	ag, err := rt.NewAgent(AgentOptions{})
 	if err != nil {
@@ -85,7 +85,7 @@ func (p *blockingProvider) Stream(ctx context.Context, req llm.Request, on func(
 // user message, clone, name; each refuses while the agent runs.
 func TestSessionControl(t *testing.T) {
 	dir, home, sessDir := t.TempDir(), t.TempDir(), t.TempDir()
-	srv := openaitest.NewServer(t, openaitest.Reply{Text: "one"}, openaitest.Reply{Text: "two"})
+	srv := openai.NewServer(t, openai.Reply{Text: "one"}, openai.Reply{Text: "two"})
 	rt := openSessionRuntime(t, dir, home, sessDir, srv.URL, SessionOptions{})
 	ag, err := rt.NewAgent(AgentOptions{})
 	if err != nil {
@@ -180,9 +180,9 @@ func TestSessionControl(t *testing.T) {
 // sends no two user messages in a row.
 func TestFailedPromptLeavesSession(t *testing.T) {
 	dir, home, sessDir := t.TempDir(), t.TempDir(), t.TempDir()
-	srv := openaitest.NewServer(t,
-		openaitest.Reply{Text: "hi"},
-		openaitest.Reply{Status: 400, ErrorMessage: "bad request"},
+	srv := openai.NewServer(t,
+		openai.Reply{Text: "hi"},
+		openai.Reply{Status: 400, ErrorMessage: "bad request"},
 	)
 	rt := openSessionRuntime(t, dir, home, sessDir, srv.URL, SessionOptions{})
 	ag, err := rt.NewAgent(AgentOptions{})
@@ -198,7 +198,7 @@ func TestFailedPromptLeavesSession(t *testing.T) {
 	path := rt.Session().Path()
 	rt.Close()
 
-	srv.Add(openaitest.Reply{Text: "answered"})
+	srv.Add(openai.Reply{Text: "answered"})
 	rt2 := openSessionRuntime(t, dir, home, sessDir, srv.URL, SessionOptions{Path: path})
 	ag2, err := rt2.NewAgent(AgentOptions{})
 	if err != nil {
@@ -287,7 +287,7 @@ func TestUIAsks(t *testing.T) {
 // SetModel changes the model of the next agent on the same endpoint and
 // refuses another provider.
 func TestSetModel(t *testing.T) {
-	srv := openaitest.NewServer(t, openaitest.Reply{Text: "ok"})
+	srv := openai.NewServer(t, openai.Reply{Text: "ok"})
 	rt := openSessionRuntime(t, t.TempDir(), t.TempDir(), t.TempDir(), srv.URL, SessionOptions{})
 	m, err := rt.Model()
 	if err != nil || m.ID != "m" || m.Provider != "127.0.0.1" || m.API != "openai-completions" {

@@ -6,14 +6,14 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/pi-go/pi/internal/openaitest"
+	"github.com/pi-go/pi/internal/testkit/openai"
 	"github.com/pi-go/pi/runtime/session"
 )
 
 // TestSessionNameRules: a name is one line, not empty, bounded, and
 // written with the key redacted.
 func TestSessionNameRules(t *testing.T) {
-	srv := openaitest.NewServer(t)
+	srv := openai.NewServer(t)
 	dir, home := t.TempDir(), t.TempDir()
 	rt := openSessionRuntime(t, dir, home, t.TempDir(), srv.URL, SessionOptions{})
 	for _, bad := range []string{"", "   ", "two\nlines", "cr\rline", strings.Repeat("x", MaxSessionNameLen+1)} {
@@ -33,7 +33,7 @@ func TestSessionNameRules(t *testing.T) {
 // bashExecution message and reaches the model with the next prompt; a
 // permission rule blocks it as it would block the model.
 func TestRunShellCommand(t *testing.T) {
-	srv := openaitest.NewServer(t, openaitest.Reply{Text: "seen"})
+	srv := openai.NewServer(t, openai.Reply{Text: "seen"})
 	dir, home := t.TempDir(), t.TempDir()
 	os.WriteFile(dir+"/pi.toml", []byte("[permissions]\n[[permissions.rules]]\ntool = \"bash\"\ncommand = [\"rm\"]\ndecision = \"deny\"\nreason = \"keep files\"\n"), 0o644)
 	rt, err := Open(context.Background(), Options{Cwd: dir, PIHome: home, Trust: true, Model: ModelOptions{Name: "m", BaseURL: srv.URL, APIKey: "sk-test-key-0123456789"}, Session: &SessionOptions{Dir: t.TempDir()}})

@@ -11,7 +11,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/pi-go/pi/internal/openaitest"
+	"github.com/pi-go/pi/internal/testkit/openai"
 	"github.com/pi-go/pi/runtime/agent"
 	"github.com/pi-go/pi/runtime/session"
 )
@@ -86,10 +86,10 @@ func wireTexts(body map[string]any) []string {
 func TestSessionResumeAcrossRuntimes(t *testing.T) {
 	dir, home := project(t)
 	sessDir := t.TempDir()
-	srv := openaitest.NewServer(t,
-		openaitest.Reply{ToolCalls: []openaitest.ToolCall{{Name: "read", Arguments: `{"path":"note.txt"}`}}},
-		openaitest.Reply{Text: "The note says hello."},
-		openaitest.Reply{Text: "You asked about the note."},
+	srv := openai.NewServer(t,
+		openai.Reply{ToolCalls: []openai.ToolCall{{Name: "read", Arguments: `{"path":"note.txt"}`}}},
+		openai.Reply{Text: "The note says hello."},
+		openai.Reply{Text: "You asked about the note."},
 	)
 	write(t, filepath.Join(dir, "note.txt"), "hello\n")
 	rt := openSessionRuntime(t, dir, home, sessDir, srv.URL, SessionOptions{})
@@ -157,15 +157,15 @@ func TestSessionResumeAcrossRuntimes(t *testing.T) {
 // once, and goes on from the summary. A second overflow right after is
 // not retried again.
 func TestOverflowCompactsAndRetriesOnce(t *testing.T) {
-	overflow := openaitest.Reply{Status: 400, ErrorMessage: "This model's maximum context length is 128000 tokens. However, your messages resulted in 130000 tokens."}
+	overflow := openai.Reply{Status: 400, ErrorMessage: "This model's maximum context length is 128000 tokens. However, your messages resulted in 130000 tokens."}
 	for _, tc := range []struct {
 		name      string
-		replies   []openaitest.Reply
+		replies   []openai.Reply
 		wantErr   string
 		wantCalls int
 	}{
-		{"retried", []openaitest.Reply{overflow, {Text: "SUMMARY OF EARLIER WORK"}, {Text: "answer after compaction"}}, "", 3},
-		{"second overflow", []openaitest.Reply{overflow, {Text: "SUMMARY OF EARLIER WORK"}, overflow}, "after one compact-and-retry attempt", 3},
+		{"retried", []openai.Reply{overflow, {Text: "SUMMARY OF EARLIER WORK"}, {Text: "answer after compaction"}}, "", 3},
+		{"second overflow", []openai.Reply{overflow, {Text: "SUMMARY OF EARLIER WORK"}, overflow}, "after one compact-and-retry attempt", 3},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir, home := project(t)
@@ -174,7 +174,7 @@ func TestOverflowCompactsAndRetriesOnce(t *testing.T) {
 			write(t, filepath.Join(home, "pi.toml"), "[compaction]\nkeep_recent_tokens = 1\n")
 			sessDir := t.TempDir()
 			// An earlier conversation in the session, to be summarized.
-			first := openaitest.NewServer(t, openaitest.Reply{Text: strings.Repeat("earlier answer ", 50)})
+			first := openai.NewServer(t, openai.Reply{Text: strings.Repeat("earlier answer ", 50)})
 			rt := openSessionRuntime(t, dir, home, sessDir, first.URL, SessionOptions{})
 			ag, _ := rt.NewAgent(AgentOptions{})
 			if _, err := ag.Prompt(context.Background(), "earlier question"); err != nil {
@@ -182,7 +182,7 @@ func TestOverflowCompactsAndRetriesOnce(t *testing.T) {
 			}
 			rt.Close()
 
-			srv := openaitest.NewServer(t, tc.replies...)
+			srv := openai.NewServer(t, tc.replies...)
 			rt2 := openSessionRuntime(t, dir, home, sessDir, srv.URL, SessionOptions{Continue: true})
 			var log eventLog
 			ag2, _ := rt2.NewAgent(AgentOptions{OnEvent: log.add})
@@ -242,13 +242,13 @@ func TestThresholdAndManualCompaction(t *testing.T) {
 	// keep_recent_tokens 5 keeps the last exchange ("two" and "second
 	// answer": 1 + 4 estimated tokens) and summarizes the first.
 	write(t, filepath.Join(home, "pi.toml"), "[model]\ncontext_window = 2000\n[compaction]\nreserve_tokens = 500\nkeep_recent_tokens = 5\n")
-	srv := openaitest.NewServer(t,
-		openaitest.Reply{Text: "first answer", Usage: &openaitest.Usage{PromptTokens: 100, CompletionTokens: 10, TotalTokens: 110}},
-		openaitest.Reply{Text: "second answer", Usage: &openaitest.Usage{PromptTokens: 1490, CompletionTokens: 20, TotalTokens: 1510}},
-		openaitest.Reply{Text: "AUTO SUMMARY"},
-		openaitest.Reply{Text: "third answer, longer than the others"},
-		openaitest.Reply{Text: "MANUAL SUMMARY"},
-		openaitest.Reply{Text: "PREFIX OF THE SPLIT TURN"},
+	srv := openai.NewServer(t,
+		openai.Reply{Text: "first answer", Usage: &openai.Usage{PromptTokens: 100, CompletionTokens: 10, TotalTokens: 110}},
+		openai.Reply{Text: "second answer", Usage: &openai.Usage{PromptTokens: 1490, CompletionTokens: 20, TotalTokens: 1510}},
+		openai.Reply{Text: "AUTO SUMMARY"},
+		openai.Reply{Text: "third answer, longer than the others"},
+		openai.Reply{Text: "MANUAL SUMMARY"},
+		openai.Reply{Text: "PREFIX OF THE SPLIT TURN"},
 	)
 	rt := openSessionRuntime(t, dir, home, t.TempDir(), srv.URL, SessionOptions{})
 	var log eventLog
@@ -299,7 +299,7 @@ func TestThresholdAndManualCompaction(t *testing.T) {
 // refused.
 func TestSessionCustomEntries(t *testing.T) {
 	dir, home := project(t)
-	srv := openaitest.NewServer(t, openaitest.Reply{Text: "ok"}, openaitest.Reply{Text: "ok again"})
+	srv := openai.NewServer(t, openai.Reply{Text: "ok"}, openai.Reply{Text: "ok again"})
 	sessDir := t.TempDir()
 	rt := openSessionRuntime(t, dir, home, sessDir, srv.URL, SessionOptions{})
 	ag, _ := rt.NewAgent(AgentOptions{})
@@ -342,7 +342,7 @@ func TestSessionCustomEntries(t *testing.T) {
 func TestSessionDisabledLockedAndFork(t *testing.T) {
 	dir, home := project(t)
 	sessDir := t.TempDir()
-	srv := openaitest.NewServer(t, openaitest.Reply{Text: "a"}, openaitest.Reply{Text: "b"}, openaitest.Reply{Text: "c"})
+	srv := openai.NewServer(t, openai.Reply{Text: "a"}, openai.Reply{Text: "b"}, openai.Reply{Text: "c"})
 	none := openSessionRuntime(t, dir, home, sessDir, srv.URL, SessionOptions{Disabled: true})
 	ag, _ := none.NewAgent(AgentOptions{})
 	if _, err := ag.Prompt(context.Background(), "x"); err != nil {
