@@ -12,7 +12,7 @@ import (
 
 	"github.com/pi-go/pi/extensions"
 	"github.com/pi-go/pi/internal/cgroup"
-	"github.com/pi-go/pi/internal/proctest"
+	"github.com/pi-go/pi/internal/testkit/proc"
 )
 
 // TestSandboxExecContainsEscapes: an extension's exec that starts processes
@@ -25,7 +25,7 @@ func TestSandboxExecContainsEscapes(t *testing.T) {
 		t.Skipf("exec is contained whole only with cgroups: %v", err)
 	}
 	f := newSandbox(t, extensions.Limits{})
-	escapes := func(h proctest.Helper, log string) string {
+	escapes := func(h proc.Helper, log string) string {
 		return fmt.Sprintf(": > %[3]s; "+
 			"%[1]s %[2]s log:%[3]s fork fork setsid envclear ignoreterm sleep >/dev/null 2>&1 & "+
 			"%[1]s %[2]s bomb:2 log:%[3]s ignoreterm sleep >/dev/null 2>&1 & "+
@@ -34,21 +34,21 @@ func TestSandboxExecContainsEscapes(t *testing.T) {
 			h.Path, h.Token, log)
 	}
 	t.Run("timeout", func(t *testing.T) {
-		h := proctest.Escape(t)
+		h := proc.Escape(t)
 		log := filepath.Join(t.TempDir(), "log")
 		r := f.call(t, "exec", map[string]any{"argv": []string{"sh", "-c", escapes(h, log) + "; sleep 60"}, "ms": 5000, "cwd": "out"})
 		if !r.IsError || !strings.Contains(r.Text(), "context deadline exceeded") {
 			t.Fatalf("result = %+v", r)
 		}
-		if n := proctest.Lines(log, " ready"); n < 6 {
+		if n := proc.Lines(log, " ready"); n < 6 {
 			t.Fatalf("only %d of 6 helpers got out before the deadline", n)
 		}
-		if left := proctest.Alive(h.Token); len(left) > 0 {
+		if left := proc.Alive(h.Token); len(left) > 0 {
 			t.Errorf("left running after the exec's deadline: %v", left)
 		}
 	})
 	t.Run("normal return", func(t *testing.T) {
-		h := proctest.Escape(t)
+		h := proc.Escape(t)
 		log := filepath.Join(t.TempDir(), "log")
 		start := time.Now()
 		r := f.call(t, "exec", map[string]any{"argv": []string{"sh", "-c", escapes(h, log)}, "ms": 30000, "cwd": "out"})
@@ -58,7 +58,7 @@ func TestSandboxExecContainsEscapes(t *testing.T) {
 		if d := time.Since(start); d > 10*time.Second {
 			t.Errorf("exec took %v", d)
 		}
-		if left := proctest.Alive(h.Token); len(left) > 0 {
+		if left := proc.Alive(h.Token); len(left) > 0 {
 			t.Errorf("left running after the exec returned: %v", left)
 		}
 	})

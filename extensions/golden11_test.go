@@ -15,7 +15,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
-	"github.com/pi-go/pi/internal/abi/abitest"
+	"github.com/pi-go/pi/internal/testkit/abigolden"
 	"github.com/pi-go/pi/runtime/agent"
 	"github.com/pi-go/pi/runtime/llm"
 	"github.com/pi-go/pi/runtime/tool"
@@ -35,10 +35,10 @@ func TestGolden11HostRequests(t *testing.T) {
 		return b
 	}
 	images := blocksToABI([]tool.ContentBlock{tool.Image("iVBORw0KGgo=", "image/png")})
-	abitest.Match(t, "the host", "hook.input.request.json", must(encodeRequest("hook.input", inputParams("fix the bug in main.go", images, "interactive"))))
-	abitest.Match(t, "the host", "hook.before_agent_start.request.json", must(encodeRequest("hook.before_agent_start", beforeStartParams("fix the bug", "You are an expert coding assistant."))))
-	abitest.Match(t, "the host", "hook.stop.request.json", must(encodeRequest("hook.stop", stopParams(StopRequest{LastText: "Done: the bug is fixed.", Turns: 3}))))
-	abitest.Match(t, "the host", "command.execute.request.json", must(encodeRequest("command.execute", commandParams("todo", "buy milk"))))
+	abigolden.Match(t, "the host", "hook.input.request.json", must(encodeRequest("hook.input", inputParams("fix the bug in main.go", images, "interactive"))))
+	abigolden.Match(t, "the host", "hook.before_agent_start.request.json", must(encodeRequest("hook.before_agent_start", beforeStartParams("fix the bug", "You are an expert coding assistant."))))
+	abigolden.Match(t, "the host", "hook.stop.request.json", must(encodeRequest("hook.stop", stopParams(StopRequest{LastText: "Done: the bug is fixed.", Turns: 3}))))
+	abigolden.Match(t, "the host", "command.execute.request.json", must(encodeRequest("command.execute", commandParams("todo", "buy milk"))))
 	msg := llm.Message{Role: llm.RoleAssistant, Content: []tool.ContentBlock{tool.Text("Reading it.")},
 		ToolCalls: []llm.ToolCall{{ID: "call_1", Name: "read", Arguments: `{"path":"main.go"}`}}}
 	usage := llm.Usage{InputTokens: 10}
@@ -46,7 +46,7 @@ func TestGolden11HostRequests(t *testing.T) {
 	if err != nil || typ != "message_end" {
 		t.Fatalf("eventRequest(message_end) = %q, %v", typ, err)
 	}
-	abitest.Match(t, "the host", "event.message_end.request.json", req)
+	abigolden.Match(t, "the host", "event.message_end.request.json", req)
 	// A user's or a tool's message_end is not sent.
 	for _, role := range []llm.Role{llm.RoleUser, llm.RoleToolResult} {
 		m := llm.Message{Role: role, Content: []tool.ContentBlock{tool.Text("x")}}
@@ -61,7 +61,7 @@ func TestGolden11HostRequests(t *testing.T) {
 func TestGolden11GuestAnswers(t *testing.T) {
 	result := func(t *testing.T, name string) json.RawMessage {
 		t.Helper()
-		raw, err := decodeResponse(abitest.Wire(t, name))
+		raw, err := decodeResponse(abigolden.Wire(t, name))
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
@@ -144,8 +144,8 @@ func TestGolden11HostCalls(t *testing.T) {
 	e := golden11Ext(t, Grants{HTTP: []string{"https://api.example.com/v1/*"}, Tools: []string{"read"}})
 
 	// kv: set in the global scope, then get it from there.
-	abitest.Match(t, "the host", "host.empty.response.json", e.handleHostCall(ctx, abitest.Wire(t, "host.kv.set.request.json")))
-	get := strings.Replace(string(abitest.Wire(t, "host.kv.get.request.json")), `"project"`, `"global"`, 1)
+	abigolden.Match(t, "the host", "host.empty.response.json", e.handleHostCall(ctx, abigolden.Wire(t, "host.kv.set.request.json")))
+	get := strings.Replace(string(abigolden.Wire(t, "host.kv.get.request.json")), `"project"`, `"global"`, 1)
 	if got := string(e.handleHostCall(ctx, []byte(get))); got != `{"ok":true,"result":{"value":["buy milk"]}}` {
 		t.Errorf("kv.get after kv.set = %s", got)
 	}
@@ -153,10 +153,10 @@ func TestGolden11HostCalls(t *testing.T) {
 	e.handleHostCall(ctx, []byte(`{"method":"kv.set","params":{"key":"todo/items","value":["buy milk",{"done":true}]}}`))
 	e.handleHostCall(ctx, []byte(`{"method":"kv.set","params":{"key":"todo/count","value":1}}`))
 	e.handleHostCall(ctx, []byte(`{"method":"kv.set","params":{"key":"other","value":1}}`))
-	abitest.Match(t, "the host", "host.kv.get.response.json", e.handleHostCall(ctx, abitest.Wire(t, "host.kv.get.request.json")))
-	abitest.Match(t, "the host", "host.kv.list.response.json", e.handleHostCall(ctx, abitest.Wire(t, "host.kv.list.request.json")))
-	abitest.Match(t, "the host", "host.empty.response.json", e.handleHostCall(ctx, abitest.Wire(t, "host.kv.delete.request.json")))
-	if got := string(e.handleHostCall(ctx, abitest.Wire(t, "host.kv.get.request.json"))); got != `{"ok":true,"result":{"value":null}}` {
+	abigolden.Match(t, "the host", "host.kv.get.response.json", e.handleHostCall(ctx, abigolden.Wire(t, "host.kv.get.request.json")))
+	abigolden.Match(t, "the host", "host.kv.list.response.json", e.handleHostCall(ctx, abigolden.Wire(t, "host.kv.list.request.json")))
+	abigolden.Match(t, "the host", "host.empty.response.json", e.handleHostCall(ctx, abigolden.Wire(t, "host.kv.delete.request.json")))
+	if got := string(e.handleHostCall(ctx, abigolden.Wire(t, "host.kv.get.request.json"))); got != `{"ok":true,"result":{"value":null}}` {
 		t.Errorf("kv.get after kv.delete = %s", got)
 	}
 
@@ -180,7 +180,7 @@ func TestGolden11HostCalls(t *testing.T) {
 		return (&net.Dialer{}).DialContext(ctx, network, srv.Listener.Addr().String())
 	}
 	e.host.http.TLSClientConfig = &tls.Config{RootCAs: srv.Client().Transport.(*http.Transport).TLSClientConfig.RootCAs, ServerName: "example.com"}
-	abitest.Match(t, "the host", "host.http.request.response.json", e.handleHostCall(ctx, abitest.Wire(t, "host.http.request.request.json")))
+	abigolden.Match(t, "the host", "host.http.request.response.json", e.handleHostCall(ctx, abigolden.Wire(t, "host.http.request.request.json")))
 	if seen == nil || seen.Method != "POST" || seen.URL.Path != "/v1/items" || seen.URL.RawQuery != "q=1" || seen.Host != "api.example.com" || seen.Header.Get("Content-Type") != "application/json" || seenBody != `{"name":"x"}` {
 		t.Errorf("the server saw %+v with body %q", seen, seenBody)
 	}
@@ -206,9 +206,9 @@ func TestGolden11HostCalls(t *testing.T) {
 	e.host.SetToolRunner(func(ctx context.Context, name, callID string, input json.RawMessage) (tool.Result, error) {
 		return tool.Run(ctx, []tool.AgentTool{read}, nil, name, callID, input, nil), nil
 	})
-	abitest.Match(t, "the host", "host.tool.call.response.json", e.handleHostCall(ctx, abitest.Wire(t, "host.tool.call.request.json")))
+	abigolden.Match(t, "the host", "host.tool.call.response.json", e.handleHostCall(ctx, abigolden.Wire(t, "host.tool.call.request.json")))
 
 	// ui without a person.
-	abitest.Match(t, "the host", "host.empty.response.json", e.handleHostCall(ctx, abitest.Wire(t, "host.ui.notify.request.json")))
-	abitest.Match(t, "the host", "host.ui.confirm.response.json", e.handleHostCall(ctx, abitest.Wire(t, "host.ui.confirm.request.json")))
+	abigolden.Match(t, "the host", "host.empty.response.json", e.handleHostCall(ctx, abigolden.Wire(t, "host.ui.notify.request.json")))
+	abigolden.Match(t, "the host", "host.ui.confirm.response.json", e.handleHostCall(ctx, abigolden.Wire(t, "host.ui.confirm.request.json")))
 }

@@ -9,7 +9,7 @@ import (
 	"reflect"
 	"testing"
 
-	"github.com/pi-go/pi/internal/abi/abitest"
+	"github.com/pi-go/pi/internal/testkit/abigolden"
 	"github.com/pi-go/pi/runtime/agent"
 	"github.com/pi-go/pi/runtime/tool"
 )
@@ -35,18 +35,18 @@ func TestGoldenHostRequests(t *testing.T) {
 		opts := Options{HostName: "pi", HostVersion: "0.9.0", Cwd: "/home/ada/project", Trusted: true, Mode: "print"}
 		grants := Grants{FS: []string{"ro:/home/ada/project/src", "rw:/home/ada/project/out"}, Exec: []string{"git status*"}, Env: []string{"HOME"},
 			HTTP: []string{"https://api.example.com/v1/*"}, Tools: []string{"read", "grep"}}
-		abitest.Match(t, "the host", "init.request.json", must(initRequest(opts, map[string]any{"greeting": "Hello", "times": 2}, grants)))
+		abigolden.Match(t, "the host", "init.request.json", must(initRequest(opts, map[string]any{"greeting": "Hello", "times": 2}, grants)))
 	})
 	t.Run("tool.execute", func(t *testing.T) {
 		call := tool.Call{ID: "call_1", Input: json.RawMessage(`{"name":"Ada"}`)}
-		abitest.Match(t, "the host", "tool.execute.request.json", must(executeRequest("greet", call, "/home/ada/project")))
+		abigolden.Match(t, "the host", "tool.execute.request.json", must(executeRequest("greet", call, "/home/ada/project")))
 	})
 	t.Run("hook.tool_call", func(t *testing.T) {
 		c := tool.CallInfo{ID: "call_2", Name: "write", Input: json.RawMessage(`{"path":".env","content":"TOKEN=x"}`), Paths: []string{"/home/ada/project/.env"}}
-		abitest.Match(t, "the host", "hook.tool_call.request.json", must(toolCallRequest(c)))
+		abigolden.Match(t, "the host", "hook.tool_call.request.json", must(toolCallRequest(c)))
 		// No paths: still an array.
 		c = tool.CallInfo{ID: "call_3", Name: "bash", Input: json.RawMessage(`{"command":"rm -rf build"}`)}
-		abitest.Match(t, "the host", "hook.tool_call.input.request.json", must(toolCallRequest(c)))
+		abigolden.Match(t, "the host", "hook.tool_call.input.request.json", must(toolCallRequest(c)))
 	})
 	t.Run("hook.tool_result", func(t *testing.T) {
 		c := tool.CallInfo{ID: "call_4", Name: "read", Input: json.RawMessage(`{"path":"notes.txt"}`)}
@@ -54,11 +54,11 @@ func TestGoldenHostRequests(t *testing.T) {
 			Content: []tool.ContentBlock{tool.Text("API_KEY=sk-live-123"), tool.Image("iVBORw0KGgo=", "image/png")},
 			Details: json.RawMessage(`{"lines":1}`),
 		}
-		abitest.Match(t, "the host", "hook.tool_result.request.json", must(toolResultRequest(c, r)))
+		abigolden.Match(t, "the host", "hook.tool_result.request.json", must(toolResultRequest(c, r)))
 	})
 	t.Run("hook.bash_spawn", func(t *testing.T) {
 		s := tool.BashSpawn{Command: "make test", Cwd: "/home/ada/project", Env: map[string]string{"HOME": "/home/ada"}}
-		abitest.Match(t, "the host", "hook.bash_spawn.request.json", must(spawnRequest(s)))
+		abigolden.Match(t, "the host", "hook.bash_spawn.request.json", must(spawnRequest(s)))
 	})
 	t.Run("event", func(t *testing.T) {
 		ev := agent.Event{Type: agent.EventToolExecutionStart, ToolCallID: "call_1", ToolName: "greet", Args: json.RawMessage(`{"name":"Ada"}`)}
@@ -66,10 +66,10 @@ func TestGoldenHostRequests(t *testing.T) {
 		if err != nil || typ != "tool_execution_start" {
 			t.Fatalf("eventRequest = %q, %v", typ, err)
 		}
-		abitest.Match(t, "the host", "event.request.json", req)
+		abigolden.Match(t, "the host", "event.request.json", req)
 	})
 	t.Run("error", func(t *testing.T) {
-		abitest.Match(t, "the host", "error.response.json", encodeErr("name is empty"))
+		abigolden.Match(t, "the host", "error.response.json", encodeErr("name is empty"))
 	})
 }
 
@@ -91,7 +91,7 @@ func TestGoldenHostCall(t *testing.T) {
 		grants: Grants{Exec: []string{"cat"}, FS: []string{"ro:" + real}},
 		mounts: []mount{{dir: real, readOnly: true, grant: "ro:."}},
 	}
-	abitest.Match(t, "the host", "host.exec.response.json", e.handleHostCall(context.Background(), abitest.Wire(t, "host.exec.request.json")))
+	abigolden.Match(t, "the host", "host.exec.response.json", e.handleHostCall(context.Background(), abigolden.Wire(t, "host.exec.request.json")))
 }
 
 // TestGoldenGuestAnswers: every answer a guest sends decodes through the
@@ -99,7 +99,7 @@ func TestGoldenHostCall(t *testing.T) {
 func TestGoldenGuestAnswers(t *testing.T) {
 	result := func(t *testing.T, name string) json.RawMessage {
 		t.Helper()
-		raw, err := decodeResponse(abitest.Wire(t, name))
+		raw, err := decodeResponse(abigolden.Wire(t, name))
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
@@ -142,7 +142,7 @@ func TestGoldenGuestAnswers(t *testing.T) {
 		})
 	})
 	t.Run("emit", func(t *testing.T) {
-		r, err := decodePartial(abitest.Wire(t, "emit.partial.json"))
+		r, err := decodePartial(abigolden.Wire(t, "emit.partial.json"))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -183,7 +183,7 @@ func TestGoldenGuestAnswers(t *testing.T) {
 		result(t, "event.response.json")
 	})
 	t.Run("error", func(t *testing.T) {
-		_, err := decodeResponse(abitest.Wire(t, "error.response.json"))
+		_, err := decodeResponse(abigolden.Wire(t, "error.response.json"))
 		var ge *GuestError
 		if !errors.As(err, &ge) || ge.Message != "name is empty" {
 			t.Fatalf("error.response.json decodes to %v, want a GuestError %q", err, "name is empty")

@@ -14,21 +14,21 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/pi-go/pi/extensions"
-	"github.com/pi-go/pi/internal/plugintest"
+	"github.com/pi-go/pi/internal/testkit/plugin"
 	"github.com/pi-go/pi/runtime/tool"
 )
 
-// cacheDir is the compilation cache the tests share (plugintest.CacheDir).
+// cacheDir is the compilation cache the tests share (plugin.CacheDir).
 var cacheDir string
 
 func TestMain(m *testing.M) {
-	d, err := plugintest.CacheDir()
+	d, err := plugin.CacheDir()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
 	cacheDir = d
-	os.Exit(plugintest.Main(m))
+	os.Exit(plugin.Main(m))
 }
 
 // repoRoot is the module root (…/extensions/..).
@@ -42,7 +42,7 @@ func repoRoot(t testing.TB) string {
 // and returns the .wasm path; a missing file fails the test.
 func wat(t testing.TB, name string) string {
 	t.Helper()
-	return plugintest.BuildWAT(t, watPath(name))
+	return plugin.BuildWAT(t, watPath(name))
 }
 
 // watPath is where the test module NAME.wat lives, relative to the module
@@ -53,7 +53,7 @@ func watPath(name string) string { return filepath.Join("extensions", "testdata"
 // root) with GOOS=wasip1 GOARCH=wasm -buildmode=c-shared, once per run.
 func goGuest(t testing.TB, dir string) string {
 	t.Helper()
-	return plugintest.BuildGo(t, dir)
+	return plugin.BuildGo(t, dir)
 }
 
 // logBuffer is a concurrency-safe hclog sink.

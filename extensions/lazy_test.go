@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/pi-go/pi/extensions"
-	"github.com/pi-go/pi/internal/plugintest"
+	"github.com/pi-go/pi/internal/testkit/plugin"
 )
 
 // lazyFixture is a pinned copy of hello-wat (which logs "hello-wat: init"
@@ -22,7 +22,7 @@ type lazyFixture struct {
 
 func newLazyFixture(t *testing.T) lazyFixture {
 	t.Helper()
-	src := plugintest.BuildWAT(t, "examples/plugins/hello-wat/hello.wat")
+	src := plugin.BuildWAT(t, "examples/plugins/hello-wat/hello.wat")
 	b, err := os.ReadFile(src)
 	if err != nil {
 		t.Fatal(err)

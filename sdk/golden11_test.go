@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/pi-go/pi/internal/abi"
-	"github.com/pi-go/pi/internal/abi/abitest"
+	"github.com/pi-go/pi/internal/testkit/abigolden"
 )
 
 // The ABI 1.1 goldens, guest side: an extension using every 1.1 feature
@@ -79,30 +79,30 @@ type seen11 struct {
 func TestGolden11Dispatch(t *testing.T) {
 	var s seen11
 	r := gateExtension(&s)
-	out := r.handle(abitest.Wire(t, "init.request.json"))
-	abitest.Match(t, "the SDK", "init.v11.response.json", out)
+	out := r.handle(abigolden.Wire(t, "init.request.json"))
+	abigolden.Match(t, "the SDK", "init.v11.response.json", out)
 
-	abitest.Match(t, "the SDK", "hook.tool_call.ask.response.json", r.handle([]byte(`{"method":"hook.tool_call","params":{"toolName":"bash","toolCallId":"c","input":{"command":"git push"},"paths":[]}}`)))
-	abitest.Match(t, "the SDK", "hook.input.response.json", r.handle(abitest.Wire(t, "hook.input.request.json")))
+	abigolden.Match(t, "the SDK", "hook.tool_call.ask.response.json", r.handle([]byte(`{"method":"hook.tool_call","params":{"toolName":"bash","toolCallId":"c","input":{"command":"git push"},"paths":[]}}`)))
+	abigolden.Match(t, "the SDK", "hook.input.response.json", r.handle(abigolden.Wire(t, "hook.input.request.json")))
 	if len(s.inputs) != 1 || s.inputs[0].Text != "fix the bug in main.go" || s.inputs[0].Mode != "interactive" || len(s.inputs[0].Images) != 1 || s.inputs[0].Images[0].MimeType != "image/png" {
 		t.Errorf("the input hook saw %+v", s.inputs)
 	}
-	secret := strings.Replace(string(abitest.Wire(t, "hook.input.request.json")), "fix the bug", "sk-123 fix the bug", 1)
-	abitest.Match(t, "the SDK", "hook.input.handled.response.json", r.handle([]byte(secret)))
+	secret := strings.Replace(string(abigolden.Wire(t, "hook.input.request.json")), "fix the bug", "sk-123 fix the bug", 1)
+	abigolden.Match(t, "the SDK", "hook.input.handled.response.json", r.handle([]byte(secret)))
 
-	abitest.Match(t, "the SDK", "hook.before_agent_start.response.json", r.handle(abitest.Wire(t, "hook.before_agent_start.request.json")))
+	abigolden.Match(t, "the SDK", "hook.before_agent_start.response.json", r.handle(abigolden.Wire(t, "hook.before_agent_start.request.json")))
 	if want := []BeforeAgentStart{{Prompt: "fix the bug", SystemPrompt: "You are an expert coding assistant."}, {Prompt: "fix the bug", SystemPrompt: "You are a careful assistant."}}; !reflect.DeepEqual(s.starts, want) {
 		t.Errorf("the before_agent_start hooks saw %+v, want %+v", s.starts, want)
 	}
-	abitest.Match(t, "the SDK", "hook.stop.response.json", r.handle(abitest.Wire(t, "hook.stop.request.json")))
+	abigolden.Match(t, "the SDK", "hook.stop.response.json", r.handle(abigolden.Wire(t, "hook.stop.request.json")))
 	if want := []Stop{{Reason: "end_turn", LastText: "Done: the bug is fixed.", Turns: 3}}; !reflect.DeepEqual(s.stops, want) {
 		t.Errorf("the stop hook saw %+v", s.stops)
 	}
-	abitest.Match(t, "the SDK", "command.execute.response.json", r.handle(abitest.Wire(t, "command.execute.request.json")))
+	abigolden.Match(t, "the SDK", "command.execute.response.json", r.handle(abigolden.Wire(t, "command.execute.request.json")))
 	if want := []string{"buy milk"}; !reflect.DeepEqual(s.commands, want) {
 		t.Errorf("the command saw %q", s.commands)
 	}
-	abitest.Match(t, "the SDK", "event.response.json", r.handle(abitest.Wire(t, "event.message_end.request.json")))
+	abigolden.Match(t, "the SDK", "event.response.json", r.handle(abigolden.Wire(t, "event.message_end.request.json")))
 	if len(s.events) != 1 || s.events[0].Type != "message_end" {
 		t.Errorf("the event handler saw %+v", s.events)
 	}
@@ -141,7 +141,7 @@ func TestGolden11Handshake(t *testing.T) {
 // run the old ones).
 func TestAskWithReplacedInputBlocks(t *testing.T) {
 	r := gateExtension(&seen11{})
-	r.handle(abitest.Wire(t, "init.request.json"))
+	r.handle(abigolden.Wire(t, "init.request.json"))
 	r.toolCall = append([]func(ToolCall) ToolCallDecision{func(ToolCall) ToolCallDecision {
 		return ToolCallDecision{Input: map[string]string{"command": "git status"}}
 	}}, r.toolCall...)
@@ -162,29 +162,29 @@ func TestGolden11GuestMessages(t *testing.T) {
 		}
 		return b
 	}
-	abitest.Match(t, "the SDK", "host.kv.get.request.json", enc("kv.get", abi.KVGetParams{Key: "todo/items", Scope: ProjectKV.Scope}))
-	abitest.Match(t, "the SDK", "host.kv.set.request.json", enc("kv.set", abi.KVSetParams{Key: "todo/items", Value: json.RawMessage(`["buy milk"]`), Scope: GlobalKV.Scope}))
-	abitest.Match(t, "the SDK", "host.kv.delete.request.json", enc("kv.delete", abi.KVDeleteParams{Key: "todo/items"}))
-	abitest.Match(t, "the SDK", "host.kv.list.request.json", enc("kv.list", abi.KVListParams{Prefix: "todo/"}))
-	abitest.Match(t, "the SDK", "host.http.request.request.json", enc("http.request", httpParamsToABI(HTTPRequest{
+	abigolden.Match(t, "the SDK", "host.kv.get.request.json", enc("kv.get", abi.KVGetParams{Key: "todo/items", Scope: ProjectKV.Scope}))
+	abigolden.Match(t, "the SDK", "host.kv.set.request.json", enc("kv.set", abi.KVSetParams{Key: "todo/items", Value: json.RawMessage(`["buy milk"]`), Scope: GlobalKV.Scope}))
+	abigolden.Match(t, "the SDK", "host.kv.delete.request.json", enc("kv.delete", abi.KVDeleteParams{Key: "todo/items"}))
+	abigolden.Match(t, "the SDK", "host.kv.list.request.json", enc("kv.list", abi.KVListParams{Prefix: "todo/"}))
+	abigolden.Match(t, "the SDK", "host.http.request.request.json", enc("http.request", httpParamsToABI(HTTPRequest{
 		Method: "POST", URL: "https://api.example.com/v1/items?q=1", Headers: map[string]string{"Content-Type": "application/json"},
 		Body: []byte(`{"name":"x"}`), Timeout: 5 * time.Second,
 	})))
-	abitest.Match(t, "the SDK", "host.tool.call.request.json", enc("tool.call", abi.ToolCallHostParams{Name: "read", Input: json.RawMessage(`{"path":"README.md"}`)}))
-	abitest.Match(t, "the SDK", "host.ui.notify.request.json", enc("ui.notify", abi.NotifyParams{Message: "tests pass", Level: NotifyInfo}))
-	abitest.Match(t, "the SDK", "host.ui.confirm.request.json", enc("ui.confirm", abi.ConfirmParams{Title: "Deploy", Message: "Deploy to production?", TimeoutMS: time.Minute.Milliseconds()}))
+	abigolden.Match(t, "the SDK", "host.tool.call.request.json", enc("tool.call", abi.ToolCallHostParams{Name: "read", Input: json.RawMessage(`{"path":"README.md"}`)}))
+	abigolden.Match(t, "the SDK", "host.ui.notify.request.json", enc("ui.notify", abi.NotifyParams{Message: "tests pass", Level: NotifyInfo}))
+	abigolden.Match(t, "the SDK", "host.ui.confirm.request.json", enc("ui.confirm", abi.ConfirmParams{Title: "Deploy", Message: "Deploy to production?", TimeoutMS: time.Minute.Milliseconds()}))
 
 	var kv abi.KVGetResult
-	if err := decodeHostAnswer("kv.get", abitest.Wire(t, "host.kv.get.response.json"), &kv); err != nil || string(kv.Value) != `["buy milk",{"done":true}]` {
+	if err := decodeHostAnswer("kv.get", abigolden.Wire(t, "host.kv.get.response.json"), &kv); err != nil || string(kv.Value) != `["buy milk",{"done":true}]` {
 		t.Errorf("kv.get answer = %s, %v", kv.Value, err)
 	}
 	var list abi.KVListResult
-	if err := decodeHostAnswer("kv.list", abitest.Wire(t, "host.kv.list.response.json"), &list); err != nil || !reflect.DeepEqual(list.Keys, []string{"todo/count", "todo/items"}) {
+	if err := decodeHostAnswer("kv.list", abigolden.Wire(t, "host.kv.list.response.json"), &list); err != nil || !reflect.DeepEqual(list.Keys, []string{"todo/count", "todo/items"}) {
 		t.Errorf("kv.list answer = %v, %v", list.Keys, err)
 	}
 	for _, name := range []string{"host.http.request.response.json", "host.http.request.binary.response.json"} {
 		var h abi.HTTPResult
-		if err := decodeHostAnswer("http.request", abitest.Wire(t, name), &h); err != nil {
+		if err := decodeHostAnswer("http.request", abigolden.Wire(t, name), &h); err != nil {
 			t.Fatal(err)
 		}
 		resp, err := httpResultFromABI(h)
@@ -203,17 +203,17 @@ func TestGolden11GuestMessages(t *testing.T) {
 		}
 	}
 	var tc abi.ToolCallHostResult
-	if err := decodeHostAnswer("tool.call", abitest.Wire(t, "host.tool.call.response.json"), &tc); err != nil {
+	if err := decodeHostAnswer("tool.call", abigolden.Wire(t, "host.tool.call.response.json"), &tc); err != nil {
 		t.Fatal(err)
 	}
 	if r := (ToolCallResult{Content: blocksFromABI(tc.Content), Details: tc.Details, IsError: tc.IsError}); r.Text() != "# Project" || r.IsError || string(r.Details) != `{"lines":1}` {
 		t.Errorf("tool.call answer = %+v", r)
 	}
 	var c abi.ConfirmResult
-	if err := decodeHostAnswer("ui.confirm", abitest.Wire(t, "host.ui.confirm.response.json"), &c); err != nil || c.Confirmed || c.Reason != "no-ui" {
+	if err := decodeHostAnswer("ui.confirm", abigolden.Wire(t, "host.ui.confirm.response.json"), &c); err != nil || c.Confirmed || c.Reason != "no-ui" {
 		t.Errorf("ui.confirm answer = %+v, %v", c, err)
 	}
-	if err := decodeHostAnswer("ui.notify", abitest.Wire(t, "host.empty.response.json"), nil); err != nil {
+	if err := decodeHostAnswer("ui.notify", abigolden.Wire(t, "host.empty.response.json"), nil); err != nil {
 		t.Error(err)
 	}
 	// A binary body goes as base64.

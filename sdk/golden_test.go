@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/pi-go/pi/internal/abi/abitest"
+	"github.com/pi-go/pi/internal/testkit/abigolden"
 )
 
 // The golden files of internal/abi/testdata are the wire messages of ABI 1,
@@ -99,7 +99,7 @@ func TestGoldenDispatch(t *testing.T) {
 	var s seen
 	r := goldenExtension(&s)
 	for _, kind := range []string{"init", "tool.execute", "hook.tool_call", "hook.tool_call.input", "hook.tool_result", "hook.bash_spawn", "event"} {
-		abitest.Match(t, "the SDK", kind+".response.json", r.handle(abitest.Wire(t, kind+".request.json")))
+		abigolden.Match(t, "the SDK", kind+".response.json", r.handle(abigolden.Wire(t, kind+".request.json")))
 	}
 
 	if r.hostName != "pi" || r.hostVersion != "0.9.0" || r.cwd != "/home/ada/project" || string(r.config) != `{"greeting":"Hello","times":2}` {
@@ -145,24 +145,24 @@ func TestGoldenGuestMessages(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	abitest.Match(t, "the SDK", "emit.partial.json", b)
+	abigolden.Match(t, "the SDK", "emit.partial.json", b)
 
 	b, err = encodeHostRequest("exec", execParamsToABI([]string{"cat"}, ExecOptions{Cwd: "src", Timeout: 5 * time.Second, Stdin: "hello\n"}))
 	if err != nil {
 		t.Fatal(err)
 	}
-	abitest.Match(t, "the SDK", "host.exec.request.json", b)
+	abigolden.Match(t, "the SDK", "host.exec.request.json", b)
 
-	abitest.Match(t, "the SDK", "error.response.json", encodeError(errors.New("name is empty")))
+	abigolden.Match(t, "the SDK", "error.response.json", encodeError(errors.New("name is empty")))
 
 	var res ExecResult
-	if err := decodeHostAnswer("exec", abitest.Wire(t, "host.exec.response.json"), &res); err != nil {
+	if err := decodeHostAnswer("exec", abigolden.Wire(t, "host.exec.response.json"), &res); err != nil {
 		t.Fatal(err)
 	}
 	if want := (ExecResult{Stdout: "hello\n"}); res != want {
 		t.Errorf("host.exec.response.json decodes to %+v, want %+v", res, want)
 	}
-	err = decodeHostAnswer("exec", abitest.Wire(t, "error.response.json"), &res)
+	err = decodeHostAnswer("exec", abigolden.Wire(t, "error.response.json"), &res)
 	var he *HostError
 	if !errors.As(err, &he) || he.Message != "name is empty" || he.Method != "exec" {
 		t.Errorf("error.response.json as a host answer = %v, want a HostError", err)

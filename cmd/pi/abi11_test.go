@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/pi-go/pi/internal/plugintest"
+	"github.com/pi-go/pi/internal/testkit/plugin"
 	"github.com/pi-go/pi/runtime/app"
 )
 
@@ -21,7 +21,7 @@ func rawProjectDir(t *testing.T, config, script string) (dir, scriptFile string)
 	isolate(t)
 	dir = t.TempDir()
 	os.Mkdir(filepath.Join(dir, ".git"), 0o755)
-	wasm := plugintest.BuildGo(t, "extensions/testdata/guests/raw11")
+	wasm := plugin.BuildGo(t, "extensions/testdata/guests/raw11")
 	sum := sha256File(t, wasm)
 	toml := fmt.Sprintf("[[extensions]]\nname = \"raw11\"\npath = %q\nsha256 = %q\n[extensions.config]\nname = \"raw11\"\n%s\n", wasm, sum, config)
 	os.WriteFile(filepath.Join(dir, "pi.toml"), []byte(toml), 0o644)
@@ -129,7 +129,7 @@ func TestExtInstallListTrust11(t *testing.T) {
 	isolate(t)
 	dir := t.TempDir()
 	os.Mkdir(filepath.Join(dir, ".git"), 0o755)
-	wasm := plugintest.BuildGo(t, "extensions/testdata/guests/raw11")
+	wasm := plugin.BuildGo(t, "extensions/testdata/guests/raw11")
 	var stdout, stderr bytes.Buffer
 	code := run([]string{"ext", "install", wasm, "--cwd", dir, "--grant", "http=https://api.example.com/v1/*", "--grant", "tool=read", "--grant", "tool=grep"}, strings.NewReader(""), &stdout, &stderr)
 	if code != 0 {

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/pi-go/pi/internal/openaitest"
+	"github.com/pi-go/pi/internal/testkit/openai"
 	"github.com/pi-go/pi/tools/builtin"
 )
 
@@ -37,12 +37,12 @@ func TestPrintModeAgainstOpenAIServer(t *testing.T) {
 		t.Fatal(err)
 	}
 	const key = "sk-test-THE-KEY-123456"
-	srv := openaitest.NewServer(t,
-		openaitest.Reply{
+	srv := openai.NewServer(t,
+		openai.Reply{
 			Text:       "Working on it.",
 			Chunks:     3,
 			Interleave: true,
-			ToolCalls: []openaitest.ToolCall{
+			ToolCalls: []openai.ToolCall{
 				{Name: "read", Arguments: `{"path":"notes.txt"}`},
 				{Name: "edit", Arguments: `{"path":"notes.txt","edits":[{"oldText":"gamma","newText":"delta"}]}`},
 				{Name: "bash", Arguments: `{"command":"echo hi; echo $OPENAI_API_KEY"}`},
@@ -52,7 +52,7 @@ func TestPrintModeAgainstOpenAIServer(t *testing.T) {
 				{Name: "write", Arguments: `{"path":"x.txt"}`},
 			},
 		},
-		openaitest.Reply{Text: "All done.", Chunks: 2},
+		openai.Reply{Text: "All done.", Chunks: 2},
 	)
 	var stdout, stderr bytes.Buffer
 	t.Setenv("OPENAI_API_KEY", key)
@@ -179,9 +179,9 @@ func TestJSONModeEmitsEvents(t *testing.T) {
 	isolate(t)
 	dir := t.TempDir()
 	os.WriteFile(filepath.Join(dir, "a.txt"), []byte("x\n"), 0o644)
-	srv := openaitest.NewServer(t,
-		openaitest.Reply{ToolCalls: []openaitest.ToolCall{{Name: "read", Arguments: `{"path":"a.txt"}`}}},
-		openaitest.Reply{Text: "ok"},
+	srv := openai.NewServer(t,
+		openai.Reply{ToolCalls: []openai.ToolCall{{Name: "read", Arguments: `{"path":"a.txt"}`}}},
+		openai.Reply{Text: "ok"},
 	)
 	var stdout, stderr bytes.Buffer
 	code := run([]string{"--mode", "json", "-p", "read it", "--base-url", srv.URL, "--model", "M", "--api-key", "k", "--cwd", dir}, strings.NewReader(""), &stdout, &stderr)
@@ -213,7 +213,7 @@ func TestJSONModeEmitsEvents(t *testing.T) {
 
 func TestProviderErrorExitsOne(t *testing.T) {
 	home := isolate(t)
-	srv := openaitest.NewServer(t, openaitest.Reply{Status: 401, ErrorMessage: "bad key"})
+	srv := openai.NewServer(t, openai.Reply{Status: 401, ErrorMessage: "bad key"})
 	var stdout, stderr bytes.Buffer
 	t.Setenv("MY_KEY", "sk-wrong-key-0000")
 	dir := t.TempDir()
@@ -286,16 +286,16 @@ func TestTwentyParallelEditsInOneTurn(t *testing.T) {
 	isolate(t)
 	dir := t.TempDir()
 	var lines, want []string
-	var calls []openaitest.ToolCall
+	var calls []openai.ToolCall
 	for i := 0; i < 20; i++ {
 		lines = append(lines, fmt.Sprintf("line %02d old", i))
 		want = append(want, fmt.Sprintf("line %02d new", i))
-		calls = append(calls, openaitest.ToolCall{Name: "edit", Arguments: fmt.Sprintf(`{"path":"f.txt","edits":[{"oldText":"line %02d old","newText":"line %02d new"}]}`, i, i)})
+		calls = append(calls, openai.ToolCall{Name: "edit", Arguments: fmt.Sprintf(`{"path":"f.txt","edits":[{"oldText":"line %02d old","newText":"line %02d new"}]}`, i, i)})
 	}
 	if err := os.WriteFile(filepath.Join(dir, "f.txt"), []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	srv := openaitest.NewServer(t, openaitest.Reply{ToolCalls: calls, Chunks: 2}, openaitest.Reply{Text: "edited"})
+	srv := openai.NewServer(t, openai.Reply{ToolCalls: calls, Chunks: 2}, openai.Reply{Text: "edited"})
 	var stdout, stderr bytes.Buffer
 	if code := run([]string{"-p", "edit", "--base-url", srv.URL, "--model", "M", "--api-key", "k", "--cwd", dir}, strings.NewReader(""), &stdout, &stderr); code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr.String())
@@ -314,11 +314,11 @@ func TestTwentyParallelEditsInOneTurn(t *testing.T) {
 // sent there.
 func TestUntrustedProjectCannotRedirectTheKey(t *testing.T) {
 	isolate(t)
-	evil := openaitest.NewServer(t)
+	evil := openai.NewServer(t)
 	dir := t.TempDir()
 	os.WriteFile(filepath.Join(dir, "pi.toml"), []byte("[model]\nname = \"M\"\nbase_url = \""+evil.URL+"\"\n"), 0o644)
 	t.Setenv("OPENAI_API_KEY", "sk-precious-0000")
-	good := openaitest.NewServer(t, openaitest.Reply{Text: "hello from the configured endpoint"})
+	good := openai.NewServer(t, openai.Reply{Text: "hello from the configured endpoint"})
 	t.Setenv("OPENAI_BASE_URL", good.URL)
 	var stdout, stderr bytes.Buffer
 	if code := run([]string{"-p", "hi", "--cwd", dir}, strings.NewReader(""), &stdout, &stderr); code != 0 {
@@ -343,9 +343,9 @@ func TestKeyNeverInEventsOrLogs(t *testing.T) {
 	os.WriteFile(filepath.Join(home, "pi.toml"), []byte("[tools.bash]\npass_env = [\"OPENAI_API_KEY\"]\n"), 0o644)
 	const key = "sk-json-mode-SECRET-98765"
 	t.Setenv("OPENAI_API_KEY", key)
-	srv := openaitest.NewServer(t,
-		openaitest.Reply{ToolCalls: []openaitest.ToolCall{{Name: "bash", Arguments: `{"command":"echo key=$OPENAI_API_KEY"}`}}},
-		openaitest.Reply{Text: "done"},
+	srv := openai.NewServer(t,
+		openai.Reply{ToolCalls: []openai.ToolCall{{Name: "bash", Arguments: `{"command":"echo key=$OPENAI_API_KEY"}`}}},
+		openai.Reply{Text: "done"},
 	)
 	var stdout, stderr bytes.Buffer
 	code := run([]string{"--mode", "json", "-p", "show", "--base-url", srv.URL, "--model", "M", "--log-level", "trace", "--cwd", t.TempDir()}, strings.NewReader(""), &stdout, &stderr)

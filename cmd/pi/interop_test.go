@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/pi-go/pi/internal/openaitest"
+	"github.com/pi-go/pi/internal/testkit/openai"
 	"github.com/pi-go/pi/runtime/session"
 )
 
@@ -192,16 +192,16 @@ func TestInteropPiSessionLoadedByReference(t *testing.T) {
 	// Keeping 8 tokens cuts at the second prompt: the first turn is
 	// summarized, the second kept.
 	os.WriteFile(filepath.Join(home, "pi.toml"), []byte("[model]\ncontext_window = 20000\n[compaction]\nreserve_tokens = 1000\nkeep_recent_tokens = 8\n"), 0o644)
-	srv := openaitest.NewServer(t,
-		openaitest.Reply{Text: "Looking.", ToolCalls: []openaitest.ToolCall{
+	srv := openai.NewServer(t,
+		openai.Reply{Text: "Looking.", ToolCalls: []openai.ToolCall{
 			{ID: "call_read", Name: "read", Arguments: `{"path":"hello.txt"}`},
 			{ID: "call_bash", Name: "bash", Arguments: `{"command":"echo \"a && b <c>\"; exit 3"}`},
 		}},
-		openaitest.Reply{Text: "Both done: ünïcode & <tags>.", Usage: &openaitest.Usage{PromptTokens: 300, CompletionTokens: 10, TotalTokens: 310}},
-		openaitest.Reply{Text: "Second answer.", Usage: &openaitest.Usage{PromptTokens: 19400, CompletionTokens: 100, TotalTokens: 19500}},
-		openaitest.Reply{Text: "PI SUMMARY: read hello.txt, ran a failing echo."},
-		openaitest.Reply{Text: "pi resumed"},
-		openaitest.Reply{Text: "reference resumed"},
+		openai.Reply{Text: "Both done: ünïcode & <tags>.", Usage: &openai.Usage{PromptTokens: 300, CompletionTokens: 10, TotalTokens: 310}},
+		openai.Reply{Text: "Second answer.", Usage: &openai.Usage{PromptTokens: 19400, CompletionTokens: 100, TotalTokens: 19500}},
+		openai.Reply{Text: "PI SUMMARY: read hello.txt, ran a failing echo."},
+		openai.Reply{Text: "pi resumed"},
+		openai.Reply{Text: "reference resumed"},
 	)
 	file := filepath.Join(t.TempDir(), "pi-written.jsonl")
 	runPi(t, dir, srv.URL, "--session", file, "-p", "read hello.txt and run the echo")
@@ -252,12 +252,12 @@ func TestInteropReferenceSessionResumedByPi(t *testing.T) {
 	isolate(t)
 	dir := t.TempDir()
 	os.WriteFile(filepath.Join(dir, "hello.txt"), []byte("hello from the reference\n"), 0o644)
-	srv := openaitest.NewServer(t,
-		openaitest.Reply{ToolCalls: []openaitest.ToolCall{{ID: "call_9", Name: "read", Arguments: `{"path":"hello.txt"}`}}},
-		openaitest.Reply{Text: "It says hello.", Usage: &openaitest.Usage{PromptTokens: 100, CompletionTokens: 5, TotalTokens: 105}},
-		openaitest.Reply{Text: "Second & <last> answer."},
-		openaitest.Reply{Text: "reference resumed"},
-		openaitest.Reply{Text: "pi resumed"},
+	srv := openai.NewServer(t,
+		openai.Reply{ToolCalls: []openai.ToolCall{{ID: "call_9", Name: "read", Arguments: `{"path":"hello.txt"}`}}},
+		openai.Reply{Text: "It says hello.", Usage: &openai.Usage{PromptTokens: 100, CompletionTokens: 5, TotalTokens: 105}},
+		openai.Reply{Text: "Second & <last> answer."},
+		openai.Reply{Text: "reference resumed"},
+		openai.Reply{Text: "pi resumed"},
 	)
 	env := refEnv(t, srv.URL, 128000)
 	file := filepath.Join(t.TempDir(), "ref-written.jsonl")
@@ -280,7 +280,7 @@ func TestInteropReferenceSessionResumedByPi(t *testing.T) {
 	}
 	// pi appended to the reference's file in the same format: the
 	// reference reads pi's entries back (one more resume).
-	srv.Add(openaitest.Reply{Text: "reference again"})
+	srv.Add(openai.Reply{Text: "reference again"})
 	runReference(t, cli, env, dir, "--session", piFile, "-p", "fourth")
 	last := chatOf(t, srv.Requests()[5])
 	if len(last) != 9 || last[7]["text"] != "pi resumed" || last[8]["text"] != "fourth" {

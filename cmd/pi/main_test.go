@@ -9,22 +9,22 @@ import (
 
 	"github.com/rogpeppe/go-internal/testscript"
 
-	"github.com/pi-go/pi/internal/mcptest"
-	"github.com/pi-go/pi/internal/plugintest"
-	"github.com/pi-go/pi/internal/proctest"
+	"github.com/pi-go/pi/internal/testkit/mcpserver"
+	"github.com/pi-go/pi/internal/testkit/plugin"
+	"github.com/pi-go/pi/internal/testkit/proc"
 )
 
-// withPlugintest removes the modules plugintest built once the tests ran.
-type withPlugintest struct{ m *testing.M }
+// withPluginKit removes the modules internal/testkit/plugin built once the tests ran.
+type withPluginKit struct{ m *testing.M }
 
-func (w withPlugintest) Run() int {
-	code := plugintest.Main(w.m)
-	mcptest.Cleanup()
+func (w withPluginKit) Run() int {
+	code := plugin.Main(w.m)
+	mcpserver.Cleanup()
 	return code
 }
 
 func TestMain(m *testing.M) {
-	testscript.Main(withPlugintest{m}, map[string]func(){
+	testscript.Main(withPluginKit{m}, map[string]func(){
 		"pi": func() { os.Exit(program(os.Args[1:], os.Stdin, os.Stdout, os.Stderr)) },
 	})
 }
@@ -46,15 +46,15 @@ var goEnv = func() []string {
 // buildWasm builds the extensions the scripts install into one folder: Go
 // examples built for wasip1 and the extension host's test modules
 // (extensions/testdata/*.wat) assembled with wat2wasm (each once per test
-// binary, by the shared plugintest helper).
+// binary, by the shared internal/testkit/plugin kit).
 func buildWasm(t *testing.T) string {
 	t.Helper()
 	dir := t.TempDir()
 	for name, path := range map[string]string{
-		"loc":           plugintest.BuildGo(t, "examples/plugins/loc"),
-		"protect-paths": plugintest.BuildGo(t, "examples/plugins/protect-paths"),
-		"nomarker":      plugintest.BuildWAT(t, "extensions/testdata/nomarker.wat"),
-		"trap":          plugintest.BuildWAT(t, "extensions/testdata/trap.wat"),
+		"loc":           plugin.BuildGo(t, "examples/plugins/loc"),
+		"protect-paths": plugin.BuildGo(t, "examples/plugins/protect-paths"),
+		"nomarker":      plugin.BuildWAT(t, "extensions/testdata/nomarker.wat"),
+		"trap":          plugin.BuildWAT(t, "extensions/testdata/trap.wat"),
 	} {
 		if err := os.Symlink(path, filepath.Join(dir, name+".wasm")); err != nil {
 			t.Fatal(err)
@@ -65,11 +65,11 @@ func buildWasm(t *testing.T) string {
 
 // TestScripts runs the CLI scripts in testdata/script: each is a txtar
 // archive of files plus `exec pi ...` lines with their expected output.
-// $ESCAPE is the escape helper of internal/proctest, named $ESCTOK.
+// $ESCAPE is the escape helper of internal/testkit/proc, named $ESCTOK.
 func TestScripts(t *testing.T) {
 	wasm := buildWasm(t)
-	esc := proctest.Escape(t)
-	mcpServer := mcptest.Server(t)
+	esc := proc.Escape(t)
+	mcpServer := mcpserver.Server(t)
 	testscript.Run(t, testscript.Params{
 		Dir: "testdata/script",
 		Setup: func(env *testscript.Env) error {
@@ -82,7 +82,7 @@ func TestScripts(t *testing.T) {
 			env.Setenv("OPENAI_API_KEY", "")
 			env.Setenv("OPENAI_BASE_URL", "")
 			env.Setenv("PI_TRUST", "")
-			env.Setenv("PI_CACHE_DIR", os.Getenv("PI_CACHE_DIR")) // plugintest.CacheDir, shared
+			env.Setenv("PI_CACHE_DIR", os.Getenv("PI_CACHE_DIR")) // plugin.CacheDir, shared
 			for _, kv := range goEnv {
 				k, v, _ := strings.Cut(kv, "=")
 				env.Setenv(k, v)

@@ -15,7 +15,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/pi-go/pi/internal/mcptest"
+	"github.com/pi-go/pi/internal/testkit/mcpserver"
 )
 
 // waitForFile waits until the file exists and returns its contents.
@@ -59,7 +59,7 @@ func processGone(t *testing.T, what string, pid int, limit time.Duration) {
 // server and the child it started are gone when pi has exited.
 func TestMCPCallEndsPromptlyOnCtrlC(t *testing.T) {
 	pi := realPi(t)
-	server := mcptest.Server(t)
+	server := mcpserver.Server(t)
 	home, markers := t.TempDir(), t.TempDir()
 	piHome := filepath.Join(home, ".pi")
 	os.MkdirAll(piHome, 0o755)

@@ -12,11 +12,11 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/pi-go/pi/internal/plugintest"
+	"github.com/pi-go/pi/internal/testkit/plugin"
 )
 
 // realPi is the real pi binary, built once per test binary.
-func realPi(t *testing.T) string { return plugintest.Pi(t) }
+func realPi(t *testing.T) string { return plugin.Pi(t) }
 
 // fullOutputPathOf returns the fullOutputPath in an event line's result or
 // partial result, if any.

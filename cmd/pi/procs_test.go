@@ -14,8 +14,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/pi-go/pi/internal/openaitest"
-	"github.com/pi-go/pi/internal/proctest"
+	"github.com/pi-go/pi/internal/testkit/openai"
+	"github.com/pi-go/pi/internal/testkit/proc"
 )
 
 // escapesCommand starts the escape helper in the background of a bash
@@ -23,7 +23,7 @@ import (
 // clean environment and SIGTERM ignored; a daemon that closes its
 // descriptors; a fork bomb; nohup and disown) and waits until all of them
 // are out; it returns the command and how many "ready" lines that makes.
-func escapesCommand(h proctest.Helper, log string) (string, int) {
+func escapesCommand(h proc.Helper, log string) (string, int) {
 	piPgid := "$(cut -d' ' -f5 /proc/$PPID/stat)"
 	cmd := fmt.Sprintf(": > %[3]s; "+
 		"%[1]s %[2]s log:%[3]s fork fork setpgid:%[4]s envclear ignoreterm sleep 2>>%[3]s.err & "+
@@ -71,9 +71,9 @@ func waitExit(t *testing.T, cmd *exec.Cmd, limit time.Duration) error {
 }
 
 // assertNoHelper checks that no helper process runs after pi exited.
-func assertNoHelper(t *testing.T, h proctest.Helper, out string) {
+func assertNoHelper(t *testing.T, h proc.Helper, out string) {
 	t.Helper()
-	if left := proctest.Alive(h.Token); len(left) > 0 {
+	if left := proc.Alive(h.Token); len(left) > 0 {
 		t.Errorf("still running after pi exited: %v\npi's output:\n%s", left, out)
 	}
 }
@@ -85,12 +85,12 @@ func assertNoHelper(t *testing.T, h proctest.Helper, out string) {
 func TestPiExitKillsBashEscapes(t *testing.T) {
 	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGINT} {
 		t.Run("tool call, "+sig.String()+" during the call", func(t *testing.T) {
-			h := proctest.Escape(t)
+			h := proc.Escape(t)
 			log := filepath.Join(t.TempDir(), "log")
 			command, ready := escapesCommand(h, log)
 			args, _ := json.Marshal(map[string]any{"command": command + "; sleep 600"})
 			pi, out := startPi(t, "tool", "call", "bash", string(args))
-			proctest.WaitLog(t, log, " ready", ready, 30*time.Second)
+			proc.WaitLog(t, log, " ready", ready, 30*time.Second)
 			if err := pi.Process.Signal(sig); err != nil {
 				t.Fatal(err)
 			}
@@ -101,13 +101,13 @@ func TestPiExitKillsBashEscapes(t *testing.T) {
 			assertNoHelper(t, h, out.String())
 		})
 		t.Run("print mode, "+sig.String()+" while waiting for the model", func(t *testing.T) {
-			h := proctest.Escape(t)
+			h := proc.Escape(t)
 			log := filepath.Join(t.TempDir(), "log")
 			command, ready := escapesCommand(h, log)
 			args, _ := json.Marshal(map[string]any{"command": command})
-			srv := openaitest.NewServer(t,
-				openaitest.Reply{ToolCalls: []openaitest.ToolCall{{Name: "bash", Arguments: string(args)}}},
-				openaitest.Reply{Text: "thinking", StallAfter: 1},
+			srv := openai.NewServer(t,
+				openai.Reply{ToolCalls: []openai.ToolCall{{Name: "bash", Arguments: string(args)}}},
+				openai.Reply{Text: "thinking", StallAfter: 1},
 			)
 			pi, out := startPi(t, "-p", "go", "--base-url", srv.URL, "--model", "M", "--api-key", "sk-test-0123456789abcdef")
 			defer func() {
@@ -118,7 +118,7 @@ func TestPiExitKillsBashEscapes(t *testing.T) {
 					t.Logf("helper errors: %s", e)
 				}
 			}()
-			proctest.WaitLog(t, log, " ready", ready, 30*time.Second)
+			proc.WaitLog(t, log, " ready", ready, 30*time.Second)
 			// The bash call returned once its result went back to the model.
 			deadline := time.Now().Add(30 * time.Second)
 			for len(srv.Requests()) < 2 {
@@ -127,7 +127,7 @@ func TestPiExitKillsBashEscapes(t *testing.T) {
 				}
 				time.Sleep(5 * time.Millisecond)
 			}
-			if len(proctest.Alive(h.Token)) == 0 {
+			if len(proc.Alive(h.Token)) == 0 {
 				t.Fatalf("nothing of the call runs after it returned")
 			}
 			if err := pi.Process.Signal(sig); err != nil {
@@ -138,7 +138,7 @@ func TestPiExitKillsBashEscapes(t *testing.T) {
 		})
 	}
 	t.Run("tool call, normal exit", func(t *testing.T) {
-		h := proctest.Escape(t)
+		h := proc.Escape(t)
 		log := filepath.Join(t.TempDir(), "log")
 		command, _ := escapesCommand(h, log)
 		args, _ := json.Marshal(map[string]any{"command": command})

@@ -13,8 +13,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/pi-go/pi/internal/openaitest"
-	"github.com/pi-go/pi/internal/proctest"
+	"github.com/pi-go/pi/internal/testkit/openai"
+	"github.com/pi-go/pi/internal/testkit/proc"
 )
 
 // rpcPeer is a client of an in-process `pi --mode rpc` (run with pipes).
@@ -188,11 +188,11 @@ func writeScript(t *testing.T, script string) string {
 func TestRPCBusyAndQueues(t *testing.T) {
 	dir := t.TempDir()
 	sl := filepath.Join(dir, "gate")
-	srv := openaitest.NewServer(t,
-		openaitest.Reply{ToolCalls: []openaitest.ToolCall{{Name: "bash", Arguments: fmt.Sprintf(`{"command":"while [ ! -e %s ]; do sleep 0.01; done"}`, sl)}}},
-		openaitest.Reply{Text: "steered"},
-		openaitest.Reply{Text: "followed"},
-		openaitest.Reply{Text: "right away"},
+	srv := openai.NewServer(t,
+		openai.Reply{ToolCalls: []openai.ToolCall{{Name: "bash", Arguments: fmt.Sprintf(`{"command":"while [ ! -e %s ]; do sleep 0.01; done"}`, sl)}}},
+		openai.Reply{Text: "steered"},
+		openai.Reply{Text: "followed"},
+		openai.Reply{Text: "right away"},
 	)
 	p := startRPC(t, "", "--no-session", "--base-url", srv.URL, "--model", "m", "--cwd", dir)
 	p.send(`{"id":"1","type":"prompt","message":"wait for the gate"}`)
@@ -240,8 +240,8 @@ func TestRPCDialogs(t *testing.T) {
 		t.Fatal(err)
 	}
 	dir := t.TempDir()
-	touch := openaitest.Reply{ToolCalls: []openaitest.ToolCall{{Name: "bash", Arguments: `{"command":"touch made"}`}}}
-	srv := openaitest.NewServer(t, touch, openaitest.Reply{Text: "skipped"}, touch, openaitest.Reply{Text: "skipped again"})
+	touch := openai.Reply{ToolCalls: []openai.ToolCall{{Name: "bash", Arguments: `{"command":"touch made"}`}}}
+	srv := openai.NewServer(t, touch, openai.Reply{Text: "skipped"}, touch, openai.Reply{Text: "skipped again"})
 	p := startRPC(t, home, "--no-session", "--base-url", srv.URL, "--model", "m", "--cwd", dir)
 	p.send(`{"id":"1","type":"prompt","message":"make it"}`)
 	req := p.expect("confirm", isType("extension_ui_request"))
@@ -276,7 +276,7 @@ func TestRPCDialogs(t *testing.T) {
 // even when the client sends it.
 func TestRPCOutputRedacted(t *testing.T) {
 	const key = "sk-rpc-secret-key-0123456789"
-	srv := openaitest.NewServer(t, openaitest.Reply{Text: "you said " + key})
+	srv := openai.NewServer(t, openai.Reply{Text: "you said " + key})
 	p := startRPC(t, "", "--no-session", "--base-url", srv.URL, "--model", "m", "--api-key", key)
 	p.send(`{"id":"1","type":"prompt","message":"remember ` + key + `"}`)
 	p.expect("agent_end", isType("agent_end"))
@@ -304,8 +304,8 @@ func TestRPCOutputRedacted(t *testing.T) {
 // aborted by abort_bash.
 func TestRPCSignalAndAbortBash(t *testing.T) {
 	bin := realPi(t)
-	sl := proctest.Sleeper(t)
-	srv := openaitest.NewServer(t, openaitest.Reply{ToolCalls: []openaitest.ToolCall{{Name: "bash", Arguments: fmt.Sprintf(`{"command":"%s 60 & echo started; %s 60"}`, sl, sl)}}})
+	sl := proc.Sleeper(t)
+	srv := openai.NewServer(t, openai.Reply{ToolCalls: []openai.ToolCall{{Name: "bash", Arguments: fmt.Sprintf(`{"command":"%s 60 & echo started; %s 60"}`, sl, sl)}}})
 	cmd := exec.Command(bin, "--mode", "rpc", "--no-session", "--base-url", srv.URL, "--model", "m")
 	cmd.Env = append(os.Environ(), "PI_HOME="+t.TempDir(), "OPENAI_API_KEY=")
 	in, _ := cmd.StdinPipe()
@@ -332,7 +332,7 @@ func TestRPCSignalAndAbortBash(t *testing.T) {
 	wait(`"text":"started\n"`) // the sleepers run
 	// "started" can be printed before the background sleeper has exec'd
 	// under its name: wait for it in /proc (bounded).
-	for deadline := time.Now().Add(10 * time.Second); len(proctest.Alive(filepath.Base(sl))) == 0; {
+	for deadline := time.Now().Add(10 * time.Second); len(proc.Alive(filepath.Base(sl))) == 0; {
 		if time.Now().After(deadline) {
 			t.Fatal("no sleeper runs: the test would prove nothing")
 		}
@@ -348,7 +348,7 @@ func TestRPCSignalAndAbortBash(t *testing.T) {
 		t.Fatalf("took %v to exit after SIGTERM", d)
 	}
 	// Every process the run's bash call started is gone with pi.
-	if pids := proctest.Alive(filepath.Base(sl)); len(pids) > 0 {
+	if pids := proc.Alive(filepath.Base(sl)); len(pids) > 0 {
 		t.Fatalf("processes of the aborted run outlived pi: %v", pids)
 	}
 }

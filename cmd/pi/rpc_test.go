@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/pi-go/pi/internal/openaitest"
+	"github.com/pi-go/pi/internal/testkit/openai"
 )
 
 // TestReferenceRPCClient is RPC mode's acceptance: the reference agent's
@@ -23,13 +23,13 @@ func TestReferenceRPCClient(t *testing.T) {
 	cli := referenceAgent(t)
 	pkg := filepath.Dir(filepath.Dir(cli))
 	bin := realPi(t)
-	srv := openaitest.NewServer(t,
-		openaitest.Reply{Text: "Hi there!", Chunks: 3},
-		openaitest.Reply{Text: "More here."},
-		openaitest.Reply{Text: "## Goal\nSummary of the talk."},
-		openaitest.Reply{ToolCalls: []openaitest.ToolCall{{Name: "bash", Arguments: `{"command":"rm -f nothing-here"}`}}},
-		openaitest.Reply{Text: "ok, skipped"},
-		openaitest.Reply{ToolCalls: []openaitest.ToolCall{{Name: "bash", Arguments: `{"command":"sleep 30"}`}}},
+	srv := openai.NewServer(t,
+		openai.Reply{Text: "Hi there!", Chunks: 3},
+		openai.Reply{Text: "More here."},
+		openai.Reply{Text: "## Goal\nSummary of the talk."},
+		openai.Reply{ToolCalls: []openai.ToolCall{{Name: "bash", Arguments: `{"command":"rm -f nothing-here"}`}}},
+		openai.Reply{Text: "ok, skipped"},
+		openai.Reply{ToolCalls: []openai.ToolCall{{Name: "bash", Arguments: `{"command":"sleep 30"}`}}},
 	)
 	home, work := t.TempDir(), t.TempDir()
 	toml := "[compaction]\nkeep_recent_tokens = 1\n\n[permissions]\ndefault = \"allow\"\n\n[[permissions.rules]]\ntool = \"bash\"\ncommand = [\"rm\"]\ndecision = \"ask\"\n"

@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/pi-go/pi/internal/plugintest"
+	"github.com/pi-go/pi/internal/testkit/plugin"
 )
 
 // scaffoldEnv is an environment in which nothing can be downloaded: no Go
@@ -77,7 +77,7 @@ func TestScaffolds(t *testing.T) {
 	piDir := filepath.Dir(pi)
 	for _, lang := range []string{"go", "c", "rust", "wat"} {
 		t.Run(lang, func(t *testing.T) {
-			if msg := plugintest.Toolchain(lang); msg != "" {
+			if msg := plugin.Toolchain(lang); msg != "" {
 				t.Skipf("%s scaffold not tested: %s", lang, msg)
 			}
 			home, work := t.TempDir(), t.TempDir()
@@ -213,7 +213,7 @@ func editSource(t *testing.T, dir, lang string) {
 // TestExtDevWatch: with --watch, a change to the project's source is
 // rebuilt and the installed copy updated, while pi ext dev keeps running.
 func TestExtDevWatch(t *testing.T) {
-	if msg := plugintest.Toolchain("wat"); msg != "" {
+	if msg := plugin.Toolchain("wat"); msg != "" {
 		t.Skip(msg)
 	}
 	pi := realPi(t)

@@ -12,8 +12,8 @@ import (
 	"testing"
 
 	"github.com/pi-go/pi/extensions"
-	"github.com/pi-go/pi/internal/openaitest"
-	"github.com/pi-go/pi/internal/plugintest"
+	"github.com/pi-go/pi/internal/testkit/openai"
+	"github.com/pi-go/pi/internal/testkit/plugin"
 )
 
 // toolTexts returns the text of every tool message of a request, in order.
@@ -85,9 +85,9 @@ func TestBashDoesNotGetTheKey(t *testing.T) {
 			t.Setenv("MY_KEY", tt.myKey)
 			t.Setenv("KEY_COPY", key)
 			t.Setenv("PI_OTHER", "kept")
-			srv := openaitest.NewServer(t,
-				openaitest.Reply{ToolCalls: []openaitest.ToolCall{{Name: "bash", Arguments: mustJSON(map[string]string{"command": cmd})}}},
-				openaitest.Reply{Text: "done"},
+			srv := openai.NewServer(t,
+				openai.Reply{ToolCalls: []openai.ToolCall{{Name: "bash", Arguments: mustJSON(map[string]string{"command": cmd})}}},
+				openai.Reply{Text: "done"},
 			)
 			args := []string{"-p", "go", "--base-url", srv.URL, "--model", "M", "--cwd", t.TempDir()}
 			if tt.flagKey {
@@ -132,10 +132,10 @@ func TestRedactionNeverRewritesTheWork(t *testing.T) {
 			content := "content of " + tt.file + " by " + tt.key + "\n"
 			writeArgs := mustJSON(map[string]string{"path": tt.file, "content": content})
 			bashArgs := mustJSON(map[string]string{"command": "cat " + tt.file + "; printf '%s\\n' " + tt.key + "-made > made-" + tt.file + "; echo ok"})
-			srv := openaitest.NewServer(t,
-				openaitest.Reply{Text: "Writing " + tt.file, ToolCalls: []openaitest.ToolCall{{Name: "write", Arguments: writeArgs}}},
-				openaitest.Reply{ToolCalls: []openaitest.ToolCall{{Name: "bash", Arguments: bashArgs}}},
-				openaitest.Reply{Text: "done"},
+			srv := openai.NewServer(t,
+				openai.Reply{Text: "Writing " + tt.file, ToolCalls: []openai.ToolCall{{Name: "write", Arguments: writeArgs}}},
+				openai.Reply{ToolCalls: []openai.ToolCall{{Name: "bash", Arguments: bashArgs}}},
+				openai.Reply{Text: "done"},
 			)
 			var stdout, stderr bytes.Buffer
 			code := run([]string{"-p", "go", "--base-url", srv.URL, "--model", "M", "--api-key", tt.key, "--log-level", "debug", "--cwd", dir}, strings.NewReader(""), &stdout, &stderr)
@@ -185,7 +185,7 @@ func mustJSON(v any) string {
 }
 
 // spyWasm builds the hostile test extension.
-func spyWasm(t *testing.T) string { return plugintest.BuildGo(t, "examples/plugins/internal/spy") }
+func spyWasm(t *testing.T) string { return plugin.BuildGo(t, "examples/plugins/internal/spy") }
 
 // decodeSpy returns what the spy smuggled out in the tool messages (both
 // its base64 and hex blocks, decoded).
@@ -246,8 +246,8 @@ fs = ["ro:."]
 	// on purpose, so a tool result really holds the key.
 	t.Setenv("KEY_PRINTER", key)
 	spawnProbe := `echo "saw=[$SPY_SAW] seen=[$SPY_SEEN] ungranted=[${PI_UNGRANTED-deleted}] granted=[${SPY_GRANTED-deleted}] key=[${OPENAI_API_KEY-unset}]"`
-	srv := openaitest.NewServer(t,
-		openaitest.Reply{ToolCalls: []openaitest.ToolCall{
+	srv := openai.NewServer(t,
+		openai.Reply{ToolCalls: []openai.ToolCall{
 			{Name: "bash", Arguments: mustJSON(map[string]string{"command": spawnProbe})},
 			{Name: "spy_exec", Arguments: `{}`},
 			{Name: "bash", Arguments: mustJSON(map[string]string{"command": `echo "printed=$KEY_PRINTER"`})},
@@ -255,8 +255,8 @@ fs = ["ro:."]
 			{Name: "bash", Arguments: mustJSON(map[string]string{"command": "printf %s " + key + " | wc -c"})},
 			{Name: "bash", Arguments: mustJSON(map[string]string{"command": `printf %s "$KEY_PRINTER" | wc -c`})},
 		}},
-		openaitest.Reply{ToolCalls: []openaitest.ToolCall{{Name: "bash", Arguments: `{"command":"true"}`}}},
-		openaitest.Reply{Text: "done"},
+		openai.Reply{ToolCalls: []openai.ToolCall{{Name: "bash", Arguments: `{"command":"true"}`}}},
+		openai.Reply{Text: "done"},
 	)
 	var stdout, stderr bytes.Buffer
 	code := run([]string{"--mode", "json", "-p", "go", "--base-url", srv.URL, "--model", "M", "--cwd", t.TempDir()}, strings.NewReader(""), &stdout, &stderr)

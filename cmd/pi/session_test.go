@@ -14,8 +14,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/pi-go/pi/internal/openaitest"
-	"github.com/pi-go/pi/internal/proctest"
+	"github.com/pi-go/pi/internal/testkit/openai"
+	"github.com/pi-go/pi/internal/testkit/proc"
 	"github.com/pi-go/pi/runtime/session"
 )
 
@@ -66,15 +66,15 @@ func TestKillMidToolCallThenContinue(t *testing.T) {
 	tmp := t.TempDir()
 	log, release := filepath.Join(tmp, "log"), filepath.Join(tmp, "release")
 	t.Cleanup(func() { os.WriteFile(release, nil, 0o600) })
-	srv := openaitest.NewServer(t,
-		openaitest.Reply{Text: "Running it.", ToolCalls: []openaitest.ToolCall{{ID: "call_long", Name: "bash", Arguments: blockingCall(log, release)}}},
-		openaitest.Reply{Text: "It was interrupted; I will not repeat it."},
+	srv := openai.NewServer(t,
+		openai.Reply{Text: "Running it.", ToolCalls: []openai.ToolCall{{ID: "call_long", Name: "bash", Arguments: blockingCall(log, release)}}},
+		openai.Reply{Text: "It was interrupted; I will not repeat it."},
 	)
 	pi, out := piProc(t, dir, home, "-p", "run the long job", "--base-url", srv.URL, "--model", "m")
 	if err := pi.Start(); err != nil {
 		t.Fatal(err)
 	}
-	proctest.WaitLog(t, log, " ready", 1, 30*time.Second)
+	proc.WaitLog(t, log, " ready", 1, 30*time.Second)
 	if err := pi.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
@@ -133,17 +133,17 @@ func TestTwoProcessesOnOneSession(t *testing.T) {
 	log, release := filepath.Join(tmp, "log"), filepath.Join(tmp, "release")
 	t.Cleanup(func() { os.WriteFile(release, nil, 0o600) })
 	file := filepath.Join(tmp, "shared.jsonl")
-	srv := openaitest.NewServer(t,
-		openaitest.Reply{ToolCalls: []openaitest.ToolCall{{ID: "c1", Name: "bash", Arguments: blockingCall(log, release)}}},
-		openaitest.Reply{Text: "fork answer"},
-		openaitest.Reply{Text: "first done"},
+	srv := openai.NewServer(t,
+		openai.Reply{ToolCalls: []openai.ToolCall{{ID: "c1", Name: "bash", Arguments: blockingCall(log, release)}}},
+		openai.Reply{Text: "fork answer"},
+		openai.Reply{Text: "first done"},
 	)
 	first, out1 := piProc(t, dir, home, "--session", file, "-p", "first", "--base-url", srv.URL, "--model", "m")
 	if err := first.Start(); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = first.Process.Kill() })
-	proctest.WaitLog(t, log, " ready", 1, 30*time.Second)
+	proc.WaitLog(t, log, " ready", 1, 30*time.Second)
 
 	for _, args := range [][]string{{"--session", file}, {"-c", "--session-dir", tmp}} {
 		second, out2 := piProc(t, dir, home, append(args, "-p", "second", "--base-url", srv.URL, "--model", "m")...)
@@ -199,7 +199,7 @@ func errAs(err error, target **exec.ExitError) bool {
 func TestSessionsCommands(t *testing.T) {
 	home := isolate(t)
 	dir := t.TempDir()
-	srv := openaitest.NewServer(t, openaitest.Reply{Text: "one"}, openaitest.Reply{Text: "two"})
+	srv := openai.NewServer(t, openai.Reply{Text: "one"}, openai.Reply{Text: "two"})
 	var stdout, stderr bytes.Buffer
 	if code := run([]string{"--mode", "json", "-p", "remember 42", "--base-url", srv.URL, "--model", "m", "--cwd", dir}, strings.NewReader(""), &stdout, &stderr); code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr.String())
@@ -260,10 +260,10 @@ func TestInteractiveCompact(t *testing.T) {
 	// Keeping 1 token cuts at the last answer: the prompt before it is
 	// summarized as the start of a split turn.
 	os.WriteFile(filepath.Join(home, "pi.toml"), []byte("[compaction]\nkeep_recent_tokens = 1\n"), 0o644)
-	srv := openaitest.NewServer(t,
-		openaitest.Reply{Text: "hi there"},
-		openaitest.Reply{Text: "THE SUMMARY"},
-		openaitest.Reply{Text: "after"},
+	srv := openai.NewServer(t,
+		openai.Reply{Text: "hi there"},
+		openai.Reply{Text: "THE SUMMARY"},
+		openai.Reply{Text: "after"},
 	)
 	var stdout, stderr bytes.Buffer
 	in := strings.NewReader("hello\n/compact keep the greeting\nnext\n")

@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/pi-go/pi/internal/openaitest"
-	"github.com/pi-go/pi/internal/plugintest"
+	"github.com/pi-go/pi/internal/testkit/openai"
+	"github.com/pi-go/pi/internal/testkit/plugin"
 )
 
 // tmuxPath finds tmux, installing it with apt-get when it is missing and
@@ -81,10 +81,10 @@ func TestTUIInTmux(t *testing.T) {
 	tmux := tmuxPath(t)
 	bin := realPi(t)
 	args, _ := json.Marshal(map[string]string{"command": "echo tool-ran-here"})
-	srv := openaitest.NewServer(t,
-		openaitest.Reply{ToolCalls: []openaitest.ToolCall{{Name: "bash", Arguments: string(args)}}},
-		openaitest.Reply{Text: "Hello from **the model**:\n\n- first point\n- second point\n", Chunks: 4,
-			Usage: &openaitest.Usage{PromptTokens: 1200, CompletionTokens: 34, TotalTokens: 1234}},
+	srv := openai.NewServer(t,
+		openai.Reply{ToolCalls: []openai.ToolCall{{Name: "bash", Arguments: string(args)}}},
+		openai.Reply{Text: "Hello from **the model**:\n\n- first point\n- second point\n", Chunks: 4,
+			Usage: &openai.Usage{PromptTokens: 1200, CompletionTokens: 34, TotalTokens: 1234}},
 	)
 	dir, home := t.TempDir(), t.TempDir()
 	p := &tmuxPane{t: t, tmux: tmux, socket: fmt.Sprintf("pi-test-%d", os.Getpid())}
@@ -132,7 +132,7 @@ func TestTUIInTmux(t *testing.T) {
 func TestTUINotForPipesOrDumbTerminals(t *testing.T) {
 	tmux := tmuxPath(t)
 	bin := realPi(t)
-	srv := openaitest.NewServer(t, openaitest.Reply{Text: "plain answer"}, openaitest.Reply{Text: "plain answer"})
+	srv := openai.NewServer(t, openai.Reply{Text: "plain answer"}, openai.Reply{Text: "plain answer"})
 	for i, env := range [][]string{{"TERM=dumb"}, {"TERM=xterm-256color", "NO_COLOR=1"}} {
 		home := t.TempDir()
 		p := &tmuxPane{t: t, tmux: tmux, socket: fmt.Sprintf("pi-test-%d-%d", os.Getpid(), i)}
@@ -154,7 +154,7 @@ func TestTUINotForPipesOrDumbTerminals(t *testing.T) {
 	cmd.Dir = t.TempDir()
 	cmd.Env = append(os.Environ(), "PI_HOME="+t.TempDir(), "OPENAI_BASE_URL="+srv.URL, "OPENAI_API_KEY=sk-test-0123456789abcdef", "TERM=xterm-256color")
 	cmd.Stdin = strings.NewReader("hello from a pipe")
-	srv.Add(openaitest.Reply{Text: "piped answer"})
+	srv.Add(openai.Reply{Text: "piped answer"})
 	out, err := cmd.CombinedOutput()
 	if err != nil || !strings.Contains(string(out), "piped answer") || strings.Contains(string(out), "\x1b[") {
 		t.Fatalf("piped run: %v\n%q", err, out)
@@ -169,10 +169,10 @@ func TestTUINotForPipesOrDumbTerminals(t *testing.T) {
 func TestTUIExtensionUIInTmux(t *testing.T) {
 	tmux := tmuxPath(t)
 	bin := realPi(t)
-	wasm := plugintest.BuildGo(t, "extensions/testdata/guests/raw11")
-	srv := openaitest.NewServer(t,
-		openaitest.Reply{ToolCalls: []openaitest.ToolCall{{Name: "crash", Arguments: "{}"}}},
-		openaitest.Reply{Text: "answer after the crash"},
+	wasm := plugin.BuildGo(t, "extensions/testdata/guests/raw11")
+	srv := openai.NewServer(t,
+		openai.Reply{ToolCalls: []openai.ToolCall{{Name: "crash", Arguments: "{}"}}},
+		openai.Reply{Text: "answer after the crash"},
 	)
 	dir, home := t.TempDir(), t.TempDir()
 	stderrFile := filepath.Join(home, "stderr.txt")

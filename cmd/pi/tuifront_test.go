@@ -10,7 +10,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/pi-go/pi/cmd/pi/internal/tui"
-	"github.com/pi-go/pi/internal/waitbuf"
+	"github.com/pi-go/pi/internal/testkit/waitbuf"
 	"github.com/pi-go/pi/runtime/agent"
 	"github.com/pi-go/pi/runtime/app"
 	"github.com/pi-go/pi/runtime/conversation"

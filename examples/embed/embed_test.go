@@ -7,16 +7,16 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/pi-go/pi/internal/plugintest"
+	"github.com/pi-go/pi/internal/testkit/plugin"
 )
 
-func TestMain(m *testing.M) { os.Exit(plugintest.Main(m)) }
+func TestMain(m *testing.M) { os.Exit(plugin.Main(m)) }
 
 // TestEmbed runs the example as a user would: a project whose pi.toml makes
 // only the extension's tool active, the hello-wat extension given with -e,
 // and a script that calls that tool and a tool the pi.toml left out.
 func TestEmbed(t *testing.T) {
-	wasm := plugintest.BuildWAT(t, "examples/plugins/hello-wat/hello.wat")
+	wasm := plugin.BuildWAT(t, "examples/plugins/hello-wat/hello.wat")
 	project := t.TempDir()
 	os.Mkdir(filepath.Join(project, ".git"), 0o755)
 	if err := os.WriteFile(filepath.Join(project, "pi.toml"), []byte("[tools]\nactive = [\"hello\"]\n"), 0o644); err != nil {

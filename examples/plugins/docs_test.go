@@ -9,11 +9,11 @@ import (
 	"testing"
 
 	"github.com/pi-go/pi/extensions"
-	"github.com/pi-go/pi/internal/plugintest"
+	"github.com/pi-go/pi/internal/testkit/plugin"
 	"github.com/pi-go/pi/runtime/config"
 )
 
-func TestMain(m *testing.M) { os.Exit(plugintest.Main(m)) }
+func TestMain(m *testing.M) { os.Exit(plugin.Main(m)) }
 
 var (
 	tomlBlock = regexp.MustCompile("(?s)```toml\n(.*?)```")
@@ -28,7 +28,7 @@ var (
 // real host with the grants, limits and configuration it gives (so each
 // example's configuration check accepts what its README shows).
 func TestDocumentedConfigsLoad(t *testing.T) {
-	root := plugintest.ModuleRoot(t)
+	root := plugin.ModuleRoot(t)
 	docs, err := filepath.Glob(filepath.Join(root, "examples/plugins/*/README.md"))
 	if err != nil {
 		t.Fatal(err)
@@ -54,9 +54,9 @@ func TestDocumentedConfigsLoad(t *testing.T) {
 			t.Run(fmt.Sprintf("%s#%s#%d", rel, name, i), func(t *testing.T) {
 				var wasm string
 				if name == "hello-wat" {
-					wasm = plugintest.BuildWAT(t, "examples/plugins/hello-wat/hello.wat")
+					wasm = plugin.BuildWAT(t, "examples/plugins/hello-wat/hello.wat")
 				} else {
-					wasm = plugintest.BuildGo(t, "examples/plugins/"+name)
+					wasm = plugin.BuildGo(t, "examples/plugins/"+name)
 				}
 				sum, err := extensions.FileSHA256(wasm)
 				if err != nil {
@@ -76,7 +76,7 @@ func TestDocumentedConfigsLoad(t *testing.T) {
 				if !ok {
 					t.Fatalf("no extension %q in %+v", name, cfg.Extensions)
 				}
-				l := plugintest.Load(t, e.Path, project, extensions.Spec{
+				l := plugin.Load(t, e.Path, project, extensions.Spec{
 					Name: e.Name, Override: e.Override, Config: e.Config,
 					Grants: extensions.Grants{FS: e.Grants.FS, Exec: e.Grants.Exec, Env: e.Grants.Env},
 					Limits: extensions.Limits{MemoryMB: e.Limits.MemoryMB, TimeoutMS: e.Limits.TimeoutMS},

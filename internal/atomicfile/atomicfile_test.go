@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/pi-go/pi/internal/childready"
+	"github.com/pi-go/pi/internal/testkit/childready"
 )
 
 func TestWriteFile(t *testing.T) {

@@ -15,7 +15,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/pi-go/pi/internal/proctest"
+	"github.com/pi-go/pi/internal/testkit/proc"
 )
 
 // parent is the cgroup the tests create groups in; the test is skipped
@@ -51,7 +51,7 @@ func newTestGroup(t *testing.T, p Parent) *Group {
 
 // startIn starts the helper with steps directly inside g, in a session of
 // its own, and reaps it in the background.
-func startIn(t *testing.T, g *Group, h proctest.Helper, attr *syscall.SysProcAttr, steps ...string) *exec.Cmd {
+func startIn(t *testing.T, g *Group, h proc.Helper, attr *syscall.SysProcAttr, steps ...string) *exec.Cmd {
 	t.Helper()
 	cmd := exec.Command(h.Path, append([]string{h.Token}, steps...)...)
 	if attr == nil {
@@ -140,11 +140,11 @@ func TestKillContainsEveryEscape(t *testing.T) {
 			for _, how := range []string{"cgroup.kill", "freeze and kill each"} {
 				t.Run(how, func(t *testing.T) {
 					g := newTestGroup(t, p)
-					h := proctest.Escape(t)
+					h := proc.Escape(t)
 					log := filepath.Join(t.TempDir(), "log")
 					startIn(t, g, h, nil, append([]string{"log:" + log}, e.steps...)...)
-					proctest.WaitLog(t, log, " ready", e.ready, 20*time.Second)
-					alive := proctest.Alive(h.Token)
+					proc.WaitLog(t, log, " ready", e.ready, 20*time.Second)
+					alive := proc.Alive(h.Token)
 					pids, err := g.Pids()
 					if err != nil {
 						t.Fatal(err)
@@ -176,7 +176,7 @@ func TestKillContainsEveryEscape(t *testing.T) {
 					if err := g.WaitEmpty(5 * time.Second); err != nil {
 						t.Fatal(err)
 					}
-					if left := proctest.Alive(h.Token); len(left) > 0 {
+					if left := proc.Alive(h.Token); len(left) > 0 {
 						t.Errorf("alive after the kill: %v", left)
 					}
 					if err := g.Remove(); err != nil {
@@ -194,7 +194,7 @@ func TestKillContainsEveryEscape(t *testing.T) {
 func TestKillTakesChildGroups(t *testing.T) {
 	p := parent(t)
 	g := newTestGroup(t, p)
-	h := proctest.Escape(t)
+	h := proc.Escape(t)
 	log := filepath.Join(t.TempDir(), "log")
 	// A process of the group creates a child group and moves into it.
 	startIn(t, g, h, nil, "log:"+log, "sleep")
@@ -203,8 +203,8 @@ func TestKillTakesChildGroups(t *testing.T) {
 		t.Fatal(err)
 	}
 	startIn(t, g, h, nil, "log:"+log, "cgroup:"+sub.Dir(), "sleep")
-	proctest.WaitLog(t, log, " ready", 2, 10*time.Second)
-	if n := proctest.Lines(log, "cgroup:"+sub.Dir()+" ok"); n != 1 {
+	proc.WaitLog(t, log, " ready", 2, 10*time.Second)
+	if n := proc.Lines(log, "cgroup:"+sub.Dir()+" ok"); n != 1 {
 		t.Fatalf("the move into the child group failed:\n%s", readFile(log))
 	}
 	pids, _ := g.Pids()
@@ -228,10 +228,10 @@ func TestKillTakesChildGroups(t *testing.T) {
 func TestWaitEmptyTimesOut(t *testing.T) {
 	p := parent(t)
 	g := newTestGroup(t, p)
-	h := proctest.Escape(t)
+	h := proc.Escape(t)
 	log := filepath.Join(t.TempDir(), "log")
 	startIn(t, g, h, nil, "log:"+log, "sleep")
-	proctest.WaitLog(t, log, " ready", 1, 10*time.Second)
+	proc.WaitLog(t, log, " ready", 1, 10*time.Second)
 	start := time.Now()
 	if err := g.WaitEmpty(100 * time.Millisecond); err == nil {
 		t.Errorf("WaitEmpty returned nil with a live process")
@@ -247,13 +247,13 @@ func TestMoveOut(t *testing.T) {
 	p := parent(t)
 	t.Run("within the writable hierarchy", func(t *testing.T) {
 		g := newTestGroup(t, p)
-		h := proctest.Escape(t)
+		h := proc.Escape(t)
 		log := filepath.Join(t.TempDir(), "log")
 		startIn(t, g, h, nil, "log:"+log, "cgroup:"+p.Dir(), "sleep")
-		proctest.WaitLog(t, log, " ready", 1, 10*time.Second)
-		moved := proctest.Lines(log, "cgroup:"+p.Dir()+" ok") == 1
+		proc.WaitLog(t, log, " ready", 1, 10*time.Second)
+		moved := proc.Lines(log, "cgroup:"+p.Dir()+" ok") == 1
 		pids, _ := g.Pids()
-		alive := proctest.Alive(h.Token)
+		alive := proc.Alive(h.Token)
 		if len(alive) != 1 {
 			t.Fatalf("alive: %v", alive)
 		}
@@ -286,7 +286,7 @@ func TestMoveOut(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		h := proctest.Escape(t)
+		h := proc.Escape(t)
 		dir, err := os.MkdirTemp("", "pi-cg-")
 		if err != nil {
 			t.Fatal(err)
@@ -303,7 +303,7 @@ func TestMoveOut(t *testing.T) {
 		log := filepath.Join(dir, "log")
 		attr := &syscall.SysProcAttr{Setsid: true, Credential: &syscall.Credential{Uid: nobody, Gid: nobody}}
 		startIn(t, call, h, attr, "log:"+log, "cgroup:"+p.Dir(), "cgroup:"+deleg.Dir(), "sleep")
-		out := proctest.WaitLog(t, log, " ready", 1, 10*time.Second)
+		out := proc.WaitLog(t, log, " ready", 1, 10*time.Second)
 		if !strings.Contains(out, "cgroup:"+p.Dir()+" error") {
 			t.Errorf("an unprivileged process left its delegated subtree:\n%s", out)
 		}
@@ -317,7 +317,7 @@ func TestMoveOut(t *testing.T) {
 		if err := deleg.WaitEmpty(5 * time.Second); err != nil {
 			t.Fatal(err)
 		}
-		if left := proctest.Alive(h.Token); len(left) > 0 {
+		if left := proc.Alive(h.Token); len(left) > 0 {
 			t.Errorf("alive after killing the delegated subtree: %v", left)
 		}
 	})
@@ -330,7 +330,7 @@ func readFile(p string) string { b, _ := os.ReadFile(p); return string(b) }
 func TestZombies(t *testing.T) {
 	p := parent(t)
 	g := newTestGroup(t, p)
-	h := proctest.Escape(t)
+	h := proc.Escape(t)
 	log := filepath.Join(t.TempDir(), "log")
 	cmd := exec.Command(h.Path, h.Token, "log:"+log, "sleep")
 	attr := &syscall.SysProcAttr{Setsid: true}
@@ -345,15 +345,15 @@ func TestZombies(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer cmd.Wait()
-	proctest.WaitLog(t, log, " ready", 1, 10*time.Second)
+	proc.WaitLog(t, log, " ready", 1, 10*time.Second)
 	if err := g.Kill(); err != nil {
 		t.Fatal(err)
 	}
 	if err := g.WaitEmpty(5 * time.Second); err != nil {
 		t.Fatal(err)
 	}
-	var zombie []proctest.Proc
-	for _, pr := range proctest.Find(h.Token) {
+	var zombie []proc.Proc
+	for _, pr := range proc.Find(h.Token) {
 		if pr.State == 'Z' {
 			zombie = append(zombie, pr)
 		}

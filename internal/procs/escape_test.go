@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/pi-go/pi/internal/cgroup"
-	"github.com/pi-go/pi/internal/proctest"
+	"github.com/pi-go/pi/internal/testkit/proc"
 )
 
 // processModes runs f with cgroups (where this machine has them) and
@@ -99,7 +99,7 @@ func (c *shellCall) terminate(t *testing.T) time.Duration {
 // ready is how many of its processes log "ready" once it is out.
 type escapeCase struct {
 	name  string
-	start func(h proctest.Helper, log string) string // log exists (empty)
+	start func(h proc.Helper, log string) string // log exists (empty)
 	ready int
 	check func(t *testing.T, log string) // what the log must show, if anything
 	// leavesCgroup: it moves out of the call's cgroup; leavesSession: it
@@ -119,11 +119,11 @@ func (c escapeCase) alone(cgroups bool) bool {
 func escapeCases(t *testing.T) []escapeCase {
 	pgrp := syscall.Getpgrp()
 	cases := []escapeCase{
-		{name: "setsid", ready: 1, start: func(h proctest.Helper, log string) string {
+		{name: "setsid", ready: 1, start: func(h proc.Helper, log string) string {
 			return fmt.Sprintf("setsid %s %s log:%s sleep &", h.Path, h.Token, log)
 		}},
 		{name: "double fork into pi's process group with a clean environment", ready: 1,
-			start: func(h proctest.Helper, log string) string {
+			start: func(h proc.Helper, log string) string {
 				return fmt.Sprintf("%s %s log:%s fork fork setpgid:%d envclear sleep &", h.Path, h.Token, log, pgrp)
 			},
 			check: func(t *testing.T, log string) {
@@ -132,25 +132,25 @@ func escapeCases(t *testing.T) []escapeCase {
 					t.Errorf("the helper joined pi's process group; log:\n%s", readLog(log))
 				}
 			}},
-		{name: "env -i, new session, double fork", ready: 1, leavesSession: true, start: func(h proctest.Helper, log string) string {
+		{name: "env -i, new session, double fork", ready: 1, leavesSession: true, start: func(h proc.Helper, log string) string {
 			return fmt.Sprintf("env -i %s %s log:%s fork fork setsid sleep &", h.Path, h.Token, log)
 		}},
-		{name: "nohup and disown", ready: 1, start: func(h proctest.Helper, log string) string {
+		{name: "nohup and disown", ready: 1, start: func(h proc.Helper, log string) string {
 			return fmt.Sprintf("nohup %s %s log:%s sleep >/dev/null 2>&1 & disown;", h.Path, h.Token, log)
 		}},
-		{name: "daemon that closes its descriptors", ready: 1, leavesSession: true, start: func(h proctest.Helper, log string) string {
+		{name: "daemon that closes its descriptors", ready: 1, leavesSession: true, start: func(h proc.Helper, log string) string {
 			return fmt.Sprintf("%s %s log:%s fork setsid fork closefds envclear sleep &", h.Path, h.Token, log)
 		}},
-		{name: "ignores SIGTERM after escaping", ready: 1, leavesSession: true, start: func(h proctest.Helper, log string) string {
+		{name: "ignores SIGTERM after escaping", ready: 1, leavesSession: true, start: func(h proc.Helper, log string) string {
 			return fmt.Sprintf("%s %s log:%s fork fork setsid envclear ignoreterm sleep &", h.Path, h.Token, log)
 		}},
-		{name: "fork bomb that restarts what dies", ready: 8, start: func(h proctest.Helper, log string) string {
+		{name: "fork bomb that restarts what dies", ready: 8, start: func(h proc.Helper, log string) string {
 			return fmt.Sprintf("%s %s bomb:3 log:%s ignoreterm sleep &", h.Path, h.Token, log)
 		}},
 	}
 	if p, err := cgroup.Detect(); err == nil {
 		cases = append(cases, escapeCase{name: "moves itself to pi's cgroup", ready: 1, leavesCgroup: true,
-			start: func(h proctest.Helper, log string) string {
+			start: func(h proc.Helper, log string) string {
 				return fmt.Sprintf("%s %s log:%s fork fork setsid envclear cgroup:%s sleep &", h.Path, h.Token, log, p.Dir())
 			},
 			check: func(t *testing.T, log string) {
@@ -191,9 +191,9 @@ func waitReady(log string, n int) string {
 // that died before any scan saw it alive (the middle of a double fork) can
 // stay a zombie of pi until pi exits: pi cannot tell it from a child that
 // other code still waits for.
-func assertNoneLeft(t *testing.T, h proctest.Helper, cgroups bool) {
+func assertNoneLeft(t *testing.T, h proc.Helper, cgroups bool) {
 	t.Helper()
-	for _, p := range proctest.Find(h.Token) {
+	for _, p := range proc.Find(h.Token) {
 		if p.State == 'Z' && !cgroups && p.PPid == os.Getpid() {
 			t.Logf("zombie of pi left until pi exits: %v", p)
 			continue
@@ -218,10 +218,10 @@ func TestEscapes(t *testing.T) {
 					if !c.alone(cgroups) {
 						t.Parallel()
 					}
-					h := proctest.Escape(t)
+					h := proc.Escape(t)
 					log := emptyLog(t)
 					call := startCall(t, shared, c.start(h, log)+waitReady(log, c.ready)+" sleep 30")
-					proctest.WaitLog(t, call.out, "ready", 1, 10*time.Second)
+					proc.WaitLog(t, call.out, "ready", 1, 10*time.Second)
 					if took := call.terminate(t); took > 3*time.Second {
 						t.Errorf("terminate took %v", took)
 					}
@@ -236,13 +236,13 @@ func TestEscapes(t *testing.T) {
 			for _, c := range cases {
 				t.Run(c.name, func(t *testing.T) {
 					s := newSet(t)
-					h := proctest.Escape(t)
+					h := proc.Escape(t)
 					log := emptyLog(t)
 					call := startCall(t, s, c.start(h, log)+waitReady(log, c.ready))
 					if err := call.wait(); err != nil {
 						t.Fatalf("shell: %v; output %q; log:\n%s", err, readLog(call.out), readLog(log))
 					}
-					if len(proctest.Alive(h.Token)) == 0 {
+					if len(proc.Alive(h.Token)) == 0 {
 						t.Fatalf("nothing of the helper runs after the call; log:\n%s", readLog(log))
 					}
 					start := time.Now()
@@ -332,7 +332,7 @@ func dirsOf(ents []os.DirEntry) []string {
 // closing its Set takes it, even while no other call runs. Not parallel:
 // the orphan rule applies only to a call that runs alone.
 func TestSparesPiSessionOrphans(t *testing.T) {
-	sl := proctest.Sleeper(t)
+	sl := proc.Sleeper(t)
 	name := filepath.Base(sl)
 	if out, err := exec.Command("sh", "-c", sl+" 600 >/dev/null 2>&1 &").CombinedOutput(); err != nil {
 		t.Fatalf("start the orphan: %v %s", err, out)
@@ -340,7 +340,7 @@ func TestSparesPiSessionOrphans(t *testing.T) {
 	var orphan int
 	deadline := time.Now().Add(5 * time.Second)
 	for orphan == 0 {
-		for _, pid := range proctest.Pids(name) {
+		for _, pid := range proc.Pids(name) {
 			var buf [1024]byte
 			if p, ok := readStat(pid, buf[:]); ok && p.ppid == os.Getpid() && !p.dead() {
 				orphan = pid
@@ -353,7 +353,7 @@ func TestSparesPiSessionOrphans(t *testing.T) {
 	}
 	s := NewSet()
 	c := startCall(t, s, "echo started; sleep 30")
-	proctest.WaitLog(t, c.out, "started", 1, 10*time.Second)
+	proc.WaitLog(t, c.out, "started", 1, 10*time.Second)
 	c.terminate(t)
 	s.Close()
 	if err := syscall.Kill(orphan, 0); err != nil {

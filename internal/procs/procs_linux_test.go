@@ -12,16 +12,16 @@ import (
 	"testing"
 	"time"
 
-	"github.com/pi-go/pi/internal/proctest"
+	"github.com/pi-go/pi/internal/testkit/proc"
 )
 
 // waitCount waits until n processes named name run (or fails after 10s).
 func waitCount(t *testing.T, name string, n int) {
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
-	for len(proctest.Pids(name)) < n {
+	for len(proc.Pids(name)) < n {
 		if time.Now().After(deadline) {
-			t.Fatalf("%d processes named %s, want %d", len(proctest.Pids(name)), name, n)
+			t.Fatalf("%d processes named %s, want %d", len(proc.Pids(name)), name, n)
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
@@ -32,9 +32,9 @@ func waitCount(t *testing.T, name string, n int) {
 func waitGone(t *testing.T, name string) {
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
-	for len(proctest.Pids(name)) > 0 {
+	for len(proc.Pids(name)) > 0 {
 		if time.Now().After(deadline) {
-			t.Fatalf("processes named %s still there: %v", name, proctest.Find(name))
+			t.Fatalf("processes named %s still there: %v", name, proc.Find(name))
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
@@ -61,7 +61,7 @@ func backgroundCommands(sl string, scrubbed bool) []string {
 // running, and still the test's to reap. Not parallel: the orphan rule of
 // Close needs no other Set's call running.
 func TestSetClose(t *testing.T) {
-	sl := proctest.Sleeper(t)
+	sl := proc.Sleeper(t)
 	name := filepath.Base(sl)
 	s := NewSet()
 	defer s.Close()
@@ -81,7 +81,7 @@ func TestSetClose(t *testing.T) {
 	if took := time.Since(start); took > 2*time.Second {
 		t.Errorf("Close took %v", took)
 	}
-	if pids := proctest.Pids(name); len(pids) != 1 || pids[0] != other.Process.Pid {
+	if pids := proc.Pids(name); len(pids) != 1 || pids[0] != other.Process.Pid {
 		t.Errorf("after Close: %v, want only the process no call started (%d)", pids, other.Process.Pid)
 	}
 	_ = other.Process.Kill()
@@ -101,7 +101,7 @@ func TestSetClose(t *testing.T) {
 func TestSetCloseSparesOtherSets(t *testing.T) {
 	processModes(t, func(t *testing.T, newSet func(t *testing.T) *Set, cgroups bool) {
 		a, b := newSet(t), newSet(t)
-		slA, slB := proctest.Sleeper(t), proctest.Sleeper(t)
+		slA, slB := proc.Sleeper(t), proc.Sleeper(t)
 		nameA, nameB := filepath.Base(slA), filepath.Base(slB)
 		var running []*shellCall
 		for _, x := range []struct {
@@ -129,7 +129,7 @@ func TestSetCloseSparesOtherSets(t *testing.T) {
 			t.Errorf("A's running shell was not killed")
 		}
 		running[0].wait()
-		if got := len(proctest.Pids(nameB)); got != want {
+		if got := len(proc.Pids(nameB)); got != want {
 			t.Errorf("closing A killed B's processes: %d of %d left", got, want)
 		}
 		select {
@@ -149,7 +149,7 @@ func TestSetCloseSparesOtherSets(t *testing.T) {
 
 		b.Close()
 		running[1].wait()
-		if pids := proctest.Pids(nameB); len(pids) != 0 {
+		if pids := proc.Pids(nameB); len(pids) != 0 {
 			t.Errorf("after closing B, B's processes remain: %v", pids)
 		}
 	})
@@ -159,7 +159,7 @@ func TestSetCloseSparesOtherSets(t *testing.T) {
 // before it kills (and are killed) or fail with ErrClosed; none survives.
 func TestCloseRacesStart(t *testing.T) {
 	t.Parallel()
-	sl := proctest.Sleeper(t)
+	sl := proc.Sleeper(t)
 	s := NewSet()
 	type started struct {
 		done chan error
@@ -206,7 +206,7 @@ func TestCloseRacesStart(t *testing.T) {
 			t.Fatalf("a call started before Close still runs 5s after it")
 		}
 	}
-	if left := proctest.Pids(filepath.Base(sl)); len(left) != 0 {
+	if left := proc.Pids(filepath.Base(sl)); len(left) != 0 {
 		t.Errorf("%d calls started, %v left", n, left)
 	}
 }
@@ -294,7 +294,7 @@ func waitTickPast(t *testing.T, tick uint64) {
 // running; closing A ends it. Not parallel: the orphan rule.
 func TestCloseTakesNoOlderOrphans(t *testing.T) {
 	processModes(t, func(t *testing.T, newSet func(t *testing.T) *Set, cgroups bool) {
-		sl := proctest.Sleeper(t)
+		sl := proc.Sleeper(t)
 		name := filepath.Base(sl)
 		a := newSet(t)
 		if err := startCall(t, a, "(env -i setsid "+sl+" 600 &); echo left").wait(); err != nil {
@@ -305,10 +305,10 @@ func TestCloseTakesNoOlderOrphans(t *testing.T) {
 		// Start times are in clock ticks: the later Set's first call must
 		// start in a later tick than the orphan, or "started after" is
 		// undecidable.
-		waitTickPast(t, startTicks(proctest.Pids(name)[0]))
+		waitTickPast(t, startTicks(proc.Pids(name)[0]))
 		unused := newSet(t)
 		unused.Close()
-		if n := len(proctest.Pids(name)); n != 1 {
+		if n := len(proc.Pids(name)); n != 1 {
 			t.Fatalf("closing a Set that never ran a call ended another's orphan (%d left)", n)
 		}
 		later := newSet(t)
@@ -316,11 +316,11 @@ func TestCloseTakesNoOlderOrphans(t *testing.T) {
 			t.Fatal(err)
 		}
 		later.Close()
-		if n := len(proctest.Pids(name)); n != 1 {
+		if n := len(proc.Pids(name)); n != 1 {
 			t.Fatalf("closing a Set whose calls started after the orphan ended it (%d left)", n)
 		}
 		a.Close()
-		if left := proctest.Pids(name); len(left) != 0 {
+		if left := proc.Pids(name); len(left) != 0 {
 			t.Errorf("closing A left its orphan: %v", left)
 		}
 	})
@@ -334,8 +334,8 @@ func TestOwnChildrenAreNotOrphans(t *testing.T) {
 	processModes(t, func(t *testing.T, newSet func(t *testing.T) *Set, cgroups bool) {
 		s := newSet(t)
 		call := startCall(t, s, "echo started; sleep 600")
-		proctest.WaitLog(t, call.out, "started", 1, 10*time.Second)
-		ownSl, plainSl := proctest.Sleeper(t), proctest.Sleeper(t)
+		proc.WaitLog(t, call.out, "started", 1, 10*time.Second)
+		ownSl, plainSl := proc.Sleeper(t), proc.Sleeper(t)
 		own := exec.Command(ownSl, "600")
 		own.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 		release, err := StartOwn(func() (int, error) {
@@ -368,7 +368,7 @@ func TestOwnChildrenAreNotOrphans(t *testing.T) {
 			<-plainDone
 			t.Fatalf("the plain child was not taken for an orphan of the call; the test proves nothing")
 		}
-		if n := len(proctest.Alive(filepath.Base(ownSl))); n != 1 {
+		if n := len(proc.Alive(filepath.Base(ownSl))); n != 1 {
 			t.Errorf("the program's own child was killed by a call's clean-up (%d alive)", n)
 		}
 		_ = own.Process.Kill()

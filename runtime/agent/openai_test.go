@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/pi-go/pi/internal/openaitest"
+	"github.com/pi-go/pi/internal/testkit/openai"
 	"github.com/pi-go/pi/runtime/agent"
 	"github.com/pi-go/pi/runtime/llm"
 	"github.com/pi-go/pi/runtime/tool"
@@ -16,7 +16,7 @@ import (
 
 // openAI returns the real OpenAI-compatible provider pointed at srv, with
 // its own transport so the test can close its connections.
-func openAI(t *testing.T, srv *openaitest.Server) llm.Provider {
+func openAI(t *testing.T, srv *openai.Server) llm.Provider {
 	t.Helper()
 	tr := &http.Transport{}
 	t.Cleanup(tr.CloseIdleConnections)
@@ -66,12 +66,12 @@ func contentText(c any) string {
 }
 
 func TestOpenAIWireParallelRun(t *testing.T) {
-	srv := openaitest.NewServer(t,
-		openaitest.Reply{Text: "Napping twice.", Chunks: 3, Interleave: true, ToolCalls: []openaitest.ToolCall{
+	srv := openai.NewServer(t,
+		openai.Reply{Text: "Napping twice.", Chunks: 3, Interleave: true, ToolCalls: []openai.ToolCall{
 			{ID: "call_slow", Name: "sleep", Arguments: `{"ms":5000,"until":1,"tag":"slow"}`},
 			{ID: "call_fast", Name: "sleep", Arguments: `{"ms":1,"tag":"fast"}`},
-		}, Usage: &openaitest.Usage{PromptTokens: 50, CompletionTokens: 10, TotalTokens: 60}},
-		openaitest.Reply{Text: "Both done.", Chunks: 2, Usage: &openaitest.Usage{PromptTokens: 80, CompletionTokens: 4, TotalTokens: 84}},
+		}, Usage: &openai.Usage{PromptTokens: 50, CompletionTokens: 10, TotalTokens: 60}},
+		openai.Reply{Text: "Both done.", Chunks: 2, Usage: &openai.Usage{PromptTokens: 80, CompletionTokens: 4, TotalTokens: 84}},
 	)
 	tl := &timeline{}
 	a := agent.New(agent.Config{Provider: openAI(t, srv), Tools: wrap(t, sleepTool("sleep", tool.Parallel, tl)), SystemPrompt: "sys", OnEvent: tl.watch(nil)})
@@ -101,9 +101,9 @@ func TestOpenAIWireParallelRun(t *testing.T) {
 }
 
 func TestOpenAIWireCancelMidStream(t *testing.T) {
-	srv := openaitest.NewServer(t, openaitest.Reply{
+	srv := openai.NewServer(t, openai.Reply{
 		Text: "one two three four five six", Chunks: 6, StallAfter: 3,
-		ToolCalls: []openaitest.ToolCall{{Name: "sleep", Arguments: `{"ms":1}`}},
+		ToolCalls: []openai.ToolCall{{Name: "sleep", Arguments: `{"ms":1}`}},
 	})
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -134,9 +134,9 @@ func TestOpenAIWireCancelMidStream(t *testing.T) {
 }
 
 func TestOpenAIWireProviderError(t *testing.T) {
-	srv := openaitest.NewServer(t,
-		openaitest.Reply{ToolCalls: []openaitest.ToolCall{{Name: "sleep", Arguments: `{"ms":1,"tag":"a"}`}}},
-		openaitest.Reply{Status: http.StatusUnauthorized, ErrorMessage: "Incorrect API key provided"},
+	srv := openai.NewServer(t,
+		openai.Reply{ToolCalls: []openai.ToolCall{{Name: "sleep", Arguments: `{"ms":1,"tag":"a"}`}}},
+		openai.Reply{Status: http.StatusUnauthorized, ErrorMessage: "Incorrect API key provided"},
 	)
 	ev := &events{}
 	a := agent.New(agent.Config{Provider: openAI(t, srv), Tools: wrap(t, sleepTool("sleep", tool.Parallel, &timeline{})), OnEvent: ev.on})
@@ -173,7 +173,7 @@ func TestCallIDsMadeUnique(t *testing.T) {
 		wantIDs  []string // nil: any two distinct ids
 	}{
 		{"no ids on the wire", func(t *testing.T) llm.Provider {
-			return openAI(t, openaitest.NewServer(t, openaitest.Reply{Body: noIDs}, openaitest.Reply{Text: "ok"}))
+			return openAI(t, openai.NewServer(t, openai.Reply{Body: noIDs}, openai.Reply{Text: "ok"}))
 		}, nil}, // the provider may name them itself
 		{"repeated id", func(*testing.T) llm.Provider {
 			return script(llm.ScriptTurn{ToolCalls: []llm.ScriptToolCall{

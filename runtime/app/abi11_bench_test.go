@@ -11,7 +11,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/pi-go/pi/internal/plugintest"
+	"github.com/pi-go/pi/internal/testkit/plugin"
 )
 
 // The ABI 1.1 host methods, measured through the assembled runtime: one
@@ -53,22 +53,22 @@ func benchCall(b *testing.B, rt *Runtime, tool, want string) {
 }
 
 func BenchmarkABI11KVRoundTripWAT(b *testing.B) {
-	rt := benchRuntime(b, "notes", plugintest.BuildWAT(b, "extensions/testdata/notes.wat"), "")
+	rt := benchRuntime(b, "notes", plugin.BuildWAT(b, "extensions/testdata/notes.wat"), "")
 	benchCall(b, rt, "remember", "stored and read back")
 }
 
 func BenchmarkABI11KVRoundTripGo(b *testing.B) {
-	rt := benchRuntime(b, "bench11", plugintest.BuildGo(b, "extensions/testdata/guests/bench11"), "")
+	rt := benchRuntime(b, "bench11", plugin.BuildGo(b, "extensions/testdata/guests/bench11"), "")
 	benchCall(b, rt, "kvrt", "hello from Go")
 }
 
 func BenchmarkABI11ToolCallLsWAT(b *testing.B) {
-	rt := benchRuntime(b, "callls", plugintest.BuildWAT(b, "extensions/testdata/callls.wat"), `tools = ["ls"]`)
+	rt := benchRuntime(b, "callls", plugin.BuildWAT(b, "extensions/testdata/callls.wat"), `tools = ["ls"]`)
 	benchCall(b, rt, "callls", "listed")
 }
 
 func BenchmarkABI11ToolCallLsGo(b *testing.B) {
-	rt := benchRuntime(b, "bench11", plugintest.BuildGo(b, "extensions/testdata/guests/bench11"), `tools = ["ls"]`)
+	rt := benchRuntime(b, "bench11", plugin.BuildGo(b, "extensions/testdata/guests/bench11"), `tools = ["ls"]`)
 	benchCall(b, rt, "gols", "listed")
 }
 
@@ -92,7 +92,7 @@ func shaB(tb testing.TB, path string) string {
 // BenchmarkABI11BaselineWAT is the same CallTool of a WAT tool that makes
 // no host call (hello-wat), to subtract.
 func BenchmarkABI11BaselineWAT(b *testing.B) {
-	rt := benchRuntime(b, "hello-wat", plugintest.BuildWAT(b, "examples/plugins/hello-wat/hello.wat"), "")
+	rt := benchRuntime(b, "hello-wat", plugin.BuildWAT(b, "examples/plugins/hello-wat/hello.wat"), "")
 	ctx := context.Background()
 	in := json.RawMessage(`{"name":"x"}`)
 	for b.Loop() {

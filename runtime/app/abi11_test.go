@@ -14,7 +14,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/pi-go/pi/internal/plugintest"
+	"github.com/pi-go/pi/internal/testkit/plugin"
 	"github.com/pi-go/pi/runtime/agent"
 	"github.com/pi-go/pi/runtime/config"
 	"github.com/pi-go/pi/runtime/llm"
@@ -36,7 +36,7 @@ type rawEntry struct {
 func rawProject(t *testing.T, entries ...rawEntry) (dir, home string) {
 	t.Helper()
 	dir, home = project(t)
-	wasm := plugintest.BuildGo(t, rawGuest)
+	wasm := plugin.BuildGo(t, rawGuest)
 	var b strings.Builder
 	for _, e := range entries {
 		fmt.Fprintf(&b, "[[extensions]]\nname = %q\npath = %q\nsha256 = %q\n", e.name, wasm, sha(t, wasm))

@@ -14,8 +14,8 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/pi-go/pi/internal/mcptest"
-	"github.com/pi-go/pi/internal/plugintest"
+	"github.com/pi-go/pi/internal/testkit/mcpserver"
+	"github.com/pi-go/pi/internal/testkit/plugin"
 	"github.com/pi-go/pi/runtime/agent"
 	"github.com/pi-go/pi/runtime/config"
 	"github.com/pi-go/pi/runtime/llm"
@@ -28,8 +28,8 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	code := plugintest.Main(m)
-	mcptest.Cleanup()
+	code := plugin.Main(m)
+	mcpserver.Cleanup()
 	os.Exit(code)
 }
 
@@ -66,7 +66,7 @@ func sha(t *testing.T, path string) string {
 
 // helloExtension writes a global pi.toml that loads the hello-wat example.
 func helloExtension(t *testing.T, home string) {
-	wasm := plugintest.BuildWAT(t, "examples/plugins/hello-wat/hello.wat")
+	wasm := plugin.BuildWAT(t, "examples/plugins/hello-wat/hello.wat")
 	write(t, filepath.Join(home, "pi.toml"), fmt.Sprintf("[[extensions]]\nname = \"hello-wat\"\npath = %q\nsha256 = %q\n", wasm, sha(t, wasm)))
 }
 
@@ -238,7 +238,7 @@ func TestResolveModel(t *testing.T) {
 
 func TestInstallAndRemoveExtension(t *testing.T) {
 	dir, home := project(t)
-	wasm := plugintest.BuildWAT(t, "examples/plugins/hello-wat/hello.wat")
+	wasm := plugin.BuildWAT(t, "examples/plugins/hello-wat/hello.wat")
 	scope := ExtensionScope{Cwd: dir, PIHome: home}
 
 	// A refused install writes nothing.

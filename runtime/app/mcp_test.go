@@ -14,8 +14,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/pi-go/pi/internal/mcptest"
-	"github.com/pi-go/pi/internal/plugintest"
+	"github.com/pi-go/pi/internal/testkit/mcpserver"
+	"github.com/pi-go/pi/internal/testkit/plugin"
 	"github.com/pi-go/pi/runtime/llm"
 	"github.com/pi-go/pi/runtime/tool"
 )
@@ -23,14 +23,14 @@ import (
 // mcpServer is a [[mcp]] block running the test server as name, with its
 // markers in markers.
 func mcpServer(t *testing.T, name, markers string, extra string) string {
-	return fmt.Sprintf("[[mcp]]\nname = %q\ncommand = [%q]\nenv = { MCPTEST_MARKER_DIR = %q%s }\n", name, mcptest.Server(t), markers, extra)
+	return fmt.Sprintf("[[mcp]]\nname = %q\ncommand = [%q]\nenv = { MCPTEST_MARKER_DIR = %q%s }\n", name, mcpserver.Server(t), markers, extra)
 }
 
 // goodExtension is a [[extensions]] block loading extensions/testdata/good.wat, whose
 // tool_call hook blocks calls that mention BLOCKME and whose tool_result
 // hook replaces results that mention PATCHME.
 func goodExtension(t *testing.T) string {
-	wasm := plugintest.BuildWAT(t, "extensions/testdata/good.wat")
+	wasm := plugin.BuildWAT(t, "extensions/testdata/good.wat")
 	return fmt.Sprintf("[[extensions]]\nname = \"good\"\npath = %q\nsha256 = %q\n", wasm, sha(t, wasm))
 }
 
@@ -72,7 +72,7 @@ func TestMCPToolsAreRegisteredLikeExtensionTools(t *testing.T) {
 		t.Errorf("active = %v", active)
 	}
 	def, _ := rt.Registry().Lookup("mcp__t__echo")
-	if def.Source.Kind != tool.SourceMCP || def.Source.Name != "t" || def.Source.String() != "mcp server t ("+mcptest.Server(t)+")" {
+	if def.Source.Kind != tool.SourceMCP || def.Source.Name != "t" || def.Source.String() != "mcp server t ("+mcpserver.Server(t)+")" {
 		t.Errorf("source = %+v", def.Source)
 	}
 	res, err := rt.CallTool(context.Background(), "mcp__t__echo", "c1", json.RawMessage(`{"text":"hi"}`), nil)
@@ -252,7 +252,7 @@ func TestMCPUntrustedProjectStartsNothing(t *testing.T) {
 	dir, home := project(t)
 	markers := t.TempDir()
 	started := filepath.Join(markers, "started")
-	write(t, filepath.Join(dir, "pi.toml"), fmt.Sprintf("[[mcp]]\nname = \"p\"\ncommand = [\"sh\", \"-c\", \"touch %s; exec %s\"]\n", started, mcptest.Server(t)))
+	write(t, filepath.Join(dir, "pi.toml"), fmt.Sprintf("[[mcp]]\nname = \"p\"\ncommand = [\"sh\", \"-c\", \"touch %s; exec %s\"]\n", started, mcpserver.Server(t)))
 	rt, w := openMCP(t, dir, home, Options{MCPStart: MCPWait})
 	if !strings.Contains(w.String(), `were ignored: MCP server "p".`) || len(rt.MCPServers()) != 0 {
 		t.Errorf("warnings = %q, servers %+v", w, rt.MCPServers())

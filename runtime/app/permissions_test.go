@@ -10,7 +10,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/pi-go/pi/internal/plugintest"
+	"github.com/pi-go/pi/internal/testkit/plugin"
 	"github.com/pi-go/pi/runtime/permission"
 	"github.com/pi-go/pi/runtime/tool"
 )
@@ -95,7 +95,7 @@ func TestPermissionsInCallTool(t *testing.T) {
 // allowed command into a denied one; the rules judge what would run.
 func TestPermissionsSeeHookRewrites(t *testing.T) {
 	dir, home := project(t)
-	wasm := plugintest.BuildGo(t, "runtime/app/testdata/rewrite")
+	wasm := plugin.BuildGo(t, "runtime/app/testdata/rewrite")
 	write(t, filepath.Join(home, "pi.toml"), permsToml+fmt.Sprintf("\n[[extensions]]\nname = \"rewrite\"\npath = %q\nsha256 = %q\n", wasm, sha(t, wasm)))
 	rt, err := Open(context.Background(), Options{Cwd: dir, PIHome: home})
 	if err != nil {

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/pi-go/pi/internal/proctest"
+	"github.com/pi-go/pi/internal/testkit/proc"
 	"github.com/pi-go/pi/runtime/tool"
 )
 
@@ -18,9 +18,9 @@ import (
 func waitAlive(t *testing.T, name string, n int) {
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
-	for len(proctest.Alive(name)) < n {
+	for len(proc.Alive(name)) < n {
 		if time.Now().After(deadline) {
-			t.Fatalf("%d processes named %s alive, want %d", len(proctest.Alive(name)), name, n)
+			t.Fatalf("%d processes named %s alive, want %d", len(proc.Alive(name)), name, n)
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
@@ -54,7 +54,7 @@ func TestCloseEndsOnlyItsOwnProcesses(t *testing.T) {
 		return rt
 	}
 	a, b := open(), open()
-	slA, slB := proctest.Sleeper(t), proctest.Sleeper(t)
+	slA, slB := proc.Sleeper(t), proc.Sleeper(t)
 	nameA, nameB := filepath.Base(slA), filepath.Base(slB)
 
 	type running struct{ done chan tool.Result }
@@ -84,7 +84,7 @@ func TestCloseEndsOnlyItsOwnProcesses(t *testing.T) {
 	waitAlive(t, nameB, 4)
 
 	a.Close()
-	if left := proctest.Find(nameA); len(left) != 0 {
+	if left := proc.Find(nameA); len(left) != 0 {
 		t.Errorf("after closing A, A's processes remain: %v", left)
 	}
 	select {
@@ -95,7 +95,7 @@ func TestCloseEndsOnlyItsOwnProcesses(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("A's running call did not return after A closed")
 	}
-	if n := len(proctest.Alive(nameB)); n != 4 {
+	if n := len(proc.Alive(nameB)); n != 4 {
 		t.Errorf("closing A ended B's processes: %d of 4 alive", n)
 	}
 	select {
@@ -111,7 +111,7 @@ func TestCloseEndsOnlyItsOwnProcesses(t *testing.T) {
 	}
 
 	b.Close()
-	if left := proctest.Find(nameB); len(left) != 0 {
+	if left := proc.Find(nameB); len(left) != 0 {
 		t.Errorf("after closing B, B's processes remain: %v", left)
 	}
 	select {

@@ -7,32 +7,32 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/pi-go/pi/internal/openaitest"
+	"github.com/pi-go/pi/internal/testkit/openai"
 
 	"github.com/pi-go/pi/runtime/redact"
 )
 
 // benchReply is a turn of 400 text pieces and two interleaved tool calls
 // whose arguments come in 100 pieces each.
-func benchReply() openaitest.Reply {
-	return openaitest.Reply{
+func benchReply() openai.Reply {
+	return openai.Reply{
 		Text:       strings.Repeat("word ", 400),
 		Chunks:     400,
 		Interleave: true,
-		ToolCalls: []openaitest.ToolCall{
+		ToolCalls: []openai.ToolCall{
 			{ID: "a", Name: "write", Arguments: `{"path":"x.go","content":"` + strings.Repeat("line\\n", 100) + `"}`},
 			{ID: "b", Name: "bash", Arguments: `{"command":"` + strings.Repeat("echo hi; ", 100) + `"}`},
 		},
-		Usage: &openaitest.Usage{PromptTokens: 1, CompletionTokens: 1, TotalTokens: 2},
+		Usage: &openai.Usage{PromptTokens: 1, CompletionTokens: 1, TotalTokens: 2},
 	}
 }
 
 // largeArgsReply is one write call with 200 KB of arguments in 4000
 // pieces, as a model writing a big file streams it.
-func largeArgsReply() openaitest.Reply {
-	return openaitest.Reply{
+func largeArgsReply() openai.Reply {
+	return openai.Reply{
 		Chunks:    4000,
-		ToolCalls: []openaitest.ToolCall{{ID: "w", Name: "write", Arguments: `{"path":"big.txt","content":"` + strings.Repeat("0123456789abcdef\\n", 12000) + `"}`}},
+		ToolCalls: []openai.ToolCall{{ID: "w", Name: "write", Arguments: `{"path":"big.txt","content":"` + strings.Repeat("0123456789abcdef\\n", 12000) + `"}`}},
 	}
 }
 
@@ -41,12 +41,12 @@ func largeArgsReply() openaitest.Reply {
 func BenchmarkSSEDecode(b *testing.B) {
 	for _, bc := range []struct {
 		name  string
-		reply openaitest.Reply
+		reply openai.Reply
 		calls int
 	}{{"mixed", benchReply(), 2}, {"large-arguments", largeArgsReply(), 1}} {
 		b.Run(bc.name, func(b *testing.B) {
 			var body strings.Builder
-			events := openaitest.Chunks(bc.reply)
+			events := openai.Chunks(bc.reply)
 			for _, ev := range events {
 				body.WriteString("data: " + ev + "\n\n")
 			}
@@ -82,7 +82,7 @@ func BenchmarkSSEDecode(b *testing.B) {
 // server: request encoding, HTTP, SSE decoding, assembly, events.
 func BenchmarkOpenAIStream(b *testing.B) {
 	reply := benchReply()
-	srv := openaitest.NewServer(b)
+	srv := openai.NewServer(b)
 	p, err := NewOpenAI(OpenAIConfig{BaseURL: srv.URL, Model: "m", APIKey: testKey})
 	if err != nil {
 		b.Fatal(err)

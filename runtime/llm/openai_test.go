@@ -15,7 +15,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
-	"github.com/pi-go/pi/internal/openaitest"
+	"github.com/pi-go/pi/internal/testkit/openai"
 	"github.com/pi-go/pi/runtime/content"
 )
 
@@ -98,7 +98,7 @@ func userRequest(text string) Request {
 func TestOpenAIStreamsReplies(t *testing.T) {
 	tests := []struct {
 		name       string
-		reply      openaitest.Reply
+		reply      openai.Reply
 		wantText   string
 		wantCalls  []ToolCall
 		wantStop   StopReason
@@ -108,7 +108,7 @@ func TestOpenAIStreamsReplies(t *testing.T) {
 	}{
 		{
 			name:      "text in chunks with usage",
-			reply:     openaitest.Reply{Text: "Hello there, how can I help?", Chunks: 5, Usage: &openaitest.Usage{PromptTokens: 12, CompletionTokens: 7, TotalTokens: 19}},
+			reply:     openai.Reply{Text: "Hello there, how can I help?", Chunks: 5, Usage: &openai.Usage{PromptTokens: 12, CompletionTokens: 7, TotalTokens: 19}},
 			wantText:  "Hello there, how can I help?",
 			wantStop:  StopEnd,
 			wantUsage: Usage{InputTokens: 12, OutputTokens: 7, TotalTokens: 19},
@@ -116,7 +116,7 @@ func TestOpenAIStreamsReplies(t *testing.T) {
 		},
 		{
 			name: "tool call arguments split across chunks",
-			reply: openaitest.Reply{Text: "Reading.", Chunks: 4, ToolCalls: []openaitest.ToolCall{
+			reply: openai.Reply{Text: "Reading.", Chunks: 4, ToolCalls: []openai.ToolCall{
 				{ID: "call_abc", Name: "read", Arguments: `{"path":"src/main.go","offset":10}`}}},
 			wantText:  "Reading.",
 			wantCalls: []ToolCall{{ID: "call_abc", Name: "read", Arguments: `{"path":"src/main.go","offset":10}`}},
@@ -124,7 +124,7 @@ func TestOpenAIStreamsReplies(t *testing.T) {
 		},
 		{
 			name: "two tool calls interleaved by index",
-			reply: openaitest.Reply{Chunks: 3, Interleave: true, ToolCalls: []openaitest.ToolCall{
+			reply: openai.Reply{Chunks: 3, Interleave: true, ToolCalls: []openai.ToolCall{
 				{ID: "c1", Name: "read", Arguments: `{"path":"a.txt"}`},
 				{ID: "c2", Name: "bash", Arguments: `{"command":"ls -la /tmp"}`}}},
 			wantCalls: []ToolCall{{ID: "c1", Name: "read", Arguments: `{"path":"a.txt"}`}, {ID: "c2", Name: "bash", Arguments: `{"command":"ls -la /tmp"}`}},
@@ -132,8 +132,8 @@ func TestOpenAIStreamsReplies(t *testing.T) {
 		},
 		{
 			name: "non-streamed JSON reply",
-			reply: openaitest.Reply{NotStreamed: true, Text: "plain answer", ToolCalls: []openaitest.ToolCall{{ID: "x", Name: "ls", Arguments: `{}`}},
-				Usage: &openaitest.Usage{PromptTokens: 3, CompletionTokens: 4, TotalTokens: 7}},
+			reply: openai.Reply{NotStreamed: true, Text: "plain answer", ToolCalls: []openai.ToolCall{{ID: "x", Name: "ls", Arguments: `{}`}},
+				Usage: &openai.Usage{PromptTokens: 3, CompletionTokens: 4, TotalTokens: 7}},
 			wantText:  "plain answer",
 			wantCalls: []ToolCall{{ID: "x", Name: "ls", Arguments: `{}`}},
 			wantStop:  StopToolUse,
@@ -141,21 +141,21 @@ func TestOpenAIStreamsReplies(t *testing.T) {
 		},
 		{
 			name: "plain JSON labelled as a stream",
-			reply: openaitest.Reply{ContentType: "text/event-stream",
-				Body: "\n" + asJSON(t, openaitest.Completion(openaitest.Reply{Text: "mislabelled"}))},
+			reply: openai.Reply{ContentType: "text/event-stream",
+				Body: "\n" + asJSON(t, openai.Completion(openai.Reply{Text: "mislabelled"}))},
 			wantText: "mislabelled",
 			wantStop: StopEnd,
 		},
 		{
 			name:     "length",
-			reply:    openaitest.Reply{Text: "cut sh", FinishReason: "length"},
+			reply:    openai.Reply{Text: "cut sh", FinishReason: "length"},
 			wantText: "cut sh",
 			wantStop: StopLength,
 		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			srv := openaitest.NewServer(t, tt.reply)
+			srv := openai.NewServer(t, tt.reply)
 			p := newTestProvider(t, srv.URL, nil)
 			var rec recorder
 			resp, err := p.Stream(context.Background(), userRequest("hi"), rec.on)
@@ -211,39 +211,39 @@ func TestOpenAIStreamsReplies(t *testing.T) {
 }
 
 func TestOpenAIRetries(t *testing.T) {
-	ok := openaitest.Reply{Text: "done"}
+	ok := openai.Reply{Text: "done"}
 	tests := []struct {
 		name      string
-		replies   []openaitest.Reply
+		replies   []openai.Reply
 		retries   int
 		wantErr   error  // nil: success
 		wantMsg   string // in the error
 		wantCalls int    // requests the server got
 		minWait   time.Duration
 	}{
-		{name: "429 with Retry-After then success", replies: []openaitest.Reply{
+		{name: "429 with Retry-After then success", replies: []openai.Reply{
 			{Status: 429, Header: http.Header{"Retry-After": {"1"}}, ErrorMessage: "Rate limit reached"}, ok},
 			wantCalls: 2, minWait: time.Second},
-		{name: "500 then success", replies: []openaitest.Reply{{Status: 500}, {Status: 502}, ok}, wantCalls: 3},
-		{name: "reset before output then success", replies: []openaitest.Reply{{Drop: true}, ok}, wantCalls: 2},
-		{name: "cut before output then success", replies: []openaitest.Reply{{Text: "lost", DropAfter: 1}, ok}, wantCalls: 2},
-		{name: "cut after output is not retried", replies: []openaitest.Reply{{Text: "partial answer", Chunks: 3, DropAfter: 3}},
+		{name: "500 then success", replies: []openai.Reply{{Status: 500}, {Status: 502}, ok}, wantCalls: 3},
+		{name: "reset before output then success", replies: []openai.Reply{{Drop: true}, ok}, wantCalls: 2},
+		{name: "cut before output then success", replies: []openai.Reply{{Text: "lost", DropAfter: 1}, ok}, wantCalls: 2},
+		{name: "cut after output is not retried", replies: []openai.Reply{{Text: "partial answer", Chunks: 3, DropAfter: 3}},
 			wantErr: ErrConnection, wantMsg: "reading the answer from URL failed", wantCalls: 1},
-		{name: "5xx retries exhausted", retries: 2, replies: []openaitest.Reply{{Status: 500}, {Status: 503}, {Status: 500, ErrorMessage: "upstream overloaded"}},
+		{name: "5xx retries exhausted", retries: 2, replies: []openai.Reply{{Status: 500}, {Status: 503}, {Status: 500, ErrorMessage: "upstream overloaded"}},
 			wantErr: ErrServer, wantMsg: "server error from URL (500) after 3 attempts: try again later (server said: upstream overloaded)", wantCalls: 3},
-		{name: "429 retries exhausted", retries: 1, replies: []openaitest.Reply{{Status: 429}, {Status: 429, ErrorMessage: "quota"}},
+		{name: "429 retries exhausted", retries: 1, replies: []openai.Reply{{Status: 429}, {Status: 429, ErrorMessage: "quota"}},
 			wantErr: ErrRateLimited, wantMsg: "rate limited by URL (429) after 2 attempts", wantCalls: 2},
-		{name: "no retries", retries: -1, replies: []openaitest.Reply{{Status: 500}}, wantErr: ErrServer, wantCalls: 1},
-		{name: "Retry-After too long", replies: []openaitest.Reply{{Status: 429, Header: http.Header{"Retry-After": {"3600"}}}},
+		{name: "no retries", retries: -1, replies: []openai.Reply{{Status: 500}}, wantErr: ErrServer, wantCalls: 1},
+		{name: "Retry-After too long", replies: []openai.Reply{{Status: 429, Header: http.Header{"Retry-After": {"3600"}}}},
 			wantErr: ErrRateLimited, wantMsg: "the server asks to wait 1h0m0s", wantCalls: 1},
-		{name: "resets exhausted", retries: 1, replies: []openaitest.Reply{{Drop: true}, {Drop: true}},
+		{name: "resets exhausted", retries: 1, replies: []openai.Reply{{Drop: true}, {Drop: true}},
 			wantErr: ErrConnection, wantMsg: "connection to URL failed after 2 attempts", wantCalls: 2},
-		{name: "400 is not retried", replies: []openaitest.Reply{{Status: 400, ErrorMessage: "messages: bad"}},
+		{name: "400 is not retried", replies: []openai.Reply{{Status: 400, ErrorMessage: "messages: bad"}},
 			wantErr: ErrBadRequest, wantMsg: "request rejected by URL (400) (server said: messages: bad)", wantCalls: 1},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			srv := openaitest.NewServer(t, tt.replies...)
+			srv := openai.NewServer(t, tt.replies...)
 			p := newTestProvider(t, srv.URL, func(c *OpenAIConfig) { c.MaxRetries = tt.retries })
 			start := time.Now()
 			resp, err := p.Stream(context.Background(), userRequest("hi"), nil)
@@ -275,7 +275,7 @@ func TestOpenAIRetries(t *testing.T) {
 }
 
 func TestOpenAIRetryCancelledByContext(t *testing.T) {
-	srv := openaitest.NewServer(t, openaitest.Reply{Status: 429, Header: http.Header{"Retry-After": {"60"}}})
+	srv := openai.NewServer(t, openai.Reply{Status: 429, Header: http.Header{"Retry-After": {"60"}}})
 	p := newTestProvider(t, srv.URL, nil)
 	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
 	defer cancel()
@@ -288,38 +288,38 @@ func TestOpenAIRetryCancelledByContext(t *testing.T) {
 func TestOpenAIErrorMessages(t *testing.T) {
 	tests := []struct {
 		name    string
-		reply   openaitest.Reply
+		reply   openai.Reply
 		mod     func(*OpenAIConfig)
 		wantErr error
 		want    string
 	}{
-		{"401 names the env var", openaitest.Reply{Status: 401, ErrorMessage: "Incorrect API key provided: " + testKey}, nil, ErrAuth,
+		{"401 names the env var", openai.Reply{Status: 401, ErrorMessage: "Incorrect API key provided: " + testKey}, nil, ErrAuth,
 			"stream test-model: the API key from OPENAI_API_KEY was rejected (401): set a valid key in OPENAI_API_KEY or pass --api-key (server said: Incorrect API key provided: [REDACTED])"},
-		{"403", openaitest.Reply{Status: 403}, func(c *OpenAIConfig) { c.APIKeyEnv = "GROQ_API_KEY" }, ErrAuth,
+		{"403", openai.Reply{Status: 403}, func(c *OpenAIConfig) { c.APIKeyEnv = "GROQ_API_KEY" }, ErrAuth,
 			"the API key from GROQ_API_KEY was rejected (403): set a valid key in GROQ_API_KEY or pass --api-key"},
-		{"401 with the key from a flag", openaitest.Reply{Status: 401}, func(c *OpenAIConfig) { c.APIKeyEnv = "--api-key" }, ErrAuth,
+		{"401 with the key from a flag", openai.Reply{Status: 401}, func(c *OpenAIConfig) { c.APIKeyEnv = "--api-key" }, ErrAuth,
 			"the API key from --api-key was rejected (401): pass a valid key with --api-key"},
-		{"401 without a key", openaitest.Reply{Status: 401}, func(c *OpenAIConfig) { c.APIKey = "" }, ErrAuth,
+		{"401 without a key", openai.Reply{Status: 401}, func(c *OpenAIConfig) { c.APIKey = "" }, ErrAuth,
 			"no API key was sent and URL answered 401: set OPENAI_API_KEY or pass --api-key"},
-		{"404 names model and URL", openaitest.Reply{Status: 404, ErrorMessage: "The model `test-model` does not exist"}, nil, ErrNotFound,
+		{"404 names model and URL", openai.Reply{Status: 404, ErrorMessage: "The model `test-model` does not exist"}, nil, ErrNotFound,
 			`model "test-model" not found at URL (404): check the model name and --base-url`},
-		{"malformed chunk", openaitest.Reply{Body: "data: {\"choices\":[{\"delta\":{\"content\":\"hi\"}}]}\n\ndata: {not json\n\n"}, nil, ErrMalformedStream,
+		{"malformed chunk", openai.Reply{Body: "data: {\"choices\":[{\"delta\":{\"content\":\"hi\"}}]}\n\ndata: {not json\n\n"}, nil, ErrMalformedStream,
 			`malformed stream from URL: chunk is not a chat completion chunk (invalid character 'n' looking for beginning of object key string): received "{not json"`},
-		{"not SSE", openaitest.Reply{Body: "<html>gateway</html>\n", ContentType: "text/html"}, nil, ErrMalformedStream,
+		{"not SSE", openai.Reply{Body: "<html>gateway</html>\n", ContentType: "text/html"}, nil, ErrMalformedStream,
 			`malformed stream from URL: line 1 is not a server-sent event (want "data: {...}"): received "<html>gateway</html>"`},
-		{"truncated", openaitest.Reply{Body: "data: {\"choices\":[{\"delta\":{\"content\":\"hi\"}}]}\n\n"}, nil, ErrMalformedStream,
+		{"truncated", openai.Reply{Body: "data: {\"choices\":[{\"delta\":{\"content\":\"hi\"}}]}\n\n"}, nil, ErrMalformedStream,
 			"the stream ended before a finish_reason or [DONE]"},
-		{"error in stream", openaitest.Reply{Body: "data: {\"error\":{\"message\":\"context length exceeded\"}}\n\n"}, nil, ErrServer,
+		{"error in stream", openai.Reply{Body: "data: {\"error\":{\"message\":\"context length exceeded\"}}\n\n"}, nil, ErrServer,
 			"URL sent an error in the stream: context length exceeded"},
-		{"error object with 200", openaitest.Reply{Body: `{"error":{"message":"model overloaded"}}` + "\n"}, nil, ErrServer,
+		{"error object with 200", openai.Reply{Body: `{"error":{"message":"model overloaded"}}` + "\n"}, nil, ErrServer,
 			"URL sent an error in the stream: model overloaded"},
-		{"malformed echoes key", openaitest.Reply{Body: "data: {" + testKey + "\n\n"}, nil, ErrMalformedStream, `received "{[REDACTED]"`},
-		{"JSON body not a completion", openaitest.Reply{Body: `[1,2]`, ContentType: "application/json"}, nil, ErrMalformedStream,
+		{"malformed echoes key", openai.Reply{Body: "data: {" + testKey + "\n\n"}, nil, ErrMalformedStream, `received "{[REDACTED]"`},
+		{"JSON body not a completion", openai.Reply{Body: `[1,2]`, ContentType: "application/json"}, nil, ErrMalformedStream,
 			"body is not a chat completion"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			srv := openaitest.NewServer(t, tt.reply)
+			srv := openai.NewServer(t, tt.reply)
 			var logs bytes.Buffer
 			p := newTestProvider(t, srv.URL, func(c *OpenAIConfig) {
 				c.Logger = hclog.New(&hclog.LoggerOptions{Output: &logs, Level: hclog.Trace})
@@ -361,7 +361,7 @@ func TestOpenAIConnectionRefused(t *testing.T) {
 }
 
 func TestOpenAICancelMidStream(t *testing.T) {
-	srv := openaitest.NewServer(t, openaitest.Reply{Text: "one two three four five six", Chunks: 6, StallAfter: 3})
+	srv := openai.NewServer(t, openai.Reply{Text: "one two three four five six", Chunks: 6, StallAfter: 3})
 	p := newTestProvider(t, srv.URL, nil)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -393,9 +393,9 @@ func TestOpenAICancelMidStream(t *testing.T) {
 
 func TestOpenAIKeyRedactedInEvents(t *testing.T) {
 	// The server echoes the key split across chunks, in text and arguments.
-	srv := openaitest.NewServer(t, openaitest.Reply{
+	srv := openai.NewServer(t, openai.Reply{
 		Text: "your key is " + testKey + " ok", Chunks: 9,
-		ToolCalls: []openaitest.ToolCall{{Name: "bash", Arguments: `{"command":"echo ` + testKey + `"}`}},
+		ToolCalls: []openai.ToolCall{{Name: "bash", Arguments: `{"command":"echo ` + testKey + `"}`}},
 	})
 	p := newTestProvider(t, srv.URL, nil)
 	var rec recorder
@@ -429,10 +429,10 @@ func TestOpenAIKeyRedactedInEvents(t *testing.T) {
 }
 
 func TestOpenAIStreamOptionsRejected(t *testing.T) {
-	srv := openaitest.NewServer(t,
-		openaitest.Reply{Status: 400, ErrorMessage: "Unrecognized request argument supplied: stream_options"},
-		openaitest.Reply{Text: "fine"},
-		openaitest.Reply{Text: "again"},
+	srv := openai.NewServer(t,
+		openai.Reply{Status: 400, ErrorMessage: "Unrecognized request argument supplied: stream_options"},
+		openai.Reply{Text: "fine"},
+		openai.Reply{Text: "again"},
 	)
 	p := newTestProvider(t, srv.URL, nil)
 	for _, want := range []string{"fine", "again"} {
@@ -481,7 +481,7 @@ func TestNewOpenAIConfigErrors(t *testing.T) {
 // wireMessages sends req to a test server and returns the messages it got.
 func wireMessages(t *testing.T, req Request, images bool) ([]any, map[string]any) {
 	t.Helper()
-	srv := openaitest.NewServer(t, openaitest.Reply{Text: "ok"})
+	srv := openai.NewServer(t, openai.Reply{Text: "ok"})
 	p := newTestProvider(t, srv.URL, func(c *OpenAIConfig) { c.Images = images })
 	if _, err := p.Stream(context.Background(), req, nil); err != nil {
 		t.Fatal(err)
@@ -615,9 +615,9 @@ func TestRedactSecret(t *testing.T) {
 
 func TestOpenAIKeyNotLogged(t *testing.T) {
 	// The server echoes the key in a retried error and in the final one.
-	srv := openaitest.NewServer(t,
-		openaitest.Reply{Status: 503, ErrorMessage: "bad key " + testKey},
-		openaitest.Reply{Status: 401, ErrorMessage: "rejected " + testKey},
+	srv := openai.NewServer(t,
+		openai.Reply{Status: 503, ErrorMessage: "bad key " + testKey},
+		openai.Reply{Status: 401, ErrorMessage: "rejected " + testKey},
 	)
 	var logs bytes.Buffer
 	p := newTestProvider(t, srv.URL+"?key="+testKey, func(c *OpenAIConfig) {

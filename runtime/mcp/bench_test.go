@@ -9,7 +9,7 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/pi-go/pi/internal/mcptest"
+	"github.com/pi-go/pi/internal/testkit/mcpserver"
 	"github.com/pi-go/pi/runtime/mcp/internal/testserver"
 	"github.com/pi-go/pi/runtime/tool"
 )
@@ -29,7 +29,7 @@ func percentiles(b *testing.B, ds []time.Duration) {
 // echo over its pipes, the answer mapped to pi's result), with the server
 // already running.
 func BenchmarkCallStdio(b *testing.B) {
-	m, err := New(Options{Cwd: b.TempDir()}, []Server{{Name: "t", Command: []string{mcptest.Server(b)}}})
+	m, err := New(Options{Cwd: b.TempDir()}, []Server{{Name: "t", Command: []string{mcpserver.Server(b)}}})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -90,7 +90,7 @@ func benchCalls(b *testing.B, defs []tool.ToolDefinition) {
 // tools/list and ending it again (what a run without a cached tool list
 // waits for, and what Close costs).
 func BenchmarkStartStdio(b *testing.B) {
-	server := mcptest.Server(b)
+	server := mcpserver.Server(b)
 	ds := make([]time.Duration, 0, b.N)
 	for b.Loop() {
 		t0 := time.Now()

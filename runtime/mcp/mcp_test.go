@@ -20,13 +20,13 @@ import (
 	"github.com/hashicorp/go-hclog"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/pi-go/pi/internal/mcptest"
 	"github.com/pi-go/pi/internal/output"
+	"github.com/pi-go/pi/internal/testkit/mcpserver"
 	"github.com/pi-go/pi/runtime/mcp/internal/testserver"
 	"github.com/pi-go/pi/runtime/tool"
 )
 
-func TestMain(m *testing.M) { os.Exit(mcptest.Main(m)) }
+func TestMain(m *testing.M) { os.Exit(mcpserver.Main(m)) }
 
 // fixture is a Manager over the stdio test server, with its warnings and
 // change notifications recorded.
@@ -58,7 +58,7 @@ func (f *fixture) warned() string {
 func newFixture(t *testing.T, edit func(*Server, *Options)) *fixture {
 	t.Helper()
 	f := &fixture{markers: t.TempDir(), changes: make(chan struct{}, 100), logs: &bytes.Buffer{}}
-	s := Server{Name: "t", Command: []string{mcptest.Server(t)}, Env: map[string]string{testserver.EnvMarkerDir: f.markers}}
+	s := Server{Name: "t", Command: []string{mcpserver.Server(t)}, Env: map[string]string{testserver.EnvMarkerDir: f.markers}}
 	opts := Options{
 		Cwd: t.TempDir(), Logger: hclog.New(&hclog.LoggerOptions{Output: lockedWriter{&f.logMu, f.logs}, Level: hclog.Debug}),
 		OnChange: func() { f.changes <- struct{}{} },
@@ -130,7 +130,7 @@ func TestToolsOfARealServer(t *testing.T) {
 		}
 	}
 	echo := defs[slices.Index(got, "mcp__t__echo")]
-	if echo.Source.Kind != tool.SourceMCP || echo.Source.Name != "t" || echo.Source.Version != "mcp-testserver 1.0.0" || echo.Source.Path != mcptest.Server(t) {
+	if echo.Source.Kind != tool.SourceMCP || echo.Source.Name != "t" || echo.Source.Version != "mcp-testserver 1.0.0" || echo.Source.Path != mcpserver.Server(t) {
 		t.Errorf("source = %+v", echo.Source)
 	}
 	if echo.PromptSnippet != "Echoes its text." || echo.Description != "Echoes its text. Useful for tests." || echo.Label != "Echo" {

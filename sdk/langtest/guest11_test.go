@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/pi-go/pi/internal/openaitest"
+	"github.com/pi-go/pi/internal/testkit/openai"
 )
 
 // toolEnds runs pi --mode json -p PROMPT with a scripted model and
@@ -137,7 +137,7 @@ func TestCommandsAndHooks(t *testing.T) {
 		}
 
 		// before_agent_start and stop, seen by a model server.
-		srv := openaitest.NewServer(t, openaitest.Reply{Text: "first"}, openaitest.Reply{Text: "second"})
+		srv := openai.NewServer(t, openai.Reply{Text: "first"}, openai.Reply{Text: "second"})
 		out, stderr, code := p.run("", "-p", "rewrite:hello there", "--base-url", srv.URL, "--model", "M", "--api-key", "k")
 		if code != 0 || !strings.Contains(out, "second") {
 			t.Fatalf("exit %d, %q, %s", code, out, stderr)

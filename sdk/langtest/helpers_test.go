@@ -15,11 +15,11 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/pi-go/pi/internal/plugintest"
+	"github.com/pi-go/pi/internal/testkit/plugin"
 )
 
 func TestMain(m *testing.M) {
-	code := plugintest.Main(m)
+	code := plugin.Main(m)
 	if builtDir != "" {
 		os.RemoveAll(builtDir)
 	}
@@ -83,10 +83,10 @@ func buildOnce(t *testing.T, name string, build func(out string) (skip string, e
 // scaffold's build.sh does, with every warning an error.
 func buildC(t *testing.T) string {
 	return buildOnce(t, "c", func(out string) (string, error) {
-		if msg := plugintest.Toolchain("c"); msg != "" {
+		if msg := plugin.Toolchain("c"); msg != "" {
 			return "C guest not tested: " + msg, nil
 		}
-		cc := plugintest.CC()
+		cc := plugin.CC()
 		cmd := exec.Command(cc, "--target=wasm32-wasi", "-O2", "-Wall", "-Wextra", "-Werror", "-Wno-unused-function",
 			"-mexec-model=reactor", "-Wl,--strip-debug", "-I", "../c", "-o", out, "testdata/guest11.c")
 		if b, err := cmd.CombinedOutput(); err != nil {
@@ -101,9 +101,9 @@ func buildC(t *testing.T) string {
 // /usr/bin/rustc), as the Rust scaffold's build.sh does, warnings denied.
 func buildRust(t *testing.T) string {
 	return buildOnce(t, "rust", func(out string) (string, error) {
-		rc, target, ok := plugintest.RustWasm()
+		rc, target, ok := plugin.RustWasm()
 		if !ok {
-			return "Rust guest not tested: " + plugintest.Toolchain("rust"), nil
+			return "Rust guest not tested: " + plugin.Toolchain("rust"), nil
 		}
 		cmd := exec.Command(rc, "--edition", "2021", "--crate-type", "cdylib", "--target", target, "-O", "-C", "strip=debuginfo",
 			"-D", "warnings", "-o", out, "testdata/rust/lib.rs")
@@ -115,7 +115,7 @@ func buildRust(t *testing.T) string {
 }
 
 // piBin is the real pi binary, built once per test binary.
-func piBin(t *testing.T) string { return plugintest.Pi(t) }
+func piBin(t *testing.T) string { return plugin.Pi(t) }
 
 // A project is a folder whose pi.toml loads guest11, and the PI_HOME pi
 // runs with.
@@ -176,7 +176,7 @@ func (p *project) run(stdin string, args ...string) (string, string, int) {
 	cmd := exec.Command(piBin(p.t), append(args, "--trust", "--cwd", p.dir)...)
 	cmd.Dir = p.dir
 	cmd.Stdin = strings.NewReader(stdin)
-	cache, _ := plugintest.CacheDir()
+	cache, _ := plugin.CacheDir()
 	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + p.home, "PI_HOME=" + p.home, "PI_CACHE_DIR=" + cache,
 		"OPENAI_API_KEY=", "OPENAI_BASE_URL=", "PI_TRUST=", "PI_TUI=0", "NO_COLOR=1", "TMPDIR=" + os.TempDir()}
 	var stdout, stderr bytes.Buffer

@@ -9,7 +9,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/pi-go/pi/internal/abi"
-	"github.com/pi-go/pi/internal/abi/abitest"
+	"github.com/pi-go/pi/internal/testkit/abigolden"
 )
 
 // reqCase is one host call request: the guest's "request" tool input and
@@ -86,7 +86,7 @@ func TestRequestsMatchGo(t *testing.T) {
 		p := newProject(t, wasm, entry{})
 		var cases []reqCase
 		for name, in := range goldenCases {
-			cases = append(cases, reqCase{in: in, method: name, params: json.RawMessage(abitest.Wire(t, name)), exact: true})
+			cases = append(cases, reqCase{in: in, method: name, params: json.RawMessage(abigolden.Wire(t, name)), exact: true})
 		}
 		for _, s := range hostile {
 			cases = append(cases, hostileCases(l, s)...)

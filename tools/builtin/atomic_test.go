@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/pi-go/pi/internal/childready"
+	"github.com/pi-go/pi/internal/testkit/childready"
 	"github.com/pi-go/pi/runtime/tool"
 )
 

@@ -21,7 +21,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/pi-go/pi/internal/output"
-	"github.com/pi-go/pi/internal/proctest"
+	"github.com/pi-go/pi/internal/testkit/proc"
 	"github.com/pi-go/pi/runtime/redact"
 	"github.com/pi-go/pi/runtime/tool"
 )
@@ -55,7 +55,7 @@ func assertGone(t *testing.T, name string) {
 	if runtime.GOOS != "linux" {
 		return
 	}
-	if pids := proctest.Pids(name); len(pids) > 0 {
+	if pids := proc.Pids(name); len(pids) > 0 {
 		var states []string
 		for _, pid := range pids {
 			b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
@@ -253,7 +253,7 @@ func TestBashPrefixAndSpawnHooks(t *testing.T) {
 
 func TestBashBackgroundChildDoesNotHoldTheCall(t *testing.T) {
 	t.Parallel()
-	sl := proctest.Sleeper(t)
+	sl := proc.Sleeper(t)
 	start := time.Now()
 	r := bashCall(t, context.Background(), BashOptions{}, t.TempDir(), map[string]any{"command": sl + " 30 & echo started"}, nil)
 	took := time.Since(start)
@@ -263,7 +263,7 @@ func TestBashBackgroundChildDoesNotHoldTheCall(t *testing.T) {
 	if took > 5*time.Second {
 		t.Errorf("the call waited for the background child: %v", took)
 	}
-	if len(proctest.Pids(filepath.Base(sl))) != 1 {
+	if len(proc.Pids(filepath.Base(sl))) != 1 {
 		t.Errorf("the background child should still run after a normal exit")
 	}
 }
@@ -287,7 +287,7 @@ func TestBashTimeoutKillsEverything(t *testing.T) {
 			if _, err := exec.LookPath("setsid"); err != nil && strings.Contains(c.command("x"), "setsid") {
 				t.Skip("no setsid")
 			}
-			sl := proctest.Sleeper(t)
+			sl := proc.Sleeper(t)
 			start := time.Now()
 			r := bashCall(t, context.Background(), BashOptions{}, t.TempDir(), map[string]any{"command": "echo begun; " + c.command(sl), "timeout": 1}, nil)
 			took := time.Since(start)
@@ -342,7 +342,7 @@ func TestBashTimeoutKillsScrubbedOrphans(t *testing.T) {
 			if _, err := exec.LookPath(c.needs); err != nil {
 				t.Skip("no " + c.needs)
 			}
-			sl := proctest.Sleeper(t)
+			sl := proc.Sleeper(t)
 			r := bashCall(t, context.Background(), BashOptions{}, t.TempDir(), map[string]any{"command": c.command(sl), "timeout": 1}, nil)
 			if got := resultText(t, r); got != "Command timed out after 1 seconds" {
 				t.Errorf("text = %q", got)
@@ -356,7 +356,7 @@ func TestBashCancellation(t *testing.T) {
 	t.Parallel()
 	t.Run("while running", func(t *testing.T) {
 		t.Parallel()
-		sl := proctest.Sleeper(t)
+		sl := proc.Sleeper(t)
 		ctx, cancel := context.WithCancel(context.Background())
 		defer cancel()
 		go func() {
@@ -635,7 +635,7 @@ func TestProcessesClose(t *testing.T) {
 	if runtime.GOOS != "linux" {
 		t.Skip("marker-based process control is Linux only")
 	}
-	sl := proctest.Sleeper(t)
+	sl := proc.Sleeper(t)
 	name := filepath.Base(sl)
 	cmds := []string{
 		sl + " 600 & echo one",
@@ -652,10 +652,10 @@ func TestProcessesClose(t *testing.T) {
 		}
 	}
 	deadline := time.Now().Add(2 * time.Second)
-	for len(proctest.Pids(name)) < len(cmds) && time.Now().Before(deadline) {
+	for len(proc.Pids(name)) < len(cmds) && time.Now().Before(deadline) {
 		time.Sleep(10 * time.Millisecond)
 	}
-	if n := len(proctest.Pids(name)); n != len(cmds) {
+	if n := len(proc.Pids(name)); n != len(cmds) {
 		t.Fatalf("%d background sleepers running, want %d", n, len(cmds))
 	}
 	other := exec.Command(sl, "600")
@@ -667,7 +667,7 @@ func TestProcessesClose(t *testing.T) {
 	if took := time.Since(start); took > 2*time.Second {
 		t.Errorf("Close took %v", took)
 	}
-	if pids := proctest.Pids(name); len(pids) != 1 || pids[0] != other.Process.Pid {
+	if pids := proc.Pids(name); len(pids) != 1 || pids[0] != other.Process.Pid {
 		t.Errorf("after Close: %v, want only the process bash did not start (%d)", pids, other.Process.Pid)
 	}
 	r := bashCall(t, context.Background(), BashOptions{Processes: procs}, t.TempDir(), map[string]any{"command": "echo ran"}, nil)
@@ -787,23 +787,23 @@ func BenchmarkBashTrue(b *testing.B) {
 
 func TestBashTimeoutSparesOtherCalls(t *testing.T) {
 	t.Parallel()
-	sl := proctest.Sleeper(t)
+	sl := proc.Sleeper(t)
 	name := filepath.Base(sl)
 	r := bashCall(t, context.Background(), BashOptions{}, t.TempDir(), map[string]any{"command": "setsid " + sl + " 30 & " + sl + " 31 & echo left running"}, nil)
 	if r.IsError {
 		t.Fatalf("%s", r.Text())
 	}
-	before := proctest.Pids(name)
+	before := proc.Pids(name)
 	if len(before) != 2 {
 		t.Fatalf("%d background processes, want 2", len(before))
 	}
-	other := proctest.Sleeper(t)
+	other := proc.Sleeper(t)
 	r = bashCall(t, context.Background(), BashOptions{}, t.TempDir(), map[string]any{"command": "setsid " + other + " 600 & " + other + " 600", "timeout": 0.5}, nil)
 	if !strings.HasSuffix(r.Text(), "Command timed out after 0.5 seconds") {
 		t.Fatalf("%s", r.Text())
 	}
 	assertGone(t, filepath.Base(other))
-	if after := proctest.Pids(name); len(after) != 2 {
+	if after := proc.Pids(name); len(after) != 2 {
 		t.Errorf("another call's timeout killed this call's background processes: %v -> %v", before, after)
 	}
 }
@@ -813,7 +813,7 @@ func TestBashReapsExitedOrphans(t *testing.T) {
 	if runtime.GOOS != "linux" {
 		t.Skip("subreaper is Linux only")
 	}
-	sl := proctest.Sleeper(t)
+	sl := proc.Sleeper(t)
 	for _, c := range []string{"(setsid " + sl + " 0.2 &); true", "(" + sl + " 0.2 &); true"} {
 		r := bashCall(t, context.Background(), BashOptions{}, t.TempDir(), map[string]any{"command": c}, nil)
 		if r.IsError {
@@ -830,7 +830,7 @@ func TestBashReapsExitedOrphans(t *testing.T) {
 // parallel, so that other tests' goroutines do not count.
 func TestBashLeavesNoGoroutines(t *testing.T) {
 	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
-	sl := proctest.Sleeper(t)
+	sl := proc.Sleeper(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
 	defer cancel()
 	for _, c := range []struct {

@@ -8,7 +8,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/pi-go/pi/internal/proctest"
+	"github.com/pi-go/pi/internal/testkit/proc"
 	"github.com/pi-go/pi/runtime/tool"
 )
 
@@ -72,7 +72,7 @@ func TestRunCommandTruncated(t *testing.T) {
 // far streams to update first.
 func TestRunCommandCancelled(t *testing.T) {
 	t.Parallel()
-	sl := proctest.Sleeper(t)
+	sl := proc.Sleeper(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	var once sync.Once
 	r := runCommand(t, ctx, BashOptions{}, "echo started; "+sl+" 60 & "+sl+" 60", func(out string) {

@@ -9,20 +9,20 @@ import (
 	"testing"
 
 	"github.com/pi-go/pi/extensions"
-	"github.com/pi-go/pi/internal/plugintest"
+	"github.com/pi-go/pi/internal/testkit/plugin"
 	"github.com/pi-go/pi/runtime/tool"
 	"github.com/pi-go/pi/tools/builtin"
 )
 
-func TestMain(m *testing.M) { os.Exit(plugintest.Main(m)) }
+func TestMain(m *testing.M) { os.Exit(plugin.Main(m)) }
 
 // grantedEnv are the variables the tests grant the extension, as its README
 // says to: PATH for path_prepend, and those its values refer to.
 var grantedEnv = []string{"PATH", "USER_NAME"}
 
-func load(t *testing.T, root string, config map[string]any) *plugintest.Loaded {
-	wasm := plugintest.BuildGo(t, "examples/plugins/bash-env")
-	return plugintest.Load(t, wasm, root, extensions.Spec{Name: "bash-env", Config: config, Grants: extensions.Grants{Env: grantedEnv}})
+func load(t *testing.T, root string, config map[string]any) *plugin.Loaded {
+	wasm := plugin.BuildGo(t, "examples/plugins/bash-env")
+	return plugin.Load(t, wasm, root, extensions.Spec{Name: "bash-env", Config: config, Grants: extensions.Grants{Env: grantedEnv}})
 }
 
 func TestSpawnHookRewritesEnv(t *testing.T) {
@@ -83,7 +83,7 @@ func TestBashSeesTheEnvironment(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := plugintest.RunWith(t, tools, nil, "bash", map[string]any{"command": "projtool; command -v projtool; echo PATH=$PATH"})
+	r := plugin.RunWith(t, tools, nil, "bash", map[string]any{"command": "projtool; command -v projtool; echo PATH=$PATH"})
 	want := "projtool ran with staging\n" + filepath.Join(bin, "projtool") + "\nPATH=" + bin + ":" + os.Getenv("PATH") + "\n"
 	if r.IsError || r.Text() != want {
 		t.Errorf("bash output %q (isError %v), want %q", r.Text(), r.IsError, want)
@@ -96,8 +96,8 @@ func TestUngrantedVariablesStayHidden(t *testing.T) {
 	t.Setenv("OPENAI_API_KEY", "sk-bash-env-test-0123456789")
 	t.Setenv("USER_NAME", "ada")
 	root := t.TempDir()
-	wasm := plugintest.BuildGo(t, "examples/plugins/bash-env")
-	l := plugintest.Load(t, wasm, root, extensions.Spec{Name: "bash-env", Config: map[string]any{
+	wasm := plugin.BuildGo(t, "examples/plugins/bash-env")
+	l := plugin.Load(t, wasm, root, extensions.Spec{Name: "bash-env", Config: map[string]any{
 		"env": map[string]any{"LEAK": "${OPENAI_API_KEY}", "WHO": "${USER_NAME}"},
 	}})
 	tools, err := tool.WrapAll(builtin.Definitions(builtin.Options{Bash: builtin.BashOptions{SpawnHooks: l.Spawn}}),
@@ -105,14 +105,14 @@ func TestUngrantedVariablesStayHidden(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := plugintest.RunWith(t, tools, nil, "bash", map[string]any{"command": `echo "leak=[$LEAK] who=[$WHO] user=$USER_NAME key=${#OPENAI_API_KEY}"`})
+	r := plugin.RunWith(t, tools, nil, "bash", map[string]any{"command": `echo "leak=[$LEAK] who=[$WHO] user=$USER_NAME key=${#OPENAI_API_KEY}"`})
 	if want := "leak=[] who=[] user=ada key=27\n"; r.Text() != want {
 		t.Errorf("bash output %q, want %q", r.Text(), want)
 	}
 }
 
 func TestBadConfigFailsLoad(t *testing.T) {
-	wasm := plugintest.BuildGo(t, "examples/plugins/bash-env")
+	wasm := plugin.BuildGo(t, "examples/plugins/bash-env")
 	tests := []struct {
 		name   string
 		config map[string]any
@@ -124,7 +124,7 @@ func TestBadConfigFailsLoad(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			err := plugintest.LoadErr(t, wasm, t.TempDir(), extensions.Spec{Name: "bash-env", Config: tc.config})
+			err := plugin.LoadErr(t, wasm, t.TempDir(), extensions.Spec{Name: "bash-env", Config: tc.config})
 			if !strings.Contains(err.Error(), tc.want) {
 				t.Errorf("error %q, want it to contain %q", err, tc.want)
 			}

@@ -8,14 +8,14 @@ import (
 	"testing"
 
 	"github.com/pi-go/pi/examples/plugins/internal/apptest"
-	"github.com/pi-go/pi/internal/plugintest"
+	"github.com/pi-go/pi/internal/testkit/plugin"
 	"github.com/pi-go/pi/runtime/app"
 )
 
-func TestMain(m *testing.M) { os.Exit(plugintest.Main(m)) }
+func TestMain(m *testing.M) { os.Exit(plugin.Main(m)) }
 
 func TestBriefIsAddedToEveryPrompt(t *testing.T) {
-	p := apptest.New(t, "context", plugintest.BuildGo(t, "examples/plugins/context"), "[extensions.grants]\nfs = [\"ro:.\"]\n")
+	p := apptest.New(t, "context", plugin.BuildGo(t, "examples/plugins/context"), "[extensions.grants]\nfs = [\"ro:.\"]\n")
 	p.Write(t, "BRIEF.md", "A Go web service. Run `make test` before finishing.\n")
 	rt := p.Open(t, app.Options{})
 	model := apptest.Model(t, `{"turns":[{"text":"ok"}]}`)
@@ -29,7 +29,7 @@ func TestBriefIsAddedToEveryPrompt(t *testing.T) {
 }
 
 func TestBriefNeedsTheGrant(t *testing.T) {
-	p := apptest.New(t, "context", plugintest.BuildGo(t, "examples/plugins/context"), "")
+	p := apptest.New(t, "context", plugin.BuildGo(t, "examples/plugins/context"), "")
 	p.Write(t, "BRIEF.md", "the brief")
 	rt := p.Open(t, app.Options{})
 	model := apptest.Model(t, `{"turns":[{"text":"ok"}]}`)
@@ -40,7 +40,7 @@ func TestBriefNeedsTheGrant(t *testing.T) {
 }
 
 func TestSecretsNeverReachTheModel(t *testing.T) {
-	p := apptest.New(t, "context", plugintest.BuildGo(t, "examples/plugins/context"), "[extensions.config]\nsecrets = ['corp-[0-9]{6}']\n")
+	p := apptest.New(t, "context", plugin.BuildGo(t, "examples/plugins/context"), "[extensions.config]\nsecrets = ['corp-[0-9]{6}']\n")
 	rt := p.Open(t, app.Options{})
 	for _, prompt := range []string{
 		"use the key sk-abcdefghijklmnopqrstuvwxyz123456 to call it",
@@ -62,7 +62,7 @@ func TestSecretsNeverReachTheModel(t *testing.T) {
 }
 
 func TestBadSecretPatternFailsTheLoad(t *testing.T) {
-	p := apptest.New(t, "context", plugintest.BuildGo(t, "examples/plugins/context"), "[extensions.config]\nsecrets = ['(']\n")
+	p := apptest.New(t, "context", plugin.BuildGo(t, "examples/plugins/context"), "[extensions.config]\nsecrets = ['(']\n")
 	if _, err := app.Open(t.Context(), app.Options{Cwd: p.Dir, PIHome: p.Home, Trust: true}); err == nil || !strings.Contains(err.Error(), `config secrets[0] "("`) {
 		t.Errorf("a bad pattern: %v", err)
 	}

@@ -6,11 +6,11 @@ import (
 	"testing"
 
 	"github.com/pi-go/pi/extensions"
-	"github.com/pi-go/pi/internal/plugintest"
+	"github.com/pi-go/pi/internal/testkit/plugin"
 	"github.com/pi-go/pi/runtime/app/pitest"
 )
 
-func TestMain(m *testing.M) { os.Exit(plugintest.Main(m)) }
+func TestMain(m *testing.M) { os.Exit(plugin.Main(m)) }
 
 func TestHello(t *testing.T) {
 	// The public test kit, as an extension author's test would use it.
@@ -63,10 +63,10 @@ func TestHello(t *testing.T) {
 // BenchmarkHello measures one tool call into the hand-written module through
 // the real host: the floor under any guest, with no Go runtime in it.
 func BenchmarkHello(b *testing.B) {
-	// The extension host alone (internal/plugintest), without the rest of
+	// The extension host alone (internal/testkit/plugin), without the rest of
 	// pi that pitest assembles around it.
-	wasm := plugintest.BuildWAT(b, "examples/plugins/hello-wat/hello.wat")
-	l := plugintest.Load(b, wasm, b.TempDir(), extensions.Spec{Name: "hello-wat"})
+	wasm := plugin.BuildWAT(b, "examples/plugins/hello-wat/hello.wat")
+	l := plugin.Load(b, wasm, b.TempDir(), extensions.Spec{Name: "hello-wat"})
 	b.ReportAllocs()
 	for b.Loop() {
 		if r := l.Run(b, "hello", map[string]any{"name": "hello"}); r.IsError {

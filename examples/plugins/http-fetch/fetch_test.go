@@ -14,11 +14,11 @@ import (
 	"testing"
 
 	"github.com/pi-go/pi/examples/plugins/internal/apptest"
-	"github.com/pi-go/pi/internal/plugintest"
+	"github.com/pi-go/pi/internal/testkit/plugin"
 	"github.com/pi-go/pi/runtime/app"
 )
 
-func TestMain(m *testing.M) { os.Exit(plugintest.Main(m)) }
+func TestMain(m *testing.M) { os.Exit(plugin.Main(m)) }
 
 func TestFetchOnLoopback(t *testing.T) {
 	var private atomic.Int32
@@ -35,7 +35,7 @@ func TestFetchOnLoopback(t *testing.T) {
 	srv := httptest.NewServer(mux)
 	defer srv.Close()
 	grant := srv.URL + "/docs/*"
-	p := apptest.New(t, "http-fetch", plugintest.BuildGo(t, "examples/plugins/http-fetch"), fmt.Sprintf("[extensions.grants]\nhttp = [%q]\n", grant))
+	p := apptest.New(t, "http-fetch", plugin.BuildGo(t, "examples/plugins/http-fetch"), fmt.Sprintf("[extensions.grants]\nhttp = [%q]\n", grant))
 	rt := p.Open(t, app.Options{})
 	fetch := func(u string) (string, bool) {
 		t.Helper()
@@ -68,7 +68,7 @@ func TestFetchOnLoopback(t *testing.T) {
 }
 
 func TestFetchWithoutGrant(t *testing.T) {
-	p := apptest.New(t, "http-fetch", plugintest.BuildGo(t, "examples/plugins/http-fetch"), "")
+	p := apptest.New(t, "http-fetch", plugin.BuildGo(t, "examples/plugins/http-fetch"), "")
 	rt := p.Open(t, app.Options{})
 	res, err := rt.CallTool(context.Background(), "fetch", "c", json.RawMessage(`{"url":"https://example.com/"}`), nil)
 	if err != nil || !res.IsError || res.Text() != "permission denied: extension http-fetch may not fetch https://example.com/ (grants.http: none)" {

@@ -13,11 +13,11 @@ import (
 	"testing"
 
 	"github.com/pi-go/pi/extensions"
-	"github.com/pi-go/pi/internal/plugintest"
+	"github.com/pi-go/pi/internal/testkit/plugin"
 	"github.com/pi-go/pi/runtime/tool"
 )
 
-func TestMain(m *testing.M) { os.Exit(plugintest.Main(m)) }
+func TestMain(m *testing.M) { os.Exit(plugin.Main(m)) }
 
 func write(t *testing.T, root string, files map[string]string) {
 	t.Helper()
@@ -32,9 +32,9 @@ func write(t *testing.T, root string, files map[string]string) {
 	}
 }
 
-func load(t *testing.T, root string, fs ...string) *plugintest.Loaded {
-	wasm := plugintest.BuildGo(t, "examples/plugins/loc")
-	return plugintest.Load(t, wasm, root, extensions.Spec{Name: "loc", Grants: extensions.Grants{FS: fs}})
+func load(t *testing.T, root string, fs ...string) *plugin.Loaded {
+	wasm := plugin.BuildGo(t, "examples/plugins/loc")
+	return plugin.Load(t, wasm, root, extensions.Spec{Name: "loc", Grants: extensions.Grants{FS: fs}})
 }
 
 func TestLoc(t *testing.T) {
@@ -174,8 +174,8 @@ func BenchmarkLoc(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
-	wasm := plugintest.BuildGo(b, "examples/plugins/loc")
-	l := plugintest.Load(b, wasm, root, extensions.Spec{Name: "loc", Grants: extensions.Grants{FS: []string{"ro:."}}})
+	wasm := plugin.BuildGo(b, "examples/plugins/loc")
+	l := plugin.Load(b, wasm, root, extensions.Spec{Name: "loc", Grants: extensions.Grants{FS: []string{"ro:."}}})
 	for b.Loop() {
 		if r := l.Run(b, "loc", map[string]any{}); r.Text() != "Go: 1000 files, 40000 lines\nTotal: 1000 files, 40000 lines" {
 			b.Fatal(r.Text())

@@ -10,7 +10,7 @@ import (
 	"testing"
 
 	"github.com/pi-go/pi/extensions"
-	"github.com/pi-go/pi/internal/plugintest"
+	"github.com/pi-go/pi/internal/testkit/plugin"
 	"github.com/pi-go/pi/runtime/tool"
 )
 
@@ -24,7 +24,7 @@ func TestAskMode(t *testing.T) {
 	tools := builtins(t, root)
 	const question = `protect-paths: write of .env matches the protected path rule ".env"; allow it?`
 
-	r := plugintest.RunWith(t, tools, l.Hooks, "write", map[string]any{"path": ".env", "content": "A=1\n"})
+	r := plugin.RunWith(t, tools, l.Hooks, "write", map[string]any{"path": ".env", "content": "A=1\n"})
 	if !r.IsError || r.Text() != "needs approval: "+question+" (run interactively, or pass --yes)" {
 		t.Errorf("no one to ask: %q", r.Text())
 	}
@@ -41,23 +41,23 @@ func TestAskMode(t *testing.T) {
 		}
 		return &h
 	}
-	r = plugintest.RunWith(t, tools, approve(false), "write", map[string]any{"path": ".env", "content": "A=1\n"})
+	r = plugin.RunWith(t, tools, approve(false), "write", map[string]any{"path": ".env", "content": "A=1\n"})
 	if !r.IsError || !strings.Contains(r.Text(), "the user did not approve it ("+question+")") {
 		t.Errorf("declined: %q", r.Text())
 	}
-	r = plugintest.RunWith(t, tools, approve(true), "write", map[string]any{"path": ".env", "content": "A=1\n"})
+	r = plugin.RunWith(t, tools, approve(true), "write", map[string]any{"path": ".env", "content": "A=1\n"})
 	if r.IsError {
 		t.Errorf("approved: %q", r.Text())
 	}
 	if b, err := os.ReadFile(filepath.Join(root, ".env")); err != nil || string(b) != "A=1\n" {
 		t.Errorf("approved write: %q, %v", b, err)
 	}
-	r = plugintest.RunWith(t, tools, approve(false), "bash", map[string]any{"command": "git  push origin"})
+	r = plugin.RunWith(t, tools, approve(false), "bash", map[string]any{"command": "git  push origin"})
 	if !r.IsError || !strings.Contains(r.Text(), `protect-paths: the bash command matches the protected rule "git\s+push"; allow it?`) {
 		t.Errorf("bash in ask mode: %q", r.Text())
 	}
 	n := len(asked)
-	if r := plugintest.RunWith(t, tools, approve(false), "write", map[string]any{"path": "main.go", "content": "x"}); r.IsError || len(asked) != n {
+	if r := plugin.RunWith(t, tools, approve(false), "write", map[string]any{"path": "main.go", "content": "x"}); r.IsError || len(asked) != n {
 		t.Errorf("an unprotected write asked or failed: %q", r.Text())
 	}
 	if len(asked) != 3 || len(asked[0]) != 1 || asked[0][0] != question {
@@ -66,8 +66,8 @@ func TestAskMode(t *testing.T) {
 }
 
 func TestModeIsChecked(t *testing.T) {
-	wasm := plugintest.BuildGo(t, "examples/plugins/protect-paths")
-	err := plugintest.LoadErr(t, wasm, t.TempDir(), extensionsSpec(map[string]any{"mode": "maybe"}))
+	wasm := plugin.BuildGo(t, "examples/plugins/protect-paths")
+	err := plugin.LoadErr(t, wasm, t.TempDir(), extensionsSpec(map[string]any{"mode": "maybe"}))
 	if !strings.Contains(err.Error(), `config mode "maybe" must be "block" or "ask"`) {
 		t.Errorf("bad mode: %v", err)
 	}

@@ -11,16 +11,16 @@ import (
 	"testing"
 
 	"github.com/pi-go/pi/extensions"
-	"github.com/pi-go/pi/internal/plugintest"
+	"github.com/pi-go/pi/internal/testkit/plugin"
 	"github.com/pi-go/pi/runtime/tool"
 	"github.com/pi-go/pi/tools/builtin"
 )
 
-func TestMain(m *testing.M) { os.Exit(plugintest.Main(m)) }
+func TestMain(m *testing.M) { os.Exit(plugin.Main(m)) }
 
-func load(t *testing.T, root string, config map[string]any) *plugintest.Loaded {
-	wasm := plugintest.BuildGo(t, "examples/plugins/protect-paths")
-	return plugintest.Load(t, wasm, root, extensions.Spec{Name: "protect-paths", Config: config})
+func load(t *testing.T, root string, config map[string]any) *plugin.Loaded {
+	wasm := plugin.BuildGo(t, "examples/plugins/protect-paths")
+	return plugin.Load(t, wasm, root, extensions.Spec{Name: "protect-paths", Config: config})
 }
 
 // builtins returns the real write and bash tools working in root.
@@ -57,7 +57,7 @@ func TestDefaultRulesBlockWrites(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			r := plugintest.RunWith(t, tools, l.Hooks, "write", map[string]any{"path": tc.path, "content": "SECRET=1\n"})
+			r := plugin.RunWith(t, tools, l.Hooks, "write", map[string]any{"path": tc.path, "content": "SECRET=1\n"})
 			target := tc.path
 			if !filepath.IsAbs(target) {
 				target = filepath.Join(root, strings.TrimPrefix(target, "@"))
@@ -89,7 +89,7 @@ func TestDefaultRulesBlockWrites(t *testing.T) {
 		if err := os.WriteFile(filepath.Join(root, ".env"), []byte("A=1\n"), 0o600); err != nil {
 			t.Fatal(err)
 		}
-		r := plugintest.RunWith(t, tools, l.Hooks, "edit", map[string]any{"path": ".env", "edits": []map[string]string{{"oldText": "A=1", "newText": "A=2"}}})
+		r := plugin.RunWith(t, tools, l.Hooks, "edit", map[string]any{"path": ".env", "edits": []map[string]string{{"oldText": "A=1", "newText": "A=2"}}})
 		if !r.IsError || !strings.Contains(r.Text(), "edit of .env") {
 			t.Errorf("edit .env: %q", r.Text())
 		}
@@ -98,7 +98,7 @@ func TestDefaultRulesBlockWrites(t *testing.T) {
 		}
 	})
 	t.Run("read is blocked too", func(t *testing.T) {
-		r := plugintest.RunWith(t, tools, l.Hooks, "read", map[string]any{"path": ".env"})
+		r := plugin.RunWith(t, tools, l.Hooks, "read", map[string]any{"path": ".env"})
 		if !r.IsError || !strings.Contains(r.Text(), "read of .env") || strings.Contains(r.Text(), "A=1") {
 			t.Errorf("read .env: %q", r.Text())
 		}
@@ -113,13 +113,13 @@ func TestGuardReadsOff(t *testing.T) {
 	}
 	l := load(t, root, map[string]any{"guard_reads": false})
 	tools := builtins(t, root)
-	if r := plugintest.RunWith(t, tools, l.Hooks, "read", map[string]any{"path": ".env"}); r.IsError || !strings.Contains(r.Text(), "A=1") {
+	if r := plugin.RunWith(t, tools, l.Hooks, "read", map[string]any{"path": ".env"}); r.IsError || !strings.Contains(r.Text(), "A=1") {
 		t.Errorf("read .env with guard_reads off: %q", r.Text())
 	}
-	if r := plugintest.RunWith(t, tools, l.Hooks, "write", map[string]any{"path": "notes", "content": "x"}); r.IsError {
+	if r := plugin.RunWith(t, tools, l.Hooks, "write", map[string]any{"path": "notes", "content": "x"}); r.IsError {
 		t.Errorf("write notes: %q", r.Text())
 	}
-	if r := plugintest.RunWith(t, tools, l.Hooks, "write", map[string]any{"path": ".env", "content": "x"}); !r.IsError {
+	if r := plugin.RunWith(t, tools, l.Hooks, "write", map[string]any{"path": ".env", "content": "x"}); !r.IsError {
 		t.Errorf("write .env with guard_reads off was allowed: %q", r.Text())
 	}
 }
@@ -200,7 +200,7 @@ func TestRealPathsBlocked(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			r := plugintest.RunWith(t, tools, l.Hooks, tc.tool, tc.args)
+			r := plugin.RunWith(t, tools, l.Hooks, tc.tool, tc.args)
 			if !tc.blocked {
 				if r.IsError {
 					t.Errorf("refused: %s", r.Text())
@@ -255,7 +255,7 @@ func TestConfiguredRules(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			r := plugintest.RunWith(t, tools, l.Hooks, tc.toolName, tc.args)
+			r := plugin.RunWith(t, tools, l.Hooks, tc.toolName, tc.args)
 			if tc.rule == "" {
 				if r.IsError {
 					t.Errorf("refused: %s", r.Text())
@@ -270,7 +270,7 @@ func TestConfiguredRules(t *testing.T) {
 }
 
 func TestBadConfigFailsLoad(t *testing.T) {
-	wasm := plugintest.BuildGo(t, "examples/plugins/protect-paths")
+	wasm := plugin.BuildGo(t, "examples/plugins/protect-paths")
 	tests := []struct {
 		name   string
 		config map[string]any
@@ -283,7 +283,7 @@ func TestBadConfigFailsLoad(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			err := plugintest.LoadErr(t, wasm, t.TempDir(), extensions.Spec{Name: "protect-paths", Config: tc.config})
+			err := plugin.LoadErr(t, wasm, t.TempDir(), extensions.Spec{Name: "protect-paths", Config: tc.config})
 			if !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), "protect-paths") {
 				t.Errorf("error %q, want it to name the extension and contain %q", err, tc.want)
 			}

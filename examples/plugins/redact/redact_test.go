@@ -11,12 +11,12 @@ import (
 	"testing"
 
 	"github.com/pi-go/pi/extensions"
-	"github.com/pi-go/pi/internal/plugintest"
+	"github.com/pi-go/pi/internal/testkit/plugin"
 	"github.com/pi-go/pi/runtime/tool"
 	"github.com/pi-go/pi/tools/builtin"
 )
 
-func TestMain(m *testing.M) { os.Exit(plugintest.Main(m)) }
+func TestMain(m *testing.M) { os.Exit(plugin.Main(m)) }
 
 // Secrets of the shapes the extension knows, built here so that no real-looking
 // token sits in the source.
@@ -27,11 +27,11 @@ var (
 	custom = "tok_" + "0123456789abcdef"
 )
 
-func setup(t *testing.T, config map[string]any) (*plugintest.Loaded, []tool.AgentTool, string) {
+func setup(t *testing.T, config map[string]any) (*plugin.Loaded, []tool.AgentTool, string) {
 	t.Helper()
 	root := t.TempDir()
-	wasm := plugintest.BuildGo(t, "examples/plugins/redact")
-	l := plugintest.Load(t, wasm, root, extensions.Spec{Name: "redact", Config: config})
+	wasm := plugin.BuildGo(t, "examples/plugins/redact")
+	l := plugin.Load(t, wasm, root, extensions.Spec{Name: "redact", Config: config})
 	tools, err := tool.WrapAll(builtin.Definitions(builtin.Options{}), func(string) tool.Context { return tool.Context{Cwd: root} })
 	if err != nil {
 		t.Fatal(err)
@@ -55,7 +55,7 @@ func TestMasksSecretsInResults(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			r := plugintest.RunWith(t, tools, l.Hooks, tc.tool, tc.args)
+			r := plugin.RunWith(t, tools, l.Hooks, tc.tool, tc.args)
 			got := r.Text()
 			for _, s := range []string{openAI, github, aws, custom} {
 				if strings.Contains(got, s) {
@@ -113,7 +113,7 @@ func TestMasksDetails(t *testing.T) {
 	if err := os.WriteFile(p, []byte("KEY = \""+openAI+"\"\nDEBUG = False\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	r := plugintest.RunWith(t, tools, l.Hooks, "edit", map[string]any{"path": "config.py", "edits": []map[string]string{{"oldText": "DEBUG = False", "newText": "DEBUG = True"}}})
+	r := plugin.RunWith(t, tools, l.Hooks, "edit", map[string]any{"path": "config.py", "edits": []map[string]string{{"oldText": "DEBUG = False", "newText": "DEBUG = True"}}})
 	if r.IsError {
 		t.Fatalf("edit failed: %s", r.Text())
 	}
@@ -137,8 +137,8 @@ func TestCleanResultIsUntouched(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(root, "a.txt"), []byte("nothing to hide\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	with := plugintest.RunWith(t, tools, l.Hooks, "read", map[string]any{"path": "a.txt"})
-	without := plugintest.RunWith(t, tools, nil, "read", map[string]any{"path": "a.txt"})
+	with := plugin.RunWith(t, tools, l.Hooks, "read", map[string]any{"path": "a.txt"})
+	without := plugin.RunWith(t, tools, nil, "read", map[string]any{"path": "a.txt"})
 	if with.Text() != without.Text() || with.IsError != without.IsError {
 		t.Errorf("with the hook %q, without %q", with.Text(), without.Text())
 	}
@@ -149,14 +149,14 @@ func TestNoDefaults(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(root, "k"), []byte(openAI+" "+custom), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	got := plugintest.RunWith(t, tools, l.Hooks, "read", map[string]any{"path": "k"}).Text()
+	got := plugin.RunWith(t, tools, l.Hooks, "read", map[string]any{"path": "k"}).Text()
 	if !strings.Contains(got, openAI) || strings.Contains(got, custom) {
 		t.Errorf("got %q: want the default pattern off and the custom one on", got)
 	}
 }
 
 func TestBadConfigFailsLoad(t *testing.T) {
-	wasm := plugintest.BuildGo(t, "examples/plugins/redact")
+	wasm := plugin.BuildGo(t, "examples/plugins/redact")
 	tests := []struct {
 		name   string
 		config map[string]any
@@ -168,7 +168,7 @@ func TestBadConfigFailsLoad(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			err := plugintest.LoadErr(t, wasm, t.TempDir(), extensions.Spec{Name: "redact", Config: tc.config})
+			err := plugin.LoadErr(t, wasm, t.TempDir(), extensions.Spec{Name: "redact", Config: tc.config})
 			if !strings.Contains(err.Error(), tc.want) {
 				t.Errorf("error %q, want it to contain %q", err, tc.want)
 			}
@@ -180,8 +180,8 @@ func TestBadConfigFailsLoad(t *testing.T) {
 // built-in tools' output limit), clean and with two secrets in it, called as
 // the pipeline calls it.
 func BenchmarkRedactHook(b *testing.B) {
-	wasm := plugintest.BuildGo(b, "examples/plugins/redact")
-	l := plugintest.Load(b, wasm, b.TempDir(), extensions.Spec{Name: "redact"})
+	wasm := plugin.BuildGo(b, "examples/plugins/redact")
+	l := plugin.Load(b, wasm, b.TempDir(), extensions.Spec{Name: "redact"})
 	line := "INFO request served in 12ms path=/api/v1/items user=42 task-list ok\n"
 	clean := strings.Repeat(line, (50<<10)/len(line))
 	h := l.Hooks.ToolResult[0]

@@ -10,12 +10,12 @@ import (
 	"testing"
 
 	"github.com/pi-go/pi/examples/plugins/internal/apptest"
-	"github.com/pi-go/pi/internal/plugintest"
+	"github.com/pi-go/pi/internal/testkit/plugin"
 	"github.com/pi-go/pi/runtime/app"
 	"github.com/pi-go/pi/runtime/llm"
 )
 
-func TestMain(m *testing.M) { os.Exit(plugintest.Main(m)) }
+func TestMain(m *testing.M) { os.Exit(plugin.Main(m)) }
 
 // The project's "tests": fail until the file fixed exists.
 const check = `[ -f fixed ] && echo ok || { echo "FAIL TestParse: fixed is missing"; exit 1; }`
@@ -34,7 +34,7 @@ func userTexts(msgs []llm.Message) []string {
 // tests; the stop hook sends the failures; the model fixes them; the next
 // "done" ends the run.
 func TestGateContinuesUntilTestsPass(t *testing.T) {
-	p := apptest.New(t, "test-gate", plugintest.BuildGo(t, "examples/plugins/test-gate"),
+	p := apptest.New(t, "test-gate", plugin.BuildGo(t, "examples/plugins/test-gate"),
 		"[extensions.grants]\ntools = [\"bash\"]\n[extensions.config]\ncommand = '"+check+"'\n")
 	rt := p.Open(t, app.Options{})
 	model := apptest.Model(t, `{"turns":[
@@ -58,7 +58,7 @@ func TestGateContinuesUntilTestsPass(t *testing.T) {
 // TestGateCannotLoopForever: tests that never pass continue the run 3
 // times, then pi ends it with a warning.
 func TestGateCannotLoopForever(t *testing.T) {
-	p := apptest.New(t, "test-gate", plugintest.BuildGo(t, "examples/plugins/test-gate"),
+	p := apptest.New(t, "test-gate", plugin.BuildGo(t, "examples/plugins/test-gate"),
 		"[extensions.grants]\ntools = [\"bash\"]\n[extensions.config]\ncommand = 'echo always broken; exit 3'\n")
 	var warnings []string
 	rt := p.Open(t, app.Options{OnWarning: func(w string) { warnings = append(warnings, w) }})
@@ -75,7 +75,7 @@ func TestGateCannotLoopForever(t *testing.T) {
 // TestGateWithoutGrant: without tools = ["bash"] the gate cannot run the
 // tests; the run ends (and the log says why).
 func TestGateWithoutGrant(t *testing.T) {
-	p := apptest.New(t, "test-gate", plugintest.BuildGo(t, "examples/plugins/test-gate"), "")
+	p := apptest.New(t, "test-gate", plugin.BuildGo(t, "examples/plugins/test-gate"), "")
 	logs := &strings.Builder{}
 	rt := p.Open(t, app.Options{LogOutput: logs})
 	model := apptest.Model(t, `{"turns":[{"text":"done"},{"text":"never"}]}`)
@@ -92,7 +92,7 @@ func TestGateWithoutGrant(t *testing.T) {
 // TestGateConfigIsChecked: the config schema refuses a wrong type at load,
 // naming the key.
 func TestGateConfigIsChecked(t *testing.T) {
-	p := apptest.New(t, "test-gate", plugintest.BuildGo(t, "examples/plugins/test-gate"),
+	p := apptest.New(t, "test-gate", plugin.BuildGo(t, "examples/plugins/test-gate"),
 		"[extensions.config]\ncommand = 5\n")
 	_, err := app.Open(context.Background(), app.Options{Cwd: p.Dir, PIHome: p.Home, Trust: true})
 	if err == nil || !strings.Contains(err.Error(), "extensions[0].config.command: expected string, got number") {

@@ -6,11 +6,11 @@ import (
 	"os"
 	"testing"
 
-	"github.com/pi-go/pi/internal/plugintest"
+	"github.com/pi-go/pi/internal/testkit/plugin"
 	"github.com/pi-go/pi/runtime/app/pitest"
 )
 
-func TestMain(m *testing.M) { os.Exit(plugintest.Main(m)) }
+func TestMain(m *testing.M) { os.Exit(plugin.Main(m)) }
 
 // TestTodoSurvivesRestarts: the tool and /todo share one list in the
 // project's kv store, which a new pi (a restart) reads back. It uses the

@@ -34,6 +34,10 @@
 // so it cannot live in the SDK, which guests compile for wasip1 with the
 // standard library only.
 //
+// It is the one test kit outside internal/testkit on purpose: pi's own tests
+// share their kits under internal/testkit, which other modules cannot
+// import, while extension authors import this one from theirs.
+//
 // Compiled modules are cached across tests and runs in the user's cache
 // directory (pi-go/pitest-cache), through $PI_CACHE_DIR, which Load sets
 // for the process when it is unset; a cold compile of a Go guest takes
@@ -56,7 +60,7 @@ import (
 	"testing"
 
 	"github.com/pi-go/pi/internal/atomicfile"
-	"github.com/pi-go/pi/internal/waitbuf"
+	"github.com/pi-go/pi/internal/testkit/waitbuf"
 	"github.com/pi-go/pi/runtime/app"
 	"github.com/pi-go/pi/runtime/config"
 	"github.com/pi-go/pi/runtime/tool"

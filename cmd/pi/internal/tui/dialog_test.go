@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/pi-go/pi/extensions"
-	"github.com/pi-go/pi/internal/plugintest"
+	"github.com/pi-go/pi/internal/testkit/plugin"
 	"github.com/pi-go/pi/runtime/app"
 	"github.com/pi-go/pi/runtime/llm"
 	"github.com/pi-go/pi/runtime/tool"
@@ -21,13 +21,13 @@ func toolApproval(name string) tool.ApprovalRequest {
 	return tool.ApprovalRequest{Call: tool.CallInfo{Name: name, Input: []byte(`{}`)}, Questions: []string{"ok?"}}
 }
 
-func TestMain(m *testing.M) { os.Exit(plugintest.Main(m)) }
+func TestMain(m *testing.M) { os.Exit(plugin.Main(m)) }
 
 // raw11TOML is a pi.toml that loads the ABI 1.1 test guest (its
 // /probe METHOD PARAMS command makes a host call and shows the answer).
 func raw11TOML(t *testing.T) string {
 	t.Helper()
-	wasm := plugintest.BuildGo(t, "extensions/testdata/guests/raw11")
+	wasm := plugin.BuildGo(t, "extensions/testdata/guests/raw11")
 	sum, err := extensions.FileSHA256(wasm)
 	if err != nil {
 		t.Fatal(err)

@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/pi-go/pi/extensions"
-	"github.com/pi-go/pi/internal/plugintest"
+	"github.com/pi-go/pi/internal/testkit/plugin"
 	"github.com/pi-go/pi/runtime/tool"
 )
 
@@ -43,7 +43,7 @@ func BenchmarkCall(b *testing.B) {
 // hash the file, instantiate, _initialize (Go runtime start and package
 // inits), init; then close the host.
 func BenchmarkLoad(b *testing.B) {
-	wasm := plugintest.BuildGo(b, "examples/plugins/internal/sdkcheck")
+	wasm := plugin.BuildGo(b, "examples/plugins/internal/sdkcheck")
 	sum, err := extensions.FileSHA256(wasm)
 	if err != nil {
 		b.Fatal(err)

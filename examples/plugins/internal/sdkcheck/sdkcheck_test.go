@@ -12,17 +12,17 @@ import (
 	"time"
 
 	"github.com/pi-go/pi/extensions"
-	"github.com/pi-go/pi/internal/plugintest"
+	"github.com/pi-go/pi/internal/testkit/plugin"
 	"github.com/pi-go/pi/runtime/tool"
 )
 
-func TestMain(m *testing.M) { os.Exit(plugintest.Main(m)) }
+func TestMain(m *testing.M) { os.Exit(plugin.Main(m)) }
 
-func load(t testing.TB, spec extensions.Spec) *plugintest.Loaded {
+func load(t testing.TB, spec extensions.Spec) *plugin.Loaded {
 	t.Helper()
-	wasm := plugintest.BuildGo(t, "examples/plugins/internal/sdkcheck")
+	wasm := plugin.BuildGo(t, "examples/plugins/internal/sdkcheck")
 	spec.Name = "sdkcheck"
-	return plugintest.Load(t, wasm, t.TempDir(), spec)
+	return plugin.Load(t, wasm, t.TempDir(), spec)
 }
 
 func details(t *testing.T, r tool.Result) map[string]any {

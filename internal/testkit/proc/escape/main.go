@@ -21,7 +21,7 @@
 //	               at depth 0 go on with the remaining steps
 //	sleep:SECONDS  log "ready", then sleep (the last step; default 600)
 //
-// It is built by the tests (internal/proctest) and is not part of pi.
+// It is built by the tests (internal/testkit/proc) and is not part of pi.
 package main
 
 import (

@@ -1,8 +1,8 @@
-// Package proctest is what the process-control tests share: it builds the
+// Package proc is what the process-control tests share: it builds the
 // escape helper (./escape), a program that tries every way out of the
 // process tree it was started in, and finds its processes in /proc. It is
 // imported only by tests.
-package proctest
+package proc
 
 import (
 	"bytes"
@@ -39,7 +39,7 @@ type Helper struct {
 }
 
 // Escape builds the escape helper once per test binary (into
-// $TMPDIR/pi-proctest-UID) and returns a copy of it under a fresh name in
+// $TMPDIR/pi-testkit-proc-UID) and returns a copy of it under a fresh name in
 // the test's temporary folder. The processes of
 // the copy are SIGKILLed when the test ends, whatever the test found.
 func Escape(t testing.TB) Helper {
@@ -48,7 +48,7 @@ func Escape(t testing.TB) Helper {
 		// One folder per user, reused by every test binary: go build is
 		// quick when nothing changed, and a new build replaces the binary
 		// atomically (processes still running the old one keep it).
-		dir := filepath.Join(os.TempDir(), "pi-proctest-"+strconv.Itoa(os.Getuid()))
+		dir := filepath.Join(os.TempDir(), "pi-testkit-proc-"+strconv.Itoa(os.Getuid()))
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			buildErr = err
 			return
@@ -60,7 +60,7 @@ func Escape(t testing.TB) Helper {
 		}
 		tmp.Close()
 		defer os.Remove(tmp.Name())
-		cmd := exec.Command("go", "build", "-o", tmp.Name(), "github.com/pi-go/pi/internal/proctest/escape")
+		cmd := exec.Command("go", "build", "-o", tmp.Name(), "github.com/pi-go/pi/internal/testkit/proc/escape")
 		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 		if out, err := cmd.CombinedOutput(); err != nil {
 			buildErr = fmt.Errorf("go build escape: %v\n%s", err, out)

@@ -1,8 +1,8 @@
-// Package abitest reads the golden wire messages of internal/abi/testdata
+// Package abigolden reads the golden wire messages of internal/abi/testdata
 // for the tests of every side of the wire: the host (extensions), the Go
 // SDK (sdk) and the C and Rust SDKs (sdk/langtest). It is imported only by
 // tests.
-package abitest
+package abigolden
 
 import (
 	"bytes"
@@ -13,10 +13,10 @@ import (
 	"testing"
 )
 
-// dir is internal/abi/testdata, next to this package.
+// dir is internal/abi/testdata, the wire package's own examples.
 func dir() string {
 	_, file, _, _ := runtime.Caller(0)
-	return filepath.Join(filepath.Dir(file), "..", "testdata")
+	return filepath.Join(filepath.Dir(file), "..", "..", "abi", "testdata")
 }
 
 // Read returns a golden file; a missing one fails the test.

@@ -1,4 +1,4 @@
-// Package openaitest owns a local OpenAI-compatible chat completions server
+// Package openai owns a local OpenAI-compatible chat completions server
 // for tests: it answers POST /v1/chat/completions with scripted replies
 // (streamed SSE chunks, a plain JSON completion, an error status, a raw body,
 // a dropped connection or a stalled stream) and records the JSON bodies it
@@ -6,7 +6,7 @@
 //
 // It speaks the wire format written out by hand (no client library types), so
 // it checks a client against the format rather than against itself.
-package openaitest
+package openai
 
 import (
 	"encoding/json"
@@ -146,18 +146,18 @@ func (s *Server) Close() { s.srv.Close() }
 
 func (s *Server) handle(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodPost || r.URL.Path != "/v1/chat/completions" {
-		writeError(w, http.StatusNotFound, fmt.Sprintf("openaitest: no route for %s %s", r.Method, r.URL.Path))
+		writeError(w, http.StatusNotFound, fmt.Sprintf("testkit/openai: no route for %s %s", r.Method, r.URL.Path))
 		return
 	}
 	raw, err := io.ReadAll(r.Body)
 	if err != nil {
-		writeError(w, http.StatusBadRequest, "openaitest: read body: "+err.Error())
+		writeError(w, http.StatusBadRequest, "testkit/openai: read body: "+err.Error())
 		return
 	}
 	var body map[string]any
 	if err := json.Unmarshal(raw, &body); err != nil {
-		s.t.Errorf("openaitest: request body is not JSON: %v", err)
-		writeError(w, http.StatusBadRequest, "openaitest: request body is not JSON: "+err.Error())
+		s.t.Errorf("testkit/openai: request body is not JSON: %v", err)
+		writeError(w, http.StatusBadRequest, "testkit/openai: request body is not JSON: "+err.Error())
 		return
 	}
 	s.mu.Lock()
@@ -173,8 +173,8 @@ func (s *Server) handle(w http.ResponseWriter, r *http.Request) {
 	}
 	s.mu.Unlock()
 	if !ok {
-		s.t.Errorf("openaitest: request %d has no scripted reply (%d scripted)", n+1, len(s.replies))
-		writeError(w, http.StatusInternalServerError, "openaitest: no scripted reply")
+		s.t.Errorf("testkit/openai: request %d has no scripted reply (%d scripted)", n+1, len(s.replies))
+		writeError(w, http.StatusInternalServerError, "testkit/openai: no scripted reply")
 		return
 	}
 	stream, _ := body["stream"].(bool)
@@ -185,7 +185,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, reply Reply, stre
 	if reply.Drop {
 		hj, ok := w.(http.Hijacker)
 		if !ok {
-			s.t.Errorf("openaitest: cannot hijack the connection")
+			s.t.Errorf("testkit/openai: cannot hijack the connection")
 			return
 		}
 		conn, _, err := hj.Hijack()
@@ -397,7 +397,7 @@ func writeError(w http.ResponseWriter, status int, msg string) {
 func mustJSON(v any) string {
 	b, err := json.Marshal(v)
 	if err != nil {
-		panic(fmt.Sprintf("openaitest: marshal: %v", err))
+		panic(fmt.Sprintf("testkit/openai: marshal: %v", err))
 	}
 	return string(b)
 }

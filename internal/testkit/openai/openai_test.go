@@ -1,4 +1,4 @@
-package openaitest
+package openai
 
 import (
 	"bufio"

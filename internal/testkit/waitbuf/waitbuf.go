@@ -2,7 +2,7 @@
 // goroutines (a terminal's screen, a stderr, a host's log): safe for
 // concurrent use, and each write wakes whoever waits for some text to
 // appear, so a test orders itself on what was written, never on a sleep.
-// It is imported only by tests and the test kits (internal/plugintest,
+// It is imported only by tests and the test kits (internal/testkit/plugin,
 // runtime/app/pitest).
 package waitbuf
 

@@ -1,9 +1,9 @@
-// Package plugintest owns what the example extensions' tests share: building
+// Package plugin owns what the example extensions' tests share: building
 // an example into a .wasm file once per test binary (with the Go toolchain
 // for wasip1, or wat2wasm for WebAssembly text) and loading it into the real
 // extension host, with its tools wrapped and its hooks ready for the tool
 // pipeline. It is imported only by tests.
-package plugintest
+package plugin
 
 import (
 	"context"
@@ -17,7 +17,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/pi-go/pi/extensions"
-	"github.com/pi-go/pi/internal/waitbuf"
+	"github.com/pi-go/pi/internal/testkit/waitbuf"
 	"github.com/pi-go/pi/runtime/tool"
 )
 
@@ -28,7 +28,7 @@ var (
 )
 
 // Main runs the tests and removes the built modules: call it from TestMain
-// as os.Exit(plugintest.Main(m)).
+// as os.Exit(plugin.Main(m)).
 func Main(m *testing.M) int {
 	if d, err := CacheDir(); err == nil {
 		os.Setenv("PI_CACHE_DIR", d)
@@ -44,7 +44,7 @@ func Main(m *testing.M) int {
 
 func outDir(t testing.TB) string {
 	if tmpDir == "" {
-		d, err := os.MkdirTemp("", "plugintest-")
+		d, err := os.MkdirTemp("", "pi-testkit-plugin-")
 		if err != nil {
 			t.Fatalf("make build folder: %v", err)
 		}

@@ -1,7 +1,7 @@
-// Package mcptest builds pi's MCP test server (runtime/mcp/internal/
+// Package mcpserver builds pi's MCP test server (runtime/mcp/internal/
 // testserver) once per test binary, for the tests of runtime/mcp,
 // runtime/app and cmd/pi. It is imported only by tests.
-package mcptest
+package mcpserver
 
 import (
 	"os"
@@ -18,7 +18,7 @@ var (
 )
 
 // Main runs the tests and removes the built server: call it from TestMain
-// as os.Exit(mcptest.Main(m)), or call Cleanup after m.Run.
+// as os.Exit(mcpserver.Main(m)), or call Cleanup after m.Run.
 func Main(m *testing.M) int {
 	code := m.Run()
 	Cleanup()
@@ -44,7 +44,7 @@ func Server(t testing.TB) string {
 	if path != "" {
 		return path
 	}
-	d, err := os.MkdirTemp("", "mcptest-")
+	d, err := os.MkdirTemp("", "pi-testkit-mcpserver-")
 	if err != nil {
 		t.Fatal(err)
 	}

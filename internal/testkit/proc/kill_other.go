@@ -1,5 +1,5 @@
 //go:build !unix
 
-package proctest
+package proc
 
 func syscallKill(pid int) error { return nil }
