@@ -19,6 +19,7 @@ import (
 
 	"github.com/pi-go/pi/extensions"
 	"github.com/pi-go/pi/runtime/agent"
+	"github.com/pi-go/pi/runtime/compaction"
 	"github.com/pi-go/pi/runtime/config"
 	"github.com/pi-go/pi/runtime/mcp"
 	"github.com/pi-go/pi/runtime/permission"
@@ -143,7 +144,7 @@ type Runtime struct {
 	// last, for Compact; and names, the model it talks to.
 	mu        sync.Mutex
 	agent     *agent.Agent
-	compactor *compactor
+	compactor *compaction.Compactor
 	names     modelNames
 	// bashOpts are bash's options, for RunBash.
 	bashOpts builtin.BashOptions

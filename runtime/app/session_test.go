@@ -13,6 +13,7 @@ import (
 
 	"github.com/pi-go/pi/internal/openaitest"
 	"github.com/pi-go/pi/runtime/agent"
+	"github.com/pi-go/pi/runtime/compaction"
 	"github.com/pi-go/pi/runtime/session"
 )
 
@@ -286,7 +287,7 @@ func TestThresholdAndManualCompaction(t *testing.T) {
 	if st := log.of(agent.EventCompactionStart); len(st) != 2 || st[1].Reason != agent.CompactManual {
 		t.Fatalf("manual compaction_start %+v", st)
 	}
-	if _, err := rt.Compact(ctx, ""); !errors.Is(err, session.ErrNothingToCompact) {
+	if _, err := rt.Compact(ctx, ""); !errors.Is(err, compaction.ErrAlreadyCompacted) {
 		t.Fatalf("compacting twice = %v", err)
 	}
 	if end := log.of(agent.EventCompactionEnd); len(end) != 3 || end[2].ErrorMessage == "" {
