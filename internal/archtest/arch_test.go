@@ -6,7 +6,9 @@
 // imports the standard library only; sdk imports no host package but
 // internal/abi; only extensions imports wazero; runtime/extspec (the rules
 // of an extension entry) needs nothing but the standard library and
-// runtime/execgrant; only runtime/mcp imports the MCP SDK; only
+// runtime/execgrant; runtime/session imports of pi's packages only
+// runtime/llm, runtime/content and internal/atomicfile (runtime/compaction
+// imports it, not the other way); only runtime/mcp imports the MCP SDK; only
 // internal/atomicfile replaces files by renaming; cmd/pi links no package
 // whose init is too dear for start-up (glamour, chroma, bluemonday);
 // santhosh-tekuri/jsonschema is linked into no program (internal/jsonschema
@@ -146,6 +148,14 @@ func TestDependencyRules(t *testing.T) {
 			if pkg != module+"/internal/abi" && strings.Contains(strings.SplitN(pkg, "/", 2)[0], ".") {
 				t.Errorf("internal/abi depends on %s (GOOS=%s); it is the wire format shared by host and guest and imports the standard library only", pkg, goos[0])
 			}
+		}
+	}
+	// Sessions are storage: compaction (which decides what to cut and has
+	// the model summarize) imports runtime/session, never the other way.
+	sessionMay := []string{"/runtime/session", "/runtime/llm", "/runtime/content", "/runtime/redact", "/internal/atomicfile"}
+	for pkg := range deps(t, "", "", "./runtime/session") {
+		if strings.HasPrefix(pkg, module) && !slices.Contains(sessionMay, strings.TrimPrefix(pkg, module)) {
+			t.Errorf("runtime/session depends on %s; of pi's packages it may import runtime/llm, runtime/content and internal/atomicfile only", pkg)
 		}
 	}
 	for pkg := range deps(t, "", "", "./runtime/redact") {

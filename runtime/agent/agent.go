@@ -256,7 +256,7 @@ func (a *Agent) run(ctx context.Context, user llm.Message, reset bool) (*RunResu
 	res := &RunResult{}
 	err := a.runOnce(ctx, &user, res)
 	switch {
-	case err != nil && a.cfg.Compaction.Compactor != nil && a.cfg.Compaction.Auto && ctx.Err() == nil && llm.IsContextOverflow(err):
+	case err != nil && a.cfg.Compaction.Compactor != nil && a.cfg.Compaction.Settings.Enabled && ctx.Err() == nil && llm.IsContextOverflow(err):
 		err = a.recoverOverflow(ctx, err, res)
 	case err == nil:
 		a.autoCompact(ctx, res)

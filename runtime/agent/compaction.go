@@ -5,51 +5,47 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/pi-go/pi/runtime/compaction"
 	"github.com/pi-go/pi/runtime/llm"
 )
 
-// CompactReason says why a compaction runs.
-type CompactReason string
+// CompactReason says why a compaction runs (package compaction's Reason).
+type CompactReason = compaction.Reason
 
+// The reasons, as compaction_start and compaction_end name them.
 const (
-	// CompactThreshold: the context passed ContextWindow - ReserveTokens
-	// after a run.
-	CompactThreshold CompactReason = "threshold"
+	// CompactThreshold: the context passed the threshold after a run
+	// (compaction.Settings.ShouldCompact).
+	CompactThreshold = compaction.Threshold
 	// CompactOverflow: the provider refused the request as larger than the
 	// context window; the run is retried once after the compaction.
-	CompactOverflow CompactReason = "overflow"
+	CompactOverflow = compaction.Overflow
 	// CompactManual: Agent.Compact (/compact).
-	CompactManual CompactReason = "manual"
+	CompactManual = compaction.Manual
 )
 
 // CompactionResult is a finished compaction as compaction_end reports it
-// (the reference's fields).
-type CompactionResult struct {
-	Summary          string `json:"summary"`
-	FirstKeptEntryID string `json:"firstKeptEntryId"`
-	TokensBefore     int    `json:"tokensBefore"`
-	// Details are the compaction's details ({readFiles, modifiedFiles}).
-	Details any `json:"details,omitempty"`
-}
+// (package compaction's Result: the reference's fields).
+type CompactionResult = compaction.Result
 
 // Compactor compacts the conversation an agent is running: it summarizes
 // older messages (in its session) and returns the conversation to go on
-// with.
+// with. compaction.New makes the one pi uses.
 type Compactor interface {
 	Compact(ctx context.Context, reason CompactReason, instructions string) ([]llm.Message, *CompactionResult, error)
 }
 
-// Compaction configures compaction in the loop.
+// Compaction configures compaction in the loop: the loop only decides when
+// to ask the Compactor.
 type Compaction struct {
 	// Compactor does the work; nil turns compaction off (and
 	// Agent.Compact fails).
 	Compactor Compactor
-	// Auto compacts after a run whose context passed ContextWindow -
-	// ReserveTokens, and after a context-overflow error (then retries the
-	// run once). Without it only Agent.Compact compacts.
-	Auto bool
-	// ContextWindow and ReserveTokens set the threshold, in tokens.
-	ContextWindow, ReserveTokens int
+	// Settings say when: with Enabled, after a run whose context passes
+	// the threshold (Settings.ShouldCompact), and after a context-overflow
+	// error (then the run is retried once). Without it only Agent.Compact
+	// compacts.
+	Settings compaction.Settings
 }
 
 // ErrNoCompactor is returned (wrapped) by Compact when the agent has no
@@ -136,40 +132,17 @@ func (a *Agent) recoverOverflow(ctx context.Context, runErr error, res *RunResul
 // stands.
 func (a *Agent) autoCompact(ctx context.Context, res *RunResult) {
 	c := a.cfg.Compaction
-	if c.Compactor == nil || !c.Auto || res.StopReason == llm.StopAborted || ctx.Err() != nil {
+	if c.Compactor == nil || res.StopReason == llm.StopAborted || ctx.Err() != nil {
 		return
 	}
-	tokens := a.contextTokens()
-	if tokens <= c.ContextWindow-c.ReserveTokens {
+	a.mu.Lock()
+	tokens := compaction.ContextTokens(a.lastUsage, a.messages)
+	a.mu.Unlock()
+	if !c.Settings.ShouldCompact(tokens) {
 		return
 	}
-	a.logger.Debug("context passed the compaction threshold", "tokens", tokens, "window", c.ContextWindow, "reserve", c.ReserveTokens)
+	a.logger.Debug("context passed the compaction threshold", "tokens", tokens, "window", c.Settings.ContextWindow, "reserve", c.Settings.ReserveTokens)
 	if _, err := a.compact(ctx, CompactThreshold, "", false); err != nil {
 		a.logger.Warn("auto-compaction failed", "error", err)
 	}
-}
-
-// contextTokens is the context size after the last response: its usage
-// (total, else input + output), else an estimate of the conversation
-// (characters / 4).
-func (a *Agent) contextTokens() int {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	u := a.lastUsage
-	if u.TotalTokens > 0 {
-		return u.TotalTokens
-	}
-	if n := u.InputTokens + u.OutputTokens; n > 0 {
-		return n
-	}
-	chars := 0
-	for _, m := range a.messages {
-		for _, b := range m.Content {
-			chars += len(b.Text)
-		}
-		for _, c := range m.ToolCalls {
-			chars += len(c.Name) + len(c.Arguments)
-		}
-	}
-	return (chars + 3) / 4
 }

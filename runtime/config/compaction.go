@@ -1,45 +1,37 @@
 package config
 
-import "fmt"
+import (
+	"fmt"
 
-// Compaction defaults, the reference agent's names and values.
-const (
-	DefaultContextWindow    = 128000
-	DefaultReserveTokens    = 16384
-	DefaultKeepRecentTokens = 20000
-	// maxContextWindow bounds [model] context_window (100 M tokens).
-	maxContextWindow = 100_000_000
+	"github.com/pi-go/pi/runtime/compaction"
 )
 
-// Compaction is the [compaction] table: when a long session is compacted.
+// maxContextWindow bounds [model] context_window and the [compaction]
+// sizes when they are decoded (100 M tokens).
+const maxContextWindow = 100_000_000
+
+// Compaction is the [compaction] table as the files set it (package
+// runtime/compaction owns the settings, their defaults and their rules).
 type Compaction struct {
 	// Enabled turns automatic compaction on; nil when not set (default
 	// true). /compact works either way.
 	Enabled *bool
-	// ReserveTokens are kept free for the answer: compaction starts when
-	// the context passes context_window - reserve_tokens; 0 when not set
-	// (default DefaultReserveTokens).
+	// ReserveTokens are kept free for the answer; 0 when not set.
 	ReserveTokens int
 	// KeepRecentTokens is about how much of the latest conversation stays
-	// as it is; 0 when not set (default DefaultKeepRecentTokens).
+	// as it is; 0 when not set.
 	KeepRecentTokens int
 }
 
-// CompactionSettings are the effective settings, defaults filled in.
-type CompactionSettings struct {
-	Enabled                                        bool
-	ContextWindow, ReserveTokens, KeepRecentTokens int
-}
-
-// CompactionSettings returns the compaction settings with the defaults
-// for what no file sets.
+// CompactionSettings returns the compaction settings: what the files set
+// ([model] context_window, [compaction]) over compaction.DefaultSettings.
 //
 // # Errors
 //
-// reserve_tokens not below the context window (compaction would start on
-// every turn).
-func (c *Config) CompactionSettings() (CompactionSettings, error) {
-	s := CompactionSettings{Enabled: true, ContextWindow: DefaultContextWindow, ReserveTokens: DefaultReserveTokens, KeepRecentTokens: DefaultKeepRecentTokens}
+// Settings that compaction.Settings.Validate refuses (reserve_tokens not
+// below the context window), naming the file.
+func (c *Config) CompactionSettings() (compaction.Settings, error) {
+	s := compaction.DefaultSettings()
 	if c.Compaction.Enabled != nil {
 		s.Enabled = *c.Compaction.Enabled
 	}
@@ -52,8 +44,8 @@ func (c *Config) CompactionSettings() (CompactionSettings, error) {
 	if c.Compaction.KeepRecentTokens > 0 {
 		s.KeepRecentTokens = c.Compaction.KeepRecentTokens
 	}
-	if s.ReserveTokens >= s.ContextWindow {
-		return s, fmt.Errorf("%s: compaction.reserve_tokens (%d) must be smaller than model.context_window (%d)", describe(c.Files), s.ReserveTokens, s.ContextWindow)
+	if err := s.Validate(); err != nil {
+		return s, fmt.Errorf("%s: %w", describe(c.Files), err)
 	}
 	return s, nil
 }

@@ -4,25 +4,27 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/pi-go/pi/runtime/compaction"
 )
 
 func TestCompactionSettings(t *testing.T) {
 	tests := []struct {
 		name, global, project string
-		want                  CompactionSettings
+		want                  compaction.Settings
 		wantErr               string // in the Load or CompactionSettings error
 	}{
-		{name: "defaults", want: CompactionSettings{Enabled: true, ContextWindow: 128000, ReserveTokens: 16384, KeepRecentTokens: 20000}},
+		{name: "defaults", want: compaction.Settings{Enabled: true, ContextWindow: 128000, ReserveTokens: 16384, KeepRecentTokens: 20000}},
 		{
 			name:   "global values",
 			global: "[model]\ncontext_window = 32000\n[compaction]\nenabled = false\nreserve_tokens = 4000\nkeep_recent_tokens = 8000\n",
-			want:   CompactionSettings{Enabled: false, ContextWindow: 32000, ReserveTokens: 4000, KeepRecentTokens: 8000},
+			want:   compaction.Settings{Enabled: false, ContextWindow: 32000, ReserveTokens: 4000, KeepRecentTokens: 8000},
 		},
 		{
 			name:    "project overrides global key by key",
 			global:  "[compaction]\nenabled = false\nreserve_tokens = 4000\n",
 			project: "[compaction]\nenabled = true\n",
-			want:    CompactionSettings{Enabled: true, ContextWindow: 128000, ReserveTokens: 4000, KeepRecentTokens: 20000},
+			want:    compaction.Settings{Enabled: true, ContextWindow: 128000, ReserveTokens: 4000, KeepRecentTokens: 20000},
 		},
 		{name: "unknown key", global: "[compaction]\nreserve = 1\n", wantErr: `unknown key "compaction.reserve"`},
 		{name: "zero", global: "[compaction]\nreserve_tokens = 0\n", wantErr: "must be positive"},
@@ -44,7 +46,7 @@ func TestCompactionSettings(t *testing.T) {
 				writeFile(t, filepath.Join(e.proj, "pi.toml"), tt.project)
 			}
 			c, err := Load(LoadOptions{Cwd: e.proj, PIHome: e.home, Home: filepath.Dir(e.home), Trust: true})
-			var got CompactionSettings
+			var got compaction.Settings
 			if err == nil {
 				got, err = c.CompactionSettings()
 			}

@@ -77,7 +77,7 @@ type Model struct {
 	// when not set.
 	Images *bool
 	// ContextWindow is the model's context size in tokens; 0 when not
-	// set (the default is DefaultContextWindow).
+	// set (the default is compaction.DefaultContextWindow).
 	ContextWindow int
 	// IgnoredBaseURL is the base_url of an untrusted project file, which
 	// was left out (an untrusted project must not choose the model: the

@@ -5,6 +5,7 @@ import (
 
 	"github.com/pi-go/pi/runtime/agent"
 	"github.com/pi-go/pi/runtime/app"
+	"github.com/pi-go/pi/runtime/compaction"
 	"github.com/pi-go/pi/runtime/llm"
 	"github.com/pi-go/pi/runtime/session"
 	"github.com/pi-go/pi/runtime/tool"
@@ -58,15 +59,13 @@ func (c *Conversation) buildAgent(mo app.ModelOptions) (*agent.Agent, modelNames
 		return ts
 	}
 	sess := c.Session()
-	comp := &compactor{s: sess, provider: p, keepRecent: cs.KeepRecentTokens}
+	comp := compaction.New(sess, p, cs)
 	cfg := agent.Config{
 		Provider: p, Tools: ts.Tools, Hooks: rt.Hooks(), SystemPrompt: ts.SystemPrompt,
 		Sequential: rt.Config().ToolExecution == "sequential", Logger: rt.Logger().Named("agent"),
 		OnEvent: c.sink, MaxTurns: c.opts.MaxTurns, Refresh: refresh,
-		Messages: session.ToLLM(sess.Context()),
-		Compaction: agent.Compaction{
-			Compactor: comp, Auto: cs.Enabled, ContextWindow: cs.ContextWindow, ReserveTokens: cs.ReserveTokens,
-		},
+		Messages:      session.ToLLM(sess.Context()),
+		Compaction:    agent.Compaction{Compactor: comp, Settings: cs},
 		OnReset:       sess.ResetLeaf,
 		OnDropPrompts: c.persist.dropPrompts,
 	}

@@ -13,7 +13,6 @@ import (
 	"github.com/pi-go/pi/runtime/agent"
 	"github.com/pi-go/pi/runtime/app"
 	"github.com/pi-go/pi/runtime/config"
-	"github.com/pi-go/pi/runtime/llm"
 	"github.com/pi-go/pi/runtime/session"
 )
 
@@ -160,7 +159,8 @@ func (c *Conversation) Resumed() bool { return c.resumed.Load() }
 // # Errors
 //
 // agent.ErrBusy while a run goes on; the model cannot be resolved;
-// session.ErrNothingToCompact; the model's error.
+// compaction.ErrNothingToCompact, compaction.ErrAlreadyCompacted; the
+// model's error.
 func (c *Conversation) Compact(ctx context.Context, instructions string) (*agent.CompactionResult, error) {
 	ag, err := c.agent()
 	if err != nil {
@@ -172,32 +172,6 @@ func (c *Conversation) Compact(ctx context.Context, instructions string) (*agent
 	}
 	defer end()
 	return ag.Compact(ctx, instructions)
-}
-
-// compactor compacts the conversation's session for the agent.
-type compactor struct {
-	s          *session.Session
-	provider   llm.Provider
-	keepRecent int
-}
-
-func (c *compactor) Compact(ctx context.Context, _ agent.CompactReason, instructions string) ([]llm.Message, *agent.CompactionResult, error) {
-	prep, err := session.Prepare(c.s.Branch(), c.keepRecent)
-	if err != nil {
-		return nil, nil, err
-	}
-	res, err := session.Summarize(ctx, c.provider, prep, instructions)
-	if err != nil {
-		return nil, nil, err
-	}
-	if _, err := c.s.AppendCompaction(*res); err != nil {
-		return nil, nil, err
-	}
-	out := &agent.CompactionResult{Summary: res.Summary, FirstKeptEntryID: res.FirstKeptEntryID, TokensBefore: res.TokensBefore}
-	if res.Details != nil {
-		out.Details = res.Details
-	}
-	return session.ToLLM(c.s.Context()), out, nil
 }
 
 // modelNames are the provider and model written in the session's

@@ -47,18 +47,8 @@ func BuildContext(path []*Entry) []Message {
 	}
 	out := make([]Message, 0, len(path))
 	add := func(e *Entry) {
-		switch e.Type {
-		case TypeMessage:
-			if m, err := e.Message(); err == nil {
-				out = append(out, *m)
-			}
-		case TypeCustomMessage:
-			blocks, _ := decodeContent(e.Content)
-			out = append(out, Message{Role: RoleCustom, CustomType: e.CustomType, Content: blocks, Display: e.Display, Details: e.Details, Timestamp: e.Time().UnixMilli()})
-		case TypeBranchSummary:
-			if e.Summary != "" {
-				out = append(out, Message{Role: RoleBranchSummary, Summary: e.Summary, FromID: e.FromID, Timestamp: e.Time().UnixMilli()})
-			}
+		if m, ok := e.ContextMessage(); ok {
+			out = append(out, m)
 		}
 	}
 	if comp == nil {
@@ -81,6 +71,51 @@ func BuildContext(path []*Entry) []Message {
 		add(e)
 	}
 	return out
+}
+
+// ContextMessage returns the message e contributes to the conversation: a
+// message entry's message (when it decodes), a custom_message as a custom
+// message, a branch_summary with a summary as a branchSummary message; ok
+// is false for every other entry (compaction, custom, label,
+// model_change, session_info, unknown types).
+func (e *Entry) ContextMessage() (m Message, ok bool) {
+	switch e.Type {
+	case TypeMessage:
+		if m, err := e.Message(); err == nil {
+			return *m, true
+		}
+	case TypeCustomMessage:
+		blocks, _ := decodeContent(e.Content)
+		return Message{Role: RoleCustom, CustomType: e.CustomType, Content: blocks, Display: e.Display, Details: e.Details, Timestamp: e.Time().UnixMilli()}, true
+	case TypeBranchSummary:
+		if e.Summary != "" {
+			return Message{Role: RoleBranchSummary, Summary: e.Summary, FromID: e.FromID, Timestamp: e.Time().UnixMilli()}, true
+		}
+	}
+	return Message{}, false
+}
+
+// UserContent returns the content a message of the reference's own roles
+// is sent to the model as, in a user message: a custom message's content,
+// a bashExecution as "Ran `CMD`" and its output, a branch or compaction
+// summary wrapped in the reference's texts. ok is false for user,
+// assistant and toolResult messages, and for a bashExecution excluded from
+// the context.
+func UserContent(m Message) (blocks []Block, ok bool) {
+	text := func(s string) ([]Block, bool) { return []Block{{Type: "text", Text: s}}, true }
+	switch m.Role {
+	case RoleCustom:
+		return m.Content, true
+	case RoleBashExecution:
+		if !m.ExcludeFromContext {
+			return text(bashExecutionText(m))
+		}
+	case RoleBranchSummary:
+		return text(branchSummaryPrefix + m.Summary + branchSummarySuffix)
+	case RoleCompactionSummary:
+		return text(compactionSummaryPrefix + m.Summary + compactionSummarySuffix)
+	}
+	return nil, false
 }
 
 // bashExecutionText is how the reference sends a bashExecution message.
@@ -132,9 +167,6 @@ func ToLLM(msgs []Message) []llm.Message {
 		pending = nil
 		clear(answered)
 	}
-	userText := func(text string) llm.Message {
-		return llm.Message{Role: llm.RoleUser, Content: []content.Block{content.Text(text)}}
-	}
 	for _, m := range msgs {
 		switch m.Role {
 		case RoleAssistant:
@@ -162,21 +194,11 @@ func ToLLM(msgs []Message) []llm.Message {
 		case RoleUser:
 			settle()
 			out = append(out, llm.Message{Role: llm.RoleUser, Content: llmBlocks(m.Content)})
-		case RoleCustom:
-			settle()
-			out = append(out, llm.Message{Role: llm.RoleUser, Content: llmBlocks(m.Content)})
-		case RoleBashExecution:
-			if m.ExcludeFromContext {
-				continue
+		default:
+			if blocks, ok := UserContent(m); ok {
+				settle()
+				out = append(out, llm.Message{Role: llm.RoleUser, Content: llmBlocks(blocks)})
 			}
-			settle()
-			out = append(out, userText(bashExecutionText(m)))
-		case RoleBranchSummary:
-			settle()
-			out = append(out, userText(branchSummaryPrefix+m.Summary+branchSummarySuffix))
-		case RoleCompactionSummary:
-			settle()
-			out = append(out, userText(compactionSummaryPrefix+m.Summary+compactionSummarySuffix))
 		}
 	}
 	settle()

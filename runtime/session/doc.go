@@ -30,6 +30,9 @@
 // (flock on Unix), so two pi processes never append to one file: the second
 // gets ErrLocked, whose message suggests --fork.
 //
-// Compaction (compaction.go) replaces older messages by a summary written by
-// the model, with the reference's cut-point rules and summary structure.
+// A compaction entry (AppendCompaction) replaces older messages by a
+// summary in the context; package runtime/compaction decides where to cut
+// and has the model write the summary. The token estimates of a context
+// (EstimateTokens, EstimateContextTokens) are here, for it and for the
+// front ends' context gauge.
 package session

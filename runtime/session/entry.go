@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 )
@@ -620,4 +621,16 @@ func (b Block) MarshalJSON() ([]byte, error) {
 		Type string `json:"type"`
 		Text string `json:"text"`
 	}{b.Type, b.Text})
+}
+
+// JoinTexts joins the text blocks of blocks with sep (images and other
+// blocks are left out).
+func JoinTexts(blocks []Block, sep string) string {
+	var parts []string
+	for _, b := range blocks {
+		if b.Type == "text" {
+			parts = append(parts, b.Text)
+		}
+	}
+	return strings.Join(parts, sep)
 }

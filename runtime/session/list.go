@@ -98,7 +98,7 @@ func Stat(path string) (Info, error) {
 					}
 					if info.FirstMessage == "(no messages)" {
 						if e, derr := decodeEntry(line); derr == nil && e.msg.Role == RoleUser {
-							if text := joinTexts(e.msg.Content, " "); text != "" {
+							if text := JoinTexts(e.msg.Content, " "); text != "" {
 								info.FirstMessage = text
 							}
 						}
