@@ -268,6 +268,44 @@ func TestMalformedAndUnknownEntries(t *testing.T) {
 	}
 }
 
+// A file whose first line is an entry, not a header, looks like a
+// version 1 file to the migration (no version field): Open and Read refuse
+// it before migrating, so its bytes stay as they were, and the error names
+// the file and the line.
+func TestOpenRefusesHeaderlessFileUnchanged(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "entries.jsonl")
+	body := `{"type":"message","id":"a1","parentId":null,"timestamp":"2024-01-01T00:00:00.000Z","message":{"role":"user","content":"hi","timestamp":1}}` + "\n" +
+		`{"type":"message","id":"a2","parentId":"a1","timestamp":"2024-01-01T00:00:01.000Z","message":{"role":"user","content":"again","timestamp":2}}` + "\n"
+	if err := os.WriteFile(p, []byte(body), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	before, _ := os.Stat(p)
+	for name, open := range map[string]func() error{
+		"Open": func() error {
+			s, err := Open(p, OpenOptions{})
+			if s != nil {
+				s.Close()
+			}
+			return err
+		},
+		"Read": func() error { _, err := Read(p, OpenOptions{}); return err },
+	} {
+		err := open()
+		if !errors.Is(err, ErrNotSession) {
+			t.Fatalf("%s = %v, want ErrNotSession", name, err)
+		}
+		if msg := err.Error(); !strings.Contains(msg, p) || !strings.Contains(msg, "line 1 is not a session header") {
+			t.Errorf("%s error %q does not name the file and the line", name, msg)
+		}
+		if b, _ := os.ReadFile(p); string(b) != body {
+			t.Fatalf("%s rewrote the file:\n%s", name, b)
+		}
+		if after, _ := os.Stat(p); !os.SameFile(before, after) {
+			t.Fatalf("%s replaced the file", name)
+		}
+	}
+}
+
 // Versions 1 and 2 are migrated as the reference does: ids and a linear
 // parent chain, firstKeptEntryIndex → firstKeptEntryId, hookMessage →
 // custom. Open rewrites the file once (atomically); Read never writes.

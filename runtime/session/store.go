@@ -181,6 +181,11 @@ func open(path string, f *os.File, o OpenOptions) (*Session, error) {
 		return fresh, nil
 	}
 	lines, torn := splitLines(data)
+	if _, err := readHeader(path, lines); err != nil {
+		// Refused before any migration: a file that is not a session is
+		// never rewritten.
+		return nil, err
+	}
 	if migrated, ok, err := migrate(lines); err == nil && ok {
 		content := bytes.Join(migrated, []byte("\n"))
 		content = append(content, '\n')
@@ -273,6 +278,9 @@ func read(path string, o OpenOptions, keepLines bool) (*Session, error) {
 	}
 	s := &Session{path: abs, persist: true, readOnly: true, byID: map[string]*Entry{}, flushed: true, keepLines: keepLines}
 	lines, torn := splitLines(data)
+	if _, err := readHeader(abs, lines); err != nil {
+		return nil, err
+	}
 	if migrated, ok, err := migrate(lines); err == nil && ok {
 		lines, torn = migrated, nil
 	}
@@ -307,12 +315,9 @@ func splitLines(data []byte) (lines [][]byte, torn []byte) {
 
 // load fills s from the lines of a file (header first).
 func (s *Session) load(lines [][]byte, torn []byte, warn func(string)) error {
-	if len(lines) == 0 {
-		return fmt.Errorf("%w: %s has no header line", ErrNotSession, s.path)
-	}
-	var h Header
-	if err := json.Unmarshal(lines[0], &h); err != nil || h.Type != TypeSession || h.ID == "" {
-		return fmt.Errorf("%w: the first line of %s is not a session header", ErrNotSession, s.path)
+	h, err := readHeader(s.path, lines)
+	if err != nil {
+		return err
 	}
 	s.header = h
 	s.entries = make([]*Entry, 0, len(lines)-1)
@@ -339,6 +344,19 @@ func (s *Session) load(lines [][]byte, torn []byte, warn func(string)) error {
 		s.warn(warn, fmt.Sprintf("session %s: the last line was cut short (%d bytes, a write interrupted by a crash?) and was dropped; every earlier line was kept", s.path, len(torn)))
 	}
 	return nil
+}
+
+// readHeader decodes the first of a file's lines as its session header:
+// ErrNotSession, naming the file, when there is none.
+func readHeader(path string, lines [][]byte) (Header, error) {
+	if len(lines) == 0 {
+		return Header{}, fmt.Errorf("%w: %s has no header line", ErrNotSession, path)
+	}
+	var h Header
+	if err := json.Unmarshal(lines[0], &h); err != nil || h.Type != TypeSession || h.ID == "" {
+		return Header{}, fmt.Errorf(`%w: %s: line 1 is not a session header (a JSON object with "type":"session" and an "id")`, ErrNotSession, path)
+	}
+	return h, nil
 }
 
 func (s *Session) warn(warn func(string), msg string) {
