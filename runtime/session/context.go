@@ -53,8 +53,7 @@ func BuildContext(path []*Entry) []Message {
 				out = append(out, *m)
 			}
 		case TypeCustomMessage:
-			blocks, _ := decodeContent(e.Content)
-			out = append(out, Message{Role: RoleCustom, CustomType: e.CustomType, Content: blocks, Display: e.Display, Details: e.Details, Timestamp: e.Time().UnixMilli()})
+			out = append(out, customMessage(e))
 		case TypeBranchSummary:
 			if e.Summary != "" {
 				out = append(out, Message{Role: RoleBranchSummary, Summary: e.Summary, FromID: e.FromID, Timestamp: e.Time().UnixMilli()})
@@ -81,6 +80,28 @@ func BuildContext(path []*Entry) []Message {
 		add(e)
 	}
 	return out
+}
+
+// customMessage is a custom_message entry as the message the reference
+// makes of it; its content is written back as the file holds it (a string
+// stays a string).
+func customMessage(e *Entry) Message {
+	blocks, _ := decodeContent(e.Content)
+	m := Message{Role: RoleCustom, CustomType: e.CustomType, Content: blocks, Display: e.Display, Details: e.Details, Timestamp: e.Time().UnixMilli()}
+	if len(e.Content) > 0 {
+		raw, err := marshal(struct {
+			Role       string          `json:"role"`
+			CustomType string          `json:"customType"`
+			Content    json.RawMessage `json:"content"`
+			Display    bool            `json:"display"`
+			Details    json.RawMessage `json:"details,omitempty"`
+			Timestamp  int64           `json:"timestamp"`
+		}{m.Role, m.CustomType, e.Content, m.Display, m.Details, m.Timestamp})
+		if err == nil {
+			m.raw = raw
+		}
+	}
+	return m
 }
 
 // bashExecutionText is how the reference sends a bashExecution message.
