@@ -98,8 +98,8 @@ type Entry struct {
 	// session_info: the session's display name.
 	Name string
 
-	// line is the entry's JSON: as written by this process, as read for
-	// a message (decoded when used) or for a fork.
+	// line is the entry's JSON, as written by this process or as read:
+	// a message is decoded from it when used, and a fork copies it.
 	line []byte
 }
 
@@ -145,7 +145,12 @@ func loadEntry(line []byte) (*Entry, error) {
 		return nil, errNoID
 	}
 	if h.typ != TypeMessage {
-		return decodeEntry(line)
+		e, err := decodeEntry(line)
+		if err != nil {
+			return nil, err
+		}
+		e.line = line
+		return e, nil
 	}
 	e := &Entry{Type: h.typ, ID: h.id, ParentID: h.parentID, Timestamp: h.timestamp, line: line, msgJSON: h.message}
 	if h.tsNumeric {
@@ -291,6 +296,15 @@ func (e *Entry) encode() ([]byte, error) {
 			ParentID   *string         `json:"parentId"`
 			Timestamp  string          `json:"timestamp"`
 		}{e.Type, e.CustomType, data, e.ID, parent, e.Timestamp}
+	case TypeLabel:
+		v = struct {
+			Type      string  `json:"type"`
+			ID        string  `json:"id"`
+			ParentID  *string `json:"parentId"`
+			Timestamp string  `json:"timestamp"`
+			TargetID  string  `json:"targetId"`
+			Label     string  `json:"label"`
+		}{e.Type, e.ID, parent, e.Timestamp, e.TargetID, e.Label}
 	case TypeSessionInfo:
 		v = struct {
 			Type      string  `json:"type"`

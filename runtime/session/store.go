@@ -41,8 +41,6 @@ type Session struct {
 	persist  bool
 	readOnly bool
 	closed   bool
-	// keepLines keeps each entry's line as read (for Fork).
-	keepLines bool
 	// customBytes counts the custom data appended (MaxCustomTotalBytes).
 	customBytes int
 
@@ -264,10 +262,6 @@ func cwdOr(dir string) string {
 //
 // ErrNotSession when the first line is not a session header; read errors.
 func Read(path string, o OpenOptions) (*Session, error) {
-	return read(path, o, false)
-}
-
-func read(path string, o OpenOptions, keepLines bool) (*Session, error) {
 	abs, err := filepath.Abs(path)
 	if err != nil {
 		return nil, fmt.Errorf("read session %s: %w", path, err)
@@ -276,7 +270,7 @@ func read(path string, o OpenOptions, keepLines bool) (*Session, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read session: %w", err)
 	}
-	s := &Session{path: abs, persist: true, readOnly: true, byID: map[string]*Entry{}, flushed: true, keepLines: keepLines}
+	s := &Session{path: abs, persist: true, readOnly: true, byID: map[string]*Entry{}, flushed: true}
 	lines, torn := splitLines(data)
 	if _, err := readHeader(abs, lines); err != nil {
 		return nil, err
@@ -323,9 +317,6 @@ func (s *Session) load(lines [][]byte, torn []byte, warn func(string)) error {
 	s.entries = make([]*Entry, 0, len(lines)-1)
 	for i, l := range lines[1:] {
 		e, err := loadEntry(l)
-		if err == nil && s.keepLines {
-			e.line = l
-		}
 		if err != nil {
 			s.warn(warn, fmt.Sprintf("session %s: line %d skipped: %v", s.path, i+2, err))
 			continue
@@ -375,7 +366,7 @@ func (s *Session) warn(warn func(string), msg string) {
 //
 // src cannot be read or is not a session; the new file cannot be written.
 func Fork(src string, o CreateOptions) (*Session, error) {
-	from, err := read(src, OpenOptions{}, true)
+	from, err := Read(src, OpenOptions{})
 	if err != nil {
 		return nil, fmt.Errorf("fork: %w", err)
 	}
