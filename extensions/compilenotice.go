@@ -2,6 +2,11 @@ package extensions
 
 import (
 	"context"
+	"os"
+	"path/filepath"
+	"runtime"
+	"runtime/debug"
+	"strings"
 	"time"
 
 	"github.com/tetratelabs/wazero"
@@ -11,10 +16,24 @@ import (
 // still running after Options.CompileNoticeAfter (at once when that is
 // zero), and the function it returned when the compile ends. The timer
 // goroutine ends with the compile.
+//
+// A module this cache has compiled before is not told about: wazero still
+// decodes a cached module and reads its code, which takes hundreds of
+// milliseconds for a Go guest of a few MB on a busy machine, so the timer
+// alone cannot tell a warm load from a real compile. A compile with the
+// cache leaves a marker (compiledMarker) that says so.
 func (h *Host) compileNoticed(ctx context.Context, hr *hostRuntime, m module) (wazero.CompiledModule, error) {
 	notify := h.opts.OnCompile
+	marker := h.compiledMarker(m.sha256)
+	if marker != "" {
+		if _, err := os.Stat(marker); err == nil {
+			notify = nil
+		}
+	}
 	if notify == nil {
-		return hr.r.CompileModule(ctx, m.wasm)
+		compiled, err := hr.r.CompileModule(ctx, m.wasm)
+		h.markCompiled(marker, err)
+		return compiled, err
 	}
 	start := time.Now()
 	var done func(time.Duration, error)
@@ -43,5 +62,48 @@ func (h *Host) compileNoticed(ctx context.Context, hr *hostRuntime, m module) (w
 	if told && done != nil {
 		done(time.Since(start), err)
 	}
+	h.markCompiled(marker, err)
 	return compiled, err
+}
+
+// compiledMarker is the file that says the module of this sha256 is in the
+// compilation cache: CacheDir/pi-compiled/WAZERO-VERSION-ARCH-OS/SHA256
+// (wazero keeps its entries per version, architecture and OS too); "" with
+// no cache.
+func (h *Host) compiledMarker(sha256 string) string {
+	if h.cache == nil {
+		return ""
+	}
+	abs, err := filepath.Abs(h.opts.CacheDir)
+	if err != nil {
+		return ""
+	}
+	return filepath.Join(abs, "pi-compiled", wazeroVersion()+"-"+runtime.GOARCH+"-"+runtime.GOOS, sha256)
+}
+
+// markCompiled leaves the marker of a successful compile (best effort: a
+// missing marker only means the next load may show the notice).
+func (h *Host) markCompiled(marker string, err error) {
+	if marker == "" || err != nil {
+		return
+	}
+	if _, statErr := os.Stat(marker); statErr == nil {
+		return
+	}
+	if os.MkdirAll(filepath.Dir(marker), 0o755) == nil {
+		_ = os.WriteFile(marker, nil, 0o644)
+	}
+}
+
+// wazeroVersion is the version of wazero built into this program, as
+// wazero names its cache folder ("dev" when the build does not say).
+func wazeroVersion() string {
+	if info, ok := debug.ReadBuildInfo(); ok {
+		for _, d := range info.Deps {
+			if strings.HasPrefix(d.Path, "github.com/tetratelabs/wazero") && d.Version != "" && d.Version != "(devel)" {
+				return d.Version
+			}
+		}
+	}
+	return "dev"
 }

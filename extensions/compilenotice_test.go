@@ -66,3 +66,39 @@ func TestCompileNotice(t *testing.T) {
 		t.Fatalf("told %+v, ended %+v", told, ended)
 	}
 }
+
+// TestCompileNoticeOnlyForARealCompile: a module the cache holds is not
+// told about, even with a zero threshold, though wazero takes hundreds of
+// milliseconds to decode a cached Go guest; the first compile into a cache
+// is told.
+func TestCompileNoticeOnlyForARealCompile(t *testing.T) {
+	var mu sync.Mutex
+	var told []string
+	notice := func(path string) func(time.Duration, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		told = append(told, path)
+		return nil
+	}
+	// A fresh cache: told on the first host, not on the next one.
+	fresh := t.TempDir()
+	good := wat(t, "good")
+	for i, want := range []int{1, 1} {
+		h := newHost(t, extensions.Options{CacheDir: fresh, OnCompile: notice})
+		load(t, h, extensions.Spec{Name: "good", Path: good})
+		if len(told) != want {
+			t.Fatalf("host %d: told %q, want %d notice(s)", i+1, told, want)
+		}
+	}
+	// A real Go guest: loaded once into the shared cache (told or not,
+	// as that cache had it), then a new host loads it warm without a word.
+	guest := goGuest(t, "examples/plugins/loc")
+	load(t, newHost(t, extensions.Options{OnCompile: notice}), extensions.Spec{Name: "loc", Path: guest})
+	told = nil
+	start := time.Now()
+	load(t, newHost(t, extensions.Options{OnCompile: notice}), extensions.Spec{Name: "loc", Path: guest})
+	if len(told) != 0 {
+		t.Fatalf("a warm load of the Go guest was told as a compile: %q", told)
+	}
+	t.Logf("warm load of the Go guest: %s", time.Since(start))
+}

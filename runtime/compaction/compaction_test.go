@@ -11,7 +11,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/pi-go/pi/internal/openaitest"
+	openaitest "github.com/pi-go/pi/internal/testkit/openai"
 	"github.com/pi-go/pi/runtime/compaction"
 	"github.com/pi-go/pi/runtime/content"
 	"github.com/pi-go/pi/runtime/llm"

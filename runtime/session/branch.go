@@ -27,10 +27,15 @@ func (s *Session) SetLeaf(id string) error {
 }
 
 // ForkAt starts a new session holding the path from the root to the entry
-// id (the entries themselves, ids kept), with its header's parentSession
-// naming this session's file ("" for one in memory); it is kept in memory
-// when o.InMemory is set, else written at once to o.Dir or o.Path and
-// opened for appending. An empty id gives a session with no entries.
+// id, as the reference's createBranchedSession makes it: the entries
+// themselves (ids and lines kept, so the session_info that names it and
+// every other entry come along), except label entries, whose resolved
+// labels on the path's entries follow it as new label entries (each with
+// its label's time); the header's parentSession names this session's file
+// ("" for one in memory). It is kept in memory when o.InMemory is set;
+// else it is written to o.Dir or o.Path at once when the path holds an
+// assistant message (otherwise with the first one, as a new session is)
+// and opened for appending. An empty id gives a session with no entries.
 //
 // # Errors
 //
@@ -45,6 +50,7 @@ func (s *Session) ForkAt(id string, o CreateOptions) (*Session, error) {
 	if id != "" {
 		path = s.branchLocked(id)
 	}
+	labels := resolvedLabels(s.entries)
 	parent := s.path
 	s.mu.Unlock()
 	o.ParentSession = parent
@@ -52,20 +58,66 @@ func (s *Session) ForkAt(id string, o CreateOptions) (*Session, error) {
 	if err != nil {
 		return nil, fmt.Errorf("session fork: %w", err)
 	}
-	for _, e := range path {
+	add := func(e *Entry) {
 		n.entries = append(n.entries, e)
 		n.byID[e.ID] = e
 		n.leaf = e.ID
+	}
+	for _, e := range path {
+		if e.Type == TypeLabel {
+			continue
+		}
+		add(e)
 		if e.Type == TypeMessage {
 			if m, err := e.Message(); err == nil && m.Role == RoleAssistant {
 				n.hasAssistant = true
 			}
 		}
 	}
-	if n.persist && len(n.entries) > 0 {
+	for _, l := range labels {
+		if n.byID[l.TargetID] == nil {
+			continue
+		}
+		e := &Entry{Type: TypeLabel, ID: newEntryID(func(id string) bool { return n.byID[id] != nil }), ParentID: n.leaf, Timestamp: l.Timestamp, TargetID: l.TargetID, Label: l.Label}
+		if e.line, err = e.encode(); err != nil {
+			return nil, fmt.Errorf("session fork: %w", err)
+		}
+		add(e)
+	}
+	if n.persist && n.hasAssistant {
 		if err := n.flush(nil); err != nil {
 			return nil, fmt.Errorf("session fork: %w", err)
 		}
 	}
 	return n, nil
+}
+
+// resolvedLabels is the label of each entry after every label entry of
+// entries (in file order; an empty label clears one), in the order the
+// reference keeps them: a target keeps the place of its first label until
+// it is cleared.
+func resolvedLabels(entries []*Entry) []*Entry {
+	var out []*Entry
+	at := map[string]int{}
+	for _, e := range entries {
+		if e.Type != TypeLabel {
+			continue
+		}
+		i, seen := at[e.TargetID]
+		switch {
+		case e.Label == "" && seen:
+			out = append(out[:i], out[i+1:]...)
+			delete(at, e.TargetID)
+			for j := i; j < len(out); j++ {
+				at[out[j].TargetID] = j
+			}
+		case e.Label == "":
+		case seen:
+			out[i] = e
+		default:
+			at[e.TargetID] = len(out)
+			out = append(out, e)
+		}
+	}
+	return out
 }

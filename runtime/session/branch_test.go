@@ -3,6 +3,8 @@ package session
 import (
 	"encoding/json"
 	"errors"
+	"os"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -111,5 +113,83 @@ func TestSetLeafAndForkAt(t *testing.T) {
 	e, err := s.ForkAt("", CreateOptions{Cwd: "/work/proj", InMemory: true})
 	if err != nil || len(e.Entries()) != 0 || !e.InMemory() || e.Header().ParentSession != path {
 		t.Fatalf("ForkAt(\"\") = %+v, %v", e, err)
+	}
+}
+
+// A fork of a session read from its file (the TUI's /fork, RPC fork and
+// clone) copies the path as the reference's createBranchedSession does:
+// every entry on it byte for byte (the session_info that names it, a
+// model_change, a newer version's entry), the labels of its entries
+// re-created after it (label entries themselves are not copied), and a
+// header with a new id, this directory's cwd and parentSession naming the
+// source.
+func TestForkAtCopiesNameAndMetadata(t *testing.T) {
+	dir := t.TempDir()
+	src := filepath.Join(dir, "src.jsonl")
+	lines := []string{
+		`{"type":"session","version":3,"id":"src-id","timestamp":"2024-01-01T00:00:00.000Z","cwd":"/elsewhere"}`,
+		`{"type":"message","id":"00000001","parentId":null,"timestamp":"2024-01-01T00:00:01.000Z","message":{"role":"user","content":"hi","timestamp":1}}`,
+		`{"type":"model_change","id":"00000002","parentId":"00000001","timestamp":"2024-01-01T00:00:02.000Z","provider":"p","modelId":"m"}`,
+		`{"type":"message","id":"00000003","parentId":"00000002","timestamp":"2024-01-01T00:00:03.000Z","message":{"role":"assistant","content":[{"type":"text","text":"hello"}],"api":"x","provider":"p","model":"m","usage":{"input":1,"output":1,"cacheRead":0,"cacheWrite":0,"cost":{"input":0,"output":0,"cacheRead":0,"cacheWrite":0,"total":0}},"stopReason":"stop","timestamp":2}}`,
+		`{"type":"session_info","id":"00000004","parentId":"00000003","timestamp":"2024-01-01T00:00:04.000Z","name":"Refactor auth"}`,
+		`{"type":"label","id":"00000005","parentId":"00000004","timestamp":"2024-01-01T00:00:05.000Z","targetId":"00000001","label":"start"}`,
+		`{"type":"future_kind","id":"00000006","parentId":"00000005","timestamp":"2024-01-01T00:00:06.000Z","x":[1]}`,
+		`{"type":"label","id":"00000007","parentId":"00000006","timestamp":"2024-01-01T00:00:07.000Z","targetId":"00000003","label":"answer"}`,
+		`{"type":"label","id":"00000008","parentId":"00000007","timestamp":"2024-01-01T00:00:08.000Z","targetId":"00000001","label":"beginning"}`,
+	}
+	if err := os.WriteFile(src, []byte(strings.Join(lines, "\n")+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s, err := Open(src, OpenOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	f, err := s.ForkAt(s.Leaf(), CreateOptions{Cwd: "/work/proj", Dir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f.Name() != "Refactor auth" {
+		t.Errorf("the copy's name is %q", f.Name())
+	}
+	f.Close()
+	data, err := os.ReadFile(f.Path())
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := strings.Split(strings.TrimSuffix(string(data), "\n"), "\n")
+	var h Header
+	if err := json.Unmarshal([]byte(got[0]), &h); err != nil || h.ID == "src-id" || h.Cwd != "/work/proj" || h.ParentSession != src || h.Version != Version {
+		t.Fatalf("header %s (%v)", got[0], err)
+	}
+	// The path without its label entries, as the file has it.
+	want := []string{lines[1], lines[2], lines[3], lines[4], lines[6]}
+	if len(got) != 1+len(want)+2 {
+		t.Fatalf("the copy has %d lines:\n%s", len(got), data)
+	}
+	for i, w := range want {
+		if got[1+i] != w {
+			t.Errorf("line %d:\n got %s\nwant %s", i+2, got[1+i], w)
+		}
+	}
+	// The labels as resolved (the latest per target), in the reference's
+	// order (a target keeps the place of its first label), each a child
+	// of the one before, with the label's own time.
+	parent := "00000006"
+	for i, w := range []struct{ target, label, ts string }{{"00000001", "beginning", "2024-01-01T00:00:08.000Z"}, {"00000003", "answer", "2024-01-01T00:00:07.000Z"}} {
+		var l struct {
+			Type, ID, ParentID, Timestamp, TargetID, Label string
+		}
+		line := got[1+len(want)+i]
+		if err := json.Unmarshal([]byte(line), &l); err != nil {
+			t.Fatal(err)
+		}
+		if l.Type != TypeLabel || !entryIDRe.MatchString(l.ID) || l.ParentID != parent || l.TargetID != w.target || l.Label != w.label || l.Timestamp != w.ts {
+			t.Errorf("label line %s, want target %s label %s parent %s", line, w.target, w.label, parent)
+		}
+		if !strings.HasPrefix(line, `{"type":"label","id":`) {
+			t.Errorf("label line %s not in the reference's field order", line)
+		}
+		parent = l.ID
 	}
 }

@@ -85,8 +85,7 @@ func (e *Entry) ContextMessage() (m Message, ok bool) {
 			return *m, true
 		}
 	case TypeCustomMessage:
-		blocks, _ := decodeContent(e.Content)
-		return Message{Role: RoleCustom, CustomType: e.CustomType, Content: blocks, Display: e.Display, Details: e.Details, Timestamp: e.Time().UnixMilli()}, true
+		return customMessage(e), true
 	case TypeBranchSummary:
 		if e.Summary != "" {
 			return Message{Role: RoleBranchSummary, Summary: e.Summary, FromID: e.FromID, Timestamp: e.Time().UnixMilli()}, true
@@ -116,6 +115,29 @@ func UserContent(m Message) (blocks []Block, ok bool) {
 		return text(compactionSummaryPrefix + m.Summary + compactionSummarySuffix)
 	}
 	return nil, false
+
+}
+
+// customMessage is a custom_message entry as the message the reference
+// makes of it; its content is written back as the file holds it (a string
+// stays a string).
+func customMessage(e *Entry) Message {
+	blocks, _ := decodeContent(e.Content)
+	m := Message{Role: RoleCustom, CustomType: e.CustomType, Content: blocks, Display: e.Display, Details: e.Details, Timestamp: e.Time().UnixMilli()}
+	if len(e.Content) > 0 {
+		raw, err := marshal(struct {
+			Role       string          `json:"role"`
+			CustomType string          `json:"customType"`
+			Content    json.RawMessage `json:"content"`
+			Display    bool            `json:"display"`
+			Details    json.RawMessage `json:"details,omitempty"`
+			Timestamp  int64           `json:"timestamp"`
+		}{m.Role, m.CustomType, e.Content, m.Display, m.Details, m.Timestamp})
+		if err == nil {
+			m.raw = raw
+		}
+	}
+	return m
 }
 
 // bashExecutionText is how the reference sends a bashExecution message.

@@ -62,10 +62,12 @@ type Entry struct {
 	ParentID  string
 	Timestamp string
 
-	// message: decoded from line on first use (Message).
+	// message: decoded from msgJSON (a slice of line) on first use
+	// (Message).
 	msgOnce sync.Once
 	msg     *Message
 	msgErr  error
+	msgJSON []byte
 
 	// model_change
 	Provider, ModelID string
@@ -97,8 +99,8 @@ type Entry struct {
 	// session_info: the session's display name.
 	Name string
 
-	// line is the entry's JSON: as written by this process, as read for
-	// a message (decoded when used) or for a fork.
+	// line is the entry's JSON, as written by this process or as read:
+	// a message is decoded from it when used, and a fork copies it.
 	line []byte
 }
 
@@ -111,6 +113,15 @@ func (e *Entry) Message() (*Message, error) {
 	}
 	e.msgOnce.Do(func() {
 		if e.msg != nil {
+			return
+		}
+		if len(e.msgJSON) > 0 {
+			var m Message
+			if err := m.decode(e.msgJSON); err != nil {
+				e.msgErr = fmt.Errorf("entry %s: message: %w", e.ID, err)
+				return
+			}
+			e.msg = &m
 			return
 		}
 		full, err := decodeEntry(e.line)
@@ -135,9 +146,14 @@ func loadEntry(line []byte) (*Entry, error) {
 		return nil, errNoID
 	}
 	if h.typ != TypeMessage {
-		return decodeEntry(line)
+		e, err := decodeEntry(line)
+		if err != nil {
+			return nil, err
+		}
+		e.line = line
+		return e, nil
 	}
-	e := &Entry{Type: h.typ, ID: h.id, ParentID: h.parentID, Timestamp: h.timestamp, line: line}
+	e := &Entry{Type: h.typ, ID: h.id, ParentID: h.parentID, Timestamp: h.timestamp, line: line, msgJSON: h.message}
 	if h.tsNumeric {
 		e.Timestamp = isoTime(time.UnixMilli(int64(h.tsMillis)))
 	}
@@ -159,7 +175,7 @@ type entryJSON struct {
 	ID               *string         `json:"id"`
 	ParentID         *string         `json:"parentId"`
 	Timestamp        any             `json:"timestamp"`
-	Message          *messageJSON    `json:"message"`
+	Message          json.RawMessage `json:"message"`
 	Provider         string          `json:"provider"`
 	ModelID          string          `json:"modelId"`
 	ThinkingLevel    string          `json:"thinkingLevel"`
@@ -185,25 +201,7 @@ var errNoID = errors.New("entry has no id")
 func decodeEntry(line []byte) (*Entry, error) {
 	var j entryJSON
 	if err := json.Unmarshal(line, &j); err != nil {
-		// Content is decoded as blocks in the one pass over the line; a
-		// message whose content is a plain string is decoded again.
-		var te *json.UnmarshalTypeError
-		if !errors.As(err, &te) || te.Field != "message.content" {
-			return nil, err
-		}
-		var slow struct {
-			Message struct {
-				Content json.RawMessage `json:"content"`
-			} `json:"message"`
-		}
-		if err := json.Unmarshal(line, &slow); err != nil {
-			return nil, err
-		}
-		blocks, err := decodeContent(slow.Message.Content)
-		if err != nil {
-			return nil, fmt.Errorf("message: content: %w", err)
-		}
-		j.Message.Content = blocks
+		return nil, err
 	}
 	if j.ID == nil {
 		return nil, errNoID
@@ -232,11 +230,11 @@ func decodeEntry(line []byte) (*Entry, error) {
 		e.Name = *j.Name
 	}
 	if e.Type == TypeMessage {
-		if j.Message == nil {
+		if len(j.Message) == 0 || string(j.Message) == "null" {
 			return nil, errors.New("message entry has no message")
 		}
-		m, err := j.Message.message()
-		if err != nil {
+		var m Message
+		if err := m.decode(j.Message); err != nil {
 			return nil, fmt.Errorf("message: %w", err)
 		}
 		e.msg = &m
@@ -299,6 +297,15 @@ func (e *Entry) encode() ([]byte, error) {
 			ParentID   *string         `json:"parentId"`
 			Timestamp  string          `json:"timestamp"`
 		}{e.Type, e.CustomType, data, e.ID, parent, e.Timestamp}
+	case TypeLabel:
+		v = struct {
+			Type      string  `json:"type"`
+			ID        string  `json:"id"`
+			ParentID  *string `json:"parentId"`
+			Timestamp string  `json:"timestamp"`
+			TargetID  string  `json:"targetId"`
+			Label     string  `json:"label"`
+		}{e.Type, e.ID, parent, e.Timestamp, e.TargetID, e.Label}
 	case TypeSessionInfo:
 		v = struct {
 			Type      string  `json:"type"`
@@ -332,6 +339,13 @@ func marshal(v any) ([]byte, error) {
 // Message is a message entry's message, in the reference's shapes: user,
 // assistant and toolResult as the model saw them, and the reference's own
 // roles (custom, bashExecution, branchSummary, compactionSummary).
+//
+// A message read from JSON (a session file, UnmarshalJSON) keeps the JSON
+// it was read from and MarshalJSON writes that back: a string content stays
+// a string, a usage without totalTokens gets none, and fields pi does not
+// know (thinkingSignature, partialJson, a newer version's fields) are kept.
+// Its fields are for reading: a changed message is built anew (a Message
+// literal), never by changing the fields of one that was read.
 type Message struct {
 	Role string
 	// Content blocks (a user or custom message written as a plain string
@@ -368,6 +382,10 @@ type Message struct {
 	Summary      string
 	FromID       string
 	TokensBefore int
+
+	// raw is the JSON the message was read from; nil for a message pi
+	// built. encoding/json compacts what MarshalJSON returns.
+	raw json.RawMessage
 }
 
 // Block is one content block: text, image (base64 Data and MimeType),
@@ -441,8 +459,14 @@ type messageJSON struct {
 	TokensBefore       float64         `json:"tokensBefore"`
 }
 
-// UnmarshalJSON reads any of the reference's message shapes.
+// UnmarshalJSON reads any of the reference's message shapes, keeping a
+// copy of b for MarshalJSON.
 func (m *Message) UnmarshalJSON(b []byte) error {
+	return m.decode(bytes.Clone(b))
+}
+
+// decode reads a message from b and keeps b (not copied) for MarshalJSON.
+func (m *Message) decode(b []byte) error {
 	var j messageJSON
 	if err := json.Unmarshal(b, &j); err != nil {
 		var te *json.UnmarshalTypeError
@@ -463,6 +487,7 @@ func (m *Message) UnmarshalJSON(b []byte) error {
 	if err != nil {
 		return err
 	}
+	out.raw = b[:len(b):len(b)]
 	*m = out
 	return nil
 }
@@ -502,11 +527,15 @@ func decodeContent(raw json.RawMessage) ([]Block, error) {
 	return blocks, nil
 }
 
-// MarshalJSON writes the message in the reference's shape for its role:
-// user, assistant, toolResult, bashExecution (what a person ran, the RPC
-// bash command and the TUI's !cmd), and, for listing a context (RPC
-// get_messages), custom, compactionSummary and branchSummary.
+// MarshalJSON writes a message read from JSON as it was read; one pi
+// built in the reference's shape for its role: user, assistant, toolResult,
+// bashExecution (what a person ran, the RPC bash command and the TUI's
+// !cmd), and, for listing a context (RPC get_messages), custom,
+// compactionSummary and branchSummary.
 func (m *Message) MarshalJSON() ([]byte, error) {
+	if m.raw != nil {
+		return m.raw, nil
+	}
 	content := m.Content
 	if content == nil {
 		content = []Block{}

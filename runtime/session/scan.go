@@ -12,6 +12,7 @@ type head struct {
 	hasID                        bool
 	tsMillis                     float64 // a numeric timestamp
 	tsNumeric                    bool
+	message                      []byte // the message member's JSON, a slice of the line
 }
 
 var errSyntax = errors.New("not a JSON object")
@@ -57,6 +58,8 @@ func scanHead(line []byte) (head, error) {
 			h.id, h.hasID = unquote(val)
 		case "parentId":
 			h.parentID, _ = unquote(val)
+		case "message":
+			h.message = val[:len(val):len(val)]
 		case "timestamp":
 			if s, ok := unquote(val); ok {
 				h.timestamp = s

@@ -4,9 +4,12 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -265,6 +268,106 @@ func TestMalformedAndUnknownEntries(t *testing.T) {
 	e.Close()
 	if lines := readLines(t, empty); len(lines) != 3 || lines[0]["cwd"] != "/here" {
 		t.Fatalf("lines %v", lines)
+	}
+}
+
+// A file whose first line is an entry, not a header, looks like a
+// version 1 file to the migration (no version field): Open and Read refuse
+// it before migrating, so its bytes stay as they were, and the error names
+// the file and the line.
+func TestOpenRefusesHeaderlessFileUnchanged(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "entries.jsonl")
+	body := `{"type":"message","id":"a1","parentId":null,"timestamp":"2024-01-01T00:00:00.000Z","message":{"role":"user","content":"hi","timestamp":1}}` + "\n" +
+		`{"type":"message","id":"a2","parentId":"a1","timestamp":"2024-01-01T00:00:01.000Z","message":{"role":"user","content":"again","timestamp":2}}` + "\n"
+	if err := os.WriteFile(p, []byte(body), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	before, _ := os.Stat(p)
+	for name, open := range map[string]func() error{
+		"Open": func() error {
+			s, err := Open(p, OpenOptions{})
+			if s != nil {
+				s.Close()
+			}
+			return err
+		},
+		"Read": func() error { _, err := Read(p, OpenOptions{}); return err },
+	} {
+		err := open()
+		if !errors.Is(err, ErrNotSession) {
+			t.Fatalf("%s = %v, want ErrNotSession", name, err)
+		}
+		if msg := err.Error(); !strings.Contains(msg, p) || !strings.Contains(msg, "line 1 is not a session header") {
+			t.Errorf("%s error %q does not name the file and the line", name, msg)
+		}
+		if b, _ := os.ReadFile(p); string(b) != body {
+			t.Fatalf("%s rewrote the file:\n%s", name, b)
+		}
+		if after, _ := os.Stat(p); !os.SameFile(before, after) {
+			t.Fatalf("%s replaced the file", name)
+		}
+	}
+}
+
+// Messages read from a file are written back as the file holds them (RPC
+// get_messages marshals them): a string content stays a string, a usage
+// without totalTokens gets none, and fields pi does not know, of a
+// message or of a content block, are kept.
+func TestMessagesRoundTripAsTheFileHoldsThem(t *testing.T) {
+	messages := []string{
+		`{"role":"user","content":"plain <string> & content","timestamp":1700000000000}`,
+		`{"role":"assistant","content":[{"type":"thinking","thinking":"hmm","thinkingSignature":"sig=="},{"type":"text","text":"ok","textSignature":"t1"},{"type":"toolCall","id":"c1","name":"read","arguments":{"path":"a.go"},"partialJson":"{\"path\":\"a.go\"}"}],"api":"anthropic-messages","provider":"anthropic","model":"m","usage":{"input":10,"output":5,"cacheRead":0,"cacheWrite":0,"cost":{"input":0.1,"output":0.2,"cacheRead":0,"cacheWrite":0,"total":0.3}},"stopReason":"toolUse","responseId":"r-1","timestamp":1700000000001}`,
+		`{"role":"toolResult","toolCallId":"c1","toolName":"read","content":[{"type":"text","text":"package a","futureField":[1,2]}],"isError":false,"timestamp":1700000000002}`,
+		`{"role":"assistant","content":[{"type":"text","text":"done"}],"api":"openai-completions","provider":"p","model":"m","usage":{"input":1,"output":1,"cacheRead":0,"cacheWrite":0,"totalTokens":2,"cost":{"input":0,"output":0,"cacheRead":0,"cacheWrite":0,"total":0}},"stopReason":"stop","timestamp":1700000000003}`,
+	}
+	var file strings.Builder
+	file.WriteString(`{"type":"session","version":3,"id":"s1","timestamp":"2024-01-01T00:00:00.000Z","cwd":"/p"}` + "\n")
+	parent := "null"
+	for i, m := range messages {
+		id := fmt.Sprintf("%08x", i+1)
+		fmt.Fprintf(&file, `{"type":"message","id":%q,"parentId":%s,"timestamp":"2024-01-01T00:00:0%d.000Z","message":%s}`+"\n", id, parent, i, m)
+		parent = strconv.Quote(id)
+	}
+	file.WriteString(`{"type":"custom_message","customType":"note","content":"a string note","display":true,"id":"0000000a","parentId":` + parent + `,"timestamp":"2024-01-01T00:00:09.000Z"}` + "\n")
+	want := append(messages, `{"role":"custom","customType":"note","content":"a string note","display":true,"timestamp":1704067209000}`)
+
+	p := filepath.Join(t.TempDir(), "hand.jsonl")
+	if err := os.WriteFile(p, []byte(file.String()), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s, err := Open(p, OpenOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	msgs := s.Context()
+	if len(msgs) != len(want) {
+		t.Fatalf("%d messages in the context, want %d", len(msgs), len(want))
+	}
+	for i := range msgs {
+		got, err := json.Marshal(&msgs[i])
+		if err != nil {
+			t.Fatal(err)
+		}
+		var g, w any
+		if err := json.Unmarshal(got, &g); err != nil {
+			t.Fatal(err)
+		}
+		if err := json.Unmarshal([]byte(want[i]), &w); err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(g, w) {
+			t.Errorf("message %d:\n got %s\nwant %s", i, got, want[i])
+		}
+	}
+	// The fields pi reads are decoded all the same.
+	if msgs[0].Content[0].Text != "plain <string> & content" || msgs[1].Usage.Output != 5 || msgs[1].Content[2].Name != "read" {
+		t.Errorf("decoded fields: %+v", msgs[:2])
+	}
+	// A message pi builds is written in the reference's full shape.
+	b, _ := json.Marshal(&Message{Role: RoleUser, Content: []Block{{Type: "text", Text: "x"}}, Timestamp: 5})
+	if string(b) != `{"role":"user","content":[{"type":"text","text":"x"}],"timestamp":5}` {
+		t.Errorf("a built message: %s", b)
 	}
 }
 

@@ -41,8 +41,6 @@ type Session struct {
 	persist  bool
 	readOnly bool
 	closed   bool
-	// keepLines keeps each entry's line as read (for Fork).
-	keepLines bool
 	// customBytes counts the custom data appended (MaxCustomTotalBytes).
 	customBytes int
 
@@ -181,6 +179,11 @@ func open(path string, f *os.File, o OpenOptions) (*Session, error) {
 		return fresh, nil
 	}
 	lines, torn := splitLines(data)
+	if _, err := readHeader(path, lines); err != nil {
+		// Refused before any migration: a file that is not a session is
+		// never rewritten.
+		return nil, err
+	}
 	if migrated, ok, err := migrate(lines); err == nil && ok {
 		content := bytes.Join(migrated, []byte("\n"))
 		content = append(content, '\n')
@@ -259,10 +262,6 @@ func cwdOr(dir string) string {
 //
 // ErrNotSession when the first line is not a session header; read errors.
 func Read(path string, o OpenOptions) (*Session, error) {
-	return read(path, o, false)
-}
-
-func read(path string, o OpenOptions, keepLines bool) (*Session, error) {
 	abs, err := filepath.Abs(path)
 	if err != nil {
 		return nil, fmt.Errorf("read session %s: %w", path, err)
@@ -271,8 +270,11 @@ func read(path string, o OpenOptions, keepLines bool) (*Session, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read session: %w", err)
 	}
-	s := &Session{path: abs, persist: true, readOnly: true, byID: map[string]*Entry{}, flushed: true, keepLines: keepLines}
+	s := &Session{path: abs, persist: true, readOnly: true, byID: map[string]*Entry{}, flushed: true}
 	lines, torn := splitLines(data)
+	if _, err := readHeader(abs, lines); err != nil {
+		return nil, err
+	}
 	if migrated, ok, err := migrate(lines); err == nil && ok {
 		lines, torn = migrated, nil
 	}
@@ -307,20 +309,14 @@ func splitLines(data []byte) (lines [][]byte, torn []byte) {
 
 // load fills s from the lines of a file (header first).
 func (s *Session) load(lines [][]byte, torn []byte, warn func(string)) error {
-	if len(lines) == 0 {
-		return fmt.Errorf("%w: %s has no header line", ErrNotSession, s.path)
-	}
-	var h Header
-	if err := json.Unmarshal(lines[0], &h); err != nil || h.Type != TypeSession || h.ID == "" {
-		return fmt.Errorf("%w: the first line of %s is not a session header", ErrNotSession, s.path)
+	h, err := readHeader(s.path, lines)
+	if err != nil {
+		return err
 	}
 	s.header = h
 	s.entries = make([]*Entry, 0, len(lines)-1)
 	for i, l := range lines[1:] {
 		e, err := loadEntry(l)
-		if err == nil && s.keepLines {
-			e.line = l
-		}
 		if err != nil {
 			s.warn(warn, fmt.Sprintf("session %s: line %d skipped: %v", s.path, i+2, err))
 			continue
@@ -341,6 +337,19 @@ func (s *Session) load(lines [][]byte, torn []byte, warn func(string)) error {
 	return nil
 }
 
+// readHeader decodes the first of a file's lines as its session header:
+// ErrNotSession, naming the file, when there is none.
+func readHeader(path string, lines [][]byte) (Header, error) {
+	if len(lines) == 0 {
+		return Header{}, fmt.Errorf("%w: %s has no header line", ErrNotSession, path)
+	}
+	var h Header
+	if err := json.Unmarshal(lines[0], &h); err != nil || h.Type != TypeSession || h.ID == "" {
+		return Header{}, fmt.Errorf(`%w: %s: line 1 is not a session header (a JSON object with "type":"session" and an "id")`, ErrNotSession, path)
+	}
+	return h, nil
+}
+
 func (s *Session) warn(warn func(string), msg string) {
 	s.warnings = append(s.warnings, msg)
 	if warn != nil {
@@ -357,7 +366,7 @@ func (s *Session) warn(warn func(string), msg string) {
 //
 // src cannot be read or is not a session; the new file cannot be written.
 func Fork(src string, o CreateOptions) (*Session, error) {
-	from, err := read(src, OpenOptions{}, true)
+	from, err := Read(src, OpenOptions{})
 	if err != nil {
 		return nil, fmt.Errorf("fork: %w", err)
 	}
