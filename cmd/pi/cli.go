@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"encoding/base64"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -16,7 +15,6 @@ import (
 	"github.com/pi-go/pi/internal/imageutil"
 	"github.com/pi-go/pi/internal/suggest"
 	"github.com/pi-go/pi/runtime/agent"
-	"github.com/pi-go/pi/runtime/app"
 	"github.com/pi-go/pi/runtime/content"
 	"github.com/pi-go/pi/runtime/llm"
 	"github.com/pi-go/pi/runtime/redact"
@@ -280,12 +278,8 @@ func messageText(m llm.Message) string {
 }
 
 // openFailed prints why app.Open failed (the key redacted) and returns the
-// exit code: exitUsage for a mistyped --tools name, else exitError.
+// exit code.
 func openFailed(stderr io.Writer, err error, apiKey string) int {
 	fmt.Fprintf(stderr, "pi: %v\n", redact.New(apiKey).String(err.Error()))
-	if errors.Is(err, app.ErrBadActiveTools) {
-		fmt.Fprintln(stderr, "Run 'pi tools list' for the tools.")
-		return exitUsage
-	}
 	return exitError
 }
