@@ -18,6 +18,13 @@ import (
 // the test.
 func ScaffoldWAT(t testing.TB, name, text, hooks string) string {
 	t.Helper()
+	return ScaffoldWATTool(t, name, name, text, hooks)
+}
+
+// ScaffoldWATTool is ScaffoldWAT with the tool named toolName instead of
+// the extension's name.
+func ScaffoldWATTool(t testing.TB, name, toolName, text, hooks string) string {
+	t.Helper()
 	dir := filepath.Join(t.TempDir(), name)
 	if _, err := scaffold.Write(scaffold.Options{Dir: dir, Name: name, Lang: "wat"}); err != nil {
 		t.Fatal(err)
@@ -28,6 +35,7 @@ func ScaffoldWAT(t testing.TB, name, text, hooks string) string {
 		t.Fatal(err)
 	}
 	s := strings.ReplaceAll(string(src), "Hello from "+name+"!", "Hello from "+text+"!")
+	s = strings.Replace(s, `\"tools\":[{\"name\":\"`+name+`\"`, `\"tools\":[{\"name\":\"`+toolName+`\"`, 1)
 	s = strings.Replace(s, `\"hooks\":[\"tool_call\"]`, `\"hooks\":`+strings.ReplaceAll(hooks, `"`, `\"`), 1)
 	if err := os.WriteFile(watFile, []byte(s), 0o644); err != nil {
 		t.Fatal(err)

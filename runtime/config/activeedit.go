@@ -49,7 +49,7 @@ func AddActiveTools(tomlPath string, names []string) (added []string, err error)
 		return nil, fmt.Errorf("add active tools: the file does not load: %w", err)
 	}
 	if !before.activeSet {
-		return nil, fail("%v", ErrNoActiveList)
+		return nil, fmt.Errorf("add %s to tools.active in %s: %w", strings.Join(names, ", "), file, ErrNoActiveList)
 	}
 	for _, n := range names {
 		if !slices.Contains(before.active, n) && !slices.Contains(added, n) {
@@ -63,7 +63,7 @@ func AddActiveTools(tomlPath string, names []string) (added []string, err error)
 	if !ok {
 		return nil, fail("cannot find its tools.active key; edit the file by hand")
 	}
-	at, sep, ok := activeListEnd(data, start)
+	at, sep, end, ok := activeListEnd(data, start)
 	if !ok {
 		return nil, fail("cannot find the end of its tools.active list; edit the file by hand")
 	}
@@ -71,7 +71,7 @@ func AddActiveTools(tomlPath string, names []string) (added []string, err error)
 	for i, n := range added {
 		quoted[i] = tomlString(n)
 	}
-	ins := sep + strings.Join(quoted, ", ")
+	ins := sep + strings.Join(quoted, ", ") + end
 	var out bytes.Buffer
 	out.Grow(len(data) + len(ins))
 	out.Write(data[:at])
@@ -95,23 +95,24 @@ func AddActiveTools(tomlPath string, names []string) (added []string, err error)
 // activeListEnd finds, in the array that follows the first '=' from off
 // (the line of the tools.active key), where new elements go: right after
 // its last element, or after a trailing comma, or after '[' when it is
-// empty; sep is what goes before them ("", ", " or " "). ok is false when
+// empty; sep is what goes before them ("", ", " or " ") and end what goes
+// after them ("," after a trailing comma, which stays last). ok is false when
 // the array's end is not found. Strings (all four kinds), comments and
 // nested arrays are skipped as TOML reads them.
-func activeListEnd(data []byte, off int) (at int, sep string, ok bool) {
+func activeListEnd(data []byte, off int) (at int, sep, end string, ok bool) {
 	i := off
 	for i < len(data) && data[i] != '=' && data[i] != '\n' {
 		i++
 	}
 	if i >= len(data) || data[i] != '=' {
-		return 0, "", false
+		return 0, "", "", false
 	}
 	i++
 	for i < len(data) && (data[i] == ' ' || data[i] == '\t') {
 		i++
 	}
 	if i >= len(data) || data[i] != '[' {
-		return 0, "", false
+		return 0, "", "", false
 	}
 	depth := 0
 	last, lastKind := i+1, byte('[')
@@ -133,11 +134,11 @@ func activeListEnd(data []byte, off int) (at int, sep string, ok bool) {
 			if depth == 0 {
 				switch lastKind {
 				case '[':
-					return last, "", true
+					return last, "", "", true
 				case ',':
-					return last, " ", true
+					return last, " ", ",", true
 				}
-				return last, ", ", true
+				return last, ", ", "", true
 			}
 			last = i + 1
 		case c == ',':
@@ -145,11 +146,11 @@ func activeListEnd(data []byte, off int) (at int, sep string, ok bool) {
 				last, lastKind = i+1, ','
 			}
 		case c == '"' || c == '\'':
-			end, ok := skipString(data, i)
+			next, ok := skipString(data, i)
 			if !ok {
-				return 0, "", false
+				return 0, "", "", false
 			}
-			i = end
+			i = next
 			if depth == 1 {
 				last, lastKind = i, 'v'
 			}
@@ -164,7 +165,7 @@ func activeListEnd(data []byte, off int) (at int, sep string, ok bool) {
 		}
 		i++
 	}
-	return 0, "", false
+	return 0, "", "", false
 }
 
 // skipString returns the offset just past the TOML string starting at i.
