@@ -107,3 +107,27 @@ func wazeroVersion() string {
 	}
 	return "dev"
 }
+
+// CompileProgress is OnCompile as programs take it: told the module's file
+// name (not its path) when loading it means compiling it, before the wait;
+// the function it returns (nil for none) is called when the compile ends,
+// with how long it took and its error. Front ends show a progress line
+// ("compiling loc.wasm (first load only)…").
+type CompileProgress func(file string) (done func(elapsed time.Duration, err error))
+
+// CompileNoticeAfter is how long a compile runs before a CompileProgress
+// given to WithCompileProgress is told: a module in the cache compiles in
+// milliseconds and is not shown. Tests set it to 0.
+var CompileNoticeAfter = 300 * time.Millisecond
+
+// WithCompileProgress returns o with its compile notice set from p
+// (OnCompile told the file name after CompileNoticeAfter); o as it is for
+// a nil p.
+func (o Options) WithCompileProgress(p CompileProgress) Options {
+	if p == nil {
+		return o
+	}
+	o.OnCompile = func(path string) func(time.Duration, error) { return p(filepath.Base(path)) }
+	o.CompileNoticeAfter = CompileNoticeAfter
+	return o
+}

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -9,7 +8,6 @@ import (
 	"strings"
 
 	"github.com/pi-go/pi/internal/suggest"
-	"github.com/pi-go/pi/runtime/app"
 	"github.com/pi-go/pi/runtime/conversation"
 	"github.com/pi-go/pi/runtime/redact"
 )
@@ -191,12 +189,8 @@ func humanSize(n int64) string {
 }
 
 // openFailed prints why app.Open failed (the key redacted) and returns the
-// exit code: exitUsage for a mistyped --tools name, else exitError.
+// exit code.
 func openFailed(stderr io.Writer, err error, apiKey string) int {
 	fmt.Fprintf(stderr, "pi: %v\n", redact.New(apiKey).String(err.Error()))
-	if errors.Is(err, app.ErrBadActiveTools) {
-		fmt.Fprintln(stderr, "Run 'pi tools list' for the tools.")
-		return exitUsage
-	}
 	return exitError
 }

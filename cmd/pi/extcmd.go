@@ -9,10 +9,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"github.com/pi-go/pi/runtime/app"
-	"github.com/pi-go/pi/runtime/config"
-	"github.com/pi-go/pi/runtime/execgrant"
-	"github.com/pi-go/pi/runtime/extspec"
+	"github.com/pi-go/pi/runtime/manage"
 )
 
 const extUsage = `
@@ -107,7 +104,7 @@ func cmdExt(args []string, stdout, stderr io.Writer) int {
 }
 
 func cmdExtInstall(args []string, stdout, stderr io.Writer) int {
-	var global, override bool
+	var global, override, activate bool
 	var cwd, configFile string
 	var grants, extConfig stringList
 	var memoryMB, timeoutMS int
@@ -115,7 +112,8 @@ func cmdExtInstall(args []string, stdout, stderr io.Writer) int {
 	fs.Var(&extConfig, "ext-config", "set `KEY=VALUE` in the extension's [extensions.config] (VALUE in TOML); repeatable")
 	fs.StringVar(&configFile, "ext-config-file", "", "the extension's [extensions.config] from the TOML table in `FILE`")
 	fs.BoolVar(&global, "global", false, "install into $PI_HOME instead of the project")
-	fs.BoolVar(&override, "override", false, "let its tools replace built-in tools of the same name")
+	fs.BoolVar(&override, "override", false, "let its tools replace built-in tools (and installed extensions' tools) of the same name")
+	fs.BoolVar(&activate, "activate", false, "add its tools to [tools] active when pi.toml sets that list")
 	fs.Var(&grants, "grant", "grant `KIND=VALUE` (fs=ro:PATH, fs=rw:PATH, exec=CMD, env=NAME, http=URLPATTERN, tool=NAME); repeatable")
 	fs.IntVar(&memoryMB, "memory-mb", 0, "memory limit in `MiB` (default 64)")
 	fs.IntVar(&timeoutMS, "timeout-ms", 0, "time limit per tool call in `ms` (default 30000)")
@@ -127,30 +125,30 @@ func cmdExtInstall(args []string, stdout, stderr io.Writer) int {
 	if len(pos) != 1 {
 		return usageError(stderr, "ext install", "want one FILE.wasm, got %d argument(s)", len(pos))
 	}
-	var g extspec.Grants
+	var g manage.Grants
 	for _, kv := range grants {
 		if err := g.AddFlag(kv); err != nil {
 			return usageError(stderr, "ext install", "--grant %s: %v", kv, err)
 		}
 	}
-	limits := extspec.Limits{MemoryMB: memoryMB, TimeoutMS: timeoutMS}
+	limits := manage.Limits{MemoryMB: memoryMB, TimeoutMS: timeoutMS}
 	if err := limits.Check(); err != nil {
 		return usageError(stderr, "ext install", "--memory-mb/--timeout-ms: %v", err)
 	}
-	extCfg, err := config.ParseExtensionConfig(configFile, extConfig)
+	extCfg, err := manage.ParseExtensionConfig(configFile, extConfig)
 	if err != nil {
 		return usageError(stderr, "ext install", "%v", err)
 	}
-	inst, err := app.InstallExtension(context.Background(), app.InstallRequest{
-		ExtensionScope: app.ExtensionScope{Cwd: resolveCwd(cwd), Global: global},
-		Source:         pos[0], Override: override, Grants: g,
+	inst, err := manage.Install(context.Background(), manage.InstallRequest{
+		Scope:  manage.Scope{Cwd: resolveCwd(cwd), Global: global},
+		Source: pos[0], Override: override, Activate: activate, Grants: g,
 		Limits: limits, Config: extCfg,
 		LogOutput: stderr, HostVersion: version,
 		CompileProgress: compileProgress(stderr),
 	})
 	if err != nil && inst.Dest == "" {
 		fmt.Fprintf(stderr, "pi ext install: %s refused, nothing written: %v\n", pos[0], err)
-		if errors.Is(err, config.ErrExtensionExists) {
+		if errors.Is(err, manage.ErrExtensionExists) {
 			fmt.Fprintf(stderr, "pi ext install: to replace it keeping its grants and config: pi ext update NAME %s\n", pos[0])
 		}
 		return exitError
@@ -175,10 +173,8 @@ func cmdExtInstall(args []string, stdout, stderr io.Writer) int {
 	if len(extCfg) > 0 {
 		fmt.Fprintf(stdout, "  config: %s\n", describeConfig(extCfg))
 	}
-	for _, pat := range g.Exec {
-		if why := execgrant.RunsCode(pat); why != "" {
-			fmt.Fprintf(stderr, "pi ext install: warning: %s. An extension that can run code outside its sandbox can do anything you can.\n", why)
-		}
+	for _, why := range inst.RunsCode {
+		fmt.Fprintf(stderr, "pi ext install: warning: %s. An extension that can run code outside its sandbox can do anything you can.\n", why)
 	}
 	if len(g.Exec) > 0 && len(g.FS) == 0 {
 		fmt.Fprintf(stdout, "  note: exec runs only in a directory inside the fs grants, and it has none; add --grant fs=ro:. to let it run in the project.\n")
@@ -196,13 +192,13 @@ func cmdExtInstall(args []string, stdout, stderr io.Writer) int {
 	if len(inst.Missing) > 0 {
 		fmt.Fprintf(stdout, "  note: it asks for %s, which you did not grant; reinstall with --grant to give it.\n", strings.Join(inst.Missing, " "))
 	}
-	if inst.Scope == config.ScopeProject && !inst.Trusted {
+	if inst.Scope == manage.ScopeProject && !inst.Trusted {
 		fmt.Fprintf(stdout, "  note: this project's pi.toml is not trusted, so its extensions do not load yet; run 'pi trust' after reviewing %s.\n", inst.TOML)
 	}
-	return exitOK
+	return reportActive(stdout, stderr, "ext install", inst.Active, inst.Off, "")
 }
 
-func describeGrants(g config.Grants) string {
+func describeGrants(g manage.Grants) string {
 	var parts []string
 	for _, v := range g.FS {
 		parts = append(parts, "fs="+v)
@@ -238,7 +234,7 @@ func cmdExtList(args []string, stdout, stderr io.Writer) int {
 	if len(pos) > 0 {
 		return usageError(stderr, "ext list", "unexpected argument %q", pos[0])
 	}
-	entries, err := app.ListExtensions(context.Background(), app.ExtensionScope{Cwd: resolveCwd(cwd)})
+	entries, err := manage.ListExtensions(context.Background(), manage.Scope{Cwd: resolveCwd(cwd)})
 	if err != nil {
 		fmt.Fprintf(stderr, "pi ext list: %v\n", err)
 		return exitError
@@ -247,7 +243,7 @@ func cmdExtList(args []string, stdout, stderr io.Writer) int {
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
 		if entries == nil {
-			entries = []app.ConfiguredExtension{}
+			entries = []manage.ConfiguredExtension{}
 		}
 		enc.Encode(entries)
 		return exitOK
@@ -288,7 +284,7 @@ func cmdExtRemove(args []string, stdout, stderr io.Writer) int {
 	if len(pos) != 1 {
 		return usageError(stderr, "ext remove", "want one extension NAME, got %d argument(s)", len(pos))
 	}
-	rm, err := app.RemoveExtension(app.ExtensionScope{Cwd: resolveCwd(cwd), Global: global}, pos[0])
+	rm, err := manage.Remove(manage.Scope{Cwd: resolveCwd(cwd), Global: global}, pos[0])
 	if err != nil && rm.TOML == "" {
 		fmt.Fprintf(stderr, "pi ext remove: %v\n", err)
 		return exitError
@@ -330,15 +326,15 @@ func cmdExtUpdate(args []string, stdout, stderr io.Writer) int {
 	if len(pos) < 1 || len(pos) > 2 {
 		return usageError(stderr, "ext update", "want NAME and optionally FILE.wasm, got %d argument(s)", len(pos))
 	}
-	req := app.UpdateRequest{
-		ExtensionScope: app.ExtensionScope{Cwd: resolveCwd(cwd), Global: global},
-		Name:           pos[0], LogOutput: stderr, HostVersion: version,
+	req := manage.UpdateRequest{
+		Scope: manage.Scope{Cwd: resolveCwd(cwd), Global: global},
+		Name:  pos[0], LogOutput: stderr, HostVersion: version,
 		CompileProgress: compileProgress(stderr),
 	}
 	if len(pos) == 2 {
 		req.Source = pos[1]
 	}
-	up, err := app.UpdateExtension(context.Background(), req)
+	up, err := manage.Update(context.Background(), req)
 	if err != nil && up.TOML == "" {
 		fmt.Fprintf(stderr, "pi ext update: %s refused, nothing written: %v\n", pos[0], err)
 		return exitError
@@ -352,7 +348,7 @@ func cmdExtUpdate(args []string, stdout, stderr io.Writer) int {
 }
 
 // printUpdated says what an update did.
-func printUpdated(stdout io.Writer, up app.Updated) {
+func printUpdated(stdout io.Writer, up manage.Updated) {
 	switch {
 	case up.OldSHA256 == up.SHA256 && !up.Copied:
 		fmt.Fprintf(stdout, "%s %s is up to date (%s)\n  sha256: %s\n", up.Info.Name, up.Info.Version, up.Path, up.SHA256)
@@ -373,7 +369,7 @@ func printUpdated(stdout io.Writer, up app.Updated) {
 	if len(up.Missing) > 0 {
 		fmt.Fprintf(stdout, "  note: it asks for %s, which its entry does not grant; add it under [extensions.grants] in %s.\n", strings.Join(up.Missing, " "), up.TOML)
 	}
-	if up.Scope == config.ScopeProject && !up.Trusted {
+	if up.Scope == manage.ScopeProject && !up.Trusted {
 		fmt.Fprintf(stdout, "  note: this project's pi.toml is not trusted, so its extensions do not load yet; run 'pi trust' after reviewing %s.\n", up.TOML)
 	}
 }

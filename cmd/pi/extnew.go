@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"github.com/pi-go/pi/internal/scaffold"
-	"github.com/pi-go/pi/runtime/app"
+	"github.com/pi-go/pi/runtime/manage"
 )
 
 // toolchainHints say, per language, what builds a scaffolded project.
@@ -86,7 +86,7 @@ func cmdExtDev(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "pi ext dev: %s has no build.sh: pi ext new writes one; your own must build the module into the path given as its first argument\n", dir)
 		return exitError
 	}
-	scope := app.ExtensionScope{Cwd: resolveCwd(cwd), Global: global}
+	scope := manage.Scope{Cwd: resolveCwd(cwd), Global: global}
 	if !watch {
 		return devOnce(dir, scope, stdout, stderr)
 	}
@@ -115,7 +115,7 @@ func cmdExtDev(args []string, stdout, stderr io.Writer) int {
 // folder, checks the module, and updates the installed extension of its
 // name; when none is installed it leaves DIR/NAME.wasm and says how to
 // install it.
-func devOnce(dir string, scope app.ExtensionScope, stdout, stderr io.Writer) int {
+func devOnce(dir string, scope manage.Scope, stdout, stderr io.Writer) int {
 	tmp, err := os.MkdirTemp("", "pi-dev-")
 	if err != nil {
 		fmt.Fprintf(stderr, "pi ext dev: %v\n", err)
@@ -136,13 +136,13 @@ func devOnce(dir string, scope app.ExtensionScope, stdout, stderr io.Writer) int
 		return exitError
 	}
 	ctx := context.Background()
-	info, err := app.InspectExtension(ctx, scope, out, nil, stderr, version)
+	info, err := manage.Inspect(ctx, scope, out, nil, stderr, version)
 	if err != nil {
 		fmt.Fprintf(stderr, "pi ext dev: the new build is refused, nothing was updated: %v\n", err)
 		return exitError
 	}
-	up, err := app.UpdateExtension(ctx, app.UpdateRequest{ExtensionScope: scope, Name: info.Name, Source: out, LogOutput: stderr, HostVersion: version})
-	if errors.Is(err, app.ErrNotInstalled) {
+	up, err := manage.Update(ctx, manage.UpdateRequest{Scope: scope, Name: info.Name, Source: out, LogOutput: stderr, HostVersion: version})
+	if errors.Is(err, manage.ErrNotInstalled) {
 		keep := filepath.Join(dir, info.Name+".wasm")
 		data, rerr := os.ReadFile(out)
 		if rerr == nil {
@@ -169,7 +169,7 @@ func devOnce(dir string, scope app.ExtensionScope, stdout, stderr io.Writer) int
 	return exitOK
 }
 
-func globalFlag(s app.ExtensionScope) string {
+func globalFlag(s manage.Scope) string {
 	if s.Global {
 		return " --global"
 	}

@@ -12,7 +12,7 @@ import (
 
 	"github.com/pi-go/pi/internal/suggest"
 	"github.com/pi-go/pi/runtime/app"
-	"github.com/pi-go/pi/runtime/config"
+	"github.com/pi-go/pi/runtime/manage"
 )
 
 // commonFlags are the flags every command that builds the runtime accepts.
@@ -268,7 +268,7 @@ func (f extConfigFlag) Set(v string) error {
 	if err != nil {
 		return err
 	}
-	kv, err := config.ParseExtensionConfig("", []string{v})
+	kv, err := manage.ParseExtensionConfig("", []string{v})
 	if err != nil {
 		return err
 	}

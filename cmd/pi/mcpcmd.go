@@ -14,8 +14,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/pi-go/pi/cmd/pi/internal/termtext"
-	"github.com/pi-go/pi/runtime/app"
-	"github.com/pi-go/pi/runtime/config"
+	"github.com/pi-go/pi/runtime/manage"
 )
 
 const mcpUsage = `
@@ -83,7 +82,7 @@ func cmdMCPList(args []string, stdout, stderr io.Writer) int {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	entries, err := app.ListMCPServers(ctx, app.MCPListOptions{ExtensionScope: app.ExtensionScope{Cwd: resolveCwd(cwd)}, NoStart: noStart, HostVersion: version})
+	entries, err := manage.ListMCPServers(ctx, manage.MCPListOptions{Scope: manage.Scope{Cwd: resolveCwd(cwd)}, NoStart: noStart, HostVersion: version})
 	if err != nil {
 		fmt.Fprintf(stderr, "pi mcp list: %v\n", err)
 		return exitError
@@ -123,7 +122,7 @@ func cmdMCPList(args []string, stdout, stderr io.Writer) int {
 }
 
 func cmdMCPAdd(args []string, stdout, stderr io.Writer) int {
-	var global bool
+	var global, activate bool
 	var cwd, url, tools string
 	var env, headers stringList
 	var timeoutMS int
@@ -138,6 +137,7 @@ func cmdMCPAdd(args []string, stdout, stderr io.Writer) int {
 	fs.Var(&headers, "header", "HTTP header `NAME=VALUE` for a url server (repeatable; ${VAR} allowed)")
 	fs.StringVar(&tools, "tools", "", "register only these of the server's tools, comma-separated `LIST`")
 	fs.IntVar(&timeoutMS, "timeout-ms", 0, "time limit per call in `ms` (default 60000)")
+	fs.BoolVar(&activate, "activate", false, "add its tools to [tools] active when pi.toml sets that list")
 	fs.StringVar(&cwd, "cwd", "", "act as if run in `DIR`")
 	pos, code, done := parseArgs(fs, flagArgs)
 	if done {
@@ -149,7 +149,7 @@ func cmdMCPAdd(args []string, stdout, stderr io.Writer) int {
 	if (len(command) == 0) == (url == "") {
 		return usageError(stderr, "mcp add", "give the server's command after -- (a stdio server), or --url (an HTTP server)")
 	}
-	s := config.MCPServer{Name: pos[0], Command: command, URL: url, TimeoutMS: timeoutMS}
+	s := manage.MCPServer{Name: pos[0], Command: command, URL: url, TimeoutMS: timeoutMS}
 	if tools != "" {
 		s.Tools = splitList(tools)
 	}
@@ -160,22 +160,51 @@ func cmdMCPAdd(args []string, stdout, stderr io.Writer) int {
 	if s.Headers, err = keyValues("--header", headers); err != nil {
 		return usageError(stderr, "mcp add", "%v", err)
 	}
-	file, trusted, err := app.AddMCPServer(app.ExtensionScope{Cwd: resolveCwd(cwd), Global: global}, s)
-	if errors.Is(err, config.ErrMCPServerExists) {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	add, err := manage.AddMCPServer(ctx, manage.MCPAddRequest{Scope: manage.Scope{Cwd: resolveCwd(cwd), Global: global}, Server: s, Activate: activate, HostVersion: version})
+	if errors.Is(err, manage.ErrMCPServerExists) {
 		fmt.Fprintf(stderr, "pi mcp add: %v (pi mcp remove %s first)\n", err, s.Name)
 		return exitError
 	}
-	if err != nil && file == "" {
+	if err != nil && add.TOML == "" {
 		fmt.Fprintf(stderr, "pi mcp add: nothing written: %v\n", err)
 		return exitError
 	}
+	file := add.TOML
 	fmt.Fprintf(stdout, "added MCP server %s to %s\n  its tools are named mcp__%s__TOOL; 'pi mcp list' starts it and shows them\n", s.Name, file, s.Name)
 	if err != nil {
 		fmt.Fprintf(stderr, "pi mcp add: %v\n", err)
 		return exitError
 	}
-	if !global && !trusted {
+	if add.Scope == manage.ScopeProject && !add.Trusted {
 		fmt.Fprintf(stdout, "  note: this project's pi.toml is not trusted, so its MCP servers do not start yet; run 'pi trust' after reviewing %s.\n", file)
+	}
+	off := add.Off
+	if len(off) == 0 && s.Tools == nil && add.ActiveAt != "" && len(add.Activated) == 0 {
+		off = []string{"mcp__" + s.Name + "__*"} // its tools are known once it runs
+	}
+	return reportActive(stdout, stderr, "mcp add", add.Active, off, add.ListErr)
+}
+
+// reportActive says how new tools stand against [tools] active: the ones
+// --activate added, or the ones the list leaves off and how to turn them
+// on. It returns the exit code: an --activate that failed is an error
+// (what was installed or added stays).
+func reportActive(stdout, stderr io.Writer, cmd string, a manage.Active, off []string, listErr string) int {
+	if len(a.Activated) > 0 {
+		fmt.Fprintf(stdout, "  activated: %s (added to [tools] active in %s)\n", strings.Join(a.Activated, ", "), a.ActiveFile)
+	}
+	if listErr != "" {
+		fmt.Fprintf(stderr, "pi %s: --activate: could not start the server to list its tools (%s); name them with --tools, or add them to [tools] active in %s by hand\n", cmd, listErr, a.ActiveAt)
+		return exitError
+	}
+	if a.ActivateErr != nil {
+		fmt.Fprintf(stderr, "pi %s: --activate: %v\n", cmd, a.ActivateErr)
+		return exitError
+	}
+	if len(off) > 0 {
+		fmt.Fprintf(stdout, "  note: [tools] active at %s leaves out the new tools (%s): they are off; add them there, or run again with --activate\n", a.ActiveAt, strings.Join(off, ", "))
 	}
 	return exitOK
 }
@@ -209,7 +238,7 @@ func cmdMCPRemove(args []string, stdout, stderr io.Writer) int {
 	if len(pos) != 1 {
 		return usageError(stderr, "mcp remove", "want one server NAME, got %d argument(s)", len(pos))
 	}
-	file, err := app.RemoveMCPServer(app.ExtensionScope{Cwd: resolveCwd(cwd), Global: global}, pos[0])
+	file, err := manage.RemoveMCPServer(manage.Scope{Cwd: resolveCwd(cwd), Global: global}, pos[0])
 	if err != nil && file == "" {
 		fmt.Fprintf(stderr, "pi mcp remove: %v\n", err)
 		return exitError

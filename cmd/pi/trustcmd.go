@@ -3,10 +3,9 @@ package main
 import (
 	"fmt"
 	"io"
-	"path/filepath"
 	"strings"
 
-	"github.com/pi-go/pi/runtime/config"
+	"github.com/pi-go/pi/runtime/manage"
 )
 
 const trustUsage = `
@@ -46,64 +45,38 @@ func cmdTrust(args []string, stdout, stderr io.Writer, trust bool) int {
 	if len(pos) > 0 {
 		return usageError(stderr, name, "unexpected argument %q", pos[0])
 	}
-	cwd = resolveCwd(cwd)
-	home := config.DefaultPIHome()
-	var file string
-	var err error
-	if trust {
-		file, err = projectFile(cwd)
-	} else {
-		// Untrusting needs no parse: it works on a file that is broken.
-		file, err = config.FindProjectFile(cwd, home)
-	}
-	if err != nil {
-		fmt.Fprintf(stderr, "pi %s: %v\n", name, err)
-		return exitError
-	}
-	if file == "" {
-		fmt.Fprintf(stderr, "pi %s: no pi.toml in %s or its parents up to the project root (the nearest folder with .git or .pi/): there is nothing to %s\n", name, cwd, name)
-		return exitError
-	}
+	scope := manage.Scope{Cwd: resolveCwd(cwd)}
 	if !trust {
-		if err := config.Untrust(home, filepath.Dir(file)); err != nil {
+		dir, err := manage.Untrust(scope)
+		if err != nil {
 			fmt.Fprintf(stderr, "pi untrust: %v\n", err)
 			return exitError
 		}
-		fmt.Fprintf(stdout, "untrusted %s: its command_prefix, shell and extensions are ignored from now on\n", filepath.Dir(file))
+		if dir == "" {
+			return nothingToTrust(stderr, name, scope.Cwd)
+		}
+		fmt.Fprintf(stdout, "untrusted %s: its command_prefix, shell and extensions are ignored from now on\n", dir)
 		return exitOK
 	}
-	if err := config.Trust(home, file); err != nil {
-		fmt.Fprintf(stderr, "pi trust: %v\n", err)
-		return exitError
-	}
-	fmt.Fprintf(stdout, "trusted %s: its command_prefix, shell and extensions apply until the file changes\n", file)
-	grants, err := config.TrustGrants(home, file)
+	tr, err := manage.Trust(scope)
 	if err != nil {
 		fmt.Fprintf(stderr, "pi trust: %v\n", err)
 		return exitError
 	}
-	for _, g := range grants {
+	if tr.File == "" {
+		return nothingToTrust(stderr, name, scope.Cwd)
+	}
+	fmt.Fprintf(stdout, "trusted %s: its command_prefix, shell and extensions apply until the file changes\n", tr.File)
+	for _, g := range tr.Grants {
 		if g.Problem == "" {
 			fmt.Fprintf(stdout, "  extension %s: fs grant %s is %s\n", g.Extension, g.Grant, g.Real)
 		} else {
 			fmt.Fprintf(stdout, "  extension %s: fs grant %s is refused (%s); the extension will not load while it is, and when that changes the project needs 'pi trust' again\n", g.Extension, g.Grant, g.Problem)
 		}
 	}
-	printNetworkAndToolGrants(stdout, filepath.Dir(file))
-	return exitOK
-}
-
-// printNetworkAndToolGrants lists what the trusted project's extensions may
-// fetch and which tools they may call (ABI 1.1), next to the fs grants.
-func printNetworkAndToolGrants(stdout io.Writer, dir string) {
-	cfg, err := config.Load(config.LoadOptions{Cwd: dir, Trust: true})
-	if err != nil {
-		return
-	}
-	for _, e := range cfg.Extensions {
-		if e.Scope != config.ScopeProject {
-			continue
-		}
+	// What its extensions may fetch and which tools they may call (ABI
+	// 1.1), next to the fs grants.
+	for _, e := range tr.Extensions {
 		if len(e.Grants.HTTP) > 0 {
 			fmt.Fprintf(stdout, "  extension %s: may fetch %s\n", e.Name, strings.Join(e.Grants.HTTP, ", "))
 		}
@@ -111,14 +84,11 @@ func printNetworkAndToolGrants(stdout io.Writer, dir string) {
 			fmt.Fprintf(stdout, "  extension %s: may call the tools %s\n", e.Name, strings.Join(e.Grants.Tools, ", "))
 		}
 	}
+	return exitOK
 }
 
-// projectFile returns the project pi.toml that applies in cwd (the nearest
-// one from cwd up to the project root), or "" when there is none.
-func projectFile(cwd string) (string, error) {
-	cfg, err := config.Load(config.LoadOptions{Cwd: cwd, Trust: true})
-	if err != nil {
-		return "", err
-	}
-	return cfg.ProjectFile, nil
+// nothingToTrust says there is no project pi.toml in cwd.
+func nothingToTrust(stderr io.Writer, name, cwd string) int {
+	fmt.Fprintf(stderr, "pi %s: no pi.toml in %s or its parents up to the project root (the nearest folder with .git or .pi/): there is nothing to %s\n", name, cwd, name)
+	return exitError
 }

@@ -802,27 +802,6 @@ func TestABI11CrossToolCallsDoNotHang(t *testing.T) {
 	}
 }
 
-// TestInstallConfigCheck: the install transaction's configSchema check:
-// a wrong type refuses, a missing required key is a note naming the flag.
-func TestInstallConfigCheck(t *testing.T) {
-	info := ExtensionInfo{ConfigSchema: json.RawMessage(`{"type":"object","properties":{"command":{"type":"string"},"n":{"type":"integer"}},"required":["command"],"additionalProperties":false}`)}
-	notes, err := checkInstallConfig(info, nil, "/p/pi.toml")
-	if err != nil || len(notes) != 1 || !strings.Contains(notes[0], "config key command: give it with --ext-config command=VALUE") {
-		t.Errorf("missing required key: %q, %v", notes, err)
-	}
-	_, err = checkInstallConfig(info, map[string]any{"command": "x", "n": "five"}, "/p/pi.toml")
-	if err == nil || !strings.Contains(err.Error(), "extensions.config.n: expected integer, got string") {
-		t.Errorf("wrong type: %v", err)
-	}
-	_, err = checkInstallConfig(info, map[string]any{"command": "x", "other": 1}, "/p/pi.toml")
-	if err == nil || !strings.Contains(err.Error(), "extensions.config.other: unknown key") {
-		t.Errorf("unknown key: %v", err)
-	}
-	if notes, err := checkInstallConfig(ExtensionInfo{}, map[string]any{"x": 1}, "/p/pi.toml"); notes != nil || err != nil {
-		t.Errorf("no schema: %q, %v", notes, err)
-	}
-}
-
 // TestABI11DefaultEvents: a guest that names no events gets the six of
 // ABI 1.0 and nothing new.
 func TestABI11DefaultEvents(t *testing.T) {

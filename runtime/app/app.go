@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -190,7 +189,7 @@ func Open(ctx context.Context, opts Options) (rt *Runtime, err error) {
 // loadConfig resolves the working directory and PI_HOME, starts the
 // redacting logger, loads pi.toml and works out the key's redaction.
 func (r *Runtime) loadConfig() error {
-	cwd, err := WorkingDir(r.opts.Cwd)
+	cwd, err := workingDir(r.opts.Cwd)
 	if err != nil {
 		return err
 	}
@@ -206,7 +205,7 @@ func (r *Runtime) loadConfig() error {
 	r.cfg = cfg
 	key, keyEnv := modelKey(cfg, r.opts.Model.APIKey)
 	r.redactor = redact.New(key)
-	r.hideEnv = hiddenEnv(cfg, key)
+	r.hideEnv = cfg.HiddenEnv(key)
 	logOut := r.opts.LogOutput
 	if logOut == nil {
 		logOut = io.Discard
@@ -237,25 +236,9 @@ func (r *Runtime) warn(w string) {
 	}
 }
 
-// WorkingDir makes dir ("" for the process's) absolute and checks that it
-// is a directory.
-func WorkingDir(dir string) (string, error) {
-	if dir == "" {
-		wd, err := os.Getwd()
-		if err != nil {
-			return "", fmt.Errorf("working directory: %w", err)
-		}
-		dir = wd
-	}
-	abs, err := filepath.Abs(dir)
-	if err != nil {
-		return "", fmt.Errorf("working directory %s: %w", dir, err)
-	}
-	if st, err := os.Stat(abs); err != nil || !st.IsDir() {
-		return "", fmt.Errorf("working directory %s: not a directory", dir)
-	}
-	return abs, nil
-}
+// workingDir makes dir ("" for the process's) absolute and checks that it
+// is a directory (config.WorkingDir).
+func workingDir(dir string) (string, error) { return config.WorkingDir(dir) }
 
 // extensionSpecs lists what to load: pi.toml's [[extensions]], then the
 // extra files of Options.Extensions.
@@ -265,7 +248,7 @@ func (r *Runtime) extensionSpecs() ([]extensions.Spec, error) {
 		specs = append(specs, extensions.Spec{
 			Name: e.Name, Path: e.Path, SHA256: e.SHA256, Override: e.Override,
 			Grants: e.Grants, Limits: e.Limits, Config: e.Config, Scope: e.Scope,
-			ConfigKey: configKey(r.cfg.Extensions, e),
+			ConfigKey: config.ExtensionConfigKey(r.cfg.Extensions, e),
 		})
 	}
 	for _, p := range r.opts.Extensions {
@@ -280,7 +263,7 @@ func (r *Runtime) extensionSpecs() ([]extensions.Spec, error) {
 
 // hostOptions are the extension host's options for this runtime.
 func (r *Runtime) hostOptions() extensions.Options {
-	return withCompileProgress(extensions.Options{
+	return extensions.Options{
 		CacheDir: config.CacheDir(r.piHome), Logger: r.logger,
 		ProjectRoot: r.cfg.ProjectRoot, Cwd: r.cwd,
 		HostName: firstNonEmpty(r.opts.HostName, "pi"), HostVersion: firstNonEmpty(r.opts.HostVersion, "dev"),
@@ -291,7 +274,7 @@ func (r *Runtime) hostOptions() extensions.Options {
 		// PI_HOME (as trusted as pi.toml: a record decides which hooks
 		// are registered before the module runs).
 		DeclaredDir: r.lazyDir(),
-	}, r.opts.CompileProgress)
+	}.WithCompileProgress(r.opts.CompileProgress)
 }
 
 // startExtensions starts the host and loads every extension; it returns

@@ -3,6 +3,9 @@ package app
 import (
 	"context"
 	"errors"
+	"github.com/pi-go/pi/extensions"
+	"github.com/pi-go/pi/internal/testkit/plugin"
+	"github.com/pi-go/pi/runtime/manage"
 	"strings"
 	"sync"
 	"testing"
@@ -36,15 +39,15 @@ func (c *compileLog) progress(file string) func(time.Duration, error) {
 // told with its error. The notice threshold is 0 here (no timing in the
 // test): every real compile is told.
 func TestCompileProgress(t *testing.T) {
-	old := compileNoticeAfter
-	compileNoticeAfter = 0
-	t.Cleanup(func() { compileNoticeAfter = old })
+	old := extensions.CompileNoticeAfter
+	extensions.CompileNoticeAfter = 0
+	t.Cleanup(func() { extensions.CompileNoticeAfter = old })
 	t.Setenv("PI_CACHE_DIR", t.TempDir())
 
 	dir, home := project(t)
-	wasm := watExt(t, "compiled", "c", `[]`)
+	wasm := plugin.ScaffoldWAT(t, "compiled", "c", `[]`)
 	var inst compileLog
-	if _, err := InstallExtension(context.Background(), InstallRequest{ExtensionScope: ExtensionScope{Cwd: dir, PIHome: home}, Source: wasm, CompileProgress: inst.progress}); err != nil {
+	if _, err := manage.Install(context.Background(), manage.InstallRequest{Scope: manage.Scope{Cwd: dir, PIHome: home}, Source: wasm, CompileProgress: inst.progress}); err != nil {
 		t.Fatal(err)
 	}
 	if len(inst.told) != 1 || inst.told[0] != "compiled.wasm" || len(inst.ended) != 1 || inst.ended[0] != nil {
@@ -64,10 +67,10 @@ func TestCompileProgress(t *testing.T) {
 	}
 
 	// A refused module: the compile's end is told with its error.
-	bad := watExt(t, "bad", "b", `[]`)
+	bad := plugin.ScaffoldWAT(t, "bad", "b", `[]`)
 	write(t, bad, "not wasm")
 	var refused compileLog
-	if _, err := InstallExtension(context.Background(), InstallRequest{ExtensionScope: ExtensionScope{Cwd: dir, PIHome: home}, Source: bad, CompileProgress: refused.progress}); err == nil {
+	if _, err := manage.Install(context.Background(), manage.InstallRequest{Scope: manage.Scope{Cwd: dir, PIHome: home}, Source: bad, CompileProgress: refused.progress}); err == nil {
 		t.Fatal("a module that is not WebAssembly was installed")
 	}
 	if len(refused.ended) != 1 || refused.ended[0] == nil {

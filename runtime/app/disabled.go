@@ -5,15 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
-	"slices"
 	"strings"
 
 	"github.com/pi-go/pi/extensions"
-	"github.com/pi-go/pi/internal/atomicfile"
 	"github.com/pi-go/pi/runtime/config"
-	"github.com/pi-go/pi/runtime/extspec"
 	"github.com/pi-go/pi/runtime/tool"
 )
 
@@ -59,7 +54,7 @@ func (r *Runtime) disableOnMismatch(spec extensions.Spec, err error) (disabledEx
 		return disabledExtension{}, false
 	}
 	d := disabledExtension{spec: spec}
-	d.declared, d.known = loadDeclared(r.piHome, spec.SHA256)
+	d.declared, d.known = extensions.LoadDeclared(config.DeclaredDir(r.piHome), spec.SHA256)
 	got, _ := extensions.FileSHA256(spec.Path)
 	update, remove := "pi ext update "+spec.Name, "pi ext remove "+spec.Name
 	if spec.Scope == config.ScopeGlobal {
@@ -168,55 +163,11 @@ func disabledDefinitions(disabled []disabledExtension) []tool.ToolDefinition {
 	return defs
 }
 
-// declaredPath is the record of what the module with sha256 sum declared.
-func declaredPath(home, sum string) string {
-	return filepath.Join(home, "cache", "declared", strings.ToLower(sum)+".json")
-}
-
-// recordDeclared keeps what a module's init declared (name, version,
-// tools, hooks, wants), by its sha256, for when that module is later
-// replaced behind pi's back. Best effort: a record that cannot be written
-// only means a later mismatch assumes every hook.
-func recordDeclared(home string, info ExtensionInfo) {
-	if home == "" || extspec.CheckSHA256(info.SHA256) != nil {
-		return
-	}
-	rec := ExtensionInfo{Name: info.Name, Version: info.Version, Tools: info.Tools, Hooks: info.Hooks, Wants: info.Wants, SHA256: strings.ToLower(info.SHA256)}
-	data, err := json.Marshal(rec)
-	if err != nil {
-		return
-	}
-	_ = atomicfile.WriteFile(declaredPath(home, info.SHA256), data, 0o600)
-}
-
 // recordLoaded records a pinned extension that loaded, unless a record of
 // its sha256 is there already (a stat per start).
 func recordLoaded(home string, e *extensions.Extension, pinned string) {
-	if pinned == "" {
+	if pinned == "" || extensions.HasDeclared(config.DeclaredDir(home), pinned) {
 		return
 	}
-	if _, err := os.Stat(declaredPath(home, pinned)); err == nil {
-		return
-	}
-	recordDeclared(home, e.Info())
-}
-
-// loadDeclared reads the record of sum; ok is false when there is none or
-// it does not hold that sum's declaration.
-func loadDeclared(home, sum string) (ExtensionInfo, bool) {
-	if home == "" || extspec.CheckSHA256(sum) != nil {
-		return ExtensionInfo{}, false
-	}
-	data, err := os.ReadFile(declaredPath(home, sum))
-	if err != nil {
-		return ExtensionInfo{}, false
-	}
-	var info ExtensionInfo
-	if json.Unmarshal(data, &info) != nil || !strings.EqualFold(info.SHA256, sum) {
-		return ExtensionInfo{}, false
-	}
-	info.Hooks = slices.DeleteFunc(info.Hooks, func(h string) bool {
-		return !slices.Contains([]string{extensions.HookToolCall, extensions.HookToolResult, extensions.HookBashSpawn, extensions.HookEvent}, h)
-	})
-	return info, true
+	extensions.RecordDeclared(config.DeclaredDir(home), e.Info())
 }

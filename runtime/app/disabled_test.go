@@ -3,7 +3,10 @@ package app
 import (
 	"context"
 	"encoding/json"
+	"github.com/pi-go/pi/internal/testkit/plugin"
+	"github.com/pi-go/pi/runtime/manage"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -23,17 +26,17 @@ func mismatchProject(t *testing.T, hooks, replacementHooks string, global bool) 
 	t.Helper()
 	dir, home = project(t)
 	ctx := context.Background()
-	scope := ExtensionScope{Cwd: dir, PIHome: home, Global: global}
-	inst, err := InstallExtension(ctx, InstallRequest{ExtensionScope: scope, Source: watExt(t, "guard", "guard", hooks)})
+	scope := manage.Scope{Cwd: dir, PIHome: home, Global: global}
+	inst, err := manage.Install(ctx, manage.InstallRequest{Scope: scope, Source: plugin.ScaffoldWAT(t, "guard", "guard", hooks)})
 	if err != nil {
 		t.Fatal(err)
 	}
 	hello := filepath.Join(dir, "hello.wasm")
-	write(t, hello, string(readFile(t, repoWAT(t))))
-	if _, err := InstallExtension(ctx, InstallRequest{ExtensionScope: ExtensionScope{Cwd: dir, PIHome: home}, Source: hello}); err != nil {
+	write(t, hello, string(mustRead(t, repoWAT(t))))
+	if _, err := manage.Install(ctx, manage.InstallRequest{Scope: manage.Scope{Cwd: dir, PIHome: home}, Source: hello}); err != nil {
 		t.Fatal(err)
 	}
-	write(t, inst.Dest, string(readFile(t, watExt(t, "guard", "evil", replacementHooks))))
+	write(t, inst.Dest, string(mustRead(t, plugin.ScaffoldWAT(t, "guard", "evil", replacementHooks))))
 	return dir, home, inst.Dest
 }
 
@@ -41,7 +44,7 @@ func repoWAT(t *testing.T) string {
 	t.Helper()
 	out := filepath.Join(t.TempDir(), "hello.wasm")
 	src := filepath.Join("..", "..", "examples", "plugins", "hello-wat", "hello.wat")
-	if b, err := execWat2wasm(src, out); err != nil {
+	if b, err := exec.Command("wat2wasm", src, "-o", out).CombinedOutput(); err != nil {
 		t.Fatalf("wat2wasm: %v\n%s", err, b)
 	}
 	return out
@@ -86,7 +89,7 @@ func TestSHA256MismatchDisablesOnlyThatExtension(t *testing.T) {
 		t.Errorf("loaded = %+v", rt.Extensions())
 	}
 	// pi ext list says so too.
-	list, err := ListExtensions(context.Background(), ExtensionScope{Cwd: dir, PIHome: home})
+	list, err := manage.ListExtensions(context.Background(), manage.Scope{Cwd: dir, PIHome: home})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,12 +3,9 @@ package app
 import (
 	"context"
 	"encoding/json"
-	"os"
 	"slices"
-	"strings"
 
 	"github.com/pi-go/pi/runtime/config"
-	"github.com/pi-go/pi/runtime/llm"
 	"github.com/pi-go/pi/runtime/redact"
 	"github.com/pi-go/pi/runtime/tool"
 )
@@ -20,48 +17,9 @@ import (
 // result, bash full-output files). What the model said and what a tool
 // receives are never rewritten.
 
-const defaultKeyEnv = llm.DefaultAPIKeyEnv
-
-// modelKey resolves the API key as the provider will use it: --api-key,
-// else the variable named by [model] api_key_env (default OPENAI_API_KEY),
-// else OPENAI_API_KEY when that named variable is unset. keyEnv is the
-// variable the key came from (or would come from).
-func modelKey(cfg *config.Config, flagKey string) (key, keyEnv string) {
-	keyEnv = firstNonEmpty(cfg.Model.APIKeyEnv, defaultKeyEnv)
-	key = flagKey
-	if key == "" {
-		key = os.Getenv(keyEnv)
-	}
-	if key == "" && flagKey == "" && keyEnv != defaultKeyEnv && os.Getenv(defaultKeyEnv) != "" {
-		key, keyEnv = os.Getenv(defaultKeyEnv), defaultKeyEnv
-	}
-	return key, keyEnv
-}
-
-// hiddenEnv names the variables commands must not get: the one named by
-// [model] api_key_env, OPENAI_API_KEY, and any other whose value is the key
-// (a key given with --api-key may also sit in some variable), less those
-// [tools.bash] pass_env lists.
-func hiddenEnv(cfg *config.Config, key string) []string {
-	names := []string{defaultKeyEnv}
-	if cfg.Model.APIKeyEnv != "" {
-		names = append(names, cfg.Model.APIKeyEnv)
-	}
-	if redact.IsSecret(key) {
-		for _, kv := range os.Environ() {
-			if k, v, ok := strings.Cut(kv, "="); ok && v == key {
-				names = append(names, k)
-			}
-		}
-	}
-	var out []string
-	for _, n := range names {
-		if !slices.Contains(cfg.Tools.Bash.PassEnv, n) && !slices.Contains(out, n) {
-			out = append(out, n)
-		}
-	}
-	return out
-}
+// modelKey resolves the API key as the provider will use it
+// (config.Config.APIKey owns the rule).
+func modelKey(cfg *config.Config, flagKey string) (key, keyEnv string) { return cfg.APIKey(flagKey) }
 
 // redactResult returns the patch that removes the key from a result's
 // text blocks and details, or an empty patch when it holds none.

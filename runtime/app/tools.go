@@ -1,40 +1,25 @@
 package app
 
 import (
-	"errors"
 	"fmt"
 
 	"github.com/pi-go/pi/internal/suggest"
 )
 
-// ErrBadActiveTools is returned (wrapped) by Open when Options.Tools (the
-// --tools flag) names a tool that is not registered; the message names the
-// closest registered tool when one is close.
-var ErrBadActiveTools = errors.New("unknown tool in the active set")
-
-type activeToolsError struct {
-	err        error
-	suggestion string
-}
-
-func (e *activeToolsError) Error() string {
-	msg := "active tools: " + e.err.Error()
-	if e.suggestion != "" {
-		msg += fmt.Sprintf("; did you mean %q?", e.suggestion)
+// missingActiveWarning is the warning about name, asked for in the active
+// set (from says where: "--tools" or FILE:LINE of tools.active) but not
+// loaded: the name and why it may be missing, with the closest loaded
+// name. A missing tool never stops a start: an untrusted clone of a
+// project whose tools.active names an extension's tool, or a project
+// whose extension or MCP server was removed, must still run.
+func (r *Runtime) missingActiveWarning(name, from string) string {
+	why := "no built-in tool, loaded extension or MCP server has it (was its extension removed?)"
+	if r.cfg.Untrusted {
+		why = "this project is not trusted, so its extensions and MCP servers are not loaded (review its pi.toml, then run 'pi trust'), or no tool has that name"
 	}
-	return msg
-}
-
-func (e *activeToolsError) Is(target error) bool { return target == ErrBadActiveTools }
-func (e *activeToolsError) Unwrap() error        { return e.err }
-
-// badActiveTools wraps the registry's error about Options.Tools.
-func (r *Runtime) badActiveTools(err error) error {
-	names := r.ToolNames()
-	for _, n := range r.opts.Tools {
-		if _, ok := r.registry.Lookup(n); !ok {
-			return &activeToolsError{err: err, suggestion: suggest.Closest(n, names)}
-		}
+	msg := fmt.Sprintf("active tool %q (%s) is not loaded, so it is left out: %s", name, from, why)
+	if s := suggest.Closest(name, r.ToolNames()); s != "" {
+		msg += fmt.Sprintf("; did you mean %q?", s)
 	}
-	return &activeToolsError{err: err}
+	return msg + "; pi tools list shows the tools"
 }

@@ -60,6 +60,10 @@ type Config struct {
 	// Warnings are for the user, one sentence each (at most one today: the
 	// project settings ignored because the project is not trusted).
 	Warnings []string
+	// Untrusted says the project's settings that run code (extensions,
+	// MCP servers, bash's shell and prefix) were dropped because the
+	// project is not trusted.
+	Untrusted bool
 }
 
 // Model says which model to talk to.
@@ -323,6 +327,7 @@ func Load(opts LoadOptions) (*Config, error) {
 		}
 		if status.state != trusted {
 			c.Warnings = append(c.Warnings, untrustedWarning(project, status, opts.ConfigFile != ""))
+			c.Untrusted = true
 			if project.baseURL != nil {
 				c.Model.IgnoredBaseURL = *project.baseURL
 			}

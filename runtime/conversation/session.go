@@ -11,7 +11,6 @@ import (
 	"sync"
 
 	"github.com/pi-go/pi/runtime/agent"
-	"github.com/pi-go/pi/runtime/app"
 	"github.com/pi-go/pi/runtime/config"
 	"github.com/pi-go/pi/runtime/session"
 )
@@ -61,7 +60,7 @@ func ListSessions(piHome, cwd string, o SessionOptions) ([]session.Info, error) 
 	if piHome == "" {
 		piHome = config.DefaultPIHome()
 	}
-	abs, err := app.WorkingDir(cwd)
+	abs, err := config.WorkingDir(cwd)
 	if err != nil {
 		return nil, err
 	}

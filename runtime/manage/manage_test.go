@@ -1,4 +1,4 @@
-package app
+package manage
 
 import (
 	"bytes"
@@ -6,46 +6,14 @@ import (
 	"encoding/json"
 	"errors"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/pi-go/pi/internal/scaffold"
+	"github.com/pi-go/pi/internal/testkit/plugin"
+	"github.com/pi-go/pi/runtime/app"
 	"github.com/pi-go/pi/runtime/config"
 )
-
-// watExt builds a real module from the WAT scaffold of `pi ext new`: an
-// extension named name whose tool name answers "Hello from TEXT!" and
-// which declares hooks (a JSON list such as ["tool_call"]; its tool_call
-// hook blocks arguments holding "rm -rf"). Different texts give different
-// modules (and sha256s) of the same extension.
-func watExt(t *testing.T, name, text, hooks string) string {
-	t.Helper()
-	dir := filepath.Join(t.TempDir(), name)
-	if _, err := scaffold.Write(scaffold.Options{Dir: dir, Name: name, Lang: "wat"}); err != nil {
-		t.Fatal(err)
-	}
-	watFile := filepath.Join(dir, name+".wat")
-	src, err := os.ReadFile(watFile)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := strings.ReplaceAll(string(src), "Hello from "+name+"!", "Hello from "+text+"!")
-	s = strings.Replace(s, `\"hooks\":[\"tool_call\"]`, `\"hooks\":`+strings.ReplaceAll(hooks, `"`, `\"`), 1)
-	if err := os.WriteFile(watFile, []byte(s), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	out := filepath.Join(t.TempDir(), name+".wasm")
-	if b, err := execWat2wasm(watFile, out); err != nil {
-		t.Fatalf("wat2wasm (Debian package wabt): %v\n%s", err, b)
-	}
-	return out
-}
-
-func execWat2wasm(src, out string) ([]byte, error) {
-	return exec.Command("wat2wasm", src, "-o", out).CombinedOutput()
-}
 
 func readFile(t *testing.T, p string) []byte {
 	t.Helper()
@@ -59,9 +27,9 @@ func readFile(t *testing.T, p string) []byte {
 func TestUpdateReplacesModuleKeepingEverythingElse(t *testing.T) {
 	dir, home := project(t)
 	ctx := context.Background()
-	v1, v2 := watExt(t, "greet", "v1", `["tool_call"]`), watExt(t, "greet", "v2", `["tool_call"]`)
-	scope := ExtensionScope{Cwd: dir, PIHome: home}
-	inst, err := InstallExtension(ctx, InstallRequest{ExtensionScope: scope, Source: v1,
+	v1, v2 := plugin.ScaffoldWAT(t, "greet", "v1", `["tool_call"]`), plugin.ScaffoldWAT(t, "greet", "v2", `["tool_call"]`)
+	scope := Scope{Cwd: dir, PIHome: home}
+	inst, err := Install(ctx, InstallRequest{Scope: scope, Source: v1,
 		Grants: config.Grants{FS: []string{"ro:."}}, Limits: config.Limits{MemoryMB: 32},
 		Config: map[string]any{"greeting": "Hi", "n": int64(3)}})
 	if err != nil {
@@ -75,7 +43,7 @@ func TestUpdateReplacesModuleKeepingEverythingElse(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	up, err := UpdateExtension(ctx, UpdateRequest{ExtensionScope: scope, Name: "greet", Source: v2})
+	up, err := Update(ctx, UpdateRequest{Scope: scope, Name: "greet", Source: v2})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -91,7 +59,7 @@ func TestUpdateReplacesModuleKeepingEverythingElse(t *testing.T) {
 	if ok, err := config.IsTrusted(home, toml); !ok || err != nil {
 		t.Errorf("trust lost: %v %v", ok, err)
 	}
-	rt, err := Open(ctx, Options{Cwd: dir, PIHome: home})
+	rt, err := app.Open(ctx, app.Options{Cwd: dir, PIHome: home})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -105,7 +73,7 @@ func TestUpdateReplacesModuleKeepingEverythingElse(t *testing.T) {
 	}
 
 	// Again with the same file: nothing to do, nothing changes.
-	again, err := UpdateExtension(ctx, UpdateRequest{ExtensionScope: scope, Name: "greet", Source: v2})
+	again, err := Update(ctx, UpdateRequest{Scope: scope, Name: "greet", Source: v2})
 	if err != nil || again.OldSHA256 != again.SHA256 {
 		t.Errorf("same file again: %+v, %v", again, err)
 	}
@@ -116,16 +84,16 @@ func TestUpdateReplacesModuleKeepingEverythingElse(t *testing.T) {
 func TestUpdateRefusedWritesNothing(t *testing.T) {
 	dir, home := project(t)
 	ctx := context.Background()
-	scope := ExtensionScope{Cwd: dir, PIHome: home}
-	v1 := watExt(t, "greet", "v1", `["tool_call"]`)
-	inst, err := InstallExtension(ctx, InstallRequest{ExtensionScope: scope, Source: v1})
+	scope := Scope{Cwd: dir, PIHome: home}
+	v1 := plugin.ScaffoldWAT(t, "greet", "v1", `["tool_call"]`)
+	inst, err := Install(ctx, InstallRequest{Scope: scope, Source: v1})
 	if err != nil {
 		t.Fatal(err)
 	}
 	toml := filepath.Join(dir, "pi.toml")
 	garbage := filepath.Join(t.TempDir(), "garbage.wasm")
 	write(t, garbage, "not wasm")
-	other := watExt(t, "other", "x", `[]`)
+	other := plugin.ScaffoldWAT(t, "other", "x", `[]`)
 	secret := filepath.Join(t.TempDir(), "secret")
 	write(t, secret, "keep me")
 
@@ -149,7 +117,7 @@ func TestUpdateRefusedWritesNothing(t *testing.T) {
 			c.setup()
 		}
 		tomlBefore, modBefore := readFile(t, toml), readLink(t, inst.Dest)
-		_, err := UpdateExtension(ctx, UpdateRequest{ExtensionScope: scope, Name: c.name, Source: c.source})
+		_, err := Update(ctx, UpdateRequest{Scope: scope, Name: c.name, Source: c.source})
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s from %s: err = %v, want %q", c.name, c.source, err, c.want)
 		}
@@ -176,25 +144,25 @@ func readLink(t *testing.T, p string) string {
 func TestUpdateWithoutFileRepinsInPlace(t *testing.T) {
 	dir, home := project(t)
 	ctx := context.Background()
-	scope := ExtensionScope{Cwd: dir, PIHome: home}
+	scope := Scope{Cwd: dir, PIHome: home}
 	build := filepath.Join(dir, "build", "greet.wasm")
 	if err := os.MkdirAll(filepath.Dir(build), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	v1, v2 := readFile(t, watExt(t, "greet", "v1", `[]`)), watExt(t, "greet", "v2", `[]`)
+	v1, v2 := readFile(t, plugin.ScaffoldWAT(t, "greet", "v1", `[]`)), plugin.ScaffoldWAT(t, "greet", "v2", `[]`)
 	write(t, build, string(v1))
 	toml := filepath.Join(dir, "pi.toml")
 	write(t, toml, "[[extensions]]\nname = \"greet\"\npath = \"build/greet.wasm\"\nsha256 = \""+sha(t, build)+"\"\n")
 	if err := config.Trust(home, toml); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := UpdateExtension(ctx, UpdateRequest{ExtensionScope: scope, Name: "greet", Source: v2}); err == nil || !strings.Contains(err.Error(), "where pi installs modules") {
+	if _, err := Update(ctx, UpdateRequest{Scope: scope, Name: "greet", Source: v2}); err == nil || !strings.Contains(err.Error(), "where pi installs modules") {
 		t.Errorf("update over a build output: %v", err)
 	}
 	if !bytes.Equal(readFile(t, build), v1) {
 		t.Fatal("the build output was overwritten")
 	}
-	rt, err := Open(ctx, Options{Cwd: dir, PIHome: home}) // a run with the pinned build
+	rt, err := app.Open(ctx, app.Options{Cwd: dir, PIHome: home}) // a run with the pinned build
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -203,7 +171,7 @@ func TestUpdateWithoutFileRepinsInPlace(t *testing.T) {
 	}
 	rt.Close()
 	write(t, build, string(readFile(t, v2))) // the author rebuilds in place
-	rt, err = Open(ctx, Options{Cwd: dir, PIHome: home, OnWarning: func(string) {}})
+	rt, err = app.Open(ctx, app.Options{Cwd: dir, PIHome: home, OnWarning: func(string) {}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -211,11 +179,11 @@ func TestUpdateWithoutFileRepinsInPlace(t *testing.T) {
 		t.Errorf("changed module answered %q", text)
 	}
 	rt.Close()
-	up, err := UpdateExtension(ctx, UpdateRequest{ExtensionScope: scope, Name: "greet"})
+	up, err := Update(ctx, UpdateRequest{Scope: scope, Name: "greet"})
 	if err != nil || up.Copied || up.SHA256 != sha(t, build) || !up.Trusted {
 		t.Fatalf("re-pin: %+v, %v", up, err)
 	}
-	rt, err = Open(ctx, Options{Cwd: dir, PIHome: home})
+	rt, err = app.Open(ctx, app.Options{Cwd: dir, PIHome: home})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -230,11 +198,11 @@ func TestUpdateKeepsAnUntrustedProjectUntrusted(t *testing.T) {
 	ctx := context.Background()
 	toml := filepath.Join(dir, "pi.toml")
 	write(t, toml, "[model]\nname = \"m\"\n") // a project pi.toml nobody trusted
-	scope := ExtensionScope{Cwd: dir, PIHome: home}
-	if _, err := InstallExtension(ctx, InstallRequest{ExtensionScope: scope, Source: watExt(t, "greet", "v1", `[]`)}); err != nil {
+	scope := Scope{Cwd: dir, PIHome: home}
+	if _, err := Install(ctx, InstallRequest{Scope: scope, Source: plugin.ScaffoldWAT(t, "greet", "v1", `[]`)}); err != nil {
 		t.Fatal(err)
 	}
-	up, err := UpdateExtension(ctx, UpdateRequest{ExtensionScope: scope, Name: "greet", Source: watExt(t, "greet", "v2", `[]`)})
+	up, err := Update(ctx, UpdateRequest{Scope: scope, Name: "greet", Source: plugin.ScaffoldWAT(t, "greet", "v2", `[]`)})
 	if err != nil || up.Trusted {
 		t.Fatalf("update: %+v, %v", up, err)
 	}
@@ -247,11 +215,11 @@ func TestRemoveLeavesNothingInstallCreated(t *testing.T) {
 	dir, home := project(t)
 	ctx := context.Background()
 	for _, global := range []bool{false, true} {
-		scope := ExtensionScope{Cwd: dir, PIHome: home, Global: global}
-		if _, err := InstallExtension(ctx, InstallRequest{ExtensionScope: scope, Source: watExt(t, "greet", "v1", `[]`)}); err != nil {
+		scope := Scope{Cwd: dir, PIHome: home, Global: global}
+		if _, err := Install(ctx, InstallRequest{Scope: scope, Source: plugin.ScaffoldWAT(t, "greet", "v1", `[]`)}); err != nil {
 			t.Fatal(err)
 		}
-		rm, err := RemoveExtension(scope, "greet")
+		rm, err := Remove(scope, "greet")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -284,11 +252,11 @@ func TestRemoveLeavesNothingInstallCreated(t *testing.T) {
 		t.Fatal(err)
 	}
 	write(t, filepath.Join(dir, ".pi", "notes"), "x")
-	scope := ExtensionScope{Cwd: dir, PIHome: home}
-	if _, err := InstallExtension(ctx, InstallRequest{ExtensionScope: scope, Source: watExt(t, "greet", "v1", `[]`)}); err != nil {
+	scope := Scope{Cwd: dir, PIHome: home}
+	if _, err := Install(ctx, InstallRequest{Scope: scope, Source: plugin.ScaffoldWAT(t, "greet", "v1", `[]`)}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := RemoveExtension(scope, "greet"); err != nil {
+	if _, err := Remove(scope, "greet"); err != nil {
 		t.Fatal(err)
 	}
 	if got := string(readFile(t, toml)); got != "# mine\n" {
@@ -305,7 +273,7 @@ func TestRemoveLeavesNothingInstallCreated(t *testing.T) {
 func TestInstallWritesExtConfig(t *testing.T) {
 	dir, home := project(t)
 	cfg := map[string]any{"greeting": "Hi", "list": []any{"a", int64(1)}, "t": map[string]any{"depth": int64(2)}}
-	inst, err := InstallExtension(context.Background(), InstallRequest{ExtensionScope: ExtensionScope{Cwd: dir, PIHome: home}, Source: watExt(t, "greet", "v1", `[]`), Config: cfg})
+	inst, err := Install(context.Background(), InstallRequest{Scope: Scope{Cwd: dir, PIHome: home}, Source: plugin.ScaffoldWAT(t, "greet", "v1", `[]`), Config: cfg})
 	if err != nil {
 		t.Fatal(err)
 	}

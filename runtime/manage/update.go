@@ -1,4 +1,4 @@
-package app
+package manage
 
 import (
 	"context"
@@ -10,13 +10,14 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/pi-go/pi/extensions"
 	"github.com/pi-go/pi/internal/atomicfile"
 	"github.com/pi-go/pi/runtime/config"
 )
 
 // UpdateRequest is one `pi ext update NAME [FILE]`.
 type UpdateRequest struct {
-	ExtensionScope
+	Scope
 	// Name is the installed extension's name.
 	Name string
 	// Source is the new .wasm file, copied over the installed module. ""
@@ -52,11 +53,11 @@ type Updated struct {
 	Missing []string
 }
 
-// UpdateExtension is the update transaction, the lossless way to replace a
-// module after a rebuild: it finds the entry named req.Name in the
-// scope's pi.toml, inspects the new module in a sandbox (with the entry's
-// config, no grants), copies it over the installed file (when Source is
-// given), and rewrites only the entry's sha256 in pi.toml. Grants, limits,
+// Update is the update transaction, the lossless way to replace a module
+// after a rebuild: it finds the entry named req.Name in the scope's
+// pi.toml, inspects the new module in a sandbox (with the entry's config,
+// no grants), copies it over the installed file (when Source is given),
+// and rewrites only the entry's sha256 in pi.toml. Grants, limits,
 // override, [extensions.config] and every other byte of pi.toml stay as
 // they were, and a project that was trusted stays trusted (pi records the
 // trust of the file it just wrote; an untrusted one stays untrusted).
@@ -69,12 +70,14 @@ type Updated struct {
 //
 // # Errors
 //
-// No entry of that name in that pi.toml; a module the host refuses (not
-// WebAssembly, not pi's ABI, init failing with the entry's config), or one
-// whose init declares another name; an installed path outside the
-// extensions folder or a link; pi.toml errors. On any error nothing is
-// written: a copied module is put back when pi.toml cannot be edited.
-func UpdateExtension(ctx context.Context, req UpdateRequest) (Updated, error) {
+// No entry of that name in that pi.toml (ErrNotInstalled); a module the
+// host refuses (not WebAssembly, not pi's ABI, init failing with the
+// entry's config), or one whose init declares another name; an installed
+// path outside the extensions folder or a link; pi.toml errors. On any
+// error nothing is written: a copied module is put back when pi.toml
+// cannot be edited. When recording trust fails after the edit, the update
+// is done and TOML is set.
+func Update(ctx context.Context, req UpdateRequest) (Updated, error) {
 	t, err := req.target()
 	if err != nil {
 		return Updated{}, err
@@ -96,44 +99,41 @@ func UpdateExtension(ctx context.Context, req UpdateRequest) (Updated, error) {
 	if mod.info.Name != req.Name {
 		return Updated{}, fmt.Errorf("update extension %s: %s declares the extension %q, not %q; install it under its own name with pi ext install %s", req.Name, src, mod.info.Name, req.Name, src)
 	}
-	out := Updated{Info: mod.info, Scope: t.scope, TOML: t.toml, Path: entry.Path, OldSHA256: entry.SHA256, SHA256: mod.sha256}
+	out := Updated{Info: mod.info, Scope: t.scope, TOML: t.path, Path: entry.Path, OldSHA256: entry.SHA256, SHA256: mod.sha256}
 	out.Info.Path = entry.Path
 	out.Missing = missingGrants(mod.info.Wants, entry.Grants)
-	wasTrusted := false
-	if t.scope == config.ScopeProject {
-		if wasTrusted, err = config.IsTrusted(t.home, t.toml); err != nil {
-			return Updated{}, err
+	trusted, written, err := editKeepingTrust(t.tomlFile, "updated", func() error {
+		restore := func() {}
+		if req.Source != "" && !sameFile(src, entry.Path) {
+			var err error
+			if restore, err = replaceModule(t, entry, mod.data); err != nil {
+				return err
+			}
+			out.Copied = true
 		}
-	}
-	restore := func() {}
-	if req.Source != "" && !sameFile(src, entry.Path) {
-		if restore, err = replaceModule(t, entry, mod.data); err != nil {
-			return Updated{}, err
+		if mod.sha256 != entry.SHA256 {
+			if err := config.SetExtensionSHA256(t.path, req.Name, mod.sha256); err != nil {
+				restore()
+				out.Copied = false
+				return err
+			}
 		}
-		out.Copied = true
+		return nil
+	})
+	if !written {
+		return Updated{}, err
 	}
-	if mod.sha256 != entry.SHA256 {
-		if err := config.SetExtensionSHA256(t.toml, req.Name, mod.sha256); err != nil {
-			restore()
-			return Updated{}, err
-		}
-	}
-	recordDeclared(t.home, out.Info)
-	if wasTrusted {
-		if err := config.Trust(t.home, t.toml); err != nil {
-			return out, fmt.Errorf("updated, but recording trust failed: %w", err)
-		}
-		out.Trusted = true
-	}
-	return out, nil
+	out.Trusted = trusted
+	extensions.RecordDeclared(config.DeclaredDir(t.home), out.Info)
+	return out, err
 }
 
 // findEntry returns the [[extensions]] entry named name in the target's
 // pi.toml.
-func findEntry(t extTarget, name string) (config.Extension, error) {
-	exts, err := config.FileExtensions(t.toml, t.scope)
+func findEntry(t target, name string) (config.Extension, error) {
+	exts, err := config.FileExtensions(t.path, t.scope)
 	if errors.Is(err, os.ErrNotExist) {
-		return config.Extension{}, fmt.Errorf("update extension %s: %w: %s does not exist (pi ext install FILE.wasm installs it)", name, ErrNotInstalled, t.toml)
+		return config.Extension{}, fmt.Errorf("update extension %s: %w: %s does not exist (pi ext install FILE.wasm installs it)", name, ErrNotInstalled, t.path)
 	}
 	if err != nil {
 		return config.Extension{}, err
@@ -149,21 +149,21 @@ func findEntry(t extTarget, name string) (config.Extension, error) {
 	if len(names) > 0 {
 		installed = "installed: " + strings.Join(names, ", ")
 	}
-	return config.Extension{}, fmt.Errorf("update extension %s: %w in %s (%s)", name, ErrNotInstalled, t.toml, installed)
+	return config.Extension{}, fmt.Errorf("update extension %s: %w in %s (%s)", name, ErrNotInstalled, t.path, installed)
 }
 
-// ErrNotInstalled is wrapped by UpdateExtension's error when the scope's
-// pi.toml has no extension of that name.
+// ErrNotInstalled is wrapped by Update's error when the scope's pi.toml
+// has no extension of that name.
 var ErrNotInstalled = errors.New("no extension of that name is installed")
 
-// InspectExtension checks the module at path the way install does, in an
-// empty sandbox (no grants, default limits, cfg as its config), and says
-// what its init declared, without writing anything (`pi ext dev`).
+// Inspect checks the module at path the way install does, in an empty
+// sandbox (no grants, default limits, cfg as its config), and says what its
+// init declared, without writing anything (`pi ext dev`).
 //
 // # Errors
 //
 // The reasons install refuses a module.
-func InspectExtension(ctx context.Context, scope ExtensionScope, path string, cfg map[string]any, logOut io.Writer, hostVersion string) (ExtensionInfo, error) {
+func Inspect(ctx context.Context, scope Scope, path string, cfg map[string]any, logOut io.Writer, hostVersion string) (ExtensionInfo, error) {
 	t, err := scope.target()
 	if err != nil {
 		return ExtensionInfo{}, err
@@ -176,7 +176,6 @@ func InspectExtension(ctx context.Context, scope ExtensionScope, path string, cf
 	if err != nil {
 		return ExtensionInfo{}, err
 	}
-	mod.info.SHA256 = mod.sha256
 	return mod.info, nil
 }
 
@@ -185,7 +184,7 @@ func InspectExtension(ctx context.Context, scope ExtensionScope, path string, cf
 // nothing) directly in the scope's extensions folder is written: the
 // writer follows links, and a path pi.toml points elsewhere is not pi's to
 // overwrite.
-func replaceModule(t extTarget, entry config.Extension, data []byte) (restore func(), err error) {
+func replaceModule(t target, entry config.Extension, data []byte) (restore func(), err error) {
 	dest := entry.Path
 	if filepath.Dir(dest) != t.dir {
 		return nil, fmt.Errorf("update extension %s: its module %s is not in %s, where pi installs modules, so update does not overwrite it: rebuild it in place and run pi ext update %s (without FILE) to pin the new build, or remove the extension and install FILE", entry.Name, dest, t.dir, entry.Name)
@@ -221,18 +220,66 @@ func sameFile(a, b string) bool {
 	return errA == nil && errB == nil && os.SameFile(fa, fb)
 }
 
+// Removed says what a removal did.
+type Removed struct {
+	// TOML is the pi.toml the block was removed from; Deleted the module
+	// file that was deleted ("" when there was none).
+	TOML, Deleted string
+	// Tidied lists what was deleted because the removal left it empty:
+	// the pi.toml (nothing but white space left), the extensions folder,
+	// the project's .pi folder.
+	Tidied []string
+}
+
+// Remove is the removal transaction: it removes the [[extensions]] block
+// named name from the scope's pi.toml, deletes the installed module, and
+// keeps the project's trust as it was. What the removal leaves empty is
+// deleted too, so installing and removing leaves nothing behind: a
+// pi.toml with nothing but white space left (and the trust record of it),
+// an empty extensions folder, an empty .pi folder. A [tools] active that
+// names its tools is left as it is: pi warns about those names at start.
+//
+// # Errors
+//
+// No such extension in that pi.toml; the project's trust cannot be read;
+// pi.toml errors; recording trust again failing (the removal itself is
+// done then, and TOML is set).
+func Remove(scope Scope, name string) (Removed, error) {
+	t, err := scope.target()
+	if err != nil {
+		return Removed{}, err
+	}
+	out := Removed{}
+	_, written, err := editKeepingTrust(t.tomlFile, "", func() error {
+		if err := config.RemoveExtension(t.path, name); err != nil {
+			return err
+		}
+		dest := filepath.Join(t.dir, name+".wasm")
+		if err := os.Remove(dest); err == nil {
+			out.Deleted = dest
+		}
+		out.Tidied = tidyAfterRemove(t)
+		return nil
+	})
+	if !written {
+		return Removed{}, err
+	}
+	out.TOML = t.path
+	return out, err
+}
+
 // tidyAfterRemove deletes what removing the last extension leaves empty:
 // a pi.toml holding nothing but white space (and then the project's trust
 // record, which trusted a file that is gone), and the extensions folder
 // and, for a project, its .pi folder when they are empty. It reports what
 // it deleted.
-func tidyAfterRemove(t extTarget) []string {
+func tidyAfterRemove(t target) []string {
 	var deleted []string
-	if data, err := os.ReadFile(t.toml); err == nil && len(strings.TrimSpace(string(data))) == 0 {
-		if os.Remove(t.toml) == nil {
-			deleted = append(deleted, t.toml)
+	if data, err := os.ReadFile(t.path); err == nil && len(strings.TrimSpace(string(data))) == 0 {
+		if os.Remove(t.path) == nil {
+			deleted = append(deleted, t.path)
 			if t.scope == config.ScopeProject {
-				_ = config.Untrust(t.home, filepath.Dir(t.toml))
+				_ = config.Untrust(t.home, filepath.Dir(t.path))
 			}
 		}
 	}
