@@ -289,3 +289,68 @@ func TestInteractiveCompact(t *testing.T) {
 		t.Fatal("no compaction entry in the session file")
 	}
 }
+
+// /compact with the default keep_recent_tokens on a short conversation
+// compacts as the reference does: nothing is summarized, the whole
+// conversation is kept after the summary. Before any conversation, and
+// right after a compaction, it is refused in the reference's words.
+func TestInteractiveCompactShortConversation(t *testing.T) {
+	home := isolate(t)
+	dir := t.TempDir()
+	srv := openaitest.NewServer(t,
+		openaitest.Reply{Text: "hi there", Usage: &openaitest.Usage{PromptTokens: 40, CompletionTokens: 2, TotalTokens: 42}},
+		openaitest.Reply{Text: "THE SUMMARY"},
+		openaitest.Reply{Text: "after"},
+	)
+	var stdout, stderr bytes.Buffer
+	in := strings.NewReader("/compact\nhello\n/compact\n/compact\nnext\n")
+	if code := run([]string{"--interactive", "--base-url", srv.URL, "--model", "m", "--cwd", dir}, in, &stdout, &stderr); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr.String())
+	}
+	for _, want := range []string{"pi: compact: Nothing to compact (session too small)\n", "pi: compact: Already compacted\n"} {
+		if !strings.Contains(stderr.String(), want) {
+			t.Errorf("stderr lacks %q:\n%s", want, stderr.String())
+		}
+	}
+	if !strings.Contains(stdout.String(), "Compacted:") {
+		t.Fatalf("stdout %s\nstderr %s", stdout.String(), stderr.String())
+	}
+	reqs := srv.Requests()
+	if len(reqs) != 3 {
+		t.Fatalf("%d requests, want 3", len(reqs))
+	}
+	summarizing, _ := json.Marshal(reqs[1]["messages"])
+	if !strings.Contains(string(summarizing), `\u003cconversation\u003e\n\n\u003c/conversation\u003e`) && !strings.Contains(string(summarizing), `<conversation>\n\n</conversation>`) {
+		t.Fatalf("the summarizing request does not get an empty conversation: %s", summarizing)
+	}
+	next, _ := json.Marshal(reqs[2]["messages"])
+	for _, want := range []string{"THE SUMMARY", `"hello"`, `"hi there"`, `"next"`} {
+		if !strings.Contains(string(next), want) {
+			t.Errorf("the prompt after /compact lacks %s: %s", want, next)
+		}
+	}
+	files := sessionFiles(t, home, dir)
+	if len(files) != 1 {
+		t.Fatalf("files %v", files)
+	}
+	data, _ := os.ReadFile(files[0])
+	// Everything is kept: from the first entry on (the model change
+	// written before the first prompt; the cut moves back over it).
+	lines := strings.Split(strings.TrimSpace(string(data)), "\n")
+	var first, compaction map[string]any
+	for i, line := range lines[1:] {
+		var e map[string]any
+		if err := json.Unmarshal([]byte(line), &e); err != nil {
+			t.Fatal(err)
+		}
+		if i == 0 {
+			first = e
+		}
+		if e["type"] == "compaction" {
+			compaction = e
+		}
+	}
+	if compaction == nil || first["type"] != "model_change" || compaction["firstKeptEntryId"] != first["id"] || compaction["tokensBefore"] != float64(42) {
+		t.Fatalf("compaction entry %v, first entry %v", compaction, first)
+	}
+}
