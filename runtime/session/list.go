@@ -281,3 +281,26 @@ func Resolve(arg, dir, root string) (string, error) {
 	}
 	return "", fmt.Errorf("%w matching %q: pass a session file path or an id prefix from 'pi sessions list'", ErrNoMatch, arg)
 }
+
+// ShortIDs returns, for each of ids, its shortest prefix of at least
+// minLen bytes that no other of ids starts with (the whole id when it is
+// shorter, or when another id starts with all of it): the short ids a
+// listing shows, each one enough for Resolve among them.
+func ShortIDs(ids []string, minLen int) []string {
+	out := make([]string, len(ids))
+	for i, id := range ids {
+		n := min(minLen, len(id))
+		for _, other := range ids {
+			if other == id {
+				continue
+			}
+			common := 0
+			for common < len(id) && common < len(other) && id[common] == other[common] {
+				common++
+			}
+			n = max(n, min(common+1, len(id)))
+		}
+		out[i] = id[:n]
+	}
+	return out
+}

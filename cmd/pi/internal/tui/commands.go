@@ -152,7 +152,7 @@ func (m *model) cmdNew(string) tea.Cmd {
 		if err := rt.NewSession(""); err != nil {
 			return "", err
 		}
-		return "new session " + shortID(rt.Session().ID()), nil
+		return "new session " + sessionShortID(rt, rt.Session().ID()), nil
 	}, nil, false)
 }
 
@@ -165,18 +165,12 @@ func (m *model) cmdResume(args string) tea.Cmd {
 		m.print(m.st.fail.Render("✗ " + clean(err.Error())))
 		return nil
 	}
-	cur := m.rt.Session().ID()
-	var others = infos[:0]
-	for _, in := range infos {
-		if in.ID != cur {
-			others = append(others, in)
-		}
-	}
-	if len(others) == 0 {
+	p := newPicker(infos, m.rt.Session().ID())
+	if len(p.infos) == 0 {
 		m.print("There are no other sessions of this folder to resume.")
 		return nil
 	}
-	m.pick = &picker{infos: others}
+	m.pick = p
 	return nil
 }
 
@@ -209,9 +203,9 @@ func (m *model) cmdSession(string) tea.Cmd {
 			toolResults++
 		}
 	}
-	ctx := humanTokens(m.tokens)
-	if m.window > 0 {
-		ctx += " of " + humanTokens(m.window)
+	ctx := humanTokens(m.foot.ContextTokens)
+	if m.foot.ContextWindow > 0 {
+		ctx += " of " + humanTokens(m.foot.ContextWindow)
 	}
 	m.print(table([][]string{
 		{"file", file}, {"id", s.ID()}, {"name", name},
@@ -234,6 +228,7 @@ func (m *model) cmdName(args string) tea.Cmd {
 		m.print(m.st.fail.Render("✗ " + clean(err.Error())))
 		return nil
 	}
+	m.refreshFooter()
 	m.print(m.st.ok.Render("✓ ") + "session named " + clean(m.rt.SessionName()))
 	return nil
 }
@@ -244,7 +239,7 @@ func (m *model) cmdFork(string) tea.Cmd {
 		if err := rt.CloneSession(); err != nil {
 			return "", err
 		}
-		return fmt.Sprintf("forked session %s into %s; you are in the copy", shortID(old), shortID(rt.Session().ID())), nil
+		return fmt.Sprintf("forked session %s into %s; you are in the copy", sessionShortID(rt, old), sessionShortID(rt, rt.Session().ID())), nil
 	}, nil, false)
 }
 

@@ -108,8 +108,8 @@ type model struct {
 	compl   []string
 	notice  string
 	ctrlC   bool
-	tokens  int
-	window  int
+	// foot is what the footer shows (refreshFooter).
+	foot Footer
 
 	outbox   []string
 	printing bool
@@ -132,11 +132,10 @@ func newModel(ctx context.Context, u *UI, cfg Config) (*model, error) {
 	m.histPos = len(hist.Entries())
 	m.editor = newEditor()
 	m.md, m.liveMD = newMarkdown(m.width), newMarkdown(m.width)
-	m.window = m.rt.ContextWindow()
 	if err := m.buildAgent(); err != nil {
 		return nil, err
 	}
-	m.tokens = m.rt.ContextTokens()
+	m.refreshFooter()
 	return m, nil
 }
 
@@ -582,7 +581,7 @@ func (m *model) endWork() tea.Cmd {
 	m.notice = ""
 	m.tools = nil
 	m.bashTail = nil
-	m.tokens = m.rt.ContextTokens()
+	m.refreshFooter()
 	if len(m.later) == 0 || m.quitting {
 		return nil
 	}
@@ -646,11 +645,13 @@ func (m *model) onAgentEvent(ev agent.Event) tea.Cmd {
 			if ev.Error != "" {
 				m.print(m.st.fail.Render("✗ " + clean(ev.Error)))
 			}
-			if ev.Usage != nil {
-				if n := ev.Usage.TotalTokens; n > 0 {
-					m.tokens = n
-				} else if n := ev.Usage.InputTokens + ev.Usage.OutputTokens; n > 0 {
-					m.tokens = n
+			if u := ev.Usage; u != nil {
+				m.foot.Input += u.InputTokens
+				m.foot.Output += u.OutputTokens
+				if n := u.TotalTokens; n > 0 {
+					m.foot.ContextTokens = n
+				} else if n := u.InputTokens + u.OutputTokens; n > 0 {
+					m.foot.ContextTokens = n
 				}
 			}
 		case llm.RoleUser:
@@ -686,7 +687,7 @@ func (m *model) onAgentEvent(ev agent.Event) tea.Cmd {
 			m.print(m.st.fail.Render("✗ " + clean(ev.ErrorMessage)))
 		case ev.Compaction != nil:
 			m.print(m.st.ok.Render("✓ ") + fmt.Sprintf("compacted %s tokens of conversation into a summary", humanTokens(ev.Compaction.TokensBefore)))
-			m.tokens = m.rt.ContextTokens()
+			m.refreshFooter()
 		}
 	}
 	return nil
@@ -845,16 +846,31 @@ func (m *model) replay() {
 	}
 	name := clean(m.rt.SessionName())
 	if name == "" {
-		name = shortID(m.rt.Session().ID())
+		name = sessionShortID(m.rt, m.rt.Session().ID())
 	}
 	m.print(m.st.dim.Render(fmt.Sprintf("(resumed session %s)", name)))
 }
 
-func shortID(id string) string {
-	if len(id) > 8 {
-		return id[:8]
+// minShortID is the fewest bytes of a session id the TUI shows.
+const minShortID = 8
+
+// shortID is id's shortest prefix of at least 8 bytes that no other
+// session of infos starts with (so /resume takes it).
+func shortID(id string, infos []session.Info) string {
+	ids := []string{id}
+	for _, in := range infos {
+		if in.ID != id {
+			ids = append(ids, in.ID)
+		}
 	}
-	return id
+	return session.ShortIDs(ids, minShortID)[0]
+}
+
+// sessionShortID is the short id of the session id among the sessions
+// of the runtime's session folder.
+func sessionShortID(rt *app.Runtime, id string) string {
+	infos, _ := rt.Sessions()
+	return shortID(id, infos)
 }
 
 // View is the live area: the streaming answer, the running tools, the
@@ -917,41 +933,49 @@ func (m *model) View() string {
 	return strings.Join(ls, "\n")
 }
 
-// statusLine: model · session · context used/window · state.
+// refreshFooter reads the footer's data again (at the start and when
+// work ends: a turn, a command, a switch).
+func (m *model) refreshFooter() { m.foot = footerData(m.rt, m.cfg.FixedModel) }
+
+// statusLine is the footer with what runs now.
 func (m *model) statusLine() string {
-	model := m.cfg.FixedModel
-	if model == "" {
-		model = clean(m.rt.ModelName())
-	}
-	if model == "" {
-		model = "no model"
-	}
-	name := clean(m.rt.SessionName())
-	if name == "" {
-		name = "session " + shortID(m.rt.Session().ID())
-	}
-	ctx := "ctx " + humanTokens(m.tokens)
-	if m.window > 0 {
-		ctx += "/" + humanTokens(m.window)
-	}
-	parts := []string{model, name, ctx}
+	var state string
 	switch m.busy {
 	case "turn":
-		parts = append(parts, "working… (Esc cancels)")
+		state = "working… (Esc cancels)"
 	case "bash":
-		parts = append(parts, "running !command… (Esc cancels)")
+		state = "running !command… (Esc cancels)"
 	case "compact":
-		parts = append(parts, "compacting… (Esc cancels)")
+		state = "compacting… (Esc cancels)"
 	case "session":
-		parts = append(parts, "switching…")
+		state = "switching…"
 	}
-	return m.st.status.Render(cut(strings.Join(parts, " · "), max(m.width-1, 20)))
+	return m.foot.render(m.st, m.width, state)
 }
 
-// picker is the /resume list.
+// picker is the /resume list; short are the ids shown, unique prefixes
+// among the sessions of the folder.
 type picker struct {
 	infos []session.Info
+	short []string
 	pos   int
+}
+
+// newPicker lists the sessions of all but the current one (cur).
+func newPicker(all []session.Info, cur string) *picker {
+	ids := make([]string, len(all))
+	for i, in := range all {
+		ids[i] = in.ID
+	}
+	short := session.ShortIDs(ids, minShortID)
+	p := &picker{}
+	for i, in := range all {
+		if in.ID != cur {
+			p.infos = append(p.infos, in)
+			p.short = append(p.short, short[i])
+		}
+	}
+	return p
 }
 
 func (p *picker) view(st styles) string {
@@ -959,13 +983,18 @@ func (p *picker) view(st styles) string {
 	b.WriteString("Resume a session (↑↓ move, Enter resumes, Esc cancels):\n")
 	start := max(0, p.pos-7)
 	end := min(len(p.infos), start+15)
+	idw := 0
+	for _, id := range p.short {
+		idw = max(idw, len(id))
+	}
 	for i := start; i < end; i++ {
 		in := p.infos[i]
 		title := clean(in.Name)
 		if title == "" {
 			title = oneLine(clean(in.FirstMessage))
 		}
-		line := fmt.Sprintf("%s  %-40s  %3d msgs  %s", in.Modified.Local().Format("2006-01-02 15:04"), cut(title, 40), in.MessageCount, shortID(in.ID))
+		// The title last: a narrow terminal cuts it, not the id.
+		line := fmt.Sprintf("%-*s  %s  %3d msgs  %s", idw, p.short[i], in.Modified.Local().Format("2006-01-02 15:04"), in.MessageCount, cut(title, 60))
 		if i == p.pos {
 			b.WriteString(st.accent.Render("▸ " + line))
 		} else {

@@ -11,25 +11,28 @@ import (
 	"github.com/pi-go/pi/runtime/tool"
 )
 
-// styles are the colours of the TUI (lipgloss drops them where the output
-// has no colour profile).
+// styles are the colours of the TUI, made by one lipgloss renderer (which
+// drops them where its colour profile has none).
 type styles struct {
 	user, dim, ok, fail, tool, add, del, hunk, status, warn, accent lipgloss.Style
 }
 
-func newStyles() styles {
+func newStyles() styles { return newStylesWith(lipgloss.DefaultRenderer()) }
+
+func newStylesWith(r *lipgloss.Renderer) styles {
+	c := func(colour string) lipgloss.Style { return r.NewStyle().Foreground(lipgloss.Color(colour)) }
 	return styles{
-		user:   lipgloss.NewStyle().Bold(true).Foreground(lipgloss.Color("12")),
-		dim:    lipgloss.NewStyle().Foreground(lipgloss.Color("8")),
-		ok:     lipgloss.NewStyle().Foreground(lipgloss.Color("2")),
-		fail:   lipgloss.NewStyle().Foreground(lipgloss.Color("1")),
-		tool:   lipgloss.NewStyle().Bold(true).Foreground(lipgloss.Color("13")),
-		add:    lipgloss.NewStyle().Foreground(lipgloss.Color("2")),
-		del:    lipgloss.NewStyle().Foreground(lipgloss.Color("1")),
-		hunk:   lipgloss.NewStyle().Foreground(lipgloss.Color("6")),
-		status: lipgloss.NewStyle().Foreground(lipgloss.Color("8")),
-		warn:   lipgloss.NewStyle().Foreground(lipgloss.Color("3")),
-		accent: lipgloss.NewStyle().Foreground(lipgloss.Color("14")),
+		user:   c("12").Bold(true),
+		dim:    c("8"),
+		ok:     c("2"),
+		fail:   c("1"),
+		tool:   c("13").Bold(true),
+		add:    c("2"),
+		del:    c("1"),
+		hunk:   c("6"),
+		status: c("8"),
+		warn:   c("3"),
+		accent: c("14"),
 	}
 }
 

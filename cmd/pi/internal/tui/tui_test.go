@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -18,6 +19,7 @@ import (
 	"github.com/pi-go/pi/runtime/agent"
 	"github.com/pi-go/pi/runtime/app"
 	"github.com/pi-go/pi/runtime/llm"
+	"github.com/pi-go/pi/runtime/session"
 )
 
 // Key sequences as a terminal sends them.
@@ -377,7 +379,7 @@ func TestSlashCommands(t *testing.T) {
 	tt.waitFor("hello")
 	tt.typ("/name feature-x", keyEnter)
 	tt.waitFor("session named feature-x")
-	tt.waitFor("scripted · feature-x")
+	tt.waitFor(" • feature-x")
 	tt.typ("/session", keyEnter)
 	tt.waitFor("1 user, 1 assistant")
 	tt.typ("/tools", keyEnter)
@@ -548,4 +550,40 @@ func TestTerminalEscapesDropped(t *testing.T) {
 	if strings.Count(raw, "\x1b[2J") > 0 {
 		t.Error("the terminal got a clear-screen from untrusted text")
 	}
+}
+
+// TestResumeShortIDs: sessions started within the same minute share the
+// first 8 digits of their id; the picker and the resume notice show each
+// one's shortest unique prefix, and /resume takes it.
+func TestResumeShortIDs(t *testing.T) {
+	tt := startTUI(t, termOptions{})
+	dir := session.DirFor(session.DefaultDir(tt.home), tt.dir)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	for i, id := range []string{"01a24dce-7b1f-7000-8000-000000000001", "01a24dce-7c22-7000-8000-000000000002", "01a24dce-7c23-7000-8000-000000000003"} {
+		ts := fmt.Sprintf("2025-06-15T12:00:0%d.000Z", i)
+		data := fmt.Sprintf(`{"type":"session","version":3,"id":%q,"timestamp":%q,"cwd":%q}`+"\n"+
+			`{"type":"message","id":"aaaaaaa%d","parentId":null,"timestamp":%q,"message":{"role":"user","content":"prompt %d"}}`+"\n",
+			id, ts, tt.dir, i, ts, i)
+		if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("s%d.jsonl", i)), []byte(data), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tt.typ("/resume", keyEnter)
+	text := tt.waitFor("Resume a session")
+	text = text[strings.LastIndex(text, "Resume a session"):]
+	for _, want := range []string{"▸ 01a24dce-7c23  2025-06-15", "01a24dce-7c22  2025-06-15", "01a24dce-7b    2025-06-15", "1 msgs  prompt 0"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("the picker lacks %q:\n%s", want, text)
+		}
+	}
+	tt.typ(keyEnter)
+	tt.waitFor("(resumed session 01a24dce-7c23)")
+	tt.typ("/resume 01a24dce-7b", keyEnter)
+	tt.waitFor("(resumed session 01a24dce-7b)")
+	if id := tt.rt.Session().ID(); id != "01a24dce-7b1f-7000-8000-000000000001" {
+		t.Errorf("/resume 01a24dce-7b resumed %s", id)
+	}
+	tt.exit()
 }
