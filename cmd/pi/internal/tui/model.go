@@ -60,6 +60,7 @@ type (
 type runningTool struct {
 	id, name, args string
 	tail           []string
+	start          time.Time
 }
 
 // model is the bubbletea model. It is used through a pointer: Update
@@ -97,6 +98,7 @@ type model struct {
 	ticking   bool
 	tools     []*runningTool
 	bashTail  []string
+	bashStart time.Time // when the !command started
 	// steered are queued lines the agent took (shown until delivered);
 	// later are lines to run when the work ends.
 	steered []string
@@ -662,21 +664,22 @@ func (m *model) onAgentEvent(ev agent.Event) tea.Cmd {
 		}
 	case agent.EventToolExecutionStart:
 		m.finishLive()
-		m.tools = append(m.tools, &runningTool{id: ev.ToolCallID, name: ev.ToolName, args: argSummary(ev.ToolName, ev.Args, 160)})
+		m.tools = append(m.tools, &runningTool{id: ev.ToolCallID, name: ev.ToolName, args: argSummary(ev.ToolName, ev.Args, 160), start: time.Now()})
 	case agent.EventToolExecutionUpdate:
 		if t := m.tool(ev.ToolCallID); t != nil && ev.PartialResult != nil {
 			t.tail = tailOf(ev.PartialResult.Text(), tailLines)
 		}
 	case agent.EventToolExecutionEnd:
 		args := argSummary(ev.ToolName, nil, 160)
+		var took time.Duration
 		for i, t := range m.tools {
 			if t.id == ev.ToolCallID {
-				args = t.args
+				args, took = t.args, time.Since(t.start)
 				m.tools = append(m.tools[:i], m.tools[i+1:]...)
 				break
 			}
 		}
-		m.print(m.st.toolBlock(ev.ToolName, args, ev.Result, ev.Failed()))
+		m.print(m.st.toolBlock(ev.ToolName, args, ev.Result, ev.Failed(), took))
 	case agent.EventCompactionStart:
 		m.finishLive()
 		m.notice = fmt.Sprintf("compacting the conversation (%s)…", ev.Reason)
@@ -784,7 +787,7 @@ func (m *model) runBash(command string) tea.Cmd {
 	m.print(m.st.user.Render("› ") + "!" + command)
 	ctx, cancel := context.WithCancel(m.ctx)
 	m.busy, m.cancel = "bash", cancel
-	m.bashTail = nil
+	m.bashTail, m.bashStart = nil, time.Now()
 	m.ui.work.Add(1)
 	rt := m.rt
 	return func() tea.Msg {
@@ -798,7 +801,7 @@ func (m *model) runBash(command string) tea.Cmd {
 func (m *model) bashDone(msg bashDoneMsg) tea.Cmd {
 	if msg.run != nil {
 		res := msg.run.Result
-		m.print(m.st.toolBlock("bash", argSummary("bash", mustJSON(map[string]string{"command": msg.run.Command}), 160), &res, res.IsError))
+		m.print(m.st.toolBlock("bash", argSummary("bash", mustJSON(map[string]string{"command": msg.run.Command}), 160), &res, res.IsError, time.Since(m.bashStart)))
 	}
 	if msg.err != nil {
 		m.print(m.st.fail.Render("✗ " + clean(msg.err.Error())))

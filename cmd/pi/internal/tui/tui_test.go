@@ -8,6 +8,8 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -584,6 +586,54 @@ func TestResumeShortIDs(t *testing.T) {
 	tt.waitFor("(resumed session 01a24dce-7b)")
 	if id := tt.rt.Session().ID(); id != "01a24dce-7b1f-7000-8000-000000000001" {
 		t.Errorf("/resume 01a24dce-7b resumed %s", id)
+	}
+	tt.exit()
+}
+
+var tookRE = regexp.MustCompile(`took (\d+\.\d)s`)
+
+// TestToolPreviews: a read shows the first lines it read and how many
+// more there were; a bash call, the model's or a !command, says how long
+// it took.
+func TestToolPreviews(t *testing.T) {
+	read, _ := json.Marshal(map[string]string{"path": "notes.txt"})
+	tt := startTUI(t, termOptions{turns: []llm.ScriptTurn{
+		{ToolCalls: []llm.ScriptToolCall{{Name: "read", Arguments: read}}},
+		bashCall("sleep 0.3; echo slept"),
+		{Text: "previews done"},
+	}})
+	var content strings.Builder
+	for i := 1; i <= 20; i++ {
+		fmt.Fprintf(&content, "note line %d\n", i)
+	}
+	if err := os.WriteFile(filepath.Join(tt.dir, "notes.txt"), []byte(content.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tt.typ("look", keyEnter)
+	text := tt.waitFor("previews done")
+	block := text[strings.Index(text, "✓ read notes.txt"):strings.Index(text, "✓ bash")]
+	for _, want := range []string{"  note line 1", "  note line 8", "… 12 more lines"} {
+		if !strings.Contains(block, want) {
+			t.Errorf("the read preview lacks %q:\n%s", want, block)
+		}
+	}
+	if strings.Contains(block, "note line 9") {
+		t.Errorf("the read preview shows more than 8 lines:\n%s", block)
+	}
+	bash := text[strings.Index(text, "✓ bash"):]
+	m := tookRE.FindStringSubmatch(bash)
+	if m == nil {
+		t.Fatalf("the bash call does not say how long it took:\n%s", bash)
+	}
+	if secs, _ := strconv.ParseFloat(m[1], 64); secs < 0.3 {
+		t.Errorf("the bash call took %ss, it slept 0.3s", m[1])
+	}
+	tt.typ("!sleep 0.2", keyEnter)
+	text = tt.waitFor("now part of the conversation")
+	if m := tookRE.FindStringSubmatch(text[strings.LastIndex(text, "✓ bash $ sleep 0.2"):]); m == nil {
+		t.Errorf("the !command does not say how long it took:\n%s", tail(text, 600))
+	} else if secs, _ := strconv.ParseFloat(m[1], 64); secs < 0.2 {
+		t.Errorf("the !command took %ss, it slept 0.2s", m[1])
 	}
 	tt.exit()
 }
