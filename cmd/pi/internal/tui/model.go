@@ -250,6 +250,7 @@ func (m *model) update(msg tea.Msg) tea.Cmd {
 	case tea.WindowSizeMsg:
 		m.width, m.height = msg.Width, msg.Height
 		m.editor.SetWidth(max(msg.Width-1, 10))
+		m.fitEditor()
 		for _, d := range m.dialogs {
 			if d.input != nil {
 				d.input.Width = max(msg.Width-8, 10)
@@ -363,11 +364,49 @@ func (m *model) onKey(k tea.KeyMsg) tea.Cmd {
 }
 
 // fitEditor grows the editor with its lines, up to a third of the screen.
-func (m *model) fitEditor() {
-	h := min(max(m.editor.LineCount(), 1), max(m.height/3, 3))
-	if h != m.editor.Height() {
-		m.editor.SetHeight(h)
+func (m *model) fitEditor() { fitEditor(&m.editor, max(m.height/3, 3)) }
+
+// fitEditor makes ed as tall as its rows (lines as wrapped), at most
+// limit, and scrolls it so that it shows as many rows as fit, the cursor's
+// among them: all from the first when they fit, else the last ones or
+// those from the cursor's up. The textarea only ever scrolls as far as
+// its cursor moves, and keeps its scroll when it grows (a second line
+// typed into a one-row editor hid the first); so the cursor is walked to
+// the first row, to the last (counting the rows), and back.
+func fitEditor(ed *textarea.Model, limit int) {
+	row := ed.Line()
+	li := ed.LineInfo()
+	col := li.StartColumn + li.ColumnOffset
+	at := func() [2]int { return [2]int{ed.Line(), ed.LineInfo().RowOffset} }
+	reposition := func() { *ed, _ = ed.Update(nil) }
+	ed.SetHeight(limit)
+	for p := at(); p != [2]int{0, 0}; p = at() {
+		ed.CursorUp()
+		if at() == p {
+			break
+		}
 	}
+	reposition()
+	rows := 1
+	for {
+		p := at()
+		ed.CursorDown()
+		if at() == p {
+			break
+		}
+		rows++
+	}
+	ed.SetHeight(min(rows, limit))
+	reposition()
+	for ed.Line() > row {
+		p := at()
+		ed.CursorUp()
+		if at() == p {
+			break
+		}
+	}
+	ed.SetCursor(col)
+	reposition()
 }
 
 // interrupt is Ctrl-C: cancel what runs; else clear the editor; else, the
