@@ -246,6 +246,7 @@ func (m *model) cmdFork(string) tea.Cmd {
 func (m *model) cmdCompact(args string) tea.Cmd {
 	ctx, cancel := context.WithCancel(m.ctx)
 	m.busy, m.cancel = "compact", cancel
+	m.failShown = false
 	rt := m.rt
 	m.ui.work.Add(1)
 	return func() tea.Msg {

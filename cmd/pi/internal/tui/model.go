@@ -103,6 +103,12 @@ type model struct {
 	// later are lines to run when the work ends.
 	steered []string
 	later   []string
+	// sent is the line of the running turn as typed (it goes back to the
+	// editor when the turn fails); failShown says an error of the running
+	// work was printed from its events (the work's own error, the same
+	// failure, is then not printed again).
+	sent      string
+	failShown bool
 	// dialogs are the questions waiting for the person, the first one
 	// shown (dialog.go).
 	dialogs []*dialog
@@ -585,6 +591,7 @@ func (m *model) run(line string) tea.Cmd {
 	for _, img := range p.Images {
 		m.print(m.st.dim.Render(fmt.Sprintf("  (image attached: %s)", img.MimeType)))
 	}
+	m.sent = line
 	return m.startTurn(p)
 }
 
@@ -605,6 +612,7 @@ func (m *model) userBlock(text string) string {
 func (m *model) startTurn(p Prompt) tea.Cmd {
 	ctx, cancel := context.WithCancel(m.ctx)
 	m.busy, m.cancel = "turn", cancel
+	m.failShown = false
 	ag, dispatch := m.ag, m.cfg.Dispatch
 	show := func(s string) { m.sendMsg(showMsg{s}) }
 	m.ui.work.Add(1)
@@ -634,17 +642,30 @@ func (m *model) endWork() tea.Cmd {
 func (m *model) runDone(msg runDoneMsg) tea.Cmd {
 	m.finishLive()
 	res := msg.out.Result
+	sent := m.sent
+	m.sent = ""
+	failed := msg.err != nil || (res != nil && res.StopReason == llm.StopError)
 	switch {
-	case msg.err != nil:
+	case msg.err != nil && !m.failShown:
 		m.print(m.st.fail.Render("✗ " + clean(msg.err.Error())))
+	case msg.err != nil:
+		// The model's error was printed when its answer ended.
 	case res != nil && res.StopReason == llm.StopAborted:
 		m.print(m.st.warn.Render("(turn cancelled)"))
 	case res != nil && res.StopReason == agent.StopMaxTurns:
 		m.print(m.st.warn.Render("(stopped: the turn limit was reached)"))
 	}
+	var back []string
+	var notice string
+	if failed && sent != "" && m.ctx.Err() == nil {
+		// The failed prompt goes back to the editor, to be sent again.
+		back = append(back, sent)
+		notice = "the prompt is back in the editor: Enter sends it again"
+	}
 	if steering, followUp := m.ag.ClearQueues(); len(steering)+len(followUp) > 0 {
 		// Queued messages the run did not deliver go back to the editor.
-		var texts []string
+		texts := back
+		back = nil
 		for _, u := range append(steering, followUp...) {
 			for _, b := range u.Content {
 				if b.Type == "text" {
@@ -657,14 +678,25 @@ func (m *model) runDone(msg runDoneMsg) tea.Cmd {
 		}
 		m.editor.SetValue(strings.Join(texts, "\n"))
 		m.fitEditor()
-		m.notice = "queued messages were not sent; they are back in the editor"
+		notice = "queued messages were not sent; they are back in the editor"
+	}
+	if len(back) > 0 {
+		if m.editor.Value() != "" {
+			back = append(back, m.editor.Value())
+		}
+		m.editor.SetValue(strings.Join(back, "\n"))
+		m.fitEditor()
 	}
 	m.steered = nil
 	if msg.out.Exit {
 		m.quitting = true
 		return nil
 	}
-	return m.endWork()
+	cmd := m.endWork()
+	if notice != "" && m.notice == "" {
+		m.notice = notice
+	}
+	return cmd
 }
 
 // onAgentEvent shows one event of a run.
@@ -685,6 +717,7 @@ func (m *model) onAgentEvent(ev agent.Event) tea.Cmd {
 			m.finishLive()
 			if ev.Error != "" {
 				m.print(m.st.fail.Render("✗ " + clean(ev.Error)))
+				m.failShown = true
 			}
 			if u := ev.Usage; u != nil {
 				m.foot.Input += u.InputTokens
@@ -727,6 +760,7 @@ func (m *model) onAgentEvent(ev agent.Event) tea.Cmd {
 		switch {
 		case ev.ErrorMessage != "":
 			m.print(m.st.fail.Render("✗ " + clean(ev.ErrorMessage)))
+			m.failShown = true
 		case ev.Compaction != nil:
 			m.print(m.st.ok.Render("✓ ") + fmt.Sprintf("compacted %s tokens of conversation into a summary", humanTokens(ev.Compaction.TokensBefore)))
 			m.refreshFooter()
@@ -854,8 +888,8 @@ func (m *model) compactDone(msg compactDoneMsg) tea.Cmd {
 	switch {
 	case msg.err != nil && m.ctx.Err() == nil && strings.Contains(msg.err.Error(), "context canceled"):
 		m.print(m.st.warn.Render("(compaction cancelled)"))
-	case msg.err != nil:
-		m.print(m.st.fail.Render("✗ compact: " + msg.err.Error()))
+	case msg.err != nil && !m.failShown:
+		m.print(m.st.fail.Render("✗ " + clean(msg.err.Error())))
 	}
 	return m.endWork()
 }

@@ -637,3 +637,33 @@ func TestToolPreviews(t *testing.T) {
 	}
 	tt.exit()
 }
+
+// TestFailedPromptBackInEditor: when the model fails, its error is printed
+// once, as the provider said it, and the prompt goes back into the editor:
+// Enter sends it again. A failed /compact is one line too.
+func TestFailedPromptBackInEditor(t *testing.T) {
+	tt := startTUI(t, termOptions{turns: []llm.ScriptTurn{{Text: "first answer"}, {Error: "upstream exploded"}, {Text: "resent fine"}}})
+	tt.typ("hello", keyEnter)
+	tt.waitFor("first answer")
+	tt.typ("fail", keyAltEnter, "please", keyEnter)
+	text := tt.waitFor("the prompt is back in the editor")
+	if n := strings.Count(text, "upstream exploded"); n != 1 {
+		t.Errorf("the error is printed %d times:\n%s", n, tail(text, 1500))
+	}
+	if strings.Contains(text, "agent run") || strings.Contains(text, "turn 1:") {
+		t.Errorf("the error has internal prefixes:\n%s", tail(text, 1500))
+	}
+	tt.waitFor("> please")
+	tt.typ(keyEnter)
+	tt.waitFor("resent fine")
+	if got := tt.userTexts(2); got[len(got)-1] != "fail\nplease" {
+		t.Fatalf("the resent prompt is %q", got[len(got)-1])
+	}
+	tt.typ("/compact", keyEnter)
+	text = tt.waitFor("nothing to compact")
+	text = text[strings.LastIndex(text, "› /compact"):]
+	if n := strings.Count(text, "✗"); n != 1 || strings.Contains(text, "compact: nothing") {
+		t.Errorf("a failed /compact printed %d errors:\n%s", n, text)
+	}
+	tt.exit()
+}
