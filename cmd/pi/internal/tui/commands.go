@@ -30,7 +30,7 @@ func init() {
 		{"new", "", "start a new session", (*model).cmdNew},
 		{"resume", "[ID]", "resume a session: pick one from a list, or by id prefix", (*model).cmdResume},
 		{"session", "", "show the session: file, id, name, messages, context", (*model).cmdSession},
-		{"name", "[NAME]", "name the session (shown in lists and the status line)", (*model).cmdName},
+		{"name", "[NAME]", "name the session (shown in lists and the footer)", (*model).cmdName},
 		{"fork", "", "go on in a copy of this session (the original stays as it is)", (*model).cmdFork},
 		{"compact", "[INSTRUCTIONS]", "summarize the conversation so far to free context", (*model).cmdCompact},
 		{"model", "[NAME]", "show or change the model (same endpoint and key)", (*model).cmdModel},
@@ -47,16 +47,6 @@ func findCommand(name string) (command, bool) {
 		}
 	}
 	return command{}, false
-}
-
-// commandNames lists the command names, sorted, for completion.
-func commandNames() []string {
-	var out []string
-	for _, c := range commands {
-		out = append(out, c.name)
-	}
-	sort.Strings(out)
-	return out
 }
 
 func jsonMarshal(v any) ([]byte, error) { return json.Marshal(v) }

@@ -113,6 +113,10 @@ type model struct {
 	// shown (dialog.go).
 	dialogs []*dialog
 	pick    *picker
+	// menu is the dropdown of slash commands (cmdmenu.go); menuOff says
+	// Esc closed it for the command name being typed.
+	menu    *cmdMenu
+	menuOff bool
 	compl   []string
 	notice  string
 	ctrlC   bool
@@ -313,6 +317,18 @@ func (m *model) onKey(k tea.KeyMsg) tea.Cmd {
 	if m.pick != nil {
 		return m.onPickKey(k)
 	}
+	if m.menu != nil {
+		if cmd, ok := m.onMenuKey(k); ok {
+			return cmd
+		}
+	}
+	cmd := m.onEditorKey(k)
+	m.updateMenu()
+	return cmd
+}
+
+// onEditorKey handles a key at the editor.
+func (m *model) onEditorKey(k tea.KeyMsg) tea.Cmd {
 	switch k.String() {
 	case "ctrl+c":
 		return m.interrupt()
@@ -490,7 +506,7 @@ func (m *model) complete() {
 		cands = completePath(m.rt.Cwd(), typed)
 	case strings.HasPrefix(word, "/") && len(lines) == 1 && word == cur:
 		typed = word[1:]
-		for _, c := range commandNames() {
+		for _, c := range m.commandNames() {
 			if strings.HasPrefix(c, typed) {
 				cands = append(cands, c)
 			}
@@ -991,6 +1007,9 @@ func (m *model) View() string {
 	default:
 		b.WriteString(m.editor.View())
 		b.WriteString("\n")
+		if m.menu != nil {
+			b.WriteString(m.menu.view(m.st, m.width))
+		}
 		if len(m.compl) > 0 {
 			b.WriteString(m.st.dim.Render(cut(strings.Join(m.compl, "  "), max(m.width-1, 20))))
 			b.WriteString("\n")
