@@ -98,8 +98,11 @@ func TestTUIInTmux(t *testing.T) {
 	p.waitFor("Enter sends", "test-model")
 	p.run("send-keys", "-t", "pi", "-l", "say hello")
 	p.run("send-keys", "-t", "pi", "Enter")
-	s := p.waitFor("• second point", "ctx 1.2k/128k")
-	for _, want := range []string{"› say hello", "✓ bash $ echo tool-ran-here", "tool-ran-here", "Hello from the model", "• first point", "ctx 1.2k/128k"} {
+	s := p.waitFor("• second point", "ctx 1.2k/128k (1.0%)")
+	// The footer: the folder, the session's tokens, the context's share
+	// of the window, the model.
+	for _, want := range []string{"› say hello", "✓ bash $ echo tool-ran-here", "tool-ran-here", "Hello from the model", "• first point",
+		filepath.Base(dir), "↑1.2k ↓34 · ctx 1.2k/128k (1.0%)", "test-model"} {
 		if !strings.Contains(s, want) {
 			t.Errorf("screen lacks %q:\n%s", want, s)
 		}

@@ -289,8 +289,24 @@ const ShortIDLen = 8
 // that none of others (the other sessions shown beside it) starts with:
 // how lists and status lines name a session, so that two sessions never
 // look alike and the prefix resumes the one shown (--session PREFIX).
-func ShortID(id string, others []string) string {
-	n := min(ShortIDLen, len(id))
+func ShortID(id string, others []string) string { return shortPrefix(id, others, ShortIDLen) }
+
+// ShortIDs returns, for each of ids, its shortest prefix of at least
+// minLen bytes that no other of ids starts with (the whole id when it is
+// shorter, or when another id starts with all of it): the short ids a
+// listing shows, each one enough for Resolve among them.
+func ShortIDs(ids []string, minLen int) []string {
+	out := make([]string, len(ids))
+	for i, id := range ids {
+		out[i] = shortPrefix(id, ids, minLen)
+	}
+	return out
+}
+
+// shortPrefix is the shortest prefix of id, at least minLen bytes, that no
+// other of others starts with.
+func shortPrefix(id string, others []string, minLen int) string {
+	n := min(minLen, len(id))
 	for _, o := range others {
 		if o == id {
 			continue

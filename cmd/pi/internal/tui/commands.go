@@ -2,7 +2,6 @@ package tui
 
 import (
 	"fmt"
-	"sort"
 	"strings"
 	"text/tabwriter"
 
@@ -12,16 +11,6 @@ import (
 // Slash commands are the conversation's (conversation.Conversation.Submit
 // runs pi's own and the extensions'); the TUI only shows bare /resume as a
 // picker and adds its keys to /help.
-
-// commandNames lists the command names, sorted, for completion.
-func (m *model) commandNames() []string {
-	var out []string
-	for _, c := range m.conv.Commands() {
-		out = append(out, c.Name)
-	}
-	sort.Strings(out)
-	return out
-}
 
 // table formats rows with aligned columns.
 func table(rows [][]string) string {
@@ -60,18 +49,12 @@ func (m *model) pickSession() tea.Cmd {
 		m.print(m.st.fail.Render("✗ " + clean(err.Error())))
 		return nil
 	}
-	cur := m.conv.Session().ID()
-	var others = infos[:0]
-	for _, in := range infos {
-		if in.ID != cur {
-			others = append(others, in)
-		}
-	}
-	if len(others) == 0 {
+	p := newPicker(infos, m.conv.Session().ID())
+	if len(p.infos) == 0 {
 		m.print("There are no other sessions of this folder to resume.")
 		return nil
 	}
-	m.pick = &picker{infos: others, ids: m.conv.ShortID}
+	m.pick = p
 	return nil
 }
 

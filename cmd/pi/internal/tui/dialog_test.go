@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/charmbracelet/x/ansi"
+
 	"github.com/pi-go/pi/extensions"
 	"github.com/pi-go/pi/internal/testkit/plugin"
 	"github.com/pi-go/pi/runtime/app"
@@ -557,5 +559,53 @@ func TestLinesWaitForSwitch(t *testing.T) {
 	if n := len(tt.prov.Requests()); n != 1 {
 		t.Fatalf("%d requests after the switch, want 1", n)
 	}
+	tt.exit()
+}
+
+// TestSlashDropdown: typing "/" opens the list of commands, the TUI's and
+// the extensions'; typing narrows it by prefix; ↓ moves, Tab and Enter
+// take the highlighted command into the editor, Enter on a whole name
+// sends it, Esc closes the list.
+func TestSlashDropdown(t *testing.T) {
+	tt := startTUI(t, termOptions{toml: raw11TOML(t), submit: true})
+	tt.typ("/")
+	text := tt.waitFor("commands; ↑↓ move")
+	for _, want := range []string{"▸ /help", "/resume [ID]"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("the dropdown lacks %q:\n%s", want, tail(text, 1500))
+		}
+	}
+	// "/p": the TUI's /permissions and the extension's /probe.
+	tt.typ("p")
+	tt.waitFor("send a host call (raw11)")
+	tt.waitFor("▸ /permissions")
+	// "/e" leaves exit and ext; ↓ highlights ext; Tab takes it.
+	tt.typ(keyBackspace, "e")
+	tt.waitFor("▸ /exit")
+	tt.typ(keyDown)
+	tt.waitFor("▸ /ext")
+	tt.typ(keyTab)
+	tt.waitFor("> /ext ")
+	tt.typ(keyEnter)
+	tt.waitFor("Extensions:")
+	// "/pr" leaves only /probe; Enter takes it (the name is not whole yet),
+	// a second Enter sends it.
+	tt.typ("/pr")
+	tt.waitFor("▸ /probe")
+	tt.typ(keyEnter)
+	tt.waitFor("> /probe ")
+	tt.typ(`ui.notify {"message":"from the dropdown"}`, keyEnter)
+	tt.waitFor("[raw11] from the dropdown")
+	// Esc closes the list, also while the name typed goes on matching; the
+	// line typed stays.
+	tt.typ("/h")
+	tt.waitFor("▸ /help")
+	before := len(tt.scr.String())
+	tt.typ(keyEsc, "e")
+	tt.waitFor("> /he")
+	if after := ansi.Strip(tt.scr.String()[before:]); strings.Contains(after, "▸ /help") || strings.Contains(after, "list the commands") {
+		t.Errorf("the dropdown was drawn again after Esc:\n%s", after)
+	}
+	tt.typ(keyCtrlC)
 	tt.exit()
 }

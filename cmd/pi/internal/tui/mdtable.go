@@ -180,10 +180,10 @@ func mdTrim(src []byte, lo, hi int) text.Segment {
 
 func isBlank(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
 
-// table lays out a table: columns as wide as their widest cell, or, when
-// the table is wider than width, the widest columns narrowed until it
-// fits and their cells wrapped (long words cut); " │ " between columns
-// and a rule under the header.
+// table lays out a table in a box: columns as wide as their widest cell,
+// or, when the table is wider than width, the widest columns narrowed
+// until it fits and their cells wrapped (long words cut); box-drawing
+// lines around it, between the columns and under the header, all dim.
 func (r *mdRenderer) table(t *mdTable, width int) []string {
 	ncol := len(t.aligns)
 	type row struct {
@@ -217,9 +217,17 @@ func (r *mdRenderer) table(t *mdTable, width int) []string {
 		}
 		rows = append(rows, row{cells, tr.header})
 	}
-	colW := fitColumns(nat, width-3*(ncol-1))
-	sep := " " + r.paint("│", aDim) + " "
-	var out []string
+	// "│ " before each column, " │" after each: 3 columns a column and one.
+	colW := fitColumns(nat, width-3*ncol-1)
+	rule := func(left, mid, right string) string {
+		parts := make([]string, ncol)
+		for k := range parts {
+			parts[k] = strings.Repeat("─", colW[k]+2)
+		}
+		return r.paint(left+strings.Join(parts, mid)+right, aDim)
+	}
+	bar := r.paint("│", aDim)
+	out := []string{rule("┌", "┬", "┐")}
 	for _, rw := range rows {
 		cellLines := make([][]string, ncol)
 		height := 1
@@ -230,26 +238,21 @@ func (r *mdRenderer) table(t *mdTable, width int) []string {
 		for i := 0; i < height; i++ {
 			var b strings.Builder
 			for k := range ncol {
-				if k > 0 {
-					b.WriteString(sep)
-				}
+				b.WriteString(bar + " ")
 				l := ""
 				if i < len(cellLines[k]) {
 					l = cellLines[k][i]
 				}
-				b.WriteString(pad(l, colW[k], t.aligns[k]))
+				b.WriteString(pad(l, colW[k], t.aligns[k]) + " ")
 			}
-			out = append(out, strings.TrimRight(b.String(), " "))
+			b.WriteString(bar)
+			out = append(out, b.String())
 		}
 		if rw.header {
-			parts := make([]string, ncol)
-			for k := range parts {
-				parts[k] = strings.Repeat("─", colW[k])
-			}
-			out = append(out, r.paint(strings.Join(parts, "─┼─"), aDim))
+			out = append(out, rule("├", "┼", "┤"))
 		}
 	}
-	return out
+	return append(out, rule("└", "┴", "┘"))
 }
 
 // pad fills a cell's line to w columns by its alignment.

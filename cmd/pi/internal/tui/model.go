@@ -58,6 +58,7 @@ type (
 type runningTool struct {
 	id, name, args string
 	tail           []string
+	start          time.Time
 }
 
 // model is the bubbletea model. It is used through a pointer: Update
@@ -99,19 +100,30 @@ type model struct {
 	ticking   bool
 	tools     []*runningTool
 	bashTail  []string
+	bashStart time.Time // when the !command started
 	// steered are queued lines the agent took (shown until delivered);
 	// later are lines to run when the work ends.
 	steered []string
 	later   []string
+	// sent is the line of the running turn as typed (it goes back to the
+	// editor when the turn fails); failShown says an error of the running
+	// work was printed from its events (the work's own error, the same
+	// failure, is then not printed again).
+	sent      string
+	failShown bool
 	// dialogs are the questions waiting for the person, the first one
 	// shown (dialog.go).
 	dialogs []*dialog
 	pick    *picker
+	// menu is the dropdown of slash commands (cmdmenu.go); menuOff says
+	// Esc closed it for the command name being typed.
+	menu    *cmdMenu
+	menuOff bool
 	compl   []string
 	notice  string
 	ctrlC   bool
-	tokens  int
-	window  int
+	// foot is what the footer shows (refreshFooter).
+	foot Footer
 
 	outbox   []string
 	printing bool
@@ -131,9 +143,8 @@ func newModel(ctx context.Context, u *UI, cfg Config) (*model, error) {
 	m.histPos = len(hist.Entries())
 	m.editor = newEditor()
 	m.md, m.liveMD = newMarkdown(m.width), newMarkdown(m.width)
-	m.window = m.conv.ContextWindow()
 	m.unsubscribe = m.conv.Subscribe(m.onEvent)
-	m.tokens = m.conv.ContextTokens()
+	m.refreshFooter()
 	return m, nil
 }
 
@@ -235,6 +246,7 @@ func (m *model) update(msg tea.Msg) tea.Cmd {
 	case tea.WindowSizeMsg:
 		m.width, m.height = msg.Width, msg.Height
 		m.editor.SetWidth(max(msg.Width-1, 10))
+		m.fitEditor()
 		for _, d := range m.dialogs {
 			if d.input != nil {
 				d.input.Width = max(msg.Width-8, 10)
@@ -289,6 +301,18 @@ func (m *model) onKey(k tea.KeyMsg) tea.Cmd {
 	if m.pick != nil {
 		return m.onPickKey(k)
 	}
+	if m.menu != nil {
+		if cmd, ok := m.onMenuKey(k); ok {
+			return cmd
+		}
+	}
+	cmd := m.onEditorKey(k)
+	m.updateMenu()
+	return cmd
+}
+
+// onEditorKey handles a key at the editor.
+func (m *model) onEditorKey(k tea.KeyMsg) tea.Cmd {
 	switch k.String() {
 	case "ctrl+c":
 		return m.interrupt()
@@ -346,11 +370,49 @@ func (m *model) onKey(k tea.KeyMsg) tea.Cmd {
 }
 
 // fitEditor grows the editor with its lines, up to a third of the screen.
-func (m *model) fitEditor() {
-	h := min(max(m.editor.LineCount(), 1), max(m.height/3, 3))
-	if h != m.editor.Height() {
-		m.editor.SetHeight(h)
+func (m *model) fitEditor() { fitEditor(&m.editor, max(m.height/3, 3)) }
+
+// fitEditor makes ed as tall as its rows (lines as wrapped), at most
+// limit, and scrolls it so that it shows as many rows as fit, the cursor's
+// among them: all from the first when they fit, else the last ones or
+// those from the cursor's up. The textarea only ever scrolls as far as
+// its cursor moves, and keeps its scroll when it grows (a second line
+// typed into a one-row editor hid the first); so the cursor is walked to
+// the first row, to the last (counting the rows), and back.
+func fitEditor(ed *textarea.Model, limit int) {
+	row := ed.Line()
+	li := ed.LineInfo()
+	col := li.StartColumn + li.ColumnOffset
+	at := func() [2]int { return [2]int{ed.Line(), ed.LineInfo().RowOffset} }
+	reposition := func() { *ed, _ = ed.Update(nil) }
+	ed.SetHeight(limit)
+	for p := at(); p != [2]int{0, 0}; p = at() {
+		ed.CursorUp()
+		if at() == p {
+			break
+		}
 	}
+	reposition()
+	rows := 1
+	for {
+		p := at()
+		ed.CursorDown()
+		if at() == p {
+			break
+		}
+		rows++
+	}
+	ed.SetHeight(min(rows, limit))
+	reposition()
+	for ed.Line() > row {
+		p := at()
+		ed.CursorUp()
+		if at() == p {
+			break
+		}
+	}
+	ed.SetCursor(col)
+	reposition()
 }
 
 // interrupt is Ctrl-C: cancel what runs; else clear the editor; else, the
@@ -547,6 +609,7 @@ func (m *model) run(line string) tea.Cmd {
 	for _, img := range p.Images {
 		m.print(m.st.dim.Render(fmt.Sprintf("  (image attached: %s)", img.MimeType)))
 	}
+	m.sent = line
 	return m.startTurn(p)
 }
 
@@ -570,6 +633,7 @@ func (m *model) userBlock(text string) string {
 func (m *model) startTurn(p Prompt) tea.Cmd {
 	ctx, cancel := context.WithCancel(m.ctx)
 	m.busy, m.cancel = "turn", cancel
+	m.failShown = false
 	conv := m.conv
 	show := func(s string) { m.sendMsg(showMsg{s}) }
 	m.ui.work.Add(1)
@@ -587,7 +651,7 @@ func (m *model) endWork() tea.Cmd {
 	m.notice = ""
 	m.tools = nil
 	m.bashTail = nil
-	m.tokens = m.conv.ContextTokens()
+	m.refreshFooter()
 	if len(m.later) == 0 || m.quitting {
 		return nil
 	}
@@ -599,9 +663,14 @@ func (m *model) endWork() tea.Cmd {
 func (m *model) runDone(msg runDoneMsg) tea.Cmd {
 	m.finishLive()
 	res := msg.out.Result
+	sent := m.sent
+	m.sent = ""
+	failed := msg.err != nil || (res != nil && res.StopReason == llm.StopError)
 	switch {
-	case msg.err != nil:
+	case msg.err != nil && !m.failShown:
 		m.print(m.st.fail.Render("✗ " + clean(msg.err.Error())))
+	case msg.err != nil:
+		// The model's error was printed when its answer ended.
 	case res != nil && res.StopReason == llm.StopAborted:
 		m.print(m.st.warn.Render("(turn cancelled)"))
 	case res != nil && res.StopReason == agent.StopMaxTurns:
@@ -611,12 +680,17 @@ func (m *model) runDone(msg runDoneMsg) tea.Cmd {
 	case msg.out.Command == "help":
 		m.print(keysHelp())
 	}
-	if msg.out.Switched {
-		m.window = m.conv.ContextWindow()
+	var back []string
+	var notice string
+	if failed && sent != "" && m.ctx.Err() == nil {
+		// The failed prompt goes back to the editor, to be sent again.
+		back = append(back, sent)
+		notice = "the prompt is back in the editor: Enter sends it again"
 	}
 	if steering, followUp := m.conv.ClearQueues(); len(steering)+len(followUp) > 0 {
 		// Queued messages the run did not deliver go back to the editor.
-		var texts []string
+		texts := back
+		back = nil
 		for _, u := range append(steering, followUp...) {
 			for _, b := range u.Content {
 				if b.Type == "text" {
@@ -629,14 +703,25 @@ func (m *model) runDone(msg runDoneMsg) tea.Cmd {
 		}
 		m.editor.SetValue(strings.Join(texts, "\n"))
 		m.fitEditor()
-		m.notice = "queued messages were not sent; they are back in the editor"
+		notice = "queued messages were not sent; they are back in the editor"
+	}
+	if len(back) > 0 {
+		if m.editor.Value() != "" {
+			back = append(back, m.editor.Value())
+		}
+		m.editor.SetValue(strings.Join(back, "\n"))
+		m.fitEditor()
 	}
 	m.steered = nil
 	if msg.out.Exit {
 		m.quitting = true
 		return nil
 	}
-	return m.endWork()
+	cmd := m.endWork()
+	if notice != "" && m.notice == "" {
+		m.notice = notice
+	}
+	return cmd
 }
 
 // onAgentEvent shows one event of a run.
@@ -657,12 +742,15 @@ func (m *model) onAgentEvent(ev agent.Event) tea.Cmd {
 			m.finishLive()
 			if ev.Error != "" {
 				m.print(m.st.fail.Render("✗ " + clean(ev.Error)))
+				m.failShown = true
 			}
-			if ev.Usage != nil {
-				if n := ev.Usage.TotalTokens; n > 0 {
-					m.tokens = n
-				} else if n := ev.Usage.InputTokens + ev.Usage.OutputTokens; n > 0 {
-					m.tokens = n
+			if u := ev.Usage; u != nil {
+				m.foot.Input += u.InputTokens
+				m.foot.Output += u.OutputTokens
+				if n := u.TotalTokens; n > 0 {
+					m.foot.ContextTokens = n
+				} else if n := u.InputTokens + u.OutputTokens; n > 0 {
+					m.foot.ContextTokens = n
 				}
 			}
 		case llm.RoleUser:
@@ -673,21 +761,22 @@ func (m *model) onAgentEvent(ev agent.Event) tea.Cmd {
 		}
 	case agent.EventToolExecutionStart:
 		m.finishLive()
-		m.tools = append(m.tools, &runningTool{id: ev.ToolCallID, name: ev.ToolName, args: argSummary(ev.ToolName, ev.Args, 160)})
+		m.tools = append(m.tools, &runningTool{id: ev.ToolCallID, name: ev.ToolName, args: argSummary(ev.ToolName, ev.Args, 160), start: time.Now()})
 	case agent.EventToolExecutionUpdate:
 		if t := m.tool(ev.ToolCallID); t != nil && ev.PartialResult != nil {
 			t.tail = tailOf(ev.PartialResult.Text(), tailLines)
 		}
 	case agent.EventToolExecutionEnd:
 		args := argSummary(ev.ToolName, nil, 160)
+		var took time.Duration
 		for i, t := range m.tools {
 			if t.id == ev.ToolCallID {
-				args = t.args
+				args, took = t.args, time.Since(t.start)
 				m.tools = append(m.tools[:i], m.tools[i+1:]...)
 				break
 			}
 		}
-		m.print(m.st.toolBlock(ev.ToolName, args, ev.Result, ev.Failed()))
+		m.print(m.st.toolBlock(ev.ToolName, args, ev.Result, ev.Failed(), took))
 	case agent.EventCompactionStart:
 		m.finishLive()
 		m.notice = fmt.Sprintf("compacting the conversation (%s)…", ev.Reason)
@@ -699,9 +788,10 @@ func (m *model) onAgentEvent(ev agent.Event) tea.Cmd {
 		switch {
 		case ev.ErrorMessage != "":
 			m.print(m.st.fail.Render("✗ " + clean(ev.ErrorMessage)))
+			m.failShown = true
 		case ev.Compaction != nil:
 			m.print(m.st.ok.Render("✓ ") + fmt.Sprintf("compacted %s tokens of conversation into a summary", humanTokens(ev.Compaction.TokensBefore)))
-			m.tokens = m.conv.ContextTokens()
+			m.refreshFooter()
 		}
 	}
 	return nil
@@ -798,7 +888,7 @@ func (m *model) runBash(command string) tea.Cmd {
 	m.print(m.st.user.Render("› ") + "!" + command)
 	ctx, cancel := context.WithCancel(m.ctx)
 	m.busy, m.cancel = "bash", cancel
-	m.bashTail = nil
+	m.bashTail, m.bashStart = nil, time.Now()
 	m.ui.work.Add(1)
 	conv := m.conv
 	return func() tea.Msg {
@@ -812,7 +902,7 @@ func (m *model) runBash(command string) tea.Cmd {
 func (m *model) bashDone(msg bashDoneMsg) tea.Cmd {
 	if msg.run != nil {
 		res := msg.run.Result
-		m.print(m.st.toolBlock("bash", argSummary("bash", mustJSON(map[string]string{"command": msg.run.Command}), 160), &res, res.IsError))
+		m.print(m.st.toolBlock("bash", argSummary("bash", mustJSON(map[string]string{"command": msg.run.Command}), 160), &res, res.IsError, time.Since(m.bashStart)))
 	}
 	if msg.err != nil {
 		m.print(m.st.fail.Render("✗ " + clean(msg.err.Error())))
@@ -897,6 +987,9 @@ func (m *model) View() string {
 	default:
 		b.WriteString(m.editor.View())
 		b.WriteString("\n")
+		if m.menu != nil {
+			b.WriteString(m.menu.view(m.st, m.width))
+		}
 		if len(m.compl) > 0 {
 			b.WriteString(m.st.dim.Render(cut(strings.Join(m.compl, "  "), max(m.width-1, 20))))
 			b.WriteString("\n")
@@ -915,35 +1008,45 @@ func (m *model) View() string {
 	return strings.Join(ls, "\n")
 }
 
-// statusLine: model · session · context used/window · state.
+// refreshFooter reads the footer's data again (at the start and when
+// work ends: a turn, a command, a switch).
+func (m *model) refreshFooter() { m.foot = footerData(m.conv) }
+
+// statusLine is the footer with what runs now.
 func (m *model) statusLine() string {
-	model := clean(m.conv.ModelName())
-	if model == "" {
-		model = "no model"
-	}
-	name := clean(m.conv.SessionName())
-	if name == "" {
-		name = "session " + m.shortID(m.conv.Session().ID())
-	}
-	ctx := "ctx " + humanTokens(m.tokens)
-	if m.window > 0 {
-		ctx += "/" + humanTokens(m.window)
-	}
-	parts := []string{model, name, ctx}
+	var state string
 	switch m.busy {
 	case "turn":
-		parts = append(parts, "working… (Esc cancels)")
+		state = "working… (Esc cancels)"
 	case "bash":
-		parts = append(parts, "running !command… (Esc cancels)")
+		state = "running !command… (Esc cancels)"
 	}
-	return m.st.status.Render(cut(strings.Join(parts, " · "), max(m.width-1, 20)))
+	return m.foot.render(m.st, m.width, state)
 }
 
-// picker is the /resume list; ids names a session.
+// picker is the /resume list; short are the ids shown, unique prefixes
+// among the sessions of the folder.
 type picker struct {
 	infos []session.Info
+	short []string
 	pos   int
-	ids   func(string) string
+}
+
+// newPicker lists the sessions of all but the current one (cur).
+func newPicker(all []session.Info, cur string) *picker {
+	ids := make([]string, len(all))
+	for i, in := range all {
+		ids[i] = in.ID
+	}
+	short := session.ShortIDs(ids, session.ShortIDLen)
+	p := &picker{}
+	for i, in := range all {
+		if in.ID != cur {
+			p.infos = append(p.infos, in)
+			p.short = append(p.short, short[i])
+		}
+	}
+	return p
 }
 
 func (p *picker) view(st styles) string {
@@ -951,13 +1054,18 @@ func (p *picker) view(st styles) string {
 	b.WriteString("Resume a session (↑↓ move, Enter resumes, Esc cancels):\n")
 	start := max(0, p.pos-7)
 	end := min(len(p.infos), start+15)
+	idw := 0
+	for _, id := range p.short {
+		idw = max(idw, len(id))
+	}
 	for i := start; i < end; i++ {
 		in := p.infos[i]
 		title := clean(in.Name)
 		if title == "" {
 			title = oneLine(clean(in.FirstMessage))
 		}
-		line := fmt.Sprintf("%s  %-40s  %3d msgs  %s", in.Modified.Local().Format("2006-01-02 15:04"), cut(title, 40), in.MessageCount, p.ids(in.ID))
+		// The title last: a narrow terminal cuts it, not the id.
+		line := fmt.Sprintf("%-*s  %s  %3d msgs  %s", idw, p.short[i], in.Modified.Local().Format("2006-01-02 15:04"), in.MessageCount, cut(title, 60))
 		if i == p.pos {
 			b.WriteString(st.accent.Render("▸ " + line))
 		} else {

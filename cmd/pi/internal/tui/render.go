@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"github.com/charmbracelet/lipgloss"
@@ -11,25 +12,28 @@ import (
 	"github.com/pi-go/pi/runtime/tool"
 )
 
-// styles are the colours of the TUI (lipgloss drops them where the output
-// has no colour profile).
+// styles are the colours of the TUI, made by one lipgloss renderer (which
+// drops them where its colour profile has none).
 type styles struct {
 	user, dim, ok, fail, tool, add, del, hunk, status, warn, accent lipgloss.Style
 }
 
-func newStyles() styles {
+func newStyles() styles { return newStylesWith(lipgloss.DefaultRenderer()) }
+
+func newStylesWith(r *lipgloss.Renderer) styles {
+	c := func(colour string) lipgloss.Style { return r.NewStyle().Foreground(lipgloss.Color(colour)) }
 	return styles{
-		user:   lipgloss.NewStyle().Bold(true).Foreground(lipgloss.Color("12")),
-		dim:    lipgloss.NewStyle().Foreground(lipgloss.Color("8")),
-		ok:     lipgloss.NewStyle().Foreground(lipgloss.Color("2")),
-		fail:   lipgloss.NewStyle().Foreground(lipgloss.Color("1")),
-		tool:   lipgloss.NewStyle().Bold(true).Foreground(lipgloss.Color("13")),
-		add:    lipgloss.NewStyle().Foreground(lipgloss.Color("2")),
-		del:    lipgloss.NewStyle().Foreground(lipgloss.Color("1")),
-		hunk:   lipgloss.NewStyle().Foreground(lipgloss.Color("6")),
-		status: lipgloss.NewStyle().Foreground(lipgloss.Color("8")),
-		warn:   lipgloss.NewStyle().Foreground(lipgloss.Color("3")),
-		accent: lipgloss.NewStyle().Foreground(lipgloss.Color("14")),
+		user:   c("12").Bold(true),
+		dim:    c("8"),
+		ok:     c("2"),
+		fail:   c("1"),
+		tool:   c("13").Bold(true),
+		add:    c("2"),
+		del:    c("1"),
+		hunk:   c("6"),
+		status: c("8"),
+		warn:   c("3"),
+		accent: c("14"),
 	}
 }
 
@@ -160,8 +164,9 @@ func (s styles) colorDiff(diff string, max int) []string {
 // toolBlock is how a finished call is printed: a header with its state
 // and arguments, a preview of its result (the head, or for bash the
 // tail, where errors and the exit code are), a note of what was left out,
-// where the whole output is when it was truncated, and an edit's diff.
-func (s styles) toolBlock(name, args string, res *tool.Result, failed bool) string {
+// where the whole output is when it was truncated, an edit's diff, and
+// for bash how long it took (took > 0).
+func (s styles) toolBlock(name, args string, res *tool.Result, failed bool, took time.Duration) string {
 	mark := s.ok.Render("✓")
 	if failed {
 		mark = s.fail.Render("✗")
@@ -169,7 +174,7 @@ func (s styles) toolBlock(name, args string, res *tool.Result, failed bool) stri
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s %s %s", mark, s.tool.Render(name), args)
 	if res == nil {
-		return b.String()
+		return b.String() + s.took(name, took)
 	}
 	text := clean(res.Text())
 	ls := lines(text)
@@ -183,8 +188,6 @@ func (s styles) toolBlock(name, args string, res *tool.Result, failed bool) stri
 	show := ls
 	hidden := 0
 	switch {
-	case name == "read" && !failed:
-		show, hidden = nil, len(ls)
 	case diff != "" && !failed:
 		show = nil
 	case len(ls) > previewLines && name == "bash":
@@ -207,11 +210,7 @@ func (s styles) toolBlock(name, args string, res *tool.Result, failed bool) stri
 		fmt.Fprintf(&b, "\n  %s", line)
 	}
 	if hidden > 0 && name != "bash" {
-		if name == "read" {
-			fmt.Fprintf(&b, "\n  %s", s.dim.Render(fmt.Sprintf("(%d lines read)", hidden)))
-		} else {
-			fmt.Fprintf(&b, "\n  %s", s.dim.Render(fmt.Sprintf("… %d more lines", hidden)))
-		}
+		fmt.Fprintf(&b, "\n  %s", s.dim.Render(fmt.Sprintf("… %d more lines", hidden)))
 	}
 	if images > 0 {
 		fmt.Fprintf(&b, "\n  %s", s.dim.Render(fmt.Sprintf("(%d image(s))", images)))
@@ -224,7 +223,27 @@ func (s styles) toolBlock(name, args string, res *tool.Result, failed bool) stri
 			fmt.Fprintf(&b, "\n  %s", l)
 		}
 	}
-	return b.String()
+	return b.String() + s.took(name, took)
+}
+
+// took is the line that says how long a bash call took ("" for other
+// tools, or when took is 0).
+func (s styles) took(name string, took time.Duration) string {
+	if name != "bash" || took <= 0 {
+		return ""
+	}
+	return "\n  " + s.dim.Render("took "+humanDuration(took))
+}
+
+// humanDuration writes a duration short: 0.4s, 12.0s, 3m07s, 1h02m.
+func humanDuration(d time.Duration) string {
+	switch {
+	case d < time.Minute:
+		return fmt.Sprintf("%.1fs", d.Seconds())
+	case d < time.Hour:
+		return fmt.Sprintf("%dm%02ds", int(d/time.Minute), int(d%time.Minute/time.Second))
+	}
+	return fmt.Sprintf("%dh%02dm", int(d/time.Hour), int(d%time.Hour/time.Minute))
 }
 
 // humanTokens writes a token count short: 950, 12.3k, 1.2M.

@@ -4,9 +4,12 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -18,6 +21,7 @@ import (
 	"github.com/pi-go/pi/runtime/agent"
 	"github.com/pi-go/pi/runtime/app"
 	"github.com/pi-go/pi/runtime/llm"
+	"github.com/pi-go/pi/runtime/session"
 )
 
 // Key sequences as a terminal sends them.
@@ -377,7 +381,7 @@ func TestSlashCommands(t *testing.T) {
 	tt.waitFor("hello")
 	tt.typ("/name feature-x", keyEnter)
 	tt.waitFor("session named feature-x")
-	tt.waitFor("scripted · feature-x")
+	tt.waitFor(" • feature-x")
 	tt.typ("/session", keyEnter)
 	tt.waitFor("1 user, 1 assistant")
 	tt.typ("/tools", keyEnter)
@@ -548,4 +552,118 @@ func TestTerminalEscapesDropped(t *testing.T) {
 	if strings.Count(raw, "\x1b[2J") > 0 {
 		t.Error("the terminal got a clear-screen from untrusted text")
 	}
+}
+
+// TestResumeShortIDs: sessions started within the same minute share the
+// first 8 digits of their id; the picker and the resume notice show each
+// one's shortest unique prefix, and /resume takes it.
+func TestResumeShortIDs(t *testing.T) {
+	tt := startTUI(t, termOptions{})
+	dir := session.DirFor(session.DefaultDir(tt.home), tt.dir)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	for i, id := range []string{"01a24dce-7b1f-7000-8000-000000000001", "01a24dce-7c22-7000-8000-000000000002", "01a24dce-7c23-7000-8000-000000000003"} {
+		ts := fmt.Sprintf("2025-06-15T12:00:0%d.000Z", i)
+		data := fmt.Sprintf(`{"type":"session","version":3,"id":%q,"timestamp":%q,"cwd":%q}`+"\n"+
+			`{"type":"message","id":"aaaaaaa%d","parentId":null,"timestamp":%q,"message":{"role":"user","content":"prompt %d"}}`+"\n",
+			id, ts, tt.dir, i, ts, i)
+		if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("s%d.jsonl", i)), []byte(data), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tt.typ("/resume", keyEnter)
+	text := tt.waitFor("Resume a session")
+	text = text[strings.LastIndex(text, "Resume a session"):]
+	for _, want := range []string{"▸ 01a24dce-7c23  2025-06-15", "01a24dce-7c22  2025-06-15", "01a24dce-7b    2025-06-15", "1 msgs  prompt 0"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("the picker lacks %q:\n%s", want, text)
+		}
+	}
+	tt.typ(keyEnter)
+	tt.waitFor("(resumed session 01a24dce-7c23)")
+	tt.typ("/resume 01a24dce-7b", keyEnter)
+	tt.waitFor("(resumed session 01a24dce-7b)")
+	if id := tt.rt.Session().ID(); id != "01a24dce-7b1f-7000-8000-000000000001" {
+		t.Errorf("/resume 01a24dce-7b resumed %s", id)
+	}
+	tt.exit()
+}
+
+var tookRE = regexp.MustCompile(`took (\d+\.\d)s`)
+
+// TestToolPreviews: a read shows the first lines it read and how many
+// more there were; a bash call, the model's or a !command, says how long
+// it took.
+func TestToolPreviews(t *testing.T) {
+	read, _ := json.Marshal(map[string]string{"path": "notes.txt"})
+	tt := startTUI(t, termOptions{turns: []llm.ScriptTurn{
+		{ToolCalls: []llm.ScriptToolCall{{Name: "read", Arguments: read}}},
+		bashCall("sleep 0.3; echo slept"),
+		{Text: "previews done"},
+	}})
+	var content strings.Builder
+	for i := 1; i <= 20; i++ {
+		fmt.Fprintf(&content, "note line %d\n", i)
+	}
+	if err := os.WriteFile(filepath.Join(tt.dir, "notes.txt"), []byte(content.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tt.typ("look", keyEnter)
+	text := tt.waitFor("previews done")
+	block := text[strings.Index(text, "✓ read notes.txt"):strings.Index(text, "✓ bash")]
+	for _, want := range []string{"  note line 1", "  note line 8", "… 12 more lines"} {
+		if !strings.Contains(block, want) {
+			t.Errorf("the read preview lacks %q:\n%s", want, block)
+		}
+	}
+	if strings.Contains(block, "note line 9") {
+		t.Errorf("the read preview shows more than 8 lines:\n%s", block)
+	}
+	bash := text[strings.Index(text, "✓ bash"):]
+	m := tookRE.FindStringSubmatch(bash)
+	if m == nil {
+		t.Fatalf("the bash call does not say how long it took:\n%s", bash)
+	}
+	if secs, _ := strconv.ParseFloat(m[1], 64); secs < 0.3 {
+		t.Errorf("the bash call took %ss, it slept 0.3s", m[1])
+	}
+	tt.typ("!sleep 0.2", keyEnter)
+	text = tt.waitFor("now part of the conversation")
+	if m := tookRE.FindStringSubmatch(text[strings.LastIndex(text, "✓ bash $ sleep 0.2"):]); m == nil {
+		t.Errorf("the !command does not say how long it took:\n%s", tail(text, 600))
+	} else if secs, _ := strconv.ParseFloat(m[1], 64); secs < 0.2 {
+		t.Errorf("the !command took %ss, it slept 0.2s", m[1])
+	}
+	tt.exit()
+}
+
+// TestFailedPromptBackInEditor: when the model fails, its error is printed
+// once, as the provider said it, and the prompt goes back into the editor:
+// Enter sends it again. A failed /compact is one line too.
+func TestFailedPromptBackInEditor(t *testing.T) {
+	tt := startTUI(t, termOptions{turns: []llm.ScriptTurn{{Text: "first answer"}, {Error: "upstream exploded"}, {Text: "resent fine"}}})
+	tt.typ("hello", keyEnter)
+	tt.waitFor("first answer")
+	tt.typ("fail", keyAltEnter, "please", keyEnter)
+	text := tt.waitFor("the prompt is back in the editor")
+	if n := strings.Count(text, "upstream exploded"); n != 1 {
+		t.Errorf("the error is printed %d times:\n%s", n, tail(text, 1500))
+	}
+	if strings.Contains(text, "agent run") || strings.Contains(text, "turn 1:") {
+		t.Errorf("the error has internal prefixes:\n%s", tail(text, 1500))
+	}
+	tt.waitFor("> please")
+	tt.typ(keyEnter)
+	tt.waitFor("resent fine")
+	if got := tt.userTexts(2); got[len(got)-1] != "fail\nplease" {
+		t.Fatalf("the resent prompt is %q", got[len(got)-1])
+	}
+	tt.typ("/compact", keyEnter)
+	text = tt.waitFor("nothing to compact")
+	text = text[strings.LastIndex(text, "› /compact"):]
+	if n := strings.Count(text, "✗"); n != 1 || strings.Contains(text, "compact: nothing") {
+		t.Errorf("a failed /compact printed %d errors:\n%s", n, text)
+	}
+	tt.exit()
 }
