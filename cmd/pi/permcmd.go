@@ -10,7 +10,6 @@ import (
 	"text/tabwriter"
 
 	"github.com/pi-go/pi/runtime/app"
-	"github.com/pi-go/pi/runtime/permission"
 )
 
 const permissionsUsage = `
@@ -150,9 +149,9 @@ func permissionsList(rt *app.Runtime, asJSON bool, stdout io.Writer) int {
 	info := rt.Permissions()
 	if asJSON {
 		out := struct {
-			Default          permission.Decision   `json:"default"`
+			Default          app.Decision          `json:"default"`
 			DefaultAt        string                `json:"defaultAt,omitempty"`
-			IgnoredDefault   permission.Decision   `json:"ignoredDefault,omitempty"`
+			IgnoredDefault   app.Decision          `json:"ignoredDefault,omitempty"`
 			IgnoredDefaultAt string                `json:"ignoredDefaultAt,omitempty"`
 			Rules            []permissionListEntry `json:"rules"`
 		}{info.Default, info.DefaultAt, info.IgnoredDefault, info.IgnoredDefaultAt, []permissionListEntry{}}

@@ -51,26 +51,33 @@ func deps(t *testing.T, goos, goarch string, pattern ...string) map[string][]str
 	return m
 }
 
-// TestAssemblyRules: the runtime is assembled in one place. cmd/pi reaches
-// the extension host and the built-in tools only through runtime/app, and
-// nothing that runtime/app assembles imports it back.
+// TestAssemblyRules: the runtime is assembled in one place. cmd/pi (flags
+// and dispatch) and its front ends (cmd/pi/internal/...) reach the
+// configuration, the permission rules, the extension host and the
+// built-in tools only through runtime/app, runtime/conversation and
+// runtime/manage, and nothing that runtime/app assembles imports it back.
 func TestAssemblyRules(t *testing.T) {
-	for pkg, imports := range deps(t, "", "", "./cmd/pi") {
-		if pkg != module+"/cmd/pi" {
+	forbidden := []string{"runtime/config", "runtime/permission", "runtime/extspec", "runtime/execgrant", "extensions", "tools/builtin"}
+	for pkg, imports := range deps(t, "", "", "./cmd/pi/...") {
+		if pkg != module+"/cmd/pi" && !strings.HasPrefix(pkg, module+"/cmd/pi/internal/") {
 			continue
 		}
 		for _, imp := range imports {
-			if imp == module+"/extensions" || imp == module+"/tools/builtin" {
-				t.Errorf("cmd/pi imports %s; it must go through runtime/app", imp)
+			for _, f := range forbidden {
+				if imp == module+"/"+f {
+					t.Errorf("%s imports %s; front ends go through runtime/app, runtime/conversation and runtime/manage", pkg, imp)
+				}
 			}
 		}
 	}
 	for pkg, imports := range deps(t, "", "", "./runtime/...", "./extensions/...", "./tools/...", "./internal/...") {
-		if !strings.HasPrefix(pkg, module) || strings.HasPrefix(pkg, module+"/runtime/app") || strings.HasPrefix(pkg, module+"/internal/archtest") {
+		if !strings.HasPrefix(pkg, module) || strings.HasPrefix(pkg, module+"/runtime/app") || strings.HasPrefix(pkg, module+"/internal/archtest") ||
+			pkg == module+"/runtime/conversation" { // the conversation stands on the assembly
+
 			continue
 		}
 		if slices.Contains(imports, module+"/runtime/app") {
-			t.Errorf("%s imports runtime/app; only front ends and embedders may", pkg)
+			t.Errorf("%s imports runtime/app; only the conversation, front ends and embedders may", pkg)
 		}
 	}
 	// The wire is spoken by the host and the SDK only; everyone else sees

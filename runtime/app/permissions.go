@@ -259,6 +259,10 @@ type PermissionRule struct {
 
 // PermissionsInfo is the permission configuration as `pi permissions
 // list` shows it.
+// Decision is a permission rule's decision: allow, ask or deny.
+type Decision = permission.Decision
+
+// PermissionsInfo is what /permissions and pi permissions list show.
 type PermissionsInfo struct {
 	// Default is the decision for calls no rule matches; DefaultAt where
 	// it is written ("" for pi's own default, allow).
