@@ -50,8 +50,8 @@ In interactive mode: Enter sends, Alt+Enter adds a line, Esc or Ctrl-C
 cancels the running turn (and its bash commands), Ctrl-D exits; /help lists
 the commands (/new, /resume, /name, /fork, /compact [INSTRUCTIONS], /model,
 /tools, /ext, /permissions), !COMMAND runs a shell command into the
-conversation, @PATH attaches a file. NO_COLOR, TERM=dumb or PI_TUI=0 select
-the plain line mode.
+conversation, @PATH attaches a file. TERM=dumb or PI_TUI=0 select the plain
+line mode (the same commands); NO_COLOR keeps the TUI without colours.
 A line (or a -p prompt) that starts with /NAME runs the slash command NAME
 of pi or of an extension; an unknown /x is an error in interactive mode and
 goes to the model with -p (it may be a path).
