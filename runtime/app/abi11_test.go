@@ -14,43 +14,14 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/pi-go/pi/internal/testkit/plugin"
-	"github.com/pi-go/pi/runtime/agent"
+	testproject "github.com/pi-go/pi/internal/testkit/project"
 	"github.com/pi-go/pi/runtime/config"
-	"github.com/pi-go/pi/runtime/llm"
 )
 
-// rawGuest is the ABI 1.1 test guest written without the SDK.
-const rawGuest = "extensions/testdata/guests/raw11"
+// The raw ABI 1.1 test guest's projects are the test kit's.
+type rawEntry = testproject.RawEntry
 
-// rawEntry is an [[extensions]] block loading the raw guest.
-type rawEntry struct {
-	name   string
-	grants string // TOML lines under [extensions.grants]
-	limits string // TOML lines under [extensions.limits]
-	config string // TOML lines under [extensions.config] (name is added)
-}
-
-// rawProject writes a project pi.toml with the entries and returns the
-// project folder and PI_HOME.
-func rawProject(t *testing.T, entries ...rawEntry) (dir, home string) {
-	t.Helper()
-	dir, home = project(t)
-	wasm := plugin.BuildGo(t, rawGuest)
-	var b strings.Builder
-	for _, e := range entries {
-		fmt.Fprintf(&b, "[[extensions]]\nname = %q\npath = %q\nsha256 = %q\n", e.name, wasm, sha(t, wasm))
-		if e.grants != "" {
-			fmt.Fprintf(&b, "[extensions.grants]\n%s\n", e.grants)
-		}
-		if e.limits != "" {
-			fmt.Fprintf(&b, "[extensions.limits]\n%s\n", e.limits)
-		}
-		fmt.Fprintf(&b, "[extensions.config]\nname = %q\n%s\n", e.name, e.config)
-	}
-	write(t, filepath.Join(dir, "pi.toml"), b.String())
-	return dir, home
-}
+var rawProject = testproject.Raw
 
 func openRT(t *testing.T, o Options) *Runtime {
 	t.Helper()
@@ -104,7 +75,7 @@ func denied(msg string) string {
 }
 
 func TestABI11InitFacts(t *testing.T) {
-	dir, home := rawProject(t, rawEntry{name: "raw11"})
+	dir, home := rawProject(t, rawEntry{Name: "raw11"})
 	for _, tc := range []struct {
 		opts              Options
 		mode              string
@@ -190,7 +161,7 @@ func (u *personUI) Input(context.Context, string, string) (string, bool, error) 
 }
 
 func TestABI11KV(t *testing.T) {
-	dir, home := rawProject(t, rawEntry{name: "raw11", limits: "kv_mb = 1"}, rawEntry{name: "other", config: `prefix = "o"`})
+	dir, home := rawProject(t, rawEntry{Name: "raw11", Limits: "kv_mb = 1"}, rawEntry{Name: "other", Config: `prefix = "o"`})
 	rt := openRT(t, Options{Cwd: dir, PIHome: home, Trust: true})
 	okEmpty := `{"ok":true,"result":{}}`
 	if got := probe(t, rt, "probe", "kv.set", map[string]any{"key": "todo/a", "value": []any{"milk", map[string]any{"n": 1}}}); got != okEmpty {
@@ -312,8 +283,8 @@ func TestABI11HTTP(t *testing.T) {
 	srvURL = srv.URL
 	grant := srv.URL + "/v1/*"
 	dir, home := rawProject(t,
-		rawEntry{name: "raw11", grants: fmt.Sprintf("http = [%q]", grant)},
-		rawEntry{name: "nogrant", config: `prefix = "n"`})
+		rawEntry{Name: "raw11", Grants: fmt.Sprintf("http = [%q]", grant)},
+		rawEntry{Name: "nogrant", Config: `prefix = "n"`})
 	rt := openRT(t, Options{Cwd: dir, PIHome: home, Trust: true})
 
 	type answer struct {
@@ -388,9 +359,9 @@ func TestABI11HTTP(t *testing.T) {
 
 func TestABI11ToolCall(t *testing.T) {
 	dir, home := rawProject(t,
-		rawEntry{name: "raw11", grants: `tools = ["ls", "read", "grep", "find", "probe", "bprobe"]`, config: `block = "grep"`},
-		rawEntry{name: "guard", config: "prefix = \"g\"\nblock = \"read\"\nask = \"find\""},
-		rawEntry{name: "b", grants: `tools = ["probe"]`, config: `prefix = "b"`},
+		rawEntry{Name: "raw11", Grants: `tools = ["ls", "read", "grep", "find", "probe", "bprobe"]`, Config: `block = "grep"`},
+		rawEntry{Name: "guard", Config: "prefix = \"g\"\nblock = \"read\"\nask = \"find\""},
+		rawEntry{Name: "b", Grants: `tools = ["probe"]`, Config: `prefix = "b"`},
 	)
 	write(t, filepath.Join(dir, "notes.txt"), "hello notes")
 	rt := openRT(t, Options{Cwd: dir, PIHome: home, Trust: true})
@@ -462,10 +433,10 @@ func TestABI11ToolCall(t *testing.T) {
 // TestABI11ToolCallDepth: tool.call nests at most 3 deep.
 func TestABI11ToolCallDepth(t *testing.T) {
 	dir, home := rawProject(t,
-		rawEntry{name: "a", grants: `tools = ["bprobe"]`, config: `prefix = "a"`},
-		rawEntry{name: "b", grants: `tools = ["cprobe"]`, config: `prefix = "b"`},
-		rawEntry{name: "c", grants: `tools = ["dprobe"]`, config: `prefix = "c"`},
-		rawEntry{name: "d", grants: `tools = ["ls"]`, config: `prefix = "d"`},
+		rawEntry{Name: "a", Grants: `tools = ["bprobe"]`, Config: `prefix = "a"`},
+		rawEntry{Name: "b", Grants: `tools = ["cprobe"]`, Config: `prefix = "b"`},
+		rawEntry{Name: "c", Grants: `tools = ["dprobe"]`, Config: `prefix = "c"`},
+		rawEntry{Name: "d", Grants: `tools = ["ls"]`, Config: `prefix = "d"`},
 	)
 	rt := openRT(t, Options{Cwd: dir, PIHome: home, Trust: true})
 	nest := func(tool string, input any) map[string]any {
@@ -481,9 +452,9 @@ func TestABI11ToolCallDepth(t *testing.T) {
 	write(t, filepath.Join(dir, "here.txt"), "")
 	rt.Close()
 	dir2, home2 := rawProject(t,
-		rawEntry{name: "a", grants: `tools = ["bprobe"]`, config: `prefix = "a"`},
-		rawEntry{name: "b", grants: `tools = ["cprobe"]`, config: `prefix = "b"`},
-		rawEntry{name: "c", grants: `tools = ["ls"]`, config: `prefix = "c"`},
+		rawEntry{Name: "a", Grants: `tools = ["bprobe"]`, Config: `prefix = "a"`},
+		rawEntry{Name: "b", Grants: `tools = ["cprobe"]`, Config: `prefix = "b"`},
+		rawEntry{Name: "c", Grants: `tools = ["ls"]`, Config: `prefix = "c"`},
 	)
 	write(t, filepath.Join(dir2, "here.txt"), "")
 	rt = openRT(t, Options{Cwd: dir2, PIHome: home2, Trust: true})
@@ -494,7 +465,7 @@ func TestABI11ToolCallDepth(t *testing.T) {
 }
 
 func TestABI11UIAndSession(t *testing.T) {
-	dir, home := rawProject(t, rawEntry{name: "raw11"})
+	dir, home := rawProject(t, rawEntry{Name: "raw11"})
 	logs := &syncBuf{}
 	rt := openRT(t, Options{Cwd: dir, PIHome: home, Trust: true, LogOutput: logs, LogLevel: "info"})
 	if got := probe(t, rt, "probe", "ui.notify", map[string]any{"message": "tests pass"}); got != `{"ok":true,"result":{}}` {
@@ -509,8 +480,12 @@ func TestABI11UIAndSession(t *testing.T) {
 	if got := probe(t, rt, "probe", "ui.notify", map[string]any{"message": "x", "level": "loud"}); got != denied(`ui.notify: level "loud" must be info, warning or error`) {
 		t.Errorf("bad level = %s", got)
 	}
-	for _, m := range []string{"session.append", "session.entries"} {
-		if got := probe(t, rt, "probe", m, map[string]any{"customType": "x", "data": 1}); got != denied("no session") {
+	// Without a conversation bound to the runtime there is no session.
+	for m, params := range map[string]any{
+		"session.append":  map[string]any{"customType": "x", "data": 1},
+		"session.entries": map[string]any{"customType": "x"},
+	} {
+		if got := probe(t, rt, "probe", m, params); got != denied("no session") {
 			t.Errorf("%s = %s", m, got)
 		}
 	}
@@ -536,185 +511,30 @@ func TestABI11UIAndSession(t *testing.T) {
 	}
 }
 
-// scripted returns a provider that answers the turns, each a text.
-func scripted(t *testing.T, turns ...string) *llm.Scripted {
-	t.Helper()
-	var s llm.Script
-	for _, x := range turns {
-		s.Turns = append(s.Turns, llm.ScriptTurn{Text: x})
-	}
-	return llm.NewScripted(s)
-}
-
-func userTexts(msgs []llm.Message) []string {
-	var out []string
-	for _, m := range msgs {
-		if m.Role == llm.RoleUser {
-			for _, c := range m.Content {
-				out = append(out, c.Text)
-			}
-		}
-	}
-	return out
-}
-
-func TestABI11SubmitInputCommandsAndStartHooks(t *testing.T) {
-	dir, home := rawProject(t, rawEntry{name: "raw11", config: "inputSecret = \"sk-\"\ninputSuffix = \" (tested)\"\nsystem = \"Project brief: a Go service.\"\ncontext = \"The build is make.\"\nevents = [\"message_end\", \"agent_end\"]"})
-	rt := openRT(t, Options{Cwd: dir, PIHome: home, Trust: true})
-	p := scripted(t, "one", "two", "three", "four")
-	ag, err := rt.NewAgent(AgentOptions{Provider: p})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var shown []string
-	opts := SubmitOptions{Show: func(s string) { shown = append(shown, s) }}
-	ctx := context.Background()
-
-	// A secret never reaches the model.
-	s, err := rt.Submit(ctx, ag, Prompt{Text: "my key is sk-123"}, opts)
-	if err != nil || s.Handled != "raw11" || s.Result != nil || len(p.Requests()) != 0 || !slices.Equal(shown, []string{"refused: the prompt holds a secret"}) {
-		t.Fatalf("a refused prompt: %+v, %v, %d requests, shown %q", s, err, len(p.Requests()), shown)
-	}
-	// A prompt goes through the input hook (replaced) and before_agent_start.
-	s, err = rt.Submit(ctx, ag, Prompt{Text: "fix it"}, opts)
-	if err != nil || s.Result == nil || s.Result.Text != "one" {
-		t.Fatalf("a prompt: %+v, %v", s, err)
-	}
-	req := p.Requests()[0]
-	if !strings.HasSuffix(req.SystemPrompt, "\n\nProject brief: a Go service.") {
-		t.Errorf("system prompt does not end with the appended brief:\n%s", req.SystemPrompt)
-	}
-	if got := userTexts(req.Messages); !slices.Equal(got, []string{"The build is make.", "fix it (tested)"}) {
-		t.Errorf("the model got user messages %q", got)
-	}
-	// A command (after the input hooks ran on the raw line): its text is
-	// shown, nothing goes to the model.
-	shown = nil
-	s, err = rt.Submit(ctx, ag, Prompt{Text: "/raw  hello   world "}, opts)
-	if err != nil || s.Command != "raw" || s.Result != nil || !slices.Equal(shown, []string{"raw: hello   world  (tested)"}) || len(p.Requests()) != 1 {
-		t.Errorf("/raw: %+v, %v, shown %q", s, err, shown)
-	}
-	// A command's prompt goes to the model after its text is shown, without
-	// passing the input hooks again.
-	shown = nil
-	s, err = rt.Submit(ctx, ag, Prompt{Text: "/raw ask plan the release"}, opts)
-	if err != nil || s.Result == nil || s.Result.Text != "two" || !slices.Equal(shown, []string{"raw: ask plan the release (tested)"}) {
-		t.Errorf("/raw ask: %+v, %v, shown %q", s, err, shown)
-	}
-	if got := userTexts(p.Requests()[1].Messages); got[len(got)-1] != "plan the release (tested)" {
-		t.Errorf("the command's prompt reached the model as %q", got)
-	}
-	// An unknown /x: said so interactively; sent to the model with -p.
-	shown = nil
-	s, err = rt.Submit(ctx, ag, Prompt{Text: "/nope x"}, SubmitOptions{Interactive: true, Show: opts.Show})
-	if err != nil || s.Result != nil || !slices.Equal(shown, []string{"unknown command /nope (see /help)"}) {
-		t.Errorf("interactive /nope: %+v, %v, shown %q", s, err, shown)
-	}
-	s, err = rt.Submit(ctx, ag, Prompt{Text: "/tmp/x.txt what is it"}, SubmitOptions{Interactive: true, Show: opts.Show})
-	if err != nil || s.Result == nil {
-		t.Errorf("a path is no command: %+v, %v", s, err)
-	}
-	s, err = rt.Submit(ctx, ag, Prompt{Text: "/nope x"}, opts)
-	if err != nil || s.Result == nil {
-		t.Errorf("-p /nope goes to the model: %+v, %v", s, err)
-	}
-	// /help lists the built-in and the extension's commands; /exit ends.
-	shown = nil
-	rt.Submit(ctx, ag, Prompt{Text: "/help"}, opts)
-	if len(shown) != 1 || !strings.Contains(shown[0], "/help") || !strings.Contains(shown[0], "/raw ARGS") || !strings.Contains(shown[0], "echo the arguments (extension raw11)") {
-		t.Errorf("/help = %q", shown)
-	}
-	if s, _ := rt.Submit(ctx, ag, Prompt{Text: "/exit"}, SubmitOptions{Interactive: true}); !s.Exit {
-		t.Errorf("/exit = %+v", s)
-	}
-	// Events: only the subscribed types, and message_end of the assistant's
-	// messages only.
-	res, _ := rt.CallTool(ctx, "facts", "c", json.RawMessage(`{}`), nil)
-	var f struct{ Events []string }
-	json.Unmarshal([]byte(res.Text()), &f)
-	for _, ev := range f.Events {
-		if ev != "message_end:assistant" && ev != "agent_end" {
-			t.Errorf("the extension got event %q", ev)
-		}
-	}
-	if !slices.Contains(f.Events, "message_end:assistant") || !slices.Contains(f.Events, "agent_end") {
-		t.Errorf("events = %q", f.Events)
-	}
-}
-
-func TestABI11InputHookFaultFailsClosed(t *testing.T) {
-	dir, home := rawProject(t, rawEntry{name: "raw11", config: "inputCrash = true"})
-	rt := openRT(t, Options{Cwd: dir, PIHome: home, Trust: true})
-	p := scripted(t, "one")
-	ag, _ := rt.NewAgent(AgentOptions{Provider: p})
-	// Each fault keeps the prompt away; the third disables the extension,
-	// which keeps prompts away for good.
-	for i := 1; i <= 4; i++ {
-		_, err := rt.Submit(context.Background(), ag, Prompt{Text: "hi"}, SubmitOptions{})
-		if err == nil || !strings.Contains(err.Error(), "the prompt was not sent") || len(p.Requests()) != 0 {
-			t.Errorf("prompt %d with a failing input hook: %v, %d requests", i, err, len(p.Requests()))
-		}
-		if i == 4 && !strings.Contains(err.Error(), "disabled") {
-			t.Errorf("after 3 faults: %v", err)
-		}
-	}
-}
-
-func TestABI11StopCannotLoopForever(t *testing.T) {
-	dir, home := rawProject(t, rawEntry{name: "raw11", config: "stopContinues = 100"})
-	var warnings []string
-	rt := openRT(t, Options{Cwd: dir, PIHome: home, Trust: true, OnWarning: func(w string) { warnings = append(warnings, w) }})
-	p := scripted(t, "a", "b", "c", "d", "e", "f", "g", "h")
-	ag, _ := rt.NewAgent(AgentOptions{Provider: p})
-	res, err := ag.Prompt(context.Background(), "go")
-	if err != nil || res.Text != "d" || res.Turns != 4 || len(p.Requests()) != 4 {
-		t.Fatalf("run = %+v, %v, %d requests", res, err, len(p.Requests()))
-	}
-	if !slices.Equal(warnings, []string{"stop hooks continued the run 3 times; ending it"}) {
-		t.Errorf("warnings %q", warnings)
-	}
-	if got := userTexts(p.Requests()[3].Messages); !slices.Equal(got, []string{"go", "keep going (1)", "keep going (2)", "keep going (3)"}) {
-		t.Errorf("the model got %q", got)
-	}
-	// The cap is per prompt: the next prompt may be continued again.
-	res, err = ag.Prompt(context.Background(), "again")
-	if err != nil || res.Turns != 4 || res.Text != "h" || len(warnings) != 2 {
-		t.Errorf("second prompt = %+v, %v", res, err)
-	}
-	// --max-turns ends a run without asking the stop hooks.
-	rt2 := openRT(t, Options{Cwd: dir, PIHome: home, Trust: true})
-	p2 := scripted(t, "a", "b")
-	ag2, _ := rt2.NewAgent(AgentOptions{Provider: p2, MaxTurns: 1})
-	if res, _ := ag2.Prompt(context.Background(), "go"); res.Turns != 1 || len(p2.Requests()) != 1 {
-		t.Errorf("max turns 1 with a stop hook: %+v", res)
-	}
-	_ = agent.MaxStopContinues
-}
-
 func TestABI11LoadErrors(t *testing.T) {
 	// Two extensions with the same command.
-	dir, home := rawProject(t, rawEntry{name: "one"}, rawEntry{name: "two", config: `prefix = ""`})
+	dir, home := rawProject(t, rawEntry{Name: "one"}, rawEntry{Name: "two", Config: `prefix = ""`})
 	_, err := Open(context.Background(), Options{Cwd: dir, PIHome: home, Trust: true})
 	if err == nil || !strings.Contains(err.Error(), "command /raw of extension two clashes with command /raw of extension one") {
 		t.Errorf("a command clash: %v", err)
 	}
 	// A command named like a built-in one.
-	dir, home = rawProject(t, rawEntry{name: "one", config: `prefix = "he"`})
+	dir, home = rawProject(t, rawEntry{Name: "one", Config: `prefix = "he"`})
 	write(t, filepath.Join(dir, "x"), "")
 	// prefix "he" makes /heraw and /heprobe; a prefix that makes /help:
-	dir, home = rawProject(t, rawEntry{name: "one", config: `prefix = "hel"`})
+	dir, home = rawProject(t, rawEntry{Name: "one", Config: `prefix = "hel"`})
 	if rt, err := Open(context.Background(), Options{Cwd: dir, PIHome: home, Trust: true}); err != nil {
 		t.Errorf("prefix hel: %v", err)
 	} else {
 		rt.Close()
 	}
 	// The config does not match the configSchema.
-	dir, home = rawProject(t, rawEntry{name: "one", config: "greeting = 5\nschema = { type = \"object\", properties = { greeting = { type = \"string\" } } }"})
+	dir, home = rawProject(t, rawEntry{Name: "one", Config: "greeting = 5\nschema = { type = \"object\", properties = { greeting = { type = \"string\" } } }"})
 	_, err = Open(context.Background(), Options{Cwd: dir, PIHome: home, Trust: true})
 	if err == nil || !strings.Contains(err.Error(), "extensions[0].config.greeting: expected string, got number") || !strings.Contains(err.Error(), filepath.Join(dir, "pi.toml")) {
 		t.Errorf("a config against its schema: %v", err)
 	}
-	dir, home = rawProject(t, rawEntry{name: "one", config: "greeting = \"hi\"\nschema = { type = \"object\", properties = { greeting = { type = \"string\" } } }"})
+	dir, home = rawProject(t, rawEntry{Name: "one", Config: "greeting = \"hi\"\nschema = { type = \"object\", properties = { greeting = { type = \"string\" } } }"})
 	if rt, err := Open(context.Background(), Options{Cwd: dir, PIHome: home, Trust: true}); err != nil {
 		t.Errorf("a config that matches: %v", err)
 	} else {
@@ -763,8 +583,8 @@ func (u *barrierUI) Confirm(ctx context.Context, _, _ string) (bool, error) {
 // instead of hanging.
 func TestABI11CrossToolCallsDoNotHang(t *testing.T) {
 	dir, home := rawProject(t,
-		rawEntry{name: "a", grants: `tools = ["bprobe"]`, limits: "timeout_ms = 2000", config: "prefix = \"a\"\nnoToolCall = true"},
-		rawEntry{name: "b", grants: `tools = ["aprobe"]`, limits: "timeout_ms = 2000", config: "prefix = \"b\"\nnoToolCall = true"},
+		rawEntry{Name: "a", Grants: `tools = ["bprobe"]`, Limits: "timeout_ms = 2000", Config: "prefix = \"a\"\nnoToolCall = true"},
+		rawEntry{Name: "b", Grants: `tools = ["aprobe"]`, Limits: "timeout_ms = 2000", Config: "prefix = \"b\"\nnoToolCall = true"},
 	)
 	ui := &barrierUI{n: 2, all: make(chan struct{})}
 	rt := openRT(t, Options{Cwd: dir, PIHome: home, Trust: true, Mode: ModeInteractive, UI: ui})
@@ -802,39 +622,11 @@ func TestABI11CrossToolCallsDoNotHang(t *testing.T) {
 	}
 }
 
-// TestABI11DefaultEvents: a guest that names no events gets the six of
-// ABI 1.0 and nothing new.
-func TestABI11DefaultEvents(t *testing.T) {
-	dir, home := rawProject(t, rawEntry{name: "raw11"})
-	rt := openRT(t, Options{Cwd: dir, PIHome: home, Trust: true})
-	p := llm.NewScripted(llm.Script{Turns: []llm.ScriptTurn{{ToolCalls: []llm.ScriptToolCall{{Name: "read", Arguments: json.RawMessage(`{"path":"pi.toml"}`)}}}, {Text: "ok"}}})
-	ag, _ := rt.NewAgent(AgentOptions{Provider: p})
-	if _, err := ag.Prompt(context.Background(), "go"); err != nil {
-		t.Fatal(err)
-	}
-	res, _ := rt.CallTool(context.Background(), "facts", "c", json.RawMessage(`{}`), nil)
-	var f struct{ Events []string }
-	json.Unmarshal([]byte(res.Text()), &f)
-	seen := map[string]bool{}
-	for _, e := range f.Events {
-		seen[e] = true
-	}
-	for _, want := range []string{"agent_start", "agent_end", "turn_start", "turn_end", "tool_execution_start", "tool_execution_end"} {
-		if !seen[want] {
-			t.Errorf("default events lack %s: %q", want, f.Events)
-		}
-		delete(seen, want)
-	}
-	if len(seen) != 0 {
-		t.Errorf("default events include %v", seen)
-	}
-}
-
 // TestABI11ToolCallResultsAreRedacted: what a guest gets back from
 // tool.call has the model's API key redacted, as the model's results do.
 func TestABI11ToolCallResultsAreRedacted(t *testing.T) {
 	const key = "sk-abi11-secret-0123456789"
-	dir, home := rawProject(t, rawEntry{name: "raw11", grants: `tools = ["bash"]`})
+	dir, home := rawProject(t, rawEntry{Name: "raw11", Grants: `tools = ["bash"]`})
 	rt := openRT(t, Options{Cwd: dir, PIHome: home, Trust: true, Model: ModelOptions{APIKey: key}})
 	got := probe(t, rt, "probe", "tool.call", map[string]any{"name": "bash", "input": map[string]any{"command": "printf '%s' " + key}})
 	if strings.Contains(got, key) || !strings.Contains(got, "[REDACTED]") {

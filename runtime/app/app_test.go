@@ -2,8 +2,6 @@ package app
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -11,12 +9,11 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/pi-go/pi/internal/testkit/mcpserver"
 	"github.com/pi-go/pi/internal/testkit/plugin"
-	"github.com/pi-go/pi/runtime/agent"
+	testproject "github.com/pi-go/pi/internal/testkit/project"
 	"github.com/pi-go/pi/runtime/config"
 	"github.com/pi-go/pi/runtime/llm"
 )
@@ -33,41 +30,18 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// project makes a project folder (with .git, so the search stops there)
-// and an empty PI_HOME.
-func project(t *testing.T) (dir, home string) {
-	t.Helper()
-	dir, home = t.TempDir(), t.TempDir()
-	if err := os.Mkdir(filepath.Join(dir, ".git"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	t.Setenv("PI_HOME", home)
-	t.Setenv("OPENAI_API_KEY", "")
-	t.Setenv("OPENAI_BASE_URL", "")
-	return dir, home
-}
-
-func write(t *testing.T, path, data string) {
-	t.Helper()
-	if err := os.WriteFile(path, []byte(data), 0o644); err != nil {
-		t.Fatal(err)
-	}
-}
-
-func sha(t *testing.T, path string) string {
-	t.Helper()
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := sha256.Sum256(b)
-	return hex.EncodeToString(s[:])
-}
+// The project helpers are the test kit's (shared with
+// runtime/conversation's tests).
+var (
+	project = testproject.New
+	write   = testproject.Write
+	sha     = testproject.SHA
+)
 
 // helloExtension writes a global pi.toml that loads the hello-wat example.
 func helloExtension(t *testing.T, home string) {
 	wasm := plugin.BuildWAT(t, "examples/plugins/hello-wat/hello.wat")
-	write(t, filepath.Join(home, "pi.toml"), fmt.Sprintf("[[extensions]]\nname = \"hello-wat\"\npath = %q\nsha256 = %q\n", wasm, sha(t, wasm)))
+	write(t, filepath.Join(home, "pi.toml"), testproject.Extension(t, "hello-wat", wasm))
 }
 
 func TestOpenWiresConfigExtensionsAndTools(t *testing.T) {
@@ -119,49 +93,9 @@ func TestOpenActiveSetPrecedence(t *testing.T) {
 		t.Errorf("Options.Tools: %v", got)
 	}
 	rt.Close()
-}
-
-// TestActiveToolNotLoadedIsAWarning: a name in [tools] active or --tools
-// that no loaded tool has is a warning naming it, where it was asked for,
-// why it may be missing and the closest name, and is left out: the start
-// goes on. An untrusted clone of a project whose tools.active names an
-// extension's tool starts with the tools it can have.
-func TestActiveToolNotLoadedIsAWarning(t *testing.T) {
-	dir, home := project(t)
-	var warns []string
-	open := func(o Options) *Runtime {
-		t.Helper()
-		warns = nil
-		o.Cwd, o.PIHome, o.OnWarning = dir, home, func(w string) { warns = append(warns, w) }
-		rt, err := Open(context.Background(), o)
-		if err != nil {
-			t.Fatalf("open: %v", err)
-		}
-		t.Cleanup(rt.Close)
-		return rt
-	}
-	rt := open(Options{Tools: []string{"lss", "read"}})
-	if got := rt.Registry().ActiveNames(); !slices.Equal(got, []string{"read"}) {
-		t.Errorf("--tools lss,read: active %v", got)
-	}
-	if w := strings.Join(warns, "\n"); !strings.Contains(w, `active tool "lss" (--tools) is not loaded, so it is left out`) || !strings.Contains(w, `did you mean "ls"?`) {
-		t.Errorf("--tools typo warning: %q", w)
-	}
-
-	// A clone of a project that installs an extension, not trusted here.
-	wasm := plugintest.BuildWAT(t, "examples/plugins/hello-wat/hello.wat")
-	write(t, filepath.Join(dir, "pi.toml"), fmt.Sprintf("[tools]\nactive = [\"read\", \"hello\"]\n\n[[extensions]]\nname = \"hello-wat\"\npath = %q\nsha256 = %q\n", wasm, sha(t, wasm)))
-	rt = open(Options{})
-	if got := rt.Registry().ActiveNames(); !slices.Equal(got, []string{"read"}) {
-		t.Errorf("untrusted clone: active %v", got)
-	}
-	if w := strings.Join(warns, "\n"); !strings.Contains(w, `active tool "hello" (tools.active in `+filepath.Join(dir, "pi.toml")+`:2) is not loaded`) || !strings.Contains(w, "this project is not trusted") {
-		t.Errorf("untrusted clone warning: %q", w)
-	}
-	// Trusted, the same file loads the tool.
-	rt = open(Options{Trust: true})
-	if got := rt.Registry().ActiveNames(); !slices.Equal(got, []string{"read", "hello"}) || len(warns) != 0 {
-		t.Errorf("trusted: active %v, warnings %q", got, warns)
+	_, err = Open(context.Background(), Options{Cwd: dir, PIHome: home, Tools: []string{"lss"}})
+	if err == nil || !strings.Contains(err.Error(), "lss") {
+		t.Errorf("unknown active tool: %v", err)
 	}
 }
 
@@ -173,61 +107,6 @@ func TestOpenRefusesWhatCannotLoad(t *testing.T) {
 	}
 	if _, err := Open(context.Background(), Options{Cwd: filepath.Join(dir, "missing")}); err == nil || !strings.Contains(err.Error(), "not a directory") {
 		t.Errorf("missing cwd: %v", err)
-	}
-}
-
-func TestNewAgentRunsAPromptAndFeedsExtensions(t *testing.T) {
-	dir, home := project(t)
-	write(t, filepath.Join(dir, "AGENTS.md"), "Be brief.")
-	key := "sk-app-test-0123456789"
-	rt, err := Open(context.Background(), Options{Cwd: dir, PIHome: home, Model: ModelOptions{APIKey: key}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rt.Close()
-	script, err := llm.ParseScript([]byte(`{"turns":[{"toolCalls":[{"name":"bash","arguments":{"command":"printf %s ` + key + ` | wc -c; printf %s ` + key + `"}}]},{"text":"done"}]}`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var mu sync.Mutex
-	var types []agent.EventType
-	var result string
-	provider := llm.NewScripted(script)
-	ag, err := rt.NewAgent(AgentOptions{Provider: provider, OnEvent: func(ev agent.Event) {
-		mu.Lock()
-		defer mu.Unlock()
-		types = append(types, ev.Type)
-		if ev.Type == agent.EventToolExecutionEnd {
-			result = ev.Result.Text()
-		}
-	}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	res, err := ag.Run(context.Background(), "go")
-	if err != nil || res.Text != "done" {
-		t.Fatalf("run = %+v, %v", res, err)
-	}
-	if !slices.Contains(types, agent.EventToolExecutionEnd) || !slices.Contains(types, agent.EventAgentEnd) {
-		t.Errorf("events: %v", types)
-	}
-	// The tool ran the model's exact command; the result the model and the
-	// events see has the key redacted.
-	want := fmt.Sprintf("%d\n[REDACTED]", len(key))
-	if result != want {
-		t.Errorf("bash result = %q, want %q: the real key counted, then redacted", result, want)
-	}
-	reqs := provider.Requests()
-	if len(reqs) != 2 {
-		t.Fatalf("%d requests", len(reqs))
-	}
-	last := reqs[1].Messages[len(reqs[1].Messages)-1]
-	if last.Role != llm.RoleToolResult || len(last.Content) != 1 || last.Content[0].Text != want {
-		t.Errorf("the model was sent %+v", last)
-	}
-	sys := reqs[0].SystemPrompt
-	if !strings.Contains(sys, "Be brief.") || !strings.Contains(sys, dir) {
-		t.Errorf("system prompt lacks AGENTS.md or the cwd:\n%s", sys)
 	}
 }
 
@@ -283,13 +162,4 @@ func mustReal(t *testing.T, p string) string {
 		t.Fatal(err)
 	}
 	return r
-}
-
-func mustRead(t *testing.T, p string) []byte {
-	t.Helper()
-	b, err := os.ReadFile(p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
 }

@@ -59,7 +59,11 @@ func TestPermissionsInCallTool(t *testing.T) {
 	dir, home := project(t)
 	write(t, filepath.Join(home, "pi.toml"), permsToml)
 	for _, yes := range []bool{false, true} {
-		rt, err := Open(context.Background(), Options{Cwd: dir, PIHome: home, Yes: yes})
+		o := Options{Cwd: dir, PIHome: home}
+		if yes {
+			o.Approver = YesApprover{}
+		}
+		rt, err := Open(context.Background(), o)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -121,12 +125,12 @@ func TestPermissionsAskAlways(t *testing.T) {
 	var mu sync.Mutex
 	var asked []string
 	answer := ApproveAlways
-	rt, err := Open(context.Background(), Options{Cwd: dir, PIHome: home, Ask: func(_ context.Context, req tool.ApprovalRequest) (ApprovalAnswer, error) {
+	rt, err := Open(context.Background(), Options{Cwd: dir, PIHome: home, Approver: ApproverFunc(func(_ context.Context, req tool.ApprovalRequest) (ApprovalAnswer, error) {
 		mu.Lock()
 		defer mu.Unlock()
 		asked = append(asked, strings.Join(req.Questions, " + "))
 		return answer, nil
-	}})
+	})})
 	if err != nil {
 		t.Fatal(err)
 	}
