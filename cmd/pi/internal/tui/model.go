@@ -3,13 +3,17 @@ package tui
 import (
 	"context"
 	"fmt"
+	"io"
+	"os"
 	"strings"
 	"time"
 
 	"github.com/charmbracelet/bubbles/key"
 	"github.com/charmbracelet/bubbles/textarea"
 	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/lipgloss"
 	"github.com/charmbracelet/x/ansi"
+	"github.com/muesli/termenv"
 
 	"github.com/pi-go/pi/runtime/agent"
 	"github.com/pi-go/pi/runtime/app"
@@ -73,6 +77,9 @@ type model struct {
 	ag  *agent.Agent
 	st  styles
 	md  *markdown
+	// lr renders every style of the TUI (colours); cursorLR the editors'
+	// cursors (reverse video, which NO_COLOR keeps).
+	lr, cursorLR *lipgloss.Renderer
 
 	width, height int
 	editor        textarea.Model
@@ -137,13 +144,15 @@ func newModel(ctx context.Context, u *UI, cfg Config) (*model, error) {
 		cfg.Dispatch = DefaultDispatch
 	}
 	hist, err := LoadHistory(cfg.HistoryFile)
-	m := &model{ctx: ctx, ui: u, cfg: cfg, rt: cfg.Runtime, st: newStyles(), hist: hist, width: 80, height: 24}
+	m := &model{ctx: ctx, ui: u, cfg: cfg, rt: cfg.Runtime, hist: hist, width: 80, height: 24}
+	m.lr, m.cursorLR = renderers(cfg)
+	m.st = newStylesWith(m.lr)
 	if err != nil {
 		m.print(m.st.warn.Render(fmt.Sprintf("pi: %v (history not loaded)", err)))
 	}
 	m.histPos = len(hist.Entries())
-	m.editor = newEditor()
-	m.md, m.liveMD = newMarkdown(m.width), newMarkdown(m.width)
+	m.editor = newEditor(m.lr, m.cursorLR)
+	m.md, m.liveMD = newMarkdownWith(m.width, m.lr), newMarkdownWith(m.width, m.lr)
 	if err := m.buildAgent(); err != nil {
 		return nil, err
 	}
@@ -151,10 +160,40 @@ func newModel(ctx context.Context, u *UI, cfg Config) (*model, error) {
 	return m, nil
 }
 
+// renderers are the lipgloss renderers of the TUI: its colours as the
+// output's terminal has them (Config.profile in tests), none when NO_COLOR
+// is set (to anything but ""); the cursor's is the same but under NO_COLOR
+// still shows reverse video (no colour), so that the cursor stays
+// visible.
+func renderers(cfg Config) (styles, cursor *lipgloss.Renderer) {
+	var out io.Writer = os.Stdout
+	if cfg.Output != nil {
+		out = cfg.Output
+	}
+	styles = lipgloss.NewRenderer(out)
+	if cfg.profile != nil {
+		styles.SetColorProfile(*cfg.profile)
+	}
+	if os.Getenv("NO_COLOR") == "" {
+		return styles, styles
+	}
+	styles.SetColorProfile(termenv.Ascii)
+	cursor = lipgloss.NewRenderer(out)
+	cursor.SetColorProfile(termenv.ANSI)
+	return styles, cursor
+}
+
 // newEditor is the prompt editor: Enter is not a new line here (it
-// sends); Alt+Enter and Ctrl+J are.
-func newEditor() textarea.Model {
+// sends); Alt+Enter and Ctrl+J are. Its styles come from lr, its cursor's
+// from cursorLR.
+func newEditor(lr, cursorLR *lipgloss.Renderer) textarea.Model {
 	ta := textarea.New()
+	plain := lr.NewStyle()
+	ta.FocusedStyle = textarea.Style{Base: plain, CursorLine: plain, CursorLineNumber: plain, EndOfBuffer: plain,
+		LineNumber: plain, Placeholder: newStylesWith(lr).dim, Prompt: plain, Text: plain}
+	ta.BlurredStyle = ta.FocusedStyle
+	ta.Cursor.Style = cursorLR.NewStyle()
+	ta.Cursor.TextStyle = plain
 	ta.Prompt = "> "
 	ta.Placeholder = "Type a request; Enter sends, Alt+Enter adds a line, /help lists commands"
 	ta.ShowLineNumbers = false
@@ -162,8 +201,6 @@ func newEditor() textarea.Model {
 	ta.MaxHeight = 0
 	ta.SetHeight(1)
 	ta.KeyMap.InsertNewline = key.NewBinding(key.WithKeys("alt+enter", "ctrl+j"))
-	ta.FocusedStyle.CursorLine = ta.FocusedStyle.Text
-	ta.FocusedStyle.Placeholder = newStyles().dim
 	ta.Focus()
 	return ta
 }
@@ -266,7 +303,7 @@ func (m *model) update(msg tea.Msg) tea.Cmd {
 				d.input.Width = max(msg.Width-8, 10)
 			}
 		}
-		m.md, m.liveMD = newMarkdown(msg.Width), newMarkdown(msg.Width)
+		m.md, m.liveMD = newMarkdownWith(msg.Width, m.lr), newMarkdownWith(msg.Width, m.lr)
 		m.liveGen++ // a render for the old width is dropped
 		m.rendered = ""
 		m.dirty = m.live.Len() > 0
