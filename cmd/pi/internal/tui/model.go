@@ -30,6 +30,8 @@ type (
 	runDoneMsg struct {
 		out Outcome
 		err error
+		// cancelled says the turn was cancelled (Esc, Ctrl-C).
+		cancelled bool
 	}
 	bashUpdateMsg struct{ partial tool.Result }
 	bashDoneMsg   struct {
@@ -673,7 +675,7 @@ func (m *model) startTurn(p Prompt) tea.Cmd {
 		defer m.ui.work.Done()
 		defer cancel()
 		out, err := dispatch(ctx, ag, p, show)
-		return runDoneMsg{out: out, err: err}
+		return runDoneMsg{out: out, err: err, cancelled: ctx.Err() != nil}
 	}
 }
 
@@ -710,7 +712,7 @@ func (m *model) runDone(msg runDoneMsg) tea.Cmd {
 	}
 	var back []string
 	var notice string
-	if failed && sent != "" && m.ctx.Err() == nil {
+	if failed && sent != "" && !msg.cancelled {
 		// The failed prompt goes back to the editor, to be sent again.
 		back = append(back, sent)
 		notice = "the prompt is back in the editor: Enter sends it again"
