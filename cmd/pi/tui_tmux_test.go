@@ -123,6 +123,16 @@ func TestTUIInTmux(t *testing.T) {
 	p.run("send-keys", "-t", "pi", "Up")
 	p.waitFor("> say hello")
 	p.run("send-keys", "-t", "pi", "C-c")
+	// A second line (Alt+Enter) grows the editor; the first stays shown.
+	p.run("send-keys", "-t", "pi", "-l", "line one")
+	p.run("send-keys", "-t", "pi", "M-Enter")
+	p.run("send-keys", "-t", "pi", "-l", "line two")
+	p.waitFor("> line one\n> line two")
+	p.run("send-keys", "-t", "pi", "C-c")
+	// "/" opens the dropdown of commands.
+	p.run("send-keys", "-t", "pi", "-l", "/re")
+	p.waitFor("▸ /resume [ID]")
+	p.run("send-keys", "-t", "pi", "C-c")
 	p.run("send-keys", "-t", "pi", "C-d")
 	p.waitFor("PI-EXIT=0")
 	if data, err := os.ReadFile(filepath.Join(home, "pi", "prompt-history.jsonl")); err != nil || !strings.Contains(string(data), `"say hello"`) {

@@ -163,3 +163,12 @@ func mustReal(t *testing.T, p string) string {
 	}
 	return r
 }
+
+func mustRead(t *testing.T, p string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}

@@ -262,7 +262,7 @@ func TestMCPCloseEndsServersBeforeTheBashSweep(t *testing.T) {
 	if strings.Contains(w.String(), "exited") {
 		t.Errorf("closing warned: %q", w)
 	}
-	for _, pid := range []string{child, strings.TrimSpace(string(readFile(t, filepath.Join(markers, "server-pid"))))} {
+	for _, pid := range []string{child, strings.TrimSpace(string(mustRead(t, filepath.Join(markers, "server-pid"))))} {
 		deadline := time.Now().Add(10 * time.Second)
 		for {
 			b, err := os.ReadFile("/proc/" + pid + "/stat")

@@ -34,6 +34,7 @@ func keysHelp() string {
 		{"Enter", "send (while the agent works: queue the message for after the current tool calls)"},
 		{"Alt+Enter, Ctrl+J", "new line (a paste stays one prompt)"},
 		{"↑ / ↓", "previous / next prompt of the history (on the first / last line)"},
+		{"/", "at an empty prompt: the commands in a dropdown (↑/↓ move, Tab or Enter takes, Esc closes)"},
 		{"Tab", "complete an @path or a /command"},
 		{"Esc", "cancel the running turn"},
 		{"Ctrl-C", "cancel the running turn; clear the editor; twice at an empty prompt: exit"},

@@ -353,6 +353,9 @@ func (m *model) openDialog() {
 		ti.Placeholder = clean(oneLine(d.placeholder))
 		ti.CharLimit = 4096
 		ti.Cursor.SetMode(cursor.CursorStatic)
+		plain := m.lr.NewStyle()
+		ti.PromptStyle, ti.TextStyle, ti.CompletionStyle, ti.PlaceholderStyle = plain, plain, plain, m.st.dim
+		ti.Cursor.Style, ti.Cursor.TextStyle = m.cursorLR.NewStyle(), plain
 		ti.Width = max(m.width-8, 10)
 		ti.Focus()
 		d.input = &ti

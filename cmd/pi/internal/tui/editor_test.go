@@ -7,6 +7,7 @@ import (
 	"github.com/charmbracelet/bubbles/textarea"
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/x/ansi"
+	"github.com/muesli/termenv"
 )
 
 // editorRows are the rows the editor shows, their prompts and padding
@@ -17,6 +18,11 @@ func editorRows(ed textarea.Model) []string {
 		out = append(out, strings.TrimSpace(strings.TrimPrefix(l, "> ")))
 	}
 	return out
+}
+
+func testEditor() textarea.Model {
+	r := profileRenderer(termenv.Ascii)
+	return newEditor(r, r)
 }
 
 func keyRunes(s string) tea.KeyMsg { return tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune(s)} }
@@ -36,7 +42,7 @@ func typeInto(ed *textarea.Model, limit int, msgs ...tea.Msg) {
 // scrolls to keep the cursor in view, and back to the top when the cursor
 // goes there or lines are deleted.
 func TestEditorShowsEveryLine(t *testing.T) {
-	ed := newEditor()
+	ed := testEditor()
 	ed.SetWidth(40)
 	newline := tea.KeyMsg{Type: tea.KeyEnter, Alt: true}
 	typeInto(&ed, 4, keyRunes("first line"), newline, keyRunes("second line"))
@@ -44,7 +50,7 @@ func TestEditorShowsEveryLine(t *testing.T) {
 		t.Fatalf("after Alt+Enter the editor shows %q", got)
 	}
 
-	ed = newEditor()
+	ed = testEditor()
 	ed.SetWidth(40)
 	typeInto(&ed, 4, tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("p1\np2\np3"), Paste: true})
 	if got := editorRows(ed); len(got) != 3 || got[0] != "p1" || got[2] != "p3" {
@@ -65,7 +71,7 @@ func TestEditorShowsEveryLine(t *testing.T) {
 		t.Fatalf("cursor on line %d, the editor shows %q", ed.Line(), got)
 	}
 	// A long line wraps into rows that count as rows.
-	ed = newEditor()
+	ed = testEditor()
 	ed.SetWidth(20)
 	typeInto(&ed, 6, keyRunes("one two three four five six seven eight nine ten"))
 	got := editorRows(ed)
@@ -73,7 +79,7 @@ func TestEditorShowsEveryLine(t *testing.T) {
 		t.Fatalf("a wrapped line shows as %q", got)
 	}
 	// Deleting lines shrinks the editor and shows the first line again.
-	ed = newEditor()
+	ed = testEditor()
 	ed.SetWidth(40)
 	typeInto(&ed, 3, keyRunes("a"), newline, keyRunes("b"), newline, keyRunes("c"), newline, keyRunes("d"), newline, keyRunes("e"))
 	bs := tea.KeyMsg{Type: tea.KeyBackspace}

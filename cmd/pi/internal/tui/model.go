@@ -4,13 +4,17 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
+	"os"
 	"strings"
 	"time"
 
 	"github.com/charmbracelet/bubbles/key"
 	"github.com/charmbracelet/bubbles/textarea"
 	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/lipgloss"
 	"github.com/charmbracelet/x/ansi"
+	"github.com/muesli/termenv"
 
 	"github.com/pi-go/pi/runtime/agent"
 	"github.com/pi-go/pi/runtime/app"
@@ -28,6 +32,8 @@ type (
 	runDoneMsg struct {
 		out conversation.Submitted
 		err error
+		// cancelled says the turn was cancelled (Esc, Ctrl-C).
+		cancelled bool
 	}
 	bashUpdateMsg struct{ partial tool.Result }
 	bashDoneMsg   struct {
@@ -74,6 +80,9 @@ type model struct {
 	unsubscribe func()
 	st          styles
 	md          *markdown
+	// lr renders every style of the TUI (colours); cursorLR the editors'
+	// cursors (reverse video, which NO_COLOR keeps).
+	lr, cursorLR *lipgloss.Renderer
 
 	width, height int
 	editor        textarea.Model
@@ -136,22 +145,54 @@ func newModel(ctx context.Context, u *UI, cfg Config) (*model, error) {
 		return nil, fmt.Errorf("tui: a Conversation is required")
 	}
 	hist, err := LoadHistory(cfg.HistoryFile)
-	m := &model{ctx: ctx, ui: u, cfg: cfg, conv: cfg.Conversation, rt: cfg.Conversation.Runtime(), st: newStyles(), hist: hist, width: 80, height: 24}
+	m := &model{ctx: ctx, ui: u, cfg: cfg, conv: cfg.Conversation, rt: cfg.Conversation.Runtime(), hist: hist, width: 80, height: 24}
+	m.lr, m.cursorLR = renderers(cfg)
+	m.st = newStylesWith(m.lr)
 	if err != nil {
 		m.print(m.st.warn.Render(fmt.Sprintf("pi: %v (history not loaded)", err)))
 	}
 	m.histPos = len(hist.Entries())
-	m.editor = newEditor()
-	m.md, m.liveMD = newMarkdown(m.width), newMarkdown(m.width)
+	m.editor = newEditor(m.lr, m.cursorLR)
+	m.md, m.liveMD = newMarkdownWith(m.width, m.lr), newMarkdownWith(m.width, m.lr)
 	m.unsubscribe = m.conv.Subscribe(m.onEvent)
 	m.refreshFooter()
 	return m, nil
 }
 
+// renderers are the lipgloss renderers of the TUI: its colours as the
+// output's terminal has them (Config.profile in tests), none when NO_COLOR
+// is set (to anything but ""); the cursor's is the same but under NO_COLOR
+// still shows reverse video (no colour), so that the cursor stays
+// visible.
+func renderers(cfg Config) (styles, cursor *lipgloss.Renderer) {
+	var out io.Writer = os.Stdout
+	if cfg.Output != nil {
+		out = cfg.Output
+	}
+	styles = lipgloss.NewRenderer(out)
+	if cfg.profile != nil {
+		styles.SetColorProfile(*cfg.profile)
+	}
+	if os.Getenv("NO_COLOR") == "" {
+		return styles, styles
+	}
+	styles.SetColorProfile(termenv.Ascii)
+	cursor = lipgloss.NewRenderer(out)
+	cursor.SetColorProfile(termenv.ANSI)
+	return styles, cursor
+}
+
 // newEditor is the prompt editor: Enter is not a new line here (it
-// sends); Alt+Enter and Ctrl+J are.
-func newEditor() textarea.Model {
+// sends); Alt+Enter and Ctrl+J are. Its styles come from lr, its cursor's
+// from cursorLR.
+func newEditor(lr, cursorLR *lipgloss.Renderer) textarea.Model {
 	ta := textarea.New()
+	plain := lr.NewStyle()
+	ta.FocusedStyle = textarea.Style{Base: plain, CursorLine: plain, CursorLineNumber: plain, EndOfBuffer: plain,
+		LineNumber: plain, Placeholder: newStylesWith(lr).dim, Prompt: plain, Text: plain}
+	ta.BlurredStyle = ta.FocusedStyle
+	ta.Cursor.Style = cursorLR.NewStyle()
+	ta.Cursor.TextStyle = plain
 	ta.Prompt = "> "
 	ta.Placeholder = "Type a request; Enter sends, Alt+Enter adds a line, /help lists commands"
 	ta.ShowLineNumbers = false
@@ -159,8 +200,6 @@ func newEditor() textarea.Model {
 	ta.MaxHeight = 0
 	ta.SetHeight(1)
 	ta.KeyMap.InsertNewline = key.NewBinding(key.WithKeys("alt+enter", "ctrl+j"))
-	ta.FocusedStyle.CursorLine = ta.FocusedStyle.Text
-	ta.FocusedStyle.Placeholder = newStyles().dim
 	ta.Focus()
 	return ta
 }
@@ -252,7 +291,7 @@ func (m *model) update(msg tea.Msg) tea.Cmd {
 				d.input.Width = max(msg.Width-8, 10)
 			}
 		}
-		m.md, m.liveMD = newMarkdown(msg.Width), newMarkdown(msg.Width)
+		m.md, m.liveMD = newMarkdownWith(msg.Width, m.lr), newMarkdownWith(msg.Width, m.lr)
 		m.liveGen++ // a render for the old width is dropped
 		m.rendered = ""
 		m.dirty = m.live.Len() > 0
@@ -641,7 +680,7 @@ func (m *model) startTurn(p Prompt) tea.Cmd {
 		defer m.ui.work.Done()
 		defer cancel()
 		out, err := conv.Submit(ctx, conversation.Prompt{Text: p.Text, Images: p.Images}, conversation.SubmitOptions{Interactive: true, Builtins: true, Show: show})
-		return runDoneMsg{out: out, err: err}
+		return runDoneMsg{out: out, err: err, cancelled: ctx.Err() != nil}
 	}
 }
 
@@ -682,7 +721,7 @@ func (m *model) runDone(msg runDoneMsg) tea.Cmd {
 	}
 	var back []string
 	var notice string
-	if failed && sent != "" && m.ctx.Err() == nil {
+	if failed && sent != "" && !msg.cancelled {
 		// The failed prompt goes back to the editor, to be sent again.
 		back = append(back, sent)
 		notice = "the prompt is back in the editor: Enter sends it again"

@@ -18,8 +18,6 @@ type styles struct {
 	user, dim, ok, fail, tool, add, del, hunk, status, warn, accent lipgloss.Style
 }
 
-func newStyles() styles { return newStylesWith(lipgloss.DefaultRenderer()) }
-
 func newStylesWith(r *lipgloss.Renderer) styles {
 	c := func(colour string) lipgloss.Style { return r.NewStyle().Foreground(lipgloss.Color(colour)) }
 	return styles{

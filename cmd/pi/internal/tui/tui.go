@@ -21,6 +21,7 @@ import (
 	"time"
 
 	tea "github.com/charmbracelet/bubbletea"
+	"github.com/muesli/termenv"
 
 	"github.com/pi-go/pi/runtime/app"
 	"github.com/pi-go/pi/runtime/content"
@@ -48,6 +49,9 @@ type Config struct {
 	Output io.Writer
 	// ProgramOptions are more bubbletea options (tests).
 	ProgramOptions []tea.ProgramOption
+	// profile, when set, is the colour profile instead of the output's
+	// (tests; NO_COLOR still wins).
+	profile *termenv.Profile
 }
 
 // UI is the TUI. Make it with New before app.Open, so that it can be the

@@ -16,6 +16,7 @@ import (
 
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/x/ansi"
+	"github.com/muesli/termenv"
 
 	"github.com/pi-go/pi/internal/testkit/waitbuf"
 	"github.com/pi-go/pi/runtime/agent"
@@ -83,6 +84,8 @@ type termOptions struct {
 	newAgent func()
 	// beforeRun runs between New and Run.
 	beforeRun func(*UI)
+	// profile is the colour profile (nil: the output's, none for a pipe).
+	profile *termenv.Profile
 }
 
 // startTUI opens a runtime in a fresh project with a scripted model and
@@ -128,6 +131,7 @@ func startTUI(t *testing.T, o termOptions) *term {
 		FirstPrompt: o.first, HistoryFile: hist, FixedModel: "scripted",
 		Input: pr, Output: scr,
 		ProgramOptions: []tea.ProgramOption{tea.WithoutSignals()},
+		profile:        o.profile,
 	}
 	if o.submit {
 		cfg.Dispatch = Submit(rt)
@@ -666,4 +670,64 @@ func TestFailedPromptBackInEditor(t *testing.T) {
 		t.Errorf("a failed /compact printed %d errors:\n%s", n, text)
 	}
 	tt.exit()
+}
+
+var sgrSeq = regexp.MustCompile(`\x1b\[([0-9;:]*)m`)
+
+// colourSGR are the escape sequences of raw that set a colour (foreground
+// or background, 16, 256 or true colour).
+func colourSGR(raw string) []string {
+	var out []string
+	for _, m := range sgrSeq.FindAllStringSubmatch(raw, -1) {
+		for _, p := range strings.FieldsFunc(m[1], func(r rune) bool { return r == ';' || r == ':' }) {
+			n, _ := strconv.Atoi(p)
+			if (n >= 30 && n <= 38) || (n >= 40 && n <= 48) || (n >= 90 && n <= 97) || (n >= 100 && n <= 107) {
+				out = append(out, m[0])
+				break
+			}
+		}
+	}
+	return out
+}
+
+// TestNoColor: on a 256-colour terminal the TUI paints in colour, with
+// NO_COLOR set it writes no colour at all (the answer's markdown, tool
+// calls, a diff, errors, the dropdown, the footer, a question), and the
+// editor's cursor still shows (reverse video).
+func TestNoColor(t *testing.T) {
+	edit, _ := json.Marshal(map[string]string{"path": "a.txt", "oldText": "old", "newText": "new"})
+	run := func(t *testing.T) string {
+		ansi256 := termenv.ANSI256
+		toml := "[permissions]\n[[permissions.rules]]\ntool = \"bash\"\ncommand = [\"touch\"]\ndecision = \"ask\"\n"
+		tt := startTUI(t, termOptions{profile: &ansi256, toml: toml, turns: []llm.ScriptTurn{
+			bashCall("echo out; touch x"),
+			{ToolCalls: []llm.ScriptToolCall{{Name: "edit", Arguments: edit}}},
+			{Text: "# Title\n\n**bold** and `code`\n\n| a | b |\n|---|---|\n| 1 | 2 |\n", Usage: &llm.Usage{InputTokens: 95, OutputTokens: 1, TotalTokens: 96}},
+			{Error: "it broke"},
+		}})
+		os.WriteFile(filepath.Join(tt.dir, "a.txt"), []byte("old\n"), 0o644)
+		tt.typ("go", keyEnter)
+		tt.waitFor("allow? [y]es")
+		tt.typ("y")
+		tt.waitFor("Title")
+		tt.typ("again", keyEnter)
+		tt.waitFor("it broke")
+		tt.typ(keyCtrlC, "/")
+		tt.waitFor("▸ /help")
+		tt.typ(keyCtrlC)
+		tt.exit()
+		return tt.scr.raw()
+	}
+	t.Setenv("NO_COLOR", "")
+	if got := colourSGR(run(t)); len(got) == 0 {
+		t.Fatal("no colour on a 256-colour terminal")
+	}
+	t.Setenv("NO_COLOR", "1")
+	raw := run(t)
+	if got := colourSGR(raw); len(got) > 0 {
+		t.Errorf("NO_COLOR: the TUI wrote %d colour sequences, e.g. %q", len(got), got[0])
+	}
+	if !strings.Contains(raw, "\x1b[7m") {
+		t.Error("NO_COLOR: the cursor is not drawn (no reverse video)")
+	}
 }
