@@ -11,7 +11,6 @@ import (
 	"testing"
 
 	"github.com/pi-go/pi/internal/testkit/plugin"
-	"github.com/pi-go/pi/runtime/app"
 )
 
 // rawProjectDir makes a project whose pi.toml loads the ABI 1.1 test guest
@@ -170,19 +169,5 @@ func TestExtInstallListTrust11(t *testing.T) {
 	stderr.Reset()
 	if code := run([]string{"ext", "install", wasm, "--cwd", t.TempDir(), "--grant", "http=https://x/*/y"}, strings.NewReader(""), &stdout, &stderr); code != exitUsage || !strings.Contains(stderr.String(), "a * may only stand at the end") {
 		t.Errorf("bad http grant: exit %d, %s", code, stderr.String())
-	}
-}
-
-// TestExtensionTextCannotDriveTheTerminal: escape sequences in what an
-// extension shows are neutralized.
-func TestExtensionTextCannotDriveTheTerminal(t *testing.T) {
-	var out bytes.Buffer
-	u := &lineUI{out: &out}
-	u.Notify("ok\x1b[2K\r? fake [y/N]\x9b31m\x07", app.NotifyInfo)
-	if strings.ContainsAny(out.String(), "\x1b\r\x07\u009b") || !strings.Contains(out.String(), "ok\uFFFD[2K\uFFFD? fake [y/N]\uFFFD31m\uFFFD") {
-		t.Errorf("notice printed %q", out.String())
-	}
-	if got := printable("a\tb\nc\x00d\x7f"); got != "a\tb\nc\uFFFDd\uFFFD" {
-		t.Errorf("printable = %q", got)
 	}
 }

@@ -297,10 +297,10 @@ func TestInteractiveCompact(t *testing.T) {
 func TestInteractiveCompactShortConversation(t *testing.T) {
 	home := isolate(t)
 	dir := t.TempDir()
-	srv := openaitest.NewServer(t,
-		openaitest.Reply{Text: "hi there", Usage: &openaitest.Usage{PromptTokens: 40, CompletionTokens: 2, TotalTokens: 42}},
-		openaitest.Reply{Text: "THE SUMMARY"},
-		openaitest.Reply{Text: "after"},
+	srv := openai.NewServer(t,
+		openai.Reply{Text: "hi there", Usage: &openai.Usage{PromptTokens: 40, CompletionTokens: 2, TotalTokens: 42}},
+		openai.Reply{Text: "THE SUMMARY"},
+		openai.Reply{Text: "after"},
 	)
 	var stdout, stderr bytes.Buffer
 	in := strings.NewReader("/compact\nhello\n/compact\n/compact\nnext\n")

@@ -11,7 +11,6 @@ import (
 
 	"github.com/pi-go/pi/cmd/pi/internal/tui"
 	"github.com/pi-go/pi/internal/testkit/waitbuf"
-	"github.com/pi-go/pi/runtime/agent"
 	"github.com/pi-go/pi/runtime/app"
 	"github.com/pi-go/pi/runtime/conversation"
 	"github.com/pi-go/pi/runtime/llm"
@@ -25,7 +24,7 @@ func TestTUIOptionsRouteOutput(t *testing.T) {
 	isolate(t)
 	ui := tui.New()
 	stderr := waitbuf.New()
-	opts := app.Options{Cwd: t.TempDir(), Session: &conversation.SessionOptions{}, LogLevel: "warn"}
+	opts := app.Options{Cwd: t.TempDir(), LogLevel: "warn"}
 	tuiOptions(&opts, ui, stderr)
 	if opts.UI != ui || opts.Mode != app.ModeInteractive {
 		t.Fatalf("the TUI is not the runtime's UI: %v, mode %q", opts.UI, opts.Mode)
@@ -37,6 +36,11 @@ func TestTUIOptionsRouteOutput(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer rt.Close()
+	conv, err := conversation.New(rt, conversation.Options{Session: &conversation.SessionOptions{}, Provider: llm.NewScripted(llm.Script{}), ModelName: "scripted"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conv.Close()
 
 	opts.OnWarning("warning-before")
 	opts.CompileProgress("before.wasm")(time.Second, nil)
@@ -51,11 +55,7 @@ func TestTUIOptionsRouteOutput(t *testing.T) {
 	done := make(chan int, 1)
 	go func() {
 		done <- ui.Run(ctx, tui.Config{
-			Runtime: rt,
-			NewAgent: func(onEvent func(agent.Event)) (*agent.Agent, error) {
-				return rt.NewAgent(app.AgentOptions{Provider: llm.NewScripted(llm.Script{}), OnEvent: onEvent})
-			},
-			FixedModel: "scripted", Input: in, Output: screen,
+			Conversation: conv, Input: in, Output: screen,
 			ProgramOptions: []tea.ProgramOption{tea.WithoutSignals()},
 		})
 	}()

@@ -87,7 +87,7 @@ func inputAsync(ctx context.Context, u *UI, title, placeholder string) chan resu
 // in the TUI; y, n and Esc reach the extension as its answer, and the
 // transcript says what was asked and answered.
 func TestExtensionConfirmInTUI(t *testing.T) {
-	tt := startTUI(t, termOptions{toml: raw11TOML(t), submit: true})
+	tt := startTUI(t, termOptions{toml: raw11TOML(t)})
 	tt.typ(`/probe ui.confirm {"title":"Deploy?","message":"to prod\nsecond line"}`, keyEnter)
 	text := tt.waitFor("[y]es / [n]o (Enter or Esc: no)")
 	if !strings.Contains(text, "? [raw11] Deploy?") || !strings.Contains(text, "\n  second line") {
@@ -118,7 +118,7 @@ func TestExtensionConfirmInTUI(t *testing.T) {
 // gives up without an answer; the dialog goes and the extension hears
 // "timeout"; keys then go to the editor, not to a stale question.
 func TestExtensionConfirmTimeout(t *testing.T) {
-	tt := startTUI(t, termOptions{toml: raw11TOML(t), submit: true, turns: nil})
+	tt := startTUI(t, termOptions{toml: raw11TOML(t), turns: nil})
 	tt.typ(`/probe ui.confirm {"title":"Quick","message":"m","timeoutMs":200}`, keyEnter)
 	tt.waitFor(`{"ok":true,"result":{"confirmed":false,"reason":"timeout"}}`)
 	tt.waitFor("? [raw11] Quick → (no answer in time)")
@@ -132,7 +132,7 @@ func TestExtensionConfirmTimeout(t *testing.T) {
 // unknown level is refused to the extension; escape sequences in the
 // message never reach the terminal.
 func TestExtensionNotifyInTUI(t *testing.T) {
-	tt := startTUI(t, termOptions{toml: raw11TOML(t), submit: true})
+	tt := startTUI(t, termOptions{toml: raw11TOML(t)})
 	tt.typ(`/probe ui.notify {"message":"plain info"}`, keyEnter)
 	tt.waitFor("• [raw11] plain info")
 	tt.typ(`/probe ui.notify {"message":"careful","level":"warning"}`, keyEnter)
@@ -323,7 +323,7 @@ func TestQuestionCancelled(t *testing.T) {
 // TestCtrlCInDialog: Ctrl-C dismisses the question and cancels the work
 // that asked it (here an extension command).
 func TestCtrlCInDialog(t *testing.T) {
-	tt := startTUI(t, termOptions{toml: raw11TOML(t), submit: true})
+	tt := startTUI(t, termOptions{toml: raw11TOML(t)})
 	tt.typ(`/probe ui.confirm {"title":"Stop me","message":"m"}`, keyEnter)
 	tt.waitFor("? [raw11] Stop me")
 	tt.typ(keyCtrlC)
@@ -392,7 +392,7 @@ func TestNoticeBeforeRunShownAtStart(t *testing.T) {
 // the TUI they go to stderr.
 func TestLogLinesInTranscript(t *testing.T) {
 	crash := llm.ScriptTurn{ToolCalls: []llm.ScriptToolCall{{Name: "crash", Arguments: []byte(`{}`)}}}
-	tt := startTUI(t, termOptions{toml: raw11TOML(t), submit: true, turns: []llm.ScriptTurn{crash, {Text: "after the crash"}}})
+	tt := startTUI(t, termOptions{toml: raw11TOML(t), turns: []llm.ScriptTurn{crash, {Text: "after the crash"}}})
 	tt.rt.Logger().Warn("runtime-warning-xyz", "key", "value")
 	text := tt.waitFor("runtime-warning-xyz")
 	if !regexp.MustCompile(`\[WARN\] +pi: runtime-warning-xyz: key=value`).MatchString(text) {
@@ -423,13 +423,13 @@ func TestLogLinesInTranscript(t *testing.T) {
 }
 
 // TestNoticeAndLogFromLoopGoroutine: the runtime notifies and logs from
-// the loop's own goroutine (NewAgent runs there at /new); that neither
-// blocks the TUI nor is lost.
+// the goroutine that changes the session (an extension's session_start
+// handler runs there at /new); that neither blocks the TUI nor is lost.
 func TestNoticeAndLogFromLoopGoroutine(t *testing.T) {
 	var tt *term
-	tt = startTUI(t, termOptions{newAgent: func() {
+	tt = startTUI(t, termOptions{onSessionStart: func() {
 		if tt == nil {
-			return // the first agent, before Run
+			return // the first session_start, before Run
 		}
 		tt.ui.Notify("notice-from-loop", app.NotifyWarning)
 		tt.rt.Logger().Warn("log-from-loop")
@@ -507,16 +507,15 @@ func TestDialogTextCleaned(t *testing.T) {
 }
 
 // TestQuestionDuringNew: /new, /resume, /fork and /model run the
-// runtime's switch and build the agent off the loop (an extension's
-// session_start handler runs there and may ask), so a question asked
-// meanwhile is shown and answered; lines typed while it switches wait and
-// run after it.
+// conversation's switch off the loop (an extension's session_start
+// handler runs there and may ask), so a question asked meanwhile is shown
+// and answered.
 func TestQuestionDuringNew(t *testing.T) {
 	var tt *term
 	got := make(chan result, 1)
-	tt = startTUI(t, termOptions{newAgent: func() {
+	tt = startTUI(t, termOptions{onSessionStart: func() {
 		if tt == nil {
-			return // the first agent, before Run
+			return // the first session_start, before Run
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 		defer cancel()
@@ -525,7 +524,7 @@ func TestQuestionDuringNew(t *testing.T) {
 	}})
 	tt.typ("/new", keyEnter)
 	tt.waitFor("? Asked during /new")
-	tt.waitFor("switching…")
+	tt.waitFor("working…")
 	tt.typ("y")
 	if r := within(t, got); !r.ok || r.err != nil {
 		t.Fatalf("the question asked during /new = %+v, want yes", r)
@@ -540,14 +539,14 @@ func TestQuestionDuringNew(t *testing.T) {
 func TestLinesWaitForSwitch(t *testing.T) {
 	var tt *term
 	release := make(chan struct{})
-	tt = startTUI(t, termOptions{turns: []llm.ScriptTurn{{Text: "answer after the switch"}}, newAgent: func() {
+	tt = startTUI(t, termOptions{turns: []llm.ScriptTurn{{Text: "answer after the switch"}}, onSessionStart: func() {
 		if tt == nil {
-			return // the first agent, before Run
+			return // the first session_start, before Run
 		}
 		<-release
 	}})
 	tt.typ("/new", keyEnter)
-	tt.waitFor("switching…")
+	tt.waitFor("working…")
 	tt.typ("say hi", keyEnter)
 	tt.waitFor("queued: say hi")
 	if n := len(tt.prov.Requests()); n != 0 {
@@ -567,7 +566,7 @@ func TestLinesWaitForSwitch(t *testing.T) {
 // take the highlighted command into the editor, Enter on a whole name
 // sends it, Esc closes the list.
 func TestSlashDropdown(t *testing.T) {
-	tt := startTUI(t, termOptions{toml: raw11TOML(t), submit: true})
+	tt := startTUI(t, termOptions{toml: raw11TOML(t)})
 	tt.typ("/")
 	text := tt.waitFor("commands; ↑↓ move")
 	for _, want := range []string{"▸ /help", "/resume [ID]"} {

@@ -21,6 +21,7 @@ import (
 	"github.com/pi-go/pi/internal/testkit/waitbuf"
 	"github.com/pi-go/pi/runtime/agent"
 	"github.com/pi-go/pi/runtime/app"
+	"github.com/pi-go/pi/runtime/conversation"
 	"github.com/pi-go/pi/runtime/llm"
 	"github.com/pi-go/pi/runtime/session"
 )
@@ -65,6 +66,7 @@ type term struct {
 	scr    *screen
 	done   chan int
 	rt     *app.Runtime
+	conv   *conversation.Conversation
 	prov   *llm.Scripted
 	dir    string
 	home   string
@@ -77,11 +79,11 @@ type termOptions struct {
 	first   string
 	history string // history file; "" means one in the test's PI_HOME
 	home    string
-	// submit dispatches through the runtime (extensions' commands).
-	submit bool
-	// newAgent, when set, runs first in Config.NewAgent (on the loop's
-	// goroutine at /new).
-	newAgent func()
+	// onSessionStart, when set, runs at each session_start the
+	// conversation sends (on the goroutine that changes the session, as
+	// an extension's session_start handler does): at New, before Run, and
+	// at /new, /resume, /fork.
+	onSessionStart func()
 	// beforeRun runs between New and Run.
 	beforeRun func(*UI)
 	// profile is the colour profile (nil: the output's, none for a pipe).
@@ -106,35 +108,39 @@ func startTUI(t *testing.T, o termOptions) *term {
 	ui := New()
 	ctx, cancel := context.WithCancel(context.Background())
 	stderr := waitbuf.New()
-	rt, err := app.Open(ctx, app.Options{Cwd: dir, PIHome: home, Trust: true, Session: &app.SessionOptions{},
-		Ask: ui.Ask, UI: ui, Mode: app.ModeInteractive, LogOutput: ui.LogWriter(stderr)})
+	rt, err := app.Open(ctx, app.Options{Cwd: dir, PIHome: home, Trust: true,
+		Approver: app.ApproverFunc(ui.Approve), UI: ui, Mode: app.ModeInteractive, LogOutput: ui.LogWriter(stderr)})
 	if err != nil {
 		cancel()
 		t.Fatal(err)
 	}
 	prov := llm.NewScripted(llm.Script{Turns: o.turns})
+	conv, err := conversation.New(rt, conversation.Options{
+		Session: &conversation.SessionOptions{}, Provider: prov, ModelName: "scripted",
+		OnEvent: func(ev agent.Event) {
+			if ev.Type == agent.EventSessionStart && o.onSessionStart != nil {
+				o.onSessionStart()
+			}
+		},
+	})
+	if err != nil {
+		cancel()
+		rt.Close()
+		t.Fatal(err)
+	}
 	pr, pw := io.Pipe()
 	scr := newScreen()
 	hist := o.history
 	if hist == "" {
 		hist = filepath.Join(home, "prompt-history.jsonl")
 	}
-	tt := &term{t: t, ui: ui, stderr: stderr, in: pw, scr: scr, done: make(chan int, 1), rt: rt, prov: prov, dir: dir, home: home, cancel: cancel}
+	tt := &term{t: t, ui: ui, stderr: stderr, in: pw, scr: scr, done: make(chan int, 1), rt: rt, conv: conv, prov: prov, dir: dir, home: home, cancel: cancel}
 	cfg := Config{
-		Runtime: rt,
-		NewAgent: func(onEvent func(agent.Event)) (*agent.Agent, error) {
-			if o.newAgent != nil {
-				o.newAgent()
-			}
-			return rt.NewAgent(app.AgentOptions{Provider: prov, OnEvent: onEvent})
-		},
-		FirstPrompt: o.first, HistoryFile: hist, FixedModel: "scripted",
+		Conversation: conv,
+		FirstPrompt:  o.first, HistoryFile: hist,
 		Input: pr, Output: scr,
 		ProgramOptions: []tea.ProgramOption{tea.WithoutSignals()},
 		profile:        o.profile,
-	}
-	if o.submit {
-		cfg.Dispatch = Submit(rt)
 	}
 	if o.beforeRun != nil {
 		o.beforeRun(ui)
@@ -148,6 +154,7 @@ func startTUI(t *testing.T, o termOptions) *term {
 		case <-time.After(10 * time.Second):
 			t.Error("the TUI did not end")
 		}
+		conv.Close()
 		rt.Close()
 	})
 	tt.waitFor("pi · Enter sends")
@@ -387,21 +394,21 @@ func TestSlashCommands(t *testing.T) {
 	tt.waitFor("session named feature-x")
 	tt.waitFor(" • feature-x")
 	tt.typ("/session", keyEnter)
-	tt.waitFor("1 user, 1 assistant")
+	tt.waitFor("1 user message, 1 answer")
 	tt.typ("/tools", keyEnter)
 	tt.waitFor("bash")
 	tt.typ("/ext", keyEnter)
 	tt.waitFor("No extensions are loaded")
 	tt.typ("/permissions", keyEnter)
 	tt.waitFor("No [permissions] in pi.toml")
-	path := tt.rt.Session().Path()
+	path := tt.conv.Session().Path()
 	tt.typ("/new", keyEnter)
 	tt.waitFor("new session")
 	tt.typ("/resume", keyEnter)
 	tt.waitFor("Resume a session")
 	tt.typ(keyEnter)
 	tt.waitFor("(resumed session feature-x)")
-	if got := tt.rt.Session().Path(); got != path {
+	if got := tt.conv.Session().Path(); got != path {
 		t.Errorf("resumed %s, want %s", got, path)
 	}
 	tt.typ("exit", keyEnter)
@@ -588,7 +595,7 @@ func TestResumeShortIDs(t *testing.T) {
 	tt.waitFor("(resumed session 01a24dce-7c23)")
 	tt.typ("/resume 01a24dce-7b", keyEnter)
 	tt.waitFor("(resumed session 01a24dce-7b)")
-	if id := tt.rt.Session().ID(); id != "01a24dce-7b1f-7000-8000-000000000001" {
+	if id := tt.conv.Session().ID(); id != "01a24dce-7b1f-7000-8000-000000000001" {
 		t.Errorf("/resume 01a24dce-7b resumed %s", id)
 	}
 	tt.exit()

@@ -1,4 +1,4 @@
-package main
+package rpcmode
 
 import (
 	"bufio"
@@ -12,16 +12,16 @@ import (
 	"github.com/pi-go/pi/runtime/app"
 )
 
-// uiPeer reads the requests an rpcUI writes and answers them.
+// uiPeer reads the requests a UI writes and answers them.
 type uiPeer struct {
 	t    *testing.T
-	ui   *rpcUI
+	ui   *UI
 	reqs chan map[string]any
 }
 
 func newUIPeer(t *testing.T) *uiPeer {
 	r, w := io.Pipe()
-	p := &uiPeer{t: t, ui: newRPCUI(&rpcOut{w: w}), reqs: make(chan map[string]any, 10)}
+	p := &uiPeer{t: t, ui: NewUI(NewOutput(w)), reqs: make(chan map[string]any, 10)}
 	go func() {
 		sc := bufio.NewScanner(r)
 		for sc.Scan() {
