@@ -34,8 +34,10 @@ func cmdRPC(f *agentFlags, pos []string, stdin io.Reader, stdout, stderr io.Writ
 	defer rt.Close()
 	out.SetRedactor(rt.Redactor())
 	errOut := rt.Redactor().Writer(stderr)
+	srv := rpcmode.NewServer(out, ui)
 	co := conversation.Options{
 		Session: f.sess.options(), SystemPrompt: f.systemPrompt, AppendSystemPrompt: f.appendPrompt, MaxTurns: f.maxTurns,
+		OnEvent: srv.OnEvent,
 	}
 	if f.script != "" {
 		sc, err := llm.LoadScript(f.script)
@@ -51,5 +53,5 @@ func cmdRPC(f *agentFlags, pos []string, stdin io.Reader, stdout, stderr io.Writ
 		return exitError
 	}
 	defer conv.Close()
-	return rpcmode.Serve(conv, ui, out, stdin)
+	return srv.Serve(conv, stdin)
 }

@@ -141,12 +141,13 @@ func TestTUIInTmux(t *testing.T) {
 }
 
 // TestTUINotForPipesOrDumbTerminals: the line mode runs when stdin is not a
-// terminal, TERM is dumb or NO_COLOR is set.
+// terminal, TERM is dumb or PI_TUI=0 (NO_COLOR keeps the TUI, without
+// colours: TestNoColor in the tui package).
 func TestTUINotForPipesOrDumbTerminals(t *testing.T) {
 	tmux := tmuxPath(t)
 	bin := realPi(t)
 	srv := openai.NewServer(t, openai.Reply{Text: "plain answer"}, openai.Reply{Text: "plain answer"})
-	for i, env := range [][]string{{"TERM=dumb"}, {"TERM=xterm-256color", "NO_COLOR=1"}} {
+	for i, env := range [][]string{{"TERM=dumb"}, {"TERM=xterm-256color", "PI_TUI=0"}} {
 		home := t.TempDir()
 		p := &tmuxPane{t: t, tmux: tmux, socket: fmt.Sprintf("pi-test-%d-%d", os.Getpid(), i)}
 		t.Cleanup(func() { exec.Command(tmux, "-L", p.socket, "kill-server").Run() })

@@ -175,9 +175,9 @@ func cmdFork(_ context.Context, c *Conversation, _ string, o SubmitOptions, sub 
 func cmdCompact(ctx context.Context, c *Conversation, args string, o SubmitOptions, _ *Submitted) error {
 	res, err := c.Compact(ctx, args)
 	if err != nil {
-		return err
+		return fmt.Errorf("compact: %w", err)
 	}
-	o.show(fmt.Sprintf("✓ compacted %s tokens of conversation into a summary; the conversation goes on from it", humanTokens(res.TokensBefore)))
+	o.show(fmt.Sprintf("Compacted: %s tokens of conversation summarized; the conversation goes on from the summary.", humanTokens(res.TokensBefore)))
 	return nil
 }
 

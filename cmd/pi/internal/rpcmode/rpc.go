@@ -111,22 +111,33 @@ func (o *Output) write(v any) {
 	o.w.Write(append(b, '\n'))
 }
 
-// Serve runs the protocol over conv until stdin ends (exit 0) or SIGTERM
-// or SIGHUP (143, 129). out must be the Output that ui writes to.
-func Serve(conv *conversation.Conversation, ui *UI, out *Output, stdin io.Reader) int {
-	s := &server{conv: conv, out: out, ui: ui}
-	unsubscribe := conv.Subscribe(func(ev agent.Event) {
-		if ev.Type == agent.EventAgentEnd {
-			// A client that saw agent_end may prompt at once (RpcClient's
-			// waitForIdle): from here on the run is not busy.
-			if a := s.current.Load(); a != nil {
-				a.ended.Store(true)
-			}
-		}
-		out.write(ev)
-	})
-	defer unsubscribe()
+// Server is the RPC front end. Make it with NewServer, hand OnEvent to the
+// conversation (conversation.Options.OnEvent, so that session_start is on
+// the stream too), then Serve.
+type Server struct{ s *server }
 
+// NewServer writes its lines to out; ui must write to out as well.
+func NewServer(out *Output, ui *UI) *Server { return &Server{s: &server{out: out, ui: ui}} }
+
+// OnEvent writes an event of the conversation as a line.
+func (srv *Server) OnEvent(ev agent.Event) {
+	s := srv.s
+	if ev.Type == agent.EventAgentEnd {
+		// A client that saw agent_end may prompt at once (RpcClient's
+		// waitForIdle): from here on the run is not busy.
+		if a := s.current.Load(); a != nil {
+			a.ended.Store(true)
+		}
+	}
+	s.out.write(ev)
+}
+
+// Serve runs the protocol over conv until stdin ends (exit 0) or SIGTERM
+// or SIGHUP (143, 129).
+func (srv *Server) Serve(conv *conversation.Conversation, stdin io.Reader) int {
+	s := srv.s
+	s.conv = conv
+	out := s.out
 	sigs := make(chan os.Signal, 1)
 	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGHUP)
 	defer signal.Stop(sigs)

@@ -111,6 +111,9 @@ func (r *textRenderer) onEvent(ev agent.Event) {
 			fmt.Fprintf(r.tools, "… compacting the conversation (%s)\n", ev.Reason)
 		}
 	case agent.EventCompactionEnd:
+		if ev.Reason == agent.CompactManual {
+			break // /compact says how it went, once
+		}
 		if ev.ErrorMessage != "" {
 			fmt.Fprintf(r.tools, "✗ %s\n", r.redactor.String(ev.ErrorMessage))
 		} else if ev.Compaction != nil && ev.Reason != agent.CompactManual {

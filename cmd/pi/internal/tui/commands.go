@@ -62,7 +62,7 @@ func (m *model) pickSession() tea.Cmd {
 // resume switches to the session at path (or id prefix), through the
 // conversation's /resume.
 func (m *model) resume(path string) tea.Cmd {
-	return m.startTurn(Prompt{Text: "/resume " + path})
+	return m.startWork("command", Prompt{Text: "/resume " + path})
 }
 
 // shortID is how the TUI names a session: the shortest prefix no other

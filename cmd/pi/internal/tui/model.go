@@ -637,7 +637,7 @@ func (m *model) run(line string) tea.Cmd {
 		if name == "resume" && args == "" {
 			return m.pickSession()
 		}
-		return m.startTurn(Prompt{Text: trimmed})
+		return m.startWork("command", Prompt{Text: trimmed})
 	}
 	p, err := m.prompt(line)
 	if err != nil {
@@ -649,7 +649,7 @@ func (m *model) run(line string) tea.Cmd {
 		m.print(m.st.dim.Render(fmt.Sprintf("  (image attached: %s)", img.MimeType)))
 	}
 	m.sent = line
-	return m.startTurn(p)
+	return m.startWork("turn", p)
 }
 
 // userBlock is a prompt as printed: each line after a marker.
@@ -665,13 +665,14 @@ func (m *model) userBlock(text string) string {
 	return strings.Join(ls, "\n")
 }
 
-// startTurn hands a line to the conversation on a work goroutine (the
+// startWork hands a line to the conversation on a work goroutine (the
 // input hooks, a slash command — which may change the session, whose
 // extensions' session_start handlers may ask the person, so never on the
-// loop — or the model).
-func (m *model) startTurn(p Prompt) tea.Cmd {
+// loop — or the model). busy is "turn" for a prompt (lines typed meanwhile
+// steer it) or "command" (they wait for it to end).
+func (m *model) startWork(busy string, p Prompt) tea.Cmd {
 	ctx, cancel := context.WithCancel(m.ctx)
-	m.busy, m.cancel = "turn", cancel
+	m.busy, m.cancel = busy, cancel
 	m.failShown = false
 	conv := m.conv
 	show := func(s string) { m.sendMsg(showMsg{s}) }
@@ -1055,7 +1056,7 @@ func (m *model) refreshFooter() { m.foot = footerData(m.conv) }
 func (m *model) statusLine() string {
 	var state string
 	switch m.busy {
-	case "turn":
+	case "turn", "command":
 		state = "working… (Esc cancels)"
 	case "bash":
 		state = "running !command… (Esc cancels)"
