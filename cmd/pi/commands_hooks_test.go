@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -11,7 +10,6 @@ import (
 	"testing"
 
 	"github.com/pi-go/pi/internal/testkit/plugin"
-	"github.com/pi-go/pi/runtime/app"
 )
 
 // rawProjectDir makes a project whose pi.toml loads the ABI 1.1 test guest
@@ -120,69 +118,5 @@ func TestInputHookInPrintMode(t *testing.T) {
 	stderr.Reset()
 	if code := run([]string{"-p", "hello", "--trust", "--script", script, "--cwd", dir}, strings.NewReader(""), &stdout, &stderr); code != 1 || stdout.Len() != 0 || !strings.Contains(stderr.String(), "the prompt was not sent") {
 		t.Errorf("failing hook: exit %d, stdout %q, stderr %q", code, stdout.String(), stderr.String())
-	}
-}
-
-// TestExtInstallListTrust11: --grant http= and tool= reach pi.toml; ext
-// list shows them and the commands; pi trust lists them.
-func TestExtInstallListTrust11(t *testing.T) {
-	isolate(t)
-	dir := t.TempDir()
-	os.Mkdir(filepath.Join(dir, ".git"), 0o755)
-	wasm := plugin.BuildGo(t, "extensions/testdata/guests/raw11")
-	var stdout, stderr bytes.Buffer
-	code := run([]string{"ext", "install", wasm, "--cwd", dir, "--grant", "http=https://api.example.com/v1/*", "--grant", "tool=read", "--grant", "tool=grep"}, strings.NewReader(""), &stdout, &stderr)
-	if code != 0 {
-		t.Fatalf("install: exit %d: %s", code, stderr.String())
-	}
-	if out := stdout.String(); !strings.Contains(out, "grants: http=https://api.example.com/v1/* tool=read tool=grep") || !strings.Contains(out, "commands: /raw, /probe") {
-		t.Errorf("install said:\n%s", out)
-	}
-	toml, _ := os.ReadFile(filepath.Join(dir, "pi.toml"))
-	if !strings.Contains(string(toml), "http = [\"https://api.example.com/v1/*\"]\ntools = [\"read\", \"grep\"]\n") {
-		t.Errorf("pi.toml:\n%s", toml)
-	}
-	stdout.Reset()
-	if code := run([]string{"ext", "list", "--json", "--cwd", dir}, strings.NewReader(""), &stdout, &stderr); code != 0 {
-		t.Fatalf("list: exit %d: %s", code, stderr.String())
-	}
-	var entries []struct {
-		Name     string
-		Commands []string
-		Grants   struct{ HTTP, Tools []string }
-	}
-	if err := json.Unmarshal(stdout.Bytes(), &entries); err != nil || len(entries) != 1 {
-		t.Fatalf("list --json: %v\n%s", err, stdout.String())
-	}
-	if e := entries[0]; e.Name != "raw11" || strings.Join(e.Commands, ",") != "raw,probe" || strings.Join(e.Grants.HTTP, ",") != "https://api.example.com/v1/*" || strings.Join(e.Grants.Tools, ",") != "read,grep" {
-		t.Errorf("list --json: %+v", e)
-	}
-	stdout.Reset()
-	run([]string{"ext", "list", "--cwd", dir}, strings.NewReader(""), &stdout, &stderr)
-	if !strings.Contains(stdout.String(), "/raw,/probe") || !strings.Contains(stdout.String(), "http=https://api.example.com/v1/* tool=read tool=grep") {
-		t.Errorf("list:\n%s", stdout.String())
-	}
-	stdout.Reset()
-	if code := run([]string{"trust", "--cwd", dir}, strings.NewReader(""), &stdout, &stderr); code != 0 || !strings.Contains(stdout.String(), "extension raw11: may fetch https://api.example.com/v1/*") || !strings.Contains(stdout.String(), "extension raw11: may call the tools read, grep") {
-		t.Errorf("trust: exit %d\n%s", code, stdout.String())
-	}
-	// A bad pattern is refused before anything is written.
-	stderr.Reset()
-	if code := run([]string{"ext", "install", wasm, "--cwd", t.TempDir(), "--grant", "http=https://x/*/y"}, strings.NewReader(""), &stdout, &stderr); code != exitUsage || !strings.Contains(stderr.String(), "a * may only stand at the end") {
-		t.Errorf("bad http grant: exit %d, %s", code, stderr.String())
-	}
-}
-
-// TestExtensionTextCannotDriveTheTerminal: escape sequences in what an
-// extension shows are neutralized.
-func TestExtensionTextCannotDriveTheTerminal(t *testing.T) {
-	var out bytes.Buffer
-	u := &lineUI{out: &out}
-	u.Notify("ok\x1b[2K\r? fake [y/N]\x9b31m\x07", app.NotifyInfo)
-	if strings.ContainsAny(out.String(), "\x1b\r\x07\u009b") || !strings.Contains(out.String(), "ok\uFFFD[2K\uFFFD? fake [y/N]\uFFFD31m\uFFFD") {
-		t.Errorf("notice printed %q", out.String())
-	}
-	if got := printable("a\tb\nc\x00d\x7f"); got != "a\tb\nc\uFFFDd\uFFFD" {
-		t.Errorf("printable = %q", got)
 	}
 }

@@ -1,0 +1,23 @@
+package main
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+
+	"github.com/pi-go/pi/runtime/app"
+)
+
+// TestExtensionTextCannotDriveTheTerminal: escape sequences in what an
+// extension shows are neutralized.
+func TestExtensionTextCannotDriveTheTerminal(t *testing.T) {
+	var out bytes.Buffer
+	u := &lineUI{out: &out}
+	u.Notify("ok\x1b[2K\r? fake [y/N]\x9b31m\x07", app.NotifyInfo)
+	if strings.ContainsAny(out.String(), "\x1b\r\x07\u009b") || !strings.Contains(out.String(), "ok\uFFFD[2K\uFFFD? fake [y/N]\uFFFD31m\uFFFD") {
+		t.Errorf("notice printed %q", out.String())
+	}
+	if got := printable("a\tb\nc\x00d\x7f"); got != "a\tb\nc\uFFFDd\uFFFD" {
+		t.Errorf("printable = %q", got)
+	}
+}
