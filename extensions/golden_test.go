@@ -11,6 +11,7 @@ import (
 
 	"github.com/pi-go/pi/internal/testkit/abigolden"
 	"github.com/pi-go/pi/runtime/agent"
+	"github.com/pi-go/pi/runtime/llm"
 	"github.com/pi-go/pi/runtime/tool"
 )
 
@@ -189,4 +190,105 @@ func TestGoldenGuestAnswers(t *testing.T) {
 			t.Fatalf("error.response.json decodes to %v, want a GuestError %q", err, "name is empty")
 		}
 	})
+}
+
+// TestGolden11HostRequests: every 1.1 request, encoded by the host's real
+// encoders.
+func TestGolden11HostRequests(t *testing.T) {
+	must := func(b []byte, err error) []byte {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	images := blocksToABI([]tool.ContentBlock{tool.Image("iVBORw0KGgo=", "image/png")})
+	abigolden.Match(t, "the host", "hook.input.request.json", must(encodeRequest("hook.input", inputParams("fix the bug in main.go", images, "interactive"))))
+	abigolden.Match(t, "the host", "hook.before_agent_start.request.json", must(encodeRequest("hook.before_agent_start", beforeStartParams("fix the bug", "You are an expert coding assistant."))))
+	abigolden.Match(t, "the host", "hook.stop.request.json", must(encodeRequest("hook.stop", stopParams(StopRequest{LastText: "Done: the bug is fixed.", Turns: 3}))))
+	abigolden.Match(t, "the host", "command.execute.request.json", must(encodeRequest("command.execute", commandParams("todo", "buy milk"))))
+	msg := llm.Message{Role: llm.RoleAssistant, Content: []tool.ContentBlock{tool.Text("Reading it.")},
+		ToolCalls: []llm.ToolCall{{ID: "call_1", Name: "read", Arguments: `{"path":"main.go"}`}}}
+	usage := llm.Usage{InputTokens: 10}
+	req, typ, err := eventRequest(agent.Event{Type: agent.EventMessageEnd, Message: &msg, Usage: &usage, StopReason: llm.StopToolUse})
+	if err != nil || typ != "message_end" {
+		t.Fatalf("eventRequest(message_end) = %q, %v", typ, err)
+	}
+	abigolden.Match(t, "the host", "event.message_end.request.json", req)
+	// A user's or a tool's message_end is not sent.
+	for _, role := range []llm.Role{llm.RoleUser, llm.RoleToolResult} {
+		m := llm.Message{Role: role, Content: []tool.ContentBlock{tool.Text("x")}}
+		if req, _, err := eventRequest(agent.Event{Type: agent.EventMessageEnd, Message: &m}); req != nil || err != nil {
+			t.Errorf("message_end of a %s message = %s, %v; want nothing sent", role, req, err)
+		}
+	}
+}
+
+// TestGolden11GuestAnswers: every 1.1 answer a guest sends decodes through
+// the host's real decoders.
+func TestGolden11GuestAnswers(t *testing.T) {
+	result := func(t *testing.T, name string) json.RawMessage {
+		t.Helper()
+		raw, err := decodeResponse(abigolden.Wire(t, name))
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		return raw
+	}
+	r, err := decodeInit(result(t, "init.v11.response.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []CommandSpec{{Name: "todo", Description: "Show or add to the todo list", ArgumentHint: "[item]"}}; !reflect.DeepEqual(r.Commands, want) {
+		t.Errorf("commands %+v, want %+v", r.Commands, want)
+	}
+	if want := []string{"agent_end", "message_end"}; !reflect.DeepEqual(r.Events, want) {
+		t.Errorf("events %v, want %v", r.Events, want)
+	}
+	if want := `{"additionalProperties":false,"properties":{"greeting":{"type":"string"}},"required":["greeting"],"type":"object"}`; string(compact(t, r.ConfigSchema)) != want {
+		t.Errorf("configSchema %s, want %s", r.ConfigSchema, want)
+	}
+	if want := []string{"tool_call", "event", "input", "before_agent_start", "stop"}; !reflect.DeepEqual(r.Hooks, want) {
+		t.Errorf("hooks %v", r.Hooks)
+	}
+	if want := (&Grants{FS: []string{"ro:."}, Exec: []string{"git status*"}, Env: []string{"HOME"}, HTTP: []string{"https://api.example.com/v1/*"}, Tools: []string{"bash"}}); !reflect.DeepEqual(r.Wants, want) {
+		t.Errorf("wants %+v, want %+v", r.Wants, want)
+	}
+
+	d, err := decodeToolCall(result(t, "hook.tool_call.ask.response.json"))
+	if err != nil || !reflect.DeepEqual(d, tool.ToolCallDecision{Ask: "bash runs git push; allow it?"}) {
+		t.Errorf("ask answer = %+v, %v", d, err)
+	}
+	var in inputAnswer
+	if err := decodeObject(result(t, "hook.input.response.json"), "hook.input", &in); err != nil || in.Text == nil || *in.Text != "fix the bug in main.go (run the tests after)" || in.Handled {
+		t.Errorf("input answer = %+v, %v", in, err)
+	}
+	in = inputAnswer{}
+	if err := decodeObject(result(t, "hook.input.handled.response.json"), "hook.input", &in); err != nil || !in.Handled || in.Message != "the prompt holds a secret; it was not sent" {
+		t.Errorf("handled input answer = %+v, %v", in, err)
+	}
+	var bs beforeStartAnswer
+	if err := decodeObject(result(t, "hook.before_agent_start.response.json"), "hook.before_agent_start", &bs); err != nil ||
+		*bs.SystemPrompt != "You are a careful assistant." || bs.AppendSystemPrompt != "The project builds with make." ||
+		len(bs.Messages) != 1 || *bs.Messages[0].Content[0].Text != "Brief: a Go web service." {
+		t.Errorf("before_agent_start answer = %+v, %v", bs, err)
+	}
+	var st stopAnswer
+	if err := decodeObject(result(t, "hook.stop.response.json"), "hook.stop", &st); err != nil || !st.Continue || st.Message != "The tests fail:\nFAIL TestParse" {
+		t.Errorf("stop answer = %+v, %v", st, err)
+	}
+	var cmd commandAnswer
+	if err := decodeObject(result(t, "command.execute.response.json"), "command.execute", &cmd); err != nil || cmd.Text != "added: buy milk" || cmd.Prompt != "Plan how to buy milk." {
+		t.Errorf("command answer = %+v, %v", cmd, err)
+	}
+}
+
+func compact(t *testing.T, b []byte) []byte {
+	t.Helper()
+	var v any
+	if err := json.Unmarshal(b, &v); err != nil {
+		t.Fatal(err)
+	}
+	out, _ := json.Marshal(v)
+	return out
 }

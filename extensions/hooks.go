@@ -172,3 +172,23 @@ func (h *Host) Event(ctx context.Context, ev any) {
 		}
 	}
 }
+
+// TakesEvent reports whether some loaded extension subscribed to events of
+// type t, so a caller can skip preparing the others (it is asked for every
+// streamed token, so it reads a set kept up to date by register).
+func (h *Host) TakesEvent(t string) bool {
+	m := h.subscribed.Load()
+	return m != nil && (*m)[t]
+}
+
+// updateSubscribed rebuilds the set of subscribed event types. h.mu must
+// be held.
+func (h *Host) updateSubscribed() {
+	m := map[string]bool{}
+	for _, e := range h.exts {
+		for t := range e.events {
+			m[t] = true
+		}
+	}
+	h.subscribed.Store(&m)
+}

@@ -47,7 +47,8 @@ type Options struct {
 	// not in its own environment, not in the commands it runs with exec.
 	HideEnv []string
 
-	// ABI 1.1 (see abi11.go).
+	// ABI 1.1 (see initfacts.go, commands.go, prompthooks.go and the host
+	// methods kv.go, http.go, toolcall.go, ui.go).
 
 	// Mode is how pi runs, told to init: interactive, print, json, rpc,
 	// tool or inspect; default print.

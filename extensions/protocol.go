@@ -330,3 +330,17 @@ func decodeSpawn(raw json.RawMessage, s tool.BashSpawn) (tool.BashSpawn, error) 
 	}
 	return spawnFromABI(r, s), nil
 }
+
+// decodeObject decodes a guest's result strictly; null is {}.
+func decodeObject(raw json.RawMessage, method string, v any) error {
+	if isNull(raw) {
+		return nil
+	}
+	if !isObject(raw) {
+		return fmt.Errorf("%s result is not a JSON object", method)
+	}
+	if err := decodeStrict(raw, v); err != nil {
+		return fmt.Errorf("%s result: %w", method, err)
+	}
+	return nil
+}

@@ -14,6 +14,7 @@ import (
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/experimental/sysfs"
 
+	"github.com/pi-go/pi/extensions/internal/rootfs"
 	"github.com/pi-go/pi/runtime/extspec"
 )
 
@@ -21,8 +22,8 @@ import (
 type mount struct {
 	dir      string // the grant's real path: the host path, also the guest path
 	readOnly bool
-	root     *mountRoot // the directory, opened at load
-	grant    string     // the grant as written, for messages
+	root     *rootfs.Root // the directory, opened at load
+	grant    string       // the grant as written, for messages
 }
 
 // resolveGrants checks the grants and resolves fs entries against root with
@@ -49,7 +50,7 @@ func resolveGrants(g Grants, root string) (_ Grants, _ []mount, err error) {
 		if err := checkNesting(mounts, m); err != nil {
 			return Grants{}, nil, err
 		}
-		if m.root, err = openMountRoot(r.Real); err != nil {
+		if m.root, err = rootfs.Open(r.Real); err != nil {
 			return Grants{}, nil, fmt.Errorf("grants.fs %q: %w", entry, err)
 		}
 		mounts = append(mounts, m)
@@ -83,6 +84,16 @@ func resolveGrants(g Grants, root string) (_ Grants, _ []mount, err error) {
 	return out, mounts, nil
 }
 
+// closeMounts closes the directories of mounts. It is safe to call twice;
+// nothing may use the mounts afterwards (the extension's instance is gone).
+func closeMounts(mounts []mount) {
+	for _, m := range mounts {
+		if m.root != nil {
+			m.root.Close()
+		}
+	}
+}
+
 // grantedEnv reads the granted variables that are set.
 func grantedEnv(names []string, lookup func(string) (string, bool)) [][2]string {
 	var env [][2]string
@@ -112,19 +123,13 @@ func checkNesting(mounts []mount, m mount) error {
 	return nil
 }
 
-// Reasons a path is refused, for denied.
-const (
-	denyOutside     = "outside"
-	denyThroughLink = "symlink"
-)
-
 // denied logs, at debug level, a guest path the sandbox refused.
 func (e *Extension) denied(guest, why string) {
 	var msg string
 	switch why {
-	case denyOutside:
+	case rootfs.DenyOutside:
 		msg = fmt.Sprintf("extension %s: path %s is outside its grants", e.name, guest)
-	case denyThroughLink:
+	case rootfs.DenyThroughLink:
 		msg = fmt.Sprintf("extension %s: path %s leads outside its grant through a symlink", e.name, guest)
 	default:
 		msg = fmt.Sprintf("extension %s: path %s: %s", e.name, guest, why)
@@ -139,7 +144,7 @@ func (e *Extension) denied(guest, why string) {
 }
 
 // moduleConfig is the sandbox of one instance: no args, only granted env,
-// only granted directories (each through a mountFS that keeps every lookup
+// only granted directories (each through a rootfs.FS that keeps every lookup
 // beneath it, and a catch-all at "/" that logs and refuses the rest),
 // stdout/stderr to the logger, real clocks, crypto random, and a sleep that
 // ends when the instance's current call does (so a sleeping guest cannot
@@ -151,11 +156,11 @@ func (e *Extension) moduleConfig(inst *instance) wazero.ModuleConfig {
 	var fsc wazero.FSConfig = wazero.NewFSConfig()
 	rootMounted := false
 	for _, m := range e.mounts {
-		fsc = fsc.(sysfs.FSConfig).WithSysFSMount(&mountFS{root: m.root, readOnly: m.readOnly, deny: e.denied}, m.dir)
+		fsc = fsc.(sysfs.FSConfig).WithSysFSMount(rootfs.New(m.root, m.readOnly, e.denied), m.dir)
 		rootMounted = rootMounted || m.dir == "/"
 	}
 	if !rootMounted {
-		fsc = fsc.(sysfs.FSConfig).WithSysFSMount(&outsideFS{deny: e.denied}, "/")
+		fsc = fsc.(sysfs.FSConfig).WithSysFSMount(rootfs.Outside(e.denied), "/")
 	}
 	cfg := wazero.NewModuleConfig().
 		WithName("").

@@ -2,6 +2,7 @@ package extensions
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -171,4 +172,35 @@ func (e *Extension) handleHostCall11(ctx context.Context, method string, params 
 		return answer(e.sessionCall(ctx, method, params))
 	}
 	return nil, false
+}
+
+// UI is the person behind a front end, for ui.notify and ui.confirm (and
+// nothing else: asks of tool_call hooks go through the tool pipeline's
+// approval). Implementations must be safe for concurrent use.
+type UI interface {
+	// Notify shows a message from an extension; level is info, warning or
+	// error.
+	Notify(extension, message, level string)
+	// Confirm asks the person a yes/no question; it gives up when ctx
+	// ends (the host then answers "timeout").
+	Confirm(ctx context.Context, extension, title, message string) (bool, error)
+}
+
+// Session is where session.append and session.entries go: the current
+// session's branch. It is a seam for the sessions package; a host without
+// one answers "no session".
+type Session interface {
+	// AppendCustom adds a custom entry on the current branch and returns
+	// its id.
+	AppendCustom(ctx context.Context, extension, customType string, data json.RawMessage) (string, error)
+	// CustomEntries lists the custom entries along the current branch,
+	// oldest first; customType "" is every type.
+	CustomEntries(ctx context.Context, extension, customType string) ([]SessionEntry, error)
+}
+
+// SessionEntry is one custom entry of a session.
+type SessionEntry struct {
+	ID         string
+	CustomType string
+	Data       json.RawMessage
 }

@@ -24,7 +24,7 @@ type registry struct {
 	events                     []func(Event)
 	errs                       []error
 
-	// ABI 1.1 (abi11.go).
+	// ABI 1.1 (initfacts.go, commands.go, prompthooks.go, configschema.go).
 	commands     []*commandEntry
 	input        []func(Input) InputAction
 	beforeStart  []func(BeforeAgentStart) AgentStartChange
@@ -95,6 +95,11 @@ func Tool[In any](spec ToolSpec, fn func(ctx *Context, in In) (Result, error)) {
 // block wins.
 func OnToolCall(fn func(ToolCall) ToolCallDecision) { std.toolCall = append(std.toolCall, fn) }
 
+// Ask returns a tool_call decision that asks the person question before
+// the call runs (interactive), or blocks it with "needs approval" unless
+// pi runs with --yes (other modes).
+func Ask(question string) ToolCallDecision { return ToolCallDecision{Ask: question} }
+
 // OnToolResult registers a tool_result hook: it sees every finished call and
 // may patch the result before the model sees it. Several hooks chain.
 func OnToolResult(fn func(ToolResult) ResultPatch) { std.toolResult = append(std.toolResult, fn) }
@@ -107,6 +112,13 @@ func OnBashSpawn(fn func(BashSpawn) BashSpawn) { std.bashSpawn = append(std.bash
 
 // OnEvent registers a function told of agent events.
 func OnEvent(fn func(Event)) { std.events = append(std.events, fn) }
+
+// Events chooses the event types OnEvent functions get, replacing the
+// default (agent_start, agent_end, turn_start, turn_end,
+// tool_execution_start, tool_execution_end); ABI 1.1 adds message_end
+// (assistant messages), session_start, session_shutdown, compaction_start
+// and compaction_end.
+func Events(types ...string) { std.events11 = append([]string(nil), types...) }
 
 func (r *registry) fail(format string, args ...any) {
 	r.errs = append(r.errs, fmt.Errorf(format, args...))

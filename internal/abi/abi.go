@@ -38,7 +38,7 @@ const (
 )
 
 // Methods the guest calls in the host through host_call (1.1 adds the
-// HostMethod constants of abi11.go).
+// HostMethod constants of hostmethods.go).
 const (
 	HostMethodExec = "exec"
 )

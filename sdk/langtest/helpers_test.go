@@ -235,3 +235,31 @@ func (p *project) fails(input map[string]any) string {
 }
 
 func b64(s string) string { return base64.StdEncoding.EncodeToString([]byte(s)) }
+
+// toolEnds runs pi --mode json -p PROMPT with a scripted model and
+// returns the text and error flag of each tool result, in order.
+func (p *project) toolEnds(prompt, turns string, extra ...string) (texts []string, isErr []bool) {
+	p.t.Helper()
+	out, stderr, code := p.run("", append([]string{"--mode", "json", "-p", prompt, "--script", p.script(turns)}, extra...)...)
+	if code != 0 {
+		p.t.Fatalf("pi --mode json: exit %d\n%s%s", code, out, stderr)
+	}
+	for _, line := range strings.Split(out, "\n") {
+		var e struct {
+			Type   string
+			Result struct {
+				Content []struct{ Text string }
+				IsError bool
+			}
+		}
+		if json.Unmarshal([]byte(line), &e) != nil || e.Type != "tool_execution_end" {
+			continue
+		}
+		text := ""
+		if len(e.Result.Content) > 0 {
+			text = e.Result.Content[0].Text
+		}
+		texts, isErr = append(texts, text), append(isErr, e.Result.IsError)
+	}
+	return texts, isErr
+}

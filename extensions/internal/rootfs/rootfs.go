@@ -1,37 +1,74 @@
-package extensions
-
-import (
-	"errors"
-	"io/fs"
-	"path"
-	"strings"
-
-	experimentalsys "github.com/tetratelabs/wazero/experimental/sys"
-	"github.com/tetratelabs/wazero/sys"
-)
-
-// The extension file-system layer.
+// Package rootfs is the extension host's file system beneath a granted
+// root: what a guest's WASI fs calls reach for one fs grant.
 //
-// Every fs grant is mounted with a mountFS: an experimental/sys.FS whose
-// every path operation resolves beneath the grant's directory, opened once
-// at load. No step of a lookup follows a symlink out of the mount: on Linux
+// What it guarantees. Every fs grant is mounted with an FS: a wazero
+// experimental/sys.FS whose every path operation resolves beneath the
+// grant's directory, opened once at load (Open), so a later swap of the
+// path that named it (a folder replaced by a symlink) does not move the
+// mount. No step of a lookup follows a symlink out of the mount: on Linux
 // with openat2(RESOLVE_BENEATH|RESOLVE_NO_MAGICLINKS) relative to the root
 // fd, elsewhere (and on Linux when openat2 is missing or refuses a link it
 // cannot judge, such as an absolute one) by walking the path one component
 // at a time with O_NOFOLLOW and reading each symlink itself. An operation on
 // a name (mkdir, unlink, rename, link, symlink, readlink, lstat, …) opens
 // the name's parent beneath the root and uses the *at syscall on the last
-// component without following it.
+// component without following it. An opened file works on its fd only and
+// never looks a path up again.
 //
 // Symlinks work while they stay in the mount: relative ones, and absolute
 // ones naming a place under the mount's real path. A symlink that would
-// lead out of the mount is refused with EACCES (and logged at debug level)
-// for every operation, whether the guest just made it or it was there
-// before (a link committed in a cloned repository). Making such a link
-// fails with EPERM. A read-only mount refuses every change with EROFS.
+// lead out of the mount is refused with EACCES (and reported to the
+// DenyFunc with DenyThroughLink) for every operation, whether the guest
+// just made it or it was there before (a link committed in a cloned
+// repository). Making such a link fails with EPERM. A read-only mount
+// refuses every change with EROFS.
 //
-// outsideFS, mounted at "/" after the grants, answers every path no grant
-// covers: it logs it and refuses it with EACCES.
+// Outside, mounted at "/" after the grants, answers every path no grant
+// covers: it reports it (DenyOutside) and refuses it with EACCES.
+//
+// Only Unix hosts (Linux, macOS, the BSDs) can keep lookups beneath a
+// directory; elsewhere Open refuses every grant. The package is internal to
+// extensions, the only importer of wazero.
+package rootfs
+
+import (
+	"errors"
+	"io/fs"
+	"path"
+	"strings"
+	"sync/atomic"
+
+	experimentalsys "github.com/tetratelabs/wazero/experimental/sys"
+	"github.com/tetratelabs/wazero/sys"
+)
+
+// DenyFunc reports a refused path: guest is the guest path (also the host
+// path), why says how it was refused (DenyOutside, DenyThroughLink, or a
+// sentence).
+type DenyFunc func(guest, why string)
+
+// Reasons a path is refused, as passed to a DenyFunc.
+const (
+	DenyOutside     = "outside"
+	DenyThroughLink = "symlink"
+)
+
+// ForceWalk makes every lookup take the component walk, as on a kernel
+// without openat2 (tests set it to cover that path on Linux; elsewhere
+// every lookup walks anyway).
+var ForceWalk atomic.Bool
+
+// New is the file system of one grant as one instance sees it: the shared
+// root, whether it is read-only, and where to report refused paths.
+func New(root *Root, readOnly bool, deny DenyFunc) *FS {
+	return &FS{root: root, readOnly: readOnly, deny: deny}
+}
+
+// Outside is the catch-all mounted at "/" after the grants: it reports
+// every path to deny and refuses it.
+func Outside(deny DenyFunc) experimentalsys.FS {
+	return &outside{deny: deny}
+}
 
 // errEscape is the internal answer of a lookup that would leave its mount.
 var errEscape = errors.New("the path leads outside its mount")
@@ -39,10 +76,6 @@ var errEscape = errors.New("the path leads outside its mount")
 // maxSymlinks bounds the symlinks one lookup follows (ELOOP beyond), like
 // the kernel's limit of 40.
 const maxSymlinks = 40
-
-// escapeLogger reports a refused path: guest is the guest path (also the
-// host path), why says how it was refused.
-type escapeLogger func(guest, why string)
 
 // cleanPath turns a path wazero hands to a mount (relative to the mount,
 // already cleaned by wazero) into a clean relative path, "." for the root.
@@ -145,26 +178,26 @@ func guestJoin(dir, p string) string {
 // that check.
 type fileOffset = int64
 
-// outsideFS is mounted at "/" after the grants, so a guest path no grant
-// covers lands here instead of nowhere: it logs the path and refuses it
+// outside is mounted at "/" after the grants, so a guest path no grant
+// covers lands here instead of nowhere: it reports the path and refuses it
 // with EACCES. Its root opens as an empty, unreadable directory, because
 // wazero and guests look at every preopen as a directory at start.
-type outsideFS struct {
+type outside struct {
 	experimentalsys.UnimplementedFS
-	deny escapeLogger
+	deny DenyFunc
 }
 
-var _ experimentalsys.FS = (*outsideFS)(nil)
+var _ experimentalsys.FS = (*outside)(nil)
 
-func (o *outsideFS) refuse(p string) experimentalsys.Errno {
+func (o *outside) refuse(p string) experimentalsys.Errno {
 	c, _ := cleanPath(p)
-	o.deny(guestJoin("/", c), denyOutside)
+	o.deny(guestJoin("/", c), DenyOutside)
 	return experimentalsys.EACCES
 }
 
 // OpenFile opens only the root itself, as an empty directory; anything else
 // is refused.
-func (o *outsideFS) OpenFile(p string, flag experimentalsys.Oflag, _ fs.FileMode) (experimentalsys.File, experimentalsys.Errno) {
+func (o *outside) OpenFile(p string, flag experimentalsys.Oflag, _ fs.FileMode) (experimentalsys.File, experimentalsys.Errno) {
 	if c, _ := cleanPath(p); c == "." && !wantsWrite(flag) {
 		return &outsideRoot{deny: o.deny}, 0
 	}
@@ -172,47 +205,47 @@ func (o *outsideFS) OpenFile(p string, flag experimentalsys.Oflag, _ fs.FileMode
 }
 
 // Lstat refuses.
-func (o *outsideFS) Lstat(p string) (sys.Stat_t, experimentalsys.Errno) {
+func (o *outside) Lstat(p string) (sys.Stat_t, experimentalsys.Errno) {
 	return sys.Stat_t{}, o.refuse(p)
 }
 
 // Stat refuses.
-func (o *outsideFS) Stat(p string) (sys.Stat_t, experimentalsys.Errno) {
+func (o *outside) Stat(p string) (sys.Stat_t, experimentalsys.Errno) {
 	return sys.Stat_t{}, o.refuse(p)
 }
 
 // Mkdir refuses.
-func (o *outsideFS) Mkdir(p string, _ fs.FileMode) experimentalsys.Errno { return o.refuse(p) }
+func (o *outside) Mkdir(p string, _ fs.FileMode) experimentalsys.Errno { return o.refuse(p) }
 
 // Chmod refuses.
-func (o *outsideFS) Chmod(p string, _ fs.FileMode) experimentalsys.Errno { return o.refuse(p) }
+func (o *outside) Chmod(p string, _ fs.FileMode) experimentalsys.Errno { return o.refuse(p) }
 
 // Rename refuses.
-func (o *outsideFS) Rename(from, _ string) experimentalsys.Errno { return o.refuse(from) }
+func (o *outside) Rename(from, _ string) experimentalsys.Errno { return o.refuse(from) }
 
 // Rmdir refuses.
-func (o *outsideFS) Rmdir(p string) experimentalsys.Errno { return o.refuse(p) }
+func (o *outside) Rmdir(p string) experimentalsys.Errno { return o.refuse(p) }
 
 // Unlink refuses.
-func (o *outsideFS) Unlink(p string) experimentalsys.Errno { return o.refuse(p) }
+func (o *outside) Unlink(p string) experimentalsys.Errno { return o.refuse(p) }
 
 // Link refuses.
-func (o *outsideFS) Link(oldPath, _ string) experimentalsys.Errno { return o.refuse(oldPath) }
+func (o *outside) Link(oldPath, _ string) experimentalsys.Errno { return o.refuse(oldPath) }
 
 // Symlink refuses.
-func (o *outsideFS) Symlink(_, link string) experimentalsys.Errno { return o.refuse(link) }
+func (o *outside) Symlink(_, link string) experimentalsys.Errno { return o.refuse(link) }
 
 // Readlink refuses.
-func (o *outsideFS) Readlink(p string) (string, experimentalsys.Errno) { return "", o.refuse(p) }
+func (o *outside) Readlink(p string) (string, experimentalsys.Errno) { return "", o.refuse(p) }
 
 // Utimens refuses.
-func (o *outsideFS) Utimens(p string, _, _ int64) experimentalsys.Errno { return o.refuse(p) }
+func (o *outside) Utimens(p string, _, _ int64) experimentalsys.Errno { return o.refuse(p) }
 
-// outsideRoot is the root of outsideFS: a directory with no entries to
+// outsideRoot is the root of outside: a directory with no entries to
 // show, whose listing is refused.
 type outsideRoot struct {
 	experimentalsys.DirFile
-	deny   escapeLogger
+	deny   DenyFunc
 	closed bool
 }
 
@@ -245,7 +278,7 @@ func (r *outsideRoot) Readdir(int) ([]experimentalsys.Dirent, experimentalsys.Er
 	if errno := r.check(); errno != 0 {
 		return nil, errno
 	}
-	r.deny("/", denyOutside)
+	r.deny("/", DenyOutside)
 	return nil, experimentalsys.EACCES
 }
 
@@ -260,7 +293,7 @@ func (r *outsideRoot) Utimens(int64, int64) experimentalsys.Errno {
 	if errno := r.check(); errno != 0 {
 		return errno
 	}
-	r.deny("/", denyOutside)
+	r.deny("/", DenyOutside)
 	return experimentalsys.EACCES
 }
 
@@ -275,14 +308,4 @@ func (r *outsideRoot) check() experimentalsys.Errno {
 		return experimentalsys.EBADF
 	}
 	return 0
-}
-
-// closeMounts closes the directories of mounts. It is safe to call twice;
-// nothing may use the mounts afterwards (the extension's instance is gone).
-func closeMounts(mounts []mount) {
-	for _, m := range mounts {
-		if m.root != nil {
-			m.root.close()
-		}
-	}
 }

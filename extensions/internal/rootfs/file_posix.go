@@ -1,6 +1,6 @@
 //go:build linux || darwin || freebsd || openbsd || netbsd
 
-package extensions
+package rootfs
 
 import (
 	"io"
@@ -13,7 +13,7 @@ import (
 	"github.com/tetratelabs/wazero/sys"
 )
 
-// mountFile is a file or directory opened through a mountFS. It works on
+// mountFile is a file or directory opened through a FS. It works on
 // its fd only: nothing it does looks a path up again (wazero's own file
 // reopens directories by host path to rewind them; this one seeks).
 type mountFile struct {

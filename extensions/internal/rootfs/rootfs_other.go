@@ -1,6 +1,6 @@
 //go:build !(linux || darwin || freebsd || openbsd || netbsd)
 
-package extensions
+package rootfs
 
 import (
 	"errors"
@@ -8,23 +8,23 @@ import (
 	experimentalsys "github.com/tetratelabs/wazero/experimental/sys"
 )
 
-// mountRoot would be an opened grant directory; there are none here.
-type mountRoot struct{ real string }
+// Root would be an opened grant directory; there are none here.
+type Root struct{ real string }
 
-// close has nothing to close.
-func (r *mountRoot) close() {}
+// Close has nothing to close.
+func (r *Root) Close() {}
 
-// openMountRoot refuses: without openat and O_NOFOLLOW this host cannot
+// Open refuses: without openat and O_NOFOLLOW this host cannot
 // keep lookups beneath a directory, and a mount that follows symlinks out
 // is no sandbox.
-func openMountRoot(string) (*mountRoot, error) {
+func Open(string) (*Root, error) {
 	return nil, errors.New("fs grants need a Unix host (Linux, macOS, BSD) to keep an extension inside its folders; remove the grant on this system")
 }
 
-// mountFS is never built here (openMountRoot fails first).
-type mountFS struct {
+// FS is never built here (Open fails first).
+type FS struct {
 	experimentalsys.UnimplementedFS
-	root     *mountRoot
+	root     *Root
 	readOnly bool
-	deny     escapeLogger
+	deny     DenyFunc
 }

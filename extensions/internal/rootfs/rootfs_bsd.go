@@ -1,10 +1,8 @@
 //go:build darwin || freebsd || openbsd || netbsd
 
-package extensions
+package rootfs
 
 import (
-	"sync/atomic"
-
 	"golang.org/x/sys/unix"
 
 	experimentalsys "github.com/tetratelabs/wazero/experimental/sys"
@@ -19,12 +17,9 @@ const (
 	oDSYNC        = 0 // not in x/sys everywhere; O_SYNC still works
 )
 
-// forceWalk is meaningless here: every lookup walks.
-var forceWalk atomic.Bool
-
 // beneath always leaves the lookup to the component walk: there is no
 // openat2 outside Linux.
-func (m *mountFS) beneath(string, int, uint32) (int, error) {
+func (m *FS) beneath(string, int, uint32) (int, error) {
 	return -1, errUseWalk
 }
 

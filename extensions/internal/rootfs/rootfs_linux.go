@@ -1,8 +1,7 @@
-package extensions
+package rootfs
 
 import (
 	"sync"
-	"sync/atomic"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -20,10 +19,6 @@ const (
 	oRSYNC        = unix.O_RSYNC
 	oDSYNC        = unix.O_DSYNC
 )
-
-// forceWalk makes every lookup take the component walk, as on a kernel
-// without openat2 (tests set it to cover that path on Linux).
-var forceWalk atomic.Bool
 
 // hasOpenat2 probes once whether openat2 works here: Linux 5.6 and later,
 // unless a seccomp filter refuses it.
@@ -48,8 +43,8 @@ var hasOpenat2 = sync.OnceValue(func() bool {
 // met a link it refuses wholesale (EXDEV) though its target may still lie
 // in the mount (an absolute link naming the mount's own path), or a rename
 // raced it more than a few times.
-func (m *mountFS) beneath(p string, flags int, perm uint32) (int, error) {
-	if forceWalk.Load() || !hasOpenat2() {
+func (m *FS) beneath(p string, flags int, perm uint32) (int, error) {
+	if ForceWalk.Load() || !hasOpenat2() {
 		return -1, errUseWalk
 	}
 	how := unix.OpenHow{

@@ -1,6 +1,6 @@
 //go:build linux || darwin || freebsd || openbsd || netbsd
 
-package extensions
+package rootfs
 
 import (
 	"errors"
@@ -18,19 +18,19 @@ import (
 	"github.com/tetratelabs/wazero/sys"
 )
 
-// mountRoot is the directory of one fs grant, opened once at load and kept
+// Root is the directory of one fs grant, opened once at load and kept
 // open: later changes to the path that named it (a folder swapped for a
 // symlink) do not move the mount.
-type mountRoot struct {
+type Root struct {
 	real string   // real absolute path; also the guest path
 	file *os.File // owns fd; closed by close
 	fd   int      // a directory fd (O_PATH on Linux)
 }
 
-// openMountRoot opens the directory real (the real path of a grant, every
+// Open opens the directory real (the real path of a grant, every
 // symlink resolved) and checks that what it opened is still what real
 // names, so a swap between resolving and opening is noticed.
-func openMountRoot(real string) (*mountRoot, error) {
+func Open(real string) (*Root, error) {
 	fd, err := unix.Open(real, rootOpenFlags|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return nil, fmt.Errorf("open %s: %w", real, err)
@@ -44,28 +44,28 @@ func openMountRoot(real string) (*mountRoot, error) {
 		unix.Close(fd)
 		return nil, fmt.Errorf("open %s: the directory changed while it was being mounted; try again", real)
 	}
-	return &mountRoot{real: real, file: os.NewFile(uintptr(fd), real), fd: fd}, nil
+	return &Root{real: real, file: os.NewFile(uintptr(fd), real), fd: fd}, nil
 }
 
-// close closes the directory when the extension closes (or its load fails)
+// Close closes the directory when the extension closes (or its load fails)
 // rather than when the garbage collector finds the file. A second call does
 // nothing (os.File remembers it is closed, so the fd number, which may be
 // reused by then, is not closed again).
-func (r *mountRoot) close() { _ = r.file.Close() }
+func (r *Root) Close() { _ = r.file.Close() }
 
-// mountFS is one grant as one instance sees it: the shared root, whether it
+// FS is one grant as one instance sees it: the shared root, whether it
 // is read-only, and where to report refused paths.
-type mountFS struct {
+type FS struct {
 	experimentalsys.UnimplementedFS
-	root     *mountRoot
+	root     *Root
 	readOnly bool
-	deny     escapeLogger
+	deny     DenyFunc
 }
 
-var _ experimentalsys.FS = (*mountFS)(nil)
+var _ experimentalsys.FS = (*FS)(nil)
 
 // String names the mount, for wazero's debug output.
-func (m *mountFS) String() string { return m.root.real }
+func (m *FS) String() string { return m.root.real }
 
 // errUseWalk is beneath's answer when the component walk must do the
 // lookup instead.
@@ -86,12 +86,12 @@ func (d dirRef) release() {
 
 // errno turns an internal error into what the guest sees, reporting an
 // escape (guest is the path the guest asked for).
-func (m *mountFS) errno(err error, guest string) experimentalsys.Errno {
+func (m *FS) errno(err error, guest string) experimentalsys.Errno {
 	if err == nil {
 		return 0
 	}
 	if errors.Is(err, errEscape) {
-		m.deny(guestJoin(m.root.real, guest), denyThroughLink)
+		m.deny(guestJoin(m.root.real, guest), DenyThroughLink)
 		return experimentalsys.EACCES
 	}
 	return experimentalsys.UnwrapOSError(err)
@@ -109,7 +109,7 @@ func (m *mountFS) errno(err error, guest string) experimentalsys.Errno {
 // walk returns the directory holding the last component, the component's
 // name ("." when the lookup ends on a directory itself) and the folder's
 // components below the root.
-func (m *mountFS) walk(p string, followLast bool) (dirRef, string, []string, error) {
+func (m *FS) walk(p string, followLast bool) (dirRef, string, []string, error) {
 	defer runtime.KeepAlive(m.root)
 	fds := []int{m.root.fd}
 	var names []string
@@ -209,7 +209,7 @@ func (m *mountFS) walk(p string, followLast bool) (dirRef, string, []string, err
 
 // parent finds the folder of p's last component (without following that
 // component) and the component's name.
-func (m *mountFS) parent(p string) (dirRef, string, error) {
+func (m *FS) parent(p string) (dirRef, string, error) {
 	dir, base := path.Split(p)
 	if base == "" {
 		base = "."
@@ -227,7 +227,7 @@ func (m *mountFS) parent(p string) (dirRef, string, error) {
 }
 
 // open opens p beneath the root with the unix open flags flags.
-func (m *mountFS) open(p string, flags int, perm uint32) (int, error) {
+func (m *FS) open(p string, flags int, perm uint32) (int, error) {
 	fd, err := m.beneath(p, flags, perm)
 	if !errors.Is(err, errUseWalk) {
 		return fd, err
@@ -245,13 +245,13 @@ func (m *mountFS) open(p string, flags int, perm uint32) (int, error) {
 
 // resolved finds p's final object (following links) as a folder and a name
 // that is not a symlink.
-func (m *mountFS) resolved(p string) (dirRef, string, error) {
+func (m *FS) resolved(p string) (dirRef, string, error) {
 	d, name, _, err := m.walk(p, true)
 	return d, name, err
 }
 
 // OpenFile opens a file or directory beneath the mount.
-func (m *mountFS) OpenFile(p string, flag experimentalsys.Oflag, perm fs.FileMode) (experimentalsys.File, experimentalsys.Errno) {
+func (m *FS) OpenFile(p string, flag experimentalsys.Oflag, perm fs.FileMode) (experimentalsys.File, experimentalsys.Errno) {
 	defer runtime.KeepAlive(m.root)
 	c, dirOnly := cleanPath(p)
 	if m.readOnly && wantsWrite(flag) {
@@ -275,7 +275,7 @@ func (m *mountFS) OpenFile(p string, flag experimentalsys.Oflag, perm fs.FileMod
 }
 
 // Lstat stats p without following its last component.
-func (m *mountFS) Lstat(p string) (sys.Stat_t, experimentalsys.Errno) {
+func (m *FS) Lstat(p string) (sys.Stat_t, experimentalsys.Errno) {
 	defer runtime.KeepAlive(m.root)
 	c, dirOnly := cleanPath(p)
 	if dirOnly && c != "." {
@@ -294,7 +294,7 @@ func (m *mountFS) Lstat(p string) (sys.Stat_t, experimentalsys.Errno) {
 }
 
 // Stat stats what p names, following symlinks that stay in the mount.
-func (m *mountFS) Stat(p string) (sys.Stat_t, experimentalsys.Errno) {
+func (m *FS) Stat(p string) (sys.Stat_t, experimentalsys.Errno) {
 	defer runtime.KeepAlive(m.root)
 	c, dirOnly := cleanPath(p)
 	q := c
@@ -323,7 +323,7 @@ func (m *mountFS) Stat(p string) (sys.Stat_t, experimentalsys.Errno) {
 }
 
 // Mkdir makes a directory.
-func (m *mountFS) Mkdir(p string, perm fs.FileMode) experimentalsys.Errno {
+func (m *FS) Mkdir(p string, perm fs.FileMode) experimentalsys.Errno {
 	defer runtime.KeepAlive(m.root)
 	if m.readOnly {
 		return experimentalsys.EROFS
@@ -343,7 +343,7 @@ func (m *mountFS) Mkdir(p string, perm fs.FileMode) experimentalsys.Errno {
 
 // Chmod changes the mode of what p names, following symlinks that stay in
 // the mount. (WASI preview 1 has no chmod, so guests cannot reach this.)
-func (m *mountFS) Chmod(p string, perm fs.FileMode) experimentalsys.Errno {
+func (m *FS) Chmod(p string, perm fs.FileMode) experimentalsys.Errno {
 	defer runtime.KeepAlive(m.root)
 	if m.readOnly {
 		return experimentalsys.EROFS
@@ -371,7 +371,7 @@ func (m *mountFS) Chmod(p string, perm fs.FileMode) experimentalsys.Errno {
 
 // Rename renames; both names are looked up beneath the mount without
 // following their last component.
-func (m *mountFS) Rename(from, to string) experimentalsys.Errno {
+func (m *FS) Rename(from, to string) experimentalsys.Errno {
 	defer runtime.KeepAlive(m.root)
 	if m.readOnly {
 		return experimentalsys.EROFS
@@ -396,7 +396,7 @@ func (m *mountFS) Rename(from, to string) experimentalsys.Errno {
 }
 
 // Rmdir removes an empty directory.
-func (m *mountFS) Rmdir(p string) experimentalsys.Errno {
+func (m *FS) Rmdir(p string) experimentalsys.Errno {
 	defer runtime.KeepAlive(m.root)
 	if m.readOnly {
 		return experimentalsys.EROFS
@@ -411,7 +411,7 @@ func (m *mountFS) Rmdir(p string) experimentalsys.Errno {
 }
 
 // Unlink removes a name (a symlink itself, never its target).
-func (m *mountFS) Unlink(p string) experimentalsys.Errno {
+func (m *FS) Unlink(p string) experimentalsys.Errno {
 	defer runtime.KeepAlive(m.root)
 	if m.readOnly {
 		return experimentalsys.EROFS
@@ -431,7 +431,7 @@ func (m *mountFS) Unlink(p string) experimentalsys.Errno {
 
 // Link makes a hard link; both names are looked up beneath the mount, and a
 // symlink at oldPath is linked itself, not followed.
-func (m *mountFS) Link(oldPath, newPath string) experimentalsys.Errno {
+func (m *FS) Link(oldPath, newPath string) experimentalsys.Errno {
 	defer runtime.KeepAlive(m.root)
 	if m.readOnly {
 		return experimentalsys.EROFS
@@ -453,7 +453,7 @@ func (m *mountFS) Link(oldPath, newPath string) experimentalsys.Errno {
 
 // Symlink makes link point to target, which must stay in the mount when
 // read from link's folder (EPERM otherwise).
-func (m *mountFS) Symlink(target, link string) experimentalsys.Errno {
+func (m *FS) Symlink(target, link string) experimentalsys.Errno {
 	defer runtime.KeepAlive(m.root)
 	if m.readOnly {
 		return experimentalsys.EROFS
@@ -475,7 +475,7 @@ func (m *mountFS) Symlink(target, link string) experimentalsys.Errno {
 }
 
 // Readlink reads a symlink's target as it is written.
-func (m *mountFS) Readlink(p string) (string, experimentalsys.Errno) {
+func (m *FS) Readlink(p string) (string, experimentalsys.Errno) {
 	defer runtime.KeepAlive(m.root)
 	c, _ := cleanPath(p)
 	d, name, err := m.parent(c)
@@ -489,7 +489,7 @@ func (m *mountFS) Readlink(p string) (string, experimentalsys.Errno) {
 
 // Utimens sets the times of what p names, following symlinks that stay in
 // the mount.
-func (m *mountFS) Utimens(p string, atim, mtim int64) experimentalsys.Errno {
+func (m *FS) Utimens(p string, atim, mtim int64) experimentalsys.Errno {
 	defer runtime.KeepAlive(m.root)
 	if m.readOnly {
 		return experimentalsys.EROFS

@@ -1,6 +1,6 @@
 //go:build linux || darwin || freebsd || openbsd || netbsd
 
-package extensions
+package rootfs
 
 import (
 	"os"
@@ -67,7 +67,7 @@ func TestLinkTargetStaysIn(t *testing.T) {
 }
 
 // mountFixture is a folder to mount with an escaping link, a secret beside
-// it, and the refusals a mountFS reported.
+// it, and the refusals a FS reported.
 type mountFixture struct {
 	dir, secret string
 	denied      []string
@@ -95,13 +95,13 @@ func newMountFixture(t *testing.T) *mountFixture {
 	return f
 }
 
-func (f *mountFixture) fs(t *testing.T, readOnly bool) *mountFS {
+func (f *mountFixture) fs(t *testing.T, readOnly bool) *FS {
 	t.Helper()
-	root, err := openMountRoot(f.dir)
+	root, err := Open(f.dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &mountFS{root: root, readOnly: readOnly, deny: func(guest, why string) { f.denied = append(f.denied, guest+" "+why) }}
+	return &FS{root: root, readOnly: readOnly, deny: func(guest, why string) { f.denied = append(f.denied, guest+" "+why) }}
 }
 
 // TestMountFSChmod covers Chmod, which WASI preview 1 guests cannot reach
@@ -109,7 +109,7 @@ func (f *mountFixture) fs(t *testing.T, readOnly bool) *mountFS {
 // target keeps its mode; in the mount it works; a read-only mount refuses.
 func TestMountFSChmod(t *testing.T) {
 	for _, walk := range []bool{false, true} {
-		forceWalk.Store(walk)
+		ForceWalk.Store(walk)
 		f := newMountFixture(t)
 		m := f.fs(t, false)
 		for _, p := range []string{"esc", "escabs"} {
@@ -133,7 +133,7 @@ func TestMountFSChmod(t *testing.T) {
 			t.Errorf("walk=%v: refusals logged: %q", walk, f.denied)
 		}
 	}
-	forceWalk.Store(false)
+	ForceWalk.Store(false)
 }
 
 // TestMountFSStatMatchesDirFS: what a guest learns from Stat, Lstat,
@@ -228,7 +228,7 @@ func TestMountFSUtimensOmit(t *testing.T) {
 }
 
 // BenchmarkFSOpenRead: open, read and close a small file two folders deep,
-// through wazero's DirFS (what mounts used before) and through mountFS with
+// through wazero's DirFS (what mounts used before) and through FS with
 // openat2 and with the component walk.
 func BenchmarkFSOpenRead(b *testing.B) {
 	dir := b.TempDir()
@@ -238,11 +238,11 @@ func BenchmarkFSOpenRead(b *testing.B) {
 	if err := os.WriteFile(filepath.Join(dir, "a", "b", "f.txt"), make([]byte, 4096), 0o644); err != nil {
 		b.Fatal(err)
 	}
-	root, err := openMountRoot(dir)
+	root, err := Open(dir)
 	if err != nil {
 		b.Fatal(err)
 	}
-	ours := &mountFS{root: root, deny: func(string, string) {}}
+	ours := &FS{root: root, deny: func(string, string) {}}
 	buf := make([]byte, 8192)
 	for _, c := range []struct {
 		name string
@@ -250,8 +250,8 @@ func BenchmarkFSOpenRead(b *testing.B) {
 		walk bool
 	}{{"dirfs", sysfs.DirFS(dir), false}, {"mountfs-openat2", ours, false}, {"mountfs-walk", ours, true}} {
 		b.Run(c.name, func(b *testing.B) {
-			forceWalk.Store(c.walk)
-			defer forceWalk.Store(false)
+			ForceWalk.Store(c.walk)
+			defer ForceWalk.Store(false)
 			for b.Loop() {
 				f, errno := c.fs.OpenFile("a/b/f.txt", experimentalsys.O_RDONLY, 0)
 				if errno != 0 {

@@ -10,6 +10,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -331,6 +332,78 @@ func TestExec(t *testing.T) {
 		}
 		if got := p.fails(map[string]any{"op": "exec", "argv": []string{}}); got != "host call exec: argv is empty" {
 			t.Errorf("no argv = %s", got)
+		}
+	})
+}
+
+// TestConfirmThroughTheLineUI: ui.confirm and ui.notify reach a person
+// through pi's line UI (interactive mode); the answer comes back.
+func TestConfirmThroughTheLineUI(t *testing.T) {
+	turns := `[{"toolCalls":[{"name":"probe","arguments":{"op":"ui.confirm","title":"Deploy","message":"now? \u001b[2K"}}]},` +
+		`{"toolCalls":[{"name":"probe","arguments":{"op":"ui.notify","message":"careful <&>","level":"warning"}}]},{"text":"done"}]`
+	forEachLang(t, func(t *testing.T, l, wasm string) {
+		for _, tc := range []struct{ answer, want string }{
+			{"y", `{"confirmed":true,"reason":""}`},
+			{"", `{"confirmed":false,"reason":""}`},
+			{"no", `{"confirmed":false,"reason":""}`},
+		} {
+			p := newProject(t, wasm, entry{})
+			out, stderr, code := p.run("go\n"+tc.answer+"\n/exit\n", "--interactive", "--script", p.script(turns))
+			if code != 0 {
+				t.Fatalf("exit %d\n%s%s", code, out, stderr)
+			}
+			if !strings.Contains(out, "? [guest11] Deploy: now? \ufffd[2K [y/N]") || strings.Contains(out, "\x1b") {
+				t.Errorf("the question:\n%s", out)
+			}
+			if !strings.Contains(out, "    "+tc.want+"\n") {
+				t.Errorf("answered %q: want %s in\n%s", tc.answer, tc.want, out)
+			}
+			if !strings.Contains(out, "warning: [guest11] careful <&>\n") {
+				t.Errorf("the notice:\n%s", out)
+			}
+		}
+	})
+}
+
+// TestSession: session.append and session.entries in a real session, with
+// a hostile payload; a bad customType and a run without a session are the
+// host's errors.
+func TestSession(t *testing.T) {
+	forEachLang(t, func(t *testing.T, l, wasm string) {
+		p := newProject(t, wasm, entry{})
+		data, _ := json.Marshal(map[string]any{"s": hostile[3] + hostile[5], "n": 1})
+		turns := `[{"toolCalls":[{"name":"probe","arguments":{"op":"session.append","customType":"guest11","data":` + string(data) + `}}]},` +
+			`{"toolCalls":[{"name":"probe","arguments":{"op":"session.append","customType":"other","data":2}}]},` +
+			`{"toolCalls":[{"name":"probe","arguments":{"op":"session.entries","customType":"guest11"}}]},` +
+			`{"toolCalls":[{"name":"probe","arguments":{"op":"session.entries"}}]},` +
+			`{"toolCalls":[{"name":"probe","arguments":{"op":"session.append","customType":"bad type","data":1}}]},{"text":"done"}]`
+		texts, isErr := p.toolEnds("go", turns)
+		if len(texts) != 5 {
+			t.Fatalf("tool results %q", texts)
+		}
+		if !regexp.MustCompile(`^[0-9a-f]{8}$`).MatchString(texts[0]) || isErr[0] {
+			t.Errorf("session.append = %q", texts[0])
+		}
+		var entries []struct {
+			ID, CustomType string
+			Data           json.RawMessage
+		}
+		if err := json.Unmarshal([]byte(texts[2]), &entries); err != nil || len(entries) != 1 || entries[0].ID != texts[0] || entries[0].CustomType != "guest11" {
+			t.Fatalf("session.entries guest11 = %s (%v)", texts[2], err)
+		}
+		var got map[string]any
+		if err := json.Unmarshal(entries[0].Data, &got); err != nil || got["s"] != hostile[3]+hostile[5] {
+			t.Errorf("data = %s", entries[0].Data)
+		}
+		if err := json.Unmarshal([]byte(texts[3]), &entries); err != nil || len(entries) != 2 || entries[1].CustomType != "other" {
+			t.Errorf("all entries = %s", texts[3])
+		}
+		if !isErr[4] || !strings.HasPrefix(texts[4], "host call session.append: session.append: invalid custom entry: customType \"bad type\"") {
+			t.Errorf("a bad customType = %q", texts[4])
+		}
+		// pi tool call has no session.
+		if got := p.fails(map[string]any{"op": "session.entries"}); got != "host call session.entries: no session" {
+			t.Errorf("without a session = %s", got)
 		}
 	})
 }
