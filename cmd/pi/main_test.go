@@ -55,6 +55,8 @@ func buildWasm(t *testing.T) string {
 		"protect-paths": plugintest.BuildGo(t, "examples/plugins/protect-paths"),
 		"nomarker":      plugintest.BuildWAT(t, "extensions/testdata/nomarker.wat"),
 		"trap":          plugintest.BuildWAT(t, "extensions/testdata/trap.wat"),
+		"clash":         plugintest.ScaffoldWATTool(t, "myread", "read", "clash", `[]`),
+		"loc2":          plugintest.ScaffoldWATTool(t, "loc2", "loc", "loc2", `[]`),
 	} {
 		if err := os.Symlink(path, filepath.Join(dir, name+".wasm")); err != nil {
 			t.Fatal(err)
