@@ -51,7 +51,8 @@ func deps(t *testing.T, goos, goarch string, pattern ...string) map[string][]str
 
 // TestAssemblyRules: the runtime is assembled in one place. cmd/pi reaches
 // the extension host and the built-in tools only through runtime/app, and
-// nothing that runtime/app assembles imports it back.
+// pi.toml, trust and the grant grammar only through runtime/manage; nothing
+// that runtime/app assembles (runtime/manage included) imports it back.
 func TestAssemblyRules(t *testing.T) {
 	for pkg, imports := range deps(t, "", "", "./cmd/pi") {
 		if pkg != module+"/cmd/pi" {
@@ -60,6 +61,9 @@ func TestAssemblyRules(t *testing.T) {
 		for _, imp := range imports {
 			if imp == module+"/extensions" || imp == module+"/tools/builtin" {
 				t.Errorf("cmd/pi imports %s; it must go through runtime/app", imp)
+			}
+			if imp == module+"/runtime/config" || imp == module+"/runtime/extspec" || imp == module+"/runtime/execgrant" {
+				t.Errorf("cmd/pi imports %s; pi.toml, trust and the grant grammar are runtime/manage's", imp)
 			}
 		}
 	}
