@@ -15,7 +15,7 @@ import (
 const extUsage = `
 Usage:
   pi ext install FILE.wasm [--global] [--grant KIND=VALUE ...] [--override]
-                 [--ext-config KEY=VALUE ...] [--ext-config-file FILE.toml]
+                 [--activate] [--ext-config KEY=VALUE ...] [--ext-config-file FILE.toml]
   pi ext update NAME [FILE.wasm] [--global]
   pi ext list [--json]
   pi ext remove NAME [--global]
@@ -28,7 +28,14 @@ folder of the project's pi.toml, else the project root: the nearest folder
 with .git or .pi/, else the current one) or, with --global, to
 $PI_HOME/extensions/NAME.wasm, and appends its [[extensions]] block with the
 file's sha256 to that pi.toml, keeping the rest of the file as it was. If any
-step fails nothing is written.
+step fails nothing is written. A tool named like a built-in tool or like a
+tool of an installed extension is refused (every run would fail to
+register it) unless --override lets it replace that tool.
+
+When a pi.toml sets [tools] active, only the tools it lists are active, so
+the new tools are off: install says so, and --activate adds them to that
+list (keeping the project's trust). A name left in the list after its
+extension is removed is only a warning at start.
 
 Grants are deny-by-default; give them with --grant, repeatable:
   --grant fs=ro:.          read-only access to the project folder
@@ -79,7 +86,9 @@ build.
 list shows every configured extension (global and project): name, version,
 tools, hooks, slash commands, grants, sha256 and scope (--json: all of it,
 with each problem). remove deletes an extension's block
-from pi.toml and its copied .wasm file.
+from pi.toml and its copied .wasm file. Every edit keeps the project's
+trust as it was (a trusted project stays trusted, an untrusted one
+untrusted).
 `
 
 func cmdExt(args []string, stdout, stderr io.Writer) int {

@@ -55,6 +55,8 @@ func buildWasm(t *testing.T) string {
 		"protect-paths": plugin.BuildGo(t, "examples/plugins/protect-paths"),
 		"nomarker":      plugin.BuildWAT(t, "extensions/testdata/nomarker.wat"),
 		"trap":          plugin.BuildWAT(t, "extensions/testdata/trap.wat"),
+		"clash":         plugin.ScaffoldWATTool(t, "myread", "read", "clash", `[]`),
+		"loc2":          plugin.ScaffoldWATTool(t, "loc2", "loc", "loc2", `[]`),
 	} {
 		if err := os.Symlink(path, filepath.Join(dir, name+".wasm")); err != nil {
 			t.Fatal(err)

@@ -20,8 +20,8 @@ import (
 const mcpUsage = `
 Usage:
   pi mcp list [--json] [--no-start]
-  pi mcp add NAME [--global] [--env KEY=VALUE ...] [--tools LIST] [--timeout-ms N] -- COMMAND [ARGS...]
-  pi mcp add NAME --url URL [--header NAME=VALUE ...] [--global] [--tools LIST]
+  pi mcp add NAME [--global] [--env KEY=VALUE ...] [--tools LIST] [--timeout-ms N] [--activate] -- COMMAND [ARGS...]
+  pi mcp add NAME --url URL [--header NAME=VALUE ...] [--global] [--tools LIST] [--activate]
   pi mcp remove NAME [--global]
 
 MCP servers are a second source of tools beside extensions: each tool of
@@ -37,7 +37,9 @@ $PI_HOME/pi.toml), keeping the rest of the file as it was. Values of --env
 and --header may hold ${VAR}, read from the environment when the server
 starts (quote them so the shell leaves them alone). A project's servers
 start only when the project is trusted; adding to a trusted project keeps
-it trusted.
+it trusted. When a pi.toml sets [tools] active, the server's tools are off
+until that list names them: add says so, and --activate adds them (the
+tools --tools names, else those the server lists when pi starts it once).
 
 remove deletes the server's block from pi.toml.
 

@@ -10,7 +10,8 @@
 //
 // It is the one place that wires these parts: the pi command uses it for
 // every front end, and other programs embed pi through it (see
-// docs/embedding.md and examples/embed). The extension install and remove
-// transactions (InstallExtension, RemoveExtension) and the model settings
-// resolution (ResolveModel) live here too.
+// docs/embedding.md and examples/embed). The model settings resolution
+// (ResolveModel) lives here too; the transactions on pi.toml (extension
+// install, update and remove, mcp add and remove, trust) are
+// runtime/manage's.
 package app

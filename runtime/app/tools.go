@@ -21,5 +21,5 @@ func (r *Runtime) missingActiveWarning(name, from string) string {
 	if s := suggest.Closest(name, r.ToolNames()); s != "" {
 		msg += fmt.Sprintf("; did you mean %q?", s)
 	}
-	return msg + "; pi tools list shows the tools"
+	return msg + " (pi tools list shows the tools)"
 }
