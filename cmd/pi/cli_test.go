@@ -295,13 +295,19 @@ func TestCLIContextFiles(t *testing.T) {
 	}
 }
 
-// read with a limit under 1 is a clear error.
+// read with a limit under 1 is a clear error: an isError result, printed,
+// and exit status 1 (a script sees the failure); a result that is no
+// error exits 0.
 func TestCLIReadNegativeLimit(t *testing.T) {
 	cliEnv(t)
 	dir := t.TempDir()
 	os.WriteFile(filepath.Join(dir, "a.txt"), []byte("one\ntwo\n"), 0o644)
 	r := runCLI(t, "", "tool", "call", "read", `{"path":"a.txt","limit":-1}`, "--cwd", dir)
-	if !strings.Contains(r.stdout, "limit must be at least 1 (got -1)") || !strings.Contains(r.stdout, `"isError":true`) {
+	if r.code != exitError || !strings.Contains(r.stdout, "limit must be at least 1 (got -1)") || !strings.Contains(r.stdout, `"isError":true`) {
+		t.Fatalf("exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	r = runCLI(t, "", "tool", "call", "read", `{"path":"a.txt","limit":1}`, "--cwd", dir)
+	if r.code != exitOK || !strings.Contains(r.stdout, `"isError":false`) {
 		t.Fatalf("exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
 	}
 }
