@@ -129,11 +129,11 @@ func (p *OpenAI) statusError(status int, serverMsg string, retryAfter time.Durat
 			e.text = fmt.Sprintf("no API key was sent and %s answered %d: pass --api-key or set the variable named by api_key_env", p.cfg.BaseURL, status)
 		case strings.HasPrefix(env, "-"):
 			// The key came from a flag, not the environment.
-			e.text = fmt.Sprintf("the API key from %s was rejected (%d): pass a valid key with %s", env, status, env)
+			e.text = fmt.Sprintf("the API key from %s was rejected by %s (%d): pass a valid key with %s", env, p.cfg.BaseURL, status, env)
 		case env != "":
-			e.text = fmt.Sprintf("the API key from %s was rejected (%d): set a valid key in %s or pass --api-key", env, status, env)
+			e.text = fmt.Sprintf("the API key from %s was rejected by %s (%d): set a valid key in %s or pass --api-key", env, p.cfg.BaseURL, status, env)
 		default:
-			e.text = fmt.Sprintf("the API key was rejected (%d): pass a valid key with --api-key", status)
+			e.text = fmt.Sprintf("the API key was rejected by %s (%d): pass a valid key with --api-key", p.cfg.BaseURL, status)
 		}
 	case status == http.StatusNotFound:
 		e.kind = ErrNotFound

@@ -165,7 +165,9 @@ func (p *OpenAI) Model() string { return p.cfg.Model }
 func (p *OpenAI) Stream(ctx context.Context, req Request, onEvent func(StreamEvent)) (*Response, error) {
 	resp, err := p.stream(ctx, req, onEvent)
 	if err != nil {
-		return nil, fmt.Errorf("stream %s: %w", p.cfg.Model, redactErr(err, p.redactor))
+		// The error names the URL (and the model where it matters) and
+		// says what to do; the caller says that a model request failed.
+		return nil, redactErr(err, p.redactor)
 	}
 	return resp, nil
 }
