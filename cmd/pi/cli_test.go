@@ -71,6 +71,47 @@ func TestCLIVersionAndHelp(t *testing.T) {
 			t.Errorf("pi --help does not mention %s", want)
 		}
 	}
+	if n := strings.Count(r.stdout, "Usage:"); n != 1 {
+		t.Errorf("pi --help has %d Usage: sections, want 1", n)
+	}
+}
+
+// No flag's help says its default twice (the flag package appends
+// "(default X)" to a flag whose default is not the zero value), and every
+// --grant help names every grant kind pi accepts (the kinds the error for
+// an unknown one lists).
+func TestCLIFlagHelp(t *testing.T) {
+	cliEnv(t)
+	bad := runCLI(t, "", "ext", "install", "x.wasm", "--grant", "nope=1")
+	_, kinds, ok := strings.Cut(bad.stderr, "unknown grant kind \"nope\" (")
+	kinds, _, _ = strings.Cut(kinds, ")")
+	if !ok || bad.code != exitUsage {
+		t.Fatalf("an unknown grant kind: exit %d, %s", bad.code, bad.stderr)
+	}
+	kindList := strings.FieldsFunc(strings.ReplaceAll(kinds, " or ", ","), func(r rune) bool { return r == ',' || r == ' ' })
+	if len(kindList) < 5 {
+		t.Fatalf("kinds %q from %q", kindList, bad.stderr)
+	}
+	for _, args := range [][]string{
+		{"--help"}, {"tool", "call", "--help"}, {"tools", "list", "--help"}, {"ext", "install", "--help"}, {"ext", "update", "--help"},
+		{"ext", "new", "--help"}, {"ext", "dev", "--help"}, {"mcp", "add", "--help"}, {"mcp", "list", "--help"}, {"sessions", "list", "--help"},
+		{"permissions", "check", "--help"}, {"trust", "--help"}, {"demo", "--help"},
+	} {
+		r := runCLI(t, "", args...)
+		lines := strings.Split(r.stdout, "\n")
+		for i, line := range lines {
+			if strings.Count(line, "(default") > 1 {
+				t.Errorf("pi %s: the default said twice: %q", strings.Join(args, " "), strings.TrimSpace(line))
+			}
+			if strings.HasPrefix(strings.TrimSpace(line), "-grant ") && i+1 < len(lines) {
+				for _, k := range kindList {
+					if !strings.Contains(lines[i+1], k+"=") {
+						t.Errorf("pi %s: --grant help %q does not name the kind %s", strings.Join(args, " "), strings.TrimSpace(lines[i+1]), k)
+					}
+				}
+			}
+		}
+	}
 }
 
 // A first word that looks like a mistyped command is an error with a

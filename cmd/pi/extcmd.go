@@ -116,7 +116,7 @@ func cmdExtInstall(args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&configFile, "ext-config-file", "", "the extension's [extensions.config] from the TOML table in `FILE`")
 	fs.BoolVar(&global, "global", false, "install into $PI_HOME instead of the project")
 	fs.BoolVar(&override, "override", false, "let its tools replace built-in tools of the same name")
-	fs.Var(&grants, "grant", "grant `KIND=VALUE` (fs=ro:PATH, fs=rw:PATH, exec=CMD, env=NAME, http=URLPATTERN, tool=NAME); repeatable")
+	fs.Var(&grants, "grant", "grant `KIND=VALUE` ("+grantKinds+"); repeatable")
 	fs.IntVar(&memoryMB, "memory-mb", 0, "memory limit in `MiB` (default 64)")
 	fs.IntVar(&timeoutMS, "timeout-ms", 0, "time limit per tool call in `ms` (default 30000)")
 	fs.StringVar(&cwd, "cwd", "", "act as if run in `DIR`")
