@@ -14,6 +14,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/pi-go/pi/internal/imageutil"
+	"github.com/pi-go/pi/internal/plural"
 	"github.com/pi-go/pi/internal/suggest"
 	"github.com/pi-go/pi/runtime/agent"
 	"github.com/pi-go/pi/runtime/app"
@@ -264,7 +265,7 @@ func humanSize(n int64) string {
 // model was still calling tools.
 func maxTurnsNotice(res *agent.RunResult, stderr io.Writer) {
 	if res != nil && res.StopReason == agent.StopMaxTurns {
-		fmt.Fprintf(stderr, "\npi: stopped after %d model turns (--max-turns): the model was still calling tools; the task may be unfinished\n", res.Turns)
+		fmt.Fprintf(stderr, "\npi: stopped after %s (--max-turns): the model was still calling tools; the task may be unfinished\n", plural.Count(res.Turns, "model turn"))
 	}
 }
 

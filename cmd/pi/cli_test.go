@@ -205,6 +205,9 @@ func TestCLIMaxTurnsNotice(t *testing.T) {
 	script := writeScript(t, `{"turns":[`+loop+`,`+loop+`,`+loop+`,{"text":"done"}]}`)
 	r := runCLI(t, "", "--script", script, "--max-turns", "2", "--cwd", t.TempDir(), "--no-session", "-p", "go")
 	r.check(t, 0, "", "pi: stopped after 2 model turns (--max-turns): the model was still calling tools")
+	// One turn is a turn, not "1 turns" (internal/plural).
+	r = runCLI(t, "", "--script", script, "--max-turns", "1", "--cwd", t.TempDir(), "--no-session", "-p", "go")
+	r.check(t, 0, "", "pi: stopped after 1 model turn (--max-turns)")
 	r = runCLI(t, "", "--script", script, "--max-turns", "5", "--cwd", t.TempDir(), "--no-session", "-p", "go")
 	if r.code != 0 || strings.Contains(r.stderr, "stopped after") {
 		t.Fatalf("a run that finished: exit %d, %s", r.code, r.stderr)

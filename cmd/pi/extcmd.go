@@ -9,6 +9,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/pi-go/pi/internal/plural"
 	"github.com/pi-go/pi/runtime/app"
 	"github.com/pi-go/pi/runtime/config"
 	"github.com/pi-go/pi/runtime/execgrant"
@@ -125,7 +126,7 @@ func cmdExtInstall(args []string, stdout, stderr io.Writer) int {
 		return code
 	}
 	if len(pos) != 1 {
-		return usageError(stderr, "ext install", "want one FILE.wasm, got %d argument(s)", len(pos))
+		return usageError(stderr, "ext install", "want one FILE.wasm, got %s", plural.Count(len(pos), "argument"))
 	}
 	var g extspec.Grants
 	for _, kv := range grants {
@@ -286,7 +287,7 @@ func cmdExtRemove(args []string, stdout, stderr io.Writer) int {
 		return code
 	}
 	if len(pos) != 1 {
-		return usageError(stderr, "ext remove", "want one extension NAME, got %d argument(s)", len(pos))
+		return usageError(stderr, "ext remove", "want one extension NAME, got %s", plural.Count(len(pos), "argument"))
 	}
 	rm, err := app.RemoveExtension(app.ExtensionScope{Cwd: resolveCwd(cwd), Global: global}, pos[0])
 	if err != nil && rm.TOML == "" {
@@ -328,7 +329,7 @@ func cmdExtUpdate(args []string, stdout, stderr io.Writer) int {
 		return code
 	}
 	if len(pos) < 1 || len(pos) > 2 {
-		return usageError(stderr, "ext update", "want NAME and optionally FILE.wasm, got %d argument(s)", len(pos))
+		return usageError(stderr, "ext update", "want NAME and optionally FILE.wasm, got %s", plural.Count(len(pos), "argument"))
 	}
 	req := app.UpdateRequest{
 		ExtensionScope: app.ExtensionScope{Cwd: resolveCwd(cwd), Global: global},

@@ -13,6 +13,7 @@ import (
 	"syscall"
 	"text/tabwriter"
 
+	"github.com/pi-go/pi/internal/plural"
 	"github.com/pi-go/pi/runtime/app"
 	"github.com/pi-go/pi/runtime/config"
 )
@@ -143,7 +144,7 @@ func cmdMCPAdd(args []string, stdout, stderr io.Writer) int {
 		return code
 	}
 	if len(pos) != 1 {
-		return usageError(stderr, "mcp add", "want one server NAME before --, got %d argument(s)", len(pos))
+		return usageError(stderr, "mcp add", "want one server NAME before --, got %s", plural.Count(len(pos), "argument"))
 	}
 	if (len(command) == 0) == (url == "") {
 		return usageError(stderr, "mcp add", "give the server's command after -- (a stdio server), or --url (an HTTP server)")
@@ -206,7 +207,7 @@ func cmdMCPRemove(args []string, stdout, stderr io.Writer) int {
 		return code
 	}
 	if len(pos) != 1 {
-		return usageError(stderr, "mcp remove", "want one server NAME, got %d argument(s)", len(pos))
+		return usageError(stderr, "mcp remove", "want one server NAME, got %s", plural.Count(len(pos), "argument"))
 	}
 	file, err := app.RemoveMCPServer(app.ExtensionScope{Cwd: resolveCwd(cwd), Global: global}, pos[0])
 	if err != nil && file == "" {

@@ -12,6 +12,7 @@ import (
 	"syscall"
 	"text/tabwriter"
 
+	"github.com/pi-go/pi/internal/plural"
 	"github.com/pi-go/pi/runtime/app"
 	"github.com/pi-go/pi/runtime/tool"
 )
@@ -57,7 +58,7 @@ func cmdTool(args []string, stdout, stderr io.Writer) int {
 		return code
 	}
 	if len(pos) != 2 {
-		return usageError(stderr, "tool call", "want a tool name and its JSON arguments, got %d argument(s)", len(pos))
+		return usageError(stderr, "tool call", "want a tool name and its JSON arguments, got %s", plural.Count(len(pos), "argument"))
 	}
 	name, rawArgs := pos[0], pos[1]
 	input, err := readJSONArg(rawArgs)

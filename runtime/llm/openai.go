@@ -20,6 +20,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/pi-go/pi/internal/plural"
 	"github.com/pi-go/pi/runtime/redact"
 )
 
@@ -253,7 +254,7 @@ func (e *retryableError) Error() string { return e.reason }
 func (e *retryableError) exhausted(p *OpenAI, attempts int) error {
 	if e.connErr != nil {
 		return &StreamError{
-			text: fmt.Sprintf("connection to %s failed after %s", p.cfg.BaseURL, plural(attempts, "attempt")),
+			text: fmt.Sprintf("connection to %s failed after %s", p.cfg.BaseURL, plural.Count(attempts, "attempt")),
 			kind: ErrConnection, err: e.connErr,
 		}
 	}

@@ -10,6 +10,8 @@ import (
 	"text/tabwriter"
 
 	tea "github.com/charmbracelet/bubbletea"
+
+	"github.com/pi-go/pi/internal/plural"
 )
 
 // command is one of the TUI's own slash commands.
@@ -215,7 +217,7 @@ func (m *model) cmdSession(string) tea.Cmd {
 	}
 	m.print(table([][]string{
 		{"file", file}, {"id", s.ID()}, {"name", name},
-		{"messages", fmt.Sprintf("%d user, %d assistant, %d tool results", users, assistants, toolResults)},
+		{"messages", fmt.Sprintf("%d user, %d assistant, %s", users, assistants, plural.Count(toolResults, "tool result"))},
 		{"context", ctx + " tokens"},
 	}))
 	return nil

@@ -11,6 +11,7 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/x/ansi"
 
+	"github.com/pi-go/pi/internal/plural"
 	"github.com/pi-go/pi/runtime/agent"
 	"github.com/pi-go/pi/runtime/app"
 	"github.com/pi-go/pi/runtime/content"
@@ -822,7 +823,7 @@ func (m *model) replay() {
 	msgs := m.rt.History()
 	const last = 10
 	if len(msgs) > last {
-		m.print(m.st.dim.Render(fmt.Sprintf("… %d earlier messages", len(msgs)-last)))
+		m.print(m.st.dim.Render("… " + plural.Count(len(msgs)-last, "earlier message")))
 		msgs = msgs[len(msgs)-last:]
 	}
 	for _, msg := range msgs {
