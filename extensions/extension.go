@@ -14,6 +14,7 @@ import (
 	"github.com/tetratelabs/wazero/api"
 
 	"github.com/pi-go/pi/internal/abi"
+	"github.com/pi-go/pi/internal/plural"
 	"github.com/pi-go/pi/runtime/tool"
 )
 
@@ -42,7 +43,7 @@ func (e *FaultError) Error() string {
 	}
 	tail := "the instance was discarded; the next call starts a fresh one"
 	if e.Disabled {
-		tail = fmt.Sprintf("the extension is now disabled for the rest of this process after %d faults in a row", e.InARow)
+		tail = "the extension is now disabled for the rest of this process after " + plural.Count(e.InARow, "fault") + " in a row"
 	}
 	return fmt.Sprintf("extension %s: %s failed: %s (fault %d of %d in a row; %s)", e.Extension, e.Method, cause, e.InARow, MaxFaultsInARow, tail)
 }
@@ -297,8 +298,8 @@ func (e *Extension) close(ctx context.Context) {
 
 // disabledError is what every call of a disabled extension gets.
 func (e *Extension) disabledError(method string) error {
-	return fmt.Errorf("extension %s: %s: %w after %d faults in a row (last: %s); it stays disabled until pi restarts",
-		e.name, method, ErrDisabled, MaxFaultsInARow, firstLine(e.lastFault))
+	return fmt.Errorf("extension %s: %s: %w after %s in a row (last: %s); it stays disabled until pi restarts",
+		e.name, method, ErrDisabled, plural.Count(MaxFaultsInARow, "fault"), firstLine(e.lastFault))
 }
 
 func firstLine(err error) string {

@@ -18,7 +18,7 @@ import (
 )
 
 const agentUsage = `
-Usage: pi [flags] [@FILE...] [MESSAGE...]
+Running the agent: pi [flags] [@FILE...] [MESSAGE...]
 
   pi                          the terminal UI on a terminal (docs/interactive.md)
   pi "PROMPT"                 interactive, starting with PROMPT
@@ -30,21 +30,15 @@ Usage: pi [flags] [@FILE...] [MESSAGE...]
   pi -p @main.go "explain"    attach files: text inline, images as images
   cmd | pi -p "QUESTION"      piped stdin comes first, then the files, then
                               the first message
-  pi --mode json -p "PROMPT"  the run's events as JSON lines on stdout
-  pi --mode rpc               the reference agent's RPC protocol: commands on
-                              stdin, responses and events on stdout (docs/rpc.md)
-  pi --version                the version (also -v)
 
 Flags may stand before or after the messages; the flags every command takes
 (--cwd, --config, --trust, --tools, --log-level, -e) may also stand before a
 command (pi --trust tool call ...). After --, words are messages as they are,
 even when they start with - or @ or look like a command.
 
-The model comes from --model, --base-url and --api-key; else [model] in
-pi.toml; else OPENAI_BASE_URL and the key in the env var named by [model]
-api_key_env (default OPENAI_API_KEY).
-Without a model, 'pi demo' shows pi offline, and --script FILE plays a
-scripted model: {"turns":[{"text":"...","toolCalls":[{"name":"read","arguments":{"path":"x"}}]},{"text":"done"}]}.
+The API key is read from the env var named by [model] api_key_env (default
+OPENAI_API_KEY). --script FILE plays a scripted model instead of calling one:
+{"turns":[{"text":"...","toolCalls":[{"name":"read","arguments":{"path":"x"}}]},{"text":"done"}]}.
 
 In interactive mode: Enter sends, Alt+Enter adds a line, Esc or Ctrl-C
 cancels the running turn (and its bash commands), Ctrl-D exits; /help lists

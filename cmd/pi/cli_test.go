@@ -71,6 +71,47 @@ func TestCLIVersionAndHelp(t *testing.T) {
 			t.Errorf("pi --help does not mention %s", want)
 		}
 	}
+	if n := strings.Count(r.stdout, "Usage:"); n != 1 {
+		t.Errorf("pi --help has %d Usage: sections, want 1", n)
+	}
+}
+
+// No flag's help says its default twice (the flag package appends
+// "(default X)" to a flag whose default is not the zero value), and every
+// --grant help names every grant kind pi accepts (the kinds the error for
+// an unknown one lists).
+func TestCLIFlagHelp(t *testing.T) {
+	cliEnv(t)
+	bad := runCLI(t, "", "ext", "install", "x.wasm", "--grant", "nope=1")
+	_, kinds, ok := strings.Cut(bad.stderr, "unknown grant kind \"nope\" (")
+	kinds, _, _ = strings.Cut(kinds, ")")
+	if !ok || bad.code != exitUsage {
+		t.Fatalf("an unknown grant kind: exit %d, %s", bad.code, bad.stderr)
+	}
+	kindList := strings.FieldsFunc(strings.ReplaceAll(kinds, " or ", ","), func(r rune) bool { return r == ',' || r == ' ' })
+	if len(kindList) < 5 {
+		t.Fatalf("kinds %q from %q", kindList, bad.stderr)
+	}
+	for _, args := range [][]string{
+		{"--help"}, {"tool", "call", "--help"}, {"tools", "list", "--help"}, {"ext", "install", "--help"}, {"ext", "update", "--help"},
+		{"ext", "new", "--help"}, {"ext", "dev", "--help"}, {"mcp", "add", "--help"}, {"mcp", "list", "--help"}, {"sessions", "list", "--help"},
+		{"permissions", "check", "--help"}, {"trust", "--help"}, {"demo", "--help"},
+	} {
+		r := runCLI(t, "", args...)
+		lines := strings.Split(r.stdout, "\n")
+		for i, line := range lines {
+			if strings.Count(line, "(default") > 1 {
+				t.Errorf("pi %s: the default said twice: %q", strings.Join(args, " "), strings.TrimSpace(line))
+			}
+			if strings.HasPrefix(strings.TrimSpace(line), "-grant ") && i+1 < len(lines) {
+				for _, k := range kindList {
+					if !strings.Contains(lines[i+1], k+"=") {
+						t.Errorf("pi %s: --grant help %q does not name the kind %s", strings.Join(args, " "), strings.TrimSpace(lines[i+1]), k)
+					}
+				}
+			}
+		}
+	}
 }
 
 // A first word that looks like a mistyped command is an error with a
@@ -166,6 +207,9 @@ func TestCLIMaxTurnsNotice(t *testing.T) {
 	script := writeScript(t, `{"turns":[`+loop+`,`+loop+`,`+loop+`,{"text":"done"}]}`)
 	r := runCLI(t, "", "--script", script, "--max-turns", "2", "--cwd", t.TempDir(), "--no-session", "-p", "go")
 	r.check(t, 0, "", "pi: stopped after 2 model turns (--max-turns): the model was still calling tools")
+	// One turn is a turn, not "1 turns" (internal/plural).
+	r = runCLI(t, "", "--script", script, "--max-turns", "1", "--cwd", t.TempDir(), "--no-session", "-p", "go")
+	r.check(t, 0, "", "pi: stopped after 1 model turn (--max-turns)")
 	r = runCLI(t, "", "--script", script, "--max-turns", "5", "--cwd", t.TempDir(), "--no-session", "-p", "go")
 	if r.code != 0 || strings.Contains(r.stderr, "stopped after") {
 		t.Fatalf("a run that finished: exit %d, %s", r.code, r.stderr)
@@ -297,13 +341,19 @@ func TestCLIContextFiles(t *testing.T) {
 	}
 }
 
-// read with a limit under 1 is a clear error.
+// read with a limit under 1 is a clear error: an isError result, printed,
+// and exit status 1 (a script sees the failure); a result that is no
+// error exits 0.
 func TestCLIReadNegativeLimit(t *testing.T) {
 	cliEnv(t)
 	dir := t.TempDir()
 	os.WriteFile(filepath.Join(dir, "a.txt"), []byte("one\ntwo\n"), 0o644)
 	r := runCLI(t, "", "tool", "call", "read", `{"path":"a.txt","limit":-1}`, "--cwd", dir)
-	if !strings.Contains(r.stdout, "limit must be at least 1 (got -1)") || !strings.Contains(r.stdout, `"isError":true`) {
+	if r.code != exitError || !strings.Contains(r.stdout, "limit must be at least 1 (got -1)") || !strings.Contains(r.stdout, `"isError":true`) {
+		t.Fatalf("exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	r = runCLI(t, "", "tool", "call", "read", `{"path":"a.txt","limit":1}`, "--cwd", dir)
+	if r.code != exitOK || !strings.Contains(r.stdout, `"isError":false`) {
 		t.Fatalf("exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
 	}
 }

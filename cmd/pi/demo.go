@@ -13,6 +13,7 @@ import (
 	"syscall"
 
 	"github.com/pi-go/pi/cmd/pi/internal/textmode"
+	"github.com/pi-go/pi/internal/plural"
 	"github.com/pi-go/pi/runtime/app"
 	"github.com/pi-go/pi/runtime/conversation"
 	"github.com/pi-go/pi/runtime/llm"
@@ -110,7 +111,7 @@ func cmdDemo(args []string, stdout, stderr io.Writer) int {
 		return 130
 	}
 	if mode == "text" {
-		fmt.Fprintf(stdout, "\n%d model turns, %d messages.", res.Turns, len(res.Messages))
+		fmt.Fprintf(stdout, "\n%s, %s.", plural.Count(res.Turns, "model turn"), plural.Count(len(res.Messages), "message"))
 		if keep {
 			fmt.Fprintf(stdout, " The project is in %s.\n", dir)
 		} else {

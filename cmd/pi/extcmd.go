@@ -9,6 +9,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/pi-go/pi/internal/plural"
 	"github.com/pi-go/pi/runtime/manage"
 )
 
@@ -123,7 +124,7 @@ func cmdExtInstall(args []string, stdout, stderr io.Writer) int {
 	fs.BoolVar(&global, "global", false, "install into $PI_HOME instead of the project")
 	fs.BoolVar(&override, "override", false, "let its tools replace built-in tools (and installed extensions' tools) of the same name")
 	fs.BoolVar(&activate, "activate", false, "add its tools to [tools] active when pi.toml sets that list")
-	fs.Var(&grants, "grant", "grant `KIND=VALUE` (fs=ro:PATH, fs=rw:PATH, exec=CMD, env=NAME, http=URLPATTERN, tool=NAME); repeatable")
+	fs.Var(&grants, "grant", "grant `KIND=VALUE` ("+grantKinds+"); repeatable")
 	fs.IntVar(&memoryMB, "memory-mb", 0, "memory limit in `MiB` (default 64)")
 	fs.IntVar(&timeoutMS, "timeout-ms", 0, "time limit per tool call in `ms` (default 30000)")
 	fs.StringVar(&cwd, "cwd", "", "act as if run in `DIR`")
@@ -132,7 +133,7 @@ func cmdExtInstall(args []string, stdout, stderr io.Writer) int {
 		return code
 	}
 	if len(pos) != 1 {
-		return usageError(stderr, "ext install", "want one FILE.wasm, got %d argument(s)", len(pos))
+		return usageError(stderr, "ext install", "want one FILE.wasm, got %s", plural.Count(len(pos), "argument"))
 	}
 	var g manage.Grants
 	for _, kv := range grants {
@@ -291,7 +292,7 @@ func cmdExtRemove(args []string, stdout, stderr io.Writer) int {
 		return code
 	}
 	if len(pos) != 1 {
-		return usageError(stderr, "ext remove", "want one extension NAME, got %d argument(s)", len(pos))
+		return usageError(stderr, "ext remove", "want one extension NAME, got %s", plural.Count(len(pos), "argument"))
 	}
 	rm, err := manage.Remove(manage.Scope{Cwd: resolveCwd(cwd), Global: global}, pos[0])
 	if err != nil && rm.TOML == "" {
@@ -333,7 +334,7 @@ func cmdExtUpdate(args []string, stdout, stderr io.Writer) int {
 		return code
 	}
 	if len(pos) < 1 || len(pos) > 2 {
-		return usageError(stderr, "ext update", "want NAME and optionally FILE.wasm, got %d argument(s)", len(pos))
+		return usageError(stderr, "ext update", "want NAME and optionally FILE.wasm, got %s", plural.Count(len(pos), "argument"))
 	}
 	req := manage.UpdateRequest{
 		Scope: manage.Scope{Cwd: resolveCwd(cwd), Global: global},

@@ -14,6 +14,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/pi-go/pi/internal/plural"
 	"github.com/pi-go/pi/internal/scaffold"
 	"github.com/pi-go/pi/runtime/manage"
 )
@@ -36,7 +37,7 @@ func cmdExtNew(args []string, stdout, stderr io.Writer) int {
 		return code
 	}
 	if len(pos) != 1 {
-		return usageError(stderr, "ext new", "want one extension NAME, got %d argument(s)", len(pos))
+		return usageError(stderr, "ext new", "want one extension NAME, got %s", plural.Count(len(pos), "argument"))
 	}
 	if lang == "" {
 		return usageError(stderr, "ext new", "--lang is required: go, c, rust or wat")
@@ -75,7 +76,7 @@ func cmdExtDev(args []string, stdout, stderr io.Writer) int {
 		return code
 	}
 	if len(pos) != 1 {
-		return usageError(stderr, "ext dev", "want one extension project DIR, got %d argument(s)", len(pos))
+		return usageError(stderr, "ext dev", "want one extension project DIR, got %s", plural.Count(len(pos), "argument"))
 	}
 	dir, err := filepath.Abs(pos[0])
 	if err != nil {

@@ -25,15 +25,20 @@ type commonFlags struct {
 	extensions extFlags // -e FILE.wasm [--grant ...] [--ext-config ...], repeatable
 }
 
+// grantKinds is what the --grant flags' help says a grant is: one example
+// of each kind runtime/extspec knows.
+const grantKinds = "fs=ro:PATH, fs=rw:PATH, exec=CMD, env=NAME, http=URLPATTERN, tool=NAME"
+
 func (c *commonFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&c.cwd, "cwd", "", "run in `DIR` instead of the current directory")
 	fs.StringVar(&c.configFile, "config", "", "use the pi.toml at `FILE` instead of the project's")
 	c.logLevel = "warn"
-	fs.Var((*logLevelFlag)(&c.logLevel), "log-level", "log `LEVEL` on stderr: trace, debug, info, warn, error, off (default warn)")
+	// The flag package adds "(default warn)": the text does not say it.
+	fs.Var((*logLevelFlag)(&c.logLevel), "log-level", "log `LEVEL` on stderr: trace, debug, info, warn, error, off")
 	fs.StringVar(&c.tools, "tools", "", "active tools, comma-separated `LIST` (e.g. read,bash,grep); overrides pi.toml")
 	fs.BoolVar(&c.trust, "trust", false, "trust this project's pi.toml for this run (also PI_TRUST=1)")
 	fs.Var(extFileFlag{&c.extensions}, "e", "load the extension `FILE.wasm` for this run (repeatable; no sha256 check; grants and config only from the flags after it)")
-	fs.Var(extGrantFlag{&c.extensions}, "grant", "grant `KIND=VALUE` (fs=ro:PATH, fs=rw:PATH, exec=CMD, env=NAME) to the -e extension before it; repeatable")
+	fs.Var(extGrantFlag{&c.extensions}, "grant", "grant `KIND=VALUE` ("+grantKinds+") to the -e extension before it; repeatable")
 	fs.Var(extConfigFlag{&c.extensions}, "ext-config", "set `KEY=VALUE` (VALUE in TOML: n=3, 'greeting=\"hi\"') in the config of the -e extension before it; repeatable")
 }
 

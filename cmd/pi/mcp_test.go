@@ -106,8 +106,9 @@ func TestMCPCallEndsPromptlyOnCtrlC(t *testing.T) {
 	go func() { done <- cmd.Wait() }()
 	select {
 	case err := <-done:
-		if err != nil {
-			t.Errorf("pi exited with %v\n%s", err, stderr.String())
+		// The cancelled call's result is an error: exit status 1.
+		if code := cmd.ProcessState.ExitCode(); code != exitError {
+			t.Errorf("pi exited with %v, want status %d\n%s", err, exitError, stderr.String())
 		}
 	case <-time.After(5 * time.Second):
 		t.Fatalf("pi did not exit within 5s of Ctrl-C\nstderr: %s", stderr.String())

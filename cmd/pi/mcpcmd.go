@@ -14,6 +14,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/pi-go/pi/cmd/pi/internal/termtext"
+	"github.com/pi-go/pi/internal/plural"
 	"github.com/pi-go/pi/runtime/manage"
 )
 
@@ -146,7 +147,7 @@ func cmdMCPAdd(args []string, stdout, stderr io.Writer) int {
 		return code
 	}
 	if len(pos) != 1 {
-		return usageError(stderr, "mcp add", "want one server NAME before --, got %d argument(s)", len(pos))
+		return usageError(stderr, "mcp add", "want one server NAME before --, got %s", plural.Count(len(pos), "argument"))
 	}
 	if (len(command) == 0) == (url == "") {
 		return usageError(stderr, "mcp add", "give the server's command after -- (a stdio server), or --url (an HTTP server)")
@@ -238,7 +239,7 @@ func cmdMCPRemove(args []string, stdout, stderr io.Writer) int {
 		return code
 	}
 	if len(pos) != 1 {
-		return usageError(stderr, "mcp remove", "want one server NAME, got %d argument(s)", len(pos))
+		return usageError(stderr, "mcp remove", "want one server NAME, got %s", plural.Count(len(pos), "argument"))
 	}
 	file, err := manage.RemoveMCPServer(manage.Scope{Cwd: resolveCwd(cwd), Global: global}, pos[0])
 	if err != nil && file == "" {

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/pi-go/pi/internal/plural"
 	"github.com/pi-go/pi/runtime/app"
 )
 
@@ -58,7 +59,7 @@ func cmdPermissions(args []string, stdout, stderr io.Writer) int {
 		want = 2
 	}
 	if len(pos) != want {
-		return usageError(stderr, "permissions "+sub, "want %d argument(s), got %d", want, len(pos))
+		return usageError(stderr, "permissions "+sub, "want %s, got %d", plural.Count(want, "argument"), len(pos))
 	}
 	var input json.RawMessage
 	if sub == "check" {

@@ -354,3 +354,48 @@ func TestInteractiveCompactShortConversation(t *testing.T) {
 		t.Fatalf("compaction entry %v, first entry %v", compaction, first)
 	}
 }
+
+// A pi -p run whose model request fails keeps its session, as the
+// reference does: the prompt, the failed answer (stopReason error, with the
+// error) and the pi.dropped-prompt entry that takes the leaf back before
+// the prompt; the run exits 1 with the error once on stderr.
+func TestFailedPrintRunKeepsItsSession(t *testing.T) {
+	home := isolate(t)
+	t.Setenv("OPENAI_API_KEY", "sk-wrong-0123456789")
+	dir := t.TempDir()
+	srv := openai.NewServer(t, openai.Reply{Status: 401, ErrorMessage: "Incorrect API key provided"})
+	var stdout, stderr bytes.Buffer
+	code := run([]string{"-p", "hello there", "--base-url", srv.URL, "--model", "m", "--cwd", dir}, strings.NewReader(""), &stdout, &stderr)
+	if code != exitError {
+		t.Fatalf("exit %d, want %d\n%s", code, exitError, stderr.String())
+	}
+	if n := strings.Count(stderr.String(), "model request failed:"); n != 1 || !strings.Contains(stderr.String(), "rejected by "+srv.URL) {
+		t.Fatalf("stderr (the error %d times):\n%s", n, stderr.String())
+	}
+	files := sessionFiles(t, home, dir)
+	if len(files) != 1 {
+		t.Fatalf("session files %v, want the failed run's one", files)
+	}
+	s, err := session.Read(files[0], session.OpenOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var kinds []string
+	for _, e := range s.Entries() {
+		k := e.Type
+		if m, err := e.Message(); err == nil {
+			k += ":" + m.Role
+			if m.Role == session.RoleAssistant && (m.StopReason != "error" || !strings.Contains(m.ErrorMessage, "401")) {
+				t.Errorf("failed answer: stopReason %q, errorMessage %q", m.StopReason, m.ErrorMessage)
+			}
+		}
+		if e.Type == session.TypeCustom {
+			k += ":" + e.CustomType
+		}
+		kinds = append(kinds, k)
+	}
+	want := []string{"model_change", "message:user", "message:assistant", "custom:pi.dropped-prompt"}
+	if strings.Join(kinds, " ") != strings.Join(want, " ") {
+		t.Fatalf("entries %v, want %v", kinds, want)
+	}
+}

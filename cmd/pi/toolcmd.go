@@ -13,6 +13,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/pi-go/pi/cmd/pi/internal/termtext"
+	"github.com/pi-go/pi/internal/plural"
 	"github.com/pi-go/pi/runtime/app"
 	"github.com/pi-go/pi/runtime/tool"
 )
@@ -27,8 +28,10 @@ execute), in the current directory, and prints one JSON object:
   {"content":[{"type":"text","text":"..."}],"isError":false,"details":...}
 
 Any tool that is registered can be called, active or not; an MCP tool
-(mcp__SERVER__TOOL) starts its server first. Exit status is 0
-whenever a result was produced (isError results too) and 2 on usage errors.
+(mcp__SERVER__TOOL) starts its server first. Exit status: 0 when the tool
+succeeded; 1 when its result is an error ("isError":true: the tool failed,
+or a hook or permission rule blocked the call; the result is printed all the
+same) or pi could not run it; 2 on usage errors.
 Use 'pi tools list' to see the tools. The JSON may also come from a file:
 'pi tool call read @args.json', or from stdin with '-'.
 
@@ -56,7 +59,7 @@ func cmdTool(args []string, stdout, stderr io.Writer) int {
 		return code
 	}
 	if len(pos) != 2 {
-		return usageError(stderr, "tool call", "want a tool name and its JSON arguments, got %d argument(s)", len(pos))
+		return usageError(stderr, "tool call", "want a tool name and its JSON arguments, got %s", plural.Count(len(pos), "argument"))
 	}
 	name, rawArgs := pos[0], pos[1]
 	input, err := readJSONArg(rawArgs)
@@ -91,6 +94,9 @@ func cmdTool(args []string, stdout, stderr io.Writer) int {
 	enc.SetEscapeHTML(false)
 	if err := enc.Encode(res); err != nil {
 		fmt.Fprintf(stderr, "pi: encode result: %v\n", err)
+		return exitError
+	}
+	if res.IsError {
 		return exitError
 	}
 	return exitOK

@@ -16,6 +16,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/pi-go/pi/internal/plural"
 )
 
 // Parent is a cgroup v2 directory in which groups can be created.
@@ -353,7 +355,7 @@ func (g *Group) killEach(limit time.Duration) error {
 			return nil
 		}
 		if time.Now().After(deadline) {
-			return fmt.Errorf("kill cgroup %s: %d processes still listed after %v", g.dir, n, limit)
+			return fmt.Errorf("kill cgroup %s: %s still listed after %v", g.dir, plural.Count(n, "process"), limit)
 		}
 		time.Sleep(wait)
 		wait = min(2*wait, 10*time.Millisecond)

@@ -326,7 +326,10 @@ func (a *Agent) loop(ctx context.Context, user *llm.Message, res *RunResult) err
 			res.StopReason = llm.StopError
 			a.endPartial(msg, llm.StopError, err, res)
 			a.emit(Event{Type: EventTurnEnd, Turn: turn, Message: partialOrNil(msg)})
-			return fmt.Errorf("agent run: turn %d: %w", turn, err)
+			// What a person reads: the provider's error says what failed
+			// and what to do; the turn number is for the log.
+			a.logger.Debug("model request failed", "turn", turn, "error", err)
+			return fmt.Errorf("model request failed: %w", err)
 		}
 		if err != nil || resp.StopReason == llm.StopAborted {
 			// Cancelled: the provider either gave up with an error or

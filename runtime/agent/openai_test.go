@@ -212,3 +212,30 @@ func TestCallIDsMadeUnique(t *testing.T) {
 		})
 	}
 }
+
+// A failed model request reads as one sentence a person can act on: what
+// failed, the provider's own words (URL, status, what to do), no internal
+// prefixes; errors.Is still finds the provider's kind.
+func TestOpenAIFailedRequestError(t *testing.T) {
+	srv := openai.NewServer(t, openai.Reply{Status: 401, ErrorMessage: "Incorrect API key provided"})
+	tr := &http.Transport{}
+	t.Cleanup(tr.CloseIdleConnections)
+	p, err := llm.NewOpenAI(llm.OpenAIConfig{BaseURL: srv.URL, Model: "test-model", APIKey: "sk-wrong-0123456789", APIKeyEnv: "OPENAI_API_KEY", MaxRetries: -1, HTTPClient: &http.Client{Transport: tr}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ended string
+	a := agent.New(agent.Config{Provider: p, OnEvent: func(ev agent.Event) {
+		if ev.Type == agent.EventAgentEnd {
+			ended = ev.Error
+		}
+	}})
+	_, err = a.Run(context.Background(), "hi")
+	if !errors.Is(err, llm.ErrAuth) {
+		t.Fatalf("err = %v, want llm.ErrAuth", err)
+	}
+	want := "model request failed: the API key from OPENAI_API_KEY was rejected by " + srv.URL + " (401): set a valid key in OPENAI_API_KEY or pass --api-key (server said: Incorrect API key provided)"
+	if err.Error() != want || ended != want {
+		t.Fatalf("err   = %q\nevent = %q\nwant    %q", err, ended, want)
+	}
+}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/BurntSushi/toml"
 
+	"github.com/pi-go/pi/internal/plural"
 	"github.com/pi-go/pi/runtime/extspec"
 	"github.com/pi-go/pi/runtime/llm"
 )
@@ -197,7 +198,7 @@ func (d *decoder) err() error {
 	errs := make([]error, 0, len(d.errs))
 	for i, e := range d.errs {
 		if i == maxErrorsShown {
-			errs = append(errs, fmt.Errorf("%s: %d more errors", d.file, len(d.errs)-i))
+			errs = append(errs, fmt.Errorf("%s: %s more", d.file, plural.Count(len(d.errs)-i, "error")))
 			break
 		}
 		errs = append(errs, e)

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/pi-go/pi/internal/plural"
 	"github.com/pi-go/pi/runtime/session"
 )
 
@@ -140,7 +141,7 @@ func cmdSession(_ context.Context, c *Conversation, _ string, o SubmitOptions, _
 	}
 	o.show(table([][]string{
 		{"file", file}, {"id", s.ID()}, {"name", name},
-		{"messages", fmt.Sprintf("%s, %s, %s", count(st.UserMessages, "user message"), count(st.AssistantMessages, "answer"), count(st.ToolResults, "tool result"))},
+		{"messages", fmt.Sprintf("%s, %s, %s", plural.Count(st.UserMessages, "user message"), plural.Count(st.AssistantMessages, "answer"), plural.Count(st.ToolResults, "tool result"))},
 		{"context", ctxText + " tokens"},
 	}))
 	return nil
@@ -287,14 +288,6 @@ func cut(s string, n int) string {
 }
 
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
-
-// count is "1 NOUN" or "N NOUNs".
-func count(n int, noun string) string {
-	if n == 1 {
-		return "1 " + noun
-	}
-	return fmt.Sprintf("%d %ss", n, noun)
-}
 
 // humanTokens is a token count as 950, 12.3k or 1.2M.
 func humanTokens(n int) string {

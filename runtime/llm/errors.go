@@ -9,6 +9,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/pi-go/pi/internal/plural"
 	"github.com/pi-go/pi/runtime/redact"
 )
 
@@ -129,37 +130,30 @@ func (p *OpenAI) statusError(status int, serverMsg string, retryAfter time.Durat
 			e.text = fmt.Sprintf("no API key was sent and %s answered %d: pass --api-key or set the variable named by api_key_env", p.cfg.BaseURL, status)
 		case strings.HasPrefix(env, "-"):
 			// The key came from a flag, not the environment.
-			e.text = fmt.Sprintf("the API key from %s was rejected (%d): pass a valid key with %s", env, status, env)
+			e.text = fmt.Sprintf("the API key from %s was rejected by %s (%d): pass a valid key with %s", env, p.cfg.BaseURL, status, env)
 		case env != "":
-			e.text = fmt.Sprintf("the API key from %s was rejected (%d): set a valid key in %s or pass --api-key", env, status, env)
+			e.text = fmt.Sprintf("the API key from %s was rejected by %s (%d): set a valid key in %s or pass --api-key", env, p.cfg.BaseURL, status, env)
 		default:
-			e.text = fmt.Sprintf("the API key was rejected (%d): pass a valid key with --api-key", status)
+			e.text = fmt.Sprintf("the API key was rejected by %s (%d): pass a valid key with --api-key", p.cfg.BaseURL, status)
 		}
 	case status == http.StatusNotFound:
 		e.kind = ErrNotFound
 		e.text = fmt.Sprintf("model %q not found at %s (404): check the model name and --base-url", p.cfg.Model, p.cfg.BaseURL)
 	case status == http.StatusTooManyRequests:
 		e.kind = ErrRateLimited
-		e.text = fmt.Sprintf("rate limited by %s (429) after %s", p.cfg.BaseURL, plural(attempts, "attempt"))
+		e.text = fmt.Sprintf("rate limited by %s (429) after %s", p.cfg.BaseURL, plural.Count(attempts, "attempt"))
 		if retryAfter > maxRetryAfter {
 			e.text += fmt.Sprintf("; the server asks to wait %s", retryAfter.Round(time.Second))
 		}
 		e.text += ": wait and try again, or check your plan's limits"
 	case status >= 500:
 		e.kind = ErrServer
-		e.text = fmt.Sprintf("server error from %s (%d) after %s: try again later", p.cfg.BaseURL, status, plural(attempts, "attempt"))
+		e.text = fmt.Sprintf("server error from %s (%d) after %s: try again later", p.cfg.BaseURL, status, plural.Count(attempts, "attempt"))
 	default:
 		e.kind = ErrBadRequest
 		e.text = fmt.Sprintf("request rejected by %s (%d)", p.cfg.BaseURL, status)
 	}
 	return e
-}
-
-func plural(n int, word string) string {
-	if n == 1 {
-		return "1 " + word
-	}
-	return strconv.Itoa(n) + " " + word + "s"
 }
 
 // parseRetryAfter reads the Retry-After header (seconds or an HTTP date) and

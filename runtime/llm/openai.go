@@ -20,6 +20,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/pi-go/pi/internal/plural"
 	"github.com/pi-go/pi/runtime/redact"
 )
 
@@ -165,7 +166,9 @@ func (p *OpenAI) Model() string { return p.cfg.Model }
 func (p *OpenAI) Stream(ctx context.Context, req Request, onEvent func(StreamEvent)) (*Response, error) {
 	resp, err := p.stream(ctx, req, onEvent)
 	if err != nil {
-		return nil, fmt.Errorf("stream %s: %w", p.cfg.Model, redactErr(err, p.redactor))
+		// The error names the URL (and the model where it matters) and
+		// says what to do; the caller says that a model request failed.
+		return nil, redactErr(err, p.redactor)
 	}
 	return resp, nil
 }
@@ -251,7 +254,7 @@ func (e *retryableError) Error() string { return e.reason }
 func (e *retryableError) exhausted(p *OpenAI, attempts int) error {
 	if e.connErr != nil {
 		return &StreamError{
-			text: fmt.Sprintf("connection to %s failed after %s", p.cfg.BaseURL, plural(attempts, "attempt")),
+			text: fmt.Sprintf("connection to %s failed after %s", p.cfg.BaseURL, plural.Count(attempts, "attempt")),
 			kind: ErrConnection, err: e.connErr,
 		}
 	}

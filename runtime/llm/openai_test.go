@@ -294,11 +294,11 @@ func TestOpenAIErrorMessages(t *testing.T) {
 		want    string
 	}{
 		{"401 names the env var", openai.Reply{Status: 401, ErrorMessage: "Incorrect API key provided: " + testKey}, nil, ErrAuth,
-			"stream test-model: the API key from OPENAI_API_KEY was rejected (401): set a valid key in OPENAI_API_KEY or pass --api-key (server said: Incorrect API key provided: [REDACTED])"},
+			"the API key from OPENAI_API_KEY was rejected by URL (401): set a valid key in OPENAI_API_KEY or pass --api-key (server said: Incorrect API key provided: [REDACTED])"},
 		{"403", openai.Reply{Status: 403}, func(c *OpenAIConfig) { c.APIKeyEnv = "GROQ_API_KEY" }, ErrAuth,
-			"the API key from GROQ_API_KEY was rejected (403): set a valid key in GROQ_API_KEY or pass --api-key"},
+			"the API key from GROQ_API_KEY was rejected by URL (403): set a valid key in GROQ_API_KEY or pass --api-key"},
 		{"401 with the key from a flag", openai.Reply{Status: 401}, func(c *OpenAIConfig) { c.APIKeyEnv = "--api-key" }, ErrAuth,
-			"the API key from --api-key was rejected (401): pass a valid key with --api-key"},
+			"the API key from --api-key was rejected by URL (401): pass a valid key with --api-key"},
 		{"401 without a key", openai.Reply{Status: 401}, func(c *OpenAIConfig) { c.APIKey = "" }, ErrAuth,
 			"no API key was sent and URL answered 401: set OPENAI_API_KEY or pass --api-key"},
 		{"404 names model and URL", openai.Reply{Status: 404, ErrorMessage: "The model `test-model` does not exist"}, nil, ErrNotFound,

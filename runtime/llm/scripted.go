@@ -12,6 +12,7 @@ import (
 	"sync"
 	"unicode/utf8"
 
+	"github.com/pi-go/pi/internal/plural"
 	"github.com/pi-go/pi/runtime/content"
 )
 
@@ -222,7 +223,7 @@ func (p *Scripted) Stream(ctx context.Context, req Request, onEvent func(StreamE
 	if p.next >= len(p.turns) {
 		n := len(p.turns)
 		p.mu.Unlock()
-		return nil, fmt.Errorf("scripted provider: %w after %d turns", ErrScriptEnded, n)
+		return nil, fmt.Errorf("scripted provider: %w after %s", ErrScriptEnded, plural.Count(n, "turn"))
 	}
 	turn, ids := p.turns[p.next], p.ids[p.next]
 	p.next++

@@ -201,15 +201,16 @@ func (p *project) call(tool string, input any) (string, bool) {
 		p.t.Fatal(err)
 	}
 	out, stderr, code := p.run(string(in), "tool", "call", tool, "-")
-	if code != 0 {
-		p.t.Fatalf("pi tool call %s %s: exit %d\n%s%s", tool, in, code, out, stderr)
-	}
 	var res struct {
 		Content []struct{ Text string } `json:"content"`
 		IsError bool                    `json:"isError"`
 	}
 	if err := json.Unmarshal([]byte(out), &res); err != nil || len(res.Content) != 1 {
-		p.t.Fatalf("pi tool call %s %s: %v\n%s%s", tool, in, err, out, stderr)
+		p.t.Fatalf("pi tool call %s %s: exit %d, %v\n%s%s", tool, in, code, err, out, stderr)
+	}
+	// Exit status 1 exactly when the result is an error.
+	if want := map[bool]int{false: 0, true: 1}[res.IsError]; code != want {
+		p.t.Fatalf("pi tool call %s %s: exit %d for a result with isError %v\n%s%s", tool, in, code, res.IsError, out, stderr)
 	}
 	return res.Content[0].Text, res.IsError
 }

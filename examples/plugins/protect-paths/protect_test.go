@@ -197,6 +197,9 @@ func TestRealPathsBlocked(t *testing.T) {
 		{"grep project", "grep", map[string]any{"pattern": "package", "path": "src", "glob": "*.go"}, false},
 		{"find project", "find", map[string]any{"pattern": "*.go"}, false},
 		{"bash has no paths", "bash", map[string]any{"command": "true"}, false},
+		// The README's limit: without bash rules, what a command opens is
+		// not checked.
+		{"bash reading env is not checked", "bash", map[string]any{"command": "cat .env"}, false},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/pi-go/pi/cmd/pi/internal/termtext"
+	"github.com/pi-go/pi/internal/plural"
 	"github.com/pi-go/pi/runtime/agent"
 	"github.com/pi-go/pi/runtime/app"
 	"github.com/pi-go/pi/runtime/conversation"
@@ -254,7 +255,7 @@ func jsonEventWriter(w io.Writer, r *redact.Redactor) func(agent.Event) {
 // model was still calling tools.
 func MaxTurnsNotice(res *agent.RunResult, stderr io.Writer) {
 	if res != nil && res.StopReason == agent.StopMaxTurns {
-		fmt.Fprintf(stderr, "\npi: stopped after %d model turns (--max-turns): the model was still calling tools; the task may be unfinished\n", res.Turns)
+		fmt.Fprintf(stderr, "\npi: stopped after %s (--max-turns): the model was still calling tools; the task may be unfinished\n", plural.Count(res.Turns, "model turn"))
 	}
 }
 

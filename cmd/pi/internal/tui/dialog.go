@@ -11,6 +11,7 @@ import (
 	"github.com/charmbracelet/bubbles/textinput"
 	tea "github.com/charmbracelet/bubbletea"
 
+	"github.com/pi-go/pi/internal/plural"
 	"github.com/pi-go/pi/runtime/app"
 	"github.com/pi-go/pi/runtime/tool"
 )
@@ -327,7 +328,7 @@ func (m *model) drain() {
 		}
 	}
 	if dropped > 0 {
-		m.print(m.st.dim.Render(fmt.Sprintf("(%d log lines or notices not shown: too many at once)", dropped)))
+		m.print(m.st.dim.Render(fmt.Sprintf("(%s or notices not shown: too many at once)", plural.Count(dropped, "log line"))))
 	}
 }
 

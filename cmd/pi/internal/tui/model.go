@@ -16,6 +16,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 	"github.com/muesli/termenv"
 
+	"github.com/pi-go/pi/internal/plural"
 	"github.com/pi-go/pi/runtime/agent"
 	"github.com/pi-go/pi/runtime/app"
 	"github.com/pi-go/pi/runtime/conversation"
@@ -957,7 +958,7 @@ func (m *model) replay() {
 	msgs := m.conv.History()
 	const last = 10
 	if len(msgs) > last {
-		m.print(m.st.dim.Render(fmt.Sprintf("… %d earlier messages", len(msgs)-last)))
+		m.print(m.st.dim.Render("… " + plural.Count(len(msgs)-last, "earlier message")))
 		msgs = msgs[len(msgs)-last:]
 	}
 	for _, msg := range msgs {

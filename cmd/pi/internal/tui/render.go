@@ -9,6 +9,7 @@ import (
 
 	"github.com/charmbracelet/lipgloss"
 
+	"github.com/pi-go/pi/internal/plural"
 	"github.com/pi-go/pi/runtime/tool"
 )
 
@@ -196,7 +197,7 @@ func (s styles) toolBlock(name, args string, res *tool.Result, failed bool, took
 		show = ls[:previewLines]
 	}
 	if hidden > 0 && name == "bash" {
-		fmt.Fprintf(&b, "\n  %s", s.dim.Render(fmt.Sprintf("… %d earlier lines", hidden)))
+		fmt.Fprintf(&b, "\n  %s", s.dim.Render("… "+plural.Count(hidden, "earlier line")))
 	}
 	for _, l := range show {
 		line := cut(l, lineWidth)
@@ -208,10 +209,14 @@ func (s styles) toolBlock(name, args string, res *tool.Result, failed bool, took
 		fmt.Fprintf(&b, "\n  %s", line)
 	}
 	if hidden > 0 && name != "bash" {
-		fmt.Fprintf(&b, "\n  %s", s.dim.Render(fmt.Sprintf("… %d more lines", hidden)))
+		if name == "read" {
+			fmt.Fprintf(&b, "\n  %s", s.dim.Render("("+plural.Count(hidden, "line")+" read)"))
+		} else {
+			fmt.Fprintf(&b, "\n  %s", s.dim.Render("… "+plural.Count(hidden, "more line")))
+		}
 	}
 	if images > 0 {
-		fmt.Fprintf(&b, "\n  %s", s.dim.Render(fmt.Sprintf("(%d image(s))", images)))
+		fmt.Fprintf(&b, "\n  %s", s.dim.Render("("+plural.Count(images, "image")+")"))
 	}
 	if p := clean(fullOutputPath(res.Details)); p != "" {
 		fmt.Fprintf(&b, "\n  %s\n    %s", s.warn.Render("Output truncated; the full output is in"), p)
