@@ -89,6 +89,7 @@ type request struct {
 	H  int    `json:"h"`
 
 	Cwd, Dir, Path, Content, ID, Name string
+	ParentSession                     string            `json:"parentSession"`
 	InMemory                          bool              `json:"inMemory"`
 	Entries                           []json.RawMessage `json:"entries"`
 	LeafID                            *string           `json:"leafId"`
@@ -194,7 +195,7 @@ func (d *driver) serve(line []byte) (any, error) {
 
 	// Sessions kept under a handle.
 	case "create":
-		s, err := session.Create(session.CreateOptions{Cwd: r.Cwd, Dir: r.Dir, Path: r.Path, InMemory: r.InMemory})
+		s, err := session.Create(session.CreateOptions{Cwd: r.Cwd, Dir: r.Dir, Path: r.Path, InMemory: r.InMemory, ParentSession: r.ParentSession})
 		if err != nil {
 			return nil, err
 		}

@@ -91,8 +91,8 @@ export class SessionManager {
 
 	newSession(options) {
 		if (options?.id !== undefined) throw missing("newSession({id})", "pi's session.Create always generates the id");
-		if (options?.parentSession !== undefined) throw missing("newSession({parentSession})", "pi records a parent session only when it forks");
-		const h = call("create", this.#persist ? { cwd: this.#cwd, dir: this.#dir } : { cwd: this.#cwd, inMemory: true });
+		const where = this.#persist ? { dir: this.#dir } : { inMemory: true };
+		const h = call("create", { cwd: this.#cwd, parentSession: options?.parentSession, ...where });
 		call("close", { h: this.#h });
 		this.#h = h;
 		return this.getSessionFile();
