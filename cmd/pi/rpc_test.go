@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/pi-go/pi/internal/testkit/openai"
+	"github.com/pi-go/pi/internal/testkit/plugin"
 )
 
 // TestReferenceRPCClient is RPC mode's acceptance: the reference agent's
@@ -63,6 +64,45 @@ func TestReferenceRPCClient(t *testing.T) {
 	}
 	if s := requestText(reqs[2]); !strings.Contains(s, "keep the greeting") {
 		t.Fatalf("the compaction request lacks the instructions:\n%s", s)
+	}
+}
+
+// TestReferenceRPCClientExtensions is RPC mode's acceptance for the
+// conversation: the reference agent's own RpcClient drives prompts through
+// an extension's input hook and its slash commands, and get_commands lists
+// them, as -p and the TUI do (testdata/rpc/client_ext.mjs holds the
+// checks). It skips only when node or npm is missing.
+func TestReferenceRPCClientExtensions(t *testing.T) {
+	cli := referenceAgent(t)
+	pkg := filepath.Dir(filepath.Dir(cli))
+	bin := realPi(t)
+	wasm := plugin.BuildGo(t, "extensions/testdata/guests/raw11")
+	srv := openai.NewServer(t, openai.Reply{Text: "the plan"}, openai.Reply{Text: "the answer"})
+	home, work := t.TempDir(), t.TempDir()
+	shim, _ := filepath.Abs("testdata/rpc/pi-shim.cjs")
+	script, _ := filepath.Abs("testdata/rpc/client_ext.mjs")
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "node", script)
+	cmd.Env = append(os.Environ(), "REF_PKG="+pkg, "PI_BIN="+bin, "PI_SHIM="+shim, "MODEL_URL="+srv.URL, "WORK_DIR="+work,
+		"EXT_WASM="+wasm, "PI_HOME="+home, "OPENAI_API_KEY=", "OPENAI_BASE_URL=", "PI_TRUST=", "PI_CODING_AGENT_SESSION_DIR=")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("the reference RPC client failed: %v\n%s", err, out)
+	}
+	if !strings.Contains(string(out), "step: done") {
+		t.Fatalf("the client did not finish:\n%s", out)
+	}
+	// The model saw exactly the two prompts that were meant for it.
+	reqs := srv.Requests()
+	if len(reqs) != 2 {
+		t.Fatalf("%d model requests, want 2", len(reqs))
+	}
+	if got := requestText(reqs[0]); strings.Contains(got, "hunter2") || !strings.Contains(got, "summarize the plan") {
+		t.Errorf("first request:\n%s", got)
+	}
+	if got := requestText(reqs[1]); !strings.Contains(got, "plain question (checked)") {
+		t.Errorf("second request:\n%s", got)
 	}
 }
 

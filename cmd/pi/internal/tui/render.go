@@ -209,11 +209,7 @@ func (s styles) toolBlock(name, args string, res *tool.Result, failed bool, took
 		fmt.Fprintf(&b, "\n  %s", line)
 	}
 	if hidden > 0 && name != "bash" {
-		if name == "read" {
-			fmt.Fprintf(&b, "\n  %s", s.dim.Render("("+plural.Count(hidden, "line")+" read)"))
-		} else {
-			fmt.Fprintf(&b, "\n  %s", s.dim.Render("… "+plural.Count(hidden, "more line")))
-		}
+		fmt.Fprintf(&b, "\n  %s", s.dim.Render("… "+plural.Count(hidden, "more line")))
 	}
 	if images > 0 {
 		fmt.Fprintf(&b, "\n  %s", s.dim.Render("("+plural.Count(images, "image")+")"))
