@@ -1,6 +1,7 @@
 package session
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -88,19 +89,25 @@ func EstimateTokens(m Message) int {
 	return (chars + 3) / 4
 }
 
-// utf16Len counts a string as JavaScript's length does (UTF-16 units), so
-// estimates match the reference's.
-func utf16Len(s string) int {
+// utf16Len counts a string (or the text of bytes, without copying them) as
+// JavaScript's length does (UTF-16 units), so estimates match the
+// reference's. An invalid byte counts as one unit, as U+FFFD.
+func utf16Len[S ~string | ~[]byte](s S) int {
 	n := 0
-	for _, r := range s {
+	for i := 0; i < len(s); {
+		if s[i] < utf8.RuneSelf {
+			n++
+			i++
+			continue
+		}
+		// A few bytes at a time, so the conversion needs no allocation.
+		r, size := utf8.DecodeRuneInString(string(s[i:min(len(s), i+utf8.UTFMax)]))
 		if r >= 0x10000 {
 			n += 2
 		} else {
 			n++
 		}
-	}
-	if n == 0 && len(s) > 0 && !utf8.ValidString(s) {
-		return len(s)
+		i += size
 	}
 	return n
 }
@@ -542,7 +549,7 @@ func joinTexts(blocks []Block, sep string) string {
 // callArgs writes an arguments object as key=JSON pairs, in the object's
 // own key order.
 func callArgs(raw json.RawMessage) string {
-	dec := json.NewDecoder(strings.NewReader(compactArgs(raw)))
+	dec := json.NewDecoder(bytes.NewReader(compactArgs(raw)))
 	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
 		return ""
 	}
