@@ -430,6 +430,11 @@ func (a *assembler) addToolCall(tc openai.ToolCall) {
 		a.send(StreamEvent{Type: EventToolCallStart, ToolCallIndex: pos, ToolCallID: c.ID, ToolName: c.Name})
 	}
 	if tc.Function.Arguments != "" {
+		if need := len(c.args) + len(tc.Function.Arguments); need > cap(c.args) {
+			// Double: append grows a large slice by a quarter, which
+			// allocates five times a 20 MB argument text on its way.
+			c.args = append(make(RawArguments, 0, max(need, 2*cap(c.args))), c.args...)
+		}
 		c.args = append(c.args, tc.Function.Arguments...)
 		if out := a.redactor.write(idx, tc.Function.Arguments); out != "" {
 			a.send(StreamEvent{Type: EventToolCallDelta, Delta: out, ToolCallIndex: pos, ToolCallID: c.ID, ToolName: c.Name})
