@@ -1,0 +1,89 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/pi-go/pi/internal/openaitest"
+)
+
+// BenchmarkLoopWrite20MBProcess runs `pi -p go --no-session` as a child
+// process whose model writes a 20 MB file (lines with the tabs and quotes
+// JSON escapes), with the scripted provider (--script) and with the OpenAI
+// provider against a loopback server (the arguments in 1000 chunks), and
+// reports the child's peak RSS (MB) and that over the content's size
+// (rss/payload). The child is this test binary as "pi" (testscript runs
+// program for that name).
+func BenchmarkLoopWrite20MBProcess(b *testing.B) {
+	exe, err := os.Executable()
+	if err != nil {
+		b.Fatal(err)
+	}
+	bin := b.TempDir()
+	pi := filepath.Join(bin, "pi")
+	if err := os.Symlink(exe, pi); err != nil {
+		b.Fatal(err)
+	}
+	for _, provider := range []string{"scripted", "openai"} {
+		b.Run("provider="+provider, func(b *testing.B) {
+			dir := b.TempDir()
+			out := filepath.Join(dir, "out.txt")
+			var content strings.Builder
+			for i := 0; content.Len() < 20_000_000; i++ {
+				fmt.Fprintf(&content, "%08d\tfunc \"quoted\" %s\n", i, strings.Repeat("x", 60))
+			}
+			want := content.String()[:20_000_000]
+			args, _ := json.Marshal(map[string]string{"path": out, "content": want})
+			cmdArgs := []string{"-p", "go", "--no-session", "--cwd", dir}
+			var srv *openaitest.Server
+			switch provider {
+			case "scripted":
+				script, _ := json.Marshal(map[string]any{"turns": []any{
+					map[string]any{"toolCalls": []any{map[string]any{"name": "write", "arguments": json.RawMessage(args)}}},
+					map[string]any{"text": "done"},
+				}})
+				path := filepath.Join(b.TempDir(), "script.json")
+				if err := os.WriteFile(path, script, 0o600); err != nil {
+					b.Fatal(err)
+				}
+				cmdArgs = append(cmdArgs, "--script", path)
+			case "openai":
+				srv = openaitest.NewServer(b)
+				srv.ForgetBodies()
+				cmdArgs = append(cmdArgs, "--base-url", srv.URL, "--model", "m", "--api-key", "k")
+			}
+			var peak int64
+			b.ResetTimer()
+			for b.Loop() {
+				if srv != nil {
+					// The call, the answer, and what the automatic
+					// compaction a 20 MB context sets off asks.
+					srv.Add(openaitest.Reply{Chunks: 1000, ToolCalls: []openaitest.ToolCall{{Name: "write", Arguments: string(args)}}},
+						openaitest.Reply{Text: "done"}, openaitest.Reply{Text: "summary"}, openaitest.Reply{Text: "summary"})
+				}
+				cmd := exec.Command(pi, cmdArgs...)
+				cmd.Env = append(os.Environ(), "HOME="+dir, "PI_HOME="+filepath.Join(dir, ".pi"))
+				var stderr bytes.Buffer
+				cmd.Stderr = &stderr
+				if err := cmd.Run(); err != nil {
+					b.Fatalf("pi: %v\n%s", err, stderr.String())
+				}
+				peak = max(peak, cmd.ProcessState.SysUsage().(*syscall.Rusage).Maxrss*1024)
+			}
+			b.StopTimer()
+			got, err := os.ReadFile(out)
+			if err != nil || string(got) != want {
+				b.Fatalf("pi did not write the content (%v)", err)
+			}
+			b.ReportMetric(float64(peak)/1e6, "peak-RSS-MB")
+			b.ReportMetric(float64(peak)/float64(len(want)), "rss/payload")
+		})
+	}
+}
