@@ -163,7 +163,7 @@ func TestHookFaults(t *testing.T) {
 		var res tool.Result
 		hk := &tool.Hooks{ToolResult: hooks.ToolResult}
 		tl := tool.Find(ts, "ok")
-		res = tool.Execute(ctx, tl, hk, "c", []byte(`{"x":"HOOKTRAP"}`), nil)
+		res = tool.Execute(ctx, tl, hk, "c", tool.RawArgs([]byte(`{"x":"HOOKTRAP"}`)), nil)
 		if res.IsError || res.Text() != "ok" {
 			t.Fatalf("result = %+v", res)
 		}

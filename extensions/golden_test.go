@@ -208,7 +208,7 @@ func TestGolden11HostRequests(t *testing.T) {
 	abigolden.Match(t, "the host", "hook.stop.request.json", must(encodeRequest("hook.stop", stopParams(StopRequest{LastText: "Done: the bug is fixed.", Turns: 3}))))
 	abigolden.Match(t, "the host", "command.execute.request.json", must(encodeRequest("command.execute", commandParams("todo", "buy milk"))))
 	msg := llm.Message{Role: llm.RoleAssistant, Content: []tool.ContentBlock{tool.Text("Reading it.")},
-		ToolCalls: []llm.ToolCall{{ID: "call_1", Name: "read", Arguments: `{"path":"main.go"}`}}}
+		ToolCalls: []llm.ToolCall{{ID: "call_1", Name: "read", Arguments: llm.RawArguments(`{"path":"main.go"}`)}}}
 	usage := llm.Usage{InputTokens: 10}
 	req, typ, err := eventRequest(agent.Event{Type: agent.EventMessageEnd, Message: &msg, Usage: &usage, StopReason: llm.StopToolUse})
 	if err != nil || typ != "message_end" {

@@ -38,8 +38,8 @@ func TestToolCallAndResultHooks(t *testing.T) {
 	}
 	t.Run("replace the input", func(t *testing.T) {
 		args, blocked := tool.Preflight(ctx, tool.Find(ts, "hello"), hooks, "c", json.RawMessage(`{"name":"REPLACEME"}`))
-		if blocked != nil || string(args) != `{"name":"replaced"}` {
-			t.Fatalf("args = %s, blocked = %+v", args, blocked)
+		if blocked != nil || string(args.JSON) != `{"name":"replaced"}` {
+			t.Fatalf("args = %s, blocked = %+v", args.JSON, blocked)
 		}
 	})
 	t.Run("only declared hooks are sent", func(t *testing.T) {

@@ -130,17 +130,18 @@ func (e Event) MarshalJSON() ([]byte, error) {
 // Failed reports whether a tool_execution_end event's result is an error.
 func (e Event) Failed() bool { return e.IsError != nil && *e.IsError }
 
-// argsJSON returns the model's argument text as JSON for events: itself when
-// it is valid JSON, {} when empty, else a JSON string of the raw text.
-func argsJSON(raw string) json.RawMessage {
-	if raw == "" {
-		return json.RawMessage("{}")
+// argsJSON returns the model's argument text as JSON for events: itself
+// (the same bytes, not a copy) when it is valid JSON, {} when empty, else a
+// JSON string of the raw text; valid says which.
+func argsJSON(raw llm.RawArguments) (_ json.RawMessage, valid bool) {
+	if len(raw) == 0 {
+		return json.RawMessage("{}"), true
 	}
-	if json.Valid([]byte(raw)) {
-		return json.RawMessage(raw)
+	if json.Valid(raw) {
+		return json.RawMessage(raw), true
 	}
-	b, _ := json.Marshal(raw)
-	return b
+	b, _ := json.Marshal(raw.String())
+	return b, false
 }
 
 func nonNilStrings(s []string) []string {

@@ -1,10 +1,10 @@
 package agent
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
-	"strings"
 	"sync"
 
 	"github.com/pi-go/pi/runtime/llm"
@@ -15,9 +15,12 @@ import (
 type call struct {
 	tc   llm.ToolCall
 	args json.RawMessage // event form of the model's arguments
-	tool tool.AgentTool
-	// input is the prepared, validated (and maybe hook-replaced) input.
-	input  json.RawMessage
+	// valid: the model's arguments are empty or valid JSON.
+	valid bool
+	tool  tool.AgentTool
+	// input is the prepared, validated (and maybe hook-replaced) input,
+	// with the value its validation parsed.
+	input  tool.Args
 	result tool.Result
 	// done: result is final (immediate failure or execution finished).
 	done bool
@@ -36,7 +39,8 @@ func (a *Agent) executeBatch(ctx context.Context, tcs []llm.ToolCall) ([]llm.Mes
 	calls := make([]*call, len(tcs))
 	sequential := a.cfg.Sequential
 	for i, tc := range tcs {
-		c := &call{tc: tc, args: argsJSON(tc.Arguments), tool: tool.Find(a.cfg.Tools, tc.Name)}
+		c := &call{tc: tc, tool: tool.Find(a.cfg.Tools, tc.Name)}
+		c.args, c.valid = argsJSON(tc.Arguments)
 		if c.tool != nil && c.tool.ExecutionMode() == tool.Sequential {
 			sequential = true
 		}
@@ -119,16 +123,19 @@ func (a *Agent) preflight(ctx context.Context, c *call) {
 		c.done = true
 		return
 	}
-	raw := c.tc.Arguments
-	if strings.TrimSpace(raw) == "" {
-		raw = "{}"
+	// The model's bytes go to the tool as they are: checked here, parsed
+	// once, by the tool's validation.
+	raw, valid := json.RawMessage(c.tc.Arguments), c.valid
+	if len(bytes.TrimSpace(raw)) == 0 {
+		raw, valid = json.RawMessage("{}"), true
 	}
-	var probe any
-	if err := json.Unmarshal([]byte(raw), &probe); err != nil {
+	if !valid {
+		var probe any
+		err := json.Unmarshal(raw, &probe) // encoding/json's words for what is wrong
 		fail(fmt.Sprintf("Invalid JSON in arguments for tool %q: %v\n\nReceived arguments:\n%s", c.tc.Name, err, c.tc.Arguments))
 		return
 	}
-	input, blocked := tool.Preflight(ctx, c.tool, a.hooks, c.tc.ID, json.RawMessage(raw))
+	input, blocked := tool.Preflight(ctx, c.tool, a.hooks, c.tc.ID, raw)
 	if blocked != nil {
 		c.result = *blocked
 		c.done = true

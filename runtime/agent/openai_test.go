@@ -16,7 +16,7 @@ import (
 
 // openAI returns the real OpenAI-compatible provider pointed at srv, with
 // its own transport so the test can close its connections.
-func openAI(t *testing.T, srv *openai.Server) llm.Provider {
+func openAI(t testing.TB, srv *openai.Server) llm.Provider {
 	t.Helper()
 	tr := &http.Transport{}
 	t.Cleanup(tr.CloseIdleConnections)

@@ -182,7 +182,7 @@ func TestThreshold(t *testing.T) {
 	if n := compaction.ContextTokens(llm.Usage{InputTokens: 1000, OutputTokens: 500}, nil); n != 1500 {
 		t.Fatalf("input + output: %d", n)
 	}
-	msgs := []llm.Message{{Role: llm.RoleUser, Content: []content.Block{content.Text(strings.Repeat("é", 10))}}, {Role: llm.RoleAssistant, ToolCalls: []llm.ToolCall{{ID: "c", Name: "read", Arguments: `{"path": "a"}`}}}}
+	msgs := []llm.Message{{Role: llm.RoleUser, Content: []content.Block{content.Text(strings.Repeat("é", 10))}}, {Role: llm.RoleAssistant, ToolCalls: []llm.ToolCall{{ID: "c", Name: "read", Arguments: llm.RawArguments(`{"path": "a"}`)}}}}
 	// 10 characters (not 20 bytes) → 3; "read" + `{"path":"a"}` = 16 → 4.
 	if n := compaction.ContextTokens(llm.Usage{}, msgs); n != 7 {
 		t.Fatalf("estimate without usage: %d, want 7", n)

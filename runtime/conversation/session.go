@@ -223,11 +223,14 @@ func (ss *sessionSink) onEvent(ev agent.Event) {
 	}
 	red := ss.c.rt.Redactor()
 	m := session.FromLLM(*ev.Message, meta)
-	if b, err := json.Marshal(&m); err == nil && red.Contains(string(b)) {
-		var back session.Message
-		if json.Unmarshal(red.Bytes(b), &back) == nil {
-			back.Timestamp = m.Timestamp
-			m = back
+	// Only with a key to hide is the message written out to look for it.
+	if red.Active() {
+		if b, err := json.Marshal(&m); err == nil && red.ContainsBytes(b) {
+			var back session.Message
+			if json.Unmarshal(red.Bytes(b), &back) == nil {
+				back.Timestamp = m.Timestamp
+				m = back
+			}
 		}
 	}
 	s := ss.c.Session()

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -87,7 +88,7 @@ func FuzzSSEStream(f *testing.F) {
 				t.Fatalf("call %d has no id", i)
 			}
 			ids[c.ID] = true
-			if args[i] != c.Arguments {
+			if args[i] != string(c.Arguments) {
 				t.Fatalf("call %d arguments %q != streamed %q", i, c.Arguments, args[i])
 			}
 		}
@@ -100,8 +101,18 @@ func FuzzParseScript(f *testing.F) {
 	f.Add([]byte(`{"turns":[{"text":"x","toolCalls":[{"id":"q","name":"bash","arguments":"{\"command\":"}],"stopReason":"length","usage":{"input":1}}]}`))
 	f.Add([]byte(`{"turns":[{"error":"boom"}]}`))
 	f.Add([]byte(`{"turns":[{"toolCalls":[{}]}]}`))
+	f.Add([]byte(` {"turns" : [ {"Text":"a"} , {"toolCalls":[{"name":"x","arguments": { "a" : [1, "b c"] } }]} ] } `))
+	f.Add([]byte(`{"turns":[{"text":"a","text":"b"}],"turns":[]}`))
+	f.Add([]byte(`{"turns":[{"toolCalls":null,"usage":{"input":1,"extra":2}}]}`))
+	f.Add([]byte(`{"turns":[{"toolCalls":[{"name":"x","arguments":null}]}]}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		s, err := ParseScript(data)
+		// Parsing in place gives what the decoder gives, or leaves it to
+		// the decoder.
+		d, derr := decodeScript(data)
+		if (err == nil) != (derr == nil) || (err != nil && err.Error() != derr.Error()) || !reflect.DeepEqual(s, d) {
+			t.Fatalf("ParseScript = %+v, %v; the decoder = %+v, %v", s, err, d, derr)
+		}
 		if err != nil {
 			if !strings.HasPrefix(err.Error(), "parse script: ") {
 				t.Fatalf("error does not say what failed: %v", err)

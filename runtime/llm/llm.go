@@ -38,10 +38,30 @@ type Message struct {
 // ToolCall is a call the model asked for. Arguments is the raw argument text
 // the model produced (it may be invalid JSON; the loop reports that).
 type ToolCall struct {
-	ID        string `json:"id"`
-	Name      string `json:"name"`
-	Arguments string `json:"arguments"`
+	ID        string       `json:"id"`
+	Name      string       `json:"name"`
+	Arguments RawArguments `json:"arguments"`
 }
+
+// RawArguments is a tool call's argument text as the provider assembled it,
+// the bytes the tool pipeline validates and the tool decodes
+// (json.RawMessage(args) shares them; nothing copies them on the way). It
+// may be invalid JSON. In JSON it is a string, as the argument text of an
+// event or a session always was.
+type RawArguments []byte
+
+// MarshalText returns the bytes themselves: encoding/json writes them as a
+// JSON string, exactly as it writes a string holding them.
+func (a RawArguments) MarshalText() ([]byte, error) { return a, nil }
+
+// UnmarshalText keeps a copy of text (a JSON string's content).
+func (a *RawArguments) UnmarshalText(text []byte) error {
+	*a = append(RawArguments{}, text...)
+	return nil
+}
+
+// String returns the argument text.
+func (a RawArguments) String() string { return string(a) }
 
 // ToolSpec is a tool as the model sees it.
 type ToolSpec struct {

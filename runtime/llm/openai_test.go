@@ -119,7 +119,7 @@ func TestOpenAIStreamsReplies(t *testing.T) {
 			reply: openai.Reply{Text: "Reading.", Chunks: 4, ToolCalls: []openai.ToolCall{
 				{ID: "call_abc", Name: "read", Arguments: `{"path":"src/main.go","offset":10}`}}},
 			wantText:  "Reading.",
-			wantCalls: []ToolCall{{ID: "call_abc", Name: "read", Arguments: `{"path":"src/main.go","offset":10}`}},
+			wantCalls: []ToolCall{{ID: "call_abc", Name: "read", Arguments: RawArguments(`{"path":"src/main.go","offset":10}`)}},
 			wantStop:  StopToolUse,
 		},
 		{
@@ -127,7 +127,7 @@ func TestOpenAIStreamsReplies(t *testing.T) {
 			reply: openai.Reply{Chunks: 3, Interleave: true, ToolCalls: []openai.ToolCall{
 				{ID: "c1", Name: "read", Arguments: `{"path":"a.txt"}`},
 				{ID: "c2", Name: "bash", Arguments: `{"command":"ls -la /tmp"}`}}},
-			wantCalls: []ToolCall{{ID: "c1", Name: "read", Arguments: `{"path":"a.txt"}`}, {ID: "c2", Name: "bash", Arguments: `{"command":"ls -la /tmp"}`}},
+			wantCalls: []ToolCall{{ID: "c1", Name: "read", Arguments: RawArguments(`{"path":"a.txt"}`)}, {ID: "c2", Name: "bash", Arguments: RawArguments(`{"command":"ls -la /tmp"}`)}},
 			wantStop:  StopToolUse,
 		},
 		{
@@ -135,7 +135,7 @@ func TestOpenAIStreamsReplies(t *testing.T) {
 			reply: openai.Reply{NotStreamed: true, Text: "plain answer", ToolCalls: []openai.ToolCall{{ID: "x", Name: "ls", Arguments: `{}`}},
 				Usage: &openai.Usage{PromptTokens: 3, CompletionTokens: 4, TotalTokens: 7}},
 			wantText:  "plain answer",
-			wantCalls: []ToolCall{{ID: "x", Name: "ls", Arguments: `{}`}},
+			wantCalls: []ToolCall{{ID: "x", Name: "ls", Arguments: RawArguments(`{}`)}},
 			wantStop:  StopToolUse,
 			wantUsage: Usage{InputTokens: 3, OutputTokens: 4, TotalTokens: 7},
 		},
@@ -177,10 +177,10 @@ func TestOpenAIStreamsReplies(t *testing.T) {
 			}
 			args, starts := rec.calls()
 			for i, want := range tt.wantCalls {
-				if resp.Message.ToolCalls[i] != want {
+				if got := resp.Message.ToolCalls[i]; got.ID != want.ID || got.Name != want.Name || string(got.Arguments) != string(want.Arguments) {
 					t.Fatalf("call %d = %+v, want %+v", i, resp.Message.ToolCalls[i], want)
 				}
-				if args[i] != want.Arguments {
+				if args[i] != string(want.Arguments) {
 					t.Fatalf("streamed arguments of call %d = %q, want %q", i, args[i], want.Arguments)
 				}
 				if starts[i].ToolCallID != want.ID || starts[i].ToolName != want.Name || starts[i].ToolCallIndex != i {
@@ -415,7 +415,7 @@ func TestOpenAIKeyRedactedInEvents(t *testing.T) {
 	if got := resp.Message.Content[0].Text; got != "your key is "+testKey+" ok" {
 		t.Fatalf("assistant text rewritten: %q", got)
 	}
-	if got := resp.Message.ToolCalls[0].Arguments; got != `{"command":"echo `+testKey+`"}` {
+	if got := string(resp.Message.ToolCalls[0].Arguments); got != `{"command":"echo `+testKey+`"}` {
 		t.Fatalf("tool call arguments rewritten: %q", got)
 	}
 	if rec.text() != "your key is [REDACTED] ok" {
@@ -507,7 +507,7 @@ func TestOpenAIWireMapping(t *testing.T) {
 		Messages: []Message{
 			{Role: RoleUser, Content: []content.Block{content.Text("look at a.png")}},
 			{Role: RoleAssistant, Content: []content.Block{content.Text("Reading both.")}, ToolCalls: []ToolCall{
-				{ID: "c1", Name: "read", Arguments: `{"path":"a.png"}`}, {ID: "c2", Name: "read", Arguments: `{"path":"b.txt"}`}}},
+				{ID: "c1", Name: "read", Arguments: RawArguments(`{"path":"a.png"}`)}, {ID: "c2", Name: "read", Arguments: RawArguments(`{"path":"b.txt"}`)}}},
 			{Role: RoleToolResult, ToolCallID: "c1", ToolName: "read", Content: []content.Block{png}},
 			{Role: RoleToolResult, ToolCallID: "c2", ToolName: "read", Content: []content.Block{content.Text("line 1"), content.Text("line 2")}, IsError: true},
 			{Role: RoleAssistant}, // an aborted empty turn is dropped

@@ -12,6 +12,7 @@ import (
 	"sync"
 	"unicode/utf8"
 
+	"github.com/pi-go/pi/internal/jsonscan"
 	"github.com/pi-go/pi/internal/plural"
 	"github.com/pi-go/pi/runtime/content"
 )
@@ -80,13 +81,24 @@ func LoadScript(path string) (Script, error) {
 
 // ParseScript decodes a script from its JSON form, strictly: unknown fields,
 // trailing data, a tool call without a name, arguments that are neither an
-// object nor a string, and an unknown stopReason are errors.
+// object nor a string, and an unknown stopReason are errors. The calls'
+// Arguments share data (a 20 MB argument is not copied); data must not
+// change afterwards.
 //
 // # Errors
 //
 // Errors name the turn index and the field, e.g.
 // `parse script: turns[2].toolCalls[0].name: missing`.
 func ParseScript(data []byte) (Script, error) {
+	if s, ok := parseScriptInPlace(data); ok {
+		return s, nil
+	}
+	return decodeScript(data)
+}
+
+// decodeScript is ParseScript with encoding/json's decoder, level by
+// level, so that every error names where it is.
+func decodeScript(data []byte) (Script, error) {
 	var top struct {
 		Turns []json.RawMessage `json:"turns"`
 	}
@@ -153,6 +165,140 @@ func parseTurn(raw json.RawMessage) (ScriptTurn, error) {
 		turn.ToolCalls = append(turn.ToolCalls, c)
 	}
 	return turn, nil
+}
+
+// errNotInPlace makes parseScriptInPlace leave a script to ParseScript's
+// decoder.
+var errNotInPlace = errors.New("not parsed in place")
+
+// parseScriptInPlace parses a well-formed script whose keys are spelled
+// exactly and never repeated, taking each call's arguments as the span of
+// data they occupy: no copy, where the decoder would copy them at each of
+// its three levels. Every other value is decoded as ParseScript's decoder
+// decodes it. Anything else — invalid JSON, a key in another case, a
+// repeated key, a null, a value ParseScript refuses — reports false, and
+// ParseScript's decoder has the final word and the error texts.
+func parseScriptInPlace(data []byte) (Script, bool) {
+	if !json.Valid(data) {
+		return Script{}, false
+	}
+	var s Script
+	seen := map[string]bool{}
+	err := jsonscan.Members(data, func(key, val []byte) error {
+		if string(key) != "turns" || seen["turns"] || val[0] != '[' {
+			return errNotInPlace
+		}
+		seen["turns"] = true
+		return eachElement(val, func(turn []byte) error {
+			t, err := parseTurnInPlace(turn)
+			s.Turns = append(s.Turns, t)
+			return err
+		})
+	})
+	if err != nil || !seen["turns"] {
+		return Script{}, false
+	}
+	if s.Turns == nil {
+		s.Turns = []ScriptTurn{}
+	}
+	return s, true
+}
+
+// parseTurnInPlace is parseTurn for parseScriptInPlace.
+func parseTurnInPlace(raw []byte) (ScriptTurn, error) {
+	var t ScriptTurn
+	seen := map[string]bool{}
+	err := jsonscan.Members(raw, func(key, val []byte) error {
+		k := string(key)
+		if seen[k] || string(val) == "null" {
+			return errNotInPlace
+		}
+		seen[k] = true
+		switch k {
+		case "text":
+			return decodeStrict(val, &t.Text)
+		case "stopReason":
+			return decodeStrict(val, &t.StopReason)
+		case "error":
+			return decodeStrict(val, &t.Error)
+		case "usage":
+			return decodeStrict(val, &t.Usage)
+		case "toolCalls":
+			if val[0] != '[' {
+				return errNotInPlace
+			}
+			return eachElement(val, func(call []byte) error {
+				c, err := parseCallInPlace(call)
+				t.ToolCalls = append(t.ToolCalls, c)
+				return err
+			})
+		}
+		return errNotInPlace
+	})
+	if err != nil {
+		return t, err
+	}
+	switch t.StopReason {
+	case "", StopEnd, StopToolUse, StopLength:
+	default:
+		return t, errNotInPlace
+	}
+	return t, nil
+}
+
+// parseCallInPlace decodes one tool call of parseTurnInPlace; Arguments is
+// the span of raw.
+func parseCallInPlace(raw []byte) (ScriptToolCall, error) {
+	var c ScriptToolCall
+	seen := map[string]bool{}
+	err := jsonscan.Members(raw, func(key, val []byte) error {
+		k := string(key)
+		if seen[k] || string(val) == "null" {
+			return errNotInPlace
+		}
+		seen[k] = true
+		switch k {
+		case "id":
+			return decodeStrict(val, &c.ID)
+		case "name":
+			return decodeStrict(val, &c.Name)
+		case "arguments":
+			if val[0] != '{' && val[0] != '"' {
+				return errNotInPlace
+			}
+			c.Arguments = val
+			return nil
+		}
+		return errNotInPlace
+	})
+	if err == nil && c.Name == "" {
+		err = errNotInPlace
+	}
+	return c, err
+}
+
+// eachElement calls fn with each element of the JSON array arr (valid
+// JSON), in order.
+func eachElement(arr []byte, fn func(elem []byte) error) error {
+	i := jsonscan.Space(arr, 1)
+	if i < len(arr) && arr[i] == ']' {
+		return nil
+	}
+	for i < len(arr) {
+		end, err := jsonscan.Value(arr, i)
+		if err != nil {
+			return err
+		}
+		if err := fn(arr[i:end]); err != nil {
+			return err
+		}
+		i = jsonscan.Space(arr, end)
+		if i < len(arr) && arr[i] == ']' {
+			return nil
+		}
+		i = jsonscan.Space(arr, i+1) // the comma
+	}
+	return errNotInPlace
 }
 
 // decodeStrict decodes one JSON value into v, rejecting unknown fields and
@@ -261,8 +407,8 @@ func (p *Scripted) Stream(ctx context.Context, req Request, onEvent func(StreamE
 		}
 		args := argumentText(c.Arguments)
 		emit(StreamEvent{Type: EventToolCallStart, ToolCallIndex: i, ToolCallID: ids[i], ToolName: c.Name})
-		for _, d := range splitChunks(args, 2) {
-			emit(StreamEvent{Type: EventToolCallDelta, Delta: d, ToolCallIndex: i, ToolCallID: ids[i], ToolName: c.Name})
+		for _, d := range splitBytes(args, 2) {
+			emit(StreamEvent{Type: EventToolCallDelta, Delta: string(d), ToolCallIndex: i, ToolCallID: ids[i], ToolName: c.Name})
 		}
 		msg.ToolCalls = append(msg.ToolCalls, ToolCall{ID: ids[i], Name: c.Name, Arguments: args})
 	}
@@ -306,22 +452,26 @@ func copyRequest(r Request) Request {
 }
 
 // argumentText returns the raw argument text of a scripted call: a JSON
-// string's content, a compacted object, or "{}" when missing.
-func argumentText(raw json.RawMessage) string {
+// string's content, the object compacted (the object itself, not a copy,
+// when it has no white space to drop), or "{}" when missing.
+func argumentText(raw json.RawMessage) RawArguments {
 	if len(raw) == 0 {
-		return "{}"
+		return RawArguments("{}")
 	}
 	if raw[0] == '"' {
 		var s string
 		if json.Unmarshal(raw, &s) == nil {
-			return s
+			return RawArguments(s)
 		}
+	}
+	if !jsonscan.HasSpace(raw) {
+		return RawArguments(raw) // what json.Compact would return, or refuse
 	}
 	var b bytes.Buffer
 	if json.Compact(&b, raw) == nil {
-		return b.String()
+		return b.Bytes()
 	}
-	return string(raw)
+	return RawArguments(raw)
 }
 
 // splitChunks splits s into at most n pieces of roughly equal size, on rune
@@ -345,6 +495,26 @@ func splitChunks(s string, n int) []string {
 		count++
 	}
 	return append(out, s[start:])
+}
+
+// splitBytes is splitChunks for bytes.
+func splitBytes(b []byte, n int) [][]byte {
+	if len(b) == 0 {
+		return nil
+	}
+	size := max((utf8.RuneCount(b)+n-1)/n, 1)
+	var out [][]byte
+	start, count := 0, 0
+	for i := 0; i < len(b); {
+		if count == size {
+			out = append(out, b[start:i])
+			start, count = i, 0
+		}
+		_, w := utf8.DecodeRune(b[i:])
+		i += w
+		count++
+	}
+	return append(out, b[start:])
 }
 
 // abbreviate returns s cut to at most n bytes with "..." when longer.

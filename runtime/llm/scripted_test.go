@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"sync"
 	"testing"
@@ -123,7 +124,7 @@ func TestScriptedPlaysTurns(t *testing.T) {
 		}
 		got.text, got.calls, got.stop, got.usage = msgText, resp.Message.ToolCalls, resp.StopReason, resp.Usage
 		for i, c := range got.calls {
-			if got.argDelta[i] != c.Arguments {
+			if got.argDelta[i] != string(c.Arguments) {
 				t.Fatalf("streamed arguments %q != call arguments %q", got.argDelta[i], c.Arguments)
 			}
 		}
@@ -139,8 +140,8 @@ func TestScriptedPlaysTurns(t *testing.T) {
 	}
 
 	t2 := play(Request{})
-	wantCalls := []ToolCall{{ID: "call_1", Name: "read", Arguments: `{"path":"a.txt"}`}, {ID: "mine", Name: "ls", Arguments: `{}`}}
-	if t2.stop != StopToolUse || len(t2.calls) != 2 || t2.calls[0] != wantCalls[0] || t2.calls[1] != wantCalls[1] {
+	wantCalls := []ToolCall{{ID: "call_1", Name: "read", Arguments: RawArguments(`{"path":"a.txt"}`)}, {ID: "mine", Name: "ls", Arguments: RawArguments(`{}`)}}
+	if t2.stop != StopToolUse || !reflect.DeepEqual(t2.calls, wantCalls) {
 		t.Fatalf("turn 2 = %+v, want calls %+v", t2, wantCalls)
 	}
 	if len(t2.starts) != 2 || t2.starts[1].ToolCallID != "mine" || t2.starts[1].ToolName != "ls" || t2.starts[1].ToolCallIndex != 1 {
@@ -149,7 +150,7 @@ func TestScriptedPlaysTurns(t *testing.T) {
 
 	t3 := play(Request{})
 	if t3.text != "Running it." || t3.stop != StopToolUse || len(t3.calls) != 1 ||
-		t3.calls[0].ID != "call_3" || t3.calls[0].Arguments != `{"command":` {
+		t3.calls[0].ID != "call_3" || string(t3.calls[0].Arguments) != `{"command":` {
 		t.Fatalf("turn 3 = %+v", t3)
 	}
 	if t3.usage != (Usage{InputTokens: 10, OutputTokens: 3, TotalTokens: 13}) {

@@ -113,7 +113,7 @@ func wireUser(content []content.Block, images bool) openai.ChatCompletionMessage
 func wireAssistant(m Message) (openai.ChatCompletionMessage, bool) {
 	wm := openai.ChatCompletionMessage{Role: openai.ChatMessageRoleAssistant, Content: joinText(m.Content, "")}
 	for _, c := range m.ToolCalls {
-		args := c.Arguments
+		args := string(c.Arguments)
 		if args == "" {
 			args = "{}"
 		}
@@ -430,7 +430,12 @@ func (a *assembler) addToolCall(tc openai.ToolCall) {
 		a.send(StreamEvent{Type: EventToolCallStart, ToolCallIndex: pos, ToolCallID: c.ID, ToolName: c.Name})
 	}
 	if tc.Function.Arguments != "" {
-		c.args.WriteString(tc.Function.Arguments)
+		if need := len(c.args) + len(tc.Function.Arguments); need > cap(c.args) {
+			// Double: append grows a large slice by a quarter, which
+			// allocates five times a 20 MB argument text on its way.
+			c.args = append(make(RawArguments, 0, max(need, 2*cap(c.args))), c.args...)
+		}
+		c.args = append(c.args, tc.Function.Arguments...)
 		if out := a.redactor.write(idx, tc.Function.Arguments); out != "" {
 			a.send(StreamEvent{Type: EventToolCallDelta, Delta: out, ToolCallIndex: pos, ToolCallID: c.ID, ToolName: c.Name})
 		}
@@ -440,7 +445,7 @@ func (a *assembler) addToolCall(tc openai.ToolCall) {
 // callState is one tool call being assembled.
 type callState struct {
 	ID, Name string
-	args     strings.Builder
+	args     RawArguments // the message's, as they are: never copied again
 }
 
 // position is a call's place among the calls: the order in which their
@@ -485,7 +490,7 @@ func (a *assembler) message() Message {
 	}
 	for n, idx := range a.order {
 		st := a.calls[idx]
-		c := ToolCall{ID: st.ID, Name: st.Name, Arguments: st.args.String()}
+		c := ToolCall{ID: st.ID, Name: st.Name, Arguments: st.args}
 		if c.ID == "" {
 			c.ID = "call_" + strconv.Itoa(n+1)
 		}

@@ -2,6 +2,7 @@ package llm
 
 import (
 	"errors"
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -29,7 +30,7 @@ func TestAssembleStreams(t *testing.T) {
 				`{"choices":[{"delta":{"tool_calls":[{"function":{"name":"ls","arguments":"{\"pa"}}]}}]}`,
 				`{"choices":[{"delta":{"tool_calls":[{"function":{"arguments":"th\":\".\"}"}}]}}]}`,
 				`{"choices":[{"delta":{},"finish_reason":"tool_calls"}]}`, `[DONE]`),
-			wantCalls: []ToolCall{{ID: "call_1", Name: "ls", Arguments: `{"path":"."}`}},
+			wantCalls: []ToolCall{{ID: "call_1", Name: "ls", Arguments: RawArguments(`{"path":"."}`)}},
 			wantStop:  StopToolUse,
 		},
 		{
@@ -39,7 +40,7 @@ func TestAssembleStreams(t *testing.T) {
 				`{"choices":[{"delta":{"tool_calls":[{"id":"b","function":{"name":"read","arguments":"{\"path\""}}]}}]}`,
 				`{"choices":[{"delta":{"tool_calls":[{"function":{"arguments":":\"x\"}"}}]}}]}`,
 				`{"choices":[{"delta":{},"finish_reason":"stop"}]}`),
-			wantCalls: []ToolCall{{ID: "a", Name: "ls", Arguments: `{}`}, {ID: "b", Name: "read", Arguments: `{"path":"x"}`}},
+			wantCalls: []ToolCall{{ID: "a", Name: "ls", Arguments: RawArguments(`{}`)}, {ID: "b", Name: "read", Arguments: RawArguments(`{"path":"x"}`)}},
 			wantStop:  StopToolUse, // "stop" with calls is still tool use
 		},
 		{
@@ -48,7 +49,7 @@ func TestAssembleStreams(t *testing.T) {
 				`{"choices":[{"delta":{"tool_calls":[{"index":1,"id":"x","function":{"name":"a","arguments":"{}"}}]}}]}`,
 				`{"choices":[{"delta":{"tool_calls":[{"index":2,"id":"y","function":{"name":"b","arguments":"{}"}}]}}]}`,
 				`[DONE]`),
-			wantCalls: []ToolCall{{ID: "x", Name: "a", Arguments: `{}`}, {ID: "y", Name: "b", Arguments: `{}`}},
+			wantCalls: []ToolCall{{ID: "x", Name: "a", Arguments: RawArguments(`{}`)}, {ID: "y", Name: "b", Arguments: RawArguments(`{}`)}},
 			wantStop:  StopToolUse,
 		},
 		{
@@ -94,7 +95,7 @@ func TestAssembleStreams(t *testing.T) {
 				t.Fatalf("calls = %+v, want %+v", msg.ToolCalls, tt.wantCalls)
 			}
 			for i := range tt.wantCalls {
-				if msg.ToolCalls[i] != tt.wantCalls[i] {
+				if !reflect.DeepEqual(msg.ToolCalls[i], tt.wantCalls[i]) {
 					t.Fatalf("call %d = %+v, want %+v", i, msg.ToolCalls[i], tt.wantCalls[i])
 				}
 			}

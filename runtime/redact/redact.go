@@ -13,6 +13,7 @@
 package redact
 
 import (
+	"bytes"
 	"encoding/json"
 	"io"
 	"slices"
@@ -76,6 +77,19 @@ func (r *Redactor) Contains(s string) bool {
 	return false
 }
 
+// ContainsBytes is Contains for bytes, without copying them to a string.
+func (r *Redactor) ContainsBytes(b []byte) bool {
+	if r == nil {
+		return false
+	}
+	for _, n := range r.needles {
+		if bytes.Contains(b, []byte(n)) {
+			return true
+		}
+	}
+	return false
+}
+
 // String returns s with every secret replaced by Mark.
 func (r *Redactor) String(s string) string {
 	if r == nil {
@@ -92,7 +106,7 @@ func (r *Redactor) String(s string) string {
 // Bytes returns b with every secret replaced by Mark; b itself is returned
 // when it holds none.
 func (r *Redactor) Bytes(b []byte) []byte {
-	if !r.Active() || !r.Contains(string(b)) {
+	if !r.Active() || !r.ContainsBytes(b) {
 		return b
 	}
 	return []byte(r.String(string(b)))

@@ -41,9 +41,12 @@ func TestString(t *testing.T) {
 		if got := string(r.Bytes([]byte(tt.in))); got != tt.want {
 			t.Errorf("Bytes(%q) = %q, want %q", tt.in, got, tt.want)
 		}
+		if r.ContainsBytes([]byte(tt.in)) != r.Contains(tt.in) {
+			t.Errorf("ContainsBytes(%q) != Contains", tt.in)
+		}
 	}
 	var nilR *redact.Redactor
-	if nilR.String(key) != key || nilR.Active() || nilR.Contains(key) {
+	if nilR.String(key) != key || nilR.Active() || nilR.Contains(key) || nilR.ContainsBytes([]byte(key)) {
 		t.Fatal("a nil Redactor must redact nothing")
 	}
 }

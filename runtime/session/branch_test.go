@@ -193,3 +193,46 @@ func TestForkAtCopiesNameAndMetadata(t *testing.T) {
 		parent = l.ID
 	}
 }
+
+// TestForkInMemory: a session in memory keeps no lines for what it
+// appends; forking it into a file writes every entry as a file session
+// would have.
+func TestForkInMemory(t *testing.T) {
+	mem, err := Create(CreateOptions{Cwd: "/work/proj", InMemory: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustAppend(t, mem, user("one"))
+	a := mustAppend(t, mem, assistant("", Block{Type: "toolCall", ID: "c1", Name: "write", Arguments: json.RawMessage(`{"path":"a","content":"<x> & y"}`)}))
+	for _, e := range mem.Entries() {
+		if e.line != nil {
+			t.Fatalf("entry %s of a session in memory keeps its line", e.ID)
+		}
+	}
+	f, err := mem.ForkAt(a, CreateOptions{Cwd: "/work/proj", Dir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	lines := readLines(t, f.Path())
+	if len(lines) != 3 {
+		t.Fatalf("fork file has %d lines: %v", len(lines), lines)
+	}
+	for i, e := range mem.Entries() {
+		want, err := e.encode()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var w map[string]any
+		if err := json.Unmarshal(want, &w); err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(lines[i+1], w) {
+			t.Fatalf("line %d = %v, want %v", i+2, lines[i+1], w)
+		}
+	}
+	data, _ := os.ReadFile(f.Path())
+	if !strings.Contains(string(data), `"arguments":{"path":"a","content":"<x> & y"}`) {
+		t.Fatalf("fork file lacks the call's arguments as written: %s", data)
+	}
+}

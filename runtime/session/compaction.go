@@ -63,19 +63,25 @@ func EstimateTokens(m Message) int {
 	return (chars + 3) / 4
 }
 
-// UTF16Len counts a string as JavaScript's length does (UTF-16 units), so
-// estimates and cuts match the reference's.
-func UTF16Len(s string) int {
+// UTF16Len counts a string (or the text of bytes, without copying them) as
+// JavaScript's length does (UTF-16 units), so estimates match the
+// reference's. An invalid byte counts as one unit, as U+FFFD.
+func UTF16Len[S ~string | ~[]byte](s S) int {
 	n := 0
-	for _, r := range s {
+	for i := 0; i < len(s); {
+		if s[i] < utf8.RuneSelf {
+			n++
+			i++
+			continue
+		}
+		// A few bytes at a time, so the conversion needs no allocation.
+		r, size := utf8.DecodeRuneInString(string(s[i:min(len(s), i+utf8.UTFMax)]))
 		if r >= 0x10000 {
 			n += 2
 		} else {
 			n++
 		}
-	}
-	if n == 0 && len(s) > 0 && !utf8.ValidString(s) {
-		return len(s)
+		i += size
 	}
 	return n
 }

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/pi-go/pi/internal/jsonscan"
 	"github.com/pi-go/pi/runtime/content"
 	"github.com/pi-go/pi/runtime/llm"
 )
@@ -242,15 +243,18 @@ func llmBlocks(blocks []Block) []content.Block {
 
 // compactArgs returns the arguments object as compact JSON text ("{}" when
 // absent), as the reference sends it.
-func compactArgs(raw json.RawMessage) string {
+func compactArgs(raw json.RawMessage) llm.RawArguments {
 	if len(bytes.TrimSpace(raw)) == 0 || string(bytes.TrimSpace(raw)) == "null" {
-		return "{}"
+		return llm.RawArguments("{}")
+	}
+	if !jsonscan.HasSpace(raw) && json.Valid(raw) {
+		return llm.RawArguments(raw) // compact already: shared, not copied
 	}
 	var buf bytes.Buffer
 	if err := json.Compact(&buf, raw); err != nil {
-		return "{}"
+		return llm.RawArguments("{}")
 	}
-	return buf.String()
+	return buf.Bytes()
 }
 
 // Unanswered returns the tool calls of the last assistant message on the
@@ -369,13 +373,16 @@ func sessionBlocks(blocks []content.Block) []Block {
 
 // argsObject returns the argument text as a compact JSON object, {} when
 // it is not one.
-func argsObject(raw string) json.RawMessage {
-	t := strings.TrimSpace(raw)
-	if !strings.HasPrefix(t, "{") || !json.Valid([]byte(t)) {
+func argsObject(raw llm.RawArguments) json.RawMessage {
+	t := bytes.TrimSpace(raw)
+	if !bytes.HasPrefix(t, []byte("{")) || !json.Valid(t) {
 		return json.RawMessage("{}")
 	}
+	if !jsonscan.HasSpace(t) {
+		return json.RawMessage(t) // compact already: shared, not copied
+	}
 	var buf bytes.Buffer
-	if err := json.Compact(&buf, []byte(t)); err != nil {
+	if err := json.Compact(&buf, t); err != nil {
 		return json.RawMessage("{}")
 	}
 	return buf.Bytes()

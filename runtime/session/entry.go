@@ -99,8 +99,10 @@ type Entry struct {
 	// session_info: the session's display name.
 	Name string
 
-	// line is the entry's JSON, as written by this process or as read:
-	// a message is decoded from it when used, and a fork copies it.
+	// line is the entry's JSON: as written by this process, as read for
+	// a message (decoded when used) or for a fork. A session in memory
+	// keeps none for the entries it appends (the message is there; a
+	// 20 MB tool call need not be there twice): flush encodes them.
 	line []byte
 }
 
@@ -256,13 +258,20 @@ func (e *Entry) encode() ([]byte, error) {
 		if err != nil {
 			return nil, err
 		}
+		// A message read from a file is written as it was read.
+		var shape any = m.raw
+		if m.raw == nil {
+			if shape, err = m.shape(); err != nil {
+				return nil, fmt.Errorf("entry %s: %w", e.ID, err)
+			}
+		}
 		v = struct {
-			Type      string   `json:"type"`
-			ID        string   `json:"id"`
-			ParentID  *string  `json:"parentId"`
-			Timestamp string   `json:"timestamp"`
-			Message   *Message `json:"message"`
-		}{e.Type, e.ID, parent, e.Timestamp, m}
+			Type      string  `json:"type"`
+			ID        string  `json:"id"`
+			ParentID  *string `json:"parentId"`
+			Timestamp string  `json:"timestamp"`
+			Message   any     `json:"message"`
+		}{e.Type, e.ID, parent, e.Timestamp, shape}
 	case TypeModelChange:
 		v = struct {
 			Type      string  `json:"type"`
@@ -536,45 +545,55 @@ func (m *Message) MarshalJSON() ([]byte, error) {
 	if m.raw != nil {
 		return m.raw, nil
 	}
-	content := m.Content
-	if content == nil {
-		content = []Block{}
+	v, err := m.shape()
+	if err != nil {
+		return nil, err
 	}
+	return marshal(v)
+}
+
+// shape is the value MarshalJSON encodes: the message as a struct of the
+// reference's fields for its role, its blocks as their shapes. An entry's
+// line encodes it in the same pass as the entry (no Marshaler between
+// them), so a 20 MB tool call is copied into the line once, not once per
+// level.
+func (m *Message) shape() (any, error) {
+	content := blockShapes(m.Content)
 	switch m.Role {
 	case RoleUser:
-		return marshal(struct {
-			Role      string  `json:"role"`
-			Content   []Block `json:"content"`
-			Timestamp int64   `json:"timestamp"`
-		}{m.Role, content, m.Timestamp})
+		return struct {
+			Role      string `json:"role"`
+			Content   []any  `json:"content"`
+			Timestamp int64  `json:"timestamp"`
+		}{m.Role, content, m.Timestamp}, nil
 	case RoleAssistant:
 		usage := m.Usage
 		if usage == nil {
 			usage = &Usage{}
 		}
-		return marshal(struct {
-			Role         string  `json:"role"`
-			Content      []Block `json:"content"`
-			API          string  `json:"api"`
-			Provider     string  `json:"provider"`
-			Model        string  `json:"model"`
-			Usage        *Usage  `json:"usage"`
-			StopReason   string  `json:"stopReason"`
-			ErrorMessage string  `json:"errorMessage,omitempty"`
-			Timestamp    int64   `json:"timestamp"`
-		}{m.Role, content, m.API, m.Provider, m.Model, usage, m.StopReason, m.ErrorMessage, m.Timestamp})
+		return struct {
+			Role         string `json:"role"`
+			Content      []any  `json:"content"`
+			API          string `json:"api"`
+			Provider     string `json:"provider"`
+			Model        string `json:"model"`
+			Usage        *Usage `json:"usage"`
+			StopReason   string `json:"stopReason"`
+			ErrorMessage string `json:"errorMessage,omitempty"`
+			Timestamp    int64  `json:"timestamp"`
+		}{m.Role, content, m.API, m.Provider, m.Model, usage, m.StopReason, m.ErrorMessage, m.Timestamp}, nil
 	case RoleToolResult:
-		return marshal(struct {
+		return struct {
 			Role       string          `json:"role"`
 			ToolCallID string          `json:"toolCallId"`
 			ToolName   string          `json:"toolName"`
-			Content    []Block         `json:"content"`
+			Content    []any           `json:"content"`
 			Details    json.RawMessage `json:"details,omitempty"`
 			IsError    bool            `json:"isError"`
 			Timestamp  int64           `json:"timestamp"`
-		}{m.Role, m.ToolCallID, m.ToolName, content, m.Details, m.IsError, m.Timestamp})
+		}{m.Role, m.ToolCallID, m.ToolName, content, m.Details, m.IsError, m.Timestamp}, nil
 	case RoleBashExecution:
-		return marshal(struct {
+		return struct {
 			Role               string  `json:"role"`
 			Command            string  `json:"command"`
 			Output             string  `json:"output"`
@@ -584,30 +603,30 @@ func (m *Message) MarshalJSON() ([]byte, error) {
 			FullOutputPath     *string `json:"fullOutputPath,omitempty"`
 			ExcludeFromContext bool    `json:"excludeFromContext,omitempty"`
 			Timestamp          int64   `json:"timestamp"`
-		}{m.Role, m.Command, m.Output, m.ExitCode, m.Cancelled, m.Truncated, optString(m.FullOutputPath), m.ExcludeFromContext, m.Timestamp})
+		}{m.Role, m.Command, m.Output, m.ExitCode, m.Cancelled, m.Truncated, optString(m.FullOutputPath), m.ExcludeFromContext, m.Timestamp}, nil
 	case RoleCustom:
-		return marshal(struct {
+		return struct {
 			Role       string          `json:"role"`
 			CustomType string          `json:"customType"`
-			Content    []Block         `json:"content"`
+			Content    []any           `json:"content"`
 			Display    bool            `json:"display"`
 			Details    json.RawMessage `json:"details,omitempty"`
 			Timestamp  int64           `json:"timestamp"`
-		}{m.Role, m.CustomType, content, m.Display, m.Details, m.Timestamp})
+		}{m.Role, m.CustomType, content, m.Display, m.Details, m.Timestamp}, nil
 	case RoleCompactionSummary:
-		return marshal(struct {
+		return struct {
 			Role         string `json:"role"`
 			Summary      string `json:"summary"`
 			TokensBefore int    `json:"tokensBefore"`
 			Timestamp    int64  `json:"timestamp"`
-		}{m.Role, m.Summary, m.TokensBefore, m.Timestamp})
+		}{m.Role, m.Summary, m.TokensBefore, m.Timestamp}, nil
 	case RoleBranchSummary:
-		return marshal(struct {
+		return struct {
 			Role      string `json:"role"`
 			Summary   string `json:"summary"`
 			FromID    string `json:"fromId"`
 			Timestamp int64  `json:"timestamp"`
-		}{m.Role, m.Summary, m.FromID, m.Timestamp})
+		}{m.Role, m.Summary, m.FromID, m.Timestamp}, nil
 	}
 	return nil, fmt.Errorf("pi does not write %q messages", m.Role)
 }
@@ -621,35 +640,47 @@ func optString(s string) *string {
 }
 
 // MarshalJSON writes the block in the reference's shape for its type.
-func (b Block) MarshalJSON() ([]byte, error) {
+func (b Block) MarshalJSON() ([]byte, error) { return marshal(b.shape()) }
+
+// blockShapes returns the shapes of blocks ([] for none).
+func blockShapes(blocks []Block) []any {
+	out := make([]any, len(blocks))
+	for i, b := range blocks {
+		out[i] = b.shape()
+	}
+	return out
+}
+
+// shape is the value MarshalJSON encodes (see Message.shape).
+func (b Block) shape() any {
 	switch b.Type {
 	case "image":
-		return marshal(struct {
+		return struct {
 			Type     string `json:"type"`
 			Data     string `json:"data"`
 			MimeType string `json:"mimeType"`
-		}{b.Type, b.Data, b.MimeType})
+		}{b.Type, b.Data, b.MimeType}
 	case "thinking":
-		return marshal(struct {
+		return struct {
 			Type     string `json:"type"`
 			Thinking string `json:"thinking"`
-		}{b.Type, b.Thinking})
+		}{b.Type, b.Thinking}
 	case "toolCall":
 		args := b.Arguments
 		if len(args) == 0 {
 			args = json.RawMessage("{}")
 		}
-		return marshal(struct {
+		return struct {
 			Type      string          `json:"type"`
 			ID        string          `json:"id"`
 			Name      string          `json:"name"`
 			Arguments json.RawMessage `json:"arguments"`
-		}{b.Type, b.ID, b.Name, args})
+		}{b.Type, b.ID, b.Name, args}
 	}
-	return marshal(struct {
+	return struct {
 		Type string `json:"type"`
 		Text string `json:"text"`
-	}{b.Type, b.Text})
+	}{b.Type, b.Text}
 }
 
 // JoinTexts joins the text blocks of blocks with sep (images and other

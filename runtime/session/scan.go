@@ -2,8 +2,8 @@ package session
 
 import (
 	"encoding/json"
-	"errors"
-	"fmt"
+
+	"github.com/pi-go/pi/internal/jsonscan"
 )
 
 // head is what loading needs of an entry line without decoding it.
@@ -15,8 +15,6 @@ type head struct {
 	message                      []byte // the message member's JSON, a slice of the line
 }
 
-var errSyntax = errors.New("not a JSON object")
-
 // scanHead reads the top-level members type, id, parentId and timestamp of
 // the JSON object line and skips every other value without decoding it, so
 // indexing a large session costs one quick pass over its bytes; the rest
@@ -24,33 +22,7 @@ var errSyntax = errors.New("not a JSON object")
 // an object or is cut short.
 func scanHead(line []byte) (head, error) {
 	var h head
-	i := skipSpace(line, 0)
-	if i >= len(line) || line[i] != '{' {
-		return h, errSyntax
-	}
-	i = skipSpace(line, i+1)
-	if i < len(line) && line[i] == '}' {
-		return h, nil
-	}
-	for {
-		if i >= len(line) || line[i] != '"' {
-			return h, fmt.Errorf("%w: a key was expected at byte %d", errSyntax, i)
-		}
-		kEnd, err := skipString(line, i)
-		if err != nil {
-			return h, err
-		}
-		key := line[i+1 : kEnd-1]
-		i = skipSpace(line, kEnd)
-		if i >= len(line) || line[i] != ':' {
-			return h, fmt.Errorf("%w: ':' expected at byte %d", errSyntax, i)
-		}
-		i = skipSpace(line, i+1)
-		vStart := i
-		if i, err = skipValue(line, i); err != nil {
-			return h, err
-		}
-		val := line[vStart:i]
+	err := jsonscan.Members(line, func(key, val []byte) error {
 		switch string(key) {
 		case "type":
 			h.typ, _ = unquote(val)
@@ -67,22 +39,9 @@ func scanHead(line []byte) (head, error) {
 				h.tsNumeric = true
 			}
 		}
-		i = skipSpace(line, i)
-		if i >= len(line) {
-			return h, fmt.Errorf("%w: cut short", errSyntax)
-		}
-		switch line[i] {
-		case ',':
-			i = skipSpace(line, i+1)
-		case '}':
-			if j := skipSpace(line, i+1); j != len(line) {
-				return h, fmt.Errorf("%w: text after the object", errSyntax)
-			}
-			return h, nil
-		default:
-			return h, fmt.Errorf("%w: ',' or '}' expected at byte %d", errSyntax, i)
-		}
-	}
+		return nil
+	})
+	return h, err
 }
 
 // unquote returns the string value val holds; ok false when it is not a
@@ -102,73 +61,4 @@ func unquote(val []byte) (string, bool) {
 		}
 	}
 	return string(inner), true
-}
-
-func skipSpace(b []byte, i int) int {
-	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\r' || b[i] == '\n') {
-		i++
-	}
-	return i
-}
-
-// skipString returns the index after the string starting at b[i] ('"').
-func skipString(b []byte, i int) (int, error) {
-	for j := i + 1; j < len(b); j++ {
-		switch b[j] {
-		case '\\':
-			j++
-		case '"':
-			return j + 1, nil
-		}
-	}
-	return 0, fmt.Errorf("%w: unterminated string", errSyntax)
-}
-
-// skipValue returns the index after the JSON value starting at b[i].
-func skipValue(b []byte, i int) (int, error) {
-	if i >= len(b) {
-		return 0, fmt.Errorf("%w: value expected", errSyntax)
-	}
-	switch b[i] {
-	case '"':
-		return skipString(b, i)
-	case '{', '[':
-		depth := 0
-		for j := i; j < len(b); j++ {
-			switch b[j] {
-			case '"':
-				end, err := skipString(b, j)
-				if err != nil {
-					return 0, err
-				}
-				j = end - 1
-			case '{', '[':
-				depth++
-			case '}', ']':
-				depth--
-				if depth == 0 {
-					return j + 1, nil
-				}
-			}
-		}
-		return 0, fmt.Errorf("%w: unterminated object or array", errSyntax)
-	}
-	j := i
-	for j < len(b) {
-		c := b[j]
-		if c == ',' || c == '}' || c == ']' || c == ' ' || c == '\t' || c == '\r' || c == '\n' {
-			break
-		}
-		j++
-	}
-	if j == i {
-		return 0, fmt.Errorf("%w: value expected at byte %d", errSyntax, i)
-	}
-	switch lit := string(b[i:j]); {
-	case lit == "null" || lit == "true" || lit == "false":
-	case b[i] == '-' || (b[i] >= '0' && b[i] <= '9'):
-	default:
-		return 0, fmt.Errorf("%w: %q is not a JSON value", errSyntax, lit)
-	}
-	return j, nil
 }

@@ -511,7 +511,7 @@ func TestContextBuilding(t *testing.T) {
 			line += b.Text
 		}
 		for _, c := range m.ToolCalls {
-			line += c.Name + c.Arguments
+			line += c.Name + string(c.Arguments)
 		}
 		got = append(got, line)
 	}
@@ -629,7 +629,7 @@ func TestCustomEntries(t *testing.T) {
 
 func TestFromLLM(t *testing.T) {
 	m := FromLLM(llm.Message{Role: llm.RoleAssistant, Content: []content.Block{content.Text("t")},
-		ToolCalls: []llm.ToolCall{{ID: "1", Name: "a", Arguments: `{"x": [1, 2]}`}, {ID: "2", Name: "b", Arguments: `not json`}, {ID: "3", Name: "c", Arguments: `[1]`}}},
+		ToolCalls: []llm.ToolCall{{ID: "1", Name: "a", Arguments: llm.RawArguments(`{"x": [1, 2]}`)}, {ID: "2", Name: "b", Arguments: llm.RawArguments(`not json`)}, {ID: "3", Name: "c", Arguments: llm.RawArguments(`[1]`)}}},
 		AssistantMeta{API: "openai-completions", Provider: "p", Model: "m", Usage: llm.Usage{InputTokens: 5, OutputTokens: 2, TotalTokens: 7}, StopReason: llm.StopToolUse})
 	b, err := json.Marshal(&m)
 	if err != nil {
@@ -640,7 +640,7 @@ func TestFromLLM(t *testing.T) {
 		t.Fatalf("got %s", b)
 	}
 	back := ToLLM([]Message{m})
-	if back[0].ToolCalls[0].Arguments != `{"x":[1,2]}` {
+	if string(back[0].ToolCalls[0].Arguments) != `{"x":[1,2]}` {
 		t.Fatalf("arguments %q", back[0].ToolCalls[0].Arguments)
 	}
 	// No HTML escaping: the text is written as JSON.stringify writes it.

@@ -402,7 +402,13 @@ func (s *Session) flush(extra []byte) error {
 	buf.Write(hl)
 	buf.WriteByte('\n')
 	for _, e := range s.entries {
-		buf.Write(e.line)
+		line := e.line
+		if line == nil { // appended to a session in memory (ForkAt)
+			if line, err = e.encode(); err != nil {
+				return fmt.Errorf("session %s: %w", s.path, err)
+			}
+		}
+		buf.Write(line)
 		buf.WriteByte('\n')
 	}
 	buf.Write(extra)
@@ -446,11 +452,14 @@ func (s *Session) append(e *Entry) (string, error) {
 	e.ID = newEntryID(func(id string) bool { _, ok := s.byID[id]; return ok })
 	e.ParentID = s.leaf
 	e.Timestamp = isoTime(time.Now())
-	line, err := e.encode()
-	if err != nil {
-		return "", fmt.Errorf("session append: %w", err)
+	var line []byte
+	if s.persist {
+		var err error
+		if line, err = e.encode(); err != nil {
+			return "", fmt.Errorf("session append: %w", err)
+		}
+		e.line = line
 	}
-	e.line = line
 	isAssistant := false
 	if e.Type == TypeMessage && e.msg != nil && e.msg.Role == RoleAssistant {
 		isAssistant = true

@@ -96,7 +96,7 @@ func TestAskPermissionApprove(t *testing.T) {
 // and sees the paths a tool reports.
 func TestPermissionWithoutHooks(t *testing.T) {
 	def := echoDef("echo", tool.Source{})
-	def.Paths = func(input json.RawMessage, cwd string) ([]string, error) { return []string{"/real/x"}, nil }
+	def.Paths = func(tool.Call, string) ([]string, error) { return []string{"/real/x"}, nil }
 	at, err := tool.Wrap(def, func(string) tool.Context { return tool.Context{} })
 	if err != nil {
 		t.Fatal(err)

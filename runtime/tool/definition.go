@@ -69,17 +69,29 @@ type Context struct {
 type UpdateFunc func(partial Result)
 
 // Call is one invocation of a tool: the call id the model gave, the
-// arguments after preparation and validation, and the update callback.
+// arguments after preparation and validation (Input, and through Parsed
+// the value validation parsed from it), and the update callback.
 type Call struct {
 	ID     string
 	Input  json.RawMessage
+	args   Args
 	update UpdateFunc
 }
 
-// NewCall returns a Call; update may be nil.
+// NewCall returns a Call of arguments no validation parsed; update may be
+// nil.
 func NewCall(id string, input json.RawMessage, update UpdateFunc) Call {
-	return Call{ID: id, Input: input, update: update}
+	return Call{ID: id, Input: input, args: RawArgs(input), update: update}
 }
+
+// newCall returns the Call of validated arguments.
+func newCall(id string, args Args, update UpdateFunc) Call {
+	return Call{ID: id, Input: args.JSON, args: args, update: update}
+}
+
+// Parsed returns the JSON value validation parsed from Input (see
+// Args.Parsed), or false when there is none.
+func (c Call) Parsed() (any, bool) { return c.args.Parsed() }
 
 // Update sends a partial result when the caller asked for them.
 func (c Call) Update(partial Result) {
@@ -98,10 +110,12 @@ type PrepareFunc func(raw json.RawMessage) (json.RawMessage, error)
 
 // PathsFunc lists the paths a call will open: absolute, with every symlink
 // resolved (for a file that does not exist yet, the real path of its deepest
-// existing parent joined with the rest), computed from the validated input
-// and the working directory the call runs in exactly as Execute will resolve
-// them. An error blocks the call (a hook cannot check what nobody can name).
-type PathsFunc func(input json.RawMessage, cwd string) ([]string, error)
+// existing parent joined with the rest), computed from the validated call
+// (Call.Input and Call.Parsed, as Execute gets them; no update callback)
+// and the working directory the call runs in exactly as Execute will
+// resolve them. An error blocks the call (a hook cannot check what nobody
+// can name).
+type PathsFunc func(call Call, cwd string) ([]string, error)
 
 // ToolDefinition is the product-layer tool: what built-ins and extensions
 // register. Parameters is a JSON Schema object.
@@ -139,7 +153,12 @@ type AgentTool interface {
 	// Validate checks arguments against Parameters. The error's text is the
 	// model-visible `Validation failed for tool "NAME":` message.
 	Validate(args json.RawMessage) error
-	Execute(ctx context.Context, callID string, args json.RawMessage, update UpdateFunc) (Result, error)
+	// ValidateArgs is Validate that also returns the arguments with the
+	// value validation parsed from them, for the call's Execute.
+	ValidateArgs(args json.RawMessage) (Args, error)
+	// Execute runs the tool with arguments ValidateArgs returned (or
+	// RawArgs).
+	Execute(ctx context.Context, callID string, args Args, update UpdateFunc) (Result, error)
 }
 
 // Wrap adapts a definition into an AgentTool. The schema is compiled once,
@@ -207,21 +226,31 @@ func (w *wrapped) PrepareArguments(raw json.RawMessage) (json.RawMessage, error)
 	return w.def.PrepareArguments(raw)
 }
 
-func (w *wrapped) Validate(args json.RawMessage) error { return w.validator.validate(args) }
+func (w *wrapped) Validate(args json.RawMessage) error {
+	_, err := w.validator.validate(args)
+	return err
+}
 
-func (w *wrapped) Execute(ctx context.Context, callID string, args json.RawMessage, update UpdateFunc) (Result, error) {
-	defer forgetParsed(args)
-	return w.def.Execute(ctx, NewCall(callID, args, update), w.ctx(w.def.Name))
+func (w *wrapped) ValidateArgs(args json.RawMessage) (Args, error) { return w.validator.validate(args) }
+
+func (w *wrapped) Execute(ctx context.Context, callID string, args Args, update UpdateFunc) (Result, error) {
+	return w.def.Execute(ctx, newCall(callID, args, update), w.ctx(w.def.Name))
 }
 
 // CallPaths lists the paths a call with these validated arguments will
 // open, from the definition's Paths and the cwd its Context would get; a
 // definition without Paths opens none.
 func (w *wrapped) CallPaths(args json.RawMessage) ([]string, error) {
+	return w.callPaths(RawArgs(args))
+}
+
+// callPaths is CallPaths of arguments ValidateArgs returned, whose parse
+// the definition's Paths gets.
+func (w *wrapped) callPaths(args Args) ([]string, error) {
 	if w.def.Paths == nil {
 		return []string{}, nil
 	}
-	paths, err := w.def.Paths(args, w.ctx(w.def.Name).Cwd)
+	paths, err := w.def.Paths(newCall("", args, nil), w.ctx(w.def.Name).Cwd)
 	if err != nil {
 		return nil, err
 	}

@@ -23,14 +23,18 @@ type PathLister interface {
 	CallPaths(args json.RawMessage) ([]string, error)
 }
 
-// callPaths asks t for the paths of a call; a tool that is no PathLister
-// opens none that it names.
-func callPaths(t AgentTool, args json.RawMessage) ([]string, error) {
+// callPaths asks t for the paths of a call with validated args (a tool
+// made by Wrap gets their parse); a tool that is no PathLister opens none
+// that it names.
+func callPaths(t AgentTool, args Args) ([]string, error) {
+	if w, ok := t.(*wrapped); ok {
+		return w.callPaths(args)
+	}
 	pl, ok := t.(PathLister)
 	if !ok {
 		return []string{}, nil
 	}
-	return pl.CallPaths(args)
+	return pl.CallPaths(args.JSON)
 }
 
 // ToolCallDecision is a tool_call hook's answer: the zero value lets the call

@@ -26,8 +26,6 @@ func ValidateWithLibrary(schema, args json.RawMessage) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	forgetParsed(args)
-	defer forgetParsed(args)
 	if err := v.validate(args); err != nil {
 		return err.Error(), nil
 	}
@@ -41,9 +39,7 @@ func ValidateText(schema, args json.RawMessage) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	forgetParsed(args)
-	defer forgetParsed(args)
-	if err := v.validate(args); err != nil {
+	if _, err := v.validate(args); err != nil {
 		return err.Error(), nil
 	}
 	return "", nil
@@ -109,8 +105,7 @@ func (oldNoLoader) Load(url string) (any, error) {
 // validate checks args against the schema. The arguments are parsed once,
 // straight from args (parseTree); what parseTree leaves to the library
 // (invalid JSON, duplicate keys) takes the library's decoder, so its
-// errors are the library's. A valid parse is kept for the call's Paths and
-// Execute (Parsed).
+// errors are the library's.
 func (v *oldValidator) validate(args json.RawMessage) error {
 	inst, ok := parseTree(args)
 	if !ok {
@@ -122,9 +117,6 @@ func (v *oldValidator) validate(args json.RawMessage) error {
 	}
 	err := v.schema.Validate(inst)
 	if err == nil {
-		if ok {
-			rememberParsed(args, inst)
-		}
 		return nil
 	}
 	ve, ok := err.(*jsonschema.ValidationError)

@@ -12,72 +12,68 @@ import (
 func NotFound(name string) Result { return ErrorResult(fmt.Sprintf("Tool %s not found", name)) }
 
 // Preflight prepares, validates, runs the tool_call hooks, the permission
-// check and the approval for one call. It returns the final arguments, or a
-// non-nil error result (validation failed, blocked, denied, not approved)
-// that is what the model gets instead of running the tool.
+// check and the approval for one call. It returns the final arguments with
+// the value their validation parsed (Args, for Execute), or a non-nil error
+// result (validation failed, blocked, denied, not approved) that is what
+// the model gets instead of running the tool.
 //
 // Hooks run in order; the first block ends the chain; an ask is remembered
 // and the chain goes on (a later hook may still block); then the permission
 // check runs on the final arguments; then, if anything asked, the person is
 // asked once with every question.
-func Preflight(ctx context.Context, t AgentTool, hooks *Hooks, callID string, raw json.RawMessage) (_ json.RawMessage, blocked *Result) {
-	args, err := t.PrepareArguments(raw)
-	// A call turned away drops the parse its validation kept (Parsed).
-	defer func() {
-		if blocked != nil {
-			forgetParsed(args)
-		}
-	}()
+func Preflight(ctx context.Context, t AgentTool, hooks *Hooks, callID string, raw json.RawMessage) (Args, *Result) {
+	prepared, err := t.PrepareArguments(raw)
 	if err != nil {
 		r := ErrorResult(err.Error())
-		return nil, &r
+		return Args{}, &r
 	}
-	if err := t.Validate(args); err != nil {
+	args, err := t.ValidateArgs(prepared)
+	if err != nil {
 		r := ErrorResult(err.Error())
-		return nil, &r
+		return Args{}, &r
 	}
 	if hooks == nil || (len(hooks.ToolCall) == 0 && hooks.Permission == nil) {
 		return args, nil
 	}
 	paths, blocked := preflightPaths(t, args, "")
 	if blocked != nil {
-		return nil, blocked
+		return Args{}, blocked
 	}
 	var asks []string
 	for _, h := range hooks.ToolCall {
-		d, err := h.Func(ctx, CallInfo{ID: callID, Name: t.Name(), Input: args, Paths: paths})
+		d, err := h.Func(ctx, CallInfo{ID: callID, Name: t.Name(), Input: args.JSON, Paths: paths})
 		if err != nil {
-			return nil, blockedResult(fmt.Sprintf("Tool execution was blocked: %s failed: %v", h.Name, err))
+			return Args{}, blockedResult(fmt.Sprintf("Tool execution was blocked: %s failed: %v", h.Name, err))
 		}
 		if d.Block {
 			reason := d.Reason
 			if reason == "" {
 				reason = "Tool execution was blocked"
 			}
-			return nil, blockedResult(reason)
+			return Args{}, blockedResult(reason)
 		}
 		if d.Ask != "" {
 			asks = append(asks, d.Ask)
 		}
 		if d.Input != nil {
-			if err := t.Validate(d.Input); err != nil {
-				return nil, blockedResult(fmt.Sprintf("%s (arguments as replaced by %s)", err.Error(), h.Name))
+			replaced, err := t.ValidateArgs(d.Input)
+			if err != nil {
+				return Args{}, blockedResult(fmt.Sprintf("%s (arguments as replaced by %s)", err.Error(), h.Name))
 			}
-			forgetParsed(args)
-			args = d.Input
+			args = replaced
 			if paths, blocked = preflightPaths(t, args, h.Name); blocked != nil {
-				return nil, blocked
+				return Args{}, blocked
 			}
 		}
 	}
-	call := CallInfo{ID: callID, Name: t.Name(), Input: args, Paths: paths}
+	call := CallInfo{ID: callID, Name: t.Name(), Input: args.JSON, Paths: paths}
 	if hooks.Permission != nil {
 		d, err := hooks.Permission(ctx, call)
 		switch {
 		case err != nil:
-			return nil, blockedResult(fmt.Sprintf("Blocked by permissions: %v", err))
+			return Args{}, blockedResult(fmt.Sprintf("Blocked by permissions: %v", err))
 		case d.Verdict == Deny:
-			return nil, blockedResult("Blocked by permissions: " + d.describe())
+			return Args{}, blockedResult("Blocked by permissions: " + d.describe())
 		case d.Verdict == Ask:
 			asks = append(asks, d.describe())
 		}
@@ -87,14 +83,14 @@ func Preflight(ctx context.Context, t AgentTool, hooks *Hooks, callID string, ra
 	}
 	question := strings.Join(asks, "; ")
 	if hooks.Approve == nil {
-		return nil, blockedResult(fmt.Sprintf("needs approval: %s (run interactively, or pass --yes)", question))
+		return Args{}, blockedResult(fmt.Sprintf("needs approval: %s (run interactively, or pass --yes)", question))
 	}
 	ok, err := hooks.Approve(ctx, ApprovalRequest{Call: call, Questions: asks})
 	switch {
 	case err != nil:
-		return nil, blockedResult(fmt.Sprintf("Tool execution was blocked: asking for approval failed (%s): %v", question, err))
+		return Args{}, blockedResult(fmt.Sprintf("Tool execution was blocked: asking for approval failed (%s): %v", question, err))
 	case !ok:
-		return nil, blockedResult(fmt.Sprintf("Tool execution was blocked: the user did not approve it (%s)", question))
+		return Args{}, blockedResult(fmt.Sprintf("Tool execution was blocked: the user did not approve it (%s)", question))
 	}
 	return args, nil
 }
@@ -106,7 +102,7 @@ func blockedResult(msg string) *Result {
 
 // preflightPaths computes the paths hooks see; a tool that cannot name them
 // is blocked (fail closed). replacedBy names the hook whose input this is.
-func preflightPaths(t AgentTool, args json.RawMessage, replacedBy string) ([]string, *Result) {
+func preflightPaths(t AgentTool, args Args, replacedBy string) ([]string, *Result) {
 	paths, err := callPaths(t, args)
 	if err != nil {
 		msg := fmt.Sprintf("Tool execution was blocked: cannot tell which paths %s would open: %v", t.Name(), err)
@@ -119,15 +115,16 @@ func preflightPaths(t AgentTool, args json.RawMessage, replacedBy string) ([]str
 	return paths, nil
 }
 
-// Execute runs the tool with prepared arguments, turning a Go error or a
-// panic into an error result, then chains the tool_result hooks.
-func Execute(ctx context.Context, t AgentTool, hooks *Hooks, callID string, args json.RawMessage, update UpdateFunc) Result {
+// Execute runs the tool with the arguments Preflight returned, turning a
+// Go error or a panic into an error result, then chains the tool_result
+// hooks.
+func Execute(ctx context.Context, t AgentTool, hooks *Hooks, callID string, args Args, update UpdateFunc) Result {
 	r := executeSafely(ctx, t, callID, args, update)
 	if hooks == nil {
 		return r
 	}
 	for _, h := range hooks.ToolResult {
-		p, err := h.Func(ctx, CallInfo{ID: callID, Name: t.Name(), Input: args}, r)
+		p, err := h.Func(ctx, CallInfo{ID: callID, Name: t.Name(), Input: args.JSON}, r)
 		if err != nil {
 			if hooks.OnHookError != nil {
 				hooks.OnHookError(h.Name, err)
@@ -139,7 +136,7 @@ func Execute(ctx context.Context, t AgentTool, hooks *Hooks, callID string, args
 	return r
 }
 
-func executeSafely(ctx context.Context, t AgentTool, callID string, args json.RawMessage, update UpdateFunc) (r Result) {
+func executeSafely(ctx context.Context, t AgentTool, callID string, args Args, update UpdateFunc) (r Result) {
 	defer func() {
 		if p := recover(); p != nil {
 			r = ErrorResult(fmt.Sprintf("tool %s panicked: %v\n%s", t.Name(), p, debug.Stack()))

@@ -262,9 +262,9 @@ func TestPreflightPaths(t *testing.T) {
 		ran.Add(1)
 		return inner(ctx, call, tc)
 	}
-	def.Paths = func(input json.RawMessage, cwd string) ([]string, error) {
+	def.Paths = func(call tool.Call, cwd string) ([]string, error) {
 		var in struct{ Text string }
-		if err := json.Unmarshal(input, &in); err != nil {
+		if err := json.Unmarshal(call.Input, &in); err != nil {
 			return nil, err
 		}
 		if in.Text == "unnamable" {

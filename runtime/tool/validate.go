@@ -84,37 +84,39 @@ func compileSchemaDraft(toolName string, raw json.RawMessage, draft jsonschema.D
 	return &validator{tool: toolName, schemaJSON: compact.Bytes(), schema: s}, nil
 }
 
-// validate checks args against the schema. The arguments are parsed once,
-// straight from args (parseTree); what parseTree leaves to encoding/json
-// (invalid JSON, duplicate keys) takes jsonschema.Unmarshal, so its errors
-// are encoding/json's. A valid parse is kept for the call's Paths and
-// Execute (Parsed). The validator never copies a string of the arguments.
-func (v *validator) validate(args json.RawMessage) error {
+// validate checks args against the schema and returns them with the value
+// it parsed (Args), for the call's Paths and Execute. The arguments are
+// parsed once, straight from args (parseTree); what parseTree leaves to
+// encoding/json (invalid JSON, duplicate keys) takes jsonschema.Unmarshal,
+// so its errors are encoding/json's, and that parse is not handed on (a
+// struct decode must see what encoding/json sees). The validator never
+// copies a string of the arguments.
+func (v *validator) validate(args json.RawMessage) (Args, error) {
 	inst, ok := parseTree(args)
 	if !ok {
 		var err error
 		inst, err = jsonschema.Unmarshal(args)
 		if err != nil {
-			return &ValidationError{Tool: v.tool, Problems: []FieldProblem{{Field: "root", Message: "arguments are not valid JSON: " + err.Error()}}}
+			return Args{}, &ValidationError{Tool: v.tool, Problems: []FieldProblem{{Field: "root", Message: "arguments are not valid JSON: " + err.Error()}}}
 		}
 	}
 	err := v.schema.Validate(inst)
 	if err == nil {
-		if ok {
-			rememberParsed(args, inst)
+		if !ok {
+			return RawArgs(args), nil
 		}
-		return nil
+		return Args{JSON: args, value: inst, parsed: true}, nil
 	}
 	ve, ok := err.(*jsonschema.Error)
 	if !ok {
-		return &ValidationError{Tool: v.tool, Problems: []FieldProblem{{Field: "root", Message: err.Error()}}, Received: args}
+		return Args{}, &ValidationError{Tool: v.tool, Problems: []FieldProblem{{Field: "root", Message: err.Error()}}, Received: args}
 	}
 	var problems []FieldProblem
 	for _, leaf := range ve.Leaves() {
 		problems = appendProblems(problems, leaf)
 	}
 	sort.SliceStable(problems, func(i, j int) bool { return problems[i].Field < problems[j].Field })
-	return &ValidationError{Tool: v.tool, Problems: dedupe(problems), Received: args}
+	return Args{}, &ValidationError{Tool: v.tool, Problems: dedupe(problems), Received: args}
 }
 
 // appendProblems adds the problems of one leaf of the error tree: one per

@@ -9,9 +9,9 @@ import (
 )
 
 // fromTree fills *dst (a pointer to a tool's argument struct) from a JSON
-// value as the pipeline parsed it (tool.Parsed: map[string]any, []any,
-// string, json.Number, bool, nil), sharing its strings, so arguments are
-// not parsed a second time. It handles exactly what encoding/json would
+// value as the pipeline's validation parsed it (tool.Call.Parsed:
+// map[string]any, []any, string, json.Number, bool, nil), sharing its
+// strings, so arguments are not parsed a second time. It handles exactly what encoding/json would
 // decode without an error and the same way — fields named by their exact
 // json tag, strings, bools, floats, ints, pointers, slices and nested
 // structs — and reports false for anything else (a key that only matches a

@@ -249,7 +249,7 @@ func BenchmarkCallPaths(b *testing.B) {
 	in := json.RawMessage(`{"path":"a/b/c/file.go"}`)
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, err := paths(in, dir); err != nil {
+		if _, err := paths(tool.NewCall("", in, nil), dir); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -32,14 +32,14 @@ type toolMeta struct {
 // hooks, are the real path (every symlink followed) of target, decoded from
 // the validated input the same way Execute decodes it.
 func define[A any](m toolMeta, execute func(ctx context.Context, call tool.Call, tc tool.Context, args A) (tool.Result, error), target func(cwd string, args *A) string) tool.ToolDefinition {
-	decode := func(raw json.RawMessage) (A, error) {
+	decode := func(call tool.Call) (A, error) {
 		var args A
-		if tree, ok := tool.Parsed(raw); ok && fromTree(tree, &args, m.strict) {
+		if tree, ok := call.Parsed(); ok && fromTree(tree, &args, m.strict) {
 			return args, nil
 		}
 		var zero A
 		args = zero
-		err := decodeArgs(raw, &args, m.strict)
+		err := decodeArgs(call.Input, &args, m.strict)
 		return args, err
 	}
 	d := tool.ToolDefinition{
@@ -53,7 +53,7 @@ func define[A any](m toolMeta, execute func(ctx context.Context, call tool.Call,
 		PrepareArguments: m.prepare,
 		Source:           tool.Source{Kind: tool.SourceBuiltin},
 		Execute: func(ctx context.Context, call tool.Call, tc tool.Context) (tool.Result, error) {
-			args, err := decode(call.Input)
+			args, err := decode(call)
 			if err != nil {
 				return tool.Result{}, fmt.Errorf("%s: %w", m.name, err)
 			}
@@ -61,8 +61,8 @@ func define[A any](m toolMeta, execute func(ctx context.Context, call tool.Call,
 		},
 	}
 	if target != nil {
-		d.Paths = func(input json.RawMessage, cwd string) ([]string, error) {
-			args, err := decode(input)
+		d.Paths = func(call tool.Call, cwd string) ([]string, error) {
+			args, err := decode(call)
 			if err != nil {
 				return nil, err
 			}

@@ -93,6 +93,17 @@ type Server struct {
 	raw     [][]byte
 	headers []http.Header
 	uris    []string
+	// forget: keep no request bodies (ForgetBodies).
+	forget bool
+}
+
+// ForgetBodies makes the server keep no request body (Requests and
+// RawRequests then return none): a benchmark that sends a 20 MB tool call
+// back in every request measures the client, not the server's copies.
+func (s *Server) ForgetBodies() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.forget = true
 }
 
 // NewServer starts a server on loopback that answers requests with replies in
@@ -160,10 +171,13 @@ func (s *Server) handle(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, "testkit/openai: request body is not JSON: "+err.Error())
 		return
 	}
+	stream, _ := body["stream"].(bool)
 	s.mu.Lock()
-	n := len(s.bodies)
-	s.bodies = append(s.bodies, body)
-	s.raw = append(s.raw, raw)
+	n := len(s.headers)
+	if !s.forget {
+		s.bodies = append(s.bodies, body)
+		s.raw = append(s.raw, raw)
+	}
 	s.headers = append(s.headers, r.Header.Clone())
 	s.uris = append(s.uris, r.URL.RequestURI())
 	var reply Reply
@@ -177,7 +191,6 @@ func (s *Server) handle(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusInternalServerError, "testkit/openai: no scripted reply")
 		return
 	}
-	stream, _ := body["stream"].(bool)
 	s.serve(w, r, reply, stream)
 }
 

@@ -49,7 +49,9 @@ func (r *textRenderer) onEvent(ev agent.Event) {
 	case agent.EventToolExecutionStart:
 		r.spin.halt()
 		r.endLine()
-		fmt.Fprintf(r.tools, "→ %s %s\n", ev.ToolName, termtext.Cut(r.redactor.String(compactJSON(ev.Args)), 160))
+		// 160 bytes are shown: the first 64 KiB of the arguments are
+		// enough, and a 20 MB write is not copied to show them.
+		fmt.Fprintf(r.tools, "→ %s %s\n", ev.ToolName, termtext.Cut(r.redactor.String(compactJSON(ev.Args[:min(len(ev.Args), 64<<10)])), 160))
 	case agent.EventToolExecutionEnd:
 		if ev.Result == nil {
 			return
