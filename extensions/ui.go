@@ -73,12 +73,17 @@ func (e *Extension) confirm(ctx context.Context, p abi.ConfirmParams) (abi.Confi
 	return abi.ConfirmResult{Confirmed: yes}, nil
 }
 
+// ErrNoSession is the answer of session.append and session.entries when
+// no session is kept (--no-session, or no conversation holds one): the
+// guest is told "no session", as docs/abi.md says.
+var ErrNoSession = errors.New("no session")
+
 // sessionCall answers session.append and session.entries through
-// Options.Session; without one, "no session".
+// Options.Session; without one, or when it has none, "no session".
 func (e *Extension) sessionCall(ctx context.Context, method string, params []byte) ([]byte, error) {
 	s := e.host.opts.Session
 	if s == nil {
-		return nil, errors.New("no session")
+		return nil, ErrNoSession
 	}
 	switch method {
 	case abi.HostMethodSessionAppend:
@@ -90,7 +95,10 @@ func (e *Extension) sessionCall(ctx context.Context, method string, params []byt
 			return nil, errors.New("session.append: params need a customType")
 		}
 		id, err := s.AppendCustom(ctx, e.name, p.CustomType, p.Data)
-		if err != nil {
+		switch {
+		case errors.Is(err, ErrNoSession):
+			return nil, ErrNoSession
+		case err != nil:
 			return nil, fmt.Errorf("session.append: %w", err)
 		}
 		return encodeOK(abi.SessionAppendResult{ID: id}), nil
@@ -102,7 +110,10 @@ func (e *Extension) sessionCall(ctx context.Context, method string, params []byt
 			}
 		}
 		ents, err := s.CustomEntries(ctx, e.name, p.CustomType)
-		if err != nil {
+		switch {
+		case errors.Is(err, ErrNoSession):
+			return nil, ErrNoSession
+		case err != nil:
 			return nil, fmt.Errorf("session.entries: %w", err)
 		}
 		out := abi.SessionEntriesResult{Entries: []abi.SessionEntry{}}

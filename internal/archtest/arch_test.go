@@ -7,8 +7,9 @@
 // internal/abi; only extensions imports wazero; runtime/extspec (the rules
 // of an extension entry) needs nothing but the standard library and
 // runtime/execgrant; runtime/session imports of pi's packages only
-// runtime/llm, runtime/content and internal/atomicfile (runtime/compaction
-// imports it, not the other way); only runtime/mcp imports the MCP SDK; only
+// runtime/llm, runtime/content, internal/atomicfile and the standard-library
+// leaves internal/jsonscan and internal/plural (runtime/compaction imports
+// it, not the other way); only runtime/mcp imports the MCP SDK; only
 // internal/atomicfile replaces files by renaming; cmd/pi links no package
 // whose init is too dear for start-up (glamour, chroma, bluemonday);
 // santhosh-tekuri/jsonschema is linked into no program (internal/jsonschema
@@ -190,10 +191,10 @@ func TestDependencyRules(t *testing.T) {
 	}
 	// Sessions are storage: compaction (which decides what to cut and has
 	// the model summarize) imports runtime/session, never the other way.
-	sessionMay := []string{"/runtime/session", "/runtime/llm", "/runtime/content", "/runtime/redact", "/internal/atomicfile"}
+	sessionMay := []string{"/runtime/session", "/runtime/llm", "/runtime/content", "/runtime/redact", "/internal/atomicfile", "/internal/jsonscan", "/internal/plural"}
 	for pkg := range deps(t, "", "", "./runtime/session") {
 		if strings.HasPrefix(pkg, module) && !slices.Contains(sessionMay, strings.TrimPrefix(pkg, module)) {
-			t.Errorf("runtime/session depends on %s; of pi's packages it may import runtime/llm, runtime/content and internal/atomicfile only", pkg)
+			t.Errorf("runtime/session depends on %s; of pi's packages it may import runtime/llm, runtime/content, internal/atomicfile, internal/jsonscan and internal/plural only", pkg)
 		}
 	}
 	for pkg := range deps(t, "", "", "./runtime/redact") {

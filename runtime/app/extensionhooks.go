@@ -55,22 +55,6 @@ func (r *Runtime) kvDir() string {
 	return filepath.Join(r.piHome, "kv")
 }
 
-// configKey names an entry's config table in messages: "FILE:
-// extensions[i].config", i its index among the [[extensions]] of its file.
-func configKey(all []config.Extension, e config.Extension) string {
-	i := 0
-	for _, o := range all {
-		if o.File == e.File && o.Line < e.Line {
-			i++
-		}
-	}
-	key := fmt.Sprintf("extensions[%d].config", i)
-	if e.File != "" {
-		key = e.File + ": " + key
-	}
-	return key
-}
-
 // wireABI11 gives the extension host the runner of tool.call.
 func (r *Runtime) wireABI11() {
 	if r.host != nil {

@@ -3,7 +3,6 @@ package app
 import (
 	"context"
 	"encoding/json"
-	"errors"
 
 	"github.com/pi-go/pi/extensions"
 	"github.com/pi-go/pi/runtime/agent"
@@ -90,7 +89,7 @@ func (r *Runtime) BindSession(current func() *session.Session) {
 
 // errNoSession is the answer of session.append and session.entries
 // without a session file.
-var errNoSession = errors.New("no session")
+var errNoSession = extensions.ErrNoSession
 
 // extSession is the session as extensions see it: session.append writes
 // a custom entry on the current branch (the key redacted), session.entries

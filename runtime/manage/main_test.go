@@ -2,8 +2,6 @@ package manage
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -12,6 +10,7 @@ import (
 
 	"github.com/pi-go/pi/internal/testkit/mcpserver"
 	"github.com/pi-go/pi/internal/testkit/plugin"
+	testproject "github.com/pi-go/pi/internal/testkit/project"
 	"github.com/pi-go/pi/runtime/app"
 )
 
@@ -28,32 +27,12 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// project makes a project folder (with .git, so the search stops there)
-// and an empty PI_HOME.
-func project(t *testing.T) (dir, home string) {
-	t.Helper()
-	dir, home = t.TempDir(), t.TempDir()
-	if err := os.Mkdir(filepath.Join(dir, ".git"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	t.Setenv("PI_HOME", home)
-	t.Setenv("OPENAI_API_KEY", "")
-	t.Setenv("OPENAI_BASE_URL", "")
-	return dir, home
-}
-
-func write(t *testing.T, path, data string) {
-	t.Helper()
-	if err := os.WriteFile(path, []byte(data), 0o644); err != nil {
-		t.Fatal(err)
-	}
-}
-
-func sha(t *testing.T, path string) string {
-	t.Helper()
-	s := sha256.Sum256(readFile(t, path))
-	return hex.EncodeToString(s[:])
-}
+// The project, file and sha256 helpers are the test kit's.
+var (
+	project = testproject.New
+	write   = testproject.Write
+	sha     = testproject.SHA
+)
 
 func mustReal(t *testing.T, p string) string {
 	t.Helper()

@@ -216,8 +216,8 @@ func open(t testing.TB, opts Options, exts []Extension) (*Pi, error) {
 	return p, nil
 }
 
-// Close stops the pi (the extensions get session_shutdown when an agent
-// ran, and their instances end); later calls fail. It runs by itself when
+// Close stops the pi (the extensions' instances end; a bare runtime holds
+// no conversation, so no session_shutdown is sent); later calls fail. It runs by itself when
 // the test ends; call it early to restart with the same Home and Dir.
 func (p *Pi) Close() { p.closeOnce.Do(p.rt.Close) }
 
