@@ -405,8 +405,8 @@ func (r *Runtime) Logger() hclog.Logger { return r.logger }
 func (r *Runtime) Redactor() *redact.Redactor { return r.redactor }
 
 // Registry holds every registered tool and the active set. The MCP tools
-// in it are brought up to date by NewAgent's runs (between turns), CallTool
-// and SyncTools.
+// in it are brought up to date by a conversation's runs (between turns),
+// CallTool and SyncTools.
 func (r *Runtime) Registry() *tool.Registry { return r.registry }
 
 // SyncTools brings the registry up to date with the MCP servers' tools

@@ -12,19 +12,17 @@ import (
 	"github.com/pi-go/pi/runtime/session"
 )
 
-// This file holds what interactive front ends (the TUI, `pi --mode rpc`)
-// do to a running Runtime between runs: change the session, run a person's
-// shell command, read statistics and the model. After a method here that
-// changes the session, the agent NewAgent built before belongs to the old
-// one: build a new agent (NewAgent) before the next prompt. These methods
-// fail with agent.ErrBusy while that agent runs, and must not be called
-// concurrently with Close. A front end may run them off its UI goroutine
-// (the session hooks they run may ask the person) while that goroutine
-// reads the session's state: Session, SessionName, ModelName,
-// ContextTokens and History take the runtime's lock for the session they
-// read.
+// This file holds what changes the conversation's session between runs
+// (new, switch, fork, clone, name) and a person's RPC bash command. A
+// session change drops the agent: the next prompt builds one on the new
+// session, and what was queued moves to it. These methods fail with
+// agent.ErrBusy while a run or a compaction goes on, and must not be
+// called concurrently with Close. A front end may run them off its UI
+// goroutine (the session_start hooks they run may ask the person) while
+// that goroutine reads the session's state (Session reads an atomic
+// pointer).
 
-// ErrNotUserMessage is returned (wrapped) by ForkSession for an entry that
+// ErrNotUserMessage is returned (wrapped) by Fork for an entry that
 // is not a user message on the current branch.
 var ErrNotUserMessage = errors.New("not a user message on the current branch")
 
@@ -154,7 +152,7 @@ func blocksText(blocks []session.Block) string {
 	return strings.Join(parts, "\n")
 }
 
-// ForkSession starts a new session holding the current branch up to just
+// Fork starts a new session holding the current branch up to just
 // before the user message entryID, and returns that message's text (a
 // front end puts it back in its editor) (RPC fork, the TUI's /fork). The
 // new session's header names the old one as its parent.
@@ -185,7 +183,7 @@ func (c *Conversation) Fork(entryID string) (string, error) {
 	return blocksText(userMessage(target).Content), nil
 }
 
-// CloneSession starts a new session holding the whole current branch
+// Clone starts a new session holding the whole current branch
 // (RPC clone); its header names the old one as its parent.
 //
 // # Errors

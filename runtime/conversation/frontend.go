@@ -25,12 +25,8 @@ const MaxSessionNameLen = 200
 // none).
 func (c *Conversation) SessionName() string { return c.Session().Name() }
 
-// SetSessionName names the current session (a session_info entry, as the
-// reference writes for /name). The name is one line, trimmed, with the
-// API key redacted.
-//
-// ModelName is the name of the model the next NewAgent talks to ("" when
-// none is configured).
+// ModelName is the name of the model the next prompt goes to ("" when none
+// is configured).
 func (c *Conversation) ModelName() string {
 	c.mu.Lock()
 	mo := c.model
@@ -42,9 +38,6 @@ func (c *Conversation) ModelName() string {
 	return s.Name
 }
 
-// SetModel makes name the model of the next NewAgent (/model), on the same
-// endpoint and key.
-//
 // ContextWindow is the context window in tokens that compaction works
 // with ([compaction] context_window); 0 when it is not known.
 func (c *Conversation) ContextWindow() int {
