@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/pi-go/pi/internal/testkit/openai"
 	"github.com/pi-go/pi/internal/testkit/plugin"
 )
 
@@ -69,5 +70,40 @@ func TestDevNullIsNoTerminal(t *testing.T) {
 	}
 	if code, stderr := run(); code != exitUsage || !strings.Contains(stderr, "no prompt") {
 		t.Fatalf("pi </dev/null: exit %d, stderr %q", code, stderr)
+	}
+}
+
+// TestLineModeHasTheCommands: the line mode has what the TUI has — pi's
+// slash commands, !COMMAND into the conversation, @PATH attachments — since
+// they are the conversation's, not a front end's.
+func TestLineModeHasTheCommands(t *testing.T) {
+	isolate(t)
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "notes.txt"), []byte("the notes\n"), 0o644)
+	srv := openai.NewServer(t, openai.Reply{Text: "seen both"})
+	in := strings.NewReader("/tools\n!echo from-the-shell\n@notes.txt what do they say?\n/session\n/new\n/exit\nnot sent\n")
+	var stdout, stderr bytes.Buffer
+	if code := run([]string{"--interactive", "--base-url", srv.URL, "--model", "m", "--cwd", dir}, in, &stdout, &stderr); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr.String())
+	}
+	out := stdout.String()
+	for _, want := range []string{
+		"Tools (--tools or [tools] active", // /tools
+		"from-the-shell",                   // !cmd's output
+		"seen both",                        // the answer
+		"1 user message, 1 answer",         // /session, after the prompt (the bash message is no user message)
+		"✓ new session",                    // /new
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("stdout lacks %q:\n%s", want, out)
+		}
+	}
+	reqs := srv.Requests()
+	if len(reqs) != 1 {
+		t.Fatalf("%d model requests, want 1 (/exit ends before the last line)", len(reqs))
+	}
+	got := requestText(reqs[0])
+	if !strings.Contains(got, "Ran `echo from-the-shell`") || !strings.Contains(got, "the notes") || !strings.Contains(got, "what do they say?") {
+		t.Errorf("the request lacks the shell command or the attachment:\n%s", got)
 	}
 }
