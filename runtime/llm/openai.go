@@ -2,7 +2,6 @@ package llm
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -180,7 +179,7 @@ func (p *OpenAI) stream(ctx context.Context, req Request, onEvent func(StreamEve
 		if ctx.Err() != nil {
 			return aborted, nil
 		}
-		body, err := json.Marshal(wireRequest(req, p.cfg.Model, p.cfg.Images, !p.noStreamOptions.Load()))
+		body, err := wireRequest(req, p.cfg.Model, p.cfg.Images, !p.noStreamOptions.Load())
 		if err != nil {
 			return nil, fmt.Errorf("encode request: %w", err)
 		}
@@ -263,17 +262,19 @@ func (e *retryableError) exhausted(p *OpenAI, attempts int) error {
 
 // attempt makes one request. It returns a response, or the assembler (when
 // the stream started) and an error; a *retryableError may be retried.
-func (p *OpenAI) attempt(ctx context.Context, body []byte, onEvent func(StreamEvent)) (*Response, *assembler, error) {
-	hreq, err := http.NewRequestWithContext(ctx, http.MethodPost, p.endpoint, bytes.NewReader(body))
+func (p *OpenAI) attempt(ctx context.Context, body *requestBody, onEvent func(StreamEvent)) (*Response, *assembler, error) {
+	hreq, err := http.NewRequestWithContext(ctx, http.MethodPost, p.endpoint, io.NopCloser(body.reader()))
 	if err != nil {
 		return nil, nil, fmt.Errorf("build request: %w", err)
 	}
+	hreq.ContentLength = body.size
+	hreq.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(body.reader()), nil }
 	hreq.Header.Set("Content-Type", "application/json")
 	hreq.Header.Set("Accept", "text/event-stream")
 	if p.cfg.APIKey != "" {
 		hreq.Header.Set("Authorization", "Bearer "+p.cfg.APIKey)
 	}
-	p.logger.Debug("model request", "url", p.redactor.String(p.endpoint), "model", p.cfg.Model, "bytes", len(body))
+	p.logger.Debug("model request", "url", p.redactor.String(p.endpoint), "model", p.cfg.Model, "bytes", body.size)
 	hres, err := p.client.Do(hreq)
 	if err != nil {
 		if ctx.Err() != nil {

@@ -37,134 +37,239 @@ const (
 // emptyParameters is sent for a tool without a parameters schema.
 var emptyParameters = json.RawMessage(`{"type":"object","properties":{}}`)
 
-// wireRequest maps a Request to the chat completions request body. images
-// says whether the model accepts image input; includeUsage asks for the usage
-// chunk (stream_options.include_usage).
-func wireRequest(req Request, model string, images, includeUsage bool) openai.ChatCompletionRequest {
-	out := openai.ChatCompletionRequest{Model: model, Stream: true}
+// wireRequest writes the chat completions request body for req. images
+// says whether the model accepts image input; includeUsage asks for the
+// usage chunk (stream_options.include_usage).
+//
+// The body is the bytes encoding/json writes for go-openai's
+// ChatCompletionRequest holding the same messages (TestRequestBodyIsGoOpenAIs):
+// the request's other members are go-openai's own encoding, the messages
+// are written here in its field order, so that their text and the tool
+// calls' arguments go to the server from the conversation's own bytes
+// (requestBody) instead of being copied into go-openai's structs, each
+// encoded message and the whole body.
+//
+// # Errors
+//
+// A tool's parameters that are not JSON (encoding/json's error).
+func wireRequest(req Request, model string, images, includeUsage bool) (*requestBody, error) {
+	frame := openai.ChatCompletionRequest{Model: model, Messages: []openai.ChatCompletionMessage{}, Stream: true}
 	if includeUsage {
-		out.StreamOptions = &openai.StreamOptions{IncludeUsage: true}
-	}
-	if req.SystemPrompt != "" {
-		out.Messages = append(out.Messages, openai.ChatCompletionMessage{Role: openai.ChatMessageRoleSystem, Content: req.SystemPrompt})
-	}
-	msgs := req.Messages
-	for i := 0; i < len(msgs); i++ {
-		m := msgs[i]
-		switch m.Role {
-		case RoleUser:
-			out.Messages = append(out.Messages, wireUser(m.Content, images))
-		case RoleAssistant:
-			if wm, ok := wireAssistant(m); ok {
-				out.Messages = append(out.Messages, wm)
-			}
-		case RoleToolResult:
-			// A run of tool results, then their images in one user message.
-			var parts []openai.ChatMessagePart
-			for ; i < len(msgs) && msgs[i].Role == RoleToolResult; i++ {
-				wm, imgs := wireToolResult(msgs[i], images)
-				out.Messages = append(out.Messages, wm)
-				parts = append(parts, imgs...)
-			}
-			i--
-			if len(parts) > 0 {
-				out.Messages = append(out.Messages, openai.ChatCompletionMessage{
-					Role:         openai.ChatMessageRoleUser,
-					MultiContent: append([]openai.ChatMessagePart{{Type: openai.ChatMessagePartTypeText, Text: attachedImagesText}}, parts...),
-				})
-			}
-		}
+		frame.StreamOptions = &openai.StreamOptions{IncludeUsage: true}
 	}
 	for _, t := range req.Tools {
 		params := t.Parameters
 		if len(bytes.TrimSpace(params)) == 0 {
 			params = emptyParameters
 		}
-		out.Tools = append(out.Tools, openai.Tool{
+		frame.Tools = append(frame.Tools, openai.Tool{
 			Type:     openai.ToolTypeFunction,
 			Function: &openai.FunctionDefinition{Name: t.Name, Description: t.Description, Parameters: params},
 		})
 	}
-	return out
+	enc, err := json.Marshal(frame)
+	if err != nil {
+		return nil, err
+	}
+	var w bodyWriter
+	w.raw(`{"model":`)
+	w.str(model)
+	w.raw(`,"messages":[`)
+	head := len(w.lit)
+	if !bytes.HasPrefix(enc, append(w.lit, ']')) {
+		// go-openai changed the order of its members.
+		return nil, fmt.Errorf("go-openai's request body does not start with the model and the messages: %.40s", enc)
+	}
+	writeMessages(&w, req, images)
+	w.lit = append(w.lit, enc[head:]...)
+	return w.body(), nil
 }
 
-func wireUser(content []content.Block, images bool) openai.ChatCompletionMessage {
+// writeMessages writes the messages of req, as go-openai's
+// ChatCompletionMessage encodes them, separated by commas.
+func writeMessages(w *bodyWriter, req Request, images bool) {
+	n := 0
+	next := func() {
+		if n > 0 {
+			w.raw(",")
+		}
+		n++
+	}
+	if req.SystemPrompt != "" {
+		next()
+		w.raw(`{"role":"system","content":`)
+		w.str(req.SystemPrompt)
+		w.raw(`}`)
+	}
+	msgs := req.Messages
+	for i := 0; i < len(msgs); i++ {
+		m := msgs[i]
+		switch m.Role {
+		case RoleUser:
+			next()
+			writeUser(w, m.Content, images)
+		case RoleAssistant:
+			text := textParts(m.Content, "")
+			if isEmpty(text) && len(m.ToolCalls) == 0 {
+				// Servers reject an assistant message with neither content
+				// nor calls (an aborted turn that produced nothing).
+				continue
+			}
+			next()
+			writeAssistant(w, text, m.ToolCalls)
+		case RoleToolResult:
+			// A run of tool results, then their images in one user message.
+			var imgs []content.Block
+			for ; i < len(msgs) && msgs[i].Role == RoleToolResult; i++ {
+				next()
+				imgs = writeToolResult(w, msgs[i], images, imgs)
+			}
+			i--
+			if len(imgs) > 0 {
+				next()
+				w.raw(`{"role":"user","content":[{"type":"text","text":`)
+				w.str(attachedImagesText)
+				w.raw(`}`)
+				for _, b := range imgs {
+					w.raw(`,`)
+					writeImagePart(w, b)
+				}
+				w.raw(`]}`)
+			}
+		}
+	}
+}
+
+func writeUser(w *bodyWriter, blocks []content.Block, images bool) {
 	hasImage := false
-	for _, b := range content {
+	for _, b := range blocks {
 		if b.Type == "image" {
 			hasImage = true
 		}
 	}
+	w.raw(`{"role":"user"`)
 	if !hasImage || !images {
-		return openai.ChatCompletionMessage{Role: openai.ChatMessageRoleUser, Content: joinText(content, userImageOmittedText)}
+		writeContent(w, textParts(blocks, userImageOmittedText))
+		w.raw(`}`)
+		return
 	}
-	var parts []openai.ChatMessagePart
-	for _, b := range content {
+	w.raw(`,"content":[`)
+	for i, b := range blocks {
+		if i > 0 {
+			w.raw(`,`)
+		}
 		switch b.Type {
 		case "image":
-			parts = append(parts, imagePart(b))
+			writeImagePart(w, b)
 		default:
-			parts = append(parts, openai.ChatMessagePart{Type: openai.ChatMessagePartTypeText, Text: b.Text})
+			w.raw(`{"type":"text"`)
+			if b.Text != "" {
+				w.raw(`,"text":`)
+				w.str(b.Text)
+			}
+			w.raw(`}`)
 		}
 	}
-	return openai.ChatCompletionMessage{Role: openai.ChatMessageRoleUser, MultiContent: parts}
+	w.raw(`]}`)
 }
 
-func wireAssistant(m Message) (openai.ChatCompletionMessage, bool) {
-	wm := openai.ChatCompletionMessage{Role: openai.ChatMessageRoleAssistant, Content: joinText(m.Content, "")}
-	for _, c := range m.ToolCalls {
-		args := string(c.Arguments)
-		if args == "" {
-			args = "{}"
+func writeAssistant(w *bodyWriter, text []string, calls []ToolCall) {
+	w.raw(`{"role":"assistant"`)
+	writeContent(w, text)
+	if len(calls) > 0 {
+		w.raw(`,"tool_calls":[`)
+		for i, c := range calls {
+			if i > 0 {
+				w.raw(`,`)
+			}
+			w.raw(`{`)
+			if c.ID != "" {
+				w.raw(`"id":`)
+				w.str(c.ID)
+				w.raw(`,`)
+			}
+			w.raw(`"type":"function","function":{`)
+			if c.Name != "" {
+				w.raw(`"name":`)
+				w.str(c.Name)
+				w.raw(`,`)
+			}
+			w.raw(`"arguments":"`)
+			if len(c.Arguments) == 0 {
+				w.raw(`{}`)
+			} else {
+				w.bytesPiece(c.Arguments)
+			}
+			w.raw(`"}}`)
 		}
-		wm.ToolCalls = append(wm.ToolCalls, openai.ToolCall{
-			ID: c.ID, Type: openai.ToolTypeFunction,
-			Function: openai.FunctionCall{Name: c.Name, Arguments: args},
-		})
+		w.raw(`]`)
 	}
-	// Servers reject an assistant message with neither content nor calls
-	// (an aborted turn that produced nothing).
-	return wm, wm.Content != "" || len(wm.ToolCalls) > 0
+	w.raw(`}`)
 }
 
-// wireToolResult maps one tool result to a `tool` message and, when the
-// model takes images, the image parts to send after the run of results.
-func wireToolResult(m Message, images bool) (openai.ChatCompletionMessage, []openai.ChatMessagePart) {
-	var imgs []openai.ChatMessagePart
-	text := ""
+// writeToolResult writes one tool result as a `tool` message and returns
+// imgs with its images added when the model takes images (they are sent
+// in a user message after the run of results).
+func writeToolResult(w *bodyWriter, m Message, images bool, imgs []content.Block) []content.Block {
+	var text []string
 	if images {
-		text = joinText(m.Content, "")
+		text = textParts(m.Content, "")
+		n := len(imgs)
 		for _, b := range m.Content {
 			if b.Type == "image" {
-				imgs = append(imgs, imagePart(b))
+				imgs = append(imgs, b)
 			}
 		}
-		if text == "" && len(imgs) > 0 {
-			text = toolImageOnlyText
+		if isEmpty(text) && len(imgs) > n {
+			text = []string{toolImageOnlyText}
 		}
 	} else {
-		text = joinText(m.Content, toolImageOmittedText)
+		text = textParts(m.Content, toolImageOmittedText)
 	}
-	if text == "" {
-		text = emptyToolResultText
+	if isEmpty(text) {
+		text = []string{emptyToolResultText}
 	}
-	return openai.ChatCompletionMessage{Role: openai.ChatMessageRoleTool, Content: text, ToolCallID: m.ToolCallID}, imgs
+	w.raw(`{"role":"tool"`)
+	writeContent(w, text)
+	if m.ToolCallID != "" {
+		w.raw(`,"tool_call_id":`)
+		w.str(m.ToolCallID)
+	}
+	w.raw(`}`)
+	return imgs
 }
 
-func imagePart(b content.Block) openai.ChatMessagePart {
-	return openai.ChatMessagePart{
-		Type:     openai.ChatMessagePartTypeImageURL,
-		ImageURL: &openai.ChatMessageImageURL{URL: "data:" + b.MimeType + ";base64," + b.Data},
-	}
+// writeImagePart writes an image as an image_url part holding a data URL.
+func writeImagePart(w *bodyWriter, b content.Block) {
+	w.raw(`{"type":"image_url","image_url":{"url":"`)
+	w.strPiece("data:" + b.MimeType + ";base64,")
+	w.strPiece(b.Data)
+	w.raw(`"}}`)
 }
 
-// joinText joins the text blocks with newlines. Image blocks become
-// imageText (one for a run of images) when imageText is set, else are
-// skipped.
-func joinText(content []content.Block, imageText string) string {
+// writeContent writes `,"content":` and the text parts joined with
+// newlines, nothing when that text is empty (go-openai's omitempty).
+func writeContent(w *bodyWriter, parts []string) {
+	if isEmpty(parts) {
+		return
+	}
+	w.raw(`,"content":"`)
+	for i, p := range parts {
+		if i > 0 {
+			w.raw(`\n`)
+		}
+		w.strPiece(p)
+	}
+	w.raw(`"`)
+}
+
+// textParts returns the texts of the blocks, joined with newlines on the
+// wire. Image blocks become imageText (one for a run of images) when
+// imageText is set, else are skipped.
+func textParts(blocks []content.Block, imageText string) []string {
 	var parts []string
 	prevImage := false
-	for _, b := range content {
+	for _, b := range blocks {
 		if b.Type == "image" {
 			if imageText != "" && !prevImage {
 				parts = append(parts, imageText)
@@ -175,7 +280,12 @@ func joinText(content []content.Block, imageText string) string {
 		prevImage = false
 		parts = append(parts, b.Text)
 	}
-	return strings.Join(parts, "\n")
+	return parts
+}
+
+// isEmpty reports whether parts join to "".
+func isEmpty(parts []string) bool {
+	return len(parts) == 0 || len(parts) == 1 && parts[0] == ""
 }
 
 // maxEventBytes bounds one SSE event, so a server that never ends a line
