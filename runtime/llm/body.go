@@ -1,9 +1,6 @@
 package llm
 
-import (
-	"io"
-	"unicode/utf8"
-)
+import "io"
 
 // requestBody is a request body as pieces of JSON text: literal text, and
 // the content of JSON strings held by reference (a message's text, a tool
@@ -161,74 +158,4 @@ func (r *bodyReader) Read(p []byte) (int, error) {
 		}
 	}
 	return n, nil
-}
-
-// appendEscaped appends src[i:] to dst as the content of a JSON string, as
-// encoding/json's Marshal writes a string (HTML escaping on: <, > and &
-// as \u003c, \u003e and \u0026; U+2028 and U+2029 escaped; each byte of
-// invalid UTF-8 as \ufffd), and returns dst and where in src it stopped:
-// at the end, or once dst holds limit bytes or more (limit < 0: no limit;
-// one character adds at most escapeMaxStep). Each character is decoded
-// from src as a whole, so escaping in steps gives exactly what escaping
-// at once gives. FuzzAppendEscaped holds it to encoding/json's bytes.
-func appendEscaped[T string | []byte](dst []byte, src T, i, limit int) ([]byte, int) {
-	if limit < 0 {
-		limit = int(^uint(0) >> 1)
-	}
-	start := i
-	for i < len(src) && len(dst)+(i-start) < limit {
-		c := src[i]
-		if c < utf8.RuneSelf {
-			if htmlSafe(c) {
-				i++
-				continue
-			}
-			dst = append(dst, src[start:i]...)
-			switch c {
-			case '\\', '"':
-				dst = append(dst, '\\', c)
-			case '\b':
-				dst = append(dst, '\\', 'b')
-			case '\f':
-				dst = append(dst, '\\', 'f')
-			case '\n':
-				dst = append(dst, '\\', 'n')
-			case '\r':
-				dst = append(dst, '\\', 'r')
-			case '\t':
-				dst = append(dst, '\\', 't')
-			default:
-				dst = append(dst, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xF])
-			}
-			i++
-			start = i
-			continue
-		}
-		n := min(len(src)-i, utf8.UTFMax)
-		r, size := utf8.DecodeRuneInString(string(src[i : i+n]))
-		if r == utf8.RuneError && size == 1 {
-			dst = append(dst, src[start:i]...)
-			dst = append(dst, `\ufffd`...)
-			i++
-			start = i
-			continue
-		}
-		if r == '\u2028' || r == '\u2029' {
-			dst = append(dst, src[start:i]...)
-			dst = append(dst, '\\', 'u', '2', '0', '2', hexDigits[r&0xF])
-			i += size
-			start = i
-			continue
-		}
-		i += size
-	}
-	return append(dst, src[start:i]...), i
-}
-
-const hexDigits = "0123456789abcdef"
-
-// htmlSafe reports an ASCII byte that encoding/json writes as it is with
-// HTML escaping on.
-func htmlSafe(c byte) bool {
-	return c >= 0x20 && c != '"' && c != '\\' && c != '<' && c != '>' && c != '&'
 }

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"io"
+	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 	"testing/iotest"
@@ -150,4 +152,118 @@ func abs(n int) int {
 		return -n
 	}
 	return n
+}
+
+// FuzzAppendUnquoted: appendUnquoted decodes a JSON string literal exactly
+// as encoding/json decodes it into a string, and takes what it takes.
+func FuzzAppendUnquoted(f *testing.F) {
+	for _, s := range []string{`""`, `"plain"`, `"\"\\\/\b\f\n\r\t"`, `"\u00e9\u20ac"`, `"\ud83d\ude00"`, `"\ud800"`, `"\ud800\u0041"`, `"\udc00\ud800"`,
+		"\"\xff\xfe\"", "\"\xe2\x82\"", `"\x"`, `"a`, `"\u12"`, "\"\x01\"", `"ü€😀"`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, q []byte) {
+		var want string
+		wantErr := json.Unmarshal(q, &want)
+		isString := wantErr == nil && len(bytes.TrimSpace(q)) > 0 && bytes.TrimSpace(q)[0] == '"'
+		if !isString {
+			return // encoding/json never hands such a value on as a string
+		}
+		got, ok := appendUnquoted([]byte("x"), bytes.TrimSpace(q))
+		if !ok || string(got) != "x"+want {
+			t.Fatalf("appendUnquoted(%s) = %q, %v; want %q", q, got, ok, want)
+		}
+	})
+}
+
+// TestStreamChunkMirrorsGoOpenAI: streamChunk and its parts have the
+// members of go-openai's chunk types, with their names, tags and types,
+// except where a tool call's argument text is kept as argsText; so a chunk
+// decodes into both alike or into neither.
+func TestStreamChunkMirrorsGoOpenAI(t *testing.T) {
+	replaced := map[reflect.Type]reflect.Type{
+		reflect.TypeFor[streamChoice]():   reflect.TypeFor[openai.ChatCompletionStreamChoice](),
+		reflect.TypeFor[streamDelta]():    reflect.TypeFor[openai.ChatCompletionStreamChoiceDelta](),
+		reflect.TypeFor[streamToolCall](): reflect.TypeFor[openai.ToolCall](),
+		reflect.TypeFor[streamFunction](): reflect.TypeFor[openai.FunctionCall](),
+		reflect.TypeFor[argsText]():       reflect.TypeFor[string](),
+	}
+	var same func(ours, theirs reflect.Type) bool
+	same = func(ours, theirs reflect.Type) bool {
+		if r, ok := replaced[ours]; ok {
+			if r != theirs {
+				return false
+			}
+			if ours.Kind() != reflect.Struct {
+				return true
+			}
+		} else if ours.Kind() != theirs.Kind() || ours.Kind() != reflect.Struct {
+			if ours.Kind() == theirs.Kind() && (ours.Kind() == reflect.Slice || ours.Kind() == reflect.Pointer) {
+				return same(ours.Elem(), theirs.Elem())
+			}
+			return ours == theirs
+		}
+		if ours.NumField() != theirs.NumField() {
+			return false
+		}
+		for i := range ours.NumField() {
+			o, th := ours.Field(i), theirs.Field(i)
+			if o.Name != th.Name || o.Tag != th.Tag || o.Anonymous || th.Anonymous || !same(o.Type, th.Type) {
+				t.Errorf("%s.%s %s `%s` vs %s.%s %s `%s`", ours, o.Name, o.Type, o.Tag, theirs, th.Name, th.Type, th.Tag)
+				return false
+			}
+		}
+		return true
+	}
+	// streamChunk is wireChunk flattened: go-openai's chunk, then Error.
+	chunk := reflect.TypeFor[streamChunk]()
+	theirs := reflect.TypeFor[openai.ChatCompletionStreamResponse]()
+	if chunk.NumField() != theirs.NumField()+1 {
+		t.Fatalf("streamChunk has %d members, go-openai's chunk %d (+ Error)", chunk.NumField(), theirs.NumField())
+	}
+	for i := range theirs.NumField() {
+		o, th := chunk.Field(i), theirs.Field(i)
+		if o.Name != th.Name || o.Tag != th.Tag || !same(o.Type, th.Type) {
+			t.Errorf("streamChunk.%s %s `%s` vs %s %s `%s`", o.Name, o.Type, o.Tag, th.Name, th.Type, th.Tag)
+		}
+	}
+	wireErr, _ := reflect.TypeFor[wireChunk]().FieldByName("Error")
+	if last := chunk.Field(chunk.NumField() - 1); last.Name != "Error" || last.Tag != wireErr.Tag || last.Type != wireErr.Type {
+		t.Errorf("streamChunk's last member is %s, want wireChunk's Error", last.Name)
+	}
+}
+
+// TestChunkErrorsAreGoOpenAIs: a chunk go-openai's types do not take is an
+// error with encoding/json's text about them.
+func TestChunkErrorsAreGoOpenAIs(t *testing.T) {
+	for _, chunk := range []string{
+		`{"choices":{}}`,
+		`{"created":"now","choices":[]}`,
+		`{"choices":[{"delta":{"tool_calls":[{"function":{"arguments":{"a":1}}}]}}]}`,
+		`{"choices":[{"delta":{"tool_calls":[{"function":{"arguments":5}}]}}]}`,
+		`{"choices":[{"delta":{"tool_calls":[{"index":"0"}]}}]}`,
+	} {
+		var c wireChunk
+		want := json.Unmarshal([]byte(chunk), &c)
+		if want == nil {
+			t.Fatalf("go-openai's types take %s", chunk)
+		}
+		err := newAssembler(nil, nil).addData([]byte(chunk))
+		if err == nil || err.Error() != "chunk is not a chat completion chunk ("+want.Error()+"): received "+strconv.Quote(chunk) {
+			t.Errorf("addData(%s) = %v; want encoding/json's %v", chunk, err, want)
+		}
+	}
+	// null arguments are no arguments, as for a string.
+	asm := newAssembler(nil, nil)
+	for _, chunk := range []string{
+		`{"choices":[{"delta":{"tool_calls":[{"index":0,"id":"a","function":{"name":"ls","arguments":"{}"}}]}}]}`,
+		`{"choices":[{"delta":{"tool_calls":[{"index":0,"function":{"arguments":null}}]}}]}`,
+		`{"choices":[{"delta":{"tool_calls":[{"index":0,"function":{"arguments":"","arguments":null}}]}}]}`,
+	} {
+		if err := asm.addData([]byte(chunk)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := asm.message().ToolCalls; len(got) != 1 || string(got[0].Arguments) != "{}" {
+		t.Fatalf("calls = %+v", got)
+	}
 }

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"runtime"
 	"strconv"
 	"strings"
 
@@ -292,10 +293,14 @@ func isEmpty(parts []string) bool {
 // cannot take all memory.
 const maxEventBytes = 16 << 20
 
-// sseDecoder reads the data payloads of a server-sent events stream.
+// sseDecoder reads the data payloads of a server-sent events stream. It
+// hands out its own buffers: an event's data is valid until the next call
+// of Next, so a chunk is never copied into a string on its way.
 type sseDecoder struct {
 	r    *bufio.Reader
 	line int
+	long []byte // a line longer than r's buffer
+	data []byte // the event being read
 }
 
 func newSSEDecoder(r io.Reader) *sseDecoder {
@@ -316,79 +321,82 @@ func (e *malformedError) Error() string {
 	return fmt.Sprintf("%s: received %q", e.what, e.received)
 }
 
-// Next returns the data of the next event (lines joined by "\n"). At the end
-// of the stream it returns io.EOF; a final event without its blank line is
-// still returned first.
+// Next returns the data of the next event (lines joined by "\n"), valid
+// until the next call. At the end of the stream it returns io.EOF; a final
+// event without its blank line is still returned first.
 //
 // # Errors
 //
 // A line that is not an SSE field ("data:", "event:", "id:", "retry:" or a
 // ":" comment) is a *malformedError naming the line; an event over
 // maxEventBytes is an error; read errors are returned as they are.
-func (d *sseDecoder) Next() (string, error) {
-	var data []string
+func (d *sseDecoder) Next() ([]byte, error) {
+	d.data = d.data[:0]
 	size := 0
 	has := false
 	for {
 		line, err := d.readLine()
 		if err != nil {
 			if errors.Is(err, io.EOF) && has {
-				return strings.Join(data, "\n"), nil
+				return d.data, nil
 			}
-			return "", err
+			return nil, err
 		}
 		d.line++
-		if line == "" {
+		if len(line) == 0 {
 			if has {
-				return strings.Join(data, "\n"), nil
+				return d.data, nil
 			}
 			continue
 		}
 		if line[0] == ':' {
 			continue
 		}
-		field, value, found := strings.Cut(line, ":")
-		value = strings.TrimPrefix(value, " ")
-		switch field {
+		field, value, _ := bytes.Cut(line, []byte(":"))
+		value = bytes.TrimPrefix(value, []byte(" "))
+		switch string(field) {
 		case "data":
 			size += len(value)
 			if size > maxEventBytes {
-				return "", fmt.Errorf("event at line %d is larger than %d bytes", d.line, maxEventBytes)
+				return nil, fmt.Errorf("event at line %d is larger than %d bytes", d.line, maxEventBytes)
 			}
-			data = append(data, value)
+			if has {
+				d.data = append(d.data, '\n')
+			}
+			d.data = append(d.data, value...)
 			has = true
 		case "event", "id", "retry":
 		default:
-			_ = found
-			return "", &malformedError{what: fmt.Sprintf("line %d is not a server-sent event (want \"data: {...}\")", d.line), received: line}
+			return nil, &malformedError{what: fmt.Sprintf("line %d is not a server-sent event (want \"data: {...}\")", d.line), received: string(line)}
 		}
 	}
 }
 
 // readLine reads one line without its line ending (LF, CRLF or CR-less
-// final line). io.EOF only when nothing was read.
-func (d *sseDecoder) readLine() (string, error) {
-	var buf []byte
-	for {
-		chunk, err := d.r.ReadSlice('\n')
-		buf = append(buf, chunk...)
-		if len(buf) > maxEventBytes {
-			return "", fmt.Errorf("line %d is longer than %d bytes", d.line+1, maxEventBytes)
-		}
-		if err == bufio.ErrBufferFull {
-			continue
-		}
-		if err != nil {
-			if errors.Is(err, io.EOF) && len(buf) > 0 {
-				break
+// final line), valid until the next read. io.EOF only when nothing was
+// read.
+func (d *sseDecoder) readLine() ([]byte, error) {
+	line, err := d.r.ReadSlice('\n')
+	if err == bufio.ErrBufferFull {
+		// Longer than the reader's buffer: gathered in d.long.
+		d.long = append(d.long[:0], line...)
+		for err == bufio.ErrBufferFull {
+			if len(d.long) > maxEventBytes {
+				return nil, fmt.Errorf("line %d is longer than %d bytes", d.line+1, maxEventBytes)
 			}
-			return "", err
+			line, err = d.r.ReadSlice('\n')
+			d.long = append(d.long, line...)
 		}
-		break
+		line = d.long
 	}
-	buf = bytes.TrimSuffix(buf, []byte("\n"))
-	buf = bytes.TrimSuffix(buf, []byte("\r"))
-	return string(buf), nil
+	if len(line) > maxEventBytes {
+		return nil, fmt.Errorf("line %d is longer than %d bytes", d.line+1, maxEventBytes)
+	}
+	if err != nil && (!errors.Is(err, io.EOF) || len(line) == 0) {
+		return nil, err
+	}
+	line = bytes.TrimSuffix(line, []byte("\n"))
+	return bytes.TrimSuffix(line, []byte("\r")), nil
 }
 
 // wireChunk is one chat.completion.chunk, plus the error object some servers
@@ -396,6 +404,79 @@ func (d *sseDecoder) readLine() (string, error) {
 type wireChunk struct {
 	openai.ChatCompletionStreamResponse
 	Error json.RawMessage `json:"error,omitempty"`
+}
+
+// streamChunk is wireChunk with one difference: a tool call's argument
+// text is kept as the JSON string it is in the chunk (argsText), for the
+// assembler to decode straight into the call's arguments; no string is
+// made of it. Every other member has go-openai's name, tag and type
+// (TestStreamChunkMirrorsGoOpenAI), so a chunk decodes into both alike or
+// into neither; one that does not decode into streamChunk is decoded as a
+// wireChunk, for encoding/json's error text about go-openai's types.
+type streamChunk struct {
+	ID                  string                      `json:"id"`
+	Object              string                      `json:"object"`
+	Created             int64                       `json:"created"`
+	Model               string                      `json:"model"`
+	Choices             []streamChoice              `json:"choices"`
+	SystemFingerprint   string                      `json:"system_fingerprint"`
+	PromptAnnotations   []openai.PromptAnnotation   `json:"prompt_annotations,omitempty"`
+	PromptFilterResults []openai.PromptFilterResult `json:"prompt_filter_results,omitempty"`
+	Usage               *openai.Usage               `json:"usage,omitempty"`
+	Error               json.RawMessage             `json:"error,omitempty"`
+}
+
+// streamChoice is openai.ChatCompletionStreamChoice with streamDelta.
+type streamChoice struct {
+	Index                int                                        `json:"index"`
+	Delta                streamDelta                                `json:"delta"`
+	Logprobs             *openai.ChatCompletionStreamChoiceLogprobs `json:"logprobs,omitempty"`
+	FinishReason         openai.FinishReason                        `json:"finish_reason"`
+	ContentFilterResults openai.ContentFilterResults                `json:"content_filter_results,omitempty"`
+}
+
+// streamDelta is openai.ChatCompletionStreamChoiceDelta with
+// streamToolCall.
+type streamDelta struct {
+	Content          string               `json:"content,omitempty"`
+	Role             string               `json:"role,omitempty"`
+	FunctionCall     *openai.FunctionCall `json:"function_call,omitempty"`
+	ToolCalls        []streamToolCall     `json:"tool_calls,omitempty"`
+	Refusal          string               `json:"refusal,omitempty"`
+	ReasoningContent string               `json:"reasoning_content,omitempty"`
+}
+
+// streamToolCall is openai.ToolCall with streamFunction.
+type streamToolCall struct {
+	Index    *int            `json:"index,omitempty"`
+	ID       string          `json:"id,omitempty"`
+	Type     openai.ToolType `json:"type"`
+	Function streamFunction  `json:"function"`
+}
+
+// streamFunction is openai.FunctionCall with argsText.
+type streamFunction struct {
+	Name      string   `json:"name,omitempty"`
+	Arguments argsText `json:"arguments,omitempty"`
+}
+
+// argsText is a JSON string as it is in the chunk, quotes and escapes
+// (a slice of the chunk's bytes); nil for null or no member. It takes
+// what a string takes: a string or null.
+type argsText []byte
+
+var errNotString = errors.New("arguments: not a string")
+
+// UnmarshalJSON keeps a string as it is; null leaves a as it was (as for a
+// string: the last non-null member wins).
+func (a *argsText) UnmarshalJSON(b []byte) error {
+	switch {
+	case len(b) > 0 && b[0] == '"':
+		*a = b
+	case string(b) != "null":
+		return errNotString
+	}
+	return nil
 }
 
 // wireCompletion is a plain chat.completion, plus an error object.
@@ -446,6 +527,7 @@ type assembler struct {
 	emitted  bool // any event emitted
 	emit     func(StreamEvent)
 	redactor *streamRedactor
+	scratch  []byte // a chunk's argument text, decoded
 }
 
 // newAssembler returns an assembler whose events have r's secrets redacted;
@@ -454,20 +536,61 @@ func newAssembler(emit func(StreamEvent), r *redact.Redactor) *assembler {
 	return &assembler{calls: map[int]*callState{}, last: -1, emit: emit, redactor: newStreamRedactor(r)}
 }
 
-// addData takes one SSE data payload.
+// addData takes one SSE data payload; nothing is kept of data itself.
 //
 // # Errors
 //
 // Invalid JSON is a *malformedError with what was received; an error object
 // in the stream is returned as a serverStreamError.
-func (a *assembler) addData(data string) error {
-	if strings.TrimSpace(data) == "[DONE]" {
+func (a *assembler) addData(data []byte) error {
+	if string(bytes.TrimSpace(data)) == "[DONE]" {
 		a.done = true
 		return nil
 	}
+	var c streamChunk
+	if json.Unmarshal(data, &c) != nil {
+		return a.addWireChunk(data)
+	}
+	if msg := serverErrorMessage(c.Error); msg != "" {
+		return &serverStreamError{msg: msg}
+	}
+	if c.Usage != nil {
+		a.usage = &Usage{InputTokens: c.Usage.PromptTokens, OutputTokens: c.Usage.CompletionTokens, TotalTokens: c.Usage.TotalTokens}
+	}
+	for _, ch := range c.Choices {
+		if ch.Index != 0 {
+			continue
+		}
+		a.addText(ch.Delta.Content)
+		for _, tc := range ch.Delta.ToolCalls {
+			c, idx, pos := a.toolCall(tc.Index, tc.ID, tc.Function.Name)
+			if len(tc.Function.Arguments) == 0 {
+				continue
+			}
+			var ok bool
+			if a.scratch, ok = appendUnquoted(a.scratch[:0], tc.Function.Arguments); !ok {
+				// Not a JSON string: encoding/json's scanner would not
+				// have let it through.
+				return &malformedError{what: "chunk is not a chat completion chunk (arguments are not a JSON string)", received: string(data)}
+			}
+			if len(a.scratch) > 0 {
+				c.write(a.scratch)
+				a.argsDelta(c, idx, pos, string(a.scratch))
+			}
+		}
+		if ch.FinishReason != "" && ch.FinishReason != openai.FinishReasonNull {
+			a.finish = string(ch.FinishReason)
+		}
+	}
+	return nil
+}
+
+// addWireChunk decodes a chunk that streamChunk did not take into
+// go-openai's types, for encoding/json's error about them.
+func (a *assembler) addWireChunk(data []byte) error {
 	var c wireChunk
-	if err := json.Unmarshal([]byte(data), &c); err != nil {
-		return &malformedError{what: "chunk is not a chat completion chunk (" + err.Error() + ")", received: data}
+	if err := json.Unmarshal(data, &c); err != nil {
+		return &malformedError{what: "chunk is not a chat completion chunk (" + err.Error() + ")", received: string(data)}
 	}
 	if msg := serverErrorMessage(c.Error); msg != "" {
 		return &serverStreamError{msg: msg}
@@ -505,14 +628,25 @@ func (a *assembler) addText(s string) {
 	}
 }
 
+// addToolCall takes a tool call of go-openai's types (a plain completion's).
 func (a *assembler) addToolCall(tc openai.ToolCall) {
-	idx := 0
+	c, idx, pos := a.toolCall(tc.Index, tc.ID, tc.Function.Name)
+	if tc.Function.Arguments != "" {
+		c.write([]byte(tc.Function.Arguments))
+		a.argsDelta(c, idx, pos, tc.Function.Arguments)
+	}
+}
+
+// toolCall returns the call a chunk's tool call continues or starts (by
+// its index, else its id, else the last one), with its index and
+// position, and emits toolcall_start for a new one.
+func (a *assembler) toolCall(index *int, id, name string) (c *callState, idx, pos int) {
 	switch {
-	case tc.Index != nil:
-		idx = *tc.Index
+	case index != nil:
+		idx = *index
 	case a.last < 0:
 		idx = 0
-	case tc.ID != "" && a.calls[a.last].ID != "" && tc.ID != a.calls[a.last].ID:
+	case id != "" && a.calls[a.last].ID != "" && id != a.calls[a.last].ID:
 		// No index: a new id starts a new call.
 		idx = a.order[len(a.order)-1] + 1
 		for a.calls[idx] != nil {
@@ -521,7 +655,7 @@ func (a *assembler) addToolCall(tc openai.ToolCall) {
 	default:
 		idx = a.last
 	}
-	c := a.calls[idx]
+	c = a.calls[idx]
 	startNow := c == nil
 	if c == nil {
 		c = &callState{}
@@ -529,33 +663,87 @@ func (a *assembler) addToolCall(tc openai.ToolCall) {
 		a.order = append(a.order, idx)
 	}
 	a.last = idx
-	if tc.ID != "" && c.ID == "" {
-		c.ID = tc.ID
+	if id != "" && c.ID == "" {
+		c.ID = id
 	}
-	if tc.Function.Name != "" && c.Name == "" {
-		c.Name = tc.Function.Name
+	if name != "" && c.Name == "" {
+		c.Name = name
 	}
-	pos := a.position(idx)
+	pos = a.position(idx)
 	if startNow {
 		a.send(StreamEvent{Type: EventToolCallStart, ToolCallIndex: pos, ToolCallID: c.ID, ToolName: c.Name})
 	}
-	if tc.Function.Arguments != "" {
-		if need := len(c.args) + len(tc.Function.Arguments); need > cap(c.args) {
-			// Double: append grows a large slice by a quarter, which
-			// allocates five times a 20 MB argument text on its way.
-			c.args = append(make(RawArguments, 0, max(need, 2*cap(c.args))), c.args...)
-		}
-		c.args = append(c.args, tc.Function.Arguments...)
-		if out := a.redactor.write(idx, tc.Function.Arguments); out != "" {
-			a.send(StreamEvent{Type: EventToolCallDelta, Delta: out, ToolCallIndex: pos, ToolCallID: c.ID, ToolName: c.Name})
-		}
+	return c, idx, pos
+}
+
+// argsDelta emits toolcall_delta for argument text added to call c.
+func (a *assembler) argsDelta(c *callState, idx, pos int, delta string) {
+	if out := a.redactor.write(idx, delta); out != "" {
+		a.send(StreamEvent{Type: EventToolCallDelta, Delta: out, ToolCallIndex: pos, ToolCallID: c.ID, ToolName: c.Name})
 	}
 }
 
-// callState is one tool call being assembled.
+// callState is one tool call being assembled. Its argument text is kept
+// in blocks that are never copied while the stream goes on (no doubling
+// of one buffer: a 20 MB text would be copied again at each step, and the
+// last step holds the old buffer and one twice its size) and joined once,
+// at the size it has, when the message is made.
 type callState struct {
 	ID, Name string
-	args     RawArguments // the message's, as they are: never copied again
+	blocks   [][]byte
+	size     int
+}
+
+// Bounds of a block of argument text; collectAfterArgs is the size of a
+// text whose blocks are collected once it is joined.
+const (
+	minArgsBlock     = 4 << 10
+	maxArgsBlock     = 1 << 20
+	collectAfterArgs = 4 << 20
+)
+
+func (c *callState) write(p []byte) {
+	c.size += len(p)
+	for len(p) > 0 {
+		n := len(c.blocks)
+		if n == 0 || len(c.blocks[n-1]) == cap(c.blocks[n-1]) {
+			size := minArgsBlock
+			if n > 0 {
+				size = min(2*cap(c.blocks[n-1]), maxArgsBlock)
+			}
+			c.blocks = append(c.blocks, make([]byte, 0, max(size, min(len(p), maxArgsBlock))))
+			n++
+		}
+		b := &c.blocks[n-1]
+		k := min(cap(*b)-len(*b), len(p))
+		*b = append(*b, p[:k]...)
+		p = p[k:]
+	}
+}
+
+// arguments returns the argument text, the message's own: never copied
+// again.
+func (c *callState) arguments() RawArguments {
+	switch len(c.blocks) {
+	case 0:
+		return nil
+	case 1:
+		return c.blocks[0]
+	}
+	args := make(RawArguments, 0, c.size)
+	for i, b := range c.blocks {
+		args = append(args, b...)
+		c.blocks[i] = nil // let go of each block once copied
+	}
+	c.blocks = [][]byte{args}
+	if c.size >= collectAfterArgs {
+		// The blocks are garbage now, as large as the text; collect them
+		// before the tool adds its decoded copy. Otherwise the heap's next
+		// goal is twice the text and its blocks, and a 20 MB call peaks
+		// some 20 MB higher (BenchmarkLoopWrite20MBProcess).
+		runtime.GC()
+	}
+	return args
 }
 
 // position is a call's place among the calls: the order in which their
@@ -600,7 +788,7 @@ func (a *assembler) message() Message {
 	}
 	for n, idx := range a.order {
 		st := a.calls[idx]
-		c := ToolCall{ID: st.ID, Name: st.Name, Arguments: st.args}
+		c := ToolCall{ID: st.ID, Name: st.Name, Arguments: st.arguments()}
 		if c.ID == "" {
 			c.ID = "call_" + strconv.Itoa(n+1)
 		}
