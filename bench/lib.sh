@@ -11,11 +11,13 @@ trap 'rm -rf "$tmp"' EXIT
 # one run.
 old=${PI_OLD:-}
 
-# build_pi builds ./cmd/pi into $tmp/pi (and the floors under bench/).
+# build_pi builds ./cmd/pi into $tmp/pi (and the floors and the loopback
+# model server under bench/).
 build_pi() {
 	go build -o "$tmp/pi" ./cmd/pi
 	go build -o "$tmp/hello" ./bench/testdata/hello
 	go build -o "$tmp/loadwrite" ./bench/testdata/loadwrite
+	go build -o "$tmp/sseserve" ./bench/testdata/sseserve
 }
 
 # need_tools installs what is missing of GNU time, fd and ripgrep (Debian
