@@ -9,7 +9,7 @@ import { call, missing, notApplicable } from "./driver.mjs";
 
 export const CURRENT_SESSION_VERSION = 3;
 
-/** The reference's context: pi gives the messages and the model; it keeps no thinking level. */
+/** The reference's context (pi's Session.ContextAt): the messages and the model; pi keeps no thinking level. */
 export function buildSessionContext(entries, leafId) {
 	return call("context", { entries, hasLeaf: leafId !== undefined, leafId: leafId ?? null });
 }
@@ -90,9 +90,8 @@ export class SessionManager {
 	}
 
 	newSession(options) {
-		if (options?.id !== undefined) throw missing("newSession({id})", "pi's session.Create always generates the id");
 		const where = this.#persist ? { dir: this.#dir } : { inMemory: true };
-		const h = call("create", { cwd: this.#cwd, parentSession: options?.parentSession, ...where });
+		const h = call("create", { cwd: this.#cwd, parentSession: options?.parentSession, id: options?.id, ...where });
 		call("close", { h: this.#h });
 		this.#h = h;
 		return this.getSessionFile();
