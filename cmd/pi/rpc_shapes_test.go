@@ -29,3 +29,28 @@ func TestRPCLastAssistantText(t *testing.T) {
 		t.Fatalf("text %#v, want \"test123\"", got)
 	}
 }
+
+// clone before the session's first entry is refused in the reference's
+// words; after an answer it starts a new session holding the conversation.
+func TestRPCCloneEmpty(t *testing.T) {
+	srv := openai.NewServer(t, openai.Reply{Text: "hi"})
+	p := startRPC(t, "", "--no-session", "--base-url", srv.URL, "--model", "m", "--cwd", t.TempDir())
+	p.send(`{"id":"1","type":"clone"}`)
+	if r := p.response("1"); r["success"] != false || r["error"] != "Cannot clone session: no current entry selected" {
+		t.Fatalf("clone of an empty session: %v", r)
+	}
+	p.send(`{"id":"2","type":"get_state"}`)
+	before := p.response("2")["data"].(map[string]any)["sessionId"]
+	p.send(`{"id":"3","type":"prompt","message":"hello"}`)
+	p.response("3")
+	p.expect("agent_end", isType("agent_end"))
+	p.send(`{"id":"4","type":"clone"}`)
+	if r := p.response("4"); r["success"] != true {
+		t.Fatalf("clone: %v", r)
+	}
+	p.send(`{"id":"5","type":"get_state"}`)
+	st := p.response("5")["data"].(map[string]any)
+	if st["sessionId"] == before || st["messageCount"] != 2.0 {
+		t.Fatalf("after clone: %v", st)
+	}
+}

@@ -313,6 +313,12 @@ func (s *server) dispatch(cmd rpcCommand) {
 			return map[string]any{"text": text, "cancelled": false}, err
 		})
 	case "clone":
+		// As the reference: nothing to clone before the first entry (and
+		// nothing that runs is stopped for it).
+		if s.conv.Session().Leaf() == "" {
+			s.reply(cmd, nil, errors.New("Cannot clone session: no current entry selected"))
+			return
+		}
 		s.sessionChange(cmd, &struct{}{}, func() (any, error) {
 			return map[string]bool{"cancelled": false}, s.conv.Clone()
 		})
