@@ -127,16 +127,16 @@ func (d *driver) serve(line []byte) (any, error) {
 		if err != nil {
 			return nil, err
 		}
+		// No leafId: the leaf of the file read, its last entry; null:
+		// before the first entry ("").
+		leaf := s.Leaf()
 		if r.HasLeaf {
-			leaf := ""
+			leaf = ""
 			if r.LeafID != nil {
 				leaf = *r.LeafID
 			}
-			if err := s.SetLeaf(leaf); err != nil {
-				return nil, err
-			}
 		}
-		return contextOf(s), nil
+		return contextOf(s, leaf), nil
 	case "read":
 		s, err := session.Read(r.Path, session.OpenOptions{})
 		if err != nil {
@@ -196,7 +196,7 @@ func (d *driver) serve(line []byte) (any, error) {
 
 	// Sessions kept under a handle.
 	case "create":
-		s, err := session.Create(session.CreateOptions{Cwd: r.Cwd, Dir: r.Dir, Path: r.Path, InMemory: r.InMemory, ParentSession: r.ParentSession})
+		s, err := session.Create(session.CreateOptions{Cwd: r.Cwd, Dir: r.Dir, Path: r.Path, InMemory: r.InMemory, ParentSession: r.ParentSession, ID: r.ID})
 		if err != nil {
 			return nil, err
 		}
@@ -268,7 +268,7 @@ func (d *driver) serve(line []byte) (any, error) {
 	case "name":
 		return s.Name(), nil
 	case "session_context":
-		return contextOf(s), nil
+		return contextOf(s, s.Leaf()), nil
 	case "fork_at":
 		n, err := s.ForkAt(r.ID, session.CreateOptions{Cwd: r.Cwd, Dir: r.Dir, InMemory: r.InMemory})
 		if err != nil {
@@ -313,17 +313,18 @@ func (d *driver) readEntries(entries []json.RawMessage) (*session.Session, error
 	return session.Read(p, session.OpenOptions{})
 }
 
-// contextOf is what the reference's buildSessionContext returns, as far as
-// pi has it: the messages and the model of the branch (pi keeps no thinking
-// level).
-func contextOf(s *session.Session) map[string]any {
-	msgs := s.Context()
+// contextOf is what the reference's buildSessionContext returns for the
+// path to leaf, as far as pi has it: the messages and the model (pi keeps
+// no thinking level).
+func contextOf(s *session.Session, leaf string) map[string]any {
+	c := s.ContextAt(leaf)
+	msgs := c.Messages
 	if msgs == nil {
 		msgs = []session.Message{}
 	}
 	out := map[string]any{"messages": msgs, "model": nil}
-	if p, m := s.Model(); p != "" || m != "" {
-		out["model"] = map[string]string{"provider": p, "modelId": m}
+	if c.Provider != "" || c.Model != "" {
+		out["model"] = map[string]string{"provider": c.Provider, "modelId": c.Model}
 	}
 	return out
 }

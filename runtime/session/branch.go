@@ -6,8 +6,16 @@ import (
 )
 
 // ErrNoEntry is returned (wrapped) for an entry id the session does not
-// have.
+// have. The error's text is the reference's, `Entry ID not found`, which
+// RPC clients and the reference's own tests match.
 var ErrNoEntry = errors.New("no such entry")
+
+// noEntry is the error for the entry id the session does not have: it
+// reads as the reference's and is ErrNoEntry for errors.Is.
+type noEntry string
+
+func (e noEntry) Error() string        { return "Entry " + string(e) + " not found" }
+func (e noEntry) Is(target error) bool { return target == ErrNoEntry }
 
 // SetLeaf makes the entry id the leaf: the next entry is its child, and the
 // context is the path from the root to it (the entries after it stay in
@@ -20,7 +28,7 @@ func (s *Session) SetLeaf(id string) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if _, ok := s.byID[id]; !ok && id != "" {
-		return fmt.Errorf("session set leaf: %w: %q", ErrNoEntry, id)
+		return fmt.Errorf("session set leaf: %w", noEntry(id))
 	}
 	s.leaf = id
 	return nil
@@ -44,7 +52,7 @@ func (s *Session) ForkAt(id string, o CreateOptions) (*Session, error) {
 	s.mu.Lock()
 	if _, ok := s.byID[id]; !ok && id != "" {
 		s.mu.Unlock()
-		return nil, fmt.Errorf("session fork: %w: %q", ErrNoEntry, id)
+		return nil, fmt.Errorf("session fork: %w", noEntry(id))
 	}
 	var path []*Entry
 	if id != "" {

@@ -67,7 +67,8 @@ func TestSetLeafAndForkAt(t *testing.T) {
 	u2 := mustAppend(t, s, user("two"))
 	mustAppend(t, s, assistant("second"))
 
-	if err := s.SetLeaf("nope"); !errors.Is(err, ErrNoEntry) {
+	// The reference's wording, which its clients match.
+	if err := s.SetLeaf("nope"); !errors.Is(err, ErrNoEntry) || !strings.Contains(err.Error(), "Entry nope not found") {
 		t.Fatalf("SetLeaf(unknown) = %v", err)
 	}
 	if err := s.SetLeaf(a1); err != nil {
@@ -106,7 +107,7 @@ func TestSetLeafAndForkAt(t *testing.T) {
 	if len(s.Entries()) != 5 {
 		t.Fatalf("the parent changed: %d entries", len(s.Entries()))
 	}
-	if _, err := s.ForkAt("zzz", CreateOptions{Cwd: "/work/proj", InMemory: true}); !errors.Is(err, ErrNoEntry) {
+	if _, err := s.ForkAt("zzz", CreateOptions{Cwd: "/work/proj", InMemory: true}); !errors.Is(err, ErrNoEntry) || !strings.Contains(err.Error(), "Entry zzz not found") {
 		t.Fatalf("ForkAt(unknown) = %v", err)
 	}
 	// An empty id: a new session with no entries, in memory here.
@@ -234,5 +235,53 @@ func TestForkInMemory(t *testing.T) {
 	data, _ := os.ReadFile(f.Path())
 	if !strings.Contains(string(data), `"arguments":{"path":"a","content":"<x> & y"}`) {
 		t.Fatalf("fork file lacks the call's arguments as written: %s", data)
+	}
+}
+
+// ContextAt builds the context of the path to any entry without moving
+// the leaf, as the reference's buildSessionContext(entries, leafId): an id
+// the session does not have means the last entry in the file (even on
+// another branch than the leaf's), "" means none; the model is the path's.
+func TestContextAt(t *testing.T) {
+	s, _ := newSession(t)
+	u1 := mustAppend(t, s, user("one"))
+	a1 := mustAppend(t, s, assistant("first"))
+	if _, err := s.AppendModelChange("other", "big"); err != nil {
+		t.Fatal(err)
+	}
+	mustAppend(t, s, user("two"))
+	if err := s.SetLeaf(u1); err != nil {
+		t.Fatal(err)
+	}
+	last := mustAppend(t, s, user("two again"))
+	if err := s.SetLeaf(a1); err != nil {
+		t.Fatal(err)
+	}
+	texts := func(c BranchContext) string {
+		var out []string
+		for _, m := range c.Messages {
+			out = append(out, m.Content[0].Text)
+		}
+		return strings.Join(out, ",") + " @" + c.Provider + "/" + c.Model
+	}
+	for id, want := range map[string]string{
+		a1:        "one,first @p/m",
+		last:      "one,two again @/",
+		"unknown": "one,two again @/",
+		"":        " @/",
+	} {
+		if got := texts(s.ContextAt(id)); got != want {
+			t.Errorf("ContextAt(%q) = %s, want %s", id, got, want)
+		}
+	}
+	u2 := s.Entries()[3].ID
+	if got := texts(s.ContextAt(u2)); got != "one,first,two @other/big" {
+		t.Errorf("ContextAt(the first branch) = %s", got)
+	}
+	if s.Leaf() != a1 {
+		t.Fatalf("ContextAt moved the leaf to %q", s.Leaf())
+	}
+	if p, m := s.Model(); p != "p" || m != "m" {
+		t.Fatalf("Model() = %s/%s", p, m)
 	}
 }

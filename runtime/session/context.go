@@ -391,7 +391,38 @@ func argsObject(raw llm.RawArguments) json.RawMessage {
 // Model returns the provider and model the current branch last used: the
 // latest model_change or assistant message on it; empty when none.
 func (s *Session) Model() (provider, model string) {
-	path := s.Branch()
+	return modelOf(s.Branch())
+}
+
+// BranchContext is what a path from the root gives the agent.
+type BranchContext struct {
+	// Messages is the conversation as the model is to see it
+	// (BuildContext).
+	Messages []Message
+	// Provider and Model are the model the path last used (see Model).
+	Provider, Model string
+}
+
+// ContextAt returns the context of the path from the root to the entry
+// id, leaving the leaf where it is: the reference's
+// buildSessionContext(entries, leafId). As there, an id the session does
+// not have means its last entry (in file order), and "" means before the
+// first entry (an empty context).
+func (s *Session) ContextAt(id string) BranchContext {
+	s.mu.Lock()
+	if _, ok := s.byID[id]; !ok && id != "" && len(s.entries) > 0 {
+		id = s.entries[len(s.entries)-1].ID
+	}
+	path := s.branchLocked(id)
+	s.mu.Unlock()
+	c := BranchContext{Messages: BuildContext(path)}
+	c.Provider, c.Model = modelOf(path)
+	return c
+}
+
+// modelOf is the provider and model of the latest model_change or
+// assistant message on path; empty when none.
+func modelOf(path []*Entry) (provider, model string) {
 	for i := len(path) - 1; i >= 0; i-- {
 		e := path[i]
 		switch e.Type {

@@ -4,8 +4,11 @@ import (
 	"crypto/rand"
 	"encoding/binary"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"time"
+	"unicode"
+	"unicode/utf8"
 )
 
 // NewSessionID returns a new UUID version 7 (RFC 9562): 48 bits of Unix
@@ -28,6 +31,34 @@ func uuidV7(t time.Time) string {
 	b[8] = 0x80 | (b[8] & 0x3f) // variant 10
 	h := hex.EncodeToString(b[:])
 	return h[0:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:32]
+}
+
+// MaxSessionIDLen is the longest session id CheckSessionID accepts: the
+// file name TIMESTAMP_ID.jsonl then stays within the 255 bytes file
+// systems allow.
+const MaxSessionIDLen = 200
+
+// CheckSessionID says whether id can be a session id chosen by the caller
+// (CreateOptions.ID): it names the session's file, so it must not be
+// empty, "." or "..", longer than MaxSessionIDLen bytes, or hold a path
+// separator ('/' or a backslash), a control character or invalid UTF-8.
+func CheckSessionID(id string) error {
+	switch {
+	case id == "":
+		return errors.New("session id is empty")
+	case id == "." || id == "..":
+		return fmt.Errorf("session id %q is not a file name", id)
+	case len(id) > MaxSessionIDLen:
+		return fmt.Errorf("session id is %d bytes long, more than %d", len(id), MaxSessionIDLen)
+	case !utf8.ValidString(id):
+		return fmt.Errorf("session id %q is not valid UTF-8", id)
+	}
+	for _, r := range id {
+		if r == '/' || r == '\\' || unicode.IsControl(r) {
+			return fmt.Errorf("session id %q holds %q: it names the session's file", id, r)
+		}
+	}
+	return nil
 }
 
 // newEntryID returns 8 random hex digits that taken does not report as

@@ -257,17 +257,67 @@ func TestMalformedAndUnknownEntries(t *testing.T) {
 	if b, _ := os.ReadFile(p); string(b) != "precious text\n" {
 		t.Fatalf("the file was changed: %q", b)
 	}
+	// An empty file (white space only) gets its new header at once, as
+	// in the reference: opened again, it is the same session.
 	empty := filepath.Join(t.TempDir(), "empty.jsonl")
-	os.WriteFile(empty, nil, 0o600)
+	os.WriteFile(empty, []byte("\n \n"), 0o600)
 	e, err := Open(empty, OpenOptions{Cwd: "/here"})
 	if err != nil {
 		t.Fatal(err)
 	}
+	if lines := readLines(t, empty); len(lines) != 1 || lines[0]["type"] != "session" || lines[0]["id"] != e.ID() || lines[0]["cwd"] != "/here" {
+		t.Fatalf("after Open the file holds %v", lines)
+	}
 	mustAppend(t, e, user("u"))
 	mustAppend(t, e, assistant("a"))
+	id := e.ID()
 	e.Close()
 	if lines := readLines(t, empty); len(lines) != 3 || lines[0]["cwd"] != "/here" {
 		t.Fatalf("lines %v", lines)
+	}
+	again, err := Open(empty, OpenOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer again.Close()
+	if again.ID() != id || len(again.Entries()) != 2 {
+		t.Fatalf("reopened: id %q (want %q), %d entries", again.ID(), id, len(again.Entries()))
+	}
+}
+
+// A caller may choose the session's id (the reference's
+// newSession({id})): it is the header's and names the file. One that
+// cannot name a file is refused, and nothing is created.
+func TestCreateWithID(t *testing.T) {
+	dir := t.TempDir()
+	s, err := Create(CreateOptions{Cwd: "/work/proj", Dir: dir, ID: "my-custom-id"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.ID() != "my-custom-id" || !strings.HasSuffix(s.Path(), "_my-custom-id.jsonl") || filepath.Dir(s.Path()) != dir {
+		t.Fatalf("id %q, path %s", s.ID(), s.Path())
+	}
+	mustAppend(t, s, user("u"))
+	mustAppend(t, s, assistant("a"))
+	s.Close()
+	if lines := readLines(t, s.Path()); lines[0]["id"] != "my-custom-id" {
+		t.Fatalf("header %v", lines[0])
+	}
+	m, err := Create(CreateOptions{Cwd: "/work/proj", InMemory: true, ID: "header-test-id"})
+	if err != nil || m.Header().ID != "header-test-id" {
+		t.Fatalf("in memory: %+v, %v", m, err)
+	}
+	for _, bad := range []string{"../escape", `a\b`, ".", "..", "tab\there", "\xff", strings.Repeat("x", MaxSessionIDLen+1)} {
+		_, err := Create(CreateOptions{Cwd: "/work/proj", Dir: dir, ID: bad})
+		if err == nil || !strings.Contains(err.Error(), "create session: session id") {
+			t.Errorf("Create(ID %q) = %v, want a refusal naming the id", bad, err)
+		}
+	}
+	if err := CheckSessionID(strings.Repeat("x", MaxSessionIDLen)); err != nil {
+		t.Errorf("the longest id: %v", err)
+	}
+	if names, _ := os.ReadDir(dir); len(names) != 1 {
+		t.Fatalf("%d files in the folder, want 1", len(names))
 	}
 }
 

@@ -71,6 +71,10 @@ type CreateOptions struct {
 	Path string
 	// ParentSession is recorded in the header (a fork's source).
 	ParentSession string
+	// ID is the session's id, chosen by the caller (the reference's
+	// newSession({id})); "" generates one (NewSessionID). It names the
+	// file, so CheckSessionID must accept it.
+	ID string
 	// InMemory keeps the session in memory only (--no-session).
 	InMemory bool
 	// Now is the time of the header; zero means time.Now().
@@ -83,7 +87,8 @@ type CreateOptions struct {
 //
 // # Errors
 //
-// A missing Cwd, or neither Dir nor Path for a session kept on disk.
+// A missing Cwd; an ID that CheckSessionID refuses; neither Dir nor Path
+// for a session kept on disk.
 func Create(o CreateOptions) (*Session, error) {
 	if o.Cwd == "" {
 		return nil, errors.New("create session: no working directory")
@@ -92,8 +97,14 @@ func Create(o CreateOptions) (*Session, error) {
 	if now.IsZero() {
 		now = time.Now()
 	}
+	id := o.ID
+	if id == "" {
+		id = uuidV7(now)
+	} else if err := CheckSessionID(id); err != nil {
+		return nil, fmt.Errorf("create session: %w", err)
+	}
 	s := &Session{
-		header: Header{Type: TypeSession, Version: Version, ID: uuidV7(now), Timestamp: isoTime(now), Cwd: o.Cwd, ParentSession: o.ParentSession},
+		header: Header{Type: TypeSession, Version: Version, ID: id, Timestamp: isoTime(now), Cwd: o.Cwd, ParentSession: o.ParentSession},
 		byID:   map[string]*Entry{}, persist: !o.InMemory,
 	}
 	if o.InMemory {
@@ -128,7 +139,8 @@ type OpenOptions struct {
 // Open opens the session file at path for appending: it takes the file's
 // lock, reads every entry (see Read for what is tolerated), migrates a
 // version 1 or 2 file (rewriting it once, atomically) and sets the leaf to
-// the last entry. An empty file is started afresh with a new header.
+// the last entry. An empty file (or one of white space only) is started
+// afresh: a new header is written to it at once.
 //
 // # Errors
 //
@@ -172,10 +184,20 @@ func open(path string, f *os.File, o OpenOptions) (*Session, error) {
 	s := &Session{path: path, persist: true, byID: map[string]*Entry{}}
 	if len(bytes.TrimSpace(data)) == 0 {
 		// An empty file (created by hand, or by a crash before the first
-		// write): start afresh; the header is written with the first
-		// assistant message.
-		fresh, _ := Create(CreateOptions{Cwd: cwdOr(o.Cwd), Path: path})
+		// write): start afresh, and write the new header at once, as the
+		// reference does (there is nothing but white space to lose), so
+		// that the file is a session from now on, with the same id.
+		fresh, err := Create(CreateOptions{Cwd: cwdOr(o.Cwd), Path: path})
+		if err != nil {
+			return nil, fmt.Errorf("open session %s: %w", path, err)
+		}
+		if err := f.Truncate(0); err != nil {
+			return nil, fmt.Errorf("open session %s: %w", path, err)
+		}
 		fresh.file = f
+		if err := fresh.flush(nil); err != nil {
+			return nil, fmt.Errorf("open session: %w", err)
+		}
 		return fresh, nil
 	}
 	lines, torn := splitLines(data)

@@ -9,7 +9,7 @@ import { call, missing, notApplicable } from "./driver.mjs";
 
 export const CURRENT_SESSION_VERSION = 3;
 
-/** The reference's context: pi gives the messages and the model; it keeps no thinking level. */
+/** The reference's context (pi's Session.ContextAt): the messages and the model; pi keeps no thinking level. */
 export function buildSessionContext(entries, leafId) {
 	return call("context", { entries, hasLeaf: leafId !== undefined, leafId: leafId ?? null });
 }
@@ -90,9 +90,8 @@ export class SessionManager {
 	}
 
 	newSession(options) {
-		if (options?.id !== undefined) throw missing("newSession({id})", "pi's session.Create always generates the id");
 		const where = this.#persist ? { dir: this.#dir } : { inMemory: true };
-		const h = call("create", { cwd: this.#cwd, parentSession: options?.parentSession, ...where });
+		const h = call("create", { cwd: this.#cwd, parentSession: options?.parentSession, id: options?.id, ...where });
 		call("close", { h: this.#h });
 		this.#h = h;
 		return this.getSessionFile();
@@ -125,7 +124,7 @@ export class SessionManager {
 		return call("append_message", { h: this.#h, message });
 	}
 	appendThinkingLevelChange() {
-		throw missing("appendThinkingLevelChange", "pi has no thinking levels and writes no thinking_level_change entries");
+		throw missing("appendThinkingLevelChange", "pi has no thinking levels and writes no thinking_level_change entries (issue 22)");
 	}
 	appendModelChange(provider, modelId) {
 		return call("append_model_change", { h: this.#h, provider, modelId });
@@ -147,10 +146,10 @@ export class SessionManager {
 		throw missing("appendCustomMessageEntry", "pi reads custom_message entries but has no API to write one");
 	}
 	appendLabelChange() {
-		throw missing("appendLabelChange", "pi reads label entries but cannot write them");
+		throw missing("appendLabelChange", "pi reads label entries but cannot write them (issue 25)");
 	}
 	getLabel() {
-		throw missing("getLabel", "pi keeps no labels");
+		throw missing("getLabel", "pi keeps no labels (issue 25)");
 	}
 
 	getLeafId() {
@@ -170,10 +169,10 @@ export class SessionManager {
 		return call("branch", { h: this.#h, leafId: fromId ?? null });
 	}
 	getChildren() {
-		throw missing("getChildren", "pi's Session has no children lookup");
+		throw missing("getChildren", "pi's Session has no children lookup (issue 25)");
 	}
 	getTree() {
-		throw missing("getTree", "pi's Session has no tree view (only Entries, Branch and Entry)");
+		throw missing("getTree", "pi's Session has no tree view, only Entries, Branch and Entry (issue 25)");
 	}
 	buildSessionContext() {
 		return call("session_context", { h: this.#h });
@@ -186,7 +185,7 @@ export class SessionManager {
 		call("set_leaf", { h: this.#h, leafId: "" });
 	}
 	branchWithSummary() {
-		throw missing("branchWithSummary", "pi reads branch_summary entries but cannot write them");
+		throw missing("branchWithSummary", "pi reads branch_summary entries but cannot write them (issue 25)");
 	}
 
 	/** pi's Session.ForkAt: a new session holding the path to leafId, which this manager goes on with. */

@@ -313,6 +313,12 @@ func (s *server) dispatch(cmd rpcCommand) {
 			return map[string]any{"text": text, "cancelled": false}, err
 		})
 	case "clone":
+		// As the reference: nothing to clone before the first entry (and
+		// nothing that runs is stopped for it).
+		if s.conv.Session().Leaf() == "" {
+			s.reply(cmd, nil, errors.New("Cannot clone session: no current entry selected"))
+			return
+		}
 		s.sessionChange(cmd, &struct{}{}, func() (any, error) {
 			return map[string]bool{"cancelled": false}, s.conv.Clone()
 		})
@@ -394,7 +400,13 @@ func (s *server) dispatch(cmd rpcCommand) {
 	case "get_fork_messages":
 		s.reply(cmd, map[string]any{"messages": s.conv.ForkPoints()}, nil)
 	case "get_last_assistant_text":
-		s.reply(cmd, map[string]any{"text": lastAssistantText(s.conv.Messages())}, nil)
+		// No text: an object without "text", as the reference sends
+		// (its undefined).
+		data := map[string]any{}
+		if t, ok := lastAssistantText(s.conv.Messages()); ok {
+			data["text"] = t
+		}
+		s.reply(cmd, data, nil)
 	case "set_session_name":
 		var c struct {
 			Name string `json:"name"`
@@ -700,8 +712,9 @@ func (s *server) state() rpcState {
 }
 
 // lastAssistantText is the text of the last assistant message that is not
-// an empty aborted one; nil when there is none.
-func lastAssistantText(msgs []session.Message) *string {
+// an empty aborted one, trimmed, as the reference's getLastAssistantText:
+// ok is false when there is no such message or its text is blank.
+func lastAssistantText(msgs []session.Message) (text string, ok bool) {
 	for i := len(msgs) - 1; i >= 0; i-- {
 		m := msgs[i]
 		if m.Role != session.RoleAssistant || (m.StopReason == string(llm.StopAborted) && len(m.Content) == 0) {
@@ -713,10 +726,10 @@ func lastAssistantText(msgs []session.Message) *string {
 				b.WriteString(c.Text)
 			}
 		}
-		t := b.String()
-		return &t
+		t := strings.TrimSpace(b.String())
+		return t, t != ""
 	}
-	return nil
+	return "", false
 }
 
 // shutdown ends everything that runs, answers pending dialogs with their

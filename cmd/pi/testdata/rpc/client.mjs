@@ -109,7 +109,8 @@ try {
 	assert.notEqual(s2.sessionId, s1.sessionId);
 	assert.equal(s2.messageCount, 0);
 	assert.deepEqual(await client.getMessages(), []);
-	assert.equal(await client.getLastAssistantText(), null);
+	// No answer: no text at all (the reference sends {}, not null).
+	assert.equal(await client.getLastAssistantText(), undefined);
 
 	step("unknown command and errors");
 	const unknown = await client.send({ type: "frobnicate" });
