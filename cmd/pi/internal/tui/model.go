@@ -613,14 +613,14 @@ func (m *model) steerDone(msg steerDoneMsg) tea.Cmd {
 	return nil
 }
 
-// prompt reads the @path attachments of a line.
+// prompt reads the @path attachments of a line (conversation.Attach, as
+// the line mode and -p's @FILE arguments read them).
 func (m *model) prompt(line string) (Prompt, error) {
-	atts, err := readAttachments(m.rt.Cwd(), line)
+	p, err := conversation.Attach(m.rt.Cwd(), line)
 	if err != nil {
 		return Prompt{}, err
 	}
-	text, images := buildPrompt(line, atts)
-	return Prompt{Text: text, Images: images}, nil
+	return Prompt{Text: p.Text, Images: p.Images}, nil
 }
 
 // run runs a line at an idle prompt.

@@ -501,12 +501,12 @@ func TestAttachFiles(t *testing.T) {
 	if len(user.Content) != 2 || user.Content[1].Type != "image" || user.Content[1].MimeType != "image/png" {
 		t.Fatalf("user message blocks %+v", user.Content)
 	}
-	if !strings.Contains(user.Content[0].Text, "<file name=\"notes.txt\">\nremember the milk\n</file>") {
+	if !strings.Contains(user.Content[0].Text, "<file name=\""+filepath.Join(tt.dir, "notes.txt")+"\">\nremember the milk\n") {
 		t.Fatalf("text file not inlined: %q", user.Content[0].Text)
 	}
 	// A binary file is refused with a message; nothing is sent.
 	tt.typ("look at @blob.bin", keyEnter)
-	tt.waitFor("@blob.bin is a binary file")
+	tt.waitFor("is neither text")
 	tt.typ("look at @.", keyEnter)
 	tt.waitFor("is a folder")
 	tt.exit()
