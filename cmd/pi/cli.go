@@ -178,16 +178,6 @@ func initialPrompts(f *agentFlags, pos, literal []string, interactive bool, stdi
 	return prompts, 0, true
 }
 
-func humanSize(n int64) string {
-	switch {
-	case n >= 1<<20:
-		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
-	case n >= 1<<10:
-		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
-	}
-	return fmt.Sprintf("%d bytes", n)
-}
-
 // openFailed prints why app.Open failed (the key redacted) and returns the
 // exit code.
 func openFailed(stderr io.Writer, err error, apiKey string) int {
