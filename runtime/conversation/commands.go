@@ -135,9 +135,9 @@ func cmdSession(_ context.Context, c *Conversation, _ string, o SubmitOptions, _
 		name = "(none: /name NAME)"
 	}
 	st := c.Stats()
-	ctxText := humanTokens(c.ContextTokens())
+	ctxText := HumanTokens(c.ContextTokens())
 	if w := c.ContextWindow(); w > 0 {
-		ctxText += " of " + humanTokens(w)
+		ctxText += " of " + HumanTokens(w)
 	}
 	o.show(table([][]string{
 		{"file", file}, {"id", s.ID()}, {"name", name},
@@ -178,7 +178,7 @@ func cmdCompact(ctx context.Context, c *Conversation, args string, o SubmitOptio
 	if err != nil {
 		return fmt.Errorf("compact: %w", err)
 	}
-	o.show(fmt.Sprintf("Compacted: %s tokens of conversation summarized; the conversation goes on from the summary.", humanTokens(res.TokensBefore)))
+	o.show(fmt.Sprintf("Compacted: %s tokens of conversation summarized; the conversation goes on from the summary.", HumanTokens(res.TokensBefore)))
 	return nil
 }
 
@@ -289,15 +289,16 @@ func cut(s string, n int) string {
 
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
 
-// humanTokens is a token count as 950, 12.3k or 1.2M.
-func humanTokens(n int) string {
+// HumanTokens is a token count as people read it: 950, 12.3k, 128k, 1.2M
+// (/session, the TUI's footer).
+func HumanTokens(n int) string {
 	switch {
 	case n < 1000:
 		return fmt.Sprint(n)
 	case n < 1_000_000:
-		return fmt.Sprintf("%.1fk", float64(n)/1000)
+		return strings.TrimSuffix(fmt.Sprintf("%.1f", float64(n)/1000), ".0") + "k"
 	}
-	return fmt.Sprintf("%.1fM", float64(n)/1_000_000)
+	return strings.TrimSuffix(fmt.Sprintf("%.1f", float64(n)/1e6), ".0") + "M"
 }
 
 // ShortID is the shortest prefix of id, at least 8 characters, that no

@@ -152,18 +152,18 @@ func (f Footer) render(st styles, width int, state string) string {
 	var left []string
 	var tokens []string
 	if f.Input > 0 {
-		tokens = append(tokens, "↑"+humanTokens(f.Input))
+		tokens = append(tokens, "↑"+conversation.HumanTokens(f.Input))
 	}
 	if f.Output > 0 {
-		tokens = append(tokens, "↓"+humanTokens(f.Output))
+		tokens = append(tokens, "↓"+conversation.HumanTokens(f.Output))
 	}
 	if len(tokens) > 0 {
 		left = append(left, st.status.Render(strings.Join(tokens, " ")))
 	}
-	ctx := "ctx " + humanTokens(f.ContextTokens)
+	ctx := "ctx " + conversation.HumanTokens(f.ContextTokens)
 	if f.ContextWindow > 0 {
 		p := percent(f.ContextTokens, f.ContextWindow)
-		ctx += fmt.Sprintf("/%s (%.1f%%)", humanTokens(f.ContextWindow), p)
+		ctx += fmt.Sprintf("/%s (%.1f%%)", conversation.HumanTokens(f.ContextWindow), p)
 		switch {
 		case p > 90:
 			ctx = st.fail.Render(ctx)

@@ -831,7 +831,7 @@ func (m *model) onAgentEvent(ev agent.Event) tea.Cmd {
 			m.print(m.st.fail.Render("✗ " + clean(ev.ErrorMessage)))
 			m.failShown = true
 		case ev.Compaction != nil:
-			m.print(m.st.ok.Render("✓ ") + fmt.Sprintf("compacted %s tokens of conversation into a summary", humanTokens(ev.Compaction.TokensBefore)))
+			m.print(m.st.ok.Render("✓ ") + fmt.Sprintf("compacted %s tokens of conversation into a summary", conversation.HumanTokens(ev.Compaction.TokensBefore)))
 			m.refreshFooter()
 		}
 	}

@@ -245,17 +245,6 @@ func humanDuration(d time.Duration) string {
 	return fmt.Sprintf("%dh%02dm", int(d/time.Hour), int(d%time.Hour/time.Minute))
 }
 
-// humanTokens writes a token count short: 950, 12.3k, 1.2M.
-func humanTokens(n int) string {
-	switch {
-	case n < 1000:
-		return fmt.Sprint(n)
-	case n < 1_000_000:
-		return strings.TrimSuffix(fmt.Sprintf("%.1f", float64(n)/1000), ".0") + "k"
-	}
-	return strings.TrimSuffix(fmt.Sprintf("%.1f", float64(n)/1e6), ".0") + "M"
-}
-
 // maxLiveMarkdown bounds the text the live area renders as markdown while
 // an answer streams: rendering costs some 0.4 ms per KiB, the live area
 // re-renders up to 20 times a second and shows only the end of the answer
