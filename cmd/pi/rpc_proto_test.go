@@ -314,15 +314,42 @@ func TestRPCSignalAndAbortBash(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer cmd.Process.Kill()
-	sc := bufio.NewScanner(out)
+	// Every stdout line, in order; wait finds a line among all read so
+	// far (the abort_bash response and the bash command's own response may
+	// come in either order) and gives up after a minute instead of
+	// blocking the test binary.
+	lines := make(chan string, 1000)
+	go func() {
+		defer close(lines)
+		sc := bufio.NewScanner(out)
+		sc.Buffer(make([]byte, 1<<20), 16<<20)
+		for sc.Scan() {
+			lines <- sc.Text()
+		}
+	}()
+	var seen []string
 	wait := func(substr string) {
 		t.Helper()
-		for sc.Scan() {
-			if strings.Contains(sc.Text(), substr) {
+		for _, l := range seen {
+			if strings.Contains(l, substr) {
 				return
 			}
 		}
-		t.Fatalf("no line with %q", substr)
+		deadline := time.After(time.Minute)
+		for {
+			select {
+			case l, ok := <-lines:
+				if !ok {
+					t.Fatalf("no line with %q: pi's output ended", substr)
+				}
+				seen = append(seen, l)
+				if strings.Contains(l, substr) {
+					return
+				}
+			case <-deadline:
+				t.Fatalf("no line with %q within a minute", substr)
+			}
+		}
 	}
 	io.WriteString(in, `{"id":"b","type":"bash","command":"echo go; `+sl+` 60"}`+"\n")
 	io.WriteString(in, `{"id":"a","type":"abort_bash"}`+"\n")
