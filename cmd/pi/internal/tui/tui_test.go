@@ -719,6 +719,10 @@ func TestNoColor(t *testing.T) {
 		tt.waitFor("allow? [y]es")
 		tt.typ("y")
 		tt.waitFor("Title")
+		// The turn has ended when the footer no longer says "working…"
+		// after the context share (a line typed before would steer the
+		// run that is ending, not start a new one).
+		tt.waitFor("96/128k (0.1%)  ")
 		tt.typ("again", keyEnter)
 		tt.waitFor("it broke")
 		tt.typ(keyCtrlC, "/")
