@@ -81,4 +81,21 @@ header() {
 	echo "| --- | ---: | ---: | ---: | ---: | ---: |"
 }
 
+# write_args MB WIDTH: a content file of MB megabytes ($tmp/content, lines of
+# WIDTH x's behind a number, a tab and quotes) and the write call's
+# arguments for it as a model sends them, compact JSON with the content as
+# a JSON string ($tmp/args.json, the path $tmp/w/out.txt).
+write_args() {
+	awk -v n=$(($1 * 1000000)) -v w="$2" -v c="$tmp/content" -v path="$tmp/w/out.txt" 'BEGIN {
+		x = sprintf("%" w "s", ""); gsub(/ /, "x", x)
+		printf "{\"path\":\"%s\",\"content\":\"", path
+		for (i = 0; t < n; i++) {
+			line = sprintf("%08d\tfunc \"quoted\" %s\n", i, x); t += length(line)
+			printf "%s", line > c
+			printf "%08d\\tfunc \\\"quoted\\\" %s\\n", i, x
+		}
+		print "\"}"
+	}' >"$tmp/args.json"
+}
+
 echo "# $(basename "$0") at $(git rev-parse --short HEAD 2>/dev/null || echo '?'); $(nproc) cores; load: $(uptime | sed 's/.*load average: //')"

@@ -18,16 +18,7 @@ need_tools
 mkdir -p "$tmp/w"
 # The arguments as a model sends them (compact JSON), and the script whose
 # first turn makes that call.
-awk -v n=$((mb * 1000000)) -v c="$tmp/content" -v path="$tmp/w/out.txt" 'BEGIN {
-	x = sprintf("%60s", ""); gsub(/ /, "x", x)
-	printf "{\"path\":\"%s\",\"content\":\"", path
-	for (i = 0; t < n; i++) {
-		line = sprintf("%08d\tfunc \"quoted\" %s\n", i, x); t += length(line)
-		printf "%s", line > c
-		printf "%08d\\tfunc \\\"quoted\\\" %s\\n", i, x
-	}
-	print "\"}"
-}' >"$tmp/args.json"
+write_args "$mb" 60
 { printf '{"turns":[{"toolCalls":[{"name":"write","arguments":'; tr -d '\n' <"$tmp/args.json"; printf '}]},{"text":"done"}]}'; } >"$tmp/script.json"
 size=$(stat -c %s "$tmp/content")
 export HOME="$tmp/home" PI_HOME="$tmp/home/.pi"

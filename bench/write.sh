@@ -14,16 +14,7 @@ need_tools
 mkdir -p "$tmp/w"
 # The content, and the arguments as a model would send them: the content
 # as a JSON string (tabs, quotes and newlines escaped).
-awk -v n=$((mb * 1000000)) -v c="$tmp/content" -v path="$tmp/w/out.txt" 'BEGIN {
-	x = sprintf("%78s", ""); gsub(/ /, "x", x)
-	printf "{\"path\":\"%s\",\"content\":\"", path
-	for (i = 0; t < n; i++) {
-		line = sprintf("%08d\tfunc \"quoted\" %s\n", i, x); t += length(line)
-		printf "%s", line > c
-		printf "%08d\\tfunc \\\"quoted\\\" %s\\n", i, x
-	}
-	print "\"}"
-}' >"$tmp/args.json"
+write_args "$mb" 78
 size=$(stat -c %s "$tmp/content")
 for _ in $(seq 1 "$runs"); do
 	measure loadwrite "$tmp/loadwrite" "$tmp/args.json"
