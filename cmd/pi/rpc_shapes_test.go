@@ -1,6 +1,7 @@
 package main
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/pi-go/pi/internal/testkit/openai"
@@ -52,5 +53,26 @@ func TestRPCCloneEmpty(t *testing.T) {
 	st := p.response("5")["data"].(map[string]any)
 	if st["sessionId"] == before || st["messageCount"] != 2.0 {
 		t.Fatalf("after clone: %v", st)
+	}
+}
+
+// fork with an entry that is no user message of the current branch is
+// refused in the reference's words, and the session stays.
+func TestRPCForkInvalidEntry(t *testing.T) {
+	srv := openai.NewServer(t, openai.Reply{Text: "hi"})
+	p := startRPC(t, "", "--no-session", "--base-url", srv.URL, "--model", "m", "--cwd", t.TempDir())
+	p.send(`{"id":"1","type":"prompt","message":"hello"}`)
+	p.response("1")
+	p.expect("agent_end", isType("agent_end"))
+	p.send(`{"id":"2","type":"get_state"}`)
+	before := p.response("2")["data"].(map[string]any)["sessionId"]
+	p.send(`{"id":"3","type":"fork","entryId":"nosuch"}`)
+	r := p.response("3")
+	if msg, _ := r["error"].(string); r["success"] != false || !strings.HasPrefix(msg, "Invalid entry ID for forking: ") || !strings.Contains(msg, "nosuch") {
+		t.Fatalf("fork of no entry: %v", r)
+	}
+	p.send(`{"id":"4","type":"get_state"}`)
+	if after := p.response("4")["data"].(map[string]any)["sessionId"]; after != before {
+		t.Fatalf("a refused fork changed the session: %v → %v", before, after)
 	}
 }

@@ -310,6 +310,10 @@ func (s *server) dispatch(cmd rpcCommand) {
 		}
 		s.sessionChange(cmd, &c, func() (any, error) {
 			text, err := s.conv.Fork(c.EntryID)
+			if errors.Is(err, conversation.ErrNotUserMessage) {
+				// The reference's words first, then which entry and why.
+				err = fmt.Errorf("Invalid entry ID for forking: %w", err)
+			}
 			return map[string]any{"text": text, "cancelled": false}, err
 		})
 	case "clone":
