@@ -21,9 +21,6 @@ import (
 // new_session, an unknown command (testdata/rpc/client.mjs holds the
 // checks). It skips only when node or npm is missing.
 func TestReferenceRPCClient(t *testing.T) {
-	cli := referenceAgent(t)
-	pkg := filepath.Dir(filepath.Dir(cli))
-	bin := realPi(t)
 	srv := openai.NewServer(t,
 		openai.Reply{Text: "Hi there!", Chunks: 3},
 		openai.Reply{Text: "More here."},
@@ -37,20 +34,7 @@ func TestReferenceRPCClient(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(home, "pi.toml"), []byte(toml), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	shim, _ := filepath.Abs("testdata/rpc/pi-shim.cjs")
-	script, _ := filepath.Abs("testdata/rpc/client.mjs")
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, "node", script)
-	cmd.Env = append(os.Environ(), "REF_PKG="+pkg, "PI_BIN="+bin, "PI_SHIM="+shim, "MODEL_URL="+srv.URL, "WORK_DIR="+work,
-		"PI_HOME="+home, "OPENAI_API_KEY=", "OPENAI_BASE_URL=", "PI_TRUST=", "PI_CODING_AGENT_SESSION_DIR=")
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("the reference RPC client failed: %v\n%s", err, out)
-	}
-	if !strings.Contains(string(out), "step: done") {
-		t.Fatalf("the client did not finish:\n%s", out)
-	}
+	runRefClient(t, "client.mjs", srv.URL, home, work)
 	// What the model was sent: the summary request with the instructions;
 	// the bash command's output with the next prompt, as the reference
 	// sends it.
@@ -73,26 +57,9 @@ func TestReferenceRPCClient(t *testing.T) {
 // them, as -p and the TUI do (testdata/rpc/client_ext.mjs holds the
 // checks). It skips only when node or npm is missing.
 func TestReferenceRPCClientExtensions(t *testing.T) {
-	cli := referenceAgent(t)
-	pkg := filepath.Dir(filepath.Dir(cli))
-	bin := realPi(t)
 	wasm := plugin.BuildGo(t, "extensions/testdata/guests/raw11")
 	srv := openai.NewServer(t, openai.Reply{Text: "the plan"}, openai.Reply{Text: "the answer"})
-	home, work := t.TempDir(), t.TempDir()
-	shim, _ := filepath.Abs("testdata/rpc/pi-shim.cjs")
-	script, _ := filepath.Abs("testdata/rpc/client_ext.mjs")
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, "node", script)
-	cmd.Env = append(os.Environ(), "REF_PKG="+pkg, "PI_BIN="+bin, "PI_SHIM="+shim, "MODEL_URL="+srv.URL, "WORK_DIR="+work,
-		"EXT_WASM="+wasm, "PI_HOME="+home, "OPENAI_API_KEY=", "OPENAI_BASE_URL=", "PI_TRUST=", "PI_CODING_AGENT_SESSION_DIR=")
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("the reference RPC client failed: %v\n%s", err, out)
-	}
-	if !strings.Contains(string(out), "step: done") {
-		t.Fatalf("the client did not finish:\n%s", out)
-	}
+	runRefClient(t, "client_ext.mjs", srv.URL, t.TempDir(), t.TempDir(), "EXT_WASM="+wasm)
 	// The model saw exactly the two prompts that were meant for it.
 	reqs := srv.Requests()
 	if len(reqs) != 2 {
@@ -103,6 +70,31 @@ func TestReferenceRPCClientExtensions(t *testing.T) {
 	}
 	if got := requestText(reqs[1]); !strings.Contains(got, "plain question (checked)") {
 		t.Errorf("second request:\n%s", got)
+	}
+}
+
+// runRefClient runs testdata/rpc/SCRIPT with node: the reference agent's
+// RpcClient (installed with npm, see referenceAgent) driving the real pi
+// binary through pi-shim.cjs against the model server at modelURL, with
+// PI_HOME home and the working folder work; env adds variables. It fails
+// the test unless the script exits 0 having printed "step: done".
+func runRefClient(t *testing.T, script, modelURL, home, work string, env ...string) {
+	t.Helper()
+	pkg := filepath.Dir(filepath.Dir(referenceAgent(t)))
+	shim, _ := filepath.Abs("testdata/rpc/pi-shim.cjs")
+	path, _ := filepath.Abs(filepath.Join("testdata/rpc", script))
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "node", path)
+	cmd.Env = append(os.Environ(), "REF_PKG="+pkg, "PI_BIN="+realPi(t), "PI_SHIM="+shim, "MODEL_URL="+modelURL, "WORK_DIR="+work,
+		"PI_HOME="+home, "OPENAI_API_KEY=", "OPENAI_BASE_URL=", "PI_TRUST=", "PI_CODING_AGENT_SESSION_DIR=")
+	cmd.Env = append(cmd.Env, env...)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("the reference RPC client (%s) failed: %v\n%s", script, err, out)
+	}
+	if !strings.Contains(string(out), "step: done") {
+		t.Fatalf("the client (%s) did not finish:\n%s", script, out)
 	}
 }
 
