@@ -17,11 +17,18 @@ func main() {
 	os.Exit(program(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 }
 
-// program is the pi process: it makes the process a child subreaper, so
-// that orphans of bash calls are re-parented to pi, where Runtime.Close and
-// a call's timeout can find them (a property of the process, set once,
+// program is the pi process, args its real command line (os.Args[1:]): it
+// takes an --api-key value out of the command line the system shows
+// (hideKeyArgs), makes the process non-dumpable, so that nothing pi starts
+// can read the key from pi's environment or memory, and a child subreaper,
+// so that orphans of bash calls are re-parented to pi, where Runtime.Close
+// and a call's timeout can find them (properties of the process, set once,
 // before any runtime starts), then runs.
 func program(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	args = hideKeyArgs(args)
+	if err := app.ProtectProcess(); err != nil {
+		fmt.Fprintf(stderr, "pi: warning: %v; processes that pi starts may read its environment (and the API key in it)\n", err)
+	}
 	if err := app.BecomeSubreaper(); err != nil {
 		fmt.Fprintf(stderr, "pi: warning: %v; processes that bash commands detach may outlive them\n", err)
 	}

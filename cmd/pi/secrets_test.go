@@ -6,9 +6,13 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/pi-go/pi/extensions"
@@ -327,4 +331,116 @@ func sha256File(t *testing.T, path string) string {
 		t.Fatal(err)
 	}
 	return sum
+}
+
+// The review's attack: a bash call reads pi's own environment and command
+// line through /proc/$PPID and reverses the text so that redaction does
+// not see the key. pi is non-dumpable (its environ, mem and fd are closed
+// to every process it starts, and to any other process of the user) and
+// overwrites an --api-key value in its command line; what the model gets
+// back holds neither key in any order.
+func TestNothingPiStartsReadsItsKey(t *testing.T) {
+	if _, err := os.Stat("/proc/self/environ"); err != nil {
+		t.Skip("no /proc on this system: the environ attack does not apply")
+	}
+	const envKey = "sk-env-KEY-in-pi-environ-0123456789"
+	const flagKey = "sk-flag-KEY-in-pi-cmdline-987654321"
+	cmd := `p=$PPID
+echo "environ:"; { tr '\0' '\n' </proc/$p/environ | rev; } 2>&1
+echo "fd:"; ls -l /proc/$p/fd 2>&1 | rev
+echo "mem:"; grep -a -c . /proc/$p/mem 2>&1 | rev
+echo "cmdline:"; tr '\0' ' ' </proc/$p/cmdline | rev; echo
+echo "comm: $(cat /proc/$p/comm)"`
+	srv := openai.NewServer(t,
+		openai.Reply{ToolCalls: []openai.ToolCall{{Name: "bash", Arguments: mustJSON(map[string]string{"command": cmd})}}},
+		openai.Reply{Text: "done"},
+	)
+	bin, err := exec.LookPath("pi")
+	if err != nil {
+		t.Skipf("no pi command on PATH: %v", err)
+	}
+	home := t.TempDir()
+	c := exec.Command(bin, "-p", "go", "--base-url", srv.URL, "--model", "M", "--api-key", flagKey)
+	c.Env = append(os.Environ(), "PI_HOME="+filepath.Join(home, ".pi"), "HOME="+home, "OPENAI_API_KEY="+envKey, "OPENAI_BASE_URL=", "PI_TRUST=")
+	c.Dir = home
+	var out bytes.Buffer
+	c.Stdout, c.Stderr = &out, &out
+	if err := startAsAUser(t, c, home); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Wait(); err != nil {
+		t.Fatalf("pi: %v\n%s", err, out.String())
+	}
+	if h := srv.Headers()[0].Get("Authorization"); h != "Bearer "+flagKey {
+		t.Fatalf("the model request used %q, not the flag's key", h)
+	}
+	got := strings.Join(toolTexts(srv.Requests()[1]), "\n")
+	for _, k := range []string{envKey, flagKey} {
+		for _, form := range []string{k, reverse(k), k[len(k)-12:], reverse(k[len(k)-12:])} {
+			if strings.Contains(got, form) {
+				t.Errorf("bash read the key %q (as %q) from pi:\n%s", k, form, got)
+			}
+		}
+	}
+	environ, _, _ := strings.Cut(strings.SplitN(got, "environ:\n", 2)[1], "fd:")
+	if !strings.Contains(environ, "Permission denied") {
+		t.Errorf("/proc/$PPID/environ was not refused:\n%s", environ)
+	}
+	if !strings.Contains(got, reverse("--api-key "+strings.Repeat("*", len(flagKey)))) {
+		t.Errorf("pi's command line does not show the flag's value hidden:\n%s", got)
+	}
+	if !strings.Contains(got, "comm: pi") && !strings.Contains(got, "comm: "+filepath.Base(bin)) {
+		t.Errorf("$PPID of the bash call is not pi:\n%s", got)
+	}
+}
+
+// startAsAUser starts c as a user without privileges would run it. Root
+// (the tests often run as root in containers) may read every process's
+// /proc files, so as root c runs as nobody (65534): home is handed to
+// nobody, the folders above it opened to nobody, and the binary linked
+// into a folder nobody can reach.
+func startAsAUser(t *testing.T, c *exec.Cmd, home string) error {
+	if os.Geteuid() != 0 {
+		return c.Start()
+	}
+	const nobody = 65534
+	real, err := filepath.EvalSymlinks(c.Path)
+	if err != nil {
+		return err
+	}
+	dir, err := os.MkdirTemp("", "pi-as-nobody-")
+	if err != nil {
+		return err
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	bin := filepath.Join(dir, "pi")
+	if err := os.Chmod(dir, 0o755); err != nil {
+		return err
+	}
+	if err := os.Link(real, bin); err != nil {
+		return fmt.Errorf("link the pi binary for nobody: %w", err)
+	}
+	if err := filepath.WalkDir(home, func(p string, _ fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		return os.Lchown(p, nobody, nobody)
+	}); err != nil {
+		return err
+	}
+	for d := filepath.Dir(home); strings.HasPrefix(d, os.TempDir()+string(filepath.Separator)); d = filepath.Dir(d) {
+		if err := os.Chmod(d, 0o755); err != nil { // t.TempDir's folders are 0700
+			return err
+		}
+	}
+	c.Path, c.Args[0] = bin, bin
+	c.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: nobody, Gid: nobody}}
+	return c.Start()
+}
+
+// reverse returns s with its bytes in reverse order (the keys are ASCII).
+func reverse(s string) string {
+	b := []byte(s)
+	slices.Reverse(b)
+	return string(b)
 }

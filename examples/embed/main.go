@@ -26,6 +26,7 @@ func main() {
 	ext := flag.String("e", "", "also load the extension `FILE.wasm`")
 	scriptFile := flag.String("script", "", "the scripted model's turns (JSON `FILE`)")
 	flag.Parse()
+	app.ProtectProcess()  // once per program: nothing pi starts can read this process's environment (the key)
 	app.BecomeSubreaper() // once per program: orphans of bash calls come back to it
 	ctx := context.Background()
 	opts := app.Options{Cwd: *dir, LogOutput: os.Stderr}

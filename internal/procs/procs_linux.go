@@ -126,6 +126,25 @@ func BecomeSubreaper() error {
 	return nil
 }
 
+// Undumpable makes the calling process non-dumpable (PR_SET_DUMPABLE 0):
+// the kernel then lets no other process without CAP_SYS_PTRACE read its
+// /proc/PID/environ, mem, maps, fd or auxv, or ptrace it, not even a
+// process of the same user and not the processes it starts itself, and
+// writes no core dump. The key that pi read from its environment stays in
+// that environment's memory, so this is what keeps it from every child.
+// It is a property of the whole process and survives until the next
+// execve (the children pi starts are dumpable again after their exec).
+//
+// # Errors
+//
+// The prctl error, when the kernel refuses.
+func Undumpable() error {
+	if err := unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0); err != nil {
+		return fmt.Errorf("make the process non-dumpable: %w", err)
+	}
+	return nil
+}
+
 // Set owns the processes of the calls started through it: Close ends them
 // and none of another Set's. The zero value is not usable; call NewSet. It
 // is safe for concurrent use.

@@ -32,6 +32,11 @@ func StartOwn(start func() (pid int, err error)) (release func(), err error) {
 // subreapers; it returns nil.
 func BecomeSubreaper() error { return nil }
 
+// Undumpable does nothing off Linux and returns nil: there, other
+// processes of the same user may read this process's environment (for
+// example through ps on macOS). See docs/security.md.
+func Undumpable() error { return nil }
+
 // Set owns the processes of the calls started through it: Close ends them
 // and none of another Set's. It is safe for concurrent use.
 type Set struct {

@@ -21,3 +21,21 @@ import "github.com/pi-go/pi/internal/procs"
 //
 // The prctl error when the kernel refuses.
 func BecomeSubreaper() error { return procs.BecomeSubreaper() }
+
+// ProtectProcess keeps the calling process's memory and environment from
+// every other process of the same user, above all from the processes the
+// runtime starts (bash calls, MCP servers, extensions' exec children): on
+// Linux it makes the process non-dumpable, so /proc/PID/environ, mem and fd
+// of this process cannot be read and it cannot be ptraced without
+// CAP_SYS_PTRACE. The API key a program read from its environment stays in
+// that memory; without this, a bash call can read it back with
+// `tr '\0' '\n' </proc/$PPID/environ`. Elsewhere it does nothing and
+// returns nil. Like BecomeSubreaper it is a property of the whole process:
+// call it once, at start; the pi command does. It also turns off core
+// dumps of the process. See docs/security.md for what a same-user process
+// outside the runtime's tree can still do.
+//
+// # Errors
+//
+// The prctl error when the kernel refuses.
+func ProtectProcess() error { return procs.Undumpable() }
