@@ -2,6 +2,8 @@ package termtext
 
 import (
 	"bytes"
+	"encoding/json"
+	"reflect"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -93,5 +95,37 @@ func TestCut(t *testing.T) {
 		if got := Cut(tc.in, tc.n); got != tc.want {
 			t.Errorf("Cut(%q, %d) = %q, want %q", tc.in, tc.n, got, tc.want)
 		}
+	}
+}
+
+// TestJSONWriter: JSON that encoding/json wrote keeps its exact text
+// through the JSON writer, with nothing a terminal acts on left raw (DEL,
+// the C1 controls and the bidi controls, which encoding/json does not
+// escape).
+func TestJSONWriter(t *testing.T) {
+	for _, h := range hostile {
+		in := map[string]string{"text": h, "k\u009b\u202e": "v"}
+		b, err := json.Marshal(in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out bytes.Buffer
+		w := NewJSONWriter(&out)
+		for i := 0; i < len(b); i += 3 { // a rune split between writes stays whole
+			w.Write(b[i:min(i+3, len(b))])
+		}
+		checkClean(t, h, out.String())
+		var back, want map[string]string
+		if err := json.Unmarshal(out.Bytes(), &back); err != nil {
+			t.Fatalf("%q: the escaped JSON does not decode: %v\n%s", h, err, out.String())
+		}
+		json.Unmarshal(b, &want) // invalid UTF-8 was already U+FFFD in b
+		if !reflect.DeepEqual(back, want) {
+			t.Errorf("%q: decodes to %q, want %q", h, back, want)
+		}
+	}
+	var out bytes.Buffer
+	if w := NewJSONWriter(NewWriter(&out)); Raw(w) != &out || NewJSONWriter(w) != w || NewWriter(w) == w {
+		t.Error("a JSON writer over a text writer does not write to the raw writer, or is wrapped again")
 	}
 }
