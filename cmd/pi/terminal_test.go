@@ -85,7 +85,7 @@ func terminalControls(out string) string {
 // shows text it did not write escape sequences, C1 controls (as UTF-8 and
 // as raw bytes), carriage returns, backspaces and bidi overrides: the
 // model's words and its tool calls' arguments, results and previews in
-// print and line mode, an extension's version, descriptions, stderr, log
+// print and line mode (also a tool name the model made up), an extension's version, descriptions, stderr, log
 // lines and notices (at install, before any trust, and in calls), slash
 // command output, !COMMAND output, an MCP server's stderr and its start
 // failure, a session's name and first prompt, a permission rule's reason,
@@ -138,6 +138,7 @@ reason = %s
 				{Name: "bash", Arguments: args(map[string]string{"command": printfHostile("BASHOUT")})},
 				{Name: "mcp__t__echo", Arguments: args(map[string]string{"text": hostile("ECHO")})},
 				{Name: "mcp__t__echo", Arguments: `{"text":"` + hostile("ARGS") + `"}`},
+				{Name: "madeup" + hostile("BADTOOL"), Arguments: `{}`},
 			}},
 			openai.Reply{Text: hostile(tag + "2")},
 		)
@@ -161,12 +162,12 @@ reason = %s
 		{name: "tool call, an MCP server that fails to start", args: []string{"tool", "call", "mcp__bad__echo", "{}"}, want: []string{"MCPFAIL"}},
 		{name: "tool call with bad arguments", args: []string{"tool", "call", "read", "{" + hostile("BADARGS") + rawBytes}, want: []string{"BADARGS"}},
 		{name: "print mode", args: []string{"-p", hostile("PPROMPT"), "--base-url", model("PMODEL").URL, "--model", "m"},
-			want: []string{"PMODEL", "PMODEL2", "RESULT", "CALL-STDERR", "CALL-NOTIFY", "BASHOUT", "ECHO", "ARGS"}},
+			want: []string{"PMODEL", "PMODEL2", "RESULT", "CALL-STDERR", "CALL-NOTIFY", "BASHOUT", "ECHO", "ARGS", "BADTOOL"}},
 		{name: "print mode, json", args: []string{"--mode", "json", "-p", hostile("JPROMPT"), "--base-url", model("JMODEL").URL, "--model", "m"},
 			want: []string{"JMODEL", "RESULT", "CALL-STDERR", "BASHOUT"}},
 		{name: "line mode", args: []string{"--interactive", hostile("FIRSTPROMPT"), "--base-url", model("LINEMODEL").URL, "--model", "m"},
 			stdin: "/hostile x\n!" + printfHostile("BANG") + "\n",
-			want:  []string{"FIRSTPROMPT", "LINEMODEL", "LINEMODEL2", "RESULT2", "BASHOUT", "ECHO", "COMMANDTEXT", "COMMAND-STDERR", "BANG"}},
+			want:  []string{"FIRSTPROMPT", "LINEMODEL", "LINEMODEL2", "RESULT2", "BASHOUT", "ECHO", "BADTOOL", "COMMANDTEXT", "COMMAND-STDERR", "BANG"}},
 		{name: "session named", args: []string{"-c", "-p", "/name " + strings.NewReplacer("\r", "", "\u2028", "").Replace(hostile("SESSNAME"))}, want: []string{"SESSNAME"}},
 		{name: "sessions list", args: []string{"sessions", "list"}, want: []string{"SESSNAME", "PPROMPT"}},
 		{name: "resume without a terminal", args: []string{"-r", "-p", "x"}, want: []string{"SESSNAME", "PPROMPT"}},

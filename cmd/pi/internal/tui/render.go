@@ -171,7 +171,7 @@ func (s styles) toolBlock(name, args string, res *tool.Result, failed bool, took
 		mark = s.fail.Render("✗")
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s %s %s", mark, s.tool.Render(name), args)
+	fmt.Fprintf(&b, "%s %s %s", mark, s.tool.Render(clean(name)), args) // the model may make up a name
 	if res == nil {
 		return b.String() + s.took(name, took)
 	}
