@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/pi-go/pi/cmd/pi/internal/termtext"
 	"github.com/pi-go/pi/cmd/pi/internal/textmode"
 	"github.com/pi-go/pi/runtime/app"
 )
@@ -16,8 +17,10 @@ import (
 // it took at the end. On a terminal the line counts the seconds while it
 // waits and ends in place; elsewhere it is two plain lines.
 func compileProgress(w io.Writer) app.CompileProgress {
-	f, ok := w.(*os.File)
-	return compileProgressTo(w, ok && textmode.IsTerminal(f), time.Second)
+	if f, ok := termtext.Raw(w).(*os.File); ok && textmode.IsTerminal(f) {
+		return compileProgressTo(f, true, time.Second) // its own carriage returns
+	}
+	return compileProgressTo(w, false, time.Second)
 }
 
 // compileProgressTo is compileProgress with the terminal decision and the
@@ -25,6 +28,7 @@ func compileProgress(w io.Writer) app.CompileProgress {
 func compileProgressTo(w io.Writer, terminal bool, tick time.Duration) app.CompileProgress {
 	var mu sync.Mutex // one line at a time when two modules compile at once
 	return func(file string) func(time.Duration, error) {
+		file = termtext.Printable(file) // w may be the raw terminal
 		label := fmt.Sprintf("pi: compiling %s (first load only)…", file)
 		mu.Lock()
 		if terminal {

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/pi-go/pi/cmd/pi/internal/termtext"
 	"github.com/pi-go/pi/internal/plural"
 	"github.com/pi-go/pi/runtime/manage"
 )
@@ -250,7 +251,7 @@ func cmdExtList(args []string, stdout, stderr io.Writer) int {
 		return exitError
 	}
 	if asJSON {
-		enc := json.NewEncoder(stdout)
+		enc := json.NewEncoder(termtext.NewJSONWriter(stdout)) // exact text, what a terminal acts on escaped
 		enc.SetIndent("", "  ")
 		if entries == nil {
 			entries = []manage.ConfiguredExtension{}

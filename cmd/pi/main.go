@@ -10,6 +10,7 @@ import (
 	"io"
 	"os"
 
+	"github.com/pi-go/pi/cmd/pi/internal/termtext"
 	"github.com/pi-go/pi/runtime/app"
 )
 
@@ -42,8 +43,17 @@ const (
 	exitUsage = 2 // the command line was wrong
 )
 
-// run is the whole program; it returns the exit code.
+// run is the whole program; it returns the exit code. Everything it
+// writes goes through termtext's rule (escape and other control
+// characters dropped): what pi prints carries text it did not write (the
+// model's, tools', extensions', MCP servers', session files', errors
+// quoting them, log lines). What must reach the terminal as written asks
+// for termtext.Raw: the TUI's screen (it cleans what it shows), the
+// spinner and the compile progress (pi's own carriage returns); JSON
+// output goes through termtext.NewJSONWriter (exact text; what a terminal
+// would act on escaped as \uXXXX).
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	stdout, stderr = termtext.NewWriter(stdout), termtext.NewWriter(stderr)
 	args = hoistCommand(args) // pi --trust tool call ...: flags before a subcommand
 	cmd, rest := "", args
 	if len(args) > 0 {

@@ -91,7 +91,7 @@ func cmdMCPList(args []string, stdout, stderr io.Writer) int {
 		return exitError
 	}
 	if asJSON {
-		enc := json.NewEncoder(stdout)
+		enc := json.NewEncoder(termtext.NewJSONWriter(stdout)) // exact text, what a terminal acts on escaped
 		enc.SetEscapeHTML(false)
 		enc.SetIndent("", "  ")
 		enc.Encode(entries)

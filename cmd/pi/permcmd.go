@@ -9,6 +9,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/pi-go/pi/cmd/pi/internal/termtext"
 	"github.com/pi-go/pi/internal/plural"
 	"github.com/pi-go/pi/runtime/app"
 )
@@ -187,7 +188,7 @@ func permissionsList(rt *app.Runtime, asJSON bool, stdout io.Writer) int {
 }
 
 func printJSON(w io.Writer, v any) int {
-	enc := json.NewEncoder(w)
+	enc := json.NewEncoder(termtext.NewJSONWriter(w)) // exact text, what a terminal acts on escaped
 	enc.SetEscapeHTML(false)
 	enc.SetIndent("", "  ")
 	if err := enc.Encode(v); err != nil {

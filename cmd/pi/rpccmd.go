@@ -6,6 +6,7 @@ import (
 	"io"
 
 	"github.com/pi-go/pi/cmd/pi/internal/rpcmode"
+	"github.com/pi-go/pi/cmd/pi/internal/termtext"
 	"github.com/pi-go/pi/runtime/app"
 	"github.com/pi-go/pi/runtime/conversation"
 	"github.com/pi-go/pi/runtime/llm"
@@ -20,7 +21,7 @@ func cmdRPC(f *agentFlags, pos []string, stdin io.Reader, stdout, stderr io.Writ
 	case f.print || f.interactive:
 		return usageError(stderr, "", "--mode rpc cannot be combined with -p or --interactive")
 	}
-	out := rpcmode.NewOutput(stdout)
+	out := rpcmode.NewOutput(termtext.NewJSONWriter(stdout)) // JSON lines: exact text, what a terminal acts on escaped
 	ui := rpcmode.NewUI(out)
 	opts := f.commonFlags.appOptions(stderr, app.ModelOptions{Name: f.model, BaseURL: f.baseURL, APIKey: f.apiKey})
 	if f.yes {

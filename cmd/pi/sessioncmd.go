@@ -90,7 +90,7 @@ func cmdSessions(args []string, stdout, stderr io.Writer) int {
 	}
 	if *asJSON {
 		b, _ := json.MarshalIndent(infos, "", "  ")
-		fmt.Fprintln(stdout, string(b))
+		fmt.Fprintln(termtext.NewJSONWriter(stdout), string(b)) // exact text, what a terminal acts on escaped
 		return exitOK
 	}
 	if len(infos) == 0 {

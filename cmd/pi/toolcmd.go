@@ -90,7 +90,7 @@ func cmdTool(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "pi: %v\n", err)
 		return exitError
 	}
-	enc := json.NewEncoder(stdout)
+	enc := json.NewEncoder(termtext.NewJSONWriter(stdout)) // exact text, what a terminal acts on escaped
 	enc.SetEscapeHTML(false)
 	if err := enc.Encode(res); err != nil {
 		fmt.Fprintf(stderr, "pi: encode result: %v\n", err)
@@ -183,7 +183,7 @@ func cmdTools(args []string, stdout, stderr io.Writer) int {
 		entries = append(entries, toolListEntry{d.Name, d.Label, d.Description, d.PromptSnippet, d.Source, reg.IsActive(d.Name)})
 	}
 	if asJSON {
-		enc := json.NewEncoder(stdout)
+		enc := json.NewEncoder(termtext.NewJSONWriter(stdout)) // exact text, what a terminal acts on escaped
 		enc.SetEscapeHTML(false)
 		enc.SetIndent("", "  ")
 		if err := enc.Encode(entries); err != nil {

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/pi-go/pi/cmd/pi/internal/termtext"
 	"github.com/pi-go/pi/cmd/pi/internal/textmode"
 	"github.com/pi-go/pi/cmd/pi/internal/tui"
 	"github.com/pi-go/pi/runtime/app"
@@ -28,7 +29,7 @@ func useTUI(stdin io.Reader, stdout io.Writer) bool {
 	if t := os.Getenv("TERM"); t == "" || t == "dumb" {
 		return false
 	}
-	out, ok := stdout.(*os.File)
+	out, ok := termtext.Raw(stdout).(*os.File)
 	return ok && isTerminal(stdin) && textmode.IsTerminal(out)
 }
 
@@ -59,7 +60,7 @@ func runTUI(ctx context.Context, ui *tui.UI, conv *conversation.Conversation, pr
 		FirstPrompt:  prompt,
 		HistoryFile:  filepath.Join(conv.Runtime().PIHome(), historyFileName),
 		Input:        stdin,
-		Output:       stdout,
+		Output:       termtext.Raw(stdout), // the TUI cleans what it shows itself
 	})
 	if code == 1 {
 		fmt.Fprintln(stderr, "pi: the terminal UI failed; PI_TUI=0 selects the line mode")

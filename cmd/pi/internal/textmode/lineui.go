@@ -26,9 +26,11 @@ type LineUI struct {
 	out   io.Writer
 }
 
-// NewLineUI asks on out and reads the answers from lines, the prompt's own
-// reader.
-func NewLineUI(lines *bufio.Scanner, out io.Writer) *LineUI { return &LineUI{lines: lines, out: out} }
+// NewLineUI asks on out (through termtext's rule) and reads the answers
+// from lines, the prompt's own reader.
+func NewLineUI(lines *bufio.Scanner, out io.Writer) *LineUI {
+	return &LineUI{lines: lines, out: termtext.NewWriter(out)}
+}
 
 var _ app.UI = (*LineUI)(nil)
 
@@ -110,6 +112,7 @@ func (u *LineUI) Input(ctx context.Context, title, placeholder string) (string, 
 // text on stdout, or in json mode one line {"type":"notice","text":...}.
 func showFunc(jsonLines bool, r *redact.Redactor, stdout io.Writer) func(string) {
 	if jsonLines {
+		stdout = termtext.NewJSONWriter(stdout)
 		return func(s string) {
 			b, _ := json.Marshal(map[string]string{"type": "notice", "text": s})
 			stdout.Write(append(r.Bytes(b), '\n'))

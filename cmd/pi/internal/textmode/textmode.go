@@ -40,6 +40,9 @@ const (
 
 // Output says where a front end writes: the answer and, in JSON mode, the
 // events on Stdout; tool lines (print mode), notices and errors on Stderr.
+// Text goes through termtext's rule whether or not it reaches a terminal
+// (a file shown later would replay the escapes); JSON lines keep the exact
+// text, with what a terminal would act on escaped (termtext.NewJSONWriter).
 type Output struct {
 	Stdout, Stderr io.Writer
 	// JSON writes the events as JSON lines (--mode json).
@@ -53,12 +56,16 @@ type Output struct {
 // events of the runs, ending with the last agent_end.
 func Print(parent context.Context, conv *conversation.Conversation, prompts []conversation.Prompt, out Output) int {
 	red := conv.Runtime().Redactor()
-	errOut := red.Writer(out.Stderr)
+	out.Stderr = termtext.NewWriter(out.Stderr)
 	if out.JSON {
+		out.Stdout = termtext.NewJSONWriter(out.Stdout)
 		if b, err := json.Marshal(conv.Session().Header()); err == nil {
 			out.Stdout.Write(append(red.Bytes(b), '\n'))
 		}
+	} else {
+		out.Stdout = termtext.NewWriter(out.Stdout)
 	}
+	errOut := red.Writer(out.Stderr)
 	stop := conv.Subscribe(EventSink(out.JSON, false, red, out.Stdout, out.Stderr))
 	defer stop()
 	ctx, cancelSignals := signal.NotifyContext(parent, os.Interrupt, syscall.SIGTERM)
@@ -89,6 +96,7 @@ func Print(parent context.Context, conv *conversation.Conversation, prompts []co
 // /quit exits.
 func Line(parent context.Context, conv *conversation.Conversation, first []conversation.Prompt, lines *bufio.Scanner, stdout, stderr io.Writer) int {
 	red := conv.Runtime().Redactor()
+	stdout, stderr = termtext.NewWriter(stdout), termtext.NewWriter(stderr)
 	errOut := red.Writer(stderr)
 	stopEvents := conv.Subscribe(EventSink(false, true, red, stdout, stderr))
 	defer stopEvents()
@@ -192,7 +200,7 @@ func runBash(ctx context.Context, conv *conversation.Conversation, command strin
 // (the runtime's, once it is open).
 func Approver(lines *bufio.Scanner, stdout io.Writer, redactor func() *redact.Redactor) app.Approver {
 	return app.ApproverFunc(func(ctx context.Context, req tool.ApprovalRequest) (app.ApprovalAnswer, error) {
-		out := stdout
+		var out io.Writer = termtext.NewWriter(stdout)
 		if r := redactor(); r != nil {
 			out = r.Writer(stdout)
 		}
@@ -215,14 +223,16 @@ func Approver(lines *bufio.Scanner, stdout io.Writer, redactor func() *redact.Re
 // agent_end), or text (tool lines on stdout in the line mode, on stderr in
 // print mode).
 func EventSink(jsonLines, interactive bool, r *redact.Redactor, stdout, stderr io.Writer) func(agent.Event) {
-	switch {
-	case jsonLines:
-		return jsonEventWriter(stdout, r)
-	case interactive:
-		return (&textRenderer{out: stdout, tools: stdout, preview: 4, redactor: r, spin: &spinner{w: terminalOrNil(stderr)}}).onEvent
-	default:
-		return (&textRenderer{out: stdout, tools: stderr, redactor: r, spin: &spinner{}}).onEvent
+	if jsonLines {
+		return jsonEventWriter(termtext.NewJSONWriter(stdout), r)
 	}
+	// The model's words and the tool lines under termtext's rule; the
+	// spinner, pi's own, draws with carriage returns on the terminal.
+	out := termtext.NewWriter(stdout)
+	if interactive {
+		return (&textRenderer{out: out, tools: out, preview: 4, redactor: r, spin: &spinner{w: terminalOrNil(termtext.Raw(stderr))}}).onEvent
+	}
+	return (&textRenderer{out: out, tools: termtext.NewWriter(stderr), redactor: r, spin: &spinner{}}).onEvent
 }
 
 func terminalOrNil(w io.Writer) io.Writer {

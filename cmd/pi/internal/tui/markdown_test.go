@@ -15,6 +15,8 @@ import (
 	"github.com/charmbracelet/x/ansi"
 	"github.com/muesli/termenv"
 	"github.com/yuin/goldmark/ast"
+
+	"github.com/pi-go/pi/cmd/pi/internal/termtext"
 )
 
 var update = flag.Bool("update", false, "rewrite the markdown golden files (testdata/md/*.golden)")
@@ -258,7 +260,7 @@ func checkSafe(t testing.TB, in, out string) {
 		if r == '\n' {
 			continue
 		}
-		if isControl(r) {
+		if termtext.IsControl(r) {
 			t.Fatalf("control %U in the output for %q: %q", r, in, out)
 		}
 	}

@@ -634,7 +634,7 @@ func (m *model) run(line string) tea.Cmd {
 		return m.runBash(strings.TrimSpace(trimmed[1:]))
 	}
 	if name, args, ok := conversation.ParseCommand(trimmed); ok {
-		m.print(m.st.user.Render("› ") + trimmed)
+		m.print(m.st.user.Render("› ") + clean(trimmed))
 		if name == "resume" && args == "" {
 			return m.pickSession()
 		}
@@ -926,7 +926,7 @@ func (m *model) runBash(command string) tea.Cmd {
 		m.notice = "!COMMAND runs COMMAND in the shell and adds its output to the conversation"
 		return nil
 	}
-	m.print(m.st.user.Render("› ") + "!" + command)
+	m.print(m.st.user.Render("› ") + "!" + clean(command))
 	ctx, cancel := context.WithCancel(m.ctx)
 	m.busy, m.cancel = "bash", cancel
 	m.bashTail, m.bashStart = nil, time.Now()
@@ -975,7 +975,7 @@ func (m *model) replay() {
 				m.print(m.md.render(text))
 			}
 			for _, c := range msg.ToolCalls {
-				m.print(m.st.dim.Render("→ " + c.Name + " " + argSummary(c.Name, []byte(c.Arguments), 120)))
+				m.print(m.st.dim.Render("→ " + clean(c.Name) + " " + argSummary(c.Name, []byte(c.Arguments), 120)))
 			}
 		}
 	}
@@ -1003,7 +1003,7 @@ func (m *model) View() string {
 		b.WriteString("\n")
 	}
 	for _, t := range m.tools {
-		fmt.Fprintf(&b, "%s %s %s\n", m.st.accent.Render("⋯"), m.st.tool.Render(t.name), t.args)
+		fmt.Fprintf(&b, "%s %s %s\n", m.st.accent.Render("⋯"), m.st.tool.Render(clean(t.name)), t.args)
 		for _, l := range t.tail {
 			fmt.Fprintf(&b, "  %s\n", m.st.dim.Render(l))
 		}
@@ -1015,10 +1015,10 @@ func (m *model) View() string {
 		}
 	}
 	for _, s := range m.steered {
-		fmt.Fprintf(&b, "%s %s\n", m.st.warn.Render("queued:"), cut(oneLine(s), 200))
+		fmt.Fprintf(&b, "%s %s\n", m.st.warn.Render("queued:"), cut(oneLine(clean(s)), 200))
 	}
 	for _, s := range m.later {
-		fmt.Fprintf(&b, "%s %s\n", m.st.warn.Render("queued:"), cut(oneLine(s), 200))
+		fmt.Fprintf(&b, "%s %s\n", m.st.warn.Render("queued:"), cut(oneLine(clean(s)), 200))
 	}
 	switch {
 	case len(m.dialogs) > 0:

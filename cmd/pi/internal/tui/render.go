@@ -5,10 +5,10 @@ import (
 	"fmt"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/charmbracelet/lipgloss"
 
+	"github.com/pi-go/pi/cmd/pi/internal/termtext"
 	"github.com/pi-go/pi/internal/plural"
 	"github.com/pi-go/pi/runtime/tool"
 )
@@ -171,7 +171,7 @@ func (s styles) toolBlock(name, args string, res *tool.Result, failed bool, took
 		mark = s.fail.Render("✗")
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s %s %s", mark, s.tool.Render(name), args)
+	fmt.Fprintf(&b, "%s %s %s", mark, s.tool.Render(clean(name)), args) // the model may make up a name
 	if res == nil {
 		return b.String() + s.took(name, took)
 	}
@@ -285,29 +285,10 @@ func liveTail(text string) (tail string, skipped bool) {
 }
 
 // clean makes text that did not come from pi (the model's words, tool
-// output, file names, extension messages) safe to print: escape and other
-// control characters are dropped (a file read or a model answer could
-// otherwise retitle the terminal, write the clipboard with OSC 52 or
-// repaint the screen), tabs become spaces; new lines stay. Bytes that are
-// not UTF-8 become U+FFFD: a lone 0x9b is CSI to a terminal that reads
-// 8-bit controls.
+// output, file names, extension messages) safe to print by termtext's one
+// rule (termtext.Printable: escape and other control characters dropped,
+// bytes that are not UTF-8 made U+FFFD), and turns tabs into spaces, which
+// the TUI's layout counts as one column.
 func clean(s string) string {
-	if !strings.ContainsFunc(s, isControl) && utf8.ValidString(s) {
-		return s
-	}
-	return strings.Map(func(r rune) rune {
-		switch {
-		case r == '\n':
-			return r
-		case r == '\t':
-			return ' '
-		case isControl(r):
-			return -1
-		}
-		return r
-	}, s)
-}
-
-func isControl(r rune) bool {
-	return (r < 0x20 && r != '\n') || r == 0x7f || (r >= 0x80 && r < 0xa0) || r == '\u2028' || r == '\u2029'
+	return strings.ReplaceAll(termtext.Printable(s), "\t", " ")
 }

@@ -565,6 +565,35 @@ func TestTerminalEscapesDropped(t *testing.T) {
 	}
 }
 
+// TestModelToolNameCleaned: a tool name the model made up (no tool has
+// it) is shown while the call runs, in its result block and when the
+// session is shown again on /resume: its escape sequences, C1 and bidi
+// controls never reach the terminal.
+func TestModelToolNameCleaned(t *testing.T) {
+	evil := "\x1b]52;c;ZXZpbA==\x07\x1b]0;pwned\x07\x1b[2J\u009b31m\u202e"
+	tt := startTUI(t, termOptions{turns: []llm.ScriptTurn{
+		{ToolCalls: []llm.ScriptToolCall{{Name: "madeup" + evil, Arguments: []byte(`{}`)}}},
+		{Text: "after the made-up tool"},
+	}})
+	tt.typ("go", keyEnter)
+	tt.waitFor("after the made-up tool")
+	id := tt.conv.Session().ID()
+	tt.typ("/new", keyEnter)
+	tt.waitFor("new session")
+	tt.typ("/resume "+id[:13], keyEnter)
+	tt.waitFor("(resumed session")
+	tt.exit()
+	raw := tt.scr.raw()
+	if !strings.Contains(raw, "madeup]52") {
+		t.Error("the made-up name was not shown")
+	}
+	for _, bad := range []string{"\x1b]52", "\x1b]0;pwned", "\u009b", "\x07", "\x1b[2J", "\u202e"} {
+		if strings.Contains(raw, bad) {
+			t.Errorf("the terminal got %q", bad)
+		}
+	}
+}
+
 // TestResumeShortIDs: sessions started within the same minute share the
 // first 8 digits of their id; the picker and the resume notice show each
 // one's shortest unique prefix, and /resume takes it.
