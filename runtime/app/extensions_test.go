@@ -430,6 +430,52 @@ func TestABI11ToolCall(t *testing.T) {
 	}
 }
 
+// TestABI11DelegateMeetsTheGuardsHooks: a guard extension (its tool_call
+// hook blocks bash) whose tool or command delegates to another extension
+// does not switch its guard off for that extension's tool.calls: the
+// delegate's `touch` through bash is blocked by the guard's hook (run in
+// an instance beside the guard's busy one) and the file never appears.
+// Only the caller's own hook is skipped: the guard's own tool.call of read,
+// which it would block for anyone else, runs.
+func TestABI11DelegateMeetsTheGuardsHooks(t *testing.T) {
+	dir, home := rawProject(t,
+		rawEntry{Name: "guard", Grants: `tools = ["bprobe", "read"]`, Config: "prefix = \"g\"\nblock = \"bash\"\nask = \"read\""},
+		rawEntry{Name: "b", Grants: `tools = ["bash"]`, Config: `prefix = "b"`},
+	)
+	write(t, filepath.Join(dir, "notes.txt"), "hello notes")
+	rt := openRT(t, Options{Cwd: dir, PIHome: home, Trust: true})
+	pwned := filepath.Join(dir, "pwned")
+	touch := map[string]any{"method": "tool.call", "params": map[string]any{"name": "bash", "input": map[string]any{"command": "touch " + pwned}}}
+	check := func(how, raw string) {
+		t.Helper()
+		if !strings.Contains(raw, "raw11 blocks bash") {
+			t.Errorf("%s: the delegate's bash = %s, want it blocked by the guard's hook", how, raw)
+		}
+		if _, err := os.Stat(pwned); !os.IsNotExist(err) {
+			t.Fatalf("%s: the delegate's bash ran: %v", how, err)
+		}
+	}
+	// The model calls b's tool: the guard's hook blocks b's bash.
+	check("direct", probe(t, rt, "bprobe", touch["method"].(string), touch["params"]))
+	// The guard's tool delegates to b.
+	check("from the guard's tool", probe(t, rt, "gprobe", "tool.call", map[string]any{"name": "bprobe", "input": touch}))
+	// The guard's command delegates to b.
+	in, _ := json.Marshal(map[string]any{"name": "bprobe", "input": touch})
+	res, err := rt.RunCommand(context.Background(), "gprobe", "tool.call "+string(in))
+	if err != nil {
+		t.Fatal(err)
+	}
+	check("from the guard's command", res.Text)
+	// The guard's own call: its own hook (which asks about read) is skipped.
+	if raw := probe(t, rt, "gprobe", "tool.call", map[string]any{"name": "read", "input": map[string]any{"path": "notes.txt"}}); !strings.Contains(raw, "hello notes") {
+		t.Errorf("the guard's own read = %s", raw)
+	}
+	// Its live instance is unharmed by the side instances: its tools still answer.
+	if raw := probe(t, rt, "gprobe", "kv.set", map[string]any{"key": "k", "value": 1}); raw != `{"ok":true,"result":{}}` {
+		t.Errorf("the guard after the delegations = %s", raw)
+	}
+}
+
 // TestABI11ToolCallDepth: tool.call nests at most 3 deep.
 func TestABI11ToolCallDepth(t *testing.T) {
 	dir, home := rawProject(t,
