@@ -102,6 +102,9 @@ type ExtensionInfo = extensions.Info
 // ends everything it started.
 type Runtime struct {
 	opts     Options
+	// cacheOnce checks the cache folders once (caches).
+	cacheOnce sync.Once
+	cacheDirs cacheDirs
 	cwd      string
 	piHome   string
 	cfg      *config.Config
@@ -264,7 +267,7 @@ func (r *Runtime) extensionSpecs() ([]extensions.Spec, error) {
 // hostOptions are the extension host's options for this runtime.
 func (r *Runtime) hostOptions() extensions.Options {
 	return extensions.Options{
-		CacheDir: config.CacheDir(r.piHome), Logger: r.logger,
+		CacheDir: r.caches().cache, Logger: r.logger,
 		ProjectRoot: r.cfg.ProjectRoot, Cwd: r.cwd,
 		HostName: firstNonEmpty(r.opts.HostName, "pi"), HostVersion: firstNonEmpty(r.opts.HostVersion, "dev"),
 		HideEnv: r.hideEnv,
@@ -273,7 +276,7 @@ func (r *Runtime) hostOptions() extensions.Options {
 		// Lazy loads: records of what pinned extensions declared, in
 		// PI_HOME (as trusted as pi.toml: a record decides which hooks
 		// are registered before the module runs).
-		DeclaredDir: r.lazyDir(),
+		DeclaredDir: r.caches().lazy,
 	}.WithCompileProgress(r.opts.CompileProgress)
 }
 
@@ -304,7 +307,7 @@ func (r *Runtime) startExtensions(ctx context.Context) ([]tool.SpawnHook, error)
 		if err != nil {
 			return nil, err
 		}
-		recordLoaded(r.piHome, e, s.SHA256)
+		recordLoaded(r.caches().declared, e, s.SHA256)
 	}
 	r.extHooks = host.Hooks()
 	spawn := append(host.SpawnHooks(), addDisabledHooks(r.disabled, r.extHooks)...)
