@@ -101,16 +101,16 @@ type ExtensionInfo = extensions.Info
 // model's API key. Its methods may be called from several goroutines; Close
 // ends everything it started.
 type Runtime struct {
-	opts     Options
+	opts Options
 	// cacheOnce checks the cache folders once (caches).
 	cacheOnce sync.Once
 	cacheDirs cacheDirs
-	cwd      string
-	piHome   string
-	cfg      *config.Config
-	logger   hclog.Logger
-	registry *tool.Registry
-	host     *extensions.Host
+	cwd       string
+	piHome    string
+	cfg       *config.Config
+	logger    hclog.Logger
+	registry  *tool.Registry
+	host      *extensions.Host
 	// extHooks are the extensions' tool_call and tool_result hooks;
 	// hooks are the same wrapped with the key's redaction.
 	extHooks *tool.Hooks
