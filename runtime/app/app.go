@@ -250,7 +250,7 @@ func (r *Runtime) extensionSpecs() ([]extensions.Spec, error) {
 	for _, e := range r.cfg.Extensions {
 		specs = append(specs, extensions.Spec{
 			Name: e.Name, Path: e.Path, SHA256: e.SHA256, Override: e.Override,
-			Grants: e.Grants, Limits: e.Limits, Config: e.Config, Scope: e.Scope,
+			Grants: e.Grants, Limits: e.Limits, Config: e.Config, Scope: e.Scope, File: e.File,
 			ConfigKey: config.ExtensionConfigKey(r.cfg.Extensions, e),
 		})
 	}
