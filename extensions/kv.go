@@ -14,6 +14,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"unicode/utf8"
 
 	"github.com/pi-go/pi/internal/abi"
@@ -66,6 +67,13 @@ const MaxKVKeyBytes = 512
 // MaxKVEntries is how many keys one store holds at most (per extension and
 // scope), whatever its kv_mb: every key is a file.
 const MaxKVEntries = 10_000
+
+// maxKVEntries is MaxKVEntries (tests lower it); kvListings counts the
+// listings of a store's folder to count it (tests check a set lists none).
+var (
+	maxKVEntries int64 = MaxKVEntries
+	kvListings   atomic.Int64
+)
 
 const (
 	kvSuffix     = ".kv"
@@ -296,6 +304,7 @@ func parseUsage(b []byte, u *kvUsage) error {
 // count is the store's tally from its files (one listing).
 func (s *kvStore) count() (kvUsage, error) {
 	var u kvUsage
+	kvListings.Add(1)
 	ents, err := os.ReadDir(s.dir)
 	if err != nil {
 		return u, fmt.Errorf("kv: %w", err)
@@ -347,8 +356,8 @@ func (s *kvStore) set(key string, value json.RawMessage) error {
 		if !had {
 			entries++
 		}
-		if entries > MaxKVEntries {
-			return fmt.Errorf("kv store full (%d keys, the most a store holds; delete some)", MaxKVEntries)
+		if entries > maxKVEntries {
+			return fmt.Errorf("kv store full (%d keys, the most a store holds; delete some)", maxKVEntries)
 		}
 		if total := u.bytes - old + kvCharge(int64(len(buf)), 0); total > s.quota {
 			return fmt.Errorf("kv quota exceeded (%d of %d bytes on disk)", total, s.quota)
