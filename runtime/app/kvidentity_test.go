@@ -10,8 +10,8 @@ import (
 	"path/filepath"
 	"testing"
 
-	testproject "github.com/pi-go/pi/internal/testkit/project"
 	"github.com/pi-go/pi/internal/testkit/plugin"
+	testproject "github.com/pi-go/pi/internal/testkit/project"
 	"github.com/pi-go/pi/runtime/manage"
 )
 
