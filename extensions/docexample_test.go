@@ -80,7 +80,12 @@ func TestABI11DocExample(t *testing.T) {
 		}
 		h.Close(context.Background())
 	}
-	files, _ := filepath.Glob(filepath.Join(kv, "project", "*", "notes", "*.kv"))
+	// Loaded with no pi.toml entry: the store of the module's digest.
+	sum, err := extensions.FileSHA256(wasm)
+	if err != nil {
+		t.Fatal(err)
+	}
+	files, _ := filepath.Glob(filepath.Join(kv, "project", "*", extensions.KVStoreID("", "notes", sum), "*.kv"))
 	if len(files) != 1 {
 		t.Errorf("the store holds %v, want one key", files)
 	}

@@ -12,3 +12,14 @@ func ForceFSWalk(on bool) (restore func()) {
 
 // FileIdentity is fileIdentity, for the lazy-load tests.
 var FileIdentity = fileIdentity
+
+// SetMaxKVEntries lowers the entry cap of kv stores for a test (the real
+// cap takes 10,000 durable writes to reach); it returns the restore.
+func SetMaxKVEntries(n int64) (restore func()) {
+	old := maxKVEntries
+	maxKVEntries = n
+	return func() { maxKVEntries = old }
+}
+
+// KVListings is how many times a kv store's folder was listed to count it.
+func KVListings() int64 { return kvListings.Load() }

@@ -138,10 +138,22 @@ func (e *Extension) currentLogger() hclog.Logger { return e.logger }
 // start instantiates a fresh instance and runs init. e.mu must be held. On
 // error the caller discards the instance.
 func (e *Extension) start(ctx context.Context) (initResult, error) {
+	inst := e.newInstance()
+	e.inst = inst // before instantiation, so a fault in _initialize can quote its stderr
+	return e.boot(ctx, inst)
+}
+
+// newInstance is an instance not yet instantiated, its output going to the
+// extension's log.
+func (e *Extension) newInstance() *instance {
 	inst := &instance{ext: e, stack: make([]uint64, 2)}
 	inst.stdout = &lineWriter{logger: e.currentLogger, level: hclog.Info, stream: "stdout", budget: &inst.budget}
 	inst.stderr = &lineWriter{logger: e.currentLogger, level: hclog.Warn, stream: "stderr", budget: &inst.budget}
-	e.inst = inst // before instantiation, so a fault in _initialize can quote its stderr
+	return inst
+}
+
+// boot instantiates inst and runs init in it.
+func (e *Extension) boot(ctx context.Context, inst *instance) (initResult, error) {
 	cctx, cancel := context.WithTimeout(ctx, e.hookTO)
 	defer cancel()
 	cctx = context.WithValue(withChain(cctx, e.name), ctxKey{}, inst)
@@ -391,6 +403,57 @@ func (e *Extension) call(ctx context.Context, method string, req []byte, timeout
 		return e.fault(ctx, method, err)
 	}
 	e.faults = 0
+	return nil
+}
+
+// sideCall sends one hook request to a fresh instance of its own, started
+// (instantiated, init run) for it and closed after it, while the live
+// instance waits up the chain of ctx (hookCall). It does not take e.mu (a
+// call up the stack holds it) and touches no state of the live instance;
+// what fails is an error of this hook alone (a tool_call hook's error
+// blocks the call: fail closed), not counted as a fault of the extension.
+func (e *Extension) sideCall(ctx context.Context, method string, req []byte, timeout time.Duration, decode func(json.RawMessage) error) error {
+	if e.disabled.Load() {
+		return fmt.Errorf("extension %s: %s: %w", e.name, method, ErrDisabled)
+	}
+	if e.host.closing.Load() {
+		return fmt.Errorf("extension %s: %s: the extension host is closed", e.name, method)
+	}
+	inst := e.newInstance()
+	defer func() {
+		if inst.mod != nil {
+			_ = inst.mod.Close(context.WithoutCancel(ctx))
+		}
+		inst.flushLogs()
+	}()
+	if _, err := e.boot(ctx, inst); err != nil {
+		return fmt.Errorf("extension %s: %s: starting an instance beside the one that waits for this call: %w", e.name, method, err)
+	}
+	inst.beginCall()
+	defer inst.endCall()
+	cctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	cctx = context.WithValue(cctx, ctxKey{}, inst)
+	inst.callCtx = cctx
+	raw, err := inst.roundTrip(cctx, req, e.rt.pages)
+	if err == nil {
+		raw, err = decodeResponse(raw)
+		var ge *GuestError
+		if errors.As(err, &ge) {
+			return ge
+		}
+		if err == nil && decode != nil {
+			if err = decode(raw); err != nil {
+				err = fmt.Errorf("%w; the result began %s", err, quoteStart(raw))
+			}
+		}
+	}
+	if err != nil && errors.Is(cctx.Err(), context.DeadlineExceeded) && ctx.Err() == nil {
+		err = fmt.Errorf("timed out after %s (limits.timeout_ms)", timeout)
+	}
+	if err != nil {
+		return fmt.Errorf("extension %s: %s: %w", e.name, method, err)
+	}
 	return nil
 }
 

@@ -55,7 +55,7 @@ func (e *Extension) hookError(method string, err error) error {
 
 func (e *Extension) toolCallHook(ctx context.Context, c tool.CallInfo) (tool.ToolCallDecision, error) {
 	const method = abi.MethodToolCall
-	if inChain(ctx, e.name) {
+	if ownCall(ctx, e.name) {
 		return tool.ToolCallDecision{}, nil // its own tool.call: skipped (ABI 1.1)
 	}
 	req, err := toolCallRequest(c)
@@ -63,7 +63,7 @@ func (e *Extension) toolCallHook(ctx context.Context, c tool.CallInfo) (tool.Too
 		return tool.ToolCallDecision{}, err
 	}
 	var d tool.ToolCallDecision
-	err = e.call(ctx, method, req, e.hookTO, nil, func(raw json.RawMessage) error {
+	err = e.hookCall(ctx, method, req, func(raw json.RawMessage) error {
 		var derr error
 		d, derr = decodeToolCall(raw)
 		return derr
@@ -79,7 +79,7 @@ func (e *Extension) toolCallHook(ctx context.Context, c tool.CallInfo) (tool.Too
 
 func (e *Extension) toolResultHook(ctx context.Context, c tool.CallInfo, r tool.Result) (tool.ResultPatch, error) {
 	const method = abi.MethodToolResult
-	if inChain(ctx, e.name) {
+	if ownCall(ctx, e.name) {
 		return tool.ResultPatch{}, nil // its own tool.call: skipped (ABI 1.1)
 	}
 	req, err := toolResultRequest(c, r)
@@ -87,7 +87,7 @@ func (e *Extension) toolResultHook(ctx context.Context, c tool.CallInfo, r tool.
 		return tool.ResultPatch{}, err
 	}
 	var p tool.ResultPatch
-	err = e.call(ctx, method, req, e.hookTO, nil, func(raw json.RawMessage) error {
+	err = e.hookCall(ctx, method, req, func(raw json.RawMessage) error {
 		var derr error
 		p, derr = decodeToolResult(raw)
 		return derr
@@ -108,7 +108,7 @@ func (e *Extension) toolResultHook(ctx context.Context, c tool.CallInfo, r tool.
 // it could not see are kept unless it sets them).
 func (e *Extension) spawnHook(ctx context.Context, s tool.BashSpawn) (tool.BashSpawn, error) {
 	const method = abi.MethodBashSpawn
-	if inChain(ctx, e.name) {
+	if ownCall(ctx, e.name) {
 		return s, nil // a bash call it made with tool.call: skipped (ABI 1.1)
 	}
 	visible := make(map[string]string, len(e.grants.Env))
@@ -123,7 +123,7 @@ func (e *Extension) spawnHook(ctx context.Context, s tool.BashSpawn) (tool.BashS
 		return s, err
 	}
 	var answer tool.BashSpawn
-	err = e.call(ctx, method, req, e.hookTO, nil, func(raw json.RawMessage) error {
+	err = e.hookCall(ctx, method, req, func(raw json.RawMessage) error {
 		var derr error
 		answer, derr = decodeSpawn(raw, shown)
 		return derr

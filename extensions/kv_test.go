@@ -42,7 +42,7 @@ func TestKVKeysNeverNamePaths(t *testing.T) {
 			t.Errorf("a file outside the store: %s", f)
 		}
 	}
-	if len(files) != len(keys)+1 { // and ROOT
+	if len(files) != len(keys)+2 { // and ROOT, USAGE
 		t.Errorf("%d files for %d keys: %v", len(files), len(keys), files)
 	}
 	req := []byte(`{"method":"kv.list","params":{}}`)

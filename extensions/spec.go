@@ -53,8 +53,14 @@ type Spec struct {
 	// ConfigKey is how messages about Config name it ("extensions[0].config"
 	// of the pi.toml that holds it); default "config".
 	ConfigKey string
-	// Scope is "project", "global" or "flag"; informational.
+	// Scope is "project", "global" or "flag"; informational, except that
+	// only a "global" entry takes over a global kv store of an older pi.
 	Scope string
+	// File is the pi.toml whose [[extensions]] entry this is; with Name it
+	// identifies the entry, and so its kv stores (KVStoreID). "" for a
+	// module no pi.toml names (-e flags, tests): its stores are its
+	// digest's.
+	File string
 }
 
 // ToolSpec is one tool as an extension's init declares it.

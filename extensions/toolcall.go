@@ -20,9 +20,10 @@ const MaxToolCallDepth = 3
 // whole pipeline the model's calls go through (preparation, validation,
 // every extension's tool_call hooks, the permission rules, execution,
 // tool_result hooks), with asks treated as non-interactive. ctx carries
-// which extensions wait for the call: their own hooks skip it. A runner
-// returns an error only for a tool it does not know; a blocked call is an
-// isError result with the reason.
+// which extension made the call: its own hooks skip it, every other
+// extension's hooks see it (hookCall). A runner returns an error only for
+// a tool it does not know; a blocked call is an isError result with the
+// reason.
 type ToolRunner func(ctx context.Context, name, callID string, input json.RawMessage) (tool.Result, error)
 
 // SetToolRunner gives the host the runner of tool.call (the assembled
@@ -31,11 +32,13 @@ type ToolRunner func(ctx context.Context, name, callID string, input json.RawMes
 func (h *Host) SetToolRunner(run ToolRunner) { h.tools.Store(&run) }
 
 // chainKey carries the names of the extensions whose instance is inside a
-// call up the stack (a tool.call waits in them); depthKey how many
+// call up the stack (a tool.call waits in them); callerKey the name of the
+// extension whose tool.call the pipeline runs; depthKey how many
 // tool.calls are nested.
 type (
-	chainKey struct{}
-	depthKey struct{}
+	chainKey  struct{}
+	callerKey struct{}
+	depthKey  struct{}
 )
 
 // withChain adds an extension to the chain of ctx.
@@ -48,11 +51,34 @@ func withChain(ctx context.Context, name string) context.Context {
 }
 
 // inChain reports whether the extension name waits in a call up the stack
-// of ctx (its hooks must not be called: its instance is busy, and the call
-// is its own).
+// of ctx (its instance is busy: a hook of it runs in a side instance, see
+// hookCall).
 func inChain(ctx context.Context, name string) bool {
 	chain, _ := ctx.Value(chainKey{}).([]string)
 	return slices.Contains(chain, name)
+}
+
+// ownCall reports whether ctx is the pipeline of a tool.call that the
+// extension name made itself: the one case its tool_call, tool_result and
+// bash_spawn hooks skip (ABI 1.1). Every other extension's hooks run,
+// those of the extensions waiting up the chain included, so a guard whose
+// command delegates to another extension still checks what that extension
+// calls.
+func ownCall(ctx context.Context, name string) bool {
+	caller, _ := ctx.Value(callerKey{}).(string)
+	return caller == name
+}
+
+// hookCall sends a hook request: through the extension's live instance, or,
+// when that instance waits up the chain of ctx for this very call (a
+// tool.call made by an extension it delegated to), through a side instance
+// that lives for this one hook (sideCall): skipping the hook would let the
+// delegate bypass it, and waiting for the busy instance would never end.
+func (e *Extension) hookCall(ctx context.Context, method string, req []byte, decode func(json.RawMessage) error) error {
+	if inChain(ctx, e.name) {
+		return e.sideCall(ctx, method, req, e.hookTO, decode)
+	}
+	return e.call(ctx, method, req, e.hookTO, nil, decode)
 }
 
 // toolCall answers tool.call.
@@ -95,7 +121,8 @@ func (e *Extension) toolCall(ctx context.Context, p abi.ToolCallHostParams) (abi
 		return abi.ToolCallHostResult{}, errors.New("tool.call: input must be a JSON object")
 	}
 	callID := fmt.Sprintf("%s_call_%d", e.name, e.callSeq.Add(1))
-	res, err := (*run)(context.WithValue(ctx, depthKey{}, depth+1), p.Name, callID, input)
+	rctx := context.WithValue(context.WithValue(ctx, depthKey{}, depth+1), callerKey{}, e.name)
+	res, err := (*run)(rctx, p.Name, callID, input)
 	if err != nil {
 		return abi.ToolCallHostResult{}, fmt.Errorf("tool.call: %w", err)
 	}

@@ -60,7 +60,7 @@ func (k KV) Get(key string, v any) (found bool, err error) {
 //
 // # Errors
 //
-// A *HostError ("kv quota exceeded (N of M bytes)", an invalid key), or v
+// A *HostError ("kv quota exceeded (N of M bytes on disk)", an invalid key), or v
 // that does not marshal.
 func (k KV) Set(key string, v any) error {
 	b, err := json.Marshal(v)

@@ -101,13 +101,16 @@ type ExtensionInfo = extensions.Info
 // model's API key. Its methods may be called from several goroutines; Close
 // ends everything it started.
 type Runtime struct {
-	opts     Options
-	cwd      string
-	piHome   string
-	cfg      *config.Config
-	logger   hclog.Logger
-	registry *tool.Registry
-	host     *extensions.Host
+	opts Options
+	// cacheOnce checks the cache folders once (caches).
+	cacheOnce sync.Once
+	cacheDirs cacheDirs
+	cwd       string
+	piHome    string
+	cfg       *config.Config
+	logger    hclog.Logger
+	registry  *tool.Registry
+	host      *extensions.Host
 	// extHooks are the extensions' tool_call and tool_result hooks;
 	// hooks are the same wrapped with the key's redaction.
 	extHooks *tool.Hooks
@@ -247,7 +250,7 @@ func (r *Runtime) extensionSpecs() ([]extensions.Spec, error) {
 	for _, e := range r.cfg.Extensions {
 		specs = append(specs, extensions.Spec{
 			Name: e.Name, Path: e.Path, SHA256: e.SHA256, Override: e.Override,
-			Grants: e.Grants, Limits: e.Limits, Config: e.Config, Scope: e.Scope,
+			Grants: e.Grants, Limits: e.Limits, Config: e.Config, Scope: e.Scope, File: e.File,
 			ConfigKey: config.ExtensionConfigKey(r.cfg.Extensions, e),
 		})
 	}
@@ -264,7 +267,7 @@ func (r *Runtime) extensionSpecs() ([]extensions.Spec, error) {
 // hostOptions are the extension host's options for this runtime.
 func (r *Runtime) hostOptions() extensions.Options {
 	return extensions.Options{
-		CacheDir: config.CacheDir(r.piHome), Logger: r.logger,
+		CacheDir: r.caches().cache, Logger: r.logger,
 		ProjectRoot: r.cfg.ProjectRoot, Cwd: r.cwd,
 		HostName: firstNonEmpty(r.opts.HostName, "pi"), HostVersion: firstNonEmpty(r.opts.HostVersion, "dev"),
 		HideEnv: r.hideEnv,
@@ -273,7 +276,7 @@ func (r *Runtime) hostOptions() extensions.Options {
 		// Lazy loads: records of what pinned extensions declared, in
 		// PI_HOME (as trusted as pi.toml: a record decides which hooks
 		// are registered before the module runs).
-		DeclaredDir: r.lazyDir(),
+		DeclaredDir: r.caches().lazy,
 	}.WithCompileProgress(r.opts.CompileProgress)
 }
 
@@ -304,7 +307,7 @@ func (r *Runtime) startExtensions(ctx context.Context) ([]tool.SpawnHook, error)
 		if err != nil {
 			return nil, err
 		}
-		recordLoaded(r.piHome, e, s.SHA256)
+		recordLoaded(r.caches().declared, e, s.SHA256)
 	}
 	r.extHooks = host.Hooks()
 	spawn := append(host.SpawnHooks(), addDisabledHooks(r.disabled, r.extHooks)...)

@@ -2,14 +2,21 @@ package app
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
-	"github.com/pi-go/pi/extensions"
-	"github.com/pi-go/pi/internal/testkit/plugin"
-	"github.com/pi-go/pi/runtime/manage"
+	"io/fs"
+	"maps"
+	"os"
+	"path/filepath"
+	goruntime "runtime"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/pi-go/pi/extensions"
+	"github.com/pi-go/pi/internal/testkit/plugin"
+	"github.com/pi-go/pi/runtime/manage"
 )
 
 // compileLog records CompileProgress calls.
@@ -75,5 +82,92 @@ func TestCompileProgress(t *testing.T) {
 	}
 	if len(refused.ended) != 1 || refused.ended[0] == nil {
 		t.Fatalf("refused: told %q, ended %v", refused.told, refused.ended)
+	}
+}
+
+// TestRefusedCacheRunsWithout: a cache folder someone else could write (a
+// PI_CACHE_DIR of mode 0777, a planted world-writable entry in wazero's
+// folder, a planted lazy-load record) is never used: pi warns, naming the
+// path and the chmod that fixes it, and runs the extension without it,
+// writing nothing into the refused folder.
+func TestRefusedCacheRunsWithout(t *testing.T) {
+	t.Setenv("PI_CACHE_DIR", t.TempDir())
+	dir, home := project(t)
+	wasm := plugin.ScaffoldWAT(t, "hello", "no cache", `[]`)
+	if _, err := manage.Install(context.Background(), manage.InstallRequest{Scope: manage.Scope{Cwd: dir, PIHome: home}, Source: wasm}); err != nil {
+		t.Fatal(err)
+	}
+	tree := func(root string) map[string]string {
+		out := map[string]string{}
+		filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+			if err == nil && !d.IsDir() {
+				b, _ := os.ReadFile(p)
+				out[p] = string(b)
+			}
+			return nil
+		})
+		return out
+	}
+	for _, tc := range []struct {
+		name  string
+		spoil func(t *testing.T) (watched, named string)
+	}{
+		{"PI_CACHE_DIR is mode 0777", func(t *testing.T) (string, string) {
+			c := filepath.Join(t.TempDir(), "cache")
+			if err := os.Mkdir(c, 0o700); err != nil {
+				t.Fatal(err)
+			}
+			os.Chmod(c, 0o777)
+			t.Setenv("PI_CACHE_DIR", c)
+			return c, c
+		}},
+		{"a planted world-writable entry", func(t *testing.T) (string, string) {
+			c := t.TempDir()
+			e := filepath.Join(c, "wazero-v0-"+goruntime.GOARCH+"-"+goruntime.GOOS, strings.Repeat("0", 64))
+			os.MkdirAll(filepath.Dir(e), 0o700)
+			write(t, e, "planted native code")
+			os.Chmod(e, 0o666)
+			t.Setenv("PI_CACHE_DIR", c)
+			return c, e
+		}},
+		{"a planted lazy-load record", func(t *testing.T) (string, string) {
+			rec := filepath.Join(home, "cache", "lazy", strings.Repeat("1", 64)+".json")
+			os.MkdirAll(filepath.Dir(rec), 0o700)
+			write(t, rec, `{"file":"x","init":{}}`)
+			os.Chmod(rec, 0o646)
+			t.Cleanup(func() { os.Remove(rec) })
+			return filepath.Dir(rec), rec
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			watched, named := tc.spoil(t)
+			before := tree(watched)
+			var mu sync.Mutex
+			var warns []string
+			rt, err := Open(context.Background(), Options{Cwd: dir, PIHome: home, Trust: true, OnWarning: func(w string) {
+				mu.Lock()
+				warns = append(warns, w)
+				mu.Unlock()
+			}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer rt.Close()
+			res, err := rt.CallTool(context.Background(), "hello", "c", json.RawMessage(`{}`), nil)
+			if err != nil || !strings.Contains(res.Text(), "Hello from no cache!") {
+				t.Fatalf("the extension without the cache = %q, %v", res.Text(), err)
+			}
+			mu.Lock()
+			w := strings.Join(warns, "\n")
+			mu.Unlock()
+			for _, want := range []string{"refuse", named, "writable by every user", "chmod go-w " + named, "without"} {
+				if !strings.Contains(w, want) {
+					t.Errorf("warnings %q lack %q", w, want)
+				}
+			}
+			if after := tree(watched); !maps.Equal(before, after) {
+				t.Errorf("the refused folder changed: %v -> %v", before, after)
+			}
+		})
 	}
 }

@@ -54,7 +54,7 @@ func (r *Runtime) disableOnMismatch(spec extensions.Spec, err error) (disabledEx
 		return disabledExtension{}, false
 	}
 	d := disabledExtension{spec: spec}
-	d.declared, d.known = extensions.LoadDeclared(config.DeclaredDir(r.piHome), spec.SHA256)
+	d.declared, d.known = extensions.LoadDeclared(r.caches().declared, spec.SHA256)
 	got, _ := extensions.FileSHA256(spec.Path)
 	update, remove := "pi ext update "+spec.Name, "pi ext remove "+spec.Name
 	if spec.Scope == config.ScopeGlobal {
@@ -163,11 +163,12 @@ func disabledDefinitions(disabled []disabledExtension) []tool.ToolDefinition {
 	return defs
 }
 
-// recordLoaded records a pinned extension that loaded, unless a record of
-// its sha256 is there already (a stat per start).
-func recordLoaded(home string, e *extensions.Extension, pinned string) {
-	if pinned == "" || extensions.HasDeclared(config.DeclaredDir(home), pinned) {
+// recordLoaded records a pinned extension that loaded in dir (the
+// declared records; "" for none), unless a record of its sha256 is there
+// already (a stat per start).
+func recordLoaded(dir string, e *extensions.Extension, pinned string) {
+	if dir == "" || pinned == "" || extensions.HasDeclared(dir, pinned) {
 		return
 	}
-	extensions.RecordDeclared(config.DeclaredDir(home), e.Info())
+	extensions.RecordDeclared(dir, e.Info())
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"path/filepath"
 
 	"github.com/pi-go/pi/extensions"
 	"github.com/pi-go/pi/runtime/agent"
@@ -48,12 +47,7 @@ func (r *Runtime) trusted() bool {
 }
 
 // kvDir is where the extensions' kv stores live: $PI_HOME/kv.
-func (r *Runtime) kvDir() string {
-	if r.piHome == "" {
-		return ""
-	}
-	return filepath.Join(r.piHome, "kv")
-}
+func (r *Runtime) kvDir() string { return config.KVDir(r.piHome) }
 
 // wireABI11 gives the extension host the runner of tool.call.
 func (r *Runtime) wireABI11() {

@@ -198,19 +198,41 @@ func TestABI11KV(t *testing.T) {
 			t.Errorf("%s %v = %s, want %s", tc.method, tc.params, got, want)
 		}
 	}
-	// Exactly at the quota is fine; one byte more is not.
-	used := int64(len("todo/a") + len(`["milk",{"n":1}]`) + len("todo/b") + 1)
-	fill := 1<<20 - used - int64(len("fill")) - 2 // the value's quotes
-	if got := probe(t, rt, "probe", "kv.set", map[string]any{"key": "fill", "value": strings.Repeat("x", int(fill))}); got != okEmpty {
-		t.Errorf("a set up to the quota = %s", got)
+	// The quota counts what the disk holds: each key at least one 4 KiB
+	// block plus its inode, so with kv_mb = 1 tiny keys stop near 1 MiB / 4.5 KiB.
+	n := 0
+	for ; n < 1000; n++ {
+		got := probe(t, rt, "probe", "kv.set", map[string]any{"key": fmt.Sprintf("tiny/%d", n), "value": 1})
+		if got == okEmpty {
+			continue
+		}
+		if !strings.HasPrefix(got, `{"ok":false,"error":{"message":"kv quota exceeded (`) || !strings.HasSuffix(got, ` of 1048576 bytes on disk)"}}`) {
+			t.Fatalf("set %d = %s", n, got)
+		}
+		break
 	}
-	if got := probe(t, rt, "probe", "kv.set", map[string]any{"key": "more", "value": 1}); got != denied(fmt.Sprintf("kv quota exceeded (%d of %d bytes)", 1<<20+5, 1<<20)) {
-		t.Errorf("one byte over = %s", got)
+	if most := (1 << 20) / (4096 + 512); n < 100 || n > most {
+		t.Errorf("%d tiny keys fit in 1 MiB; want at most %d (a block and an inode each)", n, most)
 	}
-	// Replacing a key counts its new size only; null deletes.
-	if got := probe(t, rt, "probe", "kv.set", map[string]any{"key": "fill", "value": nil}); got != okEmpty {
-		t.Errorf("set null = %s", got)
+	// A big value over the quota is refused; a replaced key counts once.
+	if got := probe(t, rt, "probe", "kv.set", map[string]any{"key": "big", "value": strings.Repeat("x", 1<<20)}); !strings.Contains(got, "kv quota exceeded") {
+		t.Errorf("a 1 MiB value = %s", got)
 	}
+	for range 3 {
+		if got := probe(t, rt, "probe", "kv.set", map[string]any{"key": "todo/b", "value": 3}); got != okEmpty {
+			t.Errorf("replacing a key in a full store = %s", got)
+		}
+	}
+	// null deletes, and frees the room.
+	for i := range n {
+		if got := probe(t, rt, "probe", "kv.set", map[string]any{"key": fmt.Sprintf("tiny/%d", i), "value": nil}); got != okEmpty {
+			t.Fatalf("set null = %s", got)
+		}
+	}
+	if got := probe(t, rt, "probe", "kv.set", map[string]any{"key": "fill", "value": strings.Repeat("x", 512<<10)}); got != okEmpty {
+		t.Errorf("a set after the deletes = %s", got)
+	}
+	probe(t, rt, "probe", "kv.delete", map[string]any{"key": "fill"})
 	probe(t, rt, "probe", "kv.delete", map[string]any{"key": "todo/b"})
 	if got := probe(t, rt, "probe", "kv.list", map[string]any{}); got != `{"ok":true,"result":{"keys":["todo/a"]}}` {
 		t.Errorf("after delete = %s", got)
@@ -233,9 +255,12 @@ func TestABI11KV(t *testing.T) {
 		t.Errorf("global after a restart = %s", got)
 	}
 	// No temporary files are left in the store.
-	files, _ := filepath.Glob(filepath.Join(home, "kv", "project", "*", "raw11", "*"))
+	files, _ := filepath.Glob(filepath.Join(home, "kv", "project", "*", "raw11.*", "*"))
+	if len(files) == 0 {
+		t.Error("no store of raw11")
+	}
 	for _, f := range files {
-		if !strings.HasSuffix(f, ".kv") {
+		if !strings.HasSuffix(f, ".kv") && filepath.Base(f) != "USAGE" {
 			t.Errorf("stray file in the store: %s", f)
 		}
 	}
@@ -427,6 +452,52 @@ func TestABI11ToolCall(t *testing.T) {
 	}
 	if _, raw := call("read", map[string]any{"path": "notes.txt"}); !strings.Contains(raw, "raw11 blocks read") {
 		t.Errorf("a block with --yes = %s", raw)
+	}
+}
+
+// TestABI11DelegateMeetsTheGuardsHooks: a guard extension (its tool_call
+// hook blocks bash) whose tool or command delegates to another extension
+// does not switch its guard off for that extension's tool.calls: the
+// delegate's `touch` through bash is blocked by the guard's hook (run in
+// an instance beside the guard's busy one) and the file never appears.
+// Only the caller's own hook is skipped: the guard's own tool.call of read,
+// which it would block for anyone else, runs.
+func TestABI11DelegateMeetsTheGuardsHooks(t *testing.T) {
+	dir, home := rawProject(t,
+		rawEntry{Name: "guard", Grants: `tools = ["bprobe", "read"]`, Config: "prefix = \"g\"\nblock = \"bash\"\nask = \"read\""},
+		rawEntry{Name: "b", Grants: `tools = ["bash"]`, Config: `prefix = "b"`},
+	)
+	write(t, filepath.Join(dir, "notes.txt"), "hello notes")
+	rt := openRT(t, Options{Cwd: dir, PIHome: home, Trust: true})
+	pwned := filepath.Join(dir, "pwned")
+	touch := map[string]any{"method": "tool.call", "params": map[string]any{"name": "bash", "input": map[string]any{"command": "touch " + pwned}}}
+	check := func(how, raw string) {
+		t.Helper()
+		if !strings.Contains(raw, "raw11 blocks bash") {
+			t.Errorf("%s: the delegate's bash = %s, want it blocked by the guard's hook", how, raw)
+		}
+		if _, err := os.Stat(pwned); !os.IsNotExist(err) {
+			t.Fatalf("%s: the delegate's bash ran: %v", how, err)
+		}
+	}
+	// The model calls b's tool: the guard's hook blocks b's bash.
+	check("direct", probe(t, rt, "bprobe", touch["method"].(string), touch["params"]))
+	// The guard's tool delegates to b.
+	check("from the guard's tool", probe(t, rt, "gprobe", "tool.call", map[string]any{"name": "bprobe", "input": touch}))
+	// The guard's command delegates to b.
+	in, _ := json.Marshal(map[string]any{"name": "bprobe", "input": touch})
+	res, err := rt.RunCommand(context.Background(), "gprobe", "tool.call "+string(in))
+	if err != nil {
+		t.Fatal(err)
+	}
+	check("from the guard's command", res.Text)
+	// The guard's own call: its own hook (which asks about read) is skipped.
+	if raw := probe(t, rt, "gprobe", "tool.call", map[string]any{"name": "read", "input": map[string]any{"path": "notes.txt"}}); !strings.Contains(raw, "hello notes") {
+		t.Errorf("the guard's own read = %s", raw)
+	}
+	// Its live instance is unharmed by the side instances: its tools still answer.
+	if raw := probe(t, rt, "gprobe", "kv.set", map[string]any{"key": "k", "value": 1}); raw != `{"ok":true,"result":{}}` {
+		t.Errorf("the guard after the delegations = %s", raw)
 	}
 }
 

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/pi-go/pi/runtime/config"
 	"github.com/pi-go/pi/runtime/mcp"
 	"github.com/pi-go/pi/runtime/tool"
 )
@@ -35,7 +34,7 @@ type MCPStatus = mcp.Status
 // mcpOptions are the MCP manager's options for this runtime.
 func (r *Runtime) mcpOptions() mcp.Options {
 	return mcp.Options{
-		Cwd: r.cwd, CacheDir: config.CacheDir(r.piHome), Logger: r.logger.Named("mcp"),
+		Cwd: r.cwd, CacheDir: r.caches().cache, Logger: r.logger.Named("mcp"),
 		HideEnv: r.hideEnv, ClientName: firstNonEmpty(r.opts.HostName, "pi"), ClientVersion: firstNonEmpty(r.opts.HostVersion, "dev"),
 		OnWarning: r.warn,
 	}

@@ -66,6 +66,15 @@ func DeclaredDir(piHome string) string {
 	return filepath.Join(piHome, "cache", "declared")
 }
 
+// KVDir is where the extensions' kv stores live: piHome/kv, "" without a
+// piHome.
+func KVDir(piHome string) string {
+	if piHome == "" {
+		return ""
+	}
+	return filepath.Join(piHome, "kv")
+}
+
 // ExtensionConfigKey names an entry's config table in messages: "FILE:
 // extensions[i].config", i its index among the [[extensions]] of its file
 // (all is every entry, as Config.Extensions holds them).

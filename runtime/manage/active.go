@@ -102,7 +102,9 @@ func declaredTools(ctx context.Context, t target, e config.Extension) []string {
 }
 
 // inspectOptions are the host options of a quiet inspection (listings,
-// the clash check): no log, the compilation cache of home.
+// the clash check): no log, the compilation cache of home unless it is
+// refused (config.TrustedCacheDir; a run says why).
 func inspectOptions(home, cwd string) extensions.Options {
-	return extensions.Options{CacheDir: config.CacheDir(home), Logger: hclog.New(&hclog.LoggerOptions{Output: io.Discard, Level: hclog.Off}), ProjectRoot: cwd, Cwd: cwd, HostName: "pi", Mode: extensions.ModeInspect}
+	cache, _ := config.TrustedCacheDir(home)
+	return extensions.Options{CacheDir: cache, Logger: hclog.New(&hclog.LoggerOptions{Output: io.Discard, Level: hclog.Off}), ProjectRoot: cwd, Cwd: cwd, HostName: "pi", Mode: extensions.ModeInspect}
 }

@@ -219,8 +219,13 @@ func inspectFile(ctx context.Context, t target, src string, cfg map[string]any, 
 	if hostVersion == "" {
 		hostVersion = "dev"
 	}
+	logger := inspectLogger(logOut)
+	cache, err := config.TrustedCacheDir(t.home)
+	if err != nil {
+		logger.Warn(err.Error())
+	}
 	host, err := extensions.NewHost(ctx, extensions.Options{
-		CacheDir: config.CacheDir(t.home), Logger: inspectLogger(logOut), ProjectRoot: t.cwd, Cwd: t.cwd,
+		CacheDir: cache, Logger: logger, ProjectRoot: t.cwd, Cwd: t.cwd,
 		HostName: "pi", HostVersion: hostVersion, Mode: extensions.ModeInspect,
 	}.WithCompileProgress(progress))
 	if err != nil {

@@ -108,7 +108,11 @@ func probeMCP(ctx context.Context, l listing, servers []config.MCPServer, hostVe
 	if hostVersion == "" {
 		hostVersion = "dev"
 	}
-	m, err := mcp.New(mcp.Options{Cwd: l.cwd, CacheDir: config.CacheDir(l.home), HideEnv: l.cfg.HiddenEnv(key),
+	cache, err := config.TrustedCacheDir(l.home)
+	if err != nil {
+		warn(err.Error())
+	}
+	m, err := mcp.New(mcp.Options{Cwd: l.cwd, CacheDir: cache, HideEnv: l.cfg.HiddenEnv(key),
 		ClientName: "pi", ClientVersion: hostVersion, OnWarning: warn}, mcp.FromConfig(servers))
 	if err != nil {
 		return nil, err

@@ -51,6 +51,10 @@ type Updated struct {
 	// Missing lists what the new module's init asks for (its "wants") that
 	// the entry does not grant, as KIND=VALUE.
 	Missing []string
+	// KVStores are the entry's kv stores moved to the new digest
+	// (extensions.MoveKVStores): the store belongs to the entry, so an
+	// update keeps it.
+	KVStores []string
 }
 
 // Update is the update transaction, the lossless way to replace a module
@@ -125,7 +129,10 @@ func Update(ctx context.Context, req UpdateRequest) (Updated, error) {
 	}
 	out.Trusted = trusted
 	extensions.RecordDeclared(config.DeclaredDir(t.home), out.Info)
-	return out, err
+	// The entry's kv stores follow it to the new digest.
+	moved, kvErr := extensions.MoveKVStores(config.KVDir(t.home), t.path, req.Name, entry.SHA256, mod.sha256)
+	out.KVStores = moved
+	return out, errors.Join(err, kvErr)
 }
 
 // findEntry returns the [[extensions]] entry named name in the target's
