@@ -66,12 +66,12 @@ const trustStoreVersion = 1
 type trustState int
 
 const (
-	untrusted         trustState = iota
-	trustChanged                 // trusted once, but the file changed since
-	trustGrantMoved              // same file, but an fs grant points elsewhere now
-	trustGrantsUnseen            // trusted before grants were recorded; the file has fs grants
-	trustProgramChanged          // same file, but a repository program it runs changed
-	trustProgramsUnseen          // trusted before programs were recorded; the file names one
+	untrusted           trustState = iota
+	trustChanged                   // trusted once, but the file changed since
+	trustGrantMoved                // same file, but an fs grant points elsewhere now
+	trustGrantsUnseen              // trusted before grants were recorded; the file has fs grants
+	trustProgramChanged            // same file, but a repository program it runs changed
+	trustProgramsUnseen            // trusted before programs were recorded; the file names one
 	trusted
 )
 

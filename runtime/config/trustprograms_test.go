@@ -107,8 +107,8 @@ func TestTrustedProgramChangedUntrusts(t *testing.T) {
 			file:  "bin/myshell", setting: "tools.bash.shell", says: "changed since it was trusted",
 		},
 		{
-			name: "an extension's exec grant names a repository script",
-			toml: "[[extensions]]\nname = \"b\"\npath = \"b.wasm\"\nsha256 = \"" + shaA + "\"\n[extensions.grants]\nexec = [\"./build.sh *\"]\n",
+			name:  "an extension's exec grant names a repository script",
+			toml:  "[[extensions]]\nname = \"b\"\npath = \"b.wasm\"\nsha256 = \"" + shaA + "\"\n[extensions.grants]\nexec = [\"./build.sh *\"]\n",
 			files: map[string]string{"build.sh": "make\n"},
 			file:  "build.sh", setting: `extension "b" exec grant`, says: "changed since it was trusted",
 		},
