@@ -44,8 +44,19 @@ func (p *Policy) FileFilter(tool string) *FileFilter {
 // tool walked to it, links not followed) is left out.
 func (f *FileFilter) Hides(path string) bool {
 	path = filepath.Clean(path)
-	real := f.realPath(path)
-	call := &callView{p: f.p, paths: []string{real}, lexical: []string{path}, links: f.links}
+	real, info := f.realPath(path)
+	call := &callView{p: f.p, paths: []string{real}, lexical: []string{}, links: f.links}
+	if real != path {
+		call.lexical = []string{path}
+	}
+	if info != nil {
+		// The file's links, from the stat realPath made (a link's target
+		// is stat'ed by linkMatch).
+		call.targets = []linkTarget{}
+		if id, nlink, ok := identity(info); ok && nlink > 1 && info.Mode().IsRegular() {
+			call.targets = append(call.targets, linkTarget{path: real, id: id, nlink: nlink})
+		}
+	}
 	for _, c := range f.rules {
 		if c.args != nil && call.input == nil {
 			call.input, _ = json.Marshal(map[string]string{"path": path})
@@ -59,8 +70,9 @@ func (f *FileFilter) Hides(path string) bool {
 
 // realPath is path with every link resolved: its folder's real path
 // (resolved once per folder) and, for a link, where it leads; the path
-// itself when it does not resolve.
-func (f *FileFilter) realPath(path string) string {
+// itself when it does not resolve. info is the lstat of a path that is
+// not a link, nil otherwise.
+func (f *FileFilter) realPath(path string) (string, os.FileInfo) {
 	dir, name := filepath.Split(path)
 	dir = filepath.Clean(dir)
 	realDir, ok := f.dirs.Load(dir)
@@ -72,10 +84,15 @@ func (f *FileFilter) realPath(path string) string {
 		realDir, _ = f.dirs.LoadOrStore(dir, r)
 	}
 	joined := filepath.Join(realDir.(string), name)
-	if info, err := os.Lstat(joined); err == nil && info.Mode()&os.ModeSymlink != 0 {
+	info, err := os.Lstat(joined)
+	switch {
+	case err != nil:
+		return joined, nil
+	case info.Mode()&os.ModeSymlink != 0:
 		if r, err := filepath.EvalSymlinks(joined); err == nil {
-			return r
+			return r, nil
 		}
+		return joined, nil
 	}
-	return joined
+	return joined, info
 }

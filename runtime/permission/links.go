@@ -223,7 +223,7 @@ func contains(list []string, s string) bool {
 // of a file the call names (its real paths and its paths as written); the
 // reason is noted for the result.
 func (c *callView) linkMatch(r *compiled) bool {
-	if c.targets == nil {
+	if c.targets == nil { // unless the caller knew them
 		c.targets = []linkTarget{}
 		seen := map[string]bool{}
 		for _, p := range append(append([]string{}, c.paths...), c.lexicalPaths()...) {
