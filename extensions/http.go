@@ -25,13 +25,6 @@ const (
 	MaxHTTPRedirects = 5
 )
 
-// newHTTPTransport is the transport of a host's http.request calls: Go's
-// default settings (proxies from the environment, HTTP/2, timeouts), a
-// connection pool of its own that Close empties.
-func newHTTPTransport() *http.Transport {
-	return http.DefaultTransport.(*http.Transport).Clone()
-}
-
 // httpDenied is the denial of a URL the grants do not match.
 func (e *Extension) httpDenied(u string) error {
 	granted := "none"

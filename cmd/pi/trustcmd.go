@@ -66,13 +66,16 @@ func cmdTrust(args []string, stdout, stderr io.Writer, trust bool) int {
 	if tr.File == "" {
 		return nothingToTrust(stderr, name, scope.Cwd)
 	}
-	fmt.Fprintf(stdout, "trusted %s: its command_prefix, shell and extensions apply until the file changes\n", tr.File)
+	fmt.Fprintf(stdout, "trusted %s: its command_prefix, shell and extensions apply until the file or a repository program it runs changes\n", tr.File)
 	for _, g := range tr.Grants {
 		if g.Problem == "" {
 			fmt.Fprintf(stdout, "  extension %s: fs grant %s is %s\n", g.Extension, g.Grant, g.Real)
 		} else {
 			fmt.Fprintf(stdout, "  extension %s: fs grant %s is refused (%s); the extension will not load while it is, and when that changes the project needs 'pi trust' again\n", g.Extension, g.Grant, g.Problem)
 		}
+	}
+	for _, p := range tr.Programs {
+		fmt.Fprintf(stdout, "  %s runs %s (sha256 %s); a change to it needs 'pi trust' again\n", p.Setting, p.Path, shortSHA(p.SHA256))
 	}
 	// What its extensions may fetch and which tools they may call (ABI
 	// 1.1), next to the fs grants.
@@ -91,4 +94,12 @@ func cmdTrust(args []string, stdout, stderr io.Writer, trust bool) int {
 func nothingToTrust(stderr io.Writer, name, cwd string) int {
 	fmt.Fprintf(stderr, "pi %s: no pi.toml in %s or its parents up to the project root (the nearest folder with .git or .pi/): there is nothing to %s\n", name, cwd, name)
 	return exitError
+}
+
+// shortSHA is the first 12 hex digits of a digest, as people compare them.
+func shortSHA(sum string) string {
+	if sum == "" {
+		return "unreadable"
+	}
+	return sum[:min(12, len(sum))]
 }

@@ -433,11 +433,18 @@ func (r *Runtime) Extensions() []ExtensionInfo {
 	return out
 }
 
-// ContextFactory gives each tool call the working directory and a logger
-// named for the tool.
+// ContextFactory gives each tool call the working directory, a logger
+// named for the tool and, when path rules could stop reads, which files
+// it leaves out (the policy's FileFilter for that call).
 func (r *Runtime) ContextFactory() tool.ContextFactory {
 	return func(name string) tool.Context {
-		return tool.Context{Cwd: r.cwd, Logger: r.logger.Named(name)}
+		tc := tool.Context{Cwd: r.cwd, Logger: r.logger.Named(name)}
+		if r.policy != nil {
+			if f := r.policy.FileFilter(name); f != nil {
+				tc.Hidden = f.Hides
+			}
+		}
+		return tc
 	}
 }
 

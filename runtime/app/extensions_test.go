@@ -9,6 +9,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -379,6 +380,49 @@ func TestABI11HTTP(t *testing.T) {
 	adminMu.Unlock()
 	if got := probe(t, rt, "probe", "http.request", map[string]any{"url": srv.URL + "/v1/echo", "body": "a", "bodyBase64": "YQ=="}); got != denied("http.request: give body or bodyBase64, not both") {
 		t.Errorf("both bodies = %s", got)
+	}
+}
+
+// TestABI11HTTPAddresses is the attack of a grant on a name that resolves
+// to a loopback service (DNS rebinding, or a domain the author controls):
+// a real guest, a real loopback server, and a check that the server saw
+// no request by name, while grants that name the address literally work.
+func TestABI11HTTPAddresses(t *testing.T) {
+	var secretHits sync.Map
+	mux := http.NewServeMux()
+	mux.HandleFunc("/v1/secret", func(w http.ResponseWriter, r *http.Request) {
+		secretHits.Store(r.Host, true)
+		w.Write([]byte("loopback secret"))
+	})
+	srv := httptest.NewServer(mux)
+	defer srv.Close()
+	port := srv.URL[strings.LastIndex(srv.URL, ":")+1:]
+	byName := "http://localhost:" + port
+	mux.HandleFunc("/v1/to-name", func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, byName+"/v1/secret", http.StatusFound)
+	})
+	mapped := "http://[::ffff:127.0.0.1]:" + port
+	grants := fmt.Sprintf("http = [%q, %q, %q]", byName+"/v1/*", srv.URL+"/v1/*", mapped+"/v1/*")
+	dir, home := rawProject(t, rawEntry{Name: "raw11", Grants: grants})
+	rt := openRT(t, Options{Cwd: dir, PIHome: home, Trust: true})
+
+	// By name, and by a granted redirect from a literal grant to the name.
+	for _, u := range []string{byName + "/v1/secret", srv.URL + "/v1/to-name"} {
+		refused := regexp.MustCompile(`^\{"ok":false,"error":\{"message":"http.request GET ` + regexp.QuoteMeta(u) +
+			`: address (127\.0\.0\.1|::1) of host localhost is loopback; grant the address literally to allow it \(http\(s\)://(127\.0\.0\.1|\[::1\]):` + port + `/...\)"\}\}$`)
+		if got := probe(t, rt, "probe", "http.request", map[string]any{"url": u}); !refused.MatchString(got) {
+			t.Errorf("%s = %s", u, got)
+		}
+	}
+	secretHits.Range(func(host, _ any) bool {
+		t.Errorf("the loopback server answered a request for host %v", host)
+		return true
+	})
+	// Grants that name the address literally (also IPv4-mapped) still reach it.
+	for _, u := range []string{srv.URL + "/v1/secret", mapped + "/v1/secret"} {
+		if got := probe(t, rt, "probe", "http.request", map[string]any{"url": u}); !strings.Contains(got, `"status":200`) || !strings.Contains(got, "loopback secret") {
+			t.Errorf("literal %s = %s", u, got)
+		}
 	}
 }
 

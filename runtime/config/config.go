@@ -321,7 +321,7 @@ func Load(opts LoadOptions) (*Config, error) {
 	}
 
 	if project != nil && project.runsCode() && !opts.Trust {
-		status, err := trustStatus(piHome, c.ProjectFile, projectData, c.ProjectRoot, project)
+		status, err := trustStatus(piHome, c.ProjectFile, projectData, c.ProjectRoot, cwd, project)
 		if err != nil {
 			return nil, fmt.Errorf("load config: %w", err)
 		}
@@ -527,6 +527,10 @@ func untrustedWarning(l *layer, status trustResult, fromFlag bool) string {
 		why = "is no longer trusted because the " + status.detail
 	case trustGrantsUnseen:
 		why = "was trusted by an older pi that did not record where its extensions' fs grants point, so it must be trusted again"
+	case trustProgramChanged:
+		why = "is no longer trusted because the " + status.detail
+	case trustProgramsUnseen:
+		why = "was trusted by an older pi that did not record the repository programs it runs, so it must be trusted again"
 	}
 	how := fmt.Sprintf("run `pi trust` in %s to trust it, or pass --trust (or set PI_TRUST=1) for one run", filepath.Dir(l.file))
 	if fromFlag {

@@ -37,6 +37,11 @@ type trustEntry struct {
 	// written before pi recorded grants: such an entry no longer trusts a
 	// file that has fs grants.
 	Grants []TrustedGrant `json:"grants"`
+	// Programs are the repository files the file makes pi run, with their
+	// sha256 as trusted (programs.go); always written. Nil only in entries
+	// written before pi recorded them: such an entry no longer trusts a file
+	// that names a repository program.
+	Programs []TrustedProgram `json:"programs"`
 }
 
 // TrustedGrant is one fs grant of a trusted project's extension and where it
@@ -61,26 +66,31 @@ const trustStoreVersion = 1
 type trustState int
 
 const (
-	untrusted         trustState = iota
-	trustChanged                 // trusted once, but the file changed since
-	trustGrantMoved              // same file, but an fs grant points elsewhere now
-	trustGrantsUnseen            // trusted before grants were recorded; the file has fs grants
+	untrusted           trustState = iota
+	trustChanged                   // trusted once, but the file changed since
+	trustGrantMoved                // same file, but an fs grant points elsewhere now
+	trustGrantsUnseen              // trusted before grants were recorded; the file has fs grants
+	trustProgramChanged            // same file, but a repository program it runs changed
+	trustProgramsUnseen            // trusted before programs were recorded; the file names one
 	trusted
 )
 
-// trustResult is a trust state and, for trustGrantMoved, which grant moved
-// from where to where.
+// trustResult is a trust state and, for trustGrantMoved and
+// trustProgramChanged, which grant moved from where to where or which file
+// changed.
 type trustResult struct {
 	state  trustState
 	detail string
 }
 
-// Trust records projectFile's folder, the sha256 of its current content and
+// Trust records projectFile's folder, the sha256 of its current content,
 // the real path of every fs grant of its extensions (extspec.ResolveFSGrant against
-// the file's folder, the project root) in $piHome/trust.json, keeping the
+// the file's folder, the project root) and the sha256 of every repository
+// file its settings make pi run (programs.go) in $piHome/trust.json, keeping the
 // other entries. Later Loads apply that file's settings that need trust
-// until its content changes or one of those grants resolves somewhere else
-// (or stops resolving, or starts to). A grant that does not resolve now is
+// until its content changes, one of those grants resolves somewhere else
+// (or stops resolving, or starts to), or one of those programs changes or
+// a new one is named. A grant that does not resolve now is
 // recorded as such, with the reason (TrustGrants returns it).
 //
 // # Errors
@@ -89,6 +99,17 @@ type trustResult struct {
 // change (ErrUnsafeFile), a corrupt or unsafe trust.json, or a failed write
 // (trust.json is replaced atomically, never half written).
 func Trust(piHome, projectFile string) error {
+	return TrustFrom(piHome, projectFile, "")
+}
+
+// TrustFrom is Trust run in the working folder cwd ("" for none): program
+// words are resolved there too, as a run in cwd resolves them (`pi trust`
+// passes its folder).
+//
+// # Errors
+//
+// As Trust.
+func TrustFrom(piHome, projectFile, cwd string) error {
 	if piHome == "" {
 		return errors.New("trust project: no PI_HOME")
 	}
@@ -104,9 +125,15 @@ func Trust(piHome, projectFile string) error {
 	// (fixing it changes its sha256, which needs trust again anyway).
 	l, _ := parseLayer(file, data, ScopeProject)
 	grants := resolveGrants(l, filepath.Dir(file))
+	if cwd != "" {
+		if cwd, err = filepath.Abs(cwd); err != nil {
+			return fmt.Errorf("trust project %s: %w", file, err)
+		}
+	}
+	programs := programFiles(l, filepath.Dir(file), cwd)
 	dir := canonicalDir(filepath.Dir(file))
 	err = updateTrustStore(piHome, func(store *trustStore) bool {
-		store.Projects[dir] = trustEntry{File: file, SHA256: digest(data), TrustedAt: time.Now().UTC().Truncate(time.Second), Grants: grants}
+		store.Projects[dir] = trustEntry{File: file, SHA256: digest(data), TrustedAt: time.Now().UTC().Truncate(time.Second), Grants: grants, Programs: programs}
 		return true
 	})
 	if err != nil {
@@ -132,6 +159,25 @@ func TrustGrants(piHome, projectFile string) ([]TrustedGrant, error) {
 		return nil, fmt.Errorf("read trusted grants %s: %w", file, err)
 	}
 	return slices.Clone(store.Projects[canonicalDir(filepath.Dir(file))].Grants), nil
+}
+
+// TrustPrograms returns the repository programs recorded for projectFile's
+// folder in $piHome/trust.json (nil when the folder is not trusted or was
+// trusted before programs were recorded), for `pi trust` to show.
+//
+// # Errors
+//
+// A corrupt or unsafe trust.json.
+func TrustPrograms(piHome, projectFile string) ([]TrustedProgram, error) {
+	file, err := filepath.Abs(projectFile)
+	if err != nil {
+		return nil, fmt.Errorf("read trusted programs %s: %w", projectFile, err)
+	}
+	store, err := readTrustStore(piHome)
+	if err != nil {
+		return nil, fmt.Errorf("read trusted programs %s: %w", file, err)
+	}
+	return slices.Clone(store.Projects[canonicalDir(filepath.Dir(file))].Programs), nil
 }
 
 // resolveGrants resolves every fs grant of l's extensions against root, in
@@ -194,9 +240,10 @@ func Untrust(piHome, projectDir string) error {
 }
 
 // IsTrusted reports whether projectFile's folder is in $piHome/trust.json
-// with the sha256 of projectFile's current content and with every fs grant
+// with the sha256 of projectFile's current content, with every fs grant
 // of its extensions still resolving (against projectFile's folder) where it
-// did when trusted.
+// did when trusted, and with the repository programs it names (resolved
+// against projectFile's folder) as they were.
 //
 // # Errors
 //
@@ -212,7 +259,7 @@ func IsTrusted(piHome, projectFile string) (bool, error) {
 		return false, fmt.Errorf("check trust %s: %w", file, err)
 	}
 	l, _ := parseLayer(file, data, ScopeProject)
-	st, err := trustStatus(piHome, file, data, filepath.Dir(file), l)
+	st, err := trustStatus(piHome, file, data, filepath.Dir(file), "", l)
 	if err != nil {
 		return false, fmt.Errorf("check trust %s: %w", file, err)
 	}
@@ -221,8 +268,8 @@ func IsTrusted(piHome, projectFile string) (bool, error) {
 
 // trustStatus checks the content data of the absolute path file, whose
 // decoded layer is l (nil when it does not decode), with relative grants
-// taken against root.
-func trustStatus(piHome, file string, data []byte, root string, l *layer) (trustResult, error) {
+// taken against root and program words against root and cwd.
+func trustStatus(piHome, file string, data []byte, root, cwd string, l *layer) (trustResult, error) {
 	if piHome == "" {
 		return trustResult{state: untrusted}, nil
 	}
@@ -239,12 +286,30 @@ func trustStatus(piHome, file string, data []byte, root string, l *layer) (trust
 	case e.SHA256 != digest(data):
 		return trustResult{state: trustChanged}, nil
 	}
-	now := resolveGrants(l, root)
-	if e.Grants == nil {
-		if len(now) > 0 {
-			return trustResult{state: trustGrantsUnseen}, nil
+	if st := grantStatus(e, resolveGrants(l, root)); st.state != trusted {
+		return st, nil
+	}
+	programs := programFiles(l, root, cwd)
+	if e.Programs == nil {
+		if len(programs) > 0 {
+			return trustResult{state: trustProgramsUnseen}, nil
 		}
 		return trustResult{state: trusted}, nil
+	}
+	if change := programChange(e.Programs, programs); change != "" {
+		return trustResult{state: trustProgramChanged, detail: change}, nil
+	}
+	return trustResult{state: trusted}, nil
+}
+
+// grantStatus compares the fs grants recorded in e with where they resolve
+// now.
+func grantStatus(e trustEntry, now []TrustedGrant) trustResult {
+	if e.Grants == nil {
+		if len(now) > 0 {
+			return trustResult{state: trustGrantsUnseen}
+		}
+		return trustResult{state: trusted}
 	}
 	was := map[[2]string]TrustedGrant{}
 	for _, g := range e.Grants {
@@ -253,14 +318,14 @@ func trustStatus(piHome, file string, data []byte, root string, l *layer) (trust
 	for _, g := range now {
 		old, ok := was[[2]string{g.Extension, g.Grant}]
 		if !ok {
-			return trustResult{state: trustGrantMoved, detail: fmt.Sprintf("fs grant %q of extension %q was not recorded when it was trusted", g.Grant, g.Extension)}, nil
+			return trustResult{state: trustGrantMoved, detail: fmt.Sprintf("fs grant %q of extension %q was not recorded when it was trusted", g.Grant, g.Extension)}
 		}
 		if old.Real != g.Real || (old.Problem == "") != (g.Problem == "") {
 			return trustResult{state: trustGrantMoved, detail: fmt.Sprintf("fs grant %q of extension %q pointed to %s when it was trusted and now %s",
-				g.Grant, g.Extension, describeTarget(old), describeNow(g))}, nil
+				g.Grant, g.Extension, describeTarget(old), describeNow(g))}
 		}
 	}
-	return trustResult{state: trusted}, nil
+	return trustResult{state: trusted}
 }
 
 // describeTarget says where a recorded grant pointed.

@@ -10,6 +10,10 @@ import (
 // real folder it points to (config.TrustedGrant).
 type TrustedGrant = config.TrustedGrant
 
+// TrustedProgram is one repository file the project's pi.toml makes pi run,
+// with its sha256 (config.TrustedProgram).
+type TrustedProgram = config.TrustedProgram
+
 // Trusted says what Trust recorded.
 type Trusted struct {
 	// File is the project's pi.toml ("" when there is none: nothing to
@@ -17,14 +21,19 @@ type Trusted struct {
 	File string
 	// Grants are the fs grants of its extensions and where each points.
 	Grants []TrustedGrant
+	// Programs are the repository files its settings make pi run, pinned
+	// by sha256.
+	Programs []TrustedProgram
 	// Extensions are the project's extensions, for their http and tools
 	// grants.
 	Extensions []config.Extension
 }
 
 // Trust records the project's pi.toml that applies in scope.Cwd (the
-// nearest one up to the project root) as trusted: its folder, its sha256
-// and the real folder each fs grant points to, in $PI_HOME/trust.json.
+// nearest one up to the project root) as trusted: its folder, its sha256,
+// the real folder each fs grant points to and the sha256 of each repository
+// program it runs (resolved in the project root and in scope.Cwd), in
+// $PI_HOME/trust.json.
 //
 // # Errors
 //
@@ -40,10 +49,13 @@ func Trust(scope Scope) (Trusted, error) {
 		return Trusted{}, err
 	}
 	out := Trusted{File: cfg.ProjectFile}
-	if err := config.Trust(home, out.File); err != nil {
+	if err := config.TrustFrom(home, out.File, cwd); err != nil {
 		return out, err
 	}
 	if out.Grants, err = config.TrustGrants(home, out.File); err != nil {
+		return out, err
+	}
+	if out.Programs, err = config.TrustPrograms(home, out.File); err != nil {
 		return out, err
 	}
 	for _, e := range cfg.Extensions {

@@ -238,6 +238,12 @@ func (p *Policy) Check(name string, input json.RawMessage, paths []string) Resul
 		res.Rule = &r
 	}
 	res.RuleText, res.Reason = p.describe(best, name)
+	if why := call.linkNotes[best.rule]; why != "" && best.rule != nil {
+		if res.Reason != "" {
+			res.Reason += "; "
+		}
+		res.Reason += why
+	}
 	switch {
 	case res.Decision != Ask:
 		res.Asks = nil
@@ -343,6 +349,12 @@ type callView struct {
 	// redirects are the files a bash script's redirections name, as
 	// written.
 	redirects []string
+	// targets are the call's paths whose files have more than one link,
+	// links their other links (links.go), linkNotes why a rule matched
+	// through one.
+	targets   []linkTarget
+	links     *linkIndex
+	linkNotes map[*compiled]string
 }
 
 func (c *callView) value() any {
@@ -374,7 +386,8 @@ func (c *callView) command() (string, bool) {
 
 // pathsMatch applies a rule's path globs: a deny or ask rule matches when
 // any path of the call matches (the real path, or the "path" argument as
-// written, made absolute); an allow rule only when every real path does.
+// written, made absolute), or another hard link of its file does
+// (links.go); an allow rule only when every real path does.
 func (c *callView) pathsMatch(r *compiled) bool {
 	if r.rule.Decision == Allow {
 		if len(c.paths) == 0 {
@@ -397,7 +410,7 @@ func (c *callView) pathsMatch(r *compiled) bool {
 			return true
 		}
 	}
-	return false
+	return c.linkMatch(r)
 }
 
 // lexicalPaths is the "path" argument made absolute without resolving

@@ -57,10 +57,17 @@ func (s Source) String() string {
 }
 
 // Context is what a ToolDefinition's Execute gets besides its arguments: the
-// working directory the call runs in and a logger named for the tool.
+// working directory the call runs in, a logger named for the tool, and
+// which files the call must leave out.
 type Context struct {
 	Cwd    string
 	Logger hclog.Logger
+	// Hidden, when set, reports whether the permission rules keep the
+	// file or folder at an absolute path (as walked, links not followed)
+	// from being read: a tool that lists or searches many files (grep,
+	// find, ls) leaves it out and says how many it left out. The runtime
+	// sets it from its policy (one per call); nil hides nothing.
+	Hidden func(path string) bool
 }
 
 // UpdateFunc receives partial results while a tool runs (progress for the UI

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -58,7 +59,7 @@ func findDefinition() tool.ToolDefinition {
 		snippet:    "Find files by glob pattern (respects .gitignore)",
 		strict:     true,
 	}, func(ctx context.Context, _ tool.Call, tc tool.Context, args findArgs) (tool.Result, error) {
-		return runFind(ctx, tc.Cwd, args)
+		return runFind(ctx, tc, args)
 	}, func(cwd string, a *findArgs) string { return searchTarget(cwd, a.Path) })
 }
 
@@ -74,17 +75,20 @@ func findDefinition() tool.ToolDefinition {
 // Directories match too and are listed with a trailing '/' (a pattern ending
 // in '/' matches only directories, a fix: fd matched nothing); symbolic links
 // are listed, never followed. Results come in walk order (sorted by path,
-// component by component).
+// component by component). Paths the permission rules keep from being read
+// (tc.Hidden) are left out (a folder is not entered), and a note says how
+// many matched.
 //
 // # Errors
 //
 // runFind fails with `Path not found: PATH`, `Not a directory: PATH`, an
 // `invalid pattern` error, or `Operation aborted` when ctx is cancelled.
-func runFind(ctx context.Context, cwd string, args findArgs) (tool.Result, error) {
+func runFind(ctx context.Context, tc tool.Context, args findArgs) (tool.Result, error) {
 	if ctx.Err() != nil {
 		return tool.Result{}, errSearchAborted
 	}
-	searchPath := searchTarget(cwd, args.Path)
+	hidden := newHiddenPaths(tc)
+	searchPath := searchTarget(tc.Cwd, args.Path)
 	info, err := os.Stat(searchPath)
 	if err != nil {
 		return tool.Result{}, fmt.Errorf("Path not found: %s", searchPath) //nolint:staticcheck // model-visible text
@@ -99,8 +103,17 @@ func runFind(ctx context.Context, cwd string, args findArgs) (tool.Result, error
 	limit := intArg(args.Limit, findDefaultLimit, 1)
 	var found []string
 	limitReached := false
-	err = gitignore.Walk(ctx, searchPath, func(e gitignore.Entry) error {
+	walk := func(e gitignore.Entry) error {
+		if e.IsDir && hidden.hides(e.Path) {
+			if m.match(e.Rel, e.IsDir) {
+				hidden.add()
+			}
+			return fs.SkipDir
+		}
 		if !m.match(e.Rel, e.IsDir) {
+			return nil
+		}
+		if !e.IsDir && hidden.skip(e.Path) {
 			return nil
 		}
 		if len(found) == limit {
@@ -113,7 +126,11 @@ func runFind(ctx context.Context, cwd string, args findArgs) (tool.Result, error
 			found = append(found, e.Rel)
 		}
 		return nil
-	})
+	}
+	if hidden.skip(searchPath) {
+		walk = func(gitignore.Entry) error { return gitignore.ErrStop }
+	}
+	err = gitignore.Walk(ctx, searchPath, walk)
 	if err != nil {
 		if ctx.Err() != nil {
 			return tool.Result{}, errSearchAborted
@@ -121,10 +138,10 @@ func runFind(ctx context.Context, cwd string, args findArgs) (tool.Result, error
 		return tool.Result{}, err
 	}
 	if len(found) == 0 {
-		return tool.TextResult("No files found matching pattern"), nil
+		return listingResult("No files found matching pattern", hidden.withNotice(nil), nil, false), nil
 	}
 	var details findDetails
-	var notices []string
+	notices := hidden.withNotice(nil)
 	if limitReached {
 		notices = append(notices, fmt.Sprintf("%d results limit reached. Use limit=%d for more, or refine pattern", limit, limit*2))
 		details.ResultLimitReached = limit

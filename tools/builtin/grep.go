@@ -82,7 +82,7 @@ func grepDefinition() tool.ToolDefinition {
 		snippet:    "Search file contents for patterns (respects .gitignore)",
 		strict:     true,
 	}, func(ctx context.Context, _ tool.Call, tc tool.Context, args grepArgs) (tool.Result, error) {
-		return runGrep(ctx, tc.Cwd, args)
+		return runGrep(ctx, tc, args)
 	}, func(cwd string, a *grepArgs) string { return searchTarget(cwd, a.Path) })
 }
 
@@ -93,17 +93,19 @@ var errSearchAborted = errors.New("Operation aborted") //nolint:staticcheck // m
 // runGrep runs one grep call in the working directory cwd. Mistakes the model
 // can fix (a missing path, a bad regular expression or glob) come back as
 // errors whose text names the field; the caller turns them into error
-// results.
+// results. Files and folders the permission rules keep from being read
+// (tc.Hidden) are not searched (a folder is not entered), and a note says
+// how many were left out.
 //
 // # Errors
 //
 // runGrep fails with `Path not found: PATH`, an `invalid pattern` or `invalid
 // glob` error, or `Operation aborted` when ctx is cancelled.
-func runGrep(ctx context.Context, cwd string, args grepArgs) (tool.Result, error) {
+func runGrep(ctx context.Context, tc tool.Context, args grepArgs) (tool.Result, error) {
 	if ctx.Err() != nil {
 		return tool.Result{}, errSearchAborted
 	}
-	searchPath := searchTarget(cwd, args.Path)
+	searchPath := searchTarget(tc.Cwd, args.Path)
 	info, err := os.Stat(searchPath)
 	if err != nil {
 		return tool.Result{}, fmt.Errorf("Path not found: %s", searchPath) //nolint:staticcheck // model-visible text
@@ -124,16 +126,19 @@ func runGrep(ctx context.Context, cwd string, args grepArgs) (tool.Result, error
 		re:      re,
 		context: intArg(args.Context, 0, 0),
 		limit:   intArg(args.Limit, grepDefaultLimit, 1),
+		hidden:  newHiddenPaths(tc),
 	}
 	g.reWhole = wholeTextRegexp(expr)
 	g.needle = requiredNeedle(expr)
-	if info.IsDir() {
+	switch {
+	case g.hidden.skip(searchPath):
+	case info.IsDir():
 		filter, ferr := newGlobFilter(deref(args.Glob, ""))
 		if ferr != nil {
 			return tool.Result{}, ferr
 		}
 		err = g.searchTree(searchPath, filter, grepWorkers())
-	} else if info.Mode().IsRegular() { // never block on a named pipe or device
+	case info.Mode().IsRegular(): // never block on a named pipe or device
 		s := g.newSearcher(ctx, nil)
 		defer s.done()
 		// The file named by the call: a symbolic link is followed.
@@ -149,10 +154,10 @@ func runGrep(ctx context.Context, cwd string, args grepArgs) (tool.Result, error
 		return tool.Result{}, err
 	}
 	if g.matches == 0 {
-		return tool.TextResult("No matches found"), nil
+		return listingResult("No matches found", g.hidden.withNotice(nil), nil, false), nil
 	}
 	var details grepDetails
-	var notices []string
+	notices := g.hidden.withNotice(nil)
 	if g.limitReached {
 		notices = append(notices, fmt.Sprintf("%d matches limit reached. Use limit=%d for more, or refine pattern", g.limit, g.limit*2))
 		details.MatchLimitReached = g.limit
@@ -182,6 +187,8 @@ type grepper struct {
 	needle  *grepNeedle
 	context int
 	limit   int
+	// hidden is what the permission rules keep from being read.
+	hidden *hiddenPaths
 
 	reader *bufio.Reader // for files over grepWholeFileMax, reused
 

@@ -152,6 +152,12 @@ func (g *grepper) searchTree(root string, filter *globFilter, workers int) error
 			return false, nil
 		}
 		// Directories are walked; symlinks and devices are not searched.
+		if (e.IsDir || e.Type == 0) && g.hidden.skip(e.Path) {
+			if e.IsDir {
+				return false, fs.SkipDir
+			}
+			return false, nil
+		}
 		return e.Type == 0, nil
 	}
 	if workers <= 1 {

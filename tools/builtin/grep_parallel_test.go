@@ -7,6 +7,8 @@ import (
 	"math/rand/v2"
 	"strings"
 	"testing"
+
+	"github.com/pi-go/pi/runtime/tool"
 )
 
 // grepWith runs one grep over dir with the given number of searching
@@ -16,7 +18,7 @@ func grepWith(t *testing.T, dir string, args grepArgs, workers int) string {
 	old := grepWorkers
 	grepWorkers = func() int { return workers }
 	defer func() { grepWorkers = old }()
-	r, err := runGrep(context.Background(), dir, args)
+	r, err := runGrep(context.Background(), tool.Context{Cwd: dir}, args)
 	if err != nil {
 		return "error: " + err.Error()
 	}

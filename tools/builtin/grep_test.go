@@ -347,9 +347,9 @@ func TestGrepCancel(t *testing.T) {
 			ctx.n.Store(5)
 			var err error
 			if name == "grep" {
-				_, err = runGrep(ctx, dir, grepArgs{Pattern: "zebra"})
+				_, err = runGrep(ctx, tool.Context{Cwd: dir}, grepArgs{Pattern: "zebra"})
 			} else {
-				_, err = runFind(ctx, dir, findArgs{Pattern: "*.txt"})
+				_, err = runFind(ctx, tool.Context{Cwd: dir}, findArgs{Pattern: "*.txt"})
 			}
 			if err == nil || err.Error() != "Operation aborted" {
 				t.Errorf("err = %v", err)

@@ -306,6 +306,9 @@ func (p *treeSearch) list(t *treeTask, s *grepSearcher) *treeTask {
 		if p.filter != nil && !p.filter.keepIn(n.dir.RelDir, e.Name, e.IsDir) {
 			continue // a directory the glob excludes is not entered
 		}
+		if (e.IsDir || e.Type == 0) && p.g.hidden.skip(n.dir.AbsDir+e.Name) {
+			continue // nor one the permission rules keep from being read
+		}
 		switch {
 		case e.IsDir:
 			n.items = append(n.items, treeItem{name: e.Name, sub: &treeNode{dir: n.dir.Sub(e.Name), parent: n, fd: -1}})

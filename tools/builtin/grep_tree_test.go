@@ -16,6 +16,7 @@ import (
 	"testing"
 
 	"github.com/pi-go/pi/internal/fileutil"
+	"github.com/pi-go/pi/runtime/tool"
 )
 
 // withTreeShape sets the parallel search's task size and look-ahead for
@@ -297,7 +298,7 @@ func TestGrepTreeClosesDirectories(t *testing.T) {
 		}
 		old := grepWorkers
 		grepWorkers = func() int { return 2 }
-		_, err := runGrep(ctx, dir, grepArgs{Pattern: "needle", Limit: benchPtrF(1e6)})
+		_, err := runGrep(ctx, tool.Context{Cwd: dir}, grepArgs{Pattern: "needle", Limit: benchPtrF(1e6)})
 		grepWorkers = old
 		grepListed = nil
 		cancel()

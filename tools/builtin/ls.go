@@ -54,7 +54,7 @@ func lsDefinition() tool.ToolDefinition {
 		snippet:    "List directory contents",
 		strict:     true,
 	}, func(ctx context.Context, _ tool.Call, tc tool.Context, args lsArgs) (tool.Result, error) {
-		return runLs(ctx, tc.Cwd, args)
+		return runLs(ctx, tc, args)
 	}, func(cwd string, a *lsArgs) string { return searchTarget(cwd, a.Path) })
 }
 
@@ -63,17 +63,19 @@ func lsDefinition() tool.ToolDefinition {
 // agent's localeCompare does; byte order breaks ties); symbolic links are
 // followed to decide the '/' suffix and dangling ones are left out (other
 // entries are typed from the directory listing, without a stat each). ls does
-// not read .gitignore.
+// not read .gitignore. Entries the permission rules keep from being read
+// (tc.Hidden) are left out, and a note says how many.
 //
 // # Errors
 //
 // runLs fails with `Path not found: PATH`, `Not a directory: PATH`, `Cannot read
 // directory: REASON`, or `Operation aborted` when ctx is cancelled.
-func runLs(ctx context.Context, cwd string, args lsArgs) (tool.Result, error) {
+func runLs(ctx context.Context, tc tool.Context, args lsArgs) (tool.Result, error) {
 	if ctx.Err() != nil {
 		return tool.Result{}, errSearchAborted
 	}
-	dirPath := searchTarget(cwd, args.Path)
+	hidden := newHiddenPaths(tc)
+	dirPath := searchTarget(tc.Cwd, args.Path)
 	info, err := os.Stat(dirPath)
 	if err != nil {
 		return tool.Result{}, fmt.Errorf("Path not found: %s", dirPath) //nolint:staticcheck // model-visible text
@@ -90,9 +92,15 @@ func runLs(ctx context.Context, cwd string, args lsArgs) (tool.Result, error) {
 	if err != nil {
 		return tool.Result{}, fmt.Errorf("Cannot read directory: %w", err) //nolint:staticcheck // model-visible text
 	}
-	items := make([]lsItem, len(entries))
-	for i, e := range entries {
-		items[i] = lsItem{name: e.Name(), isDir: e.IsDir(), link: e.Type()&fs.ModeSymlink != 0}
+	items := make([]lsItem, 0, len(entries))
+	if hidden.skip(dirPath) {
+		entries = nil
+	}
+	for _, e := range entries {
+		if hidden.skip(filepath.Join(dirPath, e.Name())) {
+			continue
+		}
+		items = append(items, lsItem{name: e.Name(), isDir: e.IsDir(), link: e.Type()&fs.ModeSymlink != 0})
 	}
 	sortLsItems(items)
 	limit := intArg(args.Limit, lsDefaultLimit, 1)
@@ -119,10 +127,10 @@ func runLs(ctx context.Context, cwd string, args lsArgs) (tool.Result, error) {
 		out = append(out, it.name)
 	}
 	if len(out) == 0 {
-		return tool.TextResult("(empty directory)"), nil
+		return listingResult("(empty directory)", hidden.withNotice(nil), nil, false), nil
 	}
 	var details lsDetails
-	var notices []string
+	notices := hidden.withNotice(nil)
 	if limitReached {
 		notices = append(notices, fmt.Sprintf("%d entries limit reached. Use limit=%d for more", limit, limit*2))
 		details.EntryLimitReached = limit

@@ -8,6 +8,8 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+
+	"github.com/pi-go/pi/runtime/tool"
 )
 
 // benchTree writes a generated project of about 20k files (20 packages × 10
@@ -74,7 +76,7 @@ func BenchmarkSearch20k(b *testing.B) {
 		b.Run("grep/"+c.name, func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
-				r, err := runGrep(context.Background(), dir, c.args)
+				r, err := runGrep(context.Background(), tool.Context{Cwd: dir}, c.args)
 				if err != nil || r.Text() == "No matches found" {
 					b.Fatalf("grep: %v %q", err, r.Text())
 				}
@@ -93,7 +95,7 @@ func BenchmarkSearch20k(b *testing.B) {
 		b.Run("find/"+c.name, func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
-				r, err := runFind(context.Background(), dir, c.args)
+				r, err := runFind(context.Background(), tool.Context{Cwd: dir}, c.args)
 				if err != nil || r.Text() == "No files found matching pattern" {
 					b.Fatalf("find: %v %q", err, r.Text())
 				}
@@ -111,7 +113,7 @@ func BenchmarkLs5k(b *testing.B) {
 	}
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, err := runLs(context.Background(), dir, lsArgs{Limit: benchPtrF(5000)}); err != nil {
+		if _, err := runLs(context.Background(), tool.Context{Cwd: dir}, lsArgs{Limit: benchPtrF(5000)}); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -142,7 +144,7 @@ func BenchmarkSearchReal(b *testing.B) {
 		b.Run(c.name, func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
-				if _, err := runFind(context.Background(), dir, c.args); err != nil {
+				if _, err := runFind(context.Background(), tool.Context{Cwd: dir}, c.args); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -165,7 +167,7 @@ func BenchmarkSearchReal(b *testing.B) {
 				defer func() { grepWorkers = old }()
 				b.ReportAllocs()
 				for b.Loop() {
-					if _, err := runGrep(context.Background(), dir, c.args); err != nil {
+					if _, err := runGrep(context.Background(), tool.Context{Cwd: dir}, c.args); err != nil {
 						b.Fatal(err)
 					}
 				}
