@@ -34,7 +34,8 @@ import (
 //     is), BASH_ENV and ENV (a file every later bash runs), TEXTDOMAIN and
 //     TEXTDOMAINDIR (the translations of $"…" are expanded), BASH_FUNC_*
 //     in an environment (a function definition);
-//   - compgen -W with $ or ` in its word list (expanded when it runs).
+//   - compgen -W with $ or ` in its word list (expanded when it runs);
+//   - MAILPATH (an interactive bash expands its messages).
 //
 // Builtins that rename commands (hash -p, BASH_CMDS, alias,
 // BASH_ALIASES) are followed: a command called by the new name is also
@@ -604,6 +605,10 @@ func (a *analyzer) setVar(name string, v value, sc scope, argv []word, prefix bo
 		if v.kind != valText || v.text != "" {
 			a.unknown(sc, argv, name+" names a file that every bash started later runs, which pi cannot see")
 		}
+	case name == "MAILPATH":
+		if v.kind != valText || v.text != "" {
+			a.unknown(sc, argv, "MAILPATH's messages are expanded by an interactive bash, and pi cannot see them run")
+		}
 	case name == "TEXTDOMAIN", name == "TEXTDOMAINDIR":
 		if v.kind != valText || v.text != "" {
 			a.unknown(sc, argv, name+" chooses the translations of $\"…\" strings, which bash expands, and pi cannot see them")
@@ -969,6 +974,19 @@ func (a *analyzer) builtinEval(name string, argv []word, sc scope) {
 				if _, d := opts['d']; !d && !bashBuiltins[w.s] {
 					a.unknown(sc, argv, "enable of a name that is not a bash builtin loads one from a shared library")
 				}
+			}
+		}
+	case "jobs":
+		// jobs -x COMMAND ARGS runs COMMAND.
+		for i, w := range rest {
+			if !w.lit || !strings.HasPrefix(w.s, "-") || w.s == "--" {
+				break
+			}
+			if strings.Contains(w.s, "x") {
+				if i+1 < len(rest) {
+					a.command(rest[i+1:], sc.inner("jobs -x"))
+				}
+				break
 			}
 		}
 	case "fc":

@@ -67,7 +67,7 @@ func evalPolicy(t *testing.T, def Decision, denyTouch bool) *Policy {
 		rules = append(rules, Rule{Tool: "bash", Command: []string{"touch"}, Decision: Deny, Reason: "no touching"})
 	}
 	for _, c := range []string{"echo", "wc", "cat", "test", "\\[", "read", "mapfile", "readarray", "printf", "unset",
-		"shopt", "hash", "compgen", "complete", "true", ":", "set", "getopts", "enable", "fc", "bind", "f", "greet", "say", "history"} {
+		"shopt", "hash", "compgen", "complete", "true", ":", "set", "getopts", "enable", "fc", "bind", "jobs", "f", "greet", "say", "history"} {
 		rules = append(rules, Rule{Tool: "bash", Command: []string{c}, Decision: Allow})
 	}
 	p, err := New(rules, Options{Default: def, Root: "/p", Cwd: "/p"})
