@@ -492,6 +492,7 @@ func (a *analyzer) call(call *syntax.CallExpr, redirs []*syntax.Redirect, src st
 	if len(call.Args) == 0 {
 		return
 	}
+	a.varRedirects(call.Args, redirs, src, sc)
 	argv, open := expandArgs(call.Args, src)
 	if open {
 		sc.open = true

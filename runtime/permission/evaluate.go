@@ -46,6 +46,8 @@ var (
 	// variable name: digits, 0x…, BASE#DIGITS, with a sign.
 	intLit = regexp.MustCompile(`^[-+]?[0-9][0-9A-Za-z@_#]*$`)
 	ident  = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+	// varRedir is {NAME[SUBSCRIPT]} as written before a redirection.
+	varRedir = regexp.MustCompile(`(?s)^\{[A-Za-z_][A-Za-z0-9_]*\[(.*)\]\}$`)
 	// promptOctal is a prompt escape that makes any character (\044 is $).
 	promptOctal = regexp.MustCompile(`\\[0-7]`)
 )
@@ -159,6 +161,12 @@ func (a *analyzer) evalNode(n syntax.Node, src string, sc scope) {
 		if x.Op == syntax.TsVarSet || x.Op == syntax.TsRefVar {
 			if w, ok := x.X.(*syntax.Word); ok {
 				a.nameOperand(evalWord(w, src), sc, nodeArgv(x, src), "[[ -v ]]")
+			}
+		}
+	case *syntax.Redirect:
+		if x.N != nil {
+			if m := varRedir.FindStringSubmatch(x.N.Value); m != nil && !isDigits(m[1]) {
+				a.unknown(sc, nodeArgv(x, src), "{NAME[…]} before a redirection stores the descriptor in an array element, and bash evaluates the subscript")
 			}
 		}
 	case *syntax.ForClause:
@@ -348,7 +356,15 @@ const maxDominators = 256
 // enclosing for NAME in ….
 func (a *analyzer) dominated(name string) bool {
 	st := a.stack
+	fn := -1 // where the outermost function body starts: local works below it
+	for i, n := range st {
+		if _, ok := n.(*syntax.FuncDecl); ok {
+			fn = i
+			break
+		}
+	}
 	for k := len(st) - 1; k > 0; k-- {
+		inFunc := fn >= 0 && fn < k-1
 		parent, child := st[k-1], st[k]
 		switch p := parent.(type) {
 		case *syntax.ForClause:
@@ -365,7 +381,7 @@ func (a *analyzer) dominated(name string) bool {
 				}
 			}
 		case *syntax.BinaryCmd:
-			if (p.Op == syntax.AndStmt || p.Op == syntax.OrStmt) && child == syntax.Node(p.Y) && stmtAssigns(p.X, name) {
+			if (p.Op == syntax.AndStmt || p.Op == syntax.OrStmt) && child == syntax.Node(p.Y) && stmtAssigns(p.X, name, inFunc) {
 				return true
 			}
 		}
@@ -379,7 +395,7 @@ func (a *analyzer) dominated(name string) bool {
 					continue
 				}
 				for j := i - 1; j >= 0 && j >= i-maxDominators; j-- {
-					if stmtAssigns(list[j], name) {
+					if stmtAssigns(list[j], name, inFunc) {
 						return true
 					}
 				}
@@ -415,9 +431,10 @@ func stmtLists(n syntax.Node) [][]*syntax.Stmt {
 }
 
 // stmtAssigns reports whether statement s sets name to a number in the
-// shell it runs in: name=N, ((name=…)), let name=…, declare/local name=N.
-func stmtAssigns(s *syntax.Stmt, name string) bool {
-	if s == nil || s.Background || s.Coprocess {
+// shell it runs in: name=N, ((name=…)), let name=…, declare name=N, and
+// local name=N in a function (outside one, local fails and sets nothing).
+func stmtAssigns(s *syntax.Stmt, name string, inFunc bool) bool {
+	if s == nil || s.Background || s.Coprocess || len(s.Redirs) > 0 {
 		return false
 	}
 	switch c := s.Cmd.(type) {
@@ -439,7 +456,7 @@ func stmtAssigns(s *syntax.Stmt, name string) bool {
 			}
 		}
 	case *syntax.DeclClause:
-		if c.Variant == nil || (c.Variant.Value != "declare" && c.Variant.Value != "local" && c.Variant.Value != "typeset") {
+		if c.Variant == nil || (c.Variant.Value != "declare" && c.Variant.Value != "typeset" && (c.Variant.Value != "local" || !inFunc)) {
 			return false
 		}
 		for _, as := range c.Args {
@@ -695,6 +712,23 @@ func (a *analyzer) assign(as *syntax.Assign, src string, sc scope, prefix bool, 
 		v.kind = valRuntime
 	}
 	a.setVar(name, v, sc, argv, prefix)
+}
+
+// varRedirects checks the words of a command for {NAME[SUB]} right
+// before a redirection: bash stores the descriptor in that array element
+// and evaluates SUB (quotes and all) to find it.
+func (a *analyzer) varRedirects(args []*syntax.Word, redirs []*syntax.Redirect, src string, sc scope) {
+	for _, w := range args {
+		m := varRedir.FindStringSubmatch(sourceText(w, src))
+		if m == nil || isDigits(m[1]) {
+			continue
+		}
+		for _, r := range redirs {
+			if r.N == nil && r.OpPos.Offset() == w.End().Offset() {
+				a.unknown(sc, nodeArgv(w, src), "{NAME[…]} before a redirection stores the descriptor in an array element, and bash evaluates the subscript")
+			}
+		}
+	}
 }
 
 // nameOperand checks a word a builtin takes as a variable name (read,
