@@ -76,6 +76,7 @@ type analyzer struct {
 	// redirects are the files the script's redirections name (literal
 	// ones), for path rules.
 	redirects []string
+	evalState
 }
 
 // analyze returns every simple command of script.
@@ -89,6 +90,7 @@ func analyze(script string) []command {
 func analyzeAll(script string) ([]command, []string) {
 	a := &analyzer{stdin: map[*syntax.CallExpr]string{}, hdocSkip: map[*syntax.Word]bool{}}
 	a.script(script, scope{counts: true})
+	a.finishEval()
 	if a.taint != "" {
 		for i := range a.cmds {
 			if a.cmds[i].noAllow == "" {
@@ -327,8 +329,21 @@ func (a *analyzer) tokens(src string, sc scope) {
 }
 
 // file adds the commands of a parsed script.
-func (a *analyzer) file(f *syntax.File, src string, sc scope) {
-	syntax.Walk(f, func(n syntax.Node) bool {
+func (a *analyzer) file(f *syntax.File, src string, sc scope) { a.walk(f, src, sc) }
+
+// walk adds the commands in the tree under root, keeping the path to the
+// node it is at (a.stack) for the checks of evaluate.go.
+func (a *analyzer) walk(root syntax.Node, src string, sc scope) {
+	outer := a.stack
+	a.stack = nil
+	defer func() { a.stack = outer }()
+	syntax.Walk(root, func(n syntax.Node) bool {
+		if n == nil {
+			a.stack = a.stack[:len(a.stack)-1]
+			return true
+		}
+		a.stack = append(a.stack, n)
+		a.evalNode(n, src, sc)
 		switch x := n.(type) {
 		case *syntax.Stmt:
 			for _, r := range x.Redirs {
@@ -344,7 +359,7 @@ func (a *analyzer) file(f *syntax.File, src string, sc scope) {
 				a.notePipe(x, src)
 			}
 		case *syntax.DeclClause:
-			a.decl(x, src)
+			a.decl(x, src, sc)
 		case *syntax.Redirect:
 			if !sc.latent {
 				a.redirect(x, src)
@@ -465,6 +480,7 @@ func (a *analyzer) call(call *syntax.CallExpr, redirs []*syntax.Redirect, src st
 		if as.Name == nil {
 			continue
 		}
+		a.assign(as, src, sc, len(call.Args) > 0, false)
 		if why := dangerousVar(as.Name.Value); why != "" {
 			if len(call.Args) == 0 {
 				a.setTaint("the script sets " + as.Name.Value + why)
@@ -476,6 +492,7 @@ func (a *analyzer) call(call *syntax.CallExpr, redirs []*syntax.Redirect, src st
 	if len(call.Args) == 0 {
 		return
 	}
+	a.varRedirects(call.Args, redirs, src, sc)
 	argv, open := expandArgs(call.Args, src)
 	if open {
 		sc.open = true
@@ -489,46 +506,66 @@ func (a *analyzer) setTaint(why string) {
 	}
 }
 
-// decl checks declare, export, local, readonly, typeset and nameref for
-// variables that change what commands run.
-func (a *analyzer) decl(d *syntax.DeclClause, src string) {
-	nameref := d.Variant != nil && d.Variant.Value == "nameref"
+// decl checks declare, export, local, readonly, typeset and nameref:
+// variables that change what commands run, names and values bash
+// evaluates (evaluate.go).
+func (a *analyzer) decl(d *syntax.DeclClause, src string, sc scope) {
+	variant := ""
+	if d.Variant != nil {
+		variant = d.Variant.Value
+	}
+	flags := ""
+	if variant == "nameref" {
+		flags = "n"
+	}
+	argv := nodeArgv(d, src)
 	for _, as := range d.Args {
 		switch {
-		case as.Name != nil:
-			if why := dangerousVar(as.Name.Value); why != "" {
-				a.setTaint("the script sets " + as.Name.Value + why)
-			}
-			if nameref && as.Value != nil {
-				a.checkNameref(as.Value, src)
-			}
-		case as.Naked && as.Value != nil:
+		case as.Name == nil && as.Value != nil:
 			w := evalWord(as.Value, src)
 			switch {
 			case !w.lit:
-				a.setTaint("the script declares a variable whose name is not literal")
-			case strings.HasPrefix(w.s, "-") || strings.HasPrefix(w.s, "+"):
-				if strings.Contains(w.s, "n") {
-					nameref = true
+				a.unknown(sc, argv, variant+" of a word that is not literal: bash reads it as NAME=VALUE and evaluates a subscript or (…) in it")
+			case strings.HasPrefix(w.s, "-"):
+				if variant != "export" { // export -n removes the export
+					flags += w.s[1:]
 				}
+			case strings.HasPrefix(w.s, "+"):
 			default:
-				name, _, _ := strings.Cut(w.s, "=")
+				a.declText(w.s, flags, variant, sc, argv)
+			}
+		case as.Name != nil:
+			name := as.Name.Value
+			if strings.Contains(flags, "A") {
+				if a.assoc == nil {
+					a.assoc = map[syntax.Node]bool{}
+				}
+				a.assoc[as] = true
+				if as.Array != nil {
+					for _, el := range as.Array.Elems {
+						a.assoc[el] = true
+					}
+				}
+			}
+			switch {
+			case as.Naked:
+				a.declName(name, flags, variant)
 				if why := dangerousVar(name); why != "" {
 					a.setTaint("the script sets " + name + why)
 				}
+			case strings.Contains(flags, "n"):
+				target := word{}
+				if as.Value != nil {
+					target = evalWord(as.Value, src)
+				}
+				a.nameref(name, target, sc, argv)
+			default:
+				if strings.Contains(flags, "i") {
+					a.varInfo(name).intAttr = true
+				}
+				a.assign(as, src, sc, false, strings.Contains(flags, "i"))
 			}
 		}
-	}
-}
-
-func (a *analyzer) checkNameref(v *syntax.Word, src string) {
-	w := evalWord(v, src)
-	if !w.lit {
-		a.setTaint("the script makes a reference to a variable whose name is not literal")
-		return
-	}
-	if why := dangerousVar(w.s); why != "" {
-		a.setTaint("the script makes a reference to " + w.s + why)
 	}
 }
 
@@ -610,6 +647,7 @@ func (a *analyzer) commandWith(argv []word, sc scope, redirs []*syntax.Redirect,
 	}
 	name := path.Base(argv[0].s)
 	rest := argv[1:]
+	a.builtinEval(name, argv, sc)
 	if name == "busybox" && len(rest) > 0 {
 		a.add(c)
 		a.commandWith(rest, sc.inner("busybox"), redirs, nil, src)
@@ -642,8 +680,8 @@ func (a *analyzer) commandWith(argv []word, sc scope, redirs []*syntax.Redirect,
 				a.unknown(sc, argv, "an alias whose text is not literal")
 				continue
 			}
-			if _, val, ok := strings.Cut(w.s, "="); ok {
-				a.script(val, sc.inner("alias"))
+			if name, val, ok := strings.Cut(w.s, "="); ok {
+				a.alias(name, val, sc)
 			}
 		}
 		return
@@ -651,35 +689,6 @@ func (a *analyzer) commandWith(argv []word, sc scope, redirs []*syntax.Redirect,
 		c.counts = false
 		a.add(c)
 		a.trap(rest, argv, sc)
-		return
-	case "hash":
-		a.add(c)
-		for _, w := range rest {
-			if !w.lit || (strings.HasPrefix(w.s, "-") && strings.Contains(w.s, "p")) {
-				a.setTaint("the script binds a command name to a file (hash -p)")
-			}
-		}
-		return
-	case "enable":
-		for _, w := range rest {
-			if !w.lit || (strings.HasPrefix(w.s, "-") && strings.Contains(w.s, "f")) {
-				c.unknown = "it loads a builtin from a shared library"
-			}
-		}
-		a.add(c)
-		return
-	case "read", "printf", "mapfile", "readarray", "getopts", "export", "declare", "typeset", "local", "readonly":
-		for _, w := range rest {
-			if !w.lit {
-				a.setTaint("the script sets a variable whose name is not literal (" + name + ")")
-				continue
-			}
-			n, _, _ := strings.Cut(w.s, "=")
-			if why := dangerousVar(n); why != "" {
-				a.setTaint("the script sets " + n + why)
-			}
-		}
-		a.add(c)
 		return
 	case "find":
 		a.add(c)
@@ -781,6 +790,10 @@ func (a *analyzer) wrapper(c command, name string, w *wrapperSpec, rest []word, 
 	a.add(c)
 	if r.noCommand {
 		return
+	}
+	for _, as := range r.assigns {
+		n, v, _ := strings.Cut(as, "=")
+		a.setVar(n, textValue(v), sc, c.argv, true)
 	}
 	in := sc.inner(name)
 	if r.envWhy != "" && in.noAllow == "" {
@@ -1049,7 +1062,7 @@ func dangerousVar(name string) string {
 	switch name {
 	case "PATH":
 		return ", which changes which program a command name runs"
-	case "BASH_ENV", "ENV", "SHELLOPTS", "BASHOPTS", "PS4", "PROMPT_COMMAND", "SHELL",
+	case "SHELLOPTS", "BASHOPTS", "SHELL", "EXECIGNORE", "BASH_LOADABLES_PATH",
 		"NODE_OPTIONS", "PYTHONPATH", "PYTHONSTARTUP", "PYTHONHOME", "PERL5OPT", "PERL5LIB", "PERLLIB",
 		"RUBYOPT", "RUBYLIB", "GOFLAGS", "RUSTC_WRAPPER", "RUSTC", "CC", "CXX",
 		"PAGER", "MANPAGER", "EDITOR", "VISUAL", "BROWSER", "SSH_ASKPASS", "SUDO_ASKPASS",

@@ -1,6 +1,7 @@
 package permission
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -18,6 +19,9 @@ var pathologicalInputs = map[string]string{
 	"unparsable":           strings.Repeat("'$(curl x); ", 500),
 	"positional backtrack": "git " + strings.Repeat("-x ", 3000) + "push",
 	"dynamic words":        "git " + strings.Repeat("$a ", 3000) + "push --force",
+	"arithmetic refs":      "i=0; " + strings.Repeat("echo $((i+j)); ", 3000) + "curl x",
+	"nested subscripts":    "echo $((" + strings.Repeat("a[", 2000) + "i" + strings.Repeat("]", 2000) + ")); curl x",
+	"alias chain":          aliasChain(300) + "a0 x; curl x",
 }
 
 // TestPathologicalInputsAreNeverAllowed: the work bounds end such inputs
@@ -56,4 +60,12 @@ func nestedBashC(n int) string {
 
 func quoteForTest(s string) (string, error) {
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'", nil
+}
+
+func aliasChain(n int) string {
+	var b strings.Builder
+	for i := 0; i < n; i++ {
+		fmt.Fprintf(&b, "alias a%d='a%d a%d'; ", i, i+1, i+1)
+	}
+	return b.String()
 }

@@ -114,6 +114,8 @@ type wrapResult struct {
 	noCommand bool
 	// envWhy is set when the wrapper sets a variable like PATH for it.
 	envWhy string
+	// assigns are the NAME=VALUE words before the command.
+	assigns []string
 	// split is env -S's string.
 	split       *string
 	placeholder string
@@ -139,7 +141,10 @@ func (w *wrapperSpec) parse(rest []word) wrapResult {
 				break
 			}
 			if len(s) < 2 || s[0] != '-' {
-				if w.envAssigns && isAssignment(s) {
+				// env and sudo take every word with "=" before the command
+				// as a setting (BASH_FUNC_f%%=… too).
+				if w.envAssigns && strings.Contains(s, "=") && s[0] != '=' {
+					r.assigns = append(r.assigns, s)
 					name, _, _ := strings.Cut(s, "=")
 					if why := dangerousVar(name); why != "" && r.envWhy == "" {
 						r.envWhy = "it runs with " + name + " set" + why
@@ -250,19 +255,6 @@ func (w *wrapperSpec) parse(rest []word) wrapResult {
 	}
 	walk(0, 0)
 	return r
-}
-
-func isAssignment(s string) bool {
-	name, _, ok := strings.Cut(s, "=")
-	if !ok || name == "" {
-		return false
-	}
-	for i, c := range name {
-		if !(c == '_' || c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z' || i > 0 && c >= '0' && c <= '9') {
-			return false
-		}
-	}
-	return true
 }
 
 func isDigits(s string) bool {
