@@ -352,7 +352,7 @@ func TestConfirmThroughTheLineUI(t *testing.T) {
 			if code != 0 {
 				t.Fatalf("exit %d\n%s%s", code, out, stderr)
 			}
-			if !strings.Contains(out, "? [guest11] Deploy: now? \ufffd[2K [y/N]") || strings.Contains(out, "\x1b") {
+			if !strings.Contains(out, "? [guest11] Deploy: now? [2K [y/N]") || strings.Contains(out, "\x1b") {
 				t.Errorf("the question:\n%s", out)
 			}
 			if !strings.Contains(out, "    "+tc.want+"\n") {
