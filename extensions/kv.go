@@ -129,12 +129,9 @@ func MoveKVStores(kvDir, file, name, oldSHA, newSHA string) (moved []string, err
 	var errs []error
 	for _, d := range dirs {
 		to := filepath.Join(filepath.Dir(d), newID)
-		if _, err := os.Lstat(to); err == nil {
-			continue
-		}
-		if err := os.Rename(d, to); err == nil {
+		if err := atomicfile.MoveDir(d, to); err == nil {
 			moved = append(moved, to)
-		} else if !errors.Is(err, os.ErrNotExist) {
+		} else if !errors.Is(err, os.ErrNotExist) && !errors.Is(err, os.ErrExist) {
 			errs = append(errs, fmt.Errorf("move kv store %s: %w", d, err))
 		}
 	}
@@ -187,10 +184,7 @@ func takeOverOldStore(old, dir string) {
 	if fi, err := os.Lstat(old); err != nil || !fi.IsDir() {
 		return
 	}
-	if _, err := os.Lstat(dir); err == nil {
-		return
-	}
-	_ = os.Rename(old, dir)
+	_ = atomicfile.MoveDir(old, dir) // fails when dir exists: then it stays
 }
 
 // checkKey checks a kv key: 1 to 512 bytes of UTF-8.

@@ -241,6 +241,7 @@ func TestStartupDeps(t *testing.T) {
 // TestOneAtomicWriter: every file pi replaces (tool writes, pi.toml,
 // trust.json, installed modules) goes through internal/atomicfile, which
 // keeps symlinks, modes and owners; a second rename-over writer would not.
+// Folders are moved by atomicfile.MoveDir, which never replaces one.
 func TestOneAtomicWriter(t *testing.T) {
 	err := filepath.WalkDir("../..", func(p string, d fs.DirEntry, err error) error {
 		if err != nil {

@@ -3,6 +3,7 @@ package atomicfile
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"math/rand/v2"
 	"os"
 	"os/exec"
@@ -527,5 +528,37 @@ func TestWriteStrings(t *testing.T) {
 	assertMode(t, real, 0o600)
 	if fi, err := os.Lstat(link); err != nil || fi.Mode()&os.ModeSymlink == 0 {
 		t.Fatalf("the link was replaced: %v %v", fi, err)
+	}
+}
+
+// MoveDir moves a folder, and never replaces what is at the destination,
+// not even an empty folder (which rename(2) would replace).
+func TestMoveDir(t *testing.T) {
+	dir := t.TempDir()
+	old, empty, full := filepath.Join(dir, "old"), filepath.Join(dir, "empty"), filepath.Join(dir, "full")
+	for _, d := range []string{old, empty, full} {
+		if err := os.Mkdir(d, 0o700); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mustWrite(t, filepath.Join(old, "k"), "v")
+	mustWrite(t, filepath.Join(full, "k"), "theirs")
+	for _, to := range []string{empty, full} {
+		if err := MoveDir(old, to); !errors.Is(err, fs.ErrExist) {
+			t.Errorf("MoveDir onto %s = %v, want an error for what exists", filepath.Base(to), err)
+		}
+	}
+	if got := mustRead(t, filepath.Join(full, "k")); got != "theirs" {
+		t.Errorf("the destination changed: %q", got)
+	}
+	to := filepath.Join(dir, "new")
+	if err := MoveDir(old, to); err != nil {
+		t.Fatal(err)
+	}
+	if got := mustRead(t, filepath.Join(to, "k")); got != "v" {
+		t.Errorf("moved folder holds %q", got)
+	}
+	if _, err := os.Lstat(old); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("the old folder is still there: %v", err)
 	}
 }
