@@ -75,13 +75,48 @@ type Request struct {
 	SystemPrompt string
 	Messages     []Message
 	Tools        []ToolSpec
+	// Thinking is how hard a reasoning model should think; "" is
+	// ThinkingOff. A provider maps it to its API (a budget, an effort) and
+	// sends nothing for a model without reasoning.
+	Thinking ThinkingLevel
 }
 
-// Usage counts tokens of one response.
+// ThinkingLevel is how hard a reasoning model thinks, in the reference's
+// names; each provider maps the levels to its API.
+type ThinkingLevel string
+
+const (
+	ThinkingOff     ThinkingLevel = "off"
+	ThinkingMinimal ThinkingLevel = "minimal"
+	ThinkingLow     ThinkingLevel = "low"
+	ThinkingMedium  ThinkingLevel = "medium"
+	ThinkingHigh    ThinkingLevel = "high"
+	ThinkingXHigh   ThinkingLevel = "xhigh"
+)
+
+// ThinkingLevels are the levels from the lowest to the highest.
+var ThinkingLevels = []ThinkingLevel{ThinkingOff, ThinkingMinimal, ThinkingLow, ThinkingMedium, ThinkingHigh, ThinkingXHigh}
+
+// Usage counts tokens of one response, in the reference's shape: Input
+// excludes the tokens read from or written to the prompt cache.
 type Usage struct {
-	InputTokens  int `json:"input"`
-	OutputTokens int `json:"output"`
-	TotalTokens  int `json:"totalTokens"`
+	InputTokens      int `json:"input"`
+	OutputTokens     int `json:"output"`
+	CacheReadTokens  int `json:"cacheRead"`
+	CacheWriteTokens int `json:"cacheWrite"`
+	TotalTokens      int `json:"totalTokens"`
+	// Cost is what the response cost in US dollars, from the model's
+	// prices; zero when the prices are unknown.
+	Cost Cost `json:"cost"`
+}
+
+// Cost is a response's cost in US dollars, in the reference's shape.
+type Cost struct {
+	Input      float64 `json:"input"`
+	Output     float64 `json:"output"`
+	CacheRead  float64 `json:"cacheRead"`
+	CacheWrite float64 `json:"cacheWrite"`
+	Total      float64 `json:"total"`
 }
 
 // StopReason says why the model stopped.
@@ -99,7 +134,9 @@ const (
 type StreamEventType string
 
 const (
-	EventTextDelta     StreamEventType = "text_delta"
+	EventTextDelta StreamEventType = "text_delta"
+	// EventThinkingDelta carries new reasoning text in Delta.
+	EventThinkingDelta StreamEventType = "thinking_delta"
 	EventToolCallStart StreamEventType = "toolcall_start"
 	EventToolCallDelta StreamEventType = "toolcall_delta"
 )
