@@ -164,6 +164,21 @@ func incompleteTail(b []byte) int {
 	return len(b)
 }
 
+// OneLine is s's first line, with " …" when more followed: for a title, an
+// option or a command line, which must not pass for several lines.
+func OneLine(s string) string {
+	s = strings.ReplaceAll(s, "\r", "")
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		return s[:i] + " …"
+	}
+	return s
+}
+
+// IndentLater indents every line of s after the first by two spaces: a
+// notice's or a question's later lines, which must not pass for a prompt,
+// a question or a tool line of pi's own.
+func IndentLater(s string) string { return strings.ReplaceAll(s, "\n", "\n  ") }
+
 // Cut shortens s to at most n bytes, cutting at a rune boundary and
 // adding "...".
 func Cut(s string, n int) string {

@@ -34,14 +34,19 @@ func NewLineUI(lines *bufio.Scanner, out io.Writer) *LineUI {
 
 var _ app.UI = (*LineUI)(nil)
 
-// Notify prints the message ("warning: MESSAGE" for warnings and errors).
+// line is an extension's title, option or placeholder as the line UI
+// shows it: cleaned, on one line.
+func line(s string) string { return termtext.OneLine(termtext.Printable(s)) }
+
+// Notify prints the message (its later lines indented, so that it cannot
+// pass for a question or a prompt) ("warning: MESSAGE" for warnings and errors).
 func (u *LineUI) Notify(message string, level app.NotifyLevel) {
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	if level != app.NotifyInfo && level != "" {
 		message = string(level) + ": " + message
 	}
-	fmt.Fprintf(u.out, "\n%s\n", termtext.Printable(message))
+	fmt.Fprintf(u.out, "\n%s\n", termtext.IndentLater(termtext.Printable(message)))
 }
 
 // ask prints the question and reads the answer line.
@@ -60,7 +65,7 @@ func (u *LineUI) ask(ctx context.Context, question string) (string, error) {
 func (u *LineUI) Confirm(ctx context.Context, title, message string) (bool, error) {
 	u.mu.Lock()
 	defer u.mu.Unlock()
-	a, err := u.ask(ctx, fmt.Sprintf("\n? %s: %s [y/N] ", termtext.Printable(title), termtext.Printable(message)))
+	a, err := u.ask(ctx, fmt.Sprintf("\n? %s: %s [y/N] ", line(title), termtext.IndentLater(termtext.Printable(message))))
 	if err != nil {
 		return false, err
 	}
@@ -77,9 +82,9 @@ func (u *LineUI) Select(ctx context.Context, title string, options []string) (st
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	var b strings.Builder
-	fmt.Fprintf(&b, "\n? %s\n", termtext.Printable(title))
+	fmt.Fprintf(&b, "\n? %s\n", line(title))
 	for i, o := range options {
-		fmt.Fprintf(&b, "  %d. %s\n", i+1, termtext.Printable(o))
+		fmt.Fprintf(&b, "  %d. %s\n", i+1, line(o))
 	}
 	b.WriteString("  number (Enter dismisses): ")
 	a, err := u.ask(ctx, b.String())
@@ -97,9 +102,9 @@ func (u *LineUI) Select(ctx context.Context, title string, options []string) (st
 func (u *LineUI) Input(ctx context.Context, title, placeholder string) (string, bool, error) {
 	u.mu.Lock()
 	defer u.mu.Unlock()
-	q := fmt.Sprintf("\n? %s: ", termtext.Printable(title))
+	q := fmt.Sprintf("\n? %s: ", line(title))
 	if placeholder != "" {
-		q = fmt.Sprintf("\n? %s (%s): ", termtext.Printable(title), termtext.Printable(placeholder))
+		q = fmt.Sprintf("\n? %s (%s): ", line(title), line(placeholder))
 	}
 	a, err := u.ask(ctx, q)
 	if err != nil || a == "" {

@@ -11,6 +11,7 @@ import (
 	"github.com/charmbracelet/bubbles/textinput"
 	tea "github.com/charmbracelet/bubbletea"
 
+	"github.com/pi-go/pi/cmd/pi/internal/termtext"
 	"github.com/pi-go/pi/internal/plural"
 	"github.com/pi-go/pi/runtime/app"
 	"github.com/pi-go/pi/runtime/tool"
@@ -335,7 +336,7 @@ func (m *model) drain() {
 // noticeLine is a notice as printed: its lines after the first are
 // indented, so that a notice cannot pass for a prompt (›) or a tool line.
 func (m *model) noticeLine(msg string, level app.NotifyLevel) string {
-	msg = strings.ReplaceAll(clean(msg), "\n", "\n  ")
+	msg = termtext.IndentLater(clean(msg))
 	switch level {
 	case app.NotifyError:
 		return m.st.fail.Render("✗ error: " + msg)

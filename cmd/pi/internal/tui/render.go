@@ -74,13 +74,7 @@ func argSummaryRaw(args json.RawMessage, max int) string {
 	return cut(oneLine(strings.Join(strings.Fields(string(args)), " ")), max)
 }
 
-func oneLine(s string) string {
-	s = strings.ReplaceAll(s, "\r", "")
-	if i := strings.IndexByte(s, '\n'); i >= 0 {
-		return s[:i] + " …"
-	}
-	return s
-}
+func oneLine(s string) string { return termtext.OneLine(s) }
 
 // cut shortens s to max bytes (on a rune boundary) with an ellipsis.
 func cut(s string, max int) string {
