@@ -692,6 +692,10 @@ type callState struct {
 	ID, Name string
 	blocks   [][]byte
 	size     int
+	// pos and sig are the native providers' (turn): the call's place and
+	// its thought signature.
+	pos int
+	sig string
 }
 
 // Bounds of a block of argument text; collectAfterArgs is the size of a
