@@ -1,6 +1,9 @@
 package llm
 
-import "context"
+import (
+	"context"
+	"errors"
+)
 
 type Responses struct {
 	endpointBase
@@ -8,7 +11,7 @@ type Responses struct {
 }
 
 func (p *Responses) Stream(ctx context.Context, req Request, onEvent func(StreamEvent)) (*Response, error) {
-	return nil, nil
+	return nil, errors.New("not built yet")
 }
 
 type Gemini struct {
@@ -17,5 +20,5 @@ type Gemini struct {
 }
 
 func (p *Gemini) Stream(ctx context.Context, req Request, onEvent func(StreamEvent)) (*Response, error) {
-	return nil, nil
+	return nil, errors.New("not built yet")
 }
