@@ -97,14 +97,21 @@ func forModel(msgs []Message, api, provider, model string, normID func(string) s
 // at most 64 characters), as the reference does: every other character
 // becomes "_", and the id is cut at 64.
 func anthropicToolID(id string) string {
+	id = idChars(id)
+	if len(id) > 64 {
+		id = id[:64]
+	}
+	return id
+}
+
+// idChars returns id with every character but [a-zA-Z0-9_-] replaced by
+// "_".
+func idChars(id string) string {
 	b := []byte(id)
 	for i, c := range b {
 		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-') {
 			b[i] = '_'
 		}
-	}
-	if len(b) > 64 {
-		b = b[:64]
 	}
 	return string(b)
 }

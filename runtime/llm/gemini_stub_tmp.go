@@ -5,15 +5,6 @@ import (
 	"errors"
 )
 
-type Responses struct {
-	endpointBase
-	endpoint string
-}
-
-func (p *Responses) Stream(ctx context.Context, req Request, onEvent func(StreamEvent)) (*Response, error) {
-	return nil, errors.New("not built yet")
-}
-
 type Gemini struct {
 	endpointBase
 	endpoint string
