@@ -149,8 +149,11 @@ func (p *OpenAI) Stream(ctx context.Context, req Request, onEvent func(StreamEve
 }
 
 func (p *OpenAI) stream(ctx context.Context, req Request, onEvent func(StreamEvent)) (*Response, error) {
-	return p.run(ctx, func() (*Response, func() *Response, error) {
-		body, err := wireRequest(req, p.cfg.Model, p.cfg.Images, !p.noStreamOptions.Load())
+	res, err := p.run(ctx, func() (*Response, func() *Response, error) {
+		body, err := wireRequestFor(req, wireOptions{
+			model: p.cfg.Model, images: p.cfg.Images, includeUsage: !p.noStreamOptions.Load(),
+			effort: p.effort(req.Thinking), api: p.api, provider: p.provider,
+		})
 		if err != nil {
 			return nil, nil, fmt.Errorf("encode request: %w", err)
 		}
@@ -169,6 +172,24 @@ func (p *OpenAI) stream(ctx context.Context, req Request, onEvent func(StreamEve
 		}
 		return res, partial, err
 	})
+	if res != nil && p.api != "" {
+		res.Message.API, res.Message.Provider, res.Message.Model = p.api, p.provider, p.cfg.Model
+	}
+	return res, err
+}
+
+// effort is the reasoning_effort to send for a level: none for a model
+// without reasoning (or a provider from NewOpenAI, which knows no
+// capabilities) and for off; xhigh only where the model has it, else
+// high.
+func (p *OpenAI) effort(l ThinkingLevel) string {
+	switch {
+	case !p.caps.Reasoning || l == "" || l == ThinkingOff:
+		return ""
+	case l == ThinkingXHigh && !p.caps.XHigh:
+		return string(ThinkingHigh)
+	}
+	return string(l)
 }
 
 // attempt makes one request. It returns a response, or the assembler (when
