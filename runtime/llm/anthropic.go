@@ -161,6 +161,29 @@ func (p *Anthropic) read(r io.Reader, t *turn) error {
 			}
 			return p.readError(err, t.emitted)
 		}
+		// Deltas, nearly every event, are decoded with encoding/json into
+		// antDelta; the SDK's decoder (several KB per event) takes the
+		// others.
+		var hot antDelta
+		if json.Unmarshal(data, &hot) == nil && hot.Type == "content_block_delta" {
+			d := hot.Delta
+			switch b := blocks[hot.Index].(type) {
+			case *partState:
+				switch d.Type {
+				case "text_delta":
+					t.add(b, d.Text)
+				case "thinking_delta":
+					t.add(b, d.Thinking)
+				case "signature_delta":
+					b.sig.WriteString(d.Signature)
+				}
+			case *callState:
+				if d.Type == "input_json_delta" {
+					t.args(b, []byte(d.PartialJSON))
+				}
+			}
+			continue
+		}
 		var ev anthropic.MessageStreamEventUnion
 		if err := ev.UnmarshalJSON(data); err != nil {
 			return p.badAnswer(&malformedError{what: "event is not a Messages API stream event (" + err.Error() + ")", received: string(data)})
@@ -193,23 +216,6 @@ func (p *Anthropic) read(r io.Reader, t *turn) error {
 			case "tool_use":
 				blocks[ev.Index] = t.startCall(cb.ID, cb.Name)
 			}
-		case "content_block_delta":
-			d := ev.Delta
-			switch b := blocks[ev.Index].(type) {
-			case *partState:
-				switch d.Type {
-				case "text_delta":
-					t.add(b, d.Text)
-				case "thinking_delta":
-					t.add(b, d.Thinking)
-				case "signature_delta":
-					b.sig.WriteString(d.Signature)
-				}
-			case *callState:
-				if d.Type == "input_json_delta" {
-					t.args(b, []byte(d.PartialJSON))
-				}
-			}
 		case "message_delta":
 			if ev.Delta.StopReason != "" {
 				t.stop = anthropicStop(string(ev.Delta.StopReason))
@@ -233,6 +239,20 @@ func (p *Anthropic) read(r io.Reader, t *turn) error {
 			return p.badAnswer(&serverStreamError{msg: serverErrorMessage(json.RawMessage(errorField(string(data))))})
 		}
 	}
+}
+
+// antDelta is a content_block_delta event, the members the SDK's
+// MessageStreamEventUnion has for it (TestAntDeltaMatchesSDK).
+type antDelta struct {
+	Type  string `json:"type"`
+	Index int64  `json:"index"`
+	Delta struct {
+		Type        string `json:"type"`
+		Text        string `json:"text"`
+		Thinking    string `json:"thinking"`
+		Signature   string `json:"signature"`
+		PartialJSON string `json:"partial_json"`
+	} `json:"delta"`
 }
 
 // anthropicStop maps a stop_reason (the reference's mapping).

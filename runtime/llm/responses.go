@@ -94,6 +94,29 @@ func (p *Responses) read(r io.Reader, t *turn) error {
 		if string(bytes.TrimSpace(data)) == "[DONE]" {
 			continue
 		}
+		// Deltas, nearly every event, are decoded with encoding/json into
+		// respDelta; the SDK's decoder (several KB per event) takes the
+		// others.
+		var hot respDelta
+		if json.Unmarshal(data, &hot) == nil && strings.HasSuffix(hot.Type, ".delta") {
+			switch hot.Type {
+			case "response.reasoning_summary_text.delta":
+				if ps, ok := items[hot.OutputIndex].(*partState); ok && ps.thinking {
+					t.add(ps, hot.Delta)
+				}
+				continue
+			case "response.output_text.delta", "response.refusal.delta":
+				if ps, ok := items[hot.OutputIndex].(*partState); ok && !ps.thinking {
+					t.add(ps, hot.Delta)
+				}
+				continue
+			case "response.function_call_arguments.delta":
+				if c, ok := items[hot.OutputIndex].(*callState); ok {
+					t.args(c, []byte(hot.Delta))
+				}
+				continue
+			}
+		}
 		var ev responses.ResponseStreamEventUnion
 		if err := ev.UnmarshalJSON(data); err != nil {
 			return p.badAnswer(&malformedError{what: "event is not a Responses API stream event (" + err.Error() + ")", received: string(data)})
@@ -111,18 +134,6 @@ func (p *Responses) read(r io.Reader, t *turn) error {
 		case "response.reasoning_summary_part.added":
 			if ps, ok := items[ev.OutputIndex].(*partState); ok && ps.text.Len() > 0 {
 				t.add(ps, "\n\n")
-			}
-		case "response.reasoning_summary_text.delta":
-			if ps, ok := items[ev.OutputIndex].(*partState); ok && ps.thinking {
-				t.add(ps, ev.Delta)
-			}
-		case "response.output_text.delta", "response.refusal.delta":
-			if ps, ok := items[ev.OutputIndex].(*partState); ok && !ps.thinking {
-				t.add(ps, ev.Delta)
-			}
-		case "response.function_call_arguments.delta":
-			if c, ok := items[ev.OutputIndex].(*callState); ok {
-				t.args(c, []byte(ev.Delta))
 			}
 		case "response.output_item.done":
 			switch it := items[ev.OutputIndex].(type) {
@@ -160,6 +171,14 @@ func (p *Responses) read(r io.Reader, t *turn) error {
 			return p.badAnswer(&serverStreamError{msg: ev.Message})
 		}
 	}
+}
+
+// respDelta is a delta event of the Responses stream, the members the
+// SDK's ResponseStreamEventUnion has for it (TestRespDeltaMatchesSDK).
+type respDelta struct {
+	Type        string `json:"type"`
+	OutputIndex int64  `json:"output_index"`
+	Delta       string `json:"delta"`
 }
 
 // responsesCallID splits a call id into the Responses call_id and item id
