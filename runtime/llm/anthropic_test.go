@@ -268,3 +268,11 @@ func TestAnthropicAbortKeepsWhatWasStreamed(t *testing.T) {
 		t.Errorf("aborted message = %+v", res.Message)
 	}
 }
+
+func TestAnthropicContextOverflow(t *testing.T) {
+	srv := anthropic.NewServer(t, anthropic.Reply{Status: 400, ErrorMessage: "prompt is too long: 210000 tokens > 200000 maximum"})
+	p := newNative(t, APIAnthropicMessages, srv.URL, nil)
+	if _, err := p.Stream(context.Background(), userRequest("hi"), nil); !IsContextOverflow(err) {
+		t.Errorf("overflow not recognised: %v", err)
+	}
+}

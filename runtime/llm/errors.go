@@ -121,7 +121,7 @@ func (t *transport) statusError(status int, serverMsg string, retryAfter time.Du
 	}
 	env := t.apiKeyEnv
 	switch {
-	case status == http.StatusUnauthorized || status == http.StatusForbidden:
+	case status == http.StatusUnauthorized || status == http.StatusForbidden || status == http.StatusBadRequest && keyRejected(serverMsg):
 		e.kind = ErrAuth
 		switch {
 		case t.apiKey == "" && env != "":
@@ -154,6 +154,12 @@ func (t *transport) statusError(status int, serverMsg string, retryAfter time.Du
 		e.text = fmt.Sprintf("request rejected by %s (%d)", t.baseURL, status)
 	}
 	return e
+}
+
+// keyRejected reports a 400 that is a rejected key (Google answers a bad
+// key with 400 INVALID_ARGUMENT "API key not valid").
+func keyRejected(msg string) bool {
+	return strings.Contains(strings.ToLower(msg), "api key not valid")
 }
 
 // parseRetryAfter reads the Retry-After header (seconds or an HTTP date) and

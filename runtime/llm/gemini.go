@@ -86,27 +86,7 @@ func (p *Gemini) Stream(ctx context.Context, req Request, onEvent func(StreamEve
 		return nil, fmt.Errorf("encode request: %w", err)
 	}
 	header := p.header(map[string]string{"x-goog-api-key": p.cfg.APIKey})
-	res, err := p.run(ctx, func() (*Response, func() *Response, error) {
-		hres, err := p.post(ctx, p.endpoint, body, header)
-		if err != nil {
-			return nil, nil, err
-		}
-		defer hres.Body.Close()
-		t := newTurn(onEvent, p.transport)
-		partial := func() *Response { return t.response(StopAborted) }
-		if err := p.read(hres.Body, t); err != nil {
-			if ctx.Err() != nil {
-				return nil, partial, ctx.Err()
-			}
-			return nil, partial, err
-		}
-		return t.response(""), nil, nil
-	})
-	if err != nil {
-		return nil, redactErr(err, p.redactor)
-	}
-	p.stamp(&res.Message)
-	return res, nil
+	return p.stream(ctx, p.endpoint, body, header, onEvent, p.read)
 }
 
 // geminiChunk is one GenerateContentResponse of the stream.

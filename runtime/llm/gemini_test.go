@@ -117,3 +117,21 @@ func TestGeminiErrors(t *testing.T) {
 		t.Errorf("400: %v", err)
 	}
 }
+
+// Google answers a bad key with 400 INVALID_ARGUMENT: an auth error that
+// names where the key came from; a prompt too long is a context overflow.
+func TestGeminiRejectedKeyAndOverflow(t *testing.T) {
+	srv := gemini.NewServer(t,
+		gemini.Reply{Status: 400, ErrorMessage: "API key not valid. Please pass a valid API key."},
+		gemini.Reply{Status: 400, ErrorMessage: "The input token count (1200000) exceeds the maximum number of tokens allowed (1048576)."},
+	)
+	p := newNative(t, APIGoogleGenerative, srv.URL+"/v1beta", nil)
+	_, err := p.Stream(context.Background(), userRequest("hi"), nil)
+	if !errors.Is(err, ErrAuth) || !strings.Contains(err.Error(), "TEST_API_KEY") {
+		t.Errorf("bad key: %v", err)
+	}
+	_, err = p.Stream(context.Background(), userRequest("hi"), nil)
+	if !IsContextOverflow(err) {
+		t.Errorf("overflow not recognised: %v", err)
+	}
+}

@@ -1,7 +1,9 @@
 package llm
 
 import (
+	"context"
 	"fmt"
+	"io"
 	"net/http"
 	"net/url"
 	"strings"
@@ -176,6 +178,34 @@ func (b *endpointBase) level(l ThinkingLevel) ThinkingLevel {
 		return ThinkingHigh
 	}
 	return l
+}
+
+// stream posts body to endpoint, with retries, and assembles the answer
+// read decodes; the message is marked as this model's. A cancelled ctx
+// returns what was streamed with StopAborted and no error.
+func (b *endpointBase) stream(ctx context.Context, endpoint string, body *requestBody, header http.Header,
+	onEvent func(StreamEvent), read func(io.Reader, *turn) error) (*Response, error) {
+	res, err := b.run(ctx, func() (*Response, func() *Response, error) {
+		hres, err := b.post(ctx, endpoint, body, header)
+		if err != nil {
+			return nil, nil, err
+		}
+		defer hres.Body.Close()
+		t := newTurn(onEvent, b.transport)
+		partial := func() *Response { return t.response(StopAborted) }
+		if err := read(hres.Body, t); err != nil {
+			if ctx.Err() != nil {
+				return nil, partial, ctx.Err()
+			}
+			return nil, partial, err
+		}
+		return t.response(""), nil, nil
+	})
+	if err != nil {
+		return nil, redactErr(err, b.redactor)
+	}
+	b.stamp(&res.Message)
+	return res, nil
 }
 
 // stamp marks a response's message as this model's.

@@ -48,27 +48,7 @@ func (p *Responses) Stream(ctx context.Context, req Request, onEvent func(Stream
 		auth = "Bearer " + p.cfg.APIKey
 	}
 	header := p.header(map[string]string{"Authorization": auth})
-	res, err := p.run(ctx, func() (*Response, func() *Response, error) {
-		hres, err := p.post(ctx, p.endpoint, body, header)
-		if err != nil {
-			return nil, nil, err
-		}
-		defer hres.Body.Close()
-		t := newTurn(onEvent, p.transport)
-		partial := func() *Response { return t.response(StopAborted) }
-		if err := p.read(hres.Body, t); err != nil {
-			if ctx.Err() != nil {
-				return nil, partial, ctx.Err()
-			}
-			return nil, partial, err
-		}
-		return t.response(""), nil, nil
-	})
-	if err != nil {
-		return nil, redactErr(err, p.redactor)
-	}
-	p.stamp(&res.Message)
-	return res, nil
+	return p.stream(ctx, p.endpoint, body, header, onEvent, p.read)
 }
 
 // read decodes the SSE stream into t until the response is completed,
