@@ -159,7 +159,7 @@ func (p *Anthropic) read(r io.Reader, t *turn) error {
 				}
 			case *callState:
 				if d.Type == "input_json_delta" {
-					t.args(b, []byte(d.PartialJSON))
+					t.args(b, d.PartialJSON)
 				}
 			}
 			continue

@@ -172,7 +172,7 @@ func (p *Gemini) read(r io.Reader, t *turn) error {
 				if len(bytes.TrimSpace(args)) == 0 || string(args) == "null" {
 					args = []byte(`{}`)
 				}
-				t.args(call, args)
+				t.wholeArgs(call, args)
 			case part.Text != nil:
 				ps := t.lastPart(part.Thought)
 				if part.ThoughtSignature != "" {

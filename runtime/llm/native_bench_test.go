@@ -1,10 +1,15 @@
 package llm
 
 import (
+	"bufio"
+	"context"
 	"errors"
 	"io"
+	"net/http"
+	"net/http/httptrace"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/pi-go/pi/internal/testkit/anthropic"
 	"github.com/pi-go/pi/internal/testkit/gemini"
@@ -89,6 +94,85 @@ func BenchmarkNativeDecode(b *testing.B) {
 				}
 			}
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(events)), "ns/event")
+		})
+	}
+}
+
+// BenchmarkNativeFirstEvent measures the time from a turn's first byte
+// of answer to its first event over loopback (µs-after-first-byte), and
+// from sending to the first event (µs-to-first-event, which includes the
+// test server's own time): "raw" posts the same body with net/http and
+// reads up to the first data line of a delta, "pi" is Stream up to its
+// first event (decoding, assembly, redaction on).
+func BenchmarkNativeFirstEvent(b *testing.B) {
+	for api, events := range nativeStreams() {
+		srv := ssekit.New(b, "bench", func(string) bool { return true })
+		url := srv.URL
+		switch api {
+		case APIOpenAIResponses:
+			url += "/v1"
+		case APIGoogleGenerative:
+			url += "/v1beta"
+		}
+		p, err := NewProvider(ProviderConfig{API: api, BaseURL: url, Model: "m", APIKey: testKey})
+		if err != nil {
+			b.Fatal(err)
+		}
+		req := userRequest("hi")
+		var firstByte time.Time
+		ctx := httptrace.WithClientTrace(context.Background(), &httptrace.ClientTrace{
+			GotFirstResponseByte: func() { firstByte = time.Now() },
+		})
+		report := func(b *testing.B, total, after time.Duration) {
+			b.ReportMetric(float64(total.Microseconds())/float64(b.N), "µs-to-first-event")
+			b.ReportMetric(float64(after.Nanoseconds())/1e3/float64(b.N), "µs-after-first-byte")
+		}
+		b.Run(api+"/raw", func(b *testing.B) {
+			var total, after time.Duration
+			for b.Loop() {
+				srv.Add(ssekit.Reply{Events: events})
+				start := time.Now()
+				hreq, _ := http.NewRequestWithContext(ctx, http.MethodPost, srv.URL+"/raw", strings.NewReader(`{"model":"m"}`))
+				res, err := http.DefaultClient.Do(hreq)
+				if err != nil {
+					b.Fatal(err)
+				}
+				br := bufio.NewReader(res.Body)
+				for {
+					line, err := br.ReadString('\n')
+					if err != nil {
+						b.Fatal(err)
+					}
+					if strings.HasPrefix(line, "data:") && (strings.Contains(line, "delta") || api == APIGoogleGenerative) {
+						break
+					}
+				}
+				now := time.Now()
+				total += now.Sub(start)
+				after += now.Sub(firstByte)
+				_, _ = io.Copy(io.Discard, res.Body)
+				res.Body.Close()
+			}
+			report(b, total, after)
+		})
+		b.Run(api+"/pi", func(b *testing.B) {
+			var total, after time.Duration
+			for b.Loop() {
+				srv.Add(ssekit.Reply{Events: events})
+				start := time.Now()
+				var first time.Time
+				_, err := p.Stream(ctx, req, func(StreamEvent) {
+					if first.IsZero() {
+						first = time.Now()
+					}
+				})
+				if err != nil {
+					b.Fatal(err)
+				}
+				total += first.Sub(start)
+				after += first.Sub(firstByte)
+			}
+			report(b, total, after)
 		})
 	}
 }

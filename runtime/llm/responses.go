@@ -92,7 +92,7 @@ func (p *Responses) read(r io.Reader, t *turn) error {
 				continue
 			case "response.function_call_arguments.delta":
 				if c, ok := items[hot.OutputIndex].(*callState); ok {
-					t.args(c, []byte(hot.Delta))
+					t.args(c, hot.Delta)
 				}
 				continue
 			}
@@ -126,7 +126,7 @@ func (p *Responses) read(r io.Reader, t *turn) error {
 				}
 			case *callState:
 				if it.size == 0 {
-					t.args(it, []byte(ev.Item.Arguments.OfString))
+					t.args(it, ev.Item.Arguments.OfString)
 				}
 			}
 		case "response.completed", "response.incomplete", "response.failed":

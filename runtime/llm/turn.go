@@ -97,12 +97,24 @@ func (t *turn) startCall(id, name string) *callState {
 }
 
 // args appends argument text to c and emits toolcall_delta.
-func (t *turn) args(c *callState, delta []byte) {
+func (t *turn) args(c *callState, delta string) {
 	if len(delta) == 0 {
 		return
 	}
-	c.write(delta)
-	if out := t.redactor.write(c.pos, string(delta)); out != "" {
+	writeArgs(c, delta)
+	t.argsEvent(c, delta)
+}
+
+// wholeArgs makes args (a call that comes whole) c's arguments, without
+// a copy, and emits toolcall_delta.
+func (t *turn) wholeArgs(c *callState, args []byte) {
+	c.blocks, c.size = [][]byte{args}, len(args)
+	t.argsEvent(c, string(args))
+}
+
+// argsEvent emits toolcall_delta for argument text added to c.
+func (t *turn) argsEvent(c *callState, delta string) {
+	if out := t.redactor.write(c.pos, delta); out != "" {
 		t.send(StreamEvent{Type: EventToolCallDelta, Delta: out, ToolCallIndex: c.pos, ToolCallID: c.ID, ToolName: c.Name})
 	}
 }

@@ -738,7 +738,7 @@ func (a *assembler) addText(s string) {
 func (a *assembler) addToolCall(tc openai.ToolCall) {
 	c, idx, pos := a.toolCall(tc.Index, tc.ID, tc.Function.Name)
 	if tc.Function.Arguments != "" {
-		c.write([]byte(tc.Function.Arguments))
+		writeArgs(c, tc.Function.Arguments)
 		a.argsDelta(c, idx, pos, tc.Function.Arguments)
 	}
 }
@@ -812,7 +812,11 @@ const (
 	collectAfterArgs = 4 << 20
 )
 
-func (c *callState) write(p []byte) {
+func (c *callState) write(p []byte) { writeArgs(c, p) }
+
+// writeArgs appends argument text (bytes, or a string as a decoded event
+// holds it, not copied first) to c's blocks.
+func writeArgs[T string | []byte](c *callState, p T) {
 	c.size += len(p)
 	for len(p) > 0 {
 		n := len(c.blocks)
