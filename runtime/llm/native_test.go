@@ -14,6 +14,7 @@ import (
 	"github.com/pi-go/pi/internal/testkit/anthropic"
 	"github.com/pi-go/pi/internal/testkit/gemini"
 	"github.com/pi-go/pi/internal/testkit/responses"
+	"github.com/pi-go/pi/runtime/content"
 )
 
 // newNative returns a provider of api for baseURL with short backoff
@@ -168,6 +169,51 @@ func TestNewProviderErrors(t *testing.T) {
 		p, err := NewProvider(ProviderConfig{API: api, Model: "m"})
 		if err != nil || p == nil {
 			t.Errorf("%s with the default base URL: %v", api, err)
+		}
+	}
+}
+
+// Images go as each API takes them, or as a note to a model without image
+// input; a tool result's images too.
+func TestNativeImages(t *testing.T) {
+	img := content.Image("iVBORw0KGgo=", "image/png")
+	req := Request{Messages: []Message{
+		{Role: RoleUser, Content: []content.Block{content.Text("look"), img}},
+		{Role: RoleAssistant, API: "x", Content: []content.Block{content.Text("calling")}, ToolCalls: []ToolCall{{ID: "c1", Name: "shot", Arguments: RawArguments(`{}`)}}},
+		{Role: RoleToolResult, ToolCallID: "c1", ToolName: "shot", Content: []content.Block{img}},
+	}}
+	for _, tt := range []struct {
+		api          string
+		url          func(t *testing.T) (string, func() []byte)
+		images, note string
+	}{
+		{APIAnthropicMessages, func(t *testing.T) (string, func() []byte) {
+			s := anthropic.NewServer(t, anthropic.Reply{Blocks: []anthropic.Block{{Type: "text", Text: "ok"}}})
+			return s.URL, func() []byte { return s.Requests()[0].Raw }
+		}, `{"type":"image","source":{"type":"base64","media_type":"image/png","data":"iVBORw0KGgo="}}`, userImageOmittedText},
+		{APIOpenAIResponses, func(t *testing.T) (string, func() []byte) {
+			s := responses.NewServer(t, responses.Reply{Items: []responses.Item{{Type: "message", Text: "ok"}}})
+			return s.URL + "/v1", func() []byte { return s.Requests()[0].Raw }
+		}, `{"type":"input_image","detail":"auto","image_url":"data:image/png;base64,iVBORw0KGgo="}`, userImageOmittedText},
+		{APIGoogleGenerative, func(t *testing.T) (string, func() []byte) {
+			s := gemini.NewServer(t, gemini.Reply{Parts: []gemini.Part{{Text: "ok"}}})
+			return s.URL + "/v1beta", func() []byte { return s.Requests()[0].Raw }
+		}, `{"inlineData":{"mimeType":"image/png","data":"iVBORw0KGgo="}}`, userImageOmittedText},
+	} {
+		for _, images := range []bool{true, false} {
+			url, raw := tt.url(t)
+			p := newNative(t, tt.api, url, func(c *ProviderConfig) { c.Caps.Images = images })
+			if _, err := p.Stream(context.Background(), req, nil); err != nil {
+				t.Fatal(err)
+			}
+			body := string(raw())
+			n := strings.Count(body, tt.images)
+			switch {
+			case images && n != 2:
+				t.Errorf("%s: %d images sent, want 2 (user, tool result):\n%s", tt.api, n, body)
+			case !images && (n != 0 || !strings.Contains(body, tt.note) || !strings.Contains(body, toolImageOmittedText)):
+				t.Errorf("%s without images: %d images sent, notes missing:\n%s", tt.api, n, body)
+			}
 		}
 	}
 }
