@@ -10,18 +10,16 @@ import (
 	"io"
 	"strconv"
 	"strings"
-
-	anthropic "github.com/anthropics/anthropic-sdk-go/v2"
 )
 
 // Anthropic is a Provider for the Anthropic Messages API
 // (POST <baseUrl>/v1/messages, SSE). The stream's events are decoded into
-// the official SDK's types (anthropic.MessageStreamEventUnion); the HTTP
-// exchange, the retry rule and the request body are pi's (transport,
-// bodyWriter), as for the OpenAI provider: one retry rule that honours
-// Retry-After and says what to do, one redaction, and a call's arguments
-// sent back from the conversation's own bytes. It is safe for concurrent
-// use.
+// antEvent, the official SDK's event members (the SDK is the tests'
+// oracle); the HTTP exchange, the retry rule and the request body are
+// pi's (transport, bodyWriter), as for the OpenAI provider: one retry
+// rule that honours Retry-After and says what to do, one redaction, and a
+// call's arguments sent back from the conversation's own bytes. It is
+// safe for concurrent use.
 type Anthropic struct {
 	endpointBase
 	endpoint string
@@ -141,13 +139,14 @@ func (p *Anthropic) read(r io.Reader, t *turn) error {
 			}
 			return p.readError(err, t.emitted)
 		}
-		// Deltas, nearly every event, are decoded with encoding/json into
-		// antDelta; the SDK's decoder (several KB per event) takes the
-		// others.
-		var hot antDelta
-		if json.Unmarshal(data, &hot) == nil && hot.Type == "content_block_delta" {
-			d := hot.Delta
-			switch b := blocks[hot.Index].(type) {
+		var ev antEvent
+		if err := json.Unmarshal(data, &ev); err != nil {
+			return p.badAnswer(&malformedError{what: "event is not a Messages API stream event (" + err.Error() + ")", received: string(data)})
+		}
+		switch ev.Type {
+		case "content_block_delta":
+			d := ev.Delta
+			switch b := blocks[ev.Index].(type) {
 			case *partState:
 				switch d.Type {
 				case "text_delta":
@@ -162,19 +161,8 @@ func (p *Anthropic) read(r io.Reader, t *turn) error {
 					t.args(b, d.PartialJSON)
 				}
 			}
-			continue
-		}
-		var ev anthropic.MessageStreamEventUnion
-		if err := ev.UnmarshalJSON(data); err != nil {
-			return p.badAnswer(&malformedError{what: "event is not a Messages API stream event (" + err.Error() + ")", received: string(data)})
-		}
-		switch ev.Type {
 		case "message_start":
-			u := ev.Message.Usage
-			t.usage.InputTokens = int(u.InputTokens)
-			t.usage.OutputTokens = int(u.OutputTokens)
-			t.usage.CacheReadTokens = int(u.CacheReadInputTokens)
-			t.usage.CacheWriteTokens = int(u.CacheCreationInputTokens)
+			ev.Message.Usage.addTo(&t.usage)
 		case "content_block_start":
 			cb := ev.ContentBlock
 			switch cb.Type {
@@ -198,21 +186,9 @@ func (p *Anthropic) read(r io.Reader, t *turn) error {
 			}
 		case "message_delta":
 			if ev.Delta.StopReason != "" {
-				t.stop = anthropicStop(string(ev.Delta.StopReason))
+				t.stop = anthropicStop(ev.Delta.StopReason)
 			}
-			u := ev.Usage
-			if u.JSON.InputTokens.Valid() {
-				t.usage.InputTokens = int(u.InputTokens)
-			}
-			if u.JSON.OutputTokens.Valid() {
-				t.usage.OutputTokens = int(u.OutputTokens)
-			}
-			if u.JSON.CacheReadInputTokens.Valid() {
-				t.usage.CacheReadTokens = int(u.CacheReadInputTokens)
-			}
-			if u.JSON.CacheCreationInputTokens.Valid() {
-				t.usage.CacheWriteTokens = int(u.CacheCreationInputTokens)
-			}
+			ev.Usage.addTo(&t.usage)
 		case "message_stop":
 			return nil
 		case "error":
@@ -221,18 +197,57 @@ func (p *Anthropic) read(r io.Reader, t *turn) error {
 	}
 }
 
-// antDelta is a content_block_delta event, the members the SDK's
-// MessageStreamEventUnion has for it (TestAntDeltaMatchesSDK).
-type antDelta struct {
-	Type  string `json:"type"`
-	Index int64  `json:"index"`
+// antEvent is a Messages API stream event: the members of the SDK's
+// MessageStreamEventUnion pi reads (TestAntEventMatchesSDK holds them to
+// the SDK's decoding). The SDK itself is the tests' oracle only: its
+// package registers every type of every Anthropic API at init, 12 MB of
+// the binary, for these few members.
+type antEvent struct {
+	Type    string `json:"type"`
+	Index   int64  `json:"index"`
+	Message struct {
+		Usage antUsage `json:"usage"`
+	} `json:"message"`
+	ContentBlock struct {
+		Type      string `json:"type"`
+		Text      string `json:"text"`
+		Thinking  string `json:"thinking"`
+		Signature string `json:"signature"`
+		Data      string `json:"data"`
+		ID        string `json:"id"`
+		Name      string `json:"name"`
+	} `json:"content_block"`
 	Delta struct {
 		Type        string `json:"type"`
 		Text        string `json:"text"`
 		Thinking    string `json:"thinking"`
 		Signature   string `json:"signature"`
 		PartialJSON string `json:"partial_json"`
+		StopReason  string `json:"stop_reason"`
 	} `json:"delta"`
+	Usage antUsage `json:"usage"`
+}
+
+// antUsage is a usage object; a member left out (message_delta's usage
+// has only some) changes nothing.
+type antUsage struct {
+	InputTokens              *int64 `json:"input_tokens"`
+	OutputTokens             *int64 `json:"output_tokens"`
+	CacheReadInputTokens     *int64 `json:"cache_read_input_tokens"`
+	CacheCreationInputTokens *int64 `json:"cache_creation_input_tokens"`
+}
+
+// addTo sets the members u has.
+func (u antUsage) addTo(to *Usage) {
+	for _, m := range []struct {
+		v  *int64
+		to *int
+	}{{u.InputTokens, &to.InputTokens}, {u.OutputTokens, &to.OutputTokens},
+		{u.CacheReadInputTokens, &to.CacheReadTokens}, {u.CacheCreationInputTokens, &to.CacheWriteTokens}} {
+		if m.v != nil {
+			*m.to = int(*m.v)
+		}
+	}
 }
 
 // anthropicStop maps a stop_reason (the reference's mapping).

@@ -11,16 +11,14 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/openai/openai-go/v3/responses"
-
 	"github.com/pi-go/pi/runtime/content"
 )
 
 // Responses is a Provider for the OpenAI Responses API
 // (POST <baseUrl>/responses, SSE). The stream's events are decoded into
-// the official SDK's types (responses.ResponseStreamEventUnion); the HTTP
-// exchange, the retry rule and the request body are pi's, as for the
-// other providers. Nothing is stored on the server (store: false): a
+// respEvent, the official SDK's event members (the SDK is the tests'
+// oracle); the HTTP exchange, the retry rule and the request body are
+// pi's, as for the other providers. Nothing is stored on the server (store: false): a
 // reasoning item comes back with its encrypted content, is kept whole
 // (its JSON, as the reference keeps it) in the thinking block's
 // signature, and is sent back as it came on the next turns. It is safe
@@ -74,42 +72,37 @@ func (p *Responses) read(r io.Reader, t *turn) error {
 		if string(bytes.TrimSpace(data)) == "[DONE]" {
 			continue
 		}
-		// Deltas, nearly every event, are decoded with encoding/json into
-		// respDelta; the SDK's decoder (several KB per event) takes the
-		// others.
-		var hot respDelta
-		if json.Unmarshal(data, &hot) == nil && strings.HasSuffix(hot.Type, ".delta") {
-			switch hot.Type {
-			case "response.reasoning_summary_text.delta":
-				if ps, ok := items[hot.OutputIndex].(*partState); ok && ps.thinking {
-					t.add(ps, hot.Delta)
-				}
-				continue
-			case "response.output_text.delta", "response.refusal.delta":
-				if ps, ok := items[hot.OutputIndex].(*partState); ok && !ps.thinking {
-					t.add(ps, hot.Delta)
-				}
-				continue
-			case "response.function_call_arguments.delta":
-				if c, ok := items[hot.OutputIndex].(*callState); ok {
-					t.args(c, hot.Delta)
-				}
-				continue
-			}
-		}
-		var ev responses.ResponseStreamEventUnion
-		if err := ev.UnmarshalJSON(data); err != nil {
+		var ev respEvent
+		if err := json.Unmarshal(data, &ev); err != nil {
 			return p.badAnswer(&malformedError{what: "event is not a Responses API stream event (" + err.Error() + ")", received: string(data)})
 		}
+		var item respItem
+		if len(ev.Item) > 0 {
+			if err := json.Unmarshal(ev.Item, &item); err != nil {
+				return p.badAnswer(&malformedError{what: "event's item is not an output item (" + err.Error() + ")", received: string(data)})
+			}
+		}
 		switch ev.Type {
+		case "response.reasoning_summary_text.delta":
+			if ps, ok := items[ev.OutputIndex].(*partState); ok && ps.thinking {
+				t.add(ps, ev.Delta)
+			}
+		case "response.output_text.delta", "response.refusal.delta":
+			if ps, ok := items[ev.OutputIndex].(*partState); ok && !ps.thinking {
+				t.add(ps, ev.Delta)
+			}
+		case "response.function_call_arguments.delta":
+			if c, ok := items[ev.OutputIndex].(*callState); ok {
+				t.args(c, ev.Delta)
+			}
 		case "response.output_item.added":
-			switch ev.Item.Type {
+			switch item.Type {
 			case "reasoning":
 				items[ev.OutputIndex] = t.startThinking()
 			case "message":
 				items[ev.OutputIndex] = t.startText()
 			case "function_call":
-				items[ev.OutputIndex] = t.startCall(ev.Item.CallID+"|"+ev.Item.ID, ev.Item.Name)
+				items[ev.OutputIndex] = t.startCall(item.CallID+"|"+item.ID, item.Name)
 			}
 		case "response.reasoning_summary_part.added":
 			if ps, ok := items[ev.OutputIndex].(*partState); ok && ps.text.Len() > 0 {
@@ -122,19 +115,20 @@ func (p *Responses) read(r io.Reader, t *turn) error {
 					// The whole item, encrypted content and all, is what
 					// goes back.
 					it.sig.Reset()
-					it.sig.WriteString(ev.Item.RawJSON())
+					it.sig.Write(ev.Item)
 				}
 			case *callState:
-				if it.size == 0 {
-					t.args(it, ev.Item.Arguments.OfString)
+				var args string
+				if it.size == 0 && json.Unmarshal(item.Arguments, &args) == nil {
+					t.args(it, args)
 				}
 			}
 		case "response.completed", "response.incomplete", "response.failed":
 			resp := ev.Response
 			u := resp.Usage
-			cached := int(u.InputTokensDetails.CachedTokens)
-			t.usage.InputTokens = int(u.InputTokens) - cached
-			t.usage.OutputTokens = int(u.OutputTokens)
+			cached := u.InputTokensDetails.CachedTokens
+			t.usage.InputTokens = u.InputTokens - cached
+			t.usage.OutputTokens = u.OutputTokens
 			t.usage.CacheReadTokens = cached
 			switch resp.Status {
 			case "incomplete":
@@ -153,12 +147,41 @@ func (p *Responses) read(r io.Reader, t *turn) error {
 	}
 }
 
-// respDelta is a delta event of the Responses stream, the members the
-// SDK's ResponseStreamEventUnion has for it (TestRespDeltaMatchesSDK).
-type respDelta struct {
-	Type        string `json:"type"`
-	OutputIndex int64  `json:"output_index"`
-	Delta       string `json:"delta"`
+// respEvent is a Responses API stream event: the members of the SDK's
+// ResponseStreamEventUnion pi reads (TestRespEventMatchesSDK holds them
+// to the SDK's decoding). The SDK itself is the tests' oracle only: its
+// packages register every type of the API at init, 10 MB of the binary,
+// for these few members. Item is kept as it came: a reasoning item goes
+// back whole.
+type respEvent struct {
+	Type        string          `json:"type"`
+	OutputIndex int64           `json:"output_index"`
+	Delta       string          `json:"delta"`
+	Message     string          `json:"message"`
+	Item        json.RawMessage `json:"item"`
+	Response    struct {
+		Status string `json:"status"`
+		Usage  struct {
+			InputTokens        int `json:"input_tokens"`
+			OutputTokens       int `json:"output_tokens"`
+			InputTokensDetails struct {
+				CachedTokens int `json:"cached_tokens"`
+			} `json:"input_tokens_details"`
+		} `json:"usage"`
+		Error struct {
+			Message string `json:"message"`
+		} `json:"error"`
+	} `json:"response"`
+}
+
+// respItem is an output item's members pi reads; Arguments is a
+// function call's JSON string (another item's may be an object).
+type respItem struct {
+	Type      string          `json:"type"`
+	ID        string          `json:"id"`
+	CallID    string          `json:"call_id"`
+	Name      string          `json:"name"`
+	Arguments json.RawMessage `json:"arguments"`
 }
 
 // responsesCallID splits a call id into the Responses call_id and item id
