@@ -192,7 +192,12 @@ func (p *Anthropic) read(r io.Reader, t *turn) error {
 		case "message_stop":
 			return nil
 		case "error":
-			return p.badAnswer(&serverStreamError{msg: serverErrorMessage(json.RawMessage(errorField(string(data))))})
+			msg := serverErrorMessage(json.RawMessage(errorField(string(data))))
+			if !t.emitted && strings.Contains(string(data), `"overloaded_error"`) {
+				// Overloaded before any output: retried as a 529 is.
+				return &retryableError{reason: "overloaded: " + abbreviate(p.redactor.String(msg), 200), status: 529, serverMsg: msg}
+			}
+			return p.badAnswer(&serverStreamError{msg: msg})
 		}
 	}
 }

@@ -276,3 +276,22 @@ func TestAnthropicContextOverflow(t *testing.T) {
 		t.Errorf("overflow not recognised: %v", err)
 	}
 }
+
+// An overloaded_error event before any output is retried as a 529 is.
+func TestAnthropicOverloadedEventRetried(t *testing.T) {
+	srv := anthropic.NewServer(t,
+		anthropic.Reply{StreamError: "overloaded_error"},
+		anthropic.Reply{Blocks: []anthropic.Block{{Type: "text", Text: "ok"}}},
+	)
+	p := newNative(t, APIAnthropicMessages, srv.URL, nil)
+	res, err := p.Stream(context.Background(), userRequest("hi"), nil)
+	if err != nil || res.Message.Content[0].Text != "ok" || len(srv.Requests()) != 2 {
+		t.Fatalf("res %+v err %v after %d requests", res, err, len(srv.Requests()))
+	}
+	srv = anthropic.NewServer(t, anthropic.Reply{StreamError: "overloaded_error"}, anthropic.Reply{StreamError: "overloaded_error"})
+	p = newNative(t, APIAnthropicMessages, srv.URL, func(c *ProviderConfig) { c.MaxRetries = 1 })
+	_, err = p.Stream(context.Background(), userRequest("hi"), nil)
+	if !errors.Is(err, ErrServer) || !strings.Contains(err.Error(), "529") || !strings.Contains(err.Error(), "2 attempts") {
+		t.Errorf("exhausted: %v", err)
+	}
+}
