@@ -165,7 +165,10 @@ func TestDependencyRules(t *testing.T) {
 		}
 	}
 	for pkg := range deps(t, "", "", "./runtime/llm") {
-		if strings.HasPrefix(pkg, module+"/runtime/tool") || strings.Contains(pkg, "jsonschema") {
+		// pi's validator and the library it replaced (whose init compiled
+		// meta-schemas); the Anthropic SDK's invopop/jsonschema (schema
+		// generation, no work at init) is not one of them.
+		if strings.HasPrefix(pkg, module+"/runtime/tool") || strings.HasPrefix(pkg, module+"/internal/jsonschema") || strings.Contains(pkg, "santhosh-tekuri/jsonschema") {
 			t.Errorf("runtime/llm depends on %s; content blocks come from the leaf runtime/content", pkg)
 		}
 	}
@@ -267,6 +270,18 @@ func TestOneAtomicWriter(t *testing.T) {
 	})
 	if err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestNoVendorSDKInPi: the model vendors' SDKs (Anthropic's, OpenAI's
+// openai-go) are the oracles of runtime/llm's tests, never linked into a
+// program: each registers every type of its API at init, 10 to 12 MB of
+// the binary, for the few members of the stream events pi reads.
+func TestNoVendorSDKInPi(t *testing.T) {
+	for pkg := range deps(t, "", "", "./cmd/pi", "./runtime/...", "./extensions/...", "./tools/...", "./examples/embed") {
+		if strings.HasPrefix(pkg, "github.com/anthropics/anthropic-sdk-go") || strings.HasPrefix(pkg, "github.com/openai/openai-go") {
+			t.Errorf("%s is linked into pi (go list -deps ./cmd/pi ./runtime/... ...); decode into runtime/llm's own event types, keep the SDK to _test.go files", pkg)
+		}
 	}
 }
 

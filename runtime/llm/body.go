@@ -64,6 +64,17 @@ func (w *bodyWriter) bytesPiece(b []byte) {
 	w.parts = append(w.parts, bodyPart{b: b, ref: true})
 }
 
+// rawBytes writes literal JSON text held by reference when it is long
+// (a call's arguments sent as a JSON value).
+func (w *bodyWriter) rawBytes(b []byte) {
+	if len(b) <= inlineMax {
+		w.lit = append(w.lit, b...)
+		return
+	}
+	w.flush()
+	w.parts = append(w.parts, bodyPart{lit: b})
+}
+
 func (w *bodyWriter) flush() {
 	if len(w.lit) > 0 {
 		w.parts = append(w.parts, bodyPart{lit: w.lit})

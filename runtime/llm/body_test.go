@@ -202,10 +202,19 @@ func TestStreamChunkMirrorsGoOpenAI(t *testing.T) {
 			}
 			return ours == theirs
 		}
-		if ours.NumField() != theirs.NumField() {
+		// streamDelta has go-openai's members, then the reasoning
+		// members other servers use.
+		extra := map[reflect.Type][]string{reflect.TypeFor[streamDelta](): {"Reasoning", "ReasoningText"}}[ours]
+		if ours.NumField() != theirs.NumField()+len(extra) {
 			return false
 		}
-		for i := range ours.NumField() {
+		for i, name := range extra {
+			if f := ours.Field(theirs.NumField() + i); f.Name != name || f.Type.Kind() != reflect.String {
+				t.Errorf("%s: member %d is %s %s, want %s string", ours, theirs.NumField()+i, f.Name, f.Type, name)
+				return false
+			}
+		}
+		for i := range theirs.NumField() {
 			o, th := ours.Field(i), theirs.Field(i)
 			if o.Name != th.Name || o.Tag != th.Tag || o.Anonymous || th.Anonymous || !same(o.Type, th.Type) {
 				t.Errorf("%s.%s %s `%s` vs %s.%s %s `%s`", ours, o.Name, o.Type, o.Tag, theirs, th.Name, th.Type, th.Tag)

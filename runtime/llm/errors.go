@@ -112,48 +112,54 @@ func redactErr(err error, r *redact.Redactor) error {
 
 // statusError builds the error for an error status, in words that say what
 // to do.
-func (p *OpenAI) statusError(status int, serverMsg string, retryAfter time.Duration, attempts int) *HTTPError {
+func (t *transport) statusError(status int, serverMsg string, retryAfter time.Duration, attempts int) *HTTPError {
 	e := &HTTPError{
 		StatusCode:    status,
-		ServerMessage: abbreviate(p.redactor.String(strings.TrimSpace(serverMsg)), 300),
+		ServerMessage: abbreviate(t.redactor.String(strings.TrimSpace(serverMsg)), 300),
 		RetryAfter:    retryAfter,
 		Attempts:      attempts,
 	}
-	env := p.cfg.APIKeyEnv
+	env := t.apiKeyEnv
 	switch {
-	case status == http.StatusUnauthorized || status == http.StatusForbidden:
+	case status == http.StatusUnauthorized || status == http.StatusForbidden || status == http.StatusBadRequest && keyRejected(serverMsg):
 		e.kind = ErrAuth
 		switch {
-		case p.cfg.APIKey == "" && env != "":
-			e.text = fmt.Sprintf("no API key was sent and %s answered %d: set %s or pass --api-key", p.cfg.BaseURL, status, env)
-		case p.cfg.APIKey == "":
-			e.text = fmt.Sprintf("no API key was sent and %s answered %d: pass --api-key or set the variable named by api_key_env", p.cfg.BaseURL, status)
+		case t.apiKey == "" && env != "":
+			e.text = fmt.Sprintf("no API key was sent and %s answered %d: set %s or pass --api-key", t.baseURL, status, env)
+		case t.apiKey == "":
+			e.text = fmt.Sprintf("no API key was sent and %s answered %d: pass --api-key or set the variable named by api_key_env", t.baseURL, status)
 		case strings.HasPrefix(env, "-"):
 			// The key came from a flag, not the environment.
-			e.text = fmt.Sprintf("the API key from %s was rejected by %s (%d): pass a valid key with %s", env, p.cfg.BaseURL, status, env)
+			e.text = fmt.Sprintf("the API key from %s was rejected by %s (%d): pass a valid key with %s", env, t.baseURL, status, env)
 		case env != "":
-			e.text = fmt.Sprintf("the API key from %s was rejected by %s (%d): set a valid key in %s or pass --api-key", env, p.cfg.BaseURL, status, env)
+			e.text = fmt.Sprintf("the API key from %s was rejected by %s (%d): set a valid key in %s or pass --api-key", env, t.baseURL, status, env)
 		default:
-			e.text = fmt.Sprintf("the API key was rejected by %s (%d): pass a valid key with --api-key", p.cfg.BaseURL, status)
+			e.text = fmt.Sprintf("the API key was rejected by %s (%d): pass a valid key with --api-key", t.baseURL, status)
 		}
 	case status == http.StatusNotFound:
 		e.kind = ErrNotFound
-		e.text = fmt.Sprintf("model %q not found at %s (404): check the model name and --base-url", p.cfg.Model, p.cfg.BaseURL)
+		e.text = fmt.Sprintf("model %q not found at %s (404): check the model name and --base-url", t.model, t.baseURL)
 	case status == http.StatusTooManyRequests:
 		e.kind = ErrRateLimited
-		e.text = fmt.Sprintf("rate limited by %s (429) after %s", p.cfg.BaseURL, plural.Count(attempts, "attempt"))
+		e.text = fmt.Sprintf("rate limited by %s (429) after %s", t.baseURL, plural.Count(attempts, "attempt"))
 		if retryAfter > maxRetryAfter {
 			e.text += fmt.Sprintf("; the server asks to wait %s", retryAfter.Round(time.Second))
 		}
 		e.text += ": wait and try again, or check your plan's limits"
 	case status >= 500:
 		e.kind = ErrServer
-		e.text = fmt.Sprintf("server error from %s (%d) after %s: try again later", p.cfg.BaseURL, status, plural.Count(attempts, "attempt"))
+		e.text = fmt.Sprintf("server error from %s (%d) after %s: try again later", t.baseURL, status, plural.Count(attempts, "attempt"))
 	default:
 		e.kind = ErrBadRequest
-		e.text = fmt.Sprintf("request rejected by %s (%d)", p.cfg.BaseURL, status)
+		e.text = fmt.Sprintf("request rejected by %s (%d)", t.baseURL, status)
 	}
 	return e
+}
+
+// keyRejected reports a 400 that is a rejected key (Google answers a bad
+// key with 400 INVALID_ARGUMENT "API key not valid").
+func keyRejected(msg string) bool {
+	return strings.Contains(strings.ToLower(msg), "api key not valid")
 }
 
 // parseRetryAfter reads the Retry-After header (seconds or an HTTP date) and

@@ -33,6 +33,17 @@ type Message struct {
 	IsError    bool            `json:"isError,omitempty"`
 	// Details of a tool result (never sent to the model).
 	Details any `json:"details,omitempty"`
+
+	// API, Provider and Model name the model that wrote an assistant
+	// message (the providers built by NewProvider set them). A provider
+	// sends back the thinking, signatures and call ids of its own model's
+	// messages unchanged; another model's thinking becomes text, its
+	// redacted thinking and thought signatures are dropped and its call ids
+	// are made valid for the API (the reference's rules). Empty means
+	// unknown: treated as another model's.
+	API      string `json:"api,omitempty"`
+	Provider string `json:"provider,omitempty"`
+	Model    string `json:"model,omitempty"`
 }
 
 // ToolCall is a call the model asked for. Arguments is the raw argument text
@@ -41,6 +52,10 @@ type ToolCall struct {
 	ID        string       `json:"id"`
 	Name      string       `json:"name"`
 	Arguments RawArguments `json:"arguments"`
+	// ThoughtSignature is Gemini's signature of the thinking that led to
+	// the call, sent back with it (the reference's toolCall
+	// thoughtSignature).
+	ThoughtSignature string `json:"thoughtSignature,omitempty"`
 }
 
 // RawArguments is a tool call's argument text as the provider assembled it,

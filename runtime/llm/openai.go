@@ -7,19 +7,15 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math/rand/v2"
 	"mime"
-	"net"
 	"net/http"
 	"net/url"
 	"strings"
 	"sync/atomic"
-	"syscall"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
 
-	"github.com/pi-go/pi/internal/plural"
 	"github.com/pi-go/pi/runtime/redact"
 )
 
@@ -82,25 +78,22 @@ type OpenAIConfig struct {
 	// Logger receives debug and warning lines (never the key); nil means
 	// none.
 	Logger hclog.Logger
+	// Headers are extra request headers (a models.json provider's
+	// "headers").
+	Headers map[string]string
 }
 
 // OpenAI is a Provider for any OpenAI-compatible chat completions endpoint.
 // It is safe for concurrent use.
 type OpenAI struct {
-	cfg OpenAIConfig
-	// redactor hides the API key in errors, logs and stream events (never
-	// in the assistant message).
-	redactor *redact.Redactor
+	*transport
+	cfg      OpenAIConfig
 	endpoint string
-	client   *http.Client
-	logger   hclog.Logger
-	retries  int
 	// noStreamOptions is set once the server rejected stream_options.
 	noStreamOptions atomic.Bool
-	// baseDelay is the first backoff delay; tests shorten it.
-	baseDelay time.Duration
-	// maxDelay caps one backoff delay.
-	maxDelay time.Duration
+	// api, provider and caps come from NewProvider (zero for NewOpenAI).
+	api, provider string
+	caps          Capabilities
 }
 
 var _ Provider = (*OpenAI)(nil)
@@ -122,26 +115,9 @@ func NewOpenAI(cfg OpenAIConfig) (*OpenAI, error) {
 		return nil, errors.New("new openai provider: model: missing (set [model] name in pi.toml or pass --model)")
 	}
 	p := &OpenAI{
+		transport: newTransport(cfg.BaseURL, cfg.Model, cfg.APIKey, cfg.APIKeyEnv, cfg.HTTPClient, cfg.MaxRetries, cfg.Logger),
 		cfg:       cfg,
-		redactor:  redact.New(cfg.APIKey),
 		endpoint:  u.JoinPath("chat/completions").String(),
-		client:    cfg.HTTPClient,
-		logger:    cfg.Logger,
-		retries:   cfg.MaxRetries,
-		baseDelay: 500 * time.Millisecond,
-		maxDelay:  30 * time.Second,
-	}
-	if p.client == nil {
-		p.client = &http.Client{}
-	}
-	if p.logger == nil {
-		p.logger = hclog.NewNullLogger()
-	}
-	switch {
-	case p.retries == 0:
-		p.retries = DefaultMaxRetries
-	case p.retries < 0:
-		p.retries = 0
 	}
 	return p, nil
 }
@@ -173,120 +149,64 @@ func (p *OpenAI) Stream(ctx context.Context, req Request, onEvent func(StreamEve
 }
 
 func (p *OpenAI) stream(ctx context.Context, req Request, onEvent func(StreamEvent)) (*Response, error) {
-	aborted := &Response{Message: Message{Role: RoleAssistant}, StopReason: StopAborted}
-	strippedOptions := false
-	for attempt := 1; ; attempt++ {
-		if ctx.Err() != nil {
-			return aborted, nil
-		}
-		body, err := wireRequest(req, p.cfg.Model, p.cfg.Images, !p.noStreamOptions.Load())
+	res, err := p.run(ctx, func() (*Response, func() *Response, error) {
+		body, err := wireRequestFor(req, wireOptions{
+			model: p.cfg.Model, images: p.cfg.Images, includeUsage: !p.noStreamOptions.Load(),
+			effort: p.effort(req.Thinking), api: p.api, provider: p.provider,
+		})
 		if err != nil {
-			return nil, fmt.Errorf("encode request: %w", err)
+			return nil, nil, fmt.Errorf("encode request: %w", err)
 		}
 		res, asm, err := p.attempt(ctx, body, onEvent)
-		if res != nil {
-			p.logger.Debug("model response", "stop", string(res.StopReason), "tool_calls", len(res.Message.ToolCalls),
-				"input_tokens", res.Usage.InputTokens, "output_tokens", res.Usage.OutputTokens, "attempts", attempt)
-			return res, nil
-		}
-		if ctx.Err() != nil {
-			if asm != nil {
-				return p.finish(asm, StopAborted), nil
-			}
-			return aborted, nil
+		var partial func() *Response
+		if asm != nil {
+			partial = func() *Response { return p.finish(asm, StopAborted) }
 		}
 		var retryable *retryableError
-		switch {
-		case errors.As(err, &retryable) && retryable.streamOptions && !strippedOptions:
+		if errors.As(err, &retryable) && retryable.streamOptions && !p.noStreamOptions.Load() {
 			// The server does not know stream_options: resend without it,
 			// once, and remember.
 			p.logger.Debug("server rejected stream_options; retrying without it", "url", p.redactor.String(p.cfg.BaseURL))
 			p.noStreamOptions.Store(true)
-			strippedOptions = true
-			attempt--
-			continue
-		case errors.As(err, &retryable) && retryable.final == nil:
-			// fallthrough to the retry below
-		case errors.As(err, &retryable):
-			return nil, retryable.final
-		default:
-			return nil, err
+			retryable.again = true
 		}
-		if attempt > p.retries {
-			return nil, retryable.exhausted(p, attempt)
-		}
-		delay := p.backoff(attempt)
-		if retryable.hasRetryAfter {
-			if retryable.retryAfter > maxRetryAfter {
-				return nil, retryable.exhausted(p, attempt)
-			}
-			delay = retryable.retryAfter
-		}
-		p.logger.Warn("retrying model request", "attempt", attempt, "of", p.retries+1, "delay", delay.String(),
-			"reason", p.redactor.String(retryable.reason))
-		t := time.NewTimer(delay)
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return aborted, nil
-		case <-t.C:
-		}
+		return res, partial, err
+	})
+	if res != nil && p.api != "" {
+		res.Message.API, res.Message.Provider, res.Message.Model = p.api, p.provider, p.cfg.Model
 	}
+	return res, err
 }
 
-// retryableError is a failed attempt that may be retried. final, when set,
-// is the error to return without retrying.
-type retryableError struct {
-	reason        string
-	status        int
-	serverMsg     string
-	retryAfter    time.Duration
-	hasRetryAfter bool
-	streamOptions bool  // a 400 about stream_options
-	connErr       error // a connection reset
-	final         error
-}
-
-func (e *retryableError) Error() string { return e.reason }
-
-// exhausted returns the error after the last attempt.
-func (e *retryableError) exhausted(p *OpenAI, attempts int) error {
-	if e.connErr != nil {
-		return &StreamError{
-			text: fmt.Sprintf("connection to %s failed after %s", p.cfg.BaseURL, plural.Count(attempts, "attempt")),
-			kind: ErrConnection, err: e.connErr,
-		}
+// effort is the reasoning_effort to send for a level: none for a model
+// without reasoning (or a provider from NewOpenAI, which knows no
+// capabilities) and for off; xhigh only where the model has it, else
+// high.
+func (p *OpenAI) effort(l ThinkingLevel) string {
+	switch {
+	case !p.caps.Reasoning || l == "" || l == ThinkingOff:
+		return ""
+	case l == ThinkingXHigh && !p.caps.XHigh:
+		return string(ThinkingHigh)
 	}
-	return p.statusError(e.status, e.serverMsg, e.retryAfter, attempts)
+	return string(l)
 }
 
 // attempt makes one request. It returns a response, or the assembler (when
 // the stream started) and an error; a *retryableError may be retried.
 func (p *OpenAI) attempt(ctx context.Context, body *requestBody, onEvent func(StreamEvent)) (*Response, *assembler, error) {
-	hreq, err := http.NewRequestWithContext(ctx, http.MethodPost, p.endpoint, io.NopCloser(body.reader()))
-	if err != nil {
-		return nil, nil, fmt.Errorf("build request: %w", err)
-	}
-	hreq.ContentLength = body.size
-	hreq.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(body.reader()), nil }
-	hreq.Header.Set("Content-Type", "application/json")
-	hreq.Header.Set("Accept", "text/event-stream")
+	header := http.Header{}
 	if p.cfg.APIKey != "" {
-		hreq.Header.Set("Authorization", "Bearer "+p.cfg.APIKey)
+		header.Set("Authorization", "Bearer "+p.cfg.APIKey)
 	}
-	p.logger.Debug("model request", "url", p.redactor.String(p.endpoint), "model", p.cfg.Model, "bytes", body.size)
-	hres, err := p.client.Do(hreq)
+	for k, v := range p.cfg.Headers {
+		header.Set(k, v)
+	}
+	hres, err := p.post(ctx, p.endpoint, body, header)
 	if err != nil {
-		if ctx.Err() != nil {
-			return nil, nil, ctx.Err()
-		}
-		return nil, nil, p.connectError(err)
+		return nil, nil, err
 	}
 	defer hres.Body.Close()
-
-	if hres.StatusCode < 200 || hres.StatusCode > 299 {
-		return nil, nil, p.errorStatus(hres)
-	}
 	asm := newAssembler(onEvent, p.redactor)
 	br := bufio.NewReaderSize(hres.Body, 64<<10)
 	mediaType, _, _ := mime.ParseMediaType(hres.Header.Get("Content-Type"))
@@ -295,7 +215,7 @@ func (p *OpenAI) attempt(ctx context.Context, body *requestBody, onEvent func(St
 		// SSE stream never starts with "{", whatever its Content-Type says.
 		data, err := io.ReadAll(io.LimitReader(br, maxEventBytes))
 		if err != nil {
-			return nil, asm, p.readError(err, asm)
+			return nil, asm, p.readError(err, asm.emitted)
 		}
 		if err := asm.addCompletion(data); err != nil {
 			return nil, asm, p.badAnswer(err)
@@ -313,7 +233,7 @@ func (p *OpenAI) attempt(ctx context.Context, body *requestBody, onEvent func(St
 			if errors.As(err, &mf) {
 				return nil, asm, p.badAnswer(err)
 			}
-			return nil, asm, p.readError(err, asm)
+			return nil, asm, p.readError(err, asm.emitted)
 		}
 		if err := asm.addData(data); err != nil {
 			return nil, asm, p.badAnswer(err)
@@ -378,98 +298,4 @@ func (p *OpenAI) finish(asm *assembler, stop StopReason) *Response {
 		r.Usage = *asm.usage
 	}
 	return r
-}
-
-// badAnswer wraps what was wrong with a 200 answer.
-func (p *OpenAI) badAnswer(err error) error {
-	var mf *malformedError
-	if errors.As(err, &mf) {
-		return &StreamError{
-			text: fmt.Sprintf("malformed stream from %s: %s: received %s", p.cfg.BaseURL, mf.what, quote(mf.received, 200, p.redactor)),
-			kind: ErrMalformedStream,
-		}
-	}
-	var se *serverStreamError
-	if errors.As(err, &se) {
-		return &StreamError{
-			text: fmt.Sprintf("%s sent an error in the stream: %s", p.cfg.BaseURL, abbreviate(p.redactor.String(se.msg), 300)),
-			kind: ErrServer,
-		}
-	}
-	return &StreamError{text: fmt.Sprintf("malformed stream from %s", p.cfg.BaseURL), kind: ErrMalformedStream, err: err}
-}
-
-// readError handles a failure to read the answer body: a reset before any
-// output may be retried.
-func (p *OpenAI) readError(err error, asm *assembler) error {
-	if !asm.emitted && isReset(err) {
-		return &retryableError{reason: "connection reset: " + err.Error(), connErr: err}
-	}
-	return &StreamError{text: fmt.Sprintf("reading the answer from %s failed", p.cfg.BaseURL), kind: ErrConnection, err: err}
-}
-
-// connectError classifies an error of client.Do.
-func (p *OpenAI) connectError(err error) error {
-	switch {
-	case errors.Is(err, syscall.ECONNREFUSED):
-		return &StreamError{
-			text: fmt.Sprintf("cannot connect to %s: connection refused: check --base-url and that the server is running", p.cfg.BaseURL),
-			kind: ErrConnection,
-		}
-	case isReset(err):
-		return &retryableError{reason: "connection reset: " + err.Error(), connErr: err}
-	}
-	var dnsErr *net.DNSError
-	if errors.As(err, &dnsErr) {
-		return &StreamError{
-			text: fmt.Sprintf("cannot resolve the host of %s: check --base-url", p.cfg.BaseURL),
-			kind: ErrConnection, err: err,
-		}
-	}
-	return &StreamError{
-		text: fmt.Sprintf("cannot reach %s: check --base-url and your network", p.cfg.BaseURL),
-		kind: ErrConnection, err: err,
-	}
-}
-
-// isReset reports a connection dropped by the server (reset, closed before
-// an answer, or cut short).
-func isReset(err error) bool {
-	return errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE) ||
-		errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF)
-}
-
-// errorStatus reads an error answer into a retryable or final error.
-func (p *OpenAI) errorStatus(hres *http.Response) error {
-	data, _ := io.ReadAll(io.LimitReader(hres.Body, 64<<10))
-	msg := serverErrorMessage(json.RawMessage(errorField(string(data))))
-	if msg == "" {
-		msg = strings.TrimSpace(string(data))
-	}
-	re := &retryableError{
-		reason:    fmt.Sprintf("status %d: %s", hres.StatusCode, abbreviate(p.redactor.String(msg), 200)),
-		status:    hres.StatusCode,
-		serverMsg: msg,
-	}
-	re.retryAfter, re.hasRetryAfter = parseRetryAfter(hres.Header, time.Now())
-	switch {
-	case hres.StatusCode == http.StatusTooManyRequests, hres.StatusCode >= 500, hres.StatusCode == http.StatusRequestTimeout:
-		return re
-	case hres.StatusCode == http.StatusBadRequest && strings.Contains(strings.ToLower(msg), "stream_options"):
-		re.streamOptions = true
-		re.final = p.statusError(re.status, msg, 0, 1)
-		return re
-	}
-	return p.statusError(hres.StatusCode, msg, re.retryAfter, 1)
-}
-
-// backoff returns the delay before retry number attempt (1-based):
-// baseDelay doubled each time, capped at maxDelay, plus up to 50% jitter.
-func (p *OpenAI) backoff(attempt int) time.Duration {
-	d := p.baseDelay
-	for i := 1; i < attempt && d < p.maxDelay; i++ {
-		d *= 2
-	}
-	d = min(d, p.maxDelay)
-	return d + time.Duration(rand.Int64N(int64(d)/2+1))
 }

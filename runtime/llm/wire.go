@@ -54,7 +54,24 @@ var emptyParameters = json.RawMessage(`{"type":"object","properties":{}}`)
 //
 // A tool's parameters that are not JSON (encoding/json's error).
 func wireRequest(req Request, model string, images, includeUsage bool) (*requestBody, error) {
-	frame := openai.ChatCompletionRequest{Model: model, Messages: []openai.ChatCompletionMessage{}, Stream: true}
+	return wireRequestFor(req, wireOptions{model: model, images: images, includeUsage: includeUsage})
+}
+
+// wireOptions are what a chat completions request is written for: the
+// model, whether it takes images, whether to ask for the usage chunk, the
+// reasoning_effort to send ("" for none) and the identity that tells the
+// model's own messages from another's (api, provider).
+type wireOptions struct {
+	model                string
+	images, includeUsage bool
+	effort               string
+	api, provider        string
+}
+
+func wireRequestFor(req Request, o wireOptions) (*requestBody, error) {
+	model, images := o.model, o.images
+	frame := openai.ChatCompletionRequest{Model: model, Messages: []openai.ChatCompletionMessage{}, Stream: true, ReasoningEffort: o.effort}
+	includeUsage := o.includeUsage
 	if includeUsage {
 		frame.StreamOptions = &openai.StreamOptions{IncludeUsage: true}
 	}
@@ -80,6 +97,9 @@ func wireRequest(req Request, model string, images, includeUsage bool) (*request
 	if !bytes.HasPrefix(enc, append(w.lit, ']')) {
 		// go-openai changed the order of its members.
 		return nil, fmt.Errorf("go-openai's request body does not start with the model and the messages: %.40s", enc)
+	}
+	if o.api != "" {
+		req.Messages = forModel(req.Messages, o.api, o.provider, model, nil)
 	}
 	writeMessages(&w, req, images)
 	w.lit = append(w.lit, enc[head:]...)
@@ -111,13 +131,14 @@ func writeMessages(w *bodyWriter, req Request, images bool) {
 			writeUser(w, m.Content, images)
 		case RoleAssistant:
 			text := textParts(m.Content, "")
-			if isEmpty(text) && len(m.ToolCalls) == 0 {
+			field, reasoning := reasoningOf(m.Content)
+			if isEmpty(text) && len(m.ToolCalls) == 0 && len(reasoning) == 0 {
 				// Servers reject an assistant message with neither content
 				// nor calls (an aborted turn that produced nothing).
 				continue
 			}
 			next()
-			writeAssistant(w, text, m.ToolCalls)
+			writeAssistant(w, text, field, reasoning, m.ToolCalls)
 		case RoleToolResult:
 			// A run of tool results, then their images in one user message.
 			var imgs []content.Block
@@ -174,9 +195,47 @@ func writeUser(w *bodyWriter, blocks []content.Block, images bool) {
 	w.raw(`]}`)
 }
 
-func writeAssistant(w *bodyWriter, text []string, calls []ToolCall) {
+// reasoningFields are the members OpenAI-compatible servers stream
+// reasoning in (llama.cpp and DeepSeek reasoning_content, others
+// reasoning or reasoning_text), in the order the reference reads them; a
+// thinking block's signature names the one it came in.
+var reasoningFields = []string{"reasoning_content", "reasoning", "reasoning_text"}
+
+// reasoningOf returns the reasoning of an assistant message's thinking
+// blocks and the member it goes back in (the first block's signature, as
+// the reference sends it), or nothing when there is none or the
+// signature names no reasoning member.
+func reasoningOf(blocks []content.Block) (field string, parts []string) {
+	for _, b := range blocks {
+		if b.Type != "thinking" || strings.TrimSpace(b.Thinking) == "" {
+			continue
+		}
+		if field == "" {
+			field = b.Signature
+		}
+		parts = append(parts, b.Thinking)
+	}
+	for _, f := range reasoningFields {
+		if f == field {
+			return field, parts
+		}
+	}
+	return "", nil
+}
+
+func writeAssistant(w *bodyWriter, text []string, field string, reasoning []string, calls []ToolCall) {
 	w.raw(`{"role":"assistant"`)
 	writeContent(w, text)
+	if len(reasoning) > 0 {
+		w.raw(`,"` + field + `":"`)
+		for i, p := range reasoning {
+			if i > 0 {
+				w.raw(`\n`)
+			}
+			w.strPiece(p)
+		}
+		w.raw(`"`)
+	}
 	if len(calls) > 0 {
 		w.raw(`,"tool_calls":[`)
 		for i, c := range calls {
@@ -279,6 +338,9 @@ func textParts(blocks []content.Block, imageText string) []string {
 			continue
 		}
 		prevImage = false
+		if b.Type == "thinking" {
+			continue
+		}
 		parts = append(parts, b.Text)
 	}
 	return parts
@@ -444,6 +506,11 @@ type streamDelta struct {
 	ToolCalls        []streamToolCall     `json:"tool_calls,omitempty"`
 	Refusal          string               `json:"refusal,omitempty"`
 	ReasoningContent string               `json:"reasoning_content,omitempty"`
+	// Reasoning and ReasoningText are not go-openai's: the members other
+	// OpenAI-compatible servers (vLLM, OpenRouter, Ollama) stream
+	// reasoning in.
+	Reasoning     string `json:"reasoning,omitempty"`
+	ReasoningText string `json:"reasoning_text,omitempty"`
 }
 
 // streamToolCall is openai.ToolCall with streamFunction.
@@ -518,16 +585,20 @@ func serverErrorMessage(raw json.RawMessage) string {
 // chunk, arguments split across chunks and interleaved between calls).
 type assembler struct {
 	text     strings.Builder
-	calls    map[int]*callState
-	order    []int // indexes in first-seen order
-	last     int   // index of the last call seen, for chunks without index
-	finish   string
-	usage    *Usage
-	done     bool // [DONE] seen
-	emitted  bool // any event emitted
-	emit     func(StreamEvent)
-	redactor *streamRedactor
-	scratch  []byte // a chunk's argument text, decoded
+	thinking strings.Builder
+	// thinkingField is the member the reasoning came in (the thinking
+	// block's signature, as the reference keeps it).
+	thinkingField string
+	calls         map[int]*callState
+	order         []int // indexes in first-seen order
+	last          int   // index of the last call seen, for chunks without index
+	finish        string
+	usage         *Usage
+	done          bool // [DONE] seen
+	emitted       bool // any event emitted
+	emit          func(StreamEvent)
+	redactor      *streamRedactor
+	scratch       []byte // a chunk's argument text, decoded
 }
 
 // newAssembler returns an assembler whose events have r's secrets redacted;
@@ -555,12 +626,13 @@ func (a *assembler) addData(data []byte) error {
 		return &serverStreamError{msg: msg}
 	}
 	if c.Usage != nil {
-		a.usage = &Usage{InputTokens: c.Usage.PromptTokens, OutputTokens: c.Usage.CompletionTokens, TotalTokens: c.Usage.TotalTokens}
+		a.usage = chatUsage(c.Usage)
 	}
 	for _, ch := range c.Choices {
 		if ch.Index != 0 {
 			continue
 		}
+		a.addReasoning(ch.Delta.ReasoningContent, ch.Delta.Reasoning, ch.Delta.ReasoningText)
 		a.addText(ch.Delta.Content)
 		for _, tc := range ch.Delta.ToolCalls {
 			c, idx, pos := a.toolCall(tc.Index, tc.ID, tc.Function.Name)
@@ -596,12 +668,13 @@ func (a *assembler) addWireChunk(data []byte) error {
 		return &serverStreamError{msg: msg}
 	}
 	if c.Usage != nil {
-		a.usage = &Usage{InputTokens: c.Usage.PromptTokens, OutputTokens: c.Usage.CompletionTokens, TotalTokens: c.Usage.TotalTokens}
+		a.usage = chatUsage(c.Usage)
 	}
 	for _, ch := range c.Choices {
 		if ch.Index != 0 {
 			continue
 		}
+		a.addReasoning(ch.Delta.ReasoningContent, "", "")
 		a.addText(ch.Delta.Content)
 		for _, tc := range ch.Delta.ToolCalls {
 			a.addToolCall(tc)
@@ -613,10 +686,43 @@ func (a *assembler) addWireChunk(data []byte) error {
 	return nil
 }
 
+// chatUsage is a chat completion's usage in the reference's shape: the
+// cached prompt tokens (prompt_tokens_details.cached_tokens) are cache
+// reads, not input.
+func chatUsage(u *openai.Usage) *Usage {
+	cached := 0
+	if u.PromptTokensDetails != nil {
+		cached = u.PromptTokensDetails.CachedTokens
+	}
+	total := u.TotalTokens
+	if total == 0 {
+		total = u.PromptTokens + u.CompletionTokens
+	}
+	return &Usage{InputTokens: u.PromptTokens - cached, OutputTokens: u.CompletionTokens, CacheReadTokens: cached, TotalTokens: total}
+}
+
 // serverStreamError is an error object the server sent instead of a chunk.
 type serverStreamError struct{ msg string }
 
 func (e *serverStreamError) Error() string { return "the server sent an error: " + e.msg }
+
+// addReasoning takes the reasoning members of a delta: the first that is
+// not empty (a server may send the same text in two).
+func (a *assembler) addReasoning(values ...string) {
+	for i, s := range values {
+		if s == "" {
+			continue
+		}
+		if a.thinkingField == "" {
+			a.thinkingField = reasoningFields[i]
+		}
+		a.thinking.WriteString(s)
+		if out := a.redactor.write(thinkingStream, s); out != "" {
+			a.send(StreamEvent{Type: EventThinkingDelta, Delta: out})
+		}
+		return
+	}
+}
 
 func (a *assembler) addText(s string) {
 	if s == "" {
@@ -632,7 +738,7 @@ func (a *assembler) addText(s string) {
 func (a *assembler) addToolCall(tc openai.ToolCall) {
 	c, idx, pos := a.toolCall(tc.Index, tc.ID, tc.Function.Name)
 	if tc.Function.Arguments != "" {
-		c.write([]byte(tc.Function.Arguments))
+		writeArgs(c, tc.Function.Arguments)
 		a.argsDelta(c, idx, pos, tc.Function.Arguments)
 	}
 }
@@ -692,6 +798,10 @@ type callState struct {
 	ID, Name string
 	blocks   [][]byte
 	size     int
+	// pos and sig are the native providers' (turn): the call's place and
+	// its thought signature.
+	pos int
+	sig string
 }
 
 // Bounds of a block of argument text; collectAfterArgs is the size of a
@@ -702,7 +812,11 @@ const (
 	collectAfterArgs = 4 << 20
 )
 
-func (c *callState) write(p []byte) {
+func (c *callState) write(p []byte) { writeArgs(c, p) }
+
+// writeArgs appends argument text (bytes, or a string as a decoded event
+// holds it, not copied first) to c's blocks.
+func writeArgs[T string | []byte](c *callState, p T) {
 	c.size += len(p)
 	for len(p) > 0 {
 		n := len(c.blocks)
@@ -766,6 +880,9 @@ func (a *assembler) send(ev StreamEvent) {
 
 // flush emits what the redactor held back.
 func (a *assembler) flush() {
+	if out := a.redactor.flush(thinkingStream); out != "" {
+		a.send(StreamEvent{Type: EventThinkingDelta, Delta: out})
+	}
 	if out := a.redactor.flush(-1); out != "" {
 		a.send(StreamEvent{Type: EventTextDelta, Delta: out})
 	}
@@ -783,8 +900,11 @@ func (a *assembler) flush() {
 // events), never for what the model said or what a tool receives.
 func (a *assembler) message() Message {
 	m := Message{Role: RoleAssistant}
+	if a.thinking.Len() > 0 {
+		m.Content = append(m.Content, content.Thinking(a.thinking.String(), a.thinkingField))
+	}
 	if a.text.Len() > 0 {
-		m.Content = []content.Block{content.Text(a.text.String())}
+		m.Content = append(m.Content, content.Text(a.text.String()))
 	}
 	for n, idx := range a.order {
 		st := a.calls[idx]
@@ -843,6 +963,7 @@ func (a *assembler) addCompletion(body []byte) error {
 		return &malformedError{what: "chat completion has no choices", received: string(body)}
 	}
 	ch := c.Choices[0]
+	a.addReasoning(ch.Message.ReasoningContent)
 	a.addText(ch.Message.Content)
 	for _, part := range ch.Message.MultiContent {
 		// Some servers answer with content as an array of parts.
@@ -857,7 +978,7 @@ func (a *assembler) addCompletion(body []byte) error {
 	}
 	a.finish = string(ch.FinishReason)
 	if c.Usage != (openai.Usage{}) {
-		a.usage = &Usage{InputTokens: c.Usage.PromptTokens, OutputTokens: c.Usage.CompletionTokens, TotalTokens: c.Usage.TotalTokens}
+		a.usage = chatUsage(&c.Usage)
 	}
 	a.done = true
 	return nil

@@ -34,6 +34,9 @@ type Usage struct {
 	PromptTokens     int
 	CompletionTokens int
 	TotalTokens      int
+	// CachedTokens, when set, is sent as prompt_tokens_details.cached_tokens
+	// (counted in PromptTokens, as OpenAI counts them).
+	CachedTokens int
 }
 
 // Reply is one scripted answer to one request. The zero Reply is a streamed
@@ -53,6 +56,12 @@ type Reply struct {
 
 	// Text is the assistant's text.
 	Text string
+	// Reasoning is the model's reasoning, streamed before the text in the
+	// delta member ReasoningField (default "reasoning_content", as
+	// DeepSeek and llama.cpp send it; vLLM and OpenRouter send
+	// "reasoning").
+	Reasoning      string
+	ReasoningField string
 	// ToolCalls are the calls the assistant makes.
 	ToolCalls []ToolCall
 	// Chunks is how many pieces Text and each call's Arguments are split into
@@ -277,6 +286,15 @@ func Chunks(reply Reply) []string {
 		}))
 	}
 	add(map[string]any{"role": "assistant", "content": ""}, nil)
+	field := reply.ReasoningField
+	if field == "" {
+		field = "reasoning_content"
+	}
+	if reply.Reasoning != "" {
+		for _, piece := range split(reply.Reasoning, reply.Chunks) {
+			add(map[string]any{"content": nil, field: piece}, nil)
+		}
+	}
 	for _, piece := range split(reply.Text, reply.Chunks) {
 		add(map[string]any{"content": piece}, nil)
 	}
@@ -366,7 +384,11 @@ func finishReason(r Reply) string {
 }
 
 func usageJSON(u Usage) map[string]any {
-	return map[string]any{"prompt_tokens": u.PromptTokens, "completion_tokens": u.CompletionTokens, "total_tokens": u.TotalTokens}
+	m := map[string]any{"prompt_tokens": u.PromptTokens, "completion_tokens": u.CompletionTokens, "total_tokens": u.TotalTokens}
+	if u.CachedTokens > 0 {
+		m["prompt_tokens_details"] = map[string]any{"cached_tokens": u.CachedTokens}
+	}
+	return m
 }
 
 func withIDs(calls []ToolCall) []ToolCall {

@@ -34,7 +34,7 @@ func readEvents(t *testing.T, r io.Reader) []string {
 
 func TestServerStreamsAndRecords(t *testing.T) {
 	s := NewServer(t, Reply{
-		Text: "hello world", Chunks: 3, Interleave: true, Usage: &Usage{1, 2, 3},
+		Text: "hello world", Chunks: 3, Interleave: true, Usage: &Usage{PromptTokens: 1, CompletionTokens: 2, TotalTokens: 3},
 		ToolCalls: []ToolCall{{Name: "read", Arguments: `{"path":"a"}`}, {ID: "x", Name: "ls", Arguments: `{"p":1}`}},
 	})
 	if !strings.HasSuffix(s.URL, "/v1") {

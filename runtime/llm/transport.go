@@ -1,0 +1,282 @@
+package llm
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/pi-go/pi/internal/plural"
+	"github.com/pi-go/pi/runtime/redact"
+)
+
+// transport is what every provider shares of the HTTP exchange, one owner
+// for each rule: the retry rule (429, 5xx, 408 and a connection reset
+// before any output, exponential backoff with jitter, Retry-After
+// honoured), the error texts that say what to do, and the redaction of the
+// API key from every error and log line.
+type transport struct {
+	baseURL, model, apiKey, apiKeyEnv string
+	// redactor hides the API key in errors, logs and stream events (never
+	// in the assistant message).
+	redactor *redact.Redactor
+	client   *http.Client
+	logger   hclog.Logger
+	retries  int
+	// baseDelay is the first backoff delay; tests shorten it.
+	baseDelay time.Duration
+	// maxDelay caps one backoff delay.
+	maxDelay time.Duration
+}
+
+func newTransport(baseURL, model, apiKey, apiKeyEnv string, client *http.Client, retries int, logger hclog.Logger) *transport {
+	t := &transport{
+		baseURL: baseURL, model: model, apiKey: apiKey, apiKeyEnv: apiKeyEnv,
+		redactor:  redact.New(apiKey),
+		client:    client,
+		logger:    logger,
+		retries:   retries,
+		baseDelay: 500 * time.Millisecond,
+		maxDelay:  30 * time.Second,
+	}
+	if t.client == nil {
+		t.client = &http.Client{}
+	}
+	if t.logger == nil {
+		t.logger = hclog.NewNullLogger()
+	}
+	switch {
+	case t.retries == 0:
+		t.retries = DefaultMaxRetries
+	case t.retries < 0:
+		t.retries = 0
+	}
+	return t
+}
+
+// attemptFunc makes one request. It returns the response, or an error and
+// (when the stream had started) partial, which builds what was streamed
+// so far as an aborted response. A *retryableError may be retried.
+type attemptFunc func() (res *Response, partial func() *Response, err error)
+
+// run makes attempts until one answers, an error is final, retries run
+// out or ctx is cancelled (then what was streamed is returned with
+// StopAborted and no error).
+func (t *transport) run(ctx context.Context, attempt attemptFunc) (*Response, error) {
+	aborted := &Response{Message: Message{Role: RoleAssistant}, StopReason: StopAborted}
+	again := false
+	for n := 1; ; n++ {
+		if ctx.Err() != nil {
+			return aborted, nil
+		}
+		res, partial, err := attempt()
+		if res != nil {
+			t.logger.Debug("model response", "stop", string(res.StopReason), "tool_calls", len(res.Message.ToolCalls),
+				"input_tokens", res.Usage.InputTokens, "output_tokens", res.Usage.OutputTokens, "attempts", n)
+			return res, nil
+		}
+		if ctx.Err() != nil {
+			if partial != nil {
+				return partial(), nil
+			}
+			return aborted, nil
+		}
+		var retryable *retryableError
+		switch {
+		case errors.As(err, &retryable) && retryable.again && !again:
+			// Sent again at once, not counted (once per request).
+			again = true
+			n--
+			continue
+		case errors.As(err, &retryable) && retryable.final == nil:
+			// fallthrough to the retry below
+		case errors.As(err, &retryable):
+			return nil, retryable.final
+		default:
+			return nil, err
+		}
+		if n > t.retries {
+			return nil, retryable.exhausted(t, n)
+		}
+		delay := t.backoff(n)
+		if retryable.hasRetryAfter {
+			if retryable.retryAfter > maxRetryAfter {
+				return nil, retryable.exhausted(t, n)
+			}
+			delay = retryable.retryAfter
+		}
+		t.logger.Warn("retrying model request", "attempt", n, "of", t.retries+1, "delay", delay.String(),
+			"reason", t.redactor.String(retryable.reason))
+		timer := time.NewTimer(delay)
+		select {
+		case <-ctx.Done():
+			timer.Stop()
+			return aborted, nil
+		case <-timer.C:
+		}
+	}
+}
+
+// retryableError is a failed attempt that may be retried. final, when set,
+// is the error to return without retrying; again asks for one immediate
+// resend that does not count as a retry (a request the attempt changed).
+type retryableError struct {
+	reason        string
+	status        int
+	serverMsg     string
+	retryAfter    time.Duration
+	hasRetryAfter bool
+	streamOptions bool  // a 400 about stream_options
+	again         bool  // resend now, once
+	connErr       error // a connection reset
+	final         error
+}
+
+func (e *retryableError) Error() string { return e.reason }
+
+// exhausted returns the error after the last attempt.
+func (e *retryableError) exhausted(t *transport, attempts int) error {
+	if e.connErr != nil {
+		return &StreamError{
+			text: fmt.Sprintf("connection to %s failed after %s", t.baseURL, plural.Count(attempts, "attempt")),
+			kind: ErrConnection, err: e.connErr,
+		}
+	}
+	return t.statusError(e.status, e.serverMsg, e.retryAfter, attempts)
+}
+
+// post sends body to endpoint with the headers given and returns the
+// answer of a 2xx status; another status is read into a retryable or
+// final error.
+func (t *transport) post(ctx context.Context, endpoint string, body *requestBody, header http.Header) (*http.Response, error) {
+	hreq, err := http.NewRequestWithContext(ctx, http.MethodPost, endpoint, io.NopCloser(body.reader()))
+	if err != nil {
+		return nil, fmt.Errorf("build request: %s", t.redactor.String(err.Error()))
+	}
+	hreq.ContentLength = body.size
+	hreq.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(body.reader()), nil }
+	for k, v := range header {
+		hreq.Header[k] = v
+	}
+	hreq.Header.Set("Content-Type", "application/json")
+	hreq.Header.Set("Accept", "text/event-stream")
+	t.logger.Debug("model request", "url", t.redactor.String(endpoint), "model", t.model, "bytes", body.size)
+	hres, err := t.client.Do(hreq)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		return nil, t.connectError(err)
+	}
+	if hres.StatusCode < 200 || hres.StatusCode > 299 {
+		defer hres.Body.Close()
+		return nil, t.errorStatus(hres)
+	}
+	return hres, nil
+}
+
+// badAnswer wraps what was wrong with a 200 answer.
+func (t *transport) badAnswer(err error) error {
+	var mf *malformedError
+	if errors.As(err, &mf) {
+		return &StreamError{
+			text: fmt.Sprintf("malformed stream from %s: %s: received %s", t.baseURL, mf.what, quote(mf.received, 200, t.redactor)),
+			kind: ErrMalformedStream,
+		}
+	}
+	var se *serverStreamError
+	if errors.As(err, &se) {
+		return &StreamError{
+			text: fmt.Sprintf("%s sent an error in the stream: %s", t.baseURL, abbreviate(t.redactor.String(se.msg), 300)),
+			kind: ErrServer,
+		}
+	}
+	return &StreamError{text: fmt.Sprintf("malformed stream from %s", t.baseURL), kind: ErrMalformedStream, err: err}
+}
+
+// readError handles a failure to read the answer body: a reset before any
+// output (emitted false) may be retried.
+func (t *transport) readError(err error, emitted bool) error {
+	if !emitted && isReset(err) {
+		return &retryableError{reason: "connection reset: " + err.Error(), connErr: err}
+	}
+	return &StreamError{text: fmt.Sprintf("reading the answer from %s failed", t.baseURL), kind: ErrConnection, err: err}
+}
+
+// connectError classifies an error of client.Do.
+func (t *transport) connectError(err error) error {
+	switch {
+	case errors.Is(err, syscall.ECONNREFUSED):
+		return &StreamError{
+			text: fmt.Sprintf("cannot connect to %s: connection refused: check --base-url and that the server is running", t.baseURL),
+			kind: ErrConnection,
+		}
+	case isReset(err):
+		return &retryableError{reason: "connection reset: " + err.Error(), connErr: err}
+	}
+	var dnsErr *net.DNSError
+	if errors.As(err, &dnsErr) {
+		return &StreamError{
+			text: fmt.Sprintf("cannot resolve the host of %s: check --base-url", t.baseURL),
+			kind: ErrConnection, err: err,
+		}
+	}
+	return &StreamError{
+		text: fmt.Sprintf("cannot reach %s: check --base-url and your network", t.baseURL),
+		kind: ErrConnection, err: err,
+	}
+}
+
+// isReset reports a connection dropped by the server (reset, closed before
+// an answer, or cut short).
+func isReset(err error) bool {
+	return errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE) ||
+		errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF)
+}
+
+// errorStatus reads an error answer into a retryable or final error. The
+// vendors' error bodies all hold an "error" member with a "message"
+// (OpenAI's, Anthropic's {"type":"error","error":{...}}, Google's
+// {"error":{"code","message","status"}}).
+func (t *transport) errorStatus(hres *http.Response) error {
+	data, _ := io.ReadAll(io.LimitReader(hres.Body, 64<<10))
+	msg := serverErrorMessage(json.RawMessage(errorField(string(data))))
+	if msg == "" {
+		msg = strings.TrimSpace(string(data))
+	}
+	re := &retryableError{
+		reason:    fmt.Sprintf("status %d: %s", hres.StatusCode, abbreviate(t.redactor.String(msg), 200)),
+		status:    hres.StatusCode,
+		serverMsg: msg,
+	}
+	re.retryAfter, re.hasRetryAfter = parseRetryAfter(hres.Header, time.Now())
+	switch {
+	case hres.StatusCode == http.StatusTooManyRequests, hres.StatusCode >= 500, hres.StatusCode == http.StatusRequestTimeout:
+		return re
+	case hres.StatusCode == http.StatusBadRequest && strings.Contains(strings.ToLower(msg), "stream_options"):
+		re.streamOptions = true
+		re.final = t.statusError(re.status, msg, 0, 1)
+		return re
+	}
+	return t.statusError(hres.StatusCode, msg, re.retryAfter, 1)
+}
+
+// backoff returns the delay before retry number attempt (1-based):
+// baseDelay doubled each time, capped at maxDelay, plus up to 50% jitter.
+func (t *transport) backoff(attempt int) time.Duration {
+	d := t.baseDelay
+	for i := 1; i < attempt && d < t.maxDelay; i++ {
+		d *= 2
+	}
+	d = min(d, t.maxDelay)
+	return d + time.Duration(rand.Int64N(int64(d)/2+1))
+}
