@@ -394,6 +394,31 @@ func (m *model) onEditorKey(k tea.KeyMsg) tea.Cmd {
 	case "tab":
 		m.complete()
 		return nil
+	case "shift+tab":
+		// The model's next thinking level, wrapping (the reference's key).
+		if l, ok := m.conv.CycleThinkingLevel(); ok {
+			m.notice = "thinking " + string(l)
+		} else {
+			m.notice = "the model has no thinking levels"
+		}
+		m.refreshFooter()
+		return nil
+	case "ctrl+p":
+		// The next model of --models (else of the usable ones).
+		if m.busy != "" {
+			m.notice = "wait for the turn to end to change the model"
+			return nil
+		}
+		switch res, err := m.conv.CycleModel(); {
+		case err != nil:
+			m.notice = clean(err.Error())
+		case res == nil:
+			m.notice = "no other model to switch to (--models A,B lists some)"
+		default:
+			m.notice = "model " + clean(res.Model.Ref())
+		}
+		m.refreshFooter()
+		return nil
 	}
 	if k.Paste {
 		// A paste keeps its line breaks as new lines of the one prompt.
@@ -788,6 +813,7 @@ func (m *model) onAgentEvent(ev agent.Event) tea.Cmd {
 			if u := ev.Usage; u != nil {
 				m.foot.Input += u.InputTokens
 				m.foot.Output += u.OutputTokens
+				m.foot.Cost += u.Cost.Total
 				if n := u.TotalTokens; n > 0 {
 					m.foot.ContextTokens = n
 				} else if n := u.InputTokens + u.OutputTokens; n > 0 {
