@@ -105,3 +105,31 @@ func TestModelsFileModelAndResume(t *testing.T) {
 		t.Errorf("after -c: %s/%s at %q", p, m, s.ThinkingLevel())
 	}
 }
+
+// --mode json's message_end and agent_end carry the usage with its cost
+// (the reference's shape); pi sessions list --cost shows each session's.
+func TestCostInJSONModeAndSessionsList(t *testing.T) {
+	home := isolate(t)
+	dir := t.TempDir()
+	srv := openai.NewServer(t, openai.Reply{Text: "one", Usage: &openai.Usage{PromptTokens: 1000, CompletionTokens: 100}})
+	writeModelsFile(t, home, srv.URL)
+	r := runCLI(t, "", "--cwd", dir, "--mode", "json", "-p", "hi", "--model", "local/qwen")
+	r.check(t, 0, `"type":"message_end"`, "")
+	var end, agentEnd string
+	for _, l := range strings.Split(r.stdout, "\n") {
+		switch {
+		case strings.Contains(l, `"type":"message_end"`) && strings.Contains(l, `"role":"assistant"`):
+			end = l
+		case strings.Contains(l, `"type":"agent_end"`):
+			agentEnd = l
+		}
+	}
+	want := `"cost":{"input":0.002,"output":0.001,"cacheRead":0,"cacheWrite":0,"total":0.003}`
+	if !strings.Contains(end, want) || !strings.Contains(agentEnd, want) {
+		t.Errorf("message_end %s\nagent_end %s\nwant %s", end, agentEnd, want)
+	}
+	r = runCLI(t, "", "sessions", "list", "--cwd", dir, "--cost")
+	r.check(t, 0, "$0.0030", "")
+	r = runCLI(t, "", "sessions", "list", "--cwd", dir, "--cost", "--json")
+	r.check(t, 0, `"cost": 0.003`, "")
+}
