@@ -144,3 +144,30 @@ func TestParseFileErrors(t *testing.T) {
 		t.Errorf("Load = %v", err)
 	}
 }
+
+// Every models-file example of docs/models.md is a valid models file.
+func TestDocsExamples(t *testing.T) {
+	doc, err := os.ReadFile(filepath.Join("..", "..", "docs", "models.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, rest, _ := strings.Cut(string(doc), "## The models file")
+	rest, _, _ = strings.Cut(rest, "## Providers (wire)")
+	n := 0
+	for {
+		var ok bool
+		_, rest, ok = strings.Cut(rest, "```json\n")
+		if !ok {
+			break
+		}
+		var example string
+		example, rest, _ = strings.Cut(rest, "```")
+		if _, err := ParseFile("docs example", []byte(example)); err != nil {
+			t.Errorf("%v\n%s", err, example)
+		}
+		n++
+	}
+	if n < 4 {
+		t.Errorf("%d examples checked", n)
+	}
+}
