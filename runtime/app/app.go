@@ -210,8 +210,10 @@ func (r *Runtime) loadConfig() error {
 	key, keyEnv := modelKey(cfg, r.opts.Model.APIKey)
 	// Every provider's key is a secret, not only the one in use: /model
 	// may switch to another, and no command may read any of them.
-	reg, regErr := models.Load(r.piHome)
-	otherKeys, keyVars := providerKeys(reg)
+	// (models.Secrets reads the models file, not the catalogue: a run
+	// that never resolves a model pays nothing for it.)
+	mf, _, regErr := models.ReadFile(r.piHome)
+	otherKeys, keyVars := models.Secrets(mf, nil)
 	r.redactor = redact.New(append([]string{key}, otherKeys...)...)
 	r.hideEnv = cfg.HiddenEnv(key, otherKeys, keyVars...)
 	logOut := r.opts.LogOutput

@@ -1,6 +1,7 @@
 package app
 
 import (
+	"context"
 	"errors"
 	"os"
 	"path/filepath"
@@ -73,4 +74,30 @@ func mustModel(t *testing.T, reg *models.Registry, ref string) models.Model {
 		t.Fatalf("%s not in the registry", ref)
 	}
 	return m
+}
+
+// Every provider's key is hidden from commands and redacted, not only the
+// key of the model in use: bash does not see ANTHROPIC_API_KEY nor the
+// variable models.json names, and a literal key of models.json is
+// redacted in what a command prints.
+func TestEveryProviderKeyIsSecret(t *testing.T) {
+	dir, home := t.TempDir(), t.TempDir()
+	t.Setenv("ANTHROPIC_API_KEY", "sk-ant-secret-0123456789")
+	t.Setenv("LOCAL_VAR", "local-secret-0123456789")
+	os.WriteFile(filepath.Join(home, models.FileName), []byte(`{"providers": {
+  "a": {"baseUrl": "http://h", "apiKey": "LOCAL_VAR", "api": "openai-completions", "models": [{"id": "x"}]},
+  "b": {"baseUrl": "http://h", "apiKey": "literal-secret-0123456789", "api": "openai-completions", "models": [{"id": "y"}]}}}`), 0o600)
+	rt, err := Open(context.Background(), Options{Cwd: dir, PIHome: home})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rt.Close()
+	res, err := rt.CallTool(context.Background(), "bash", "c1", []byte(`{"command":"echo A=$ANTHROPIC_API_KEY L=$LOCAL_VAR; echo literal-secret-0123456789"}`), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := res.Text()
+	if !strings.Contains(out, "A= L=") || strings.Contains(out, "literal-secret") || !strings.Contains(out, "[REDACTED]") {
+		t.Errorf("bash printed %q", out)
+	}
 }

@@ -6,7 +6,6 @@ import (
 	"slices"
 
 	"github.com/pi-go/pi/runtime/config"
-	"github.com/pi-go/pi/runtime/models"
 	"github.com/pi-go/pi/runtime/redact"
 	"github.com/pi-go/pi/runtime/tool"
 )
@@ -21,22 +20,6 @@ import (
 // modelKey resolves the API key as the provider will use it
 // (config.Config.APIKey owns the rule).
 func modelKey(cfg *config.Config, flagKey string) (key, keyEnv string) { return cfg.APIKey(flagKey) }
-
-// providerKeys are the keys of every provider of reg that has one (from
-// its variable or a literal in models.json) and the variables that hold
-// them or would: the catalogue's and the models file's apiKey names.
-func providerKeys(reg *models.Registry) (keys, vars []string) {
-	for _, p := range reg.Providers {
-		vars = append(vars, p.KeyEnv...)
-		if k, src := p.Key(nil); k != "" {
-			keys = append(keys, k)
-			if src != "models.json" && !slices.Contains(vars, src) {
-				vars = append(vars, src)
-			}
-		}
-	}
-	return keys, vars
-}
 
 // redactResult returns the patch that removes the key from a result's
 // text blocks and details, or an empty patch when it holds none.

@@ -281,9 +281,9 @@ func ParseFile(name string, data []byte) (*File, error) {
 		return nil, err
 	}
 	f := &File{}
-	builtin := Builtin()
 	for _, name := range provs.keys {
-		fp, err := p.provider(name, provs.obj[name], builtin.Provider(name) != nil && builtin.Provider(name).Name == name)
+		_, builtin := keyEnv[name]
+		fp, err := p.provider(name, provs.obj[name], builtin)
 		if err != nil {
 			return nil, err
 		}

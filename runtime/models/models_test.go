@@ -171,3 +171,55 @@ func TestDocsExamples(t *testing.T) {
 		t.Errorf("%d examples checked", n)
 	}
 }
+
+// BenchmarkDecodeCatalogue is what the first model resolution of a run
+// pays for the catalogue (runtime/app's Open resolves every provider's
+// key).
+func BenchmarkDecodeCatalogue(b *testing.B) {
+	for i := 0; i < b.N; i++ {
+		decodeCatalogue()
+	}
+}
+
+// BenchmarkLoad is a models-file read and merge over the catalogue
+// (decoded once).
+func BenchmarkLoad(b *testing.B) {
+	home := b.TempDir()
+	os.WriteFile(filepath.Join(home, FileName), []byte(`{"providers": {"ollama": {"baseUrl": "http://localhost:11434/v1", "api": "openai-completions", "apiKey": "ollama", "models": [{"id": "qwen2.5-coder:7b"}]}}}`), 0o600)
+	for i := 0; i < b.N; i++ {
+		if _, err := Load(home); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// Every catalogue provider has its key variables; Secrets finds every
+// key set, of the catalogue's providers and the file's, without decoding
+// the catalogue.
+func TestSecrets(t *testing.T) {
+	for _, p := range Builtin().Providers {
+		if len(p.KeyEnv) == 0 {
+			t.Errorf("catalogue provider %s has no key variable", p.Name)
+		}
+	}
+	if len(keyEnv) != len(Builtin().Providers) {
+		t.Errorf("%d key variable entries, %d catalogue providers", len(keyEnv), len(Builtin().Providers))
+	}
+	f, err := ParseFile("m.json", []byte(`{"providers": {"local": {"baseUrl": "http://h", "apiKey": "LOCAL_VAR", "api": "openai-completions", "models": [{"id": "a"}]},
+  "lit": {"baseUrl": "http://h", "apiKey": "a-literal-key-0123456789", "api": "openai-completions", "models": [{"id": "b"}]}}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := map[string]string{"GROQ_API_KEY": "groq-key-0123456789", "LOCAL_VAR": "local-key-0123456789"}
+	keys, vars := Secrets(f, func(n string) string { return env[n] })
+	for _, k := range []string{"groq-key-0123456789", "local-key-0123456789", "a-literal-key-0123456789"} {
+		if !slices.Contains(keys, k) {
+			t.Errorf("keys %v lack %s", keys, k)
+		}
+	}
+	for _, v := range []string{"GROQ_API_KEY", "ANTHROPIC_API_KEY", "HF_TOKEN", "LOCAL_VAR"} {
+		if !slices.Contains(vars, v) {
+			t.Errorf("variables %v lack %s", vars, v)
+		}
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 )
@@ -20,15 +21,16 @@ var catalogueJSON []byte
 
 // catalogue is the built-in providers, decoded on first use (not at
 // start-up: most runs of pi never look past the one model they use).
-var catalogue = sync.OnceValue(func() []*Provider {
+var catalogue = sync.OnceValue(decodeCatalogue)
+
+func decodeCatalogue() []*Provider {
 	var c struct {
 		Providers []struct {
-			Name         string   `json:"name"`
-			API          string   `json:"api"`
-			BaseURL      string   `json:"baseUrl"`
-			APIKeyEnv    []string `json:"apiKeyEnv"`
-			DefaultModel string   `json:"defaultModel"`
-			Models       []Model  `json:"models"`
+			Name         string  `json:"name"`
+			API          string  `json:"api"`
+			BaseURL      string  `json:"baseUrl"`
+			DefaultModel string  `json:"defaultModel"`
+			Models       []Model `json:"models"`
 		} `json:"providers"`
 	}
 	if err := json.Unmarshal(catalogueJSON, &c); err != nil {
@@ -36,7 +38,7 @@ var catalogue = sync.OnceValue(func() []*Provider {
 	}
 	out := make([]*Provider, 0, len(c.Providers))
 	for _, p := range c.Providers {
-		bp := &Provider{Name: p.Name, API: p.API, BaseURL: p.BaseURL, KeyEnv: p.APIKeyEnv, DefaultModel: p.DefaultModel, Builtin: true}
+		bp := &Provider{Name: p.Name, API: p.API, BaseURL: p.BaseURL, KeyEnv: keyEnv[p.Name], DefaultModel: p.DefaultModel, Builtin: true}
 		for _, m := range p.Models {
 			m.Provider = p.Name
 			if m.API == "" {
@@ -50,7 +52,84 @@ var catalogue = sync.OnceValue(func() []*Provider {
 		out = append(out, bp)
 	}
 	return out
-})
+}
+
+// keyEnv are the variables each built-in provider reads its key from (the
+// reference's names), the one owner of them: the catalogue's providers are
+// these, in this order.
+var keyEnv = map[string][]string{
+	"anthropic": {"ANTHROPIC_API_KEY"}, "openai": {"OPENAI_API_KEY"}, "google": {"GEMINI_API_KEY"},
+	"deepseek": {"DEEPSEEK_API_KEY"}, "openrouter": {"OPENROUTER_API_KEY"}, "groq": {"GROQ_API_KEY"},
+	"xai": {"XAI_API_KEY"}, "mistral": {"MISTRAL_API_KEY"}, "cerebras": {"CEREBRAS_API_KEY"},
+	"zai": {"ZAI_API_KEY"}, "moonshotai": {"MOONSHOT_API_KEY"}, "huggingface": {"HF_TOKEN"},
+	"fireworks": {"FIREWORKS_API_KEY"}, "minimax": {"MINIMAX_API_KEY"},
+}
+
+// ReadFile reads $piHome/models.json; nil without one.
+//
+// # Errors
+//
+// As Load.
+func ReadFile(piHome string) (*File, string, error) {
+	path := filepath.Join(piHome, FileName)
+	data, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, "", nil
+	}
+	if err != nil {
+		return nil, path, fmt.Errorf("read models file: %w", err)
+	}
+	f, err := ParseFile(path, data)
+	return f, path, err
+}
+
+// Secrets are the keys that every provider of the catalogue and of f
+// would use now (from their variables, or literal in f) and the variables
+// that hold them or would: what a run hides from commands and redacts
+// from outputs, whichever model it uses. The catalogue is not decoded.
+func Secrets(f *File, getenv func(string) string) (keys, vars []string) {
+	if getenv == nil {
+		getenv = os.Getenv
+	}
+	provs := map[string]*Provider{}
+	var names []string
+	for name, env := range keyEnv {
+		provs[name] = &Provider{Name: name, KeyEnv: env}
+		names = append(names, name)
+	}
+	if f != nil {
+		for _, fp := range f.Providers {
+			p := provs[fp.Name]
+			if p == nil {
+				p = &Provider{Name: fp.Name}
+				provs[fp.Name] = p
+				names = append(names, fp.Name)
+			}
+			if fp.APIKey != "" {
+				p.APIKey = fp.APIKey
+			}
+		}
+	}
+	slices.Sort(names)
+	for _, n := range names {
+		p := provs[n]
+		vars = append(vars, p.KeyEnv...)
+		for _, e := range p.KeyEnv {
+			if v := getenv(e); v != "" && !slices.Contains(keys, v) {
+				keys = append(keys, v)
+			}
+		}
+		if k, src := p.Key(getenv); k != "" {
+			if !slices.Contains(keys, k) {
+				keys = append(keys, k)
+			}
+			if src != "models.json" && !slices.Contains(vars, src) {
+				vars = append(vars, src)
+			}
+		}
+	}
+	return keys, vars
+}
 
 // Registry is the catalogue merged with the models file: every provider
 // pi knows, in the catalogue's order, then the file's own providers in
@@ -74,16 +153,8 @@ func Builtin() *Registry { return merge(nil, "") }
 // A file that cannot be read or is not a valid models file: the error
 // names the file, the line and the field (*FileError).
 func Load(piHome string) (*Registry, error) {
-	path := filepath.Join(piHome, FileName)
-	data, err := os.ReadFile(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return Builtin(), nil
-	}
-	if err != nil {
-		return Builtin(), fmt.Errorf("read models file: %w", err)
-	}
-	f, err := ParseFile(path, data)
-	if err != nil {
+	f, path, err := ReadFile(piHome)
+	if err != nil || f == nil {
 		return Builtin(), err
 	}
 	return merge(f, path), nil
