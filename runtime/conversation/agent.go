@@ -61,7 +61,7 @@ func (c *Conversation) buildAgent(mo app.ModelOptions) (*agent.Agent, modelNames
 	comp := compaction.New(sess, p, cs)
 	mod := s.Model
 	cfg := agent.Config{
-		Thinking: c.ThinkingLevel,
+		Thinking: func() llm.ThinkingLevel { return c.thinkingFor(mod) },
 		Price:    mod.CostOf,
 		Provider: p, Tools: ts.Tools, Hooks: rt.Hooks(), SystemPrompt: ts.SystemPrompt,
 		Sequential: rt.Config().ToolExecution == "sequential", Logger: rt.Logger().Named("agent"),

@@ -247,7 +247,7 @@ func TestSetModel(t *testing.T) {
 	if err != nil || m.ID != "m" || m.Provider != "127.0.0.1" || m.API != "openai-completions" {
 		t.Fatalf("model %+v, %v", m, err)
 	}
-	if err := c.SetModel("anthropic", "claude"); err == nil || !strings.Contains(err.Error(), "set ANTHROPIC_API_KEY") {
+	if err := c.SetModel("anthropic", "claude-sonnet-4-5"); err == nil || !strings.Contains(err.Error(), "set ANTHROPIC_API_KEY") {
 		t.Fatalf("another provider: %v", err)
 	}
 	if err := c.SetModel(m.Provider, "bigger"); err != nil {

@@ -266,6 +266,11 @@ func (c *Conversation) SetModel(provider, name string) error {
 			}
 			provider, name = m.Provider, m.ID
 		}
+		if p := reg.Provider(provider); p == nil {
+			return fmt.Errorf("set model: model not found: %s/%s (unknown provider; pi models lists them)", provider, name)
+		} else if _, ok := p.Model(name); !ok {
+			return fmt.Errorf("set model: model not found: %s/%s (pi models --provider %s lists its models; models.json adds one)", provider, name, p.Name)
+		}
 		next.Provider, next.Name = provider, name
 		if strings.EqualFold(provider, cur.Provider) {
 			next.APIKey = mo.APIKey

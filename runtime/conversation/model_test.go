@@ -46,6 +46,9 @@ func TestThinkingAndModelCommands(t *testing.T) {
 	if m, _ := c.Model(); m.ID != "small" || c.ThinkingLevel() != llm.ThinkingOff {
 		t.Errorf("after /model small: %s at %s", m.ID, c.ThinkingLevel())
 	}
+	if err := c.SetModel("local", "nope"); err == nil || !strings.Contains(err.Error(), "model not found: local/nope") {
+		t.Errorf("an unknown model: %v", err)
+	}
 	run("/model local/m")
 	if _, err := submit(t, c, "hi"); err != nil {
 		t.Fatal(err)
