@@ -158,8 +158,8 @@ func endpointSettings(cfg *config.Config, reg *models.Registry, o ModelOptions, 
 			break
 		}
 	}
-	if m.Images != nil && !*m.Images {
-		s.Model.Input = []string{"text"}
+	if m.Images != nil {
+		s.Model.Input = inputOf(*m.Images)
 	}
 	s.Images = s.Model.Images()
 	if s.APIKey == "" && s.BaseURL == llm.DefaultBaseURL {
@@ -190,8 +190,8 @@ func providerSettings(cfg *config.Config, p *models.Provider, id, flagKey string
 			Input: []string{"text"}, ContextWindow: models.DefaultContextWindow, MaxTokens: models.DefaultMaxTokens,
 		}
 	}
-	if cfg.Model.Images != nil && !*cfg.Model.Images && configKey {
-		mod.Input = []string{"text"}
+	if cfg.Model.Images != nil && configKey {
+		mod.Input = inputOf(*cfg.Model.Images)
 	}
 	s := ModelSettings{Model: mod, BaseURL: mod.BaseURL, Name: mod.ID, Images: mod.Images()}
 	switch {
@@ -223,6 +223,14 @@ func providerSettings(cfg *config.Config, p *models.Provider, id, flagKey string
 	}
 	s.Headers = h
 	return s, nil
+}
+
+// inputOf is a model's input kinds as pi.toml's images says them.
+func inputOf(images bool) []string {
+	if images {
+		return []string{"text", "image"}
+	}
+	return []string{"text"}
 }
 
 // endpointName names the provider of an endpoint given by its URL (the
