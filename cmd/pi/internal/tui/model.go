@@ -663,6 +663,9 @@ func (m *model) run(line string) tea.Cmd {
 		if name == "resume" && args == "" {
 			return m.pickSession()
 		}
+		if name == "model" && args == "" {
+			return m.pickModel()
+		}
 		return m.startWork("command", Prompt{Text: trimmed})
 	}
 	p, err := m.prompt(line)
@@ -707,6 +710,37 @@ func (m *model) startWork(busy string, p Prompt) tea.Cmd {
 		defer m.ui.work.Done()
 		defer cancel()
 		out, err := conv.Submit(ctx, conversation.Prompt{Text: p.Text, Images: p.Images}, conversation.SubmitOptions{Interactive: true, Builtins: true, Show: show})
+		return runDoneMsg{out: out, err: err, cancelled: ctx.Err() != nil}
+	}
+}
+
+// pickModel is /model without a name: a list of the usable models to
+// pick from (/ filters it), then /model with the one picked.
+func (m *model) pickModel() tea.Cmd {
+	avail, err := m.conv.AvailableModels()
+	if err != nil || len(avail) < 2 {
+		return m.startWork("command", Prompt{Text: "/model"})
+	}
+	cur, _ := m.conv.Model()
+	opts := make([]string, len(avail))
+	for i, a := range avail {
+		opts[i] = a.Ref()
+	}
+	ctx, cancel := context.WithCancel(m.ctx)
+	m.busy, m.cancel = "command", cancel
+	m.failShown = false
+	conv, ui := m.conv, m.ui
+	show := func(s string) { m.sendMsg(showMsg{s}) }
+	m.ui.work.Add(1)
+	return func() tea.Msg {
+		defer m.ui.work.Done()
+		defer cancel()
+		choice, ok, err := ui.Select(ctx, "Switch the model (now "+cur.Ref()+"; / filters)", opts)
+		if err != nil || !ok {
+			show("(model unchanged)")
+			return runDoneMsg{cancelled: true}
+		}
+		out, err := conv.Submit(ctx, conversation.Prompt{Text: "/model " + choice}, conversation.SubmitOptions{Interactive: true, Builtins: true, Show: show})
 		return runDoneMsg{out: out, err: err, cancelled: ctx.Err() != nil}
 	}
 }
