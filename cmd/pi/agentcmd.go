@@ -69,6 +69,16 @@ into a new session, --no-session saves nothing; 'pi sessions list' lists them.
 // A --thinking value that is not a level.
 func (f *agentFlags) modelOptions() (app.ModelOptions, error) {
 	mo := app.ModelOptions{Provider: f.provider, Name: f.model, BaseURL: f.baseURL, APIKey: f.apiKey, Thinking: f.thinking}
+	// --model ID:LEVEL sets the thinking level too, as the reference's
+	// (an ollama tag such as qwen2.5-coder:7b is no level, so it stays).
+	if i := strings.LastIndexByte(mo.Name, ':'); i > 0 {
+		if _, ok := conversation.ParseThinkingLevel(mo.Name[i+1:]); ok {
+			if mo.Thinking == "" {
+				mo.Thinking = mo.Name[i+1:]
+			}
+			mo.Name = mo.Name[:i]
+		}
+	}
 	if f.thinking != "" {
 		if _, ok := conversation.ParseThinkingLevel(f.thinking); !ok {
 			return mo, fmt.Errorf("--thinking %q: want off, minimal, low, medium, high or xhigh", f.thinking)
@@ -109,7 +119,7 @@ func cmdAgent(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs.BoolVar(&f.print, "p", false, "print mode: answer the prompt once and exit")
 	fs.BoolVar(&f.print, "print", false, "same as -p")
 	fs.StringVar(&f.mode, "mode", "text", "output `MODE`: text; json (events as JSON lines); rpc (commands on stdin, responses and events on stdout: docs/rpc.md)")
-	fs.StringVar(&f.model, "model", "", "model `NAME` or PROVIDER/ID (pi models lists them)")
+	fs.StringVar(&f.model, "model", "", "model `NAME` or PROVIDER/ID, with :LEVEL to set the thinking level (pi models lists them)")
 	fs.StringVar(&f.provider, "provider", "", "model `PROVIDER` of the catalogue or $PI_HOME/models.json (its default model unless --model)")
 	fs.StringVar(&f.thinking, "thinking", "", "thinking `LEVEL`: off, minimal, low, medium, high or xhigh")
 	fs.StringVar(&f.scope, "models", "", "the models Ctrl+P and cycle_model go through: `LIST` of PROVIDER/ID or ID, comma-separated (globs allowed)")

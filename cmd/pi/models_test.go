@@ -60,7 +60,7 @@ func TestModelsFileModelAndResume(t *testing.T) {
 		openai.Reply{Text: "two"},
 	)
 	writeModelsFile(t, home, srv.URL)
-	r := runCLI(t, "", "--cwd", dir, "-p", "hi", "--model", "local/qwen", "--thinking", "high")
+	r := runCLI(t, "", "--cwd", dir, "-p", "hi", "--model", "local/qwen:high")
 	r.check(t, 0, "one", "")
 	h := srv.Headers()[0].Get("Authorization")
 	if h != "Bearer local-literal-key-0123456789" {
