@@ -22,8 +22,15 @@ func isolate(t *testing.T) string {
 	t.Setenv("OPENAI_API_KEY", "")
 	t.Setenv("OPENAI_BASE_URL", "")
 	t.Setenv("PI_TRUST", "")
+	for _, v := range providerKeyVars {
+		t.Setenv(v, "")
+	}
 	return home
 }
+
+// providerKeyVars are the catalogue's key variables (docs/models.md): a
+// key set on the test machine must not choose the model.
+var providerKeyVars = []string{"ANTHROPIC_API_KEY", "GEMINI_API_KEY", "DEEPSEEK_API_KEY", "OPENROUTER_API_KEY", "GROQ_API_KEY", "XAI_API_KEY", "MISTRAL_API_KEY", "CEREBRAS_API_KEY", "ZAI_API_KEY", "MOONSHOT_API_KEY", "HF_TOKEN", "FIREWORKS_API_KEY", "MINIMAX_API_KEY"}
 
 // TestPrintModeAgainstOpenAIServer is the loop's acceptance test: pi -p
 // against a scripted OpenAI-compatible server on loopback sends back, for

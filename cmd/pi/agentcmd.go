@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/pi-go/pi/cmd/pi/internal/textmode"
@@ -36,8 +37,13 @@ Flags may stand before or after the messages; the flags every command takes
 command (pi --trust tool call ...). After --, words are messages as they are,
 even when they start with - or @ or look like a command.
 
-The API key is read from the env var named by [model] api_key_env (default
-OPENAI_API_KEY). --script FILE plays a scripted model instead of calling one:
+The model: --model PROVIDER/ID (or --provider NAME), a provider of the
+built-in catalogue or of $PI_HOME/models.json ('pi models' lists them, with
+the variable each key is read from); or --base-url URL --model NAME for any
+OpenAI-compatible endpoint, the API key read from the env var named by
+[model] api_key_env (default OPENAI_API_KEY). --thinking LEVEL (off, minimal,
+low, medium, high, xhigh) sets how hard a reasoning model thinks; --models
+A,B,C is the list Ctrl+P cycles through. --script FILE plays a scripted model instead of calling one:
 {"turns":[{"text":"...","toolCalls":[{"name":"read","arguments":{"path":"x"}}]},{"text":"done"}]}.
 
 In interactive mode: Enter sends, Alt+Enter adds a line, Esc or Ctrl-C
@@ -56,11 +62,44 @@ one, -r picks one, --session PATH|ID-PREFIX resumes one, --fork copies one
 into a new session, --no-session saves nothing; 'pi sessions list' lists them.
 `
 
+// modelOptions are the model flags.
+//
+// # Errors
+//
+// A --thinking value that is not a level.
+func (f *agentFlags) modelOptions() (app.ModelOptions, error) {
+	mo := app.ModelOptions{Provider: f.provider, Name: f.model, BaseURL: f.baseURL, APIKey: f.apiKey, Thinking: f.thinking}
+	// --model ID:LEVEL sets the thinking level too, as the reference's
+	// (an ollama tag such as qwen2.5-coder:7b is no level, so it stays).
+	if i := strings.LastIndexByte(mo.Name, ':'); i > 0 {
+		if _, ok := conversation.ParseThinkingLevel(mo.Name[i+1:]); ok {
+			if mo.Thinking == "" {
+				mo.Thinking = mo.Name[i+1:]
+			}
+			mo.Name = mo.Name[:i]
+		}
+	}
+	if f.thinking != "" {
+		if _, ok := conversation.ParseThinkingLevel(f.thinking); !ok {
+			return mo, fmt.Errorf("--thinking %q: want off, minimal, low, medium, high or xhigh", f.thinking)
+		}
+	}
+	for _, m := range strings.Split(f.scope, ",") {
+		if m = strings.TrimSpace(m); m != "" {
+			mo.Scope = append(mo.Scope, m)
+		}
+	}
+	return mo, nil
+}
+
 type agentFlags struct {
 	commonFlags
 	print        bool
 	mode         string
 	model        string
+	provider     string
+	thinking     string
+	scope        string
 	baseURL      string
 	apiKey       string
 	script       string
@@ -80,7 +119,10 @@ func cmdAgent(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs.BoolVar(&f.print, "p", false, "print mode: answer the prompt once and exit")
 	fs.BoolVar(&f.print, "print", false, "same as -p")
 	fs.StringVar(&f.mode, "mode", "text", "output `MODE`: text; json (events as JSON lines); rpc (commands on stdin, responses and events on stdout: docs/rpc.md)")
-	fs.StringVar(&f.model, "model", "", "model `NAME`")
+	fs.StringVar(&f.model, "model", "", "model `NAME` or PROVIDER/ID, with :LEVEL to set the thinking level (pi models lists them)")
+	fs.StringVar(&f.provider, "provider", "", "model `PROVIDER` of the catalogue or $PI_HOME/models.json (its default model unless --model)")
+	fs.StringVar(&f.thinking, "thinking", "", "thinking `LEVEL`: off, minimal, low, medium, high or xhigh")
+	fs.StringVar(&f.scope, "models", "", "the models Ctrl+P and cycle_model go through: `LIST` of PROVIDER/ID or ID, comma-separated (globs allowed)")
 	fs.StringVar(&f.baseURL, "base-url", "", "OpenAI-compatible endpoint `URL` (e.g. http://localhost:11434/v1)")
 	fs.StringVar(&f.apiKey, "api-key", "", "API `KEY` (prefer the environment: see [model] api_key_env)")
 	fs.StringVar(&f.script, "script", "", "play a scripted model from the JSON `FILE` instead of calling one")
@@ -118,7 +160,11 @@ func cmdAgent(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 
-	opts := f.commonFlags.appOptions(stderr, app.ModelOptions{Name: f.model, BaseURL: f.baseURL, APIKey: f.apiKey})
+	mo, err := f.modelOptions()
+	if err != nil {
+		return usageError(stderr, "", "%v", err)
+	}
+	opts := f.commonFlags.appOptions(stderr, mo)
 	if f.yes {
 		opts.Approver = app.YesApprover{}
 	}

@@ -78,6 +78,8 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return cmdPermissions(rest[1:], stdout, stderr)
 	case "sessions":
 		return cmdSessions(rest[1:], stdout, stderr)
+	case "models":
+		return cmdModels(rest[1:], stdout, stderr)
 	case "demo":
 		return cmdDemo(rest[1:], stdout, stderr)
 	case "help":

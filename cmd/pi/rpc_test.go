@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"os"
 	"os/exec"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/pi-go/pi/internal/testkit/openai"
 	"github.com/pi-go/pi/internal/testkit/plugin"
+	"github.com/pi-go/pi/runtime/session"
 )
 
 // TestReferenceRPCClient is RPC mode's acceptance: the reference agent's
@@ -115,4 +117,69 @@ func requestText(body map[string]any) string {
 		}
 	}
 	return strings.Join(out, "\n")
+}
+
+// The reference's RpcClient switches models and thinking levels over
+// pi's RPC (client_models.mjs); the session then holds the reference's
+// model_change and thinking_level_change entries, and a resumed session
+// goes on with the last of each.
+func TestReferenceRPCModels(t *testing.T) {
+	referenceAgent(t)
+	srv := openai.NewServer(t,
+		openai.Reply{Text: "Hi!", Usage: &openai.Usage{PromptTokens: 1000, CompletionTokens: 100}},
+		openai.Reply{Text: "again"},
+	)
+	home, work := t.TempDir(), t.TempDir()
+	text := `{"providers": {"local": {
+  "baseUrl": "` + srv.URL + `", "api": "openai-completions", "apiKey": "local-literal-key-0123456789",
+  "models": [
+    {"id": "qwen", "reasoning": true, "thinkingLevelMap": {"xhigh": "max"}, "contextWindow": 32000, "cost": {"input": 2, "output": 10, "cacheRead": 0.5, "cacheWrite": 0}},
+    {"id": "plain"}
+  ]}}}`
+	if err := os.WriteFile(filepath.Join(home, "models.json"), []byte(text), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	env := []string{}
+	for _, v := range providerKeyVars {
+		env = append(env, v+"=")
+	}
+	runRefClient(t, "client_models.mjs", srv.URL, home, work, env...)
+	files := sessionFiles(t, home, work)
+	if len(files) != 1 {
+		t.Fatalf("session files %v", files)
+	}
+	s, err := session.Read(files[0], session.OpenOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var changes []string
+	for _, e := range s.Branch() {
+		switch e.Type {
+		case session.TypeModelChange:
+			changes = append(changes, "model "+e.Provider+"/"+e.ModelID)
+		case session.TypeThinkingLevelChange:
+			changes = append(changes, "thinking "+e.ThinkingLevel)
+		}
+	}
+	want := "thinking high,thinking xhigh,thinking off,thinking minimal,thinking low,model local/plain,thinking off,model local/qwen,thinking medium,thinking high"
+	if got := strings.Join(changes, ","); !strings.HasSuffix(got, want) {
+		t.Errorf("changes recorded\n got %s\nwant …%s", got, want)
+	}
+	// Resumed without flags, the session's model and level are sent.
+	var out, errb bytes.Buffer
+	cmd := exec.Command(realPi(t), "--session", files[0], "-p", "more")
+	cmd.Dir, cmd.Stdout, cmd.Stderr = work, &out, &errb
+	cmd.Env = append(os.Environ(), "PI_HOME="+home, "OPENAI_API_KEY=", "OPENAI_BASE_URL=", "PI_TRUST=")
+	cmd.Env = append(cmd.Env, env...)
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("pi --session: %v\n%s", err, errb.String())
+	}
+	reqs := srv.Requests()
+	if got := reqs[len(reqs)-1]["model"]; got != "qwen" {
+		t.Errorf("resumed model %v", got)
+	}
+	s, _ = session.Read(files[0], session.OpenOptions{})
+	if p, m := s.Model(); p != "local" || m != "qwen" || s.ThinkingLevel() != "high" {
+		t.Errorf("after the resume: %s/%s at %q", p, m, s.ThinkingLevel())
+	}
 }

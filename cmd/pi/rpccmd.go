@@ -23,7 +23,11 @@ func cmdRPC(f *agentFlags, pos []string, stdin io.Reader, stdout, stderr io.Writ
 	}
 	out := rpcmode.NewOutput(termtext.NewJSONWriter(stdout)) // JSON lines: exact text, what a terminal acts on escaped
 	ui := rpcmode.NewUI(out)
-	opts := f.commonFlags.appOptions(stderr, app.ModelOptions{Name: f.model, BaseURL: f.baseURL, APIKey: f.apiKey})
+	mo, err := f.modelOptions()
+	if err != nil {
+		return usageError(stderr, "", "%v", err)
+	}
+	opts := f.commonFlags.appOptions(stderr, mo)
 	if f.yes {
 		opts.Approver = app.YesApprover{}
 	}

@@ -394,7 +394,7 @@ func TestFailedPrintRunKeepsItsSession(t *testing.T) {
 		}
 		kinds = append(kinds, k)
 	}
-	want := []string{"model_change", "message:user", "message:assistant", "custom:pi.dropped-prompt"}
+	want := []string{"model_change", "thinking_level_change", "message:user", "message:assistant", "custom:pi.dropped-prompt"}
 	if strings.Join(kinds, " ") != strings.Join(want, " ") {
 		t.Fatalf("entries %v, want %v", kinds, want)
 	}

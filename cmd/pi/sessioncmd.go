@@ -56,10 +56,12 @@ func (s *sessionFlags) options() *conversation.SessionOptions {
 }
 
 const sessionsUsage = `
-Usage: pi sessions list [--json] [--cwd DIR] [--session-dir DIR]
+Usage: pi sessions list [--json] [--cost] [--cwd DIR] [--session-dir DIR]
 
 Lists the sessions of the working directory, the most recently active first:
-id, age, message count, and the name or first prompt. Session files are the
+id, age, message count, and the name or first prompt. --cost adds what each
+session's answers cost (US dollars, from the models' prices when they were
+answered; every answer of the file, all branches), read from each file. Session files are the
 reference agent's (pi-coding-agent) format, in $PI_HOME/sessions/--CWD--/
 (PI_HOME defaults to ~/.pi/agent); resume one with 'pi --session ID-PREFIX',
 or 'pi -c' for the latest.
@@ -74,6 +76,7 @@ func cmdSessions(args []string, stdout, stderr io.Writer) int {
 	}
 	fs := newFlagSet("pi sessions list", sessionsUsage, stdout, stderr)
 	asJSON := fs.Bool("json", false, "print a JSON array")
+	withCost := fs.Bool("cost", false, "add each session's cost (reads every session file)")
 	cwd := fs.String("cwd", "", "list the sessions of `DIR` instead of the current directory")
 	dir := fs.String("session-dir", "", "list the session files in `DIR` (also "+session.EnvDir+")")
 	pos, code, done := parseArgs(fs, args[1:])
@@ -88,8 +91,27 @@ func cmdSessions(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "pi sessions list: %v\n", err)
 		return exitError
 	}
+	var costs []float64
+	if *withCost {
+		costs = make([]float64, len(infos))
+		for i, in := range infos {
+			costs[i] = sessionCost(in.Path)
+		}
+	}
 	if *asJSON {
-		b, _ := json.MarshalIndent(infos, "", "  ")
+		var v any = infos
+		if *withCost {
+			type withCostInfo struct {
+				session.Info
+				Cost float64 `json:"cost"`
+			}
+			rows := make([]withCostInfo, len(infos))
+			for i, in := range infos {
+				rows[i] = withCostInfo{in, costs[i]}
+			}
+			v = rows
+		}
+		b, _ := json.MarshalIndent(v, "", "  ")
 		fmt.Fprintln(termtext.NewJSONWriter(stdout), string(b)) // exact text, what a terminal acts on escaped
 		return exitOK
 	}
@@ -97,19 +119,49 @@ func cmdSessions(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stdout, "no sessions in this directory yet")
 		return exitOK
 	}
+	if *withCost {
+		for i, in := range infos {
+			fmt.Fprintf(stdout, "%s  %-8s  %4d msgs  $%-8.4f  %s\n", shortID(in.ID), age(time.Since(in.Modified)), in.MessageCount, costs[i], sessionLabel(in))
+		}
+		return exitOK
+	}
 	writeSessionList(stdout, infos, false, time.Now())
 	return exitOK
+}
+
+// sessionCost sums the cost of every assistant answer of the session file
+// at path (0 when it cannot be read).
+func sessionCost(path string) float64 {
+	s, err := session.Read(path, session.OpenOptions{})
+	if err != nil {
+		return 0
+	}
+	total := 0.0
+	for _, e := range s.Entries() {
+		if e.Type != session.TypeMessage {
+			continue
+		}
+		if m, err := e.Message(); err == nil && m.Role == session.RoleAssistant && m.Usage != nil {
+			total += m.Usage.Cost.Total
+		}
+	}
+	return total
+}
+
+// sessionLabel is a session's name, else its first prompt, on one line.
+func sessionLabel(in session.Info) string {
+	label := in.Name
+	if label == "" {
+		label = in.FirstMessage
+	}
+	return termtext.Cut(strings.Join(strings.Fields(label), " "), 70)
 }
 
 // writeSessionList prints one line per session: number (for the picker)
 // or id, age, message count, name or first prompt.
 func writeSessionList(w io.Writer, infos []session.Info, numbered bool, now time.Time) {
 	for i, in := range infos {
-		label := in.Name
-		if label == "" {
-			label = in.FirstMessage
-		}
-		label = termtext.Cut(strings.Join(strings.Fields(label), " "), 70)
+		label := sessionLabel(in)
 		head := shortID(in.ID)
 		if numbered {
 			head = fmt.Sprintf("%3d.", i+1)

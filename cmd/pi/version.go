@@ -43,6 +43,7 @@ Usage:
   pi demo                       an offline demo: a scripted model edits a sample project
   pi -c | -r | --session ID    continue the latest session, pick one, or resume one
   pi sessions list [--json]     this directory's sessions (the reference agent's format)
+  pi models [--provider P]      the providers and models pi knows, and which are usable
   pi tool call NAME 'JSON'      run one tool call and print its result as JSON
   pi tools list [--json]        the registered tools, their source and whether active
   pi ext install FILE.wasm      check an extension and add it to pi.toml
@@ -63,9 +64,12 @@ Usage:
 A prompt that starts with /NAME runs a slash command (interactive or -p):
 /help lists pi's own and the extensions' commands.
 
-Run 'pi COMMAND --help' for a command's flags. The model comes from --model /
---base-url / --api-key, else [model] in pi.toml, else OPENAI_BASE_URL and
-OPENAI_API_KEY; with no key configured, use 'pi demo' or --script FILE.
+Run 'pi COMMAND --help' for a command's flags. The model comes from
+--provider / --model PROVIDER/ID / --base-url / --api-key, else [model] in
+pi.toml, else OPENAI_BASE_URL and OPENAI_API_KEY, else the first provider
+whose key is set (docs/models.md; $PI_HOME/models.json adds providers);
+--thinking LEVEL sets how hard a reasoning model thinks. With no key
+configured, use 'pi demo' or --script FILE.
 
 Configuration: ./pi.toml (or the nearest one up to the project root, the
 nearest folder with .git or .pi/) over $PI_HOME/pi.toml ($PI_HOME defaults to

@@ -25,6 +25,12 @@ var ErrBusy = errors.New("agent is already running")
 type Config struct {
 	// Provider streams the model's turns. Required.
 	Provider llm.Provider
+	// Thinking, when set, is read before each model call: the request's
+	// thinking level (it may change between turns).
+	Thinking func() llm.ThinkingLevel
+	// Price, when set, prices each response's usage (Usage.Cost) that the
+	// provider left unpriced.
+	Price func(llm.Usage) llm.Cost
 	// Tools are the active tools, in the order the model is told of them.
 	Tools []tool.AgentTool
 	// Hooks run around every tool call (tool_call before, tool_result
@@ -392,6 +398,9 @@ func (a *Agent) stream(ctx context.Context) (msg llm.Message, resp *llm.Response
 		Tools:        a.specs,
 	}
 	a.mu.Unlock()
+	if a.cfg.Thinking != nil {
+		req.Thinking = a.cfg.Thinking()
+	}
 
 	var (
 		smu     sync.Mutex // the provider may call onEvent from its own goroutine
@@ -428,6 +437,9 @@ func (a *Agent) stream(ctx context.Context) (msg llm.Message, resp *llm.Response
 		return msg, nil, err
 	}
 	startOnce()
+	if a.cfg.Price != nil && resp.Usage.Cost == (llm.Cost{}) {
+		resp.Usage.Cost = a.cfg.Price(resp.Usage)
+	}
 	msg = resp.Message
 	msg.Role = llm.RoleAssistant
 	if msg.Content == nil {
@@ -509,9 +521,16 @@ func (a *Agent) emit(ev Event) {
 
 func addUsage(a, b llm.Usage) llm.Usage {
 	return llm.Usage{
-		InputTokens:  a.InputTokens + b.InputTokens,
-		OutputTokens: a.OutputTokens + b.OutputTokens,
-		TotalTokens:  a.TotalTokens + b.TotalTokens,
+		InputTokens:      a.InputTokens + b.InputTokens,
+		OutputTokens:     a.OutputTokens + b.OutputTokens,
+		CacheReadTokens:  a.CacheReadTokens + b.CacheReadTokens,
+		CacheWriteTokens: a.CacheWriteTokens + b.CacheWriteTokens,
+		TotalTokens:      a.TotalTokens + b.TotalTokens,
+		Cost: llm.Cost{
+			Input: a.Cost.Input + b.Cost.Input, Output: a.Cost.Output + b.Cost.Output,
+			CacheRead: a.Cost.CacheRead + b.Cost.CacheRead, CacheWrite: a.Cost.CacheWrite + b.Cost.CacheWrite,
+			Total: a.Cost.Total + b.Cost.Total,
+		},
 	}
 }
 

@@ -19,6 +19,7 @@ import (
 	"github.com/pi-go/pi/extensions"
 	"github.com/pi-go/pi/runtime/config"
 	"github.com/pi-go/pi/runtime/mcp"
+	"github.com/pi-go/pi/runtime/models"
 	"github.com/pi-go/pi/runtime/permission"
 	"github.com/pi-go/pi/runtime/redact"
 	"github.com/pi-go/pi/runtime/session"
@@ -207,8 +208,14 @@ func (r *Runtime) loadConfig() error {
 	}
 	r.cfg = cfg
 	key, keyEnv := modelKey(cfg, r.opts.Model.APIKey)
-	r.redactor = redact.New(key)
-	r.hideEnv = cfg.HiddenEnv(key)
+	// Every provider's key is a secret, not only the one in use: /model
+	// may switch to another, and no command may read any of them.
+	// (models.Secrets reads the models file, not the catalogue: a run
+	// that never resolves a model pays nothing for it.)
+	mf, _, regErr := models.ReadFile(r.piHome)
+	otherKeys, keyVars := models.Secrets(mf, nil)
+	r.redactor = redact.New(append([]string{key}, otherKeys...)...)
+	r.hideEnv = cfg.HiddenEnv(key, otherKeys, keyVars...)
 	logOut := r.opts.LogOutput
 	if logOut == nil {
 		logOut = io.Discard
@@ -219,6 +226,9 @@ func (r *Runtime) loadConfig() error {
 	}
 	for _, w := range cfg.Warnings {
 		r.warn(w)
+	}
+	if regErr != nil {
+		r.warn(regErr.Error())
 	}
 	outDir, logger := builtin.NewOutputDir(""), r.logger
 	r.outDir = outDir

@@ -130,23 +130,23 @@ func TestResolveModel(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := ResolveModel(tt.cfg, tt.o)
+			got, err := ResolveModel(tt.cfg, nil, tt.o)
 			if tt.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
 					t.Fatalf("err = %v, want %q", err, tt.wantErr)
 				}
 				return
 			}
-			if err != nil || got != tt.want {
+			if err != nil || got.BaseURL != tt.want.BaseURL || got.Name != tt.want.Name || got.APIKey != tt.want.APIKey || got.KeySource != tt.want.KeySource || got.Images != tt.want.Images {
 				t.Errorf("got %+v, %v\nwant %+v", got, err, tt.want)
 			}
 		})
 	}
 	t.Setenv("OPENAI_API_KEY", "")
-	if _, err := ResolveModel(cfg(config.Model{Name: "m"}), ModelOptions{}); !errors.Is(err, ErrNoModel) {
+	if _, err := ResolveModel(cfg(config.Model{Name: "m"}), nil, ModelOptions{}); !errors.Is(err, ErrNoModel) {
 		t.Errorf("no key, default URL: %v", err)
 	}
-	if s, err := ResolveModel(cfg(config.Model{Name: "m"}), ModelOptions{BaseURL: "http://localhost:11434/v1"}); err != nil || s.APIKey != "" {
+	if s, err := ResolveModel(cfg(config.Model{Name: "m"}), nil, ModelOptions{BaseURL: "http://localhost:11434/v1"}); err != nil || s.APIKey != "" {
 		t.Errorf("a local endpoint needs no key: %+v, %v", s, err)
 	}
 }

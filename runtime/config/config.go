@@ -74,6 +74,9 @@ type Model struct {
 	BaseURL string
 	// Name of the model; empty when no file sets it.
 	Name string
+	// Provider names the model's provider in the models catalogue or
+	// $PI_HOME/models.json (runtime/models); empty when no file sets it.
+	Provider string
 	// APIKeyEnv names the environment variable holding the API key; empty
 	// when no file sets it (the caller's default is llm.DefaultAPIKeyEnv).
 	APIKeyEnv string

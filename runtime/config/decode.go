@@ -28,6 +28,7 @@ type layer struct {
 	toolExecution *string
 	baseURL       *string
 	name          *string
+	provider      *string
 	apiKeyEnv     *string
 	images        *bool
 	active        []string
@@ -80,6 +81,7 @@ func (l *layer) applyTo(c *Config) {
 	set(&c.ToolExecution, l.toolExecution)
 	set(&c.Model.BaseURL, l.baseURL)
 	set(&c.Model.Name, l.name)
+	set(&c.Model.Provider, l.provider)
 	set(&c.Model.APIKeyEnv, l.apiKeyEnv)
 	if l.images != nil {
 		v := *l.images
@@ -116,7 +118,7 @@ func (l *layer) applyTo(c *Config) {
 // Known keys, in the order the docs list them.
 var (
 	topKeys              = []string{"tool_execution", "model", "tools", "extensions", "permissions", "compaction", "mcp"}
-	modelKeys            = []string{"base_url", "name", "api_key_env", "images", "context_window"}
+	modelKeys            = []string{"base_url", "name", "provider", "api_key_env", "images", "context_window"}
 	toolsKeys            = []string{"active", "bash"}
 	bashKeys             = []string{"command_prefix", "shell", "pass_env", "full_output_max_mb", "default_timeout"}
 	extensionKeys        = []string{"name", "path", "sha256", "override", "grants", "limits", "config"}
@@ -371,6 +373,11 @@ func (d *decoder) model(l *layer, v any) {
 	if v, ok := m["name"]; ok {
 		if s, ok := d.nonEmpty("model.name", v); ok {
 			l.name = &s
+		}
+	}
+	if v, ok := m["provider"]; ok {
+		if s, ok := d.nonEmpty("model.provider", v); ok {
+			l.provider = &s
 		}
 	}
 	if v, ok := m["api_key_env"]; ok {

@@ -117,7 +117,7 @@ func TestAppendExtension(t *testing.T) {
 		{name: "null in config", e: Extension{Name: "x", Path: "x.wasm", SHA256: shaC, Config: map[string]any{"k": nil}},
 			wantErr: `append extension "x" to FILE: config key "k": null cannot be written in TOML`},
 		{name: "existing file does not load", old: "[model]\nnmae = \"m\"\n", e: minimal,
-			wantErr: `append extension "fmt" to FILE: the file does not load: FILE:2: unknown key "model.nmae" (known keys: base_url, name, api_key_env, images, context_window)`},
+			wantErr: `append extension "fmt" to FILE: the file does not load: FILE:2: unknown key "model.nmae" (known keys: base_url, name, provider, api_key_env, images, context_window)`},
 		{name: "inline extensions array cannot grow", old: "extensions = []\n", e: minimal,
 			wantErr: `append extension "fmt" to FILE: the result would not load: FILE:3:3: syntax error: Key 'extensions' was already created and cannot be used as an array.`},
 	}

@@ -32,18 +32,23 @@ func (c *Config) APIKey(flagKey string) (key, keyEnv string) {
 
 // HiddenEnv names the variables commands (bash, extensions' exec children,
 // MCP servers) must not get: the one named by [model] api_key_env,
-// OPENAI_API_KEY, and any other whose value is key (a key given with
-// --api-key may also sit in some variable), less those [tools.bash]
-// pass_env lists.
-func (c *Config) HiddenEnv(key string) []string {
+// OPENAI_API_KEY, the names in more (the other providers' key
+// variables), and any other whose value is key or one of otherKeys (a key
+// given with --api-key may also sit in some variable), less those
+// [tools.bash] pass_env lists.
+func (c *Config) HiddenEnv(key string, otherKeys []string, more ...string) []string {
 	names := []string{llm.DefaultAPIKeyEnv}
 	if c.Model.APIKeyEnv != "" {
 		names = append(names, c.Model.APIKeyEnv)
 	}
-	if redact.IsSecret(key) {
+	names = append(names, more...)
+	for _, k := range append([]string{key}, otherKeys...) {
+		if !redact.IsSecret(k) {
+			continue
+		}
 		for _, kv := range os.Environ() {
-			if k, v, ok := strings.Cut(kv, "="); ok && v == key {
-				names = append(names, k)
+			if n, v, ok := strings.Cut(kv, "="); ok && v == k {
+				names = append(names, n)
 			}
 		}
 	}

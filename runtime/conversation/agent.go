@@ -21,18 +21,17 @@ import (
 func (c *Conversation) buildAgent(mo app.ModelOptions) (*agent.Agent, modelNames, error) {
 	rt := c.rt
 	p := c.opts.Provider
-	names := modelNames{provider: "custom", model: firstNonEmpty(c.opts.ModelName, "custom")}
-	if p == nil {
-		s, err := app.ResolveModel(rt.Config(), mo)
-		if err != nil {
-			return nil, names, err
-		}
-		if p, err = rt.Provider(mo); err != nil {
-			return nil, names, err
-		}
-		names = modelNames{provider: providerName(s.BaseURL), model: s.Name}
+	s, err := c.resolve(mo)
+	if err != nil {
+		return nil, modelNames{}, err
 	}
-	cs, err := rt.Config().CompactionSettings()
+	names := modelNames{provider: s.Model.Provider, model: s.Model.ID, api: s.Model.API}
+	if p == nil {
+		if p, err = rt.ProviderFor(s); err != nil {
+			return nil, names, err
+		}
+	}
+	cs, err := c.compactionSettingsFor(s.Model)
 	if err != nil {
 		return nil, names, err
 	}
@@ -60,7 +59,10 @@ func (c *Conversation) buildAgent(mo app.ModelOptions) (*agent.Agent, modelNames
 	}
 	sess := c.Session()
 	comp := compaction.New(sess, p, cs)
+	mod := s.Model
 	cfg := agent.Config{
+		Thinking: func() llm.ThinkingLevel { return c.thinkingFor(mod) },
+		Price:    mod.CostOf,
 		Provider: p, Tools: ts.Tools, Hooks: rt.Hooks(), SystemPrompt: ts.SystemPrompt,
 		Sequential: rt.Config().ToolExecution == "sequential", Logger: rt.Logger().Named("agent"),
 		OnEvent: c.sink, MaxTurns: c.opts.MaxTurns, Refresh: refresh,
@@ -71,11 +73,7 @@ func (c *Conversation) buildAgent(mo app.ModelOptions) (*agent.Agent, modelNames
 	}
 	rt.PromptHooks(&cfg)
 	ag := agent.New(cfg)
-	if prov, model := sess.Model(); prov != names.provider || model != names.model {
-		if _, err := sess.AppendModelChange(names.provider, names.model); err != nil {
-			rt.Logger().Warn("session: model change not recorded", "error", err.Error())
-		}
-	}
+	c.record(sess, mod, clampLevel(mod, c.thinking))
 	c.persist.setNames(names)
 	return ag, names, nil
 }

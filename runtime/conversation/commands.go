@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/pi-go/pi/runtime/models"
 	"sort"
 	"strings"
 	"text/tabwriter"
@@ -39,7 +40,8 @@ func init() {
 		{name: "name", args: "[NAME]", help: "name the session (shown in lists and the status line)", run: cmdName},
 		{name: "fork", help: "go on in a copy of this session (the original stays as it is)", run: cmdFork},
 		{name: "compact", args: "[INSTRUCTIONS]", help: "summarize the conversation so far to free context", run: cmdCompact},
-		{name: "model", args: "[NAME]", help: "show or change the model (same endpoint and key)", run: cmdModel},
+		{name: "model", args: "[PROVIDER/ID]", help: "show the model and the usable ones, or change it (any provider: pi models lists them)", run: cmdModel},
+		{name: "thinking", args: "[LEVEL]", help: "show or set how hard the model thinks: off, minimal, low, medium, high, xhigh", run: cmdThinking},
 		{name: "tools", help: "list the tools, active and not", run: cmdTools},
 		{name: "ext", help: "list the loaded extensions: tools, hooks and grants", run: cmdExt},
 		{name: "permissions", help: "list the permission rules that apply", run: cmdPermissions},
@@ -184,14 +186,49 @@ func cmdCompact(ctx context.Context, c *Conversation, args string, o SubmitOptio
 
 func cmdModel(_ context.Context, c *Conversation, args string, o SubmitOptions, sub *Submitted) error {
 	if args == "" {
-		o.show("The model is " + c.ModelName() + "; /model NAME changes it.")
+		cur, err := c.Model()
+		if err != nil {
+			return err
+		}
+		var b strings.Builder
+		fmt.Fprintf(&b, "The model is %s (%s); /model PROVIDER/ID changes it.", cur.Ref(), cur.API)
+		if avail, err := c.AvailableModels(); err == nil && len(avail) > 1 {
+			b.WriteString(" Usable now:")
+			for i, m := range avail {
+				if i == 30 {
+					fmt.Fprintf(&b, "\n  … and %d more (pi models lists them all)", len(avail)-i)
+					break
+				}
+				b.WriteString("\n  " + m.Ref())
+			}
+		}
+		o.show(b.String())
 		return nil
 	}
 	if err := c.SetModel("", args); err != nil {
 		return err
 	}
 	sub.Switched = true
-	o.show("✓ model " + c.ModelName())
+	m, _ := c.Model()
+	o.show(fmt.Sprintf("✓ model %s (thinking %s)", m.Ref(), c.ThinkingLevel()))
+	return nil
+}
+
+func cmdThinking(_ context.Context, c *Conversation, args string, o SubmitOptions, _ *Submitted) error {
+	if args == "" {
+		o.show(fmt.Sprintf("Thinking level %s; the model has %s. /thinking LEVEL sets it.", c.ThinkingLevel(), models.LevelNames(c.ThinkingLevels())))
+		return nil
+	}
+	eff, err := c.SetThinkingLevel(args)
+	if err != nil {
+		return err
+	}
+	if string(eff) != strings.ToLower(strings.TrimSpace(args)) {
+		m, _ := c.Model()
+		o.show(fmt.Sprintf("✓ thinking %s (%s has no %s; it has %s)", eff, m.Ref(), strings.TrimSpace(args), models.LevelNames(c.ThinkingLevels())))
+		return nil
+	}
+	o.show(fmt.Sprintf("✓ thinking %s", eff))
 	return nil
 }
 

@@ -34,6 +34,9 @@ func (c *Conversation) replaceSession(s *session.Session, resumed bool) {
 	if old != nil && old != s {
 		c.closeSession(old)
 	}
+	if resumed {
+		c.restoreModel(s, false, false)
+	}
 	c.dropAgent()
 	c.sessionStarted()
 }

@@ -237,16 +237,17 @@ func TestFailedPromptLeavesSession(t *testing.T) {
 }
 
 // SetModel changes the model from the next prompt on, on the same
-// endpoint, and refuses another provider; a scripted model cannot be
-// changed.
+// endpoint, and refuses a provider without a key, naming the variable; a
+// scripted model cannot be changed.
 func TestSetModel(t *testing.T) {
+	t.Setenv("ANTHROPIC_API_KEY", "")
 	srv := openaitest.NewServer(t, openaitest.Reply{Text: "ok"})
 	c := openSession(t, t.TempDir(), t.TempDir(), t.TempDir(), srv.URL, SessionOptions{}, Options{})
 	m, err := c.Model()
 	if err != nil || m.ID != "m" || m.Provider != "127.0.0.1" || m.API != "openai-completions" {
 		t.Fatalf("model %+v, %v", m, err)
 	}
-	if err := c.SetModel("anthropic", "claude"); err == nil || !strings.Contains(err.Error(), "model not found: anthropic/claude") {
+	if err := c.SetModel("anthropic", "claude-sonnet-4-5"); err == nil || !strings.Contains(err.Error(), "set ANTHROPIC_API_KEY") {
 		t.Fatalf("another provider: %v", err)
 	}
 	if err := c.SetModel(m.Provider, "bigger"); err != nil {

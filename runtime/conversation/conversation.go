@@ -26,6 +26,7 @@ import (
 	"github.com/pi-go/pi/runtime/app"
 	"github.com/pi-go/pi/runtime/config"
 	"github.com/pi-go/pi/runtime/llm"
+	"github.com/pi-go/pi/runtime/models"
 	"github.com/pi-go/pi/runtime/session"
 )
 
@@ -82,7 +83,10 @@ type Conversation struct {
 	// model is the model flags as /model left them; names are what the
 	// session records of the model the agent talks to.
 	model app.ModelOptions
-	names modelNames
+	// thinking is the thinking level set ("" until one is: the default);
+	// the model's nearest level is used (ThinkingLevel).
+	thinking llm.ThinkingLevel
+	names    modelNames
 	// steering and followUp are the queue modes, kept across agents.
 	steering, followUp agent.QueueMode
 	// cancel cancels the run or compaction going on (Abort); running
@@ -120,6 +124,9 @@ type pendingBash struct {
 // session).
 func New(rt *app.Runtime, o Options) (*Conversation, error) {
 	c := &Conversation{rt: rt, opts: o, model: rt.ModelOptions()}
+	if l, ok := models.ParseLevel(c.model.Thinking); ok {
+		c.thinking = l
+	}
 	if o.OnEvent != nil {
 		c.listeners = []listener{{id: 0, fn: o.OnEvent}}
 		c.nextID = 1

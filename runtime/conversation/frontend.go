@@ -9,7 +9,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/pi-go/pi/runtime/app"
 	"github.com/pi-go/pi/runtime/session"
 	"github.com/pi-go/pi/runtime/tool"
 )
@@ -24,29 +23,6 @@ const MaxSessionNameLen = 200
 // SessionName is the current session's display name ("" when it has
 // none).
 func (c *Conversation) SessionName() string { return c.Session().Name() }
-
-// ModelName is the name of the model the next prompt goes to ("" when none
-// is configured).
-func (c *Conversation) ModelName() string {
-	c.mu.Lock()
-	mo := c.model
-	c.mu.Unlock()
-	if c.opts.Provider != nil {
-		return firstNonEmpty(c.opts.ModelName, "custom")
-	}
-	s, _ := app.ResolveModel(c.rt.Config(), mo)
-	return s.Name
-}
-
-// ContextWindow is the context window in tokens that compaction works
-// with ([compaction] context_window); 0 when it is not known.
-func (c *Conversation) ContextWindow() int {
-	cs, err := c.rt.Config().CompactionSettings()
-	if err != nil {
-		return 0
-	}
-	return cs.ContextWindow
-}
 
 // BashRun is a person's own shell command (!cmd) and what came of it.
 type BashRun struct {

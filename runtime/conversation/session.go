@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net/url"
 	"os"
 	"path/filepath"
 	"sync"
@@ -113,6 +112,10 @@ func (c *Conversation) openSession() error {
 	}
 	c.sess.Store(s)
 	c.resumed.Store(resumed)
+	if resumed {
+		mo := c.model
+		c.restoreModel(s, mo.Provider != "" || mo.Name != "", mo.Thinking != "")
+	}
 	if n, err := s.RepairInterrupted(); err != nil {
 		c.closeSession(s)
 		return fmt.Errorf("session %s: %w", s.Path(), err)
@@ -175,20 +178,7 @@ func (c *Conversation) Compact(ctx context.Context, instructions string) (*agent
 
 // modelNames are the provider and model written in the session's
 // assistant messages.
-type modelNames struct{ provider, model string }
-
-// providerName names an OpenAI-compatible endpoint for the session files:
-// "openai" for OpenAI's own API, else the endpoint's host name.
-func providerName(baseURL string) string {
-	u, err := url.Parse(baseURL)
-	if err != nil || u.Hostname() == "" {
-		return "openai-compatible"
-	}
-	if u.Hostname() == "api.openai.com" {
-		return "openai"
-	}
-	return u.Hostname()
-}
+type modelNames struct{ provider, model, api string }
 
 // sessionSink persists every message the loop ends (message_end) in the
 // session, with the key redacted.
@@ -217,7 +207,7 @@ func (ss *sessionSink) onEvent(ev agent.Event) {
 	if ev.Type != agent.EventMessageEnd || ev.Message == nil {
 		return
 	}
-	meta := session.AssistantMeta{API: "openai-completions", Provider: ss.names.provider, Model: ss.names.model, StopReason: ev.StopReason, ErrorMessage: ev.Error}
+	meta := session.AssistantMeta{API: firstNonEmpty(ss.names.api, "openai-completions"), Provider: ss.names.provider, Model: ss.names.model, StopReason: ev.StopReason, ErrorMessage: ev.Error}
 	if ev.Usage != nil {
 		meta.Usage = *ev.Usage
 	}

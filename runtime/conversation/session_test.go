@@ -80,7 +80,7 @@ func TestSessionResumeAcrossRuntimes(t *testing.T) {
 			roles = append(roles, e.Type)
 		}
 	}
-	if strings.Join(roles, ",") != "model_change,user,assistant,toolResult,assistant,user,assistant" {
+	if strings.Join(roles, ",") != "model_change,thinking_level_change,user,assistant,toolResult,assistant,user,assistant" {
 		t.Fatalf("entries %v", roles)
 	}
 }

@@ -1,11 +1,6 @@
 package conversation
 
 import (
-	"fmt"
-	"strings"
-
-	"github.com/pi-go/pi/runtime/app"
-
 	"github.com/pi-go/pi/runtime/session"
 )
 
@@ -35,7 +30,7 @@ type TokenStats struct {
 
 // ContextUsage is how full the context window is: the last response's
 // usage plus an estimate of what came after it (the compaction threshold's
-// measure). pi does not price models: Cost stays 0.
+// measure).
 type ContextUsage struct {
 	Tokens        int     `json:"tokens"`
 	ContextWindow int     `json:"contextWindow"`
@@ -72,96 +67,9 @@ func (c *Conversation) Stats() SessionStats {
 		}
 	}
 	st.TotalMessages = len(msgs)
-	if cs, err := c.rt.Config().CompactionSettings(); err == nil && cs.ContextWindow > 0 {
+	if cs, err := c.compactionSettings(); err == nil && cs.ContextWindow > 0 {
 		tokens := session.EstimateContextTokens(msgs)
 		st.ContextUsage = &ContextUsage{Tokens: tokens, ContextWindow: cs.ContextWindow, Percent: float64(tokens) * 100 / float64(cs.ContextWindow)}
 	}
 	return st
-}
-
-// ModelInfo describes the model the agents talk to, in the reference
-// agent's Model shape (RPC get_state, set_model).
-type ModelInfo struct {
-	ID            string    `json:"id"`
-	Name          string    `json:"name"`
-	API           string    `json:"api"`
-	Provider      string    `json:"provider"`
-	BaseURL       string    `json:"baseUrl"`
-	Reasoning     bool      `json:"reasoning"`
-	Input         []string  `json:"input"`
-	ContextWindow int       `json:"contextWindow"`
-	MaxTokens     int       `json:"maxTokens"`
-	Cost          ModelCost `json:"cost"`
-}
-
-// ModelCost is a model's price per million tokens (pi knows none: zeros).
-type ModelCost struct {
-	Input      float64 `json:"input"`
-	Output     float64 `json:"output"`
-	CacheRead  float64 `json:"cacheRead"`
-	CacheWrite float64 `json:"cacheWrite"`
-}
-
-// Model describes the model the conversation talks to (a provider given
-// in Options is provider "custom").
-//
-// # Errors
-//
-// No provider was given and the settings resolve to no model
-// (app.ResolveModel).
-func (c *Conversation) Model() (ModelInfo, error) {
-	c.mu.Lock()
-	mo := c.model
-	c.mu.Unlock()
-	info := ModelInfo{API: "openai-completions", Input: []string{"text"}}
-	if cs, err := c.rt.Config().CompactionSettings(); err == nil {
-		info.ContextWindow = cs.ContextWindow
-	}
-	if c.opts.Provider != nil {
-		info.ID, info.Provider = firstNonEmpty(c.opts.ModelName, "custom"), "custom"
-		info.Name = info.ID
-		return info, nil
-	}
-	s, err := app.ResolveModel(c.rt.Config(), mo)
-	if err != nil {
-		return ModelInfo{}, err
-	}
-	info.ID, info.Provider, info.BaseURL = s.Name, providerName(s.BaseURL), s.BaseURL
-	if s.Images {
-		info.Input = append(info.Input, "image")
-	}
-	info.Name = info.ID
-	return info, nil
-}
-
-// SetModel makes the conversation talk to the model named name on the same
-// endpoint from the next prompt on (RPC set_model, /model); the session
-// records the change then. provider, when not empty, must be the current
-// endpoint's provider name (Model().Provider). What is queued stays.
-//
-// # Errors
-//
-// A run goes on (agent.ErrBusy); a provider that is not the current one,
-// an empty name, a provider given in Options (a scripted model).
-func (c *Conversation) SetModel(provider, name string) error {
-	if err := c.idle("set model"); err != nil {
-		return err
-	}
-	name = strings.TrimSpace(name)
-	cur, err := c.Model()
-	switch {
-	case err != nil:
-		return fmt.Errorf("set model: %w", err)
-	case name == "":
-		return fmt.Errorf("set model: no model name")
-	case cur.Provider == "custom":
-		return fmt.Errorf("set model: the model is %q, given by the front end (a scripted model), and cannot be changed", cur.ID)
-	case provider != "" && provider != cur.Provider:
-		return fmt.Errorf("set model: model not found: %s/%s (pi talks to one endpoint, provider %q; give that provider or none)", provider, name, cur.Provider)
-	}
-	c.mu.Lock()
-	c.model.Name = name
-	c.mu.Unlock()
-	c.dropAgent()
-	return nil
 }

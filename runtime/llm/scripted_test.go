@@ -262,9 +262,10 @@ func TestDocsScriptExample(t *testing.T) {
 	if err != nil {
 		t.Fatalf("the docs example cannot be checked: %v", err)
 	}
-	_, rest, ok := strings.Cut(string(doc), "```json\n")
+	_, rest, _ := strings.Cut(string(doc), "## The scripted provider")
+	_, rest, ok := strings.Cut(rest, "```json\n")
 	if !ok {
-		t.Fatal("docs/models.md has no json example")
+		t.Fatal("docs/models.md has no json example under \"## The scripted provider\"")
 	}
 	example, _, _ := strings.Cut(rest, "```")
 	s, err := ParseScript([]byte(example))

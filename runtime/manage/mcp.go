@@ -112,7 +112,7 @@ func probeMCP(ctx context.Context, l listing, servers []config.MCPServer, hostVe
 	if err != nil {
 		warn(err.Error())
 	}
-	m, err := mcp.New(mcp.Options{Cwd: l.cwd, CacheDir: cache, HideEnv: l.cfg.HiddenEnv(key),
+	m, err := mcp.New(mcp.Options{Cwd: l.cwd, CacheDir: cache, HideEnv: l.cfg.HiddenEnv(key, nil),
 		ClientName: "pi", ClientVersion: hostVersion, OnWarning: warn}, mcp.FromConfig(servers))
 	if err != nil {
 		return nil, err

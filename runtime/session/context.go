@@ -333,7 +333,10 @@ func FromLLM(m llm.Message, meta AssistantMeta) Message {
 		out := Message{
 			Role: RoleAssistant, Timestamp: now, API: meta.API, Provider: meta.Provider, Model: meta.Model,
 			StopReason: string(meta.StopReason), ErrorMessage: meta.ErrorMessage,
-			Usage: &Usage{Input: meta.Usage.InputTokens, Output: meta.Usage.OutputTokens, TotalTokens: meta.Usage.TotalTokens},
+			Usage: &Usage{
+				Input: meta.Usage.InputTokens, Output: meta.Usage.OutputTokens, CacheRead: meta.Usage.CacheReadTokens,
+				CacheWrite: meta.Usage.CacheWriteTokens, TotalTokens: meta.Usage.TotalTokens, Cost: UsageCost(meta.Usage.Cost),
+			},
 		}
 		if out.StopReason == "" {
 			out.StopReason = string(llm.StopEnd)
@@ -392,6 +395,18 @@ func argsObject(raw llm.RawArguments) json.RawMessage {
 // latest model_change or assistant message on it; empty when none.
 func (s *Session) Model() (provider, model string) {
 	return modelOf(s.Branch())
+}
+
+// ThinkingLevel returns the thinking level of the latest
+// thinking_level_change on the current branch; "" when none.
+func (s *Session) ThinkingLevel() string {
+	path := s.Branch()
+	for i := len(path) - 1; i >= 0; i-- {
+		if path[i].Type == TypeThinkingLevelChange {
+			return path[i].ThinkingLevel
+		}
+	}
+	return ""
 }
 
 // BranchContext is what a path from the root gives the agent.

@@ -281,6 +281,14 @@ func (e *Entry) encode() ([]byte, error) {
 			Provider  string  `json:"provider"`
 			ModelID   string  `json:"modelId"`
 		}{e.Type, e.ID, parent, e.Timestamp, e.Provider, e.ModelID}
+	case TypeThinkingLevelChange:
+		v = struct {
+			Type          string  `json:"type"`
+			ID            string  `json:"id"`
+			ParentID      *string `json:"parentId"`
+			Timestamp     string  `json:"timestamp"`
+			ThinkingLevel string  `json:"thinkingLevel"`
+		}{e.Type, e.ID, parent, e.Timestamp, e.ThinkingLevel}
 	case TypeCompaction:
 		v = struct {
 			Type             string          `json:"type"`
@@ -420,7 +428,8 @@ type Usage struct {
 	Cost        UsageCost `json:"cost"`
 }
 
-// UsageCost is the cost of a response (pi does not price models: zeros).
+// UsageCost is the cost of a response in US dollars (llm.Cost's
+// shape), from the model's prices.
 type UsageCost struct {
 	Input      float64 `json:"input"`
 	Output     float64 `json:"output"`

@@ -537,6 +537,16 @@ func (s *Session) AppendModelChange(provider, modelID string) (string, error) {
 	return s.append(&Entry{Type: TypeModelChange, Provider: provider, ModelID: modelID})
 }
 
+// AppendThinkingLevelChange records that the conversation goes on at
+// another thinking level (the reference's thinking_level_change).
+//
+// # Errors
+//
+// As AppendMessage.
+func (s *Session) AppendThinkingLevelChange(level string) (string, error) {
+	return s.append(&Entry{Type: TypeThinkingLevelChange, ThinkingLevel: level})
+}
+
 // AppendCompaction appends a compaction entry: the context is summary, then
 // the messages from firstKeptEntryID on.
 //

@@ -352,11 +352,31 @@ func (s *server) dispatch(cmd rpcCommand) {
 		}
 		s.reply(cmd, m, err)
 	case "get_available_models":
-		m, err := s.conv.Model()
-		s.reply(cmd, map[string]any{"models": []conversation.ModelInfo{m}}, err)
-	case "cycle_model", "cycle_thinking_level":
-		// One model, no thinking levels: the reference answers null then.
-		s.out.write(map[string]any{"id": cmd.ID, "type": "response", "command": cmd.Type, "success": true, "data": nil})
+		ms, err := s.conv.AvailableModels()
+		if ms == nil {
+			ms = []conversation.ModelInfo{}
+		}
+		s.reply(cmd, map[string]any{"models": ms}, err)
+	case "cycle_model":
+		// No other model: the reference answers null.
+		var res *conversation.CycleResult
+		err := s.idleForModel(cmd.Type)
+		if err == nil {
+			res, err = s.conv.CycleModel()
+		}
+		if err == nil && res == nil {
+			s.out.write(map[string]any{"id": cmd.ID, "type": "response", "command": cmd.Type, "success": true, "data": nil})
+			break
+		}
+		s.reply(cmd, res, err)
+	case "cycle_thinking_level":
+		// A model without reasoning: the reference answers null.
+		l, ok := s.conv.CycleThinkingLevel()
+		if !ok {
+			s.out.write(map[string]any{"id": cmd.ID, "type": "response", "command": cmd.Type, "success": true, "data": nil})
+			break
+		}
+		s.reply(cmd, map[string]any{"level": l}, nil)
 	case "set_steering_mode", "set_follow_up_mode":
 		var c struct {
 			Mode string `json:"mode"`
@@ -424,7 +444,14 @@ func (s *server) dispatch(cmd rpcCommand) {
 		}
 		s.reply(cmd, nil, err)
 	case "set_thinking_level":
-		s.reply(cmd, nil, errUnsupported(cmd.Type, "the OpenAI-compatible endpoint's model has no thinking level pi sets"))
+		var c struct {
+			Level string `json:"level"`
+		}
+		err := decode(cmd, &c)
+		if err == nil {
+			_, err = s.conv.SetThinkingLevel(c.Level)
+		}
+		s.reply(cmd, nil, err)
 	case "set_auto_compaction":
 		s.reply(cmd, nil, errUnsupported(cmd.Type, "set [compaction] enabled in pi.toml"))
 	case "set_auto_retry", "abort_retry":
@@ -667,13 +694,21 @@ func (s *server) sessionChange(cmd rpcCommand, fields any, change func() (any, e
 
 // setModel switches the model, keeping what is queued.
 func (s *server) setModel(provider, id string) error {
+	if err := s.idleForModel("set_model"); err != nil {
+		return err
+	}
+	return s.conv.SetModel(provider, id)
+}
+
+// idleForModel refuses a model change while the agent runs.
+func (s *server) idleForModel(command string) error {
 	s.mu.Lock()
 	busy := s.busyLocked()
 	s.mu.Unlock()
 	if busy {
-		return errors.New("set_model: the agent is busy; wait for agent_end or send abort first")
+		return fmt.Errorf("%s: the agent is busy; wait for agent_end or send abort first", command)
 	}
-	return s.conv.SetModel(provider, id)
+	return nil
 }
 
 // rpcState is get_state's data.
@@ -694,7 +729,7 @@ type rpcState struct {
 
 func (s *server) state() rpcState {
 	s.mu.Lock()
-	st := rpcState{ThinkingLevel: "off", IsStreaming: s.run != nil && !s.run.ended.Load(), IsCompacting: s.compact != nil}
+	st := rpcState{ThinkingLevel: string(s.conv.ThinkingLevel()), IsStreaming: s.run != nil && !s.run.ended.Load(), IsCompacting: s.compact != nil}
 	s.mu.Unlock()
 	if m, err := s.conv.Model(); err == nil {
 		st.Model = &m

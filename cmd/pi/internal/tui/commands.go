@@ -36,6 +36,8 @@ func keysHelp() string {
 		{"↑ / ↓", "previous / next prompt of the history (on the first / last line)"},
 		{"/", "at an empty prompt: the commands in a dropdown (↑/↓ move, Tab or Enter takes, Esc closes)"},
 		{"Tab", "complete an @path or a /command"},
+		{"Shift+Tab", "the model's next thinking level (off … xhigh, wrapping; /thinking LEVEL sets one)"},
+		{"Ctrl+P", "the next model of --models (else of the usable models)"},
 		{"Esc", "cancel the running turn"},
 		{"Ctrl-C", "cancel the running turn; clear the editor; twice at an empty prompt: exit"},
 		{"Ctrl-D", "exit (at an empty prompt)"},

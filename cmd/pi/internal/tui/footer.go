@@ -25,6 +25,11 @@ type Footer struct {
 	Session string
 	// Model is the model's name.
 	Model string
+	// Thinking is the thinking level of a reasoning model ("" for a model
+	// without reasoning).
+	Thinking string
+	// Cost is what the session's answers cost, in US dollars.
+	Cost float64
 	// Input and Output are the tokens the session's answers used, summed
 	// over every answer of the session file.
 	Input, Output int
@@ -42,6 +47,9 @@ func footerData(conv *conversation.Conversation) Footer {
 		ContextTokens: conv.ContextTokens(),
 		ContextWindow: conv.ContextWindow(),
 	}
+	if m, err := conv.Model(); err == nil && m.Reasoning {
+		f.Thinking = string(conv.ThinkingLevel())
+	}
 	f.Home, _ = os.UserHomeDir()
 	f.Branch = gitBranch(f.Cwd)
 	for _, e := range conv.Session().Entries() {
@@ -51,6 +59,7 @@ func footerData(conv *conversation.Conversation) Footer {
 		if m, err := e.Message(); err == nil && m.Role == session.RoleAssistant && m.Usage != nil {
 			f.Input += m.Usage.Input
 			f.Output += m.Usage.Output
+			f.Cost += m.Usage.Cost.Total
 		}
 	}
 	return f
@@ -128,6 +137,14 @@ func shortenPath(path string, w int) string {
 	return path
 }
 
+// costText is a cost in US dollars: $0.123, $12.35.
+func costText(c float64) string {
+	if c < 1 {
+		return fmt.Sprintf("$%.3f", c)
+	}
+	return fmt.Sprintf("$%.2f", c)
+}
+
 // percent is the share of the window tokens take, as 12.3%.
 func percent(tokens, window int) float64 { return float64(tokens) * 100 / float64(window) }
 
@@ -157,6 +174,9 @@ func (f Footer) render(st styles, width int, state string) string {
 	if f.Output > 0 {
 		tokens = append(tokens, "↓"+conversation.HumanTokens(f.Output))
 	}
+	if f.Cost > 0 {
+		tokens = append(tokens, costText(f.Cost))
+	}
 	if len(tokens) > 0 {
 		left = append(left, st.status.Render(strings.Join(tokens, " ")))
 	}
@@ -183,6 +203,9 @@ func (f Footer) render(st styles, width int, state string) string {
 	model := f.Model
 	if model == "" {
 		model = "no model"
+	}
+	if f.Thinking != "" {
+		model += " • " + f.Thinking
 	}
 	lw, mw := ansi.StringWidth(l), ansi.StringWidth(model)
 	var line2 string

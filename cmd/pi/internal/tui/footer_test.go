@@ -98,6 +98,14 @@ func TestFooterLayout(t *testing.T) {
 		}
 	}
 
+	// The session's cost after the tokens, the thinking level after the
+	// model.
+	f.Cost, f.Thinking = 0.01234, "high"
+	ls = strings.Split(f.render(st, 100, ""), "\n")
+	if !strings.HasPrefix(ls[1], "↑12.3k ↓678 $0.012 · ctx") || !strings.HasSuffix(ls[1], " gpt-test • high") {
+		t.Errorf("with cost and thinking: %q", ls[1])
+	}
+
 	// Nothing used yet, no window known, outside home and any repository.
 	f = Footer{Cwd: "/srv/x", Home: "/home/ann", Model: "m", ContextTokens: 90}
 	ls = strings.Split(f.render(st, 60, ""), "\n")

@@ -394,6 +394,31 @@ func (m *model) onEditorKey(k tea.KeyMsg) tea.Cmd {
 	case "tab":
 		m.complete()
 		return nil
+	case "shift+tab":
+		// The model's next thinking level, wrapping (the reference's key).
+		if l, ok := m.conv.CycleThinkingLevel(); ok {
+			m.notice = "thinking " + string(l)
+		} else {
+			m.notice = "the model has no thinking levels"
+		}
+		m.refreshFooter()
+		return nil
+	case "ctrl+p":
+		// The next model of --models (else of the usable ones).
+		if m.busy != "" {
+			m.notice = "wait for the turn to end to change the model"
+			return nil
+		}
+		switch res, err := m.conv.CycleModel(); {
+		case err != nil:
+			m.notice = clean(err.Error())
+		case res == nil:
+			m.notice = "no other model to switch to (--models A,B lists some)"
+		default:
+			m.notice = "model " + clean(res.Model.Ref())
+		}
+		m.refreshFooter()
+		return nil
 	}
 	if k.Paste {
 		// A paste keeps its line breaks as new lines of the one prompt.
@@ -638,6 +663,9 @@ func (m *model) run(line string) tea.Cmd {
 		if name == "resume" && args == "" {
 			return m.pickSession()
 		}
+		if name == "model" && args == "" {
+			return m.pickModel()
+		}
 		return m.startWork("command", Prompt{Text: trimmed})
 	}
 	p, err := m.prompt(line)
@@ -682,6 +710,37 @@ func (m *model) startWork(busy string, p Prompt) tea.Cmd {
 		defer m.ui.work.Done()
 		defer cancel()
 		out, err := conv.Submit(ctx, conversation.Prompt{Text: p.Text, Images: p.Images}, conversation.SubmitOptions{Interactive: true, Builtins: true, Show: show})
+		return runDoneMsg{out: out, err: err, cancelled: ctx.Err() != nil}
+	}
+}
+
+// pickModel is /model without a name: a list of the usable models to
+// pick from (/ filters it), then /model with the one picked.
+func (m *model) pickModel() tea.Cmd {
+	avail, err := m.conv.AvailableModels()
+	if err != nil || len(avail) < 2 {
+		return m.startWork("command", Prompt{Text: "/model"})
+	}
+	cur, _ := m.conv.Model()
+	opts := make([]string, len(avail))
+	for i, a := range avail {
+		opts[i] = a.Ref()
+	}
+	ctx, cancel := context.WithCancel(m.ctx)
+	m.busy, m.cancel = "command", cancel
+	m.failShown = false
+	conv, ui := m.conv, m.ui
+	show := func(s string) { m.sendMsg(showMsg{s}) }
+	m.ui.work.Add(1)
+	return func() tea.Msg {
+		defer m.ui.work.Done()
+		defer cancel()
+		choice, ok, err := ui.Select(ctx, "Switch the model (now "+cur.Ref()+"; / filters)", opts)
+		if err != nil || !ok {
+			show("(model unchanged)")
+			return runDoneMsg{cancelled: true}
+		}
+		out, err := conv.Submit(ctx, conversation.Prompt{Text: "/model " + choice}, conversation.SubmitOptions{Interactive: true, Builtins: true, Show: show})
 		return runDoneMsg{out: out, err: err, cancelled: ctx.Err() != nil}
 	}
 }
@@ -788,6 +847,7 @@ func (m *model) onAgentEvent(ev agent.Event) tea.Cmd {
 			if u := ev.Usage; u != nil {
 				m.foot.Input += u.InputTokens
 				m.foot.Output += u.OutputTokens
+				m.foot.Cost += u.Cost.Total
 				if n := u.TotalTokens; n > 0 {
 					m.foot.ContextTokens = n
 				} else if n := u.InputTokens + u.OutputTokens; n > 0 {

@@ -88,6 +88,9 @@ type termOptions struct {
 	beforeRun func(*UI)
 	// profile is the colour profile (nil: the output's, none for a pipe).
 	profile *termenv.Profile
+	// model, when set, replaces the scripted model: the runtime's model
+	// flags (the home's models.json applies).
+	model *app.ModelOptions
 }
 
 // startTUI opens a runtime in a fresh project with a scripted model and
@@ -108,15 +111,23 @@ func startTUI(t *testing.T, o termOptions) *term {
 	ui := New()
 	ctx, cancel := context.WithCancel(context.Background())
 	stderr := waitbuf.New()
-	rt, err := app.Open(ctx, app.Options{Cwd: dir, PIHome: home, Trust: true,
-		Approver: app.ApproverFunc(ui.Approve), UI: ui, Mode: app.ModeInteractive, LogOutput: ui.LogWriter(stderr)})
+	ao := app.Options{Cwd: dir, PIHome: home, Trust: true,
+		Approver: app.ApproverFunc(ui.Approve), UI: ui, Mode: app.ModeInteractive, LogOutput: ui.LogWriter(stderr)}
+	if o.model != nil {
+		ao.Model = *o.model
+	}
+	rt, err := app.Open(ctx, ao)
 	if err != nil {
 		cancel()
 		t.Fatal(err)
 	}
 	prov := llm.NewScripted(llm.Script{Turns: o.turns})
+	var given llm.Provider = prov
+	if o.model != nil {
+		given = nil
+	}
 	conv, err := conversation.New(rt, conversation.Options{
-		Session: &conversation.SessionOptions{}, Provider: prov, ModelName: "scripted",
+		Session: &conversation.SessionOptions{}, Provider: given, ModelName: "scripted",
 		OnEvent: func(ev agent.Event) {
 			if ev.Type == agent.EventSessionStart && o.onSessionStart != nil {
 				o.onSessionStart()
