@@ -15,6 +15,7 @@ package builtin
 
 import (
 	"github.com/pi-go/pi/internal/procs"
+	"github.com/pi-go/pi/internal/sandbox"
 	"github.com/pi-go/pi/runtime/redact"
 	"github.com/pi-go/pi/runtime/tool"
 )
@@ -53,6 +54,15 @@ type BashOptions struct {
 	// full-output files. The model-visible result is left to the caller's
 	// tool_result redaction.
 	Redactor *redact.Redactor
+	// Sandbox runs every command under the kernel sandbox
+	// (internal/sandbox, docs/sandbox.md): nil, or a policy that is not
+	// Active, runs commands as they are. What it refused is named in the
+	// result, one "Sandbox refused: ..." line each.
+	Sandbox *sandbox.Policy
+	// SandboxHelper is the program that applies the sandbox between fork
+	// and exec (any program linking internal/sandbox serves); "" is the
+	// running program (os.Executable).
+	SandboxHelper string
 	// DefaultTimeout, in seconds, applies to a call that gives no timeout
 	// ("Command timed out after N seconds"); zero means none.
 	DefaultTimeout float64
