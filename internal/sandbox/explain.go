@@ -99,7 +99,8 @@ func hostCanWrite(path string) bool {
 
 // pathCandidates are the strings of an error line that may be the path:
 // quoted ones ('x', "x", ‘x’, `x'), and the field before the error text
-// ("bash: x: Permission denied").
+// ("bash: x: Permission denied") and its last word ("sh: 1: cannot
+// create x: Read-only file system").
 func pathCandidates(line string) []string {
 	var out []string
 	for _, q := range [][2]string{{"'", "'"}, {`"`, `"`}, {"‘", "’"}, {"`", "'"}} {
@@ -124,7 +125,11 @@ func pathCandidates(line string) []string {
 			if k := strings.LastIndex(field, ": "); k >= 0 {
 				field = field[k+2:]
 			}
-			out = append(out, strings.TrimSpace(field))
+			field = strings.TrimSpace(field)
+			out = append(out, field)
+			if k := strings.LastIndexByte(field, ' '); k >= 0 {
+				out = append(out, field[k+1:]) // "cannot create PATH: ..." (dash)
+			}
 		}
 	}
 	return out

@@ -90,6 +90,14 @@ type Options struct {
 	// CompileProgress is told before the wait when an extension must be
 	// compiled because the compilation cache has no copy (compile.go).
 	CompileProgress CompileProgress
+
+	// Sandbox (--sandbox) replaces [sandbox] mode for this run: off, full,
+	// workspace-write or read-only (docs/sandbox.md).
+	Sandbox string
+	// SandboxHelper is the program that applies the sandbox to each bash
+	// command; "" is the running program, which serves as the helper
+	// because it links this package (SandboxHelperArg).
+	SandboxHelper string
 }
 
 // ExtensionInfo describes a loaded extension: what its init declared and
@@ -205,6 +213,11 @@ func (r *Runtime) loadConfig() error {
 	if err != nil {
 		return err
 	}
+	if r.opts.Sandbox != "" {
+		if cfg, err = cfg.With(config.Overrides{SandboxMode: r.opts.Sandbox}); err != nil {
+			return err
+		}
+	}
 	r.cfg = cfg
 	key, keyEnv := modelKey(cfg, r.opts.Model.APIKey)
 	r.redactor = redact.New(key)
@@ -318,6 +331,10 @@ func (r *Runtime) startExtensions(ctx context.Context) ([]tool.SpawnHook, error)
 // then the MCP servers' tools, and chooses the active set.
 func (r *Runtime) registerTools(spawnHooks []tool.SpawnHook) error {
 	bash := r.cfg.Tools.Bash
+	box, err := r.sandboxPolicy()
+	if err != nil {
+		return err
+	}
 	r.procs = builtin.NewProcesses()
 	r.closers = append(r.closers, r.procs.Close)
 	bashOpts := builtin.BashOptions{
@@ -325,6 +342,7 @@ func (r *Runtime) registerTools(spawnHooks []tool.SpawnHook) error {
 		HideEnv: r.hideEnv, Processes: r.procs, OutputDir: r.outDir,
 		FullOutputMaxBytes: int64(bash.FullOutputMaxMB) << 20, Redactor: r.redactor,
 		DefaultTimeout: float64(cmp.Or(bash.DefaultTimeout, DefaultBashTimeout)),
+		Sandbox:        box, SandboxHelper: r.opts.SandboxHelper,
 	}
 	r.bashOpts = bashOpts
 	for _, d := range builtin.Definitions(builtin.Options{Bash: bashOpts}) {

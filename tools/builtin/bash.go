@@ -175,7 +175,7 @@ func withRefusals(res tool.Result, lines []string) tool.Result {
 	}
 	last := len(res.Content) - 1
 	if res.Content[last].Type == "text" {
-		res.Content[last].Text += "\n\n" + strings.Join(lines, "\n")
+		res.Content[last].Text = strings.TrimRight(res.Content[last].Text, "\n") + "\n\n" + strings.Join(lines, "\n")
 	}
 	return res
 }

@@ -4,12 +4,16 @@ package builtin
 
 import (
 	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/pi-go/pi/internal/sandbox"
+	"github.com/pi-go/pi/runtime/tool"
 )
 
 // TestBashSandbox runs the bash tool under workspace-write (this test
@@ -59,4 +63,39 @@ func TestBashSandbox(t *testing.T) {
 			}
 		}
 	}
+}
+
+// BenchmarkBashTrueSandbox is BenchmarkBashTrue with and without the
+// default sandbox, interleaved call by call; it reports the median of
+// each and their ratio.
+//
+//	go test -run '^$' -bench BashTrueSandbox -benchtime 200x ./tools/builtin/
+func BenchmarkBashTrueSandbox(b *testing.B) {
+	if s := sandbox.Probe(); s.Missing != "" {
+		b.Skipf("kernel sandbox unavailable: %s", s.Missing)
+	}
+	dir := b.TempDir()
+	box := &sandbox.Policy{Mode: sandbox.ModeWorkspaceWrite, Network: sandbox.NetworkOn, Writable: []string{dir, "/tmp"},
+		Protected: []string{dir + "/.git", dir + "/.pi", dir + "/pi.toml"}}
+	defs := []tool.ToolDefinition{bashDefinition(BashOptions{}), bashDefinition(BashOptions{Sandbox: box})}
+	args := json.RawMessage(`{"command":"true"}`)
+	times := [2][]time.Duration{}
+	for i := 0; i < b.N; i++ {
+		for k, def := range defs {
+			start := time.Now()
+			r, err := def.Execute(context.Background(), tool.NewCall("b", args, nil), tool.Context{Cwd: dir})
+			times[k] = append(times[k], time.Since(start))
+			if err != nil || r.IsError {
+				b.Fatalf("bash: %v %s", err, r.Text())
+			}
+		}
+	}
+	median := func(d []time.Duration) time.Duration {
+		slices.Sort(d)
+		return d[len(d)/2]
+	}
+	off, on := median(times[0]), median(times[1])
+	b.ReportMetric(float64(off.Microseconds())/1000, "ms-off")
+	b.ReportMetric(float64(on.Microseconds())/1000, "ms-sandbox")
+	b.ReportMetric(float64(on)/float64(off), "x-off")
 }

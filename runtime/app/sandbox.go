@@ -1,0 +1,137 @@
+package app
+
+import (
+	"cmp"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/pi-go/pi/internal/sandbox"
+	"github.com/pi-go/pi/runtime/config"
+)
+
+// SandboxHelperArg is the first argument that makes a program linking
+// runtime/app the sandbox's helper. Every such program serves it before
+// main runs (the package init of internal/sandbox), so an embedder needs
+// nothing; Options.SandboxHelper names another helper program when the
+// running one cannot be executed again (docs/sandbox.md).
+const SandboxHelperArg = sandbox.HelperArg
+
+// SandboxSupport is what the kernel offers the sandbox (pi doctor).
+type SandboxSupport = sandbox.Support
+
+// sandboxProbe is the kernel's support, found once per process.
+var sandboxProbe = sync.OnceValue(sandbox.Probe)
+
+// ProbeSandbox reports what the kernel offers the sandbox: the Landlock
+// ABI version, whether user namespaces can be made, and what is missing.
+func ProbeSandbox() SandboxSupport { return sandboxProbe() }
+
+// SandboxModes are the sandbox modes, weakest first (for flag help).
+func SandboxModes() []string { return slices.Clone(sandbox.Modes) }
+
+// sandboxPolicy turns [sandbox] into the policy of the bash tool: nil
+// when the mode needs no sandbox. An explicit mode (pi.toml or --sandbox)
+// the kernel cannot give is an error naming what is missing; the implicit
+// default then runs commands unsandboxed with one warning.
+func (r *Runtime) sandboxPolicy() (*sandbox.Policy, error) {
+	s := r.cfg.Sandbox
+	mode := cmp.Or(s.Mode, sandbox.ModeWorkspaceWrite)
+	network := cmp.Or(s.Network, sandbox.NetworkOn)
+	if network == sandbox.NetworkAllow {
+		return nil, fmt.Errorf("sandbox network %q (allow_hosts through pi's proxy) is not built yet: set network = %q or %q", network, sandbox.NetworkOn, sandbox.NetworkOff)
+	}
+	p := &sandbox.Policy{Mode: mode, Network: network}
+	if !p.Active() {
+		return nil, nil
+	}
+	if sup := ProbeSandbox(); sup.Missing != "" {
+		if s.Mode != "" || s.Network == sandbox.NetworkOff {
+			at := cmp.Or(s.ModeAt, "sandbox.network")
+			return nil, fmt.Errorf("sandbox %s (%s) cannot run here: %s", mode, at, sup.Missing)
+		}
+		r.warn("commands run without the sandbox: " + sup.Missing + " (pi doctor tells more; [sandbox] mode = \"off\" silences this)")
+		return nil, nil
+	}
+	home, _ := os.UserHomeDir()
+	root := r.cfg.ProjectRoot
+	p.Writable = uniqueAbs(append([]string{root, r.cwd, "/tmp", os.TempDir()}, expandHome(s.Writable, home)...))
+	p.Protected = uniqueAbs(protectedPaths(root, r.cwd, r.piHome))
+	return p, nil
+}
+
+// protectedPaths are the paths a command may not write even inside a
+// writable root: the project's .git, and .pi and pi.toml in every folder
+// from cwd up to the project root (where pi looks for them), pi's home
+// and its compilation cache.
+func protectedPaths(root, cwd, piHome string) []string {
+	out := []string{filepath.Join(root, ".git")}
+	for dir := cwd; ; dir = filepath.Dir(dir) {
+		out = append(out, filepath.Join(dir, ".pi"), filepath.Join(dir, config.FileName))
+		if dir == root || !sandbox.Within(dir, root) || dir == filepath.Dir(dir) {
+			break
+		}
+	}
+	if piHome != "" {
+		out = append(out, piHome, config.CacheDir(piHome))
+	}
+	return out
+}
+
+// expandHome makes "~/x" home/x (dropping it when the home is unknown).
+func expandHome(dirs []string, home string) []string {
+	var out []string
+	for _, d := range dirs {
+		if d == "~" || strings.HasPrefix(d, "~/") {
+			if home == "" {
+				continue
+			}
+			d = home + d[1:]
+		}
+		out = append(out, d)
+	}
+	return out
+}
+
+// uniqueAbs cleans paths, keeps the absolute ones, once each.
+func uniqueAbs(paths []string) []string {
+	var out []string
+	for _, p := range paths {
+		if p == "" || !filepath.IsAbs(p) {
+			continue
+		}
+		p = filepath.Clean(p)
+		if !slices.Contains(out, p) {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// SandboxInfo is how the runtime's bash commands are contained.
+type SandboxInfo struct {
+	// Mode and Network are the sandbox's; Mode is "off" when commands run
+	// unsandboxed (Off says why, when it was not asked for).
+	Mode, Network string
+	// Writable are the writable roots, Protected the read-only paths
+	// inside them (both as configured; missing ones are skipped).
+	Writable, Protected []string
+	// Off says why the default sandbox is off ("" when it is not).
+	Off string
+}
+
+// Sandbox reports how the runtime's bash commands are contained.
+func (r *Runtime) Sandbox() SandboxInfo {
+	p := r.bashOpts.Sandbox
+	if p == nil {
+		info := SandboxInfo{Mode: sandbox.ModeOff, Network: cmp.Or(r.cfg.Sandbox.Network, sandbox.NetworkOn)}
+		if cmp.Or(r.cfg.Sandbox.Mode, sandbox.ModeWorkspaceWrite) != sandbox.ModeOff {
+			info.Off = ProbeSandbox().Missing
+		}
+		return info
+	}
+	return SandboxInfo{Mode: p.Mode, Network: p.Network, Writable: slices.Clone(p.Writable), Protected: slices.Clone(p.Protected)}
+}

@@ -1,0 +1,85 @@
+package app
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestSandboxByDefault: an assembled runtime runs bash under
+// workspace-write by default (the test binary is its own helper, as an
+// embedding program is): the project is writable, a sibling folder, the
+// project's pi.toml and PI_HOME are not, and the result names the
+// refusals; --sandbox off is the control; network "allow" is refused at
+// Open with what to do.
+func TestSandboxByDefault(t *testing.T) {
+	if s := ProbeSandbox(); s.Missing != "" {
+		t.Skipf("kernel sandbox unavailable: %s", s.Missing)
+	}
+	for _, mode := range []string{"off", ""} {
+		dir, home := project(t)
+		sibling := outsideTmp(t)
+		write(t, filepath.Join(dir, "pi.toml"), "[tools]\nactive = [\"bash\"]\n")
+		rt, err := Open(context.Background(), Options{Cwd: dir, PIHome: home, Sandbox: mode})
+		if err != nil {
+			t.Fatal(err)
+		}
+		script := "echo a > in.txt; echo b > " + sibling + "/x; echo c >> pi.toml; echo d > " + home + "/pi.toml; echo done"
+		input, _ := json.Marshal(map[string]string{"command": script})
+		res, err := rt.CallTool(context.Background(), "bash", "c1", input, nil)
+		rt.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		text := res.Text()
+		if _, err := os.Stat(filepath.Join(dir, "in.txt")); err != nil {
+			t.Fatalf("mode %q: the project is not writable: %s", mode, text)
+		}
+		_, errSib := os.Stat(sibling + "/x")
+		_, errHome := os.Stat(home + "/pi.toml")
+		toml, _ := os.ReadFile(filepath.Join(dir, "pi.toml"))
+		wrote := errSib == nil && errHome == nil && strings.Contains(string(toml), "c")
+		if mode == "off" {
+			if !wrote {
+				t.Fatalf("control: writes failed with --sandbox off: %s", text)
+			}
+			continue
+		}
+		if errSib == nil || errHome == nil || strings.Contains(string(toml), "c\n") {
+			t.Fatalf("default sandbox let a write through: %s", text)
+		}
+		for _, want := range []string{"Sandbox refused: write outside the workspace: " + sibling + "/x (sandbox workspace-write)",
+			"Sandbox refused: write to a protected path: " + filepath.Join(dir, "pi.toml"),
+			"Sandbox refused: write to a protected path: " + home + "/pi.toml"} {
+			if !strings.Contains(text, want) {
+				t.Errorf("result lacks %q:\n%s", want, text)
+			}
+		}
+	}
+
+	dir, home := project(t)
+	write(t, filepath.Join(home, "pi.toml"), "[sandbox]\nnetwork = \"allow\"\nallow_hosts = [\"proxy.golang.org\"]\n")
+	_, err := Open(context.Background(), Options{Cwd: dir, PIHome: home})
+	if err == nil || !strings.Contains(err.Error(), `sandbox network "allow" (allow_hosts through pi's proxy) is not built yet`) {
+		t.Errorf("network allow: %v", err)
+	}
+}
+
+// outsideTmp makes a folder outside /tmp (always a writable root), in the
+// package's folder, removed after the test.
+func outsideTmp(t *testing.T) string {
+	t.Helper()
+	d, err := os.MkdirTemp(".", "sandbox-outside-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(d) })
+	abs, err := filepath.Abs(d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return abs
+}
