@@ -14,11 +14,12 @@ const maxRefusals = 5
 // fsErrors are the texts of the errors a refused write shows (EACCES from
 // Landlock, EROFS from a protected path, EBUSY from moving one away,
 // EPERM).
-var fsErrors = []string{"Permission denied", "Read-only file system", "Device or resource busy", "Operation not permitted"}
+// Matched without regard to case (Go writes "permission denied").
+var fsErrors = []string{"permission denied", "read-only file system", "device or resource busy", "operation not permitted"}
 
 // netErrors are the texts of a network that is not there.
-var netErrors = []string{"Network is unreachable", "Could not resolve host", "Temporary failure in name resolution",
-	"Name or service not known", "Connection refused", "No address associated with hostname"}
+var netErrors = []string{"network is unreachable", "could not resolve host", "temporary failure in name resolution",
+	"name or service not known", "connection refused", "no address associated with hostname"}
 
 // Refusals returns the lines the model reads about what the sandbox
 // refused, found in out (the command's output as the model sees it): a
@@ -119,9 +120,14 @@ func pathCandidates(line string) []string {
 			rest = rest[j+len(q[1]):]
 		}
 	}
+	lower := strings.ToLower(line)
+	src := line
+	if len(lower) != len(line) {
+		src = lower // offsets must match (a rare non-ASCII case change)
+	}
 	for _, e := range fsErrors {
-		if i := strings.Index(line, ": "+e); i > 0 {
-			field := line[:i]
+		if i := strings.Index(lower, ": "+e); i > 0 {
+			field := src[:i]
 			if k := strings.LastIndex(field, ": "); k >= 0 {
 				field = field[k+2:]
 			}
@@ -175,7 +181,10 @@ func show(path, home string) string {
 	return path
 }
 
+// containsAny reports whether s holds one of subs (lower case), whatever
+// the case in s.
 func containsAny(s string, subs []string) bool {
+	s = strings.ToLower(s)
 	for _, sub := range subs {
 		if strings.Contains(s, sub) {
 			return true

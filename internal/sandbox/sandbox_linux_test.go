@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -294,5 +295,23 @@ func TestRefusals(t *testing.T) {
 	}
 	if strings.Contains(got, "missing-file") {
 		t.Errorf("a missing file was blamed on the sandbox:\n%s", got)
+	}
+}
+
+// TestPathCandidates: the path is found in the error texts of the common
+// tools.
+func TestPathCandidates(t *testing.T) {
+	for line, want := range map[string]string{
+		"bash: line 1: /etc/x: Permission denied":                   "/etc/x",
+		"touch: cannot touch '/etc/x': Permission denied":           "/etc/x",
+		"sh: 1: cannot create /etc/x: Read-only file system":        "/etc/x",
+		"PermissionError: [Errno 13] Permission denied: '/etc/x'":   "/etc/x",
+		"mkdir /home/u/.cache: permission denied":                   "/home/u/.cache",
+		"mv: cannot move 'pi.toml' to ‘x’: Device or resource busy": "pi.toml",
+		"open /tmp/ä/Ünïcode: permission denied":                    "/tmp/ä/Ünïcode",
+	} {
+		if got := pathCandidates(line); !slices.Contains(got, want) {
+			t.Errorf("%q: candidates %q lack %q", line, got, want)
+		}
 	}
 }

@@ -33,6 +33,11 @@ func ProbeSandbox() SandboxSupport { return sandboxProbe() }
 // SandboxModes are the sandbox modes, weakest first (for flag help).
 func SandboxModes() []string { return slices.Clone(sandbox.Modes) }
 
+// DefaultSandboxWritable are the extra writable roots when no pi.toml
+// sets [sandbox] writable: the user's cache folder, where builds keep
+// theirs (Go's GOCACHE, pip's, ...). Each call returns a new slice.
+func DefaultSandboxWritable() []string { return []string{"~/.cache"} }
+
 // sandboxPolicy turns [sandbox] into the policy of the bash tool: nil
 // when the mode needs no sandbox. An explicit mode (pi.toml or --sandbox)
 // the kernel cannot give is an error naming what is missing; the implicit
@@ -58,7 +63,14 @@ func (r *Runtime) sandboxPolicy() (*sandbox.Policy, error) {
 	}
 	home, _ := os.UserHomeDir()
 	root := r.cfg.ProjectRoot
-	p.Writable = uniqueAbs(append([]string{root, r.cwd, "/tmp", os.TempDir()}, expandHome(s.Writable, home)...))
+	extra := s.Writable
+	if extra == nil {
+		extra = expandHome(DefaultSandboxWritable(), home)
+		for _, d := range extra {
+			_ = os.MkdirAll(d, 0o700) // a root that does not exist cannot be granted
+		}
+	}
+	p.Writable = uniqueAbs(append([]string{root, r.cwd, "/tmp", os.TempDir()}, expandHome(extra, home)...))
 	p.Protected = uniqueAbs(protectedPaths(root, r.cwd, r.piHome))
 	return p, nil
 }

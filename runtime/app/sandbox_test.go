@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -82,4 +83,46 @@ func outsideTmp(t *testing.T) string {
 		t.Fatal(err)
 	}
 	return abs
+}
+
+// TestSandboxGoBuild: a real `go build` with a fresh GOCACHE under
+// ~/.cache works under the default sandbox and its default writable
+// roots (HOME is a folder outside /tmp, so only the default ~/.cache root
+// makes the cache writable); under read-only the same build fails.
+func TestSandboxGoBuild(t *testing.T) {
+	if testing.Short() {
+		t.Skip("compiles the standard library into a fresh cache")
+	}
+	if s := ProbeSandbox(); s.Missing != "" {
+		t.Skipf("kernel sandbox unavailable: %s", s.Missing)
+	}
+	goBin, err := exec.LookPath("go")
+	if err != nil {
+		t.Skip("no go on PATH")
+	}
+	home := outsideTmp(t)
+	t.Setenv("HOME", home)
+	for _, mode := range []string{"read-only", ""} {
+		dir, piHome := project(t)
+		write(t, filepath.Join(dir, "go.mod"), "module hello\n\ngo 1.21\n")
+		write(t, filepath.Join(dir, "main.go"), "package main\n\nimport \"fmt\"\n\nfunc main() { fmt.Println(\"hello from the sandbox\") }\n")
+		rt, err := Open(context.Background(), Options{Cwd: dir, PIHome: piHome, Sandbox: mode})
+		if err != nil {
+			t.Fatal(err)
+		}
+		script := "export GOCACHE=$HOME/.cache/go-build-fresh GOFLAGS=-buildvcs=false GOTOOLCHAIN=local GOPROXY=off; " + goBin + " build -o hello . && ./hello"
+		input, _ := json.Marshal(map[string]any{"command": script, "timeout": 600})
+		res, err := rt.CallTool(context.Background(), "bash", "c1", input, nil)
+		rt.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		built := !res.IsError && strings.Contains(res.Text(), "hello from the sandbox")
+		if mode == "" && !built {
+			t.Fatalf("go build under the default sandbox failed:\n%s", res.Text())
+		}
+		if mode == "read-only" && built {
+			t.Fatalf("go build wrote under read-only:\n%s", res.Text())
+		}
+	}
 }

@@ -22,7 +22,8 @@ type Sandbox struct {
 	Network string
 	// Writable are extra writable roots: absolute, or "~/..." (the
 	// caller expands ~ with the home folder); relative ones were made
-	// absolute against their file's folder.
+	// absolute against their file's folder. Nil when no file sets it (the
+	// caller's default applies), empty when a file sets it to [].
 	Writable []string
 	// AllowHosts are the hosts network "allow" lets through.
 	AllowHosts []string
@@ -64,6 +65,7 @@ func (d *decoder) sandbox(l *layer, v any) {
 		}
 	}
 	if v, ok := m["writable"]; ok {
+		l.sandbox.writable = []string{}
 		dirs, _ := d.strings("sandbox.writable", v, func(s string) error {
 			if s == "" {
 				return fmt.Errorf("an empty path")
@@ -154,6 +156,9 @@ func (l *layer) applySandbox(c *Config) {
 	}
 	if s.network != nil {
 		c.Sandbox.Network = *s.network
+	}
+	if s.writable != nil && c.Sandbox.Writable == nil {
+		c.Sandbox.Writable = []string{}
 	}
 	for _, w := range s.writable {
 		if !slices.Contains(c.Sandbox.Writable, w) {
