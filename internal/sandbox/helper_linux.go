@@ -215,7 +215,9 @@ func bindReadOnly(path string) error {
 var devices = []string{"/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom", "/dev/tty", "/dev/ptmx"}
 
 // restrictFS applies Landlock: read and execute everywhere, write only
-// under the writable roots (none in ModeReadOnly) and the devices. Best
+// under the writable roots (none in ModeReadOnly) and the devices; no
+// signal to a process outside the sandbox, no abstract Unix socket of one
+// (from ABI 6). Best
 // effort across ABI versions, but never nothing: a kernel without Landlock
 // is an error.
 func restrictFS(p Policy) error {
@@ -238,7 +240,12 @@ func restrictFS(p Policy) error {
 			rules = append(rules, landlock.RWDirs(dirs...).WithRefer().IgnoreIfMissing())
 		}
 	}
-	if err := landlock.V7.BestEffort().RestrictPaths(rules...); err != nil {
+	// The file system, and (ABI 6) signals to and abstract Unix sockets of
+	// processes outside the sandbox; not TCP: the network is the network
+	// namespace's business.
+	cfg := landlock.V7
+	cfg.HandledAccessNet = 0
+	if err := cfg.BestEffort().Restrict(rules...); err != nil {
 		return fmt.Errorf("landlock: %w", err)
 	}
 	return nil

@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -312,6 +313,47 @@ func TestPathCandidates(t *testing.T) {
 	} {
 		if got := pathCandidates(line); !slices.Contains(got, want) {
 			t.Errorf("%q: candidates %q lack %q", line, got, want)
+		}
+	}
+}
+
+// TestSignalOutside: a sandboxed command cannot signal a process outside
+// the sandbox (pi, your editor), though it can its own; the control kills
+// it with the sandbox off.
+func TestSignalOutside(t *testing.T) {
+	needKernel(t)
+	for _, mode := range []string{ModeOff, ModeWorkspaceWrite} {
+		victim := exec.Command("sleep", "60")
+		if err := victim.Start(); err != nil {
+			t.Fatal(err)
+		}
+		done := make(chan error, 1)
+		go func() { done <- victim.Wait() }()
+		w := newWorld(t)
+		out, _ := runIn(t, w.policy(t, mode, NetworkOn), w.project, w.home,
+			`sleep 30 & own=$!; kill $own && echo own-killed; kill `+strconv.Itoa(victim.Process.Pid)+`; echo sent`)
+		if !strings.Contains(out, "own-killed") {
+			t.Fatalf("%s: the command could not signal its own child: %s", mode, out)
+		}
+		if mode != ModeOff {
+			// The kill was refused, and the victim is still alive; then end it.
+			if !strings.Contains(out, "Operation not permitted") {
+				t.Fatalf("the kill was not refused: %s", out)
+			}
+			select {
+			case err := <-done:
+				t.Fatalf("a sandboxed command killed a process outside (%v): %s", err, out)
+			default:
+			}
+			victim.Process.Kill()
+			<-done
+			continue
+		}
+		err := <-done // the control's kill ends it (else sleep 60 ends and the test fails)
+		var ee *exec.ExitError
+		killedByTERM := errors.As(err, &ee) && ee.Sys().(syscall.WaitStatus).Signal() == syscall.SIGTERM
+		if !killedByTERM {
+			t.Fatalf("control: the sandbox-off command did not kill the victim (%v): %s", err, out)
 		}
 	}
 }

@@ -80,7 +80,7 @@ func (r *Runtime) sandboxPolicy() (*sandbox.Policy, error) {
 // from cwd up to the project root (where pi looks for them), pi's home
 // and its compilation cache.
 func protectedPaths(root, cwd, piHome string) []string {
-	out := []string{filepath.Join(root, ".git")}
+	out := append([]string{filepath.Join(root, ".git")}, gitDirs(root)...)
 	for dir := cwd; ; dir = filepath.Dir(dir) {
 		out = append(out, filepath.Join(dir, ".pi"), filepath.Join(dir, config.FileName))
 		if dir == root || !sandbox.Within(dir, root) || dir == filepath.Dir(dir) {
@@ -89,6 +89,33 @@ func protectedPaths(root, cwd, piHome string) []string {
 	}
 	if piHome != "" {
 		out = append(out, piHome, config.CacheDir(piHome))
+	}
+	return out
+}
+
+// gitDirs are the git folders a .git file (a worktree's, a submodule's)
+// points to, with their common folder (hooks and config live there): they
+// may lie in a writable root too (/tmp). None when .git is a folder.
+func gitDirs(root string) []string {
+	data, err := os.ReadFile(filepath.Join(root, ".git"))
+	if err != nil {
+		return nil
+	}
+	dir, ok := strings.CutPrefix(strings.TrimSpace(string(data)), "gitdir:")
+	if !ok {
+		return nil
+	}
+	dir = strings.TrimSpace(dir)
+	if !filepath.IsAbs(dir) {
+		dir = filepath.Join(root, dir)
+	}
+	out := []string{dir}
+	if common, err := os.ReadFile(filepath.Join(dir, "commondir")); err == nil {
+		c := strings.TrimSpace(string(common))
+		if !filepath.IsAbs(c) {
+			c = filepath.Join(dir, c)
+		}
+		out = append(out, filepath.Clean(c))
 	}
 	return out
 }

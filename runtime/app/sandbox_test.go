@@ -126,3 +126,48 @@ func TestSandboxGoBuild(t *testing.T) {
 		}
 	}
 }
+
+// TestSandboxProtectsWorktreeGitDir: in a git worktree (.git is a file),
+// the git folder it points to and the repository's common folder (its
+// hooks) are protected too, even where they lie in a writable root.
+func TestSandboxProtectsWorktreeGitDir(t *testing.T) {
+	if s := ProbeSandbox(); s.Missing != "" {
+		t.Skipf("kernel sandbox unavailable: %s", s.Missing)
+	}
+	main := t.TempDir() // under /tmp, a writable root
+	if err := os.MkdirAll(filepath.Join(main, ".git", "hooks"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	gitdir := filepath.Join(main, ".git", "worktrees", "wt")
+	if err := os.MkdirAll(gitdir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	write(t, filepath.Join(gitdir, "commondir"), "../..\n")
+	dir, home := project(t)
+	os.Remove(filepath.Join(dir, ".git"))
+	write(t, filepath.Join(dir, ".git"), "gitdir: "+gitdir+"\n")
+	for _, mode := range []string{"off", ""} {
+		rt, err := Open(context.Background(), Options{Cwd: dir, PIHome: home, Sandbox: mode})
+		if err != nil {
+			t.Fatal(err)
+		}
+		hook := filepath.Join(main, ".git", "hooks", "pre-commit")
+		input, _ := json.Marshal(map[string]string{"command": "echo pwned > " + hook + "; echo x > " + gitdir + "/HEAD"})
+		res, err := rt.CallTool(context.Background(), "bash", "c1", input, nil)
+		rt.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, errHook := os.Stat(hook)
+		if mode == "off" {
+			if errHook != nil {
+				t.Fatalf("control: %s", res.Text())
+			}
+			os.Remove(hook)
+			continue
+		}
+		if errHook == nil {
+			t.Fatalf("the repository's hook was written from a worktree: %s", res.Text())
+		}
+	}
+}
