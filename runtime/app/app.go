@@ -17,6 +17,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/pi-go/pi/extensions"
+	"github.com/pi-go/pi/internal/sandbox"
 	"github.com/pi-go/pi/runtime/config"
 	"github.com/pi-go/pi/runtime/mcp"
 	"github.com/pi-go/pi/runtime/permission"
@@ -139,6 +140,12 @@ type Runtime struct {
 
 	// bashOpts are bash's options, for RunBash.
 	bashOpts builtin.BashOptions
+	// box is bash's sandbox as configured (nil: none); plan is plan mode
+	// (plan.go), under planMu with the active set it replaced.
+	box       *sandbox.Policy
+	plan      atomic.Bool
+	planMu    sync.Mutex
+	planSaved []string
 	// session is where extensions' session.append and session.entries
 	// go: set by the conversation that keeps the session (BindSession).
 	session atomic.Pointer[func() *session.Session]
@@ -335,6 +342,7 @@ func (r *Runtime) registerTools(spawnHooks []tool.SpawnHook) error {
 	if err != nil {
 		return err
 	}
+	r.box = box
 	r.procs = builtin.NewProcesses()
 	r.closers = append(r.closers, r.procs.Close)
 	bashOpts := builtin.BashOptions{
@@ -342,7 +350,7 @@ func (r *Runtime) registerTools(spawnHooks []tool.SpawnHook) error {
 		HideEnv: r.hideEnv, Processes: r.procs, OutputDir: r.outDir,
 		FullOutputMaxBytes: int64(bash.FullOutputMaxMB) << 20, Redactor: r.redactor,
 		DefaultTimeout: float64(cmp.Or(bash.DefaultTimeout, DefaultBashTimeout)),
-		Sandbox:        box, SandboxHelper: r.opts.SandboxHelper,
+		Sandbox:        r.bashSandbox, SandboxHelper: r.opts.SandboxHelper,
 	}
 	r.bashOpts = bashOpts
 	for _, d := range builtin.Definitions(builtin.Options{Bash: bashOpts}) {

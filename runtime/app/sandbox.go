@@ -162,9 +162,10 @@ type SandboxInfo struct {
 	Off string
 }
 
-// Sandbox reports how the runtime's bash commands are contained.
+// Sandbox reports how the runtime's bash commands are contained (now: in
+// plan mode, read-only).
 func (r *Runtime) Sandbox() SandboxInfo {
-	p := r.bashOpts.Sandbox
+	p := r.bashSandbox()
 	if p == nil {
 		info := SandboxInfo{Mode: sandbox.ModeOff, Network: cmp.Or(r.cfg.Sandbox.Network, sandbox.NetworkOn)}
 		if cmp.Or(r.cfg.Sandbox.Mode, sandbox.ModeWorkspaceWrite) != sandbox.ModeOff {

@@ -148,7 +148,9 @@ func runBash(ctx context.Context, opts BashOptions, call tool.Call, tc tool.Cont
 	argv := []string{shell, "-c", spawn.Command}
 	var policy sandbox.Policy
 	if opts.Sandbox != nil {
-		policy = *opts.Sandbox
+		if p := opts.Sandbox(); p != nil {
+			policy = *p
+		}
 	}
 	if argv, err = sandbox.Wrap(policy, opts.SandboxHelper, argv); err != nil {
 		return tool.Result{}, fmt.Errorf("bash: %w", err)

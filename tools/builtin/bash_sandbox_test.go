@@ -36,7 +36,7 @@ func TestBashSandbox(t *testing.T) {
 		p := &sandbox.Policy{Mode: mode, Network: sandbox.NetworkOn, Writable: []string{project},
 			Protected: []string{project + "/.git", project + "/.pi", project + "/pi.toml"}}
 		script := `echo in > inside.txt; echo out > ` + outside + `/x; echo hook > .git/config; echo '[tools]' > pi.toml; echo done`
-		r := bashCall(t, context.Background(), BashOptions{Sandbox: p}, project, map[string]any{"command": script}, nil)
+		r := bashCall(t, context.Background(), BashOptions{Sandbox: func() *sandbox.Policy { return p }}, project, map[string]any{"command": script}, nil)
 		text := resultText(t, r)
 		if _, err := os.Stat(project + "/inside.txt"); err != nil {
 			t.Fatalf("%s: the project is not writable: %s", mode, text)
@@ -77,7 +77,7 @@ func BenchmarkBashTrueSandbox(b *testing.B) {
 	dir := b.TempDir()
 	box := &sandbox.Policy{Mode: sandbox.ModeWorkspaceWrite, Network: sandbox.NetworkOn, Writable: []string{dir, "/tmp"},
 		Protected: []string{dir + "/.git", dir + "/.pi", dir + "/pi.toml"}}
-	defs := []tool.ToolDefinition{bashDefinition(BashOptions{}), bashDefinition(BashOptions{Sandbox: box})}
+	defs := []tool.ToolDefinition{bashDefinition(BashOptions{}), bashDefinition(BashOptions{Sandbox: func() *sandbox.Policy { return box }})}
 	args := json.RawMessage(`{"command":"true"}`)
 	times := [2][]time.Duration{}
 	for i := 0; i < b.N; i++ {

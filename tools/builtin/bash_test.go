@@ -730,7 +730,8 @@ func BenchmarkBashThroughput(b *testing.B) {
 	if os.Getenv("PI_BENCH_SANDBOX") == "1" {
 		// The same under the default sandbox (docs/sandbox.md).
 		dir := b.TempDir()
-		opts.Sandbox = &sandbox.Policy{Mode: sandbox.ModeWorkspaceWrite, Network: sandbox.NetworkOn, Writable: []string{dir, "/tmp"}}
+		box := &sandbox.Policy{Mode: sandbox.ModeWorkspaceWrite, Network: sandbox.NetworkOn, Writable: []string{dir, "/tmp"}}
+		opts.Sandbox = func() *sandbox.Policy { return box }
 	}
 	def := bashDefinition(opts)
 	args, _ := json.Marshal(map[string]any{"command": pipeline})

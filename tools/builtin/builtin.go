@@ -54,11 +54,11 @@ type BashOptions struct {
 	// full-output files. The model-visible result is left to the caller's
 	// tool_result redaction.
 	Redactor *redact.Redactor
-	// Sandbox runs every command under the kernel sandbox
-	// (internal/sandbox, docs/sandbox.md): nil, or a policy that is not
-	// Active, runs commands as they are. What it refused is named in the
-	// result, one "Sandbox refused: ..." line each.
-	Sandbox *sandbox.Policy
+	// Sandbox, called at each command, says under which kernel sandbox it
+	// runs (internal/sandbox, docs/sandbox.md): a nil func or policy, or
+	// one that is not Active, runs it as it is. What the sandbox refused is
+	// named in the result, one "Sandbox refused: ..." line each.
+	Sandbox func() *sandbox.Policy
 	// SandboxHelper is the program that applies the sandbox between fork
 	// and exec (any program linking internal/sandbox serves); "" is the
 	// running program (os.Executable).
