@@ -65,7 +65,7 @@ func helperMain(args []string) int {
 		fmt.Fprintf(os.Stderr, "pi sandbox: drop capabilities: %v\n", err)
 		return ExitHelperFailed
 	}
-	err := syscall.Exec(argv[0], argv, os.Environ())
+	err := syscall.Exec(argv[0], argv, append(os.Environ(), p.Restore...))
 	fmt.Fprintf(os.Stderr, "pi sandbox: exec %s: %v\n", argv[0], err)
 	return ExitHelperFailed
 }

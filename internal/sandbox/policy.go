@@ -94,6 +94,24 @@ type Policy struct {
 	// inside the user namespace; Wrap sets them.
 	UID int `json:"uid"`
 	GID int `json:"gid"`
+	// Restore are the dynamic loader's variables (LD_PRELOAD, ...) that
+	// Wrap kept from the helper, which puts them back for the command.
+	Restore []string `json:"restore,omitempty"`
+}
+
+// loaderVars are the variables the dynamic loader (and glibc) act on
+// before a program's first instruction: the helper, which runs before the
+// sandbox, must not get them, or a library in a writable folder would run
+// unsandboxed.
+var loaderVars = []string{"LD_", "GCONV_PATH=", "LOCPATH=", "MALLOC_", "GLIBC_TUNABLES=", "HOSTALIASES=", "RESOLV_HOST_CONF="}
+
+func isLoaderVar(kv string) bool {
+	for _, p := range loaderVars {
+		if strings.HasPrefix(kv, p) {
+			return true
+		}
+	}
+	return false
 }
 
 // Active reports whether p needs the helper at all: ModeOff never does,
@@ -138,37 +156,48 @@ func (p Policy) Check() error {
 // helper (see the package doc): HELPER HelperArg POLICY-JSON -- ARGV....
 const HelperArg = "__pi-sandbox-exec"
 
+// SelfHelper is the default helper: the running program's own file, as
+// the kernel knows it (/proc/self/exe in the child is the file pi runs
+// from, even when the path now names another file: a binary the command
+// rebuilt in the workspace is never the helper).
+const SelfHelper = "/proc/self/exe"
+
 // Wrap returns the command line that runs argv (argv[0] an absolute
-// path) under p, with helper as the helper program ("" for
-// os.Executable), and the process attributes the start must use
-// (SysProcAttr's clone flags: see Attr). When p is not Active it returns
-// argv as it is.
+// path) under p with the environment env, with helper as the helper
+// program ("" for SelfHelper), and the helper's environment: env without
+// the dynamic loader's variables, which the helper puts back for the
+// command. Start it with SysProcAttr(p). When p is not Active it returns
+// argv and env as they are.
 //
 // # Errors
 //
-// A policy that does not check, or no helper program.
-func Wrap(p Policy, helper string, argv []string) ([]string, error) {
+// A policy that does not check.
+func Wrap(p Policy, helper string, argv, env []string) ([]string, []string, error) {
 	if !p.Active() {
-		return argv, nil
+		return argv, env, nil
 	}
 	if err := p.Check(); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if helper == "" {
-		exe, err := os.Executable()
-		if err != nil {
-			return nil, fmt.Errorf("sandbox helper: %w", err)
-		}
-		helper = exe
+		helper = SelfHelper
 	}
 	p.UID, p.GID = os.Getuid(), os.Getgid()
+	helperEnv := make([]string, 0, len(env))
+	for _, kv := range env {
+		if isLoaderVar(kv) {
+			p.Restore = append(p.Restore, kv)
+		} else {
+			helperEnv = append(helperEnv, kv)
+		}
+	}
 	data, err := json.Marshal(p)
 	if err != nil {
-		return nil, fmt.Errorf("sandbox policy: %w", err)
+		return nil, nil, fmt.Errorf("sandbox policy: %w", err)
 	}
 	out := make([]string, 0, len(argv)+4)
 	out = append(out, helper, HelperArg, string(data), "--")
-	return append(out, argv...), nil
+	return append(out, argv...), helperEnv, nil
 }
 
 // Within reports whether path is dir or under it (both clean and

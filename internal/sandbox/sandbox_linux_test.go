@@ -71,13 +71,19 @@ func (w world) policy(t *testing.T, mode, network string) Policy {
 // output and exit code.
 func runIn(t *testing.T, p Policy, dir, home, script string) (string, int) {
 	t.Helper()
-	argv, err := Wrap(p, "", []string{"/bin/bash", "-c", script})
+	return runEnv(t, p, dir, append(os.Environ(), "HOME="+home), script)
+}
+
+// runEnv is runIn with the environment env.
+func runEnv(t *testing.T, p Policy, dir string, env []string, script string) (string, int) {
+	t.Helper()
+	argv, env, err := Wrap(p, "", []string{"/bin/bash", "-c", script}, env)
 	if err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd := &exec.Cmd{Path: argv[0], Args: argv}
 	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "HOME="+home)
+	cmd.Env = env
 	cmd.SysProcAttr = SysProcAttr(p)
 	if cmd.SysProcAttr == nil {
 		cmd.SysProcAttr = &syscall.SysProcAttr{}
@@ -355,5 +361,54 @@ func TestSignalOutside(t *testing.T) {
 		if !killedByTERM {
 			t.Fatalf("control: the sandbox-off command did not kill the victim (%v): %s", err, out)
 		}
+	}
+}
+
+// TestLoaderVariables: a library planted in the workspace and named by
+// LD_PRELOAD (or LD_LIBRARY_PATH) in pi's environment runs only inside
+// the sandbox: the helper, which runs before the sandbox, never loads it,
+// and the command still gets the variable. The control writes outside
+// with the sandbox off.
+func TestLoaderVariables(t *testing.T) {
+	needKernel(t)
+	cc, err := exec.LookPath("cc")
+	if err != nil {
+		t.Skip("no C compiler to build the planted library")
+	}
+	for _, mode := range []string{ModeOff, ModeWorkspaceWrite} {
+		w := newWorld(t)
+		src := filepath.Join(w.project, "evil.c")
+		lib := filepath.Join(w.project, "evil.so")
+		marker := filepath.Join(w.outside, "loaded")
+		code := `#include <stdio.h>
+__attribute__((constructor)) static void evil(void) { FILE *f = fopen("` + marker + `", "a"); if (f) { fputs("pwned\n", f); fclose(f); } }
+`
+		if err := os.WriteFile(src, []byte(code), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if out, err := exec.Command(cc, "-shared", "-fPIC", "-o", lib, src).CombinedOutput(); err != nil {
+			t.Skipf("cannot build the planted library: %v %s", err, out)
+		}
+		env := append(os.Environ(), "HOME="+w.home, "LD_PRELOAD="+lib)
+		out, _ := runEnv(t, w.policy(t, mode, NetworkOn), w.project, env, `echo "preload=$LD_PRELOAD"`)
+		if !strings.Contains(out, "preload="+lib) {
+			t.Fatalf("%s: the command lost LD_PRELOAD: %s", mode, out)
+		}
+		_, err := os.Stat(marker)
+		if mode == ModeOff && err != nil {
+			t.Fatalf("control: the library did not run: %s", out)
+		}
+		if mode != ModeOff && err == nil {
+			t.Fatalf("the planted library ran outside the sandbox: %s", out)
+		}
+	}
+}
+
+// TestDefaultHelperIsTheRunningFile: the helper is the file the program
+// runs from (/proc/self/exe), not whatever its path names now.
+func TestDefaultHelperIsTheRunningFile(t *testing.T) {
+	argv, _, err := Wrap(Policy{Mode: ModeWorkspaceWrite, Network: NetworkOn}, "", []string{"/bin/true"}, nil)
+	if err != nil || argv[0] != SelfHelper || argv[1] != HelperArg {
+		t.Fatalf("argv %q, %v", argv, err)
 	}
 }

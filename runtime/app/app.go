@@ -96,8 +96,9 @@ type Options struct {
 	// workspace-write or read-only (docs/sandbox.md).
 	Sandbox string
 	// SandboxHelper is the program that applies the sandbox to each bash
-	// command; "" is the running program, which serves as the helper
-	// because it links this package (SandboxHelperArg).
+	// command; "" is the running program's own file (/proc/self/exe),
+	// which serves as the helper because it links this package
+	// (SandboxHelperArg).
 	SandboxHelper string
 }
 

@@ -72,6 +72,20 @@ func (r *Runtime) sandboxPolicy() (*sandbox.Policy, error) {
 	}
 	p.Writable = uniqueAbs(append([]string{root, r.cwd, "/tmp", os.TempDir()}, expandHome(extra, home)...))
 	p.Protected = uniqueAbs(protectedPaths(root, r.cwd, r.piHome))
+	// pi's home and cache must exist to be protected (a bind mount needs
+	// something to cover): under a writable root a command could make
+	// them, planting a trust.json or native code pi then loads.
+	for _, d := range []string{r.piHome, config.CacheDir(r.piHome)} {
+		if d == "" {
+			continue
+		}
+		for _, w := range p.Writable {
+			if sandbox.Within(d, w) {
+				_ = os.MkdirAll(d, 0o700)
+				break
+			}
+		}
+	}
 	return p, nil
 }
 

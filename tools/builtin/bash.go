@@ -145,19 +145,19 @@ func runBash(ctx context.Context, opts BashOptions, call tool.Call, tc tool.Cont
 		t := opts.DefaultTimeout
 		args.Timeout = &t
 	}
-	argv := []string{shell, "-c", spawn.Command}
 	var policy sandbox.Policy
 	if opts.Sandbox != nil {
 		if p := opts.Sandbox(); p != nil {
 			policy = *p
 		}
 	}
-	if argv, err = sandbox.Wrap(policy, opts.SandboxHelper, argv); err != nil {
+	argv, env, err := sandbox.Wrap(policy, opts.SandboxHelper, []string{shell, "-c", spawn.Command}, environList(spawn.Env))
+	if err != nil {
 		return tool.Result{}, fmt.Errorf("bash: %w", err)
 	}
 	home, _ := os.UserHomeDir()
 	guard := policy.Guard(home)
-	run, err := execShell(ctx, opts.Processes.set, argv, sandbox.SysProcAttr(policy), spawn, args.Timeout, acc, call)
+	run, err := execShell(ctx, opts.Processes.set, argv, env, sandbox.SysProcAttr(policy), spawn.Cwd, args.Timeout, acc, call)
 	if err != nil {
 		return tool.Result{}, err
 	}
@@ -186,8 +186,8 @@ func withRefusals(res tool.Result, lines []string) tool.Result {
 // acc until the shell exits (then the pipe is read for a moment more), the
 // timeout passes or ctx is cancelled (then every process of the call is
 // killed).
-func execShell(ctx context.Context, set *procs.Set, argv []string, attr *syscall.SysProcAttr, spawn tool.BashSpawn, timeout *float64, acc *output.Accumulator, call tool.Call) (bashRun, error) {
-	r, batch, cmd, pc, err := startShell(set, argv, attr, spawn)
+func execShell(ctx context.Context, set *procs.Set, argv, env []string, attr *syscall.SysProcAttr, cwd string, timeout *float64, acc *output.Accumulator, call tool.Call) (bashRun, error) {
+	r, batch, cmd, pc, err := startShell(set, argv, env, attr, cwd)
 	if err != nil {
 		return bashRun{}, err
 	}
@@ -198,11 +198,11 @@ func execShell(ctx context.Context, set *procs.Set, argv []string, attr *syscall
 }
 
 // startShell starts argv (`SHELL -c COMMAND`, or the sandbox's helper
-// around it, started with attr) as a call of set, with stdout and stderr
+// around it, started with attr) in cwd with env (KEY=VALUE; the call's tag
+// is added) as a call of set, with stdout and stderr
 // interleaved in one pipe, whose read end it returns; batch reports that
 // the pipe holds 1MB, so its reads may be batched (streamer.read).
-func startShell(set *procs.Set, argv []string, attr *syscall.SysProcAttr, spawn tool.BashSpawn) (r *os.File, batch bool, cmd *exec.Cmd, pc *procs.Call, err error) {
-	env := environList(spawn.Env)
+func startShell(set *procs.Set, argv, env []string, attr *syscall.SysProcAttr, cwd string) (r *os.File, batch bool, cmd *exec.Cmd, pc *procs.Call, err error) {
 	r, w, err := os.Pipe()
 	if err != nil {
 		return nil, false, nil, nil, fmt.Errorf("bash output pipe: %w", err)
@@ -212,7 +212,7 @@ func startShell(set *procs.Set, argv []string, attr *syscall.SysProcAttr, spawn 
 		c := &exec.Cmd{
 			Path:   argv[0],
 			Args:   argv,
-			Dir:    spawn.Cwd,
+			Dir:    cwd,
 			Env:    env,
 			Stdout: w,
 			Stderr: w,

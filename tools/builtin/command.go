@@ -79,7 +79,7 @@ func RunCommand(ctx context.Context, opts BashOptions, cwd, command string, upda
 			update(r.Content[0].Text)
 		}
 	})
-	run, err := execShell(ctx, opts.Processes.set, []string{shell, "-c", spawn.Command}, nil, spawn, nil, acc, call)
+	run, err := execShell(ctx, opts.Processes.set, []string{shell, "-c", spawn.Command}, environList(spawn.Env), nil, spawn.Cwd, nil, acc, call)
 	if err != nil {
 		return CommandResult{}, err
 	}
