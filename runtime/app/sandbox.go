@@ -23,7 +23,8 @@ const SandboxHelperArg = sandbox.HelperArg
 // SandboxSupport is what the kernel offers the sandbox (pi doctor).
 type SandboxSupport = sandbox.Support
 
-// sandboxProbe is the kernel's support, found once per process.
+// sandboxProbe is the kernel's support, found once per process (a
+// variable for the tests of kernels without it).
 var sandboxProbe = sync.OnceValue(sandbox.Probe)
 
 // ProbeSandbox reports what the kernel offers the sandbox: the Landlock

@@ -3,6 +3,7 @@ package app
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -169,5 +170,49 @@ func TestSandboxProtectsWorktreeGitDir(t *testing.T) {
 		if errHook == nil {
 			t.Fatalf("the repository's hook was written from a worktree: %s", res.Text())
 		}
+	}
+}
+
+// TestSandboxMissingKernelSupport: where the kernel lacks what the
+// sandbox needs, an explicit mode (pi.toml, --sandbox, network off) is an
+// error naming what is missing, the implicit default runs unsandboxed
+// with one warning, and plan mode is refused while bash is active.
+func TestSandboxMissingKernelSupport(t *testing.T) {
+	saved := sandboxProbe
+	t.Cleanup(func() { sandboxProbe = saved })
+	sandboxProbe = func() SandboxSupport { return SandboxSupport{Missing: "the kernel has no Landlock (test)"} }
+
+	dir, home := project(t)
+	for _, o := range []Options{
+		{Cwd: dir, PIHome: home, Sandbox: "read-only"},
+		{Cwd: dir, PIHome: home, Sandbox: "workspace-write"},
+	} {
+		if _, err := Open(context.Background(), o); err == nil || !strings.Contains(err.Error(), "sandbox "+o.Sandbox+" (--sandbox) cannot run here: the kernel has no Landlock (test)") {
+			t.Errorf("--sandbox %s: %v", o.Sandbox, err)
+		}
+	}
+	write(t, filepath.Join(home, "pi.toml"), "[sandbox]\nnetwork = \"off\"\n")
+	if _, err := Open(context.Background(), Options{Cwd: dir, PIHome: home}); err == nil || !strings.Contains(err.Error(), "cannot run here") {
+		t.Errorf("network off: %v", err)
+	}
+	os.Remove(filepath.Join(home, "pi.toml"))
+
+	var warnings []string
+	rt, err := Open(context.Background(), Options{Cwd: dir, PIHome: home, OnWarning: func(w string) { warnings = append(warnings, w) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rt.Close()
+	if len(warnings) != 1 || !strings.Contains(warnings[0], "commands run without the sandbox: the kernel has no Landlock (test)") {
+		t.Errorf("warnings %q", warnings)
+	}
+	if s := rt.Sandbox(); s.Mode != "off" || s.Off == "" {
+		t.Errorf("sandbox info %+v", s)
+	}
+	if err := rt.SetPlanMode(true); !errors.Is(err, ErrPlanNeedsSandbox) || rt.PlanMode() {
+		t.Errorf("plan mode without a sandbox: %v (on: %v)", err, rt.PlanMode())
+	}
+	if _, err := Open(context.Background(), Options{Cwd: dir, PIHome: home, Sandbox: "off"}); err != nil {
+		t.Errorf("--sandbox off: %v", err)
 	}
 }
