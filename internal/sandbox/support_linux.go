@@ -67,7 +67,7 @@ func probeUserNS() error {
 		}
 	}
 	cmd := exec.Command(bin)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Cloneflags: syscall.CLONE_NEWUSER | syscall.CLONE_NEWNS | syscall.CLONE_NEWNET}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Cloneflags: syscall.CLONE_NEWUSER | syscall.CLONE_NEWNS}
 	if err := cmd.Run(); err != nil {
 		return fmt.Errorf("user namespaces are not available (%v): check kernel.unprivileged_userns_clone, user.max_user_namespaces and AppArmor's restrict_unprivileged_userns", err)
 	}

@@ -143,10 +143,16 @@ type Runtime struct {
 	bashOpts builtin.BashOptions
 	// box is bash's sandbox as configured (nil: none); plan is plan mode
 	// (plan.go), under planMu with the active set it replaced.
-	box       *sandbox.Policy
-	plan      atomic.Bool
-	planMu    sync.Mutex
-	planSaved []string
+	box *sandbox.Policy
+	// boxImplicit: box is the default, not asked for, so a kernel that
+	// cannot give it is found at the first command (boxOnce), which then
+	// runs without it (boxOff).
+	boxImplicit bool
+	boxOnce     sync.Once
+	boxOff      bool
+	plan        atomic.Bool
+	planMu      sync.Mutex
+	planSaved   []string
 	// session is where extensions' session.append and session.entries
 	// go: set by the conversation that keeps the session (BindSession).
 	session atomic.Pointer[func() *session.Session]

@@ -60,12 +60,13 @@ func (r *Runtime) SetPlanMode(on bool) error {
 // bashSandbox is the sandbox of the next bash command: the configured
 // one, or in plan mode the read-only one.
 func (r *Runtime) bashSandbox() *sandbox.Policy {
+	box := r.configured()
 	if !r.plan.Load() {
-		return r.box
+		return box
 	}
 	p := sandbox.Policy{Mode: sandbox.ModeReadOnly, Network: sandbox.NetworkOn}
-	if r.box != nil {
-		p = *r.box
+	if box != nil {
+		p = *box
 		p.Mode = sandbox.ModeReadOnly
 	}
 	return &p

@@ -42,7 +42,7 @@ func DefaultSandboxWritable() []string { return []string{"~/.cache"} }
 // sandboxPolicy turns [sandbox] into the policy of the bash tool: nil
 // when the mode needs no sandbox. An explicit mode (pi.toml or --sandbox)
 // the kernel cannot give is an error naming what is missing; the implicit
-// default then runs commands unsandboxed with one warning.
+// default then runs commands unsandboxed with one warning (configured).
 func (r *Runtime) sandboxPolicy() (*sandbox.Policy, error) {
 	s := r.cfg.Sandbox
 	mode := cmp.Or(s.Mode, sandbox.ModeWorkspaceWrite)
@@ -54,13 +54,15 @@ func (r *Runtime) sandboxPolicy() (*sandbox.Policy, error) {
 	if !p.Active() {
 		return nil, nil
 	}
-	if sup := ProbeSandbox(); sup.Missing != "" {
-		if s.Mode != "" || s.Network == sandbox.NetworkOff {
+	// An explicit mode is checked now; the default when the first command
+	// runs (bashSandbox): finding out costs a process start (milliseconds)
+	// that a run without bash should not pay.
+	r.boxImplicit = s.Mode == "" && s.Network != sandbox.NetworkOff
+	if !r.boxImplicit {
+		if sup := ProbeSandbox(); sup.Missing != "" {
 			at := cmp.Or(s.ModeAt, "sandbox.network")
 			return nil, fmt.Errorf("sandbox %s (%s) cannot run here: %s", mode, at, sup.Missing)
 		}
-		r.warn("commands run without the sandbox: " + sup.Missing + " (pi doctor tells more; [sandbox] mode = \"off\" silences this)")
-		return nil, nil
 	}
 	home, _ := os.UserHomeDir()
 	root := r.cfg.ProjectRoot
@@ -183,10 +185,29 @@ func (r *Runtime) Sandbox() SandboxInfo {
 	p := r.bashSandbox()
 	if p == nil {
 		info := SandboxInfo{Mode: sandbox.ModeOff, Network: cmp.Or(r.cfg.Sandbox.Network, sandbox.NetworkOn)}
-		if cmp.Or(r.cfg.Sandbox.Mode, sandbox.ModeWorkspaceWrite) != sandbox.ModeOff {
+		if r.box != nil {
 			info.Off = ProbeSandbox().Missing
 		}
 		return info
 	}
 	return SandboxInfo{Mode: p.Mode, Network: p.Network, Writable: slices.Clone(p.Writable), Protected: slices.Clone(p.Protected)}
+}
+
+// configured is the configured sandbox, once the kernel is known to give
+// it: an implicit default the kernel cannot give is dropped, with one
+// warning, at the first command.
+func (r *Runtime) configured() *sandbox.Policy {
+	if r.box == nil || !r.boxImplicit {
+		return r.box
+	}
+	r.boxOnce.Do(func() {
+		if sup := ProbeSandbox(); sup.Missing != "" {
+			r.boxOff = true
+			r.warn("commands run without the sandbox: " + sup.Missing + " (pi doctor tells more; [sandbox] mode = \"off\" silences this)")
+		}
+	})
+	if r.boxOff {
+		return nil
+	}
+	return r.box
 }
