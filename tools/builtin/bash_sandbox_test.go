@@ -56,7 +56,7 @@ func TestBashSandbox(t *testing.T) {
 		for _, want := range []string{
 			"Sandbox refused: write outside the workspace: " + outside + "/x (sandbox workspace-write)",
 			"Sandbox refused: write to a protected path: " + project + "/.git/config",
-			"Sandbox refused: creating " + project + "/pi.toml (pi's configuration is protected); removed",
+			"Sandbox refused: creating " + project + "/pi.toml (pi's configuration is protected); moved to pi.toml.sandbox-refused-",
 		} {
 			if !strings.Contains(text, want) {
 				t.Errorf("result lacks %q:\n%s", want, text)
