@@ -1,11 +1,8 @@
 package sandbox
 
 import (
-	"os"
 	"path/filepath"
 	"strings"
-
-	"golang.org/x/sys/unix"
 )
 
 // maxRefusals caps the lines Refusals returns.
@@ -87,15 +84,6 @@ func (p Policy) covers(path string) func(string) string {
 		return func(s string) string { return "write outside the workspace: " + s + " (sandbox " + p.Mode + ")" }
 	}
 	return nil
-}
-
-// hostCanWrite reports whether pi (outside the sandbox) could write path,
-// or create it in its folder.
-func hostCanWrite(path string) bool {
-	if _, err := os.Lstat(path); err == nil {
-		return unix.Access(path, unix.W_OK) == nil
-	}
-	return unix.Access(filepath.Dir(path), unix.W_OK) == nil
 }
 
 // pathCandidates are the strings of an error line that may be the path:

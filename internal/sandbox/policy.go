@@ -1,9 +1,7 @@
 package sandbox
 
 import (
-	"encoding/json"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 )
@@ -156,22 +154,17 @@ func (p Policy) Check() error {
 // helper (see the package doc): HELPER HelperArg POLICY-JSON -- ARGV....
 const HelperArg = "__pi-sandbox-exec"
 
-// SelfHelper is the default helper: the running program's own file, as
-// the kernel knows it (/proc/self/exe in the child is the file pi runs
-// from, even when the path now names another file: a binary the command
-// rebuilt in the workspace is never the helper).
-const SelfHelper = "/proc/self/exe"
-
 // Wrap returns the command line that runs argv (argv[0] an absolute
-// path) under p with the environment env, with helper as the helper
-// program ("" for SelfHelper), and the helper's environment: env without
-// the dynamic loader's variables, which the helper puts back for the
-// command. Start it with SysProcAttr(p). When p is not Active it returns
+// path) under p with the environment env, and the environment to start
+// it with. On Linux that is the helper (helper, "" for SelfHelper) around
+// argv, without the dynamic loader's variables, which the helper puts back
+// for the command; start it with SysProcAttr(p). On macOS it is
+// sandbox-exec with p's SeatbeltProfile. When p is not Active it returns
 // argv and env as they are.
 //
 // # Errors
 //
-// A policy that does not check.
+// A policy that does not check; a system with no sandbox.
 func Wrap(p Policy, helper string, argv, env []string) ([]string, []string, error) {
 	if !p.Active() {
 		return argv, env, nil
@@ -179,25 +172,7 @@ func Wrap(p Policy, helper string, argv, env []string) ([]string, []string, erro
 	if err := p.Check(); err != nil {
 		return nil, nil, err
 	}
-	if helper == "" {
-		helper = SelfHelper
-	}
-	p.UID, p.GID = os.Getuid(), os.Getgid()
-	helperEnv := make([]string, 0, len(env))
-	for _, kv := range env {
-		if isLoaderVar(kv) {
-			p.Restore = append(p.Restore, kv)
-		} else {
-			helperEnv = append(helperEnv, kv)
-		}
-	}
-	data, err := json.Marshal(p)
-	if err != nil {
-		return nil, nil, fmt.Errorf("sandbox policy: %w", err)
-	}
-	out := make([]string, 0, len(argv)+4)
-	out = append(out, helper, HelperArg, string(data), "--")
-	return append(out, argv...), helperEnv, nil
+	return wrap(p, helper, argv, env)
 }
 
 // Within reports whether path is dir or under it (both clean and
