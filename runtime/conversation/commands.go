@@ -41,9 +41,9 @@ func init() {
 		{name: "compact", args: "[INSTRUCTIONS]", help: "summarize the conversation so far to free context", run: cmdCompact},
 		{name: "model", args: "[NAME]", help: "show or change the model (same endpoint and key)", run: cmdModel},
 		{name: "tools", help: "list the tools, active and not", run: cmdTools},
-		{name: "plan", args: "[on|off]", help: "plan mode: read-only tools, bash in a read-only sandbox", run: cmdPlan},
 		{name: "ext", help: "list the loaded extensions: tools, hooks and grants", run: cmdExt},
 		{name: "permissions", help: "list the permission rules that apply", run: cmdPermissions},
+		{name: "plan", args: "[on|off]", help: "plan mode: read-only tools, bash in a read-only sandbox", run: cmdPlan},
 	}
 }
 
