@@ -107,6 +107,7 @@ type agentFlags struct {
 	appendPrompt string
 	interactive  bool
 	maxTurns     int
+	plan         bool
 	yes          bool
 	version      bool
 	sess         sessionFlags
@@ -130,6 +131,7 @@ func cmdAgent(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs.StringVar(&f.appendPrompt, "append-system-prompt", "", "append `TEXT` to the system prompt")
 	fs.BoolVar(&f.interactive, "interactive", false, "interactive line mode even when stdin is not a terminal")
 	fs.IntVar(&f.maxTurns, "max-turns", 0, "stop after `N` model turns (0: no limit)")
+	fs.BoolVar(&f.plan, "plan", false, "start in plan mode: no write or edit, bash in a read-only sandbox (/plan leaves it)")
 	fs.BoolVar(&f.yes, "yes", false, "approve the calls that extensions or permission rules ask about, without asking (never overrides a block)")
 	fs.BoolVar(&f.version, "version", false, "print the version and exit")
 	fs.BoolVar(&f.version, "v", false, "same as --version")
@@ -204,6 +206,7 @@ func cmdAgent(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	errOut := rt.Redactor().Writer(stderr)
 	co := conversation.Options{
 		Session: sessOpts, SystemPrompt: f.systemPrompt, AppendSystemPrompt: f.appendPrompt, MaxTurns: f.maxTurns,
+		Plan: f.plan,
 	}
 	if f.script != "" {
 		s, err := llm.LoadScript(f.script)

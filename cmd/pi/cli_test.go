@@ -58,7 +58,7 @@ func TestCLIVersionAndHelp(t *testing.T) {
 	for _, args := range [][]string{
 		{"--help"}, {"-h"}, {"help"}, {"help", "tools"}, {"tool", "--help"}, {"tool", "call", "--help"}, {"tools", "list", "-h"},
 		{"ext", "--help"}, {"ext", "install", "--help"}, {"sessions", "help"}, {"permissions", "--help"}, {"version", "--help"},
-		{"trust", "--help"}, {"demo", "--help"},
+		{"trust", "--help"}, {"demo", "--help"}, {"sandbox", "--help"}, {"sandbox", "check", "--help"}, {"doctor", "--help"},
 	} {
 		r := runCLI(t, "", args...)
 		if r.code != 0 || r.stderr != "" || !strings.Contains(r.stdout, "pi") {

@@ -22,6 +22,7 @@ type commonFlags struct {
 	logLevel   string
 	tools      string
 	trust      bool
+	sandbox    string
 	extensions extFlags // -e FILE.wasm [--grant ...] [--ext-config ...], repeatable
 }
 
@@ -37,6 +38,7 @@ func (c *commonFlags) register(fs *flag.FlagSet) {
 	fs.Var((*logLevelFlag)(&c.logLevel), "log-level", "log `LEVEL` on stderr: trace, debug, info, warn, error, off")
 	fs.StringVar(&c.tools, "tools", "", "active tools, comma-separated `LIST` (e.g. read,bash,grep); overrides pi.toml")
 	fs.BoolVar(&c.trust, "trust", false, "trust this project's pi.toml for this run (also PI_TRUST=1)")
+	fs.StringVar(&c.sandbox, "sandbox", "", "run bash commands under sandbox `MODE`: "+strings.Join(app.SandboxModes(), ", ")+" (default workspace-write, or [sandbox] mode)")
 	fs.Var(extFileFlag{&c.extensions}, "e", "load the extension `FILE.wasm` for this run (repeatable; no sha256 check; grants and config only from the flags after it)")
 	fs.Var(extGrantFlag{&c.extensions}, "grant", "grant `KIND=VALUE` ("+grantKinds+") to the -e extension before it; repeatable")
 	fs.Var(extConfigFlag{&c.extensions}, "ext-config", "set `KEY=VALUE` (VALUE in TOML: n=3, 'greeting=\"hi\"') in the config of the -e extension before it; repeatable")
@@ -54,7 +56,7 @@ func (c *commonFlags) appOptions(stderr io.Writer, model app.ModelOptions) app.O
 	}
 	return app.Options{
 		Cwd: c.cwd, ConfigFile: c.configFile, Trust: c.trust || os.Getenv("PI_TRUST") == "1",
-		ExtensionFlags: c.extensions.list, Tools: tools, Model: model,
+		ExtensionFlags: c.extensions.list, Tools: tools, Model: model, Sandbox: c.sandbox,
 		LogOutput: stderr, LogLevel: c.logLevel,
 		OnWarning:   func(w string) { fmt.Fprintf(stderr, "pi: warning: %s\n", w) },
 		HostVersion: version,

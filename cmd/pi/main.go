@@ -82,6 +82,10 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return cmdModels(rest[1:], stdout, stderr)
 	case "demo":
 		return cmdDemo(rest[1:], stdout, stderr)
+	case "sandbox":
+		return cmdSandbox(rest[1:], stdout, stderr)
+	case "doctor":
+		return cmdDoctor(rest[1:], stdout, stderr)
 	case "help":
 		return cmdHelp(rest[1:], stdout, stderr)
 	}

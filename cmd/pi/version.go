@@ -59,6 +59,8 @@ Usage:
   pi trust | untrust            allow (or stop allowing) this project's pi.toml to run code
   pi permissions check TOOL 'JSON'  what the [permissions] rules decide about a call
   pi permissions list           the permission rules, in the order they apply
+  pi sandbox check -- CMD ARGS  run a command under the configured sandbox
+  pi doctor                     the kernel's sandbox support, the sandbox in effect
   pi version | --version | -v   version information
 
 A prompt that starts with /NAME runs a slash command (interactive or -p):

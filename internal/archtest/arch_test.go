@@ -125,7 +125,7 @@ func TestCmdPiDirectImports(t *testing.T) {
 // that tools/builtin may import).
 var toolInternals = []string{
 	"/internal/atomicfile", "/internal/cgroup", "/internal/fileutil", "/internal/gitignore",
-	"/internal/imageutil", "/internal/output", "/internal/procs",
+	"/internal/imageutil", "/internal/output", "/internal/procs", "/internal/sandbox",
 	"/internal/plural", // a leaf on the standard library (cgroup's errors count)
 }
 

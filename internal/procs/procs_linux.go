@@ -205,8 +205,10 @@ type Call struct {
 // Start starts the command newCmd makes as a new call of s: in a session of
 // its own, with the call's tag added to its environment (cmd.Env, or the
 // process's environment when nil; a tag already there is replaced) and,
-// where cgroups can be used, directly inside a new cgroup. newCmd must not
-// set SysProcAttr. When the start fails in a way the cgroup may cause
+// where cgroups can be used, directly inside a new cgroup. newCmd may set
+// SysProcAttr for namespaces (Cloneflags, AmbientCaps: the sandbox's
+// helper, internal/sandbox.SysProcAttr); Start adds the session and the
+// cgroup and keeps those. When the start fails in a way the cgroup may cause
 // (clone3 filtered, no right to move into the group), Start starts a fresh
 // command from newCmd without a cgroup and, if that works, uses no cgroups
 // for the calls of s from then on. The caller waits for the command
@@ -228,7 +230,7 @@ func (s *Set) Start(newCmd func() *exec.Cmd) (*exec.Cmd, *Call, error) {
 	prepare := func() *exec.Cmd {
 		cmd := newCmd()
 		cmd.Env = withMarker(cmd.Env, marker)
-		cmd.SysProcAttr = sessionAttr()
+		cmd.SysProcAttr = sessionAttr(cmd.SysProcAttr)
 		return cmd
 	}
 	cmd := prepare()
@@ -239,7 +241,7 @@ func (s *Set) Start(newCmd func() *exec.Cmd) (*exec.Cmd, *Call, error) {
 		if release, err = g.Attach(cmd.SysProcAttr); err != nil {
 			s.dropCallGroup(g)
 			g = nil
-			cmd.SysProcAttr = sessionAttr()
+			cmd = prepare()
 		}
 	}
 	err := cmd.Start()
@@ -279,8 +281,15 @@ func withMarker(env []string, marker string) []string {
 }
 
 // sessionAttr puts the shell in a new session (and so a new process group,
-// with the shell's pid as both ids).
-func sessionAttr() *syscall.SysProcAttr { return &syscall.SysProcAttr{Setsid: true} }
+// with the shell's pid as both ids), keeping the namespace fields of ns
+// (may be nil).
+func sessionAttr(ns *syscall.SysProcAttr) *syscall.SysProcAttr {
+	a := &syscall.SysProcAttr{Setsid: true}
+	if ns != nil {
+		a.Cloneflags, a.AmbientCaps = ns.Cloneflags, ns.AmbientCaps
+	}
+	return a
+}
 
 // track registers a started shell (while spawns are held).
 func (s *Set) track(pid int, marker string, g *cgroup.Group) *Call {

@@ -17,6 +17,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/pi-go/pi/extensions"
+	"github.com/pi-go/pi/internal/sandbox"
 	"github.com/pi-go/pi/runtime/config"
 	"github.com/pi-go/pi/runtime/mcp"
 	"github.com/pi-go/pi/runtime/models"
@@ -91,6 +92,15 @@ type Options struct {
 	// CompileProgress is told before the wait when an extension must be
 	// compiled because the compilation cache has no copy (compile.go).
 	CompileProgress CompileProgress
+
+	// Sandbox (--sandbox) replaces [sandbox] mode for this run: off, full,
+	// workspace-write or read-only (docs/sandbox.md).
+	Sandbox string
+	// SandboxHelper is the program that applies the sandbox to each bash
+	// command; "" is the running program's own file (/proc/self/exe),
+	// which serves as the helper because it links this package
+	// (SandboxHelperArg).
+	SandboxHelper string
 }
 
 // ExtensionInfo describes a loaded extension: what its init declared and
@@ -132,6 +142,18 @@ type Runtime struct {
 
 	// bashOpts are bash's options, for RunBash.
 	bashOpts builtin.BashOptions
+	// box is bash's sandbox as configured (nil: none); plan is plan mode
+	// (plan.go), under planMu with the active set it replaced.
+	box *sandbox.Policy
+	// boxImplicit: box is the default, not asked for, so a kernel that
+	// cannot give it is found at the first command (boxOnce), which then
+	// runs without it (boxOff).
+	boxImplicit bool
+	boxOnce     sync.Once
+	boxOff      bool
+	plan        atomic.Bool
+	planMu      sync.Mutex
+	planSaved   []string
 	// session is where extensions' session.append and session.entries
 	// go: set by the conversation that keeps the session (BindSession).
 	session atomic.Pointer[func() *session.Session]
@@ -205,6 +227,11 @@ func (r *Runtime) loadConfig() error {
 	cfg, err := config.Load(config.LoadOptions{Cwd: cwd, PIHome: r.piHome, ConfigFile: r.opts.ConfigFile, Trust: r.opts.Trust})
 	if err != nil {
 		return err
+	}
+	if r.opts.Sandbox != "" {
+		if cfg, err = cfg.With(config.Overrides{SandboxMode: r.opts.Sandbox}); err != nil {
+			return err
+		}
 	}
 	r.cfg = cfg
 	key, keyEnv := modelKey(cfg, r.opts.Model.APIKey)
@@ -328,6 +355,11 @@ func (r *Runtime) startExtensions(ctx context.Context) ([]tool.SpawnHook, error)
 // then the MCP servers' tools, and chooses the active set.
 func (r *Runtime) registerTools(spawnHooks []tool.SpawnHook) error {
 	bash := r.cfg.Tools.Bash
+	box, err := r.sandboxPolicy()
+	if err != nil {
+		return err
+	}
+	r.box = box
 	r.procs = builtin.NewProcesses()
 	r.closers = append(r.closers, r.procs.Close)
 	bashOpts := builtin.BashOptions{
@@ -335,6 +367,7 @@ func (r *Runtime) registerTools(spawnHooks []tool.SpawnHook) error {
 		HideEnv: r.hideEnv, Processes: r.procs, OutputDir: r.outDir,
 		FullOutputMaxBytes: int64(bash.FullOutputMaxMB) << 20, Redactor: r.redactor,
 		DefaultTimeout: float64(cmp.Or(bash.DefaultTimeout, DefaultBashTimeout)),
+		Sandbox:        r.bashSandbox, SandboxHelper: r.opts.SandboxHelper,
 	}
 	r.bashOpts = bashOpts
 	for _, d := range builtin.Definitions(builtin.Options{Bash: bashOpts}) {

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/pi-go/pi/internal/sandbox"
 	"github.com/pi-go/pi/runtime/extspec"
 	"github.com/pi-go/pi/runtime/llm"
 )
@@ -64,6 +65,8 @@ type Config struct {
 	// MCP servers, bash's shell and prefix) were dropped because the
 	// project is not trusted.
 	Untrusted bool
+	// Sandbox is [sandbox] (sandbox.go).
+	Sandbox Sandbox
 }
 
 // Model says which model to talk to.
@@ -323,12 +326,17 @@ func Load(opts LoadOptions) (*Config, error) {
 		return nil, err
 	}
 
-	if project != nil && project.runsCode() && !opts.Trust {
+	var base Config // the global file's [sandbox], for what loosens it
+	if global != nil {
+		global.applySandbox(&base)
+	}
+	if project != nil && (project.runsCode() || project.sandbox.loosens(base.Sandbox)) && !opts.Trust {
 		status, err := trustStatus(piHome, c.ProjectFile, projectData, c.ProjectRoot, cwd, project)
 		if err != nil {
 			return nil, fmt.Errorf("load config: %w", err)
 		}
 		if status.state != trusted {
+			project.sandboxIgnored = project.sandbox.dropLoosening(base.Sandbox)
 			c.Warnings = append(c.Warnings, untrustedWarning(project, status, opts.ConfigFile != ""))
 			c.Untrusted = true
 			if project.baseURL != nil {
@@ -508,6 +516,7 @@ func untrustedWarning(l *layer, status trustResult, fromFlag bool) string {
 		ignored = append(ignored, "tools.bash.pass_env")
 	}
 	ignored = append(ignored, l.perm.ignoredNames()...)
+	ignored = append(ignored, l.sandboxIgnored...)
 	if len(l.extensions) > 0 {
 		names := make([]string, len(l.extensions))
 		for i, e := range l.extensions {
@@ -553,6 +562,9 @@ type Overrides struct {
 	Images        *bool
 	// Tools, when non-nil, replaces tools.active.
 	Tools []string
+	// SandboxMode (--sandbox) replaces sandbox.mode: the person may
+	// loosen it as well as tighten it.
+	SandboxMode string
 }
 
 // With returns a copy of c with o laid over it; c is unchanged.
@@ -594,6 +606,12 @@ func (c *Config) With(o Overrides) (*Config, error) {
 		n.Tools.Active = slices.Clone(o.Tools)
 		n.Tools.ActiveAt = ""
 	}
+	if o.SandboxMode != "" {
+		if err := sandbox.CheckMode(o.SandboxMode); err != nil {
+			return nil, fmt.Errorf("override sandbox.mode: %w", err)
+		}
+		n.Sandbox.Mode, n.Sandbox.ModeAt = o.SandboxMode, "--sandbox"
+	}
 	return n, nil
 }
 
@@ -613,6 +631,8 @@ func (c *Config) Clone() *Config {
 	n.Files = slices.Clone(c.Files)
 	n.Warnings = slices.Clone(c.Warnings)
 	n.Permissions = c.Permissions.clone()
+	n.Sandbox.Writable = slices.Clone(c.Sandbox.Writable)
+	n.Sandbox.AllowHosts = slices.Clone(c.Sandbox.AllowHosts)
 	if c.Extensions != nil {
 		n.Extensions = make([]Extension, len(c.Extensions))
 		for i, e := range c.Extensions {

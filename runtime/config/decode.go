@@ -52,6 +52,11 @@ type layer struct {
 	compactKeepRecent *int
 
 	mcp []MCPServer // [[mcp]]: servers start processes or send requests
+
+	sandbox sandboxLayer // [sandbox] (sandbox.go)
+	// sandboxIgnored names the [sandbox] keys dropped as loosening in an
+	// untrusted project, for the warning.
+	sandboxIgnored []string
 }
 
 // runsCode reports whether the layer sets anything that runs code, or that
@@ -104,6 +109,7 @@ func (l *layer) applyTo(c *Config) {
 	}
 	l.perm.applyTo(&c.Permissions)
 	l.applyCompaction(c)
+	l.applySandbox(c)
 	for _, e := range l.extensions {
 		i := slices.IndexFunc(c.Extensions, func(o Extension) bool { return o.Name == e.Name })
 		if i >= 0 {
@@ -117,7 +123,7 @@ func (l *layer) applyTo(c *Config) {
 
 // Known keys, in the order the docs list them.
 var (
-	topKeys              = []string{"tool_execution", "model", "tools", "extensions", "permissions", "compaction", "mcp"}
+	topKeys              = []string{"tool_execution", "model", "tools", "extensions", "permissions", "compaction", "mcp", "sandbox"}
 	modelKeys            = []string{"base_url", "name", "provider", "api_key_env", "images", "context_window"}
 	toolsKeys            = []string{"active", "bash"}
 	bashKeys             = []string{"command_prefix", "shell", "pass_env", "full_output_max_mb", "default_timeout"}
@@ -352,6 +358,9 @@ func (d *decoder) layer(raw map[string]any, scope string) *layer {
 	}
 	if v, ok := raw["mcp"]; ok {
 		d.mcpServers(l, v)
+	}
+	if v, ok := raw["sandbox"]; ok {
+		d.sandbox(l, v)
 	}
 	return l
 }

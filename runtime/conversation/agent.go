@@ -88,7 +88,7 @@ func (c *Conversation) toolSet() (*agent.ToolSet, error) {
 	}
 	sys := agent.BuildSystemPrompt(agent.PromptOptions{
 		Tools: defs, Cwd: c.rt.Cwd(), ContextFiles: c.contextFiles,
-		Override: c.opts.SystemPrompt, Append: c.opts.AppendSystemPrompt, Now: time.Now(),
+		Override: c.opts.SystemPrompt, Append: c.planPrompt(), Now: time.Now(),
 	})
 	return &agent.ToolSet{Tools: tools, SystemPrompt: sys}, nil
 }

@@ -45,6 +45,7 @@ func init() {
 		{name: "tools", help: "list the tools, active and not", run: cmdTools},
 		{name: "ext", help: "list the loaded extensions: tools, hooks and grants", run: cmdExt},
 		{name: "permissions", help: "list the permission rules that apply", run: cmdPermissions},
+		{name: "plan", args: "[on|off]", help: "plan mode: read-only tools, bash in a read-only sandbox", run: cmdPlan},
 	}
 }
 

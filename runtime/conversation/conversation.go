@@ -47,6 +47,8 @@ type Options struct {
 	SystemPrompt, AppendSystemPrompt string
 	// MaxTurns bounds the model calls of one run; 0 means unlimited.
 	MaxTurns int
+	// Plan starts in plan mode (--plan; SetPlanMode).
+	Plan bool
 	// OnEvent, when set, is subscribed before anything is emitted (it
 	// sees session_start); see Subscribe.
 	OnEvent func(agent.Event)
@@ -130,6 +132,11 @@ func New(rt *app.Runtime, o Options) (*Conversation, error) {
 	if o.OnEvent != nil {
 		c.listeners = []listener{{id: 0, fn: o.OnEvent}}
 		c.nextID = 1
+	}
+	if o.Plan {
+		if err := rt.SetPlanMode(true); err != nil {
+			return nil, fmt.Errorf("plan mode: %w", err)
+		}
 	}
 	if err := c.openSession(); err != nil {
 		return nil, err

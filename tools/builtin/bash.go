@@ -17,6 +17,7 @@ import (
 
 	"github.com/pi-go/pi/internal/output"
 	"github.com/pi-go/pi/internal/procs"
+	"github.com/pi-go/pi/internal/sandbox"
 	"github.com/pi-go/pi/runtime/tool"
 
 	"golang.org/x/sys/unix"
@@ -144,7 +145,19 @@ func runBash(ctx context.Context, opts BashOptions, call tool.Call, tc tool.Cont
 		t := opts.DefaultTimeout
 		args.Timeout = &t
 	}
-	run, err := execShell(ctx, opts.Processes.set, shell, spawn, args.Timeout, acc, call)
+	var policy sandbox.Policy
+	if opts.Sandbox != nil {
+		if p := opts.Sandbox(); p != nil {
+			policy = *p
+		}
+	}
+	argv, env, err := sandbox.Wrap(policy, opts.SandboxHelper, []string{shell, "-c", spawn.Command}, environList(spawn.Env))
+	if err != nil {
+		return tool.Result{}, fmt.Errorf("bash: %w", err)
+	}
+	home, _ := os.UserHomeDir()
+	guard := policy.Guard(home)
+	run, err := execShell(ctx, opts.Processes.set, argv, env, sandbox.SysProcAttr(policy), spawn.Cwd, args.Timeout, acc, call)
 	if err != nil {
 		return tool.Result{}, err
 	}
@@ -153,15 +166,28 @@ func runBash(ctx context.Context, opts BashOptions, call tool.Call, tc tool.Cont
 	if cerr := acc.Close(); cerr != nil && snap.FileErr == nil {
 		snap.FileErr = cerr
 	}
-	return bashResult(run, snap, args.Timeout), nil
+	refused := append(policy.Refusals(snap.Content, spawn.Cwd, home), guard()...)
+	return withRefusals(bashResult(run, snap, args.Timeout), refused), nil
+}
+
+// withRefusals adds the sandbox's refusal lines to the end of a result.
+func withRefusals(res tool.Result, lines []string) tool.Result {
+	if len(lines) == 0 || len(res.Content) == 0 {
+		return res
+	}
+	last := len(res.Content) - 1
+	if res.Content[last].Type == "text" {
+		res.Content[last].Text = strings.TrimRight(res.Content[last].Text, "\n") + "\n\n" + strings.Join(lines, "\n")
+	}
+	return res
 }
 
 // execShell runs the shell as a call of set and streams its output into
 // acc until the shell exits (then the pipe is read for a moment more), the
 // timeout passes or ctx is cancelled (then every process of the call is
 // killed).
-func execShell(ctx context.Context, set *procs.Set, shell string, spawn tool.BashSpawn, timeout *float64, acc *output.Accumulator, call tool.Call) (bashRun, error) {
-	r, batch, cmd, pc, err := startShell(set, shell, spawn)
+func execShell(ctx context.Context, set *procs.Set, argv, env []string, attr *syscall.SysProcAttr, cwd string, timeout *float64, acc *output.Accumulator, call tool.Call) (bashRun, error) {
+	r, batch, cmd, pc, err := startShell(set, argv, env, attr, cwd)
 	if err != nil {
 		return bashRun{}, err
 	}
@@ -171,31 +197,37 @@ func execShell(ctx context.Context, set *procs.Set, shell string, spawn tool.Bas
 	return run, nil
 }
 
-// startShell starts `SHELL -c COMMAND` as a call of set, with stdout and
-// stderr interleaved in one pipe, whose read end it returns; batch reports
-// that the pipe holds 1MB, so its reads may be batched (streamer.read).
-func startShell(set *procs.Set, shell string, spawn tool.BashSpawn) (r *os.File, batch bool, cmd *exec.Cmd, pc *procs.Call, err error) {
-	env := environList(spawn.Env)
+// startShell starts argv (`SHELL -c COMMAND`, or the sandbox's helper
+// around it, started with attr) in cwd with env (KEY=VALUE; the call's tag
+// is added) as a call of set, with stdout and stderr
+// interleaved in one pipe, whose read end it returns; batch reports that
+// the pipe holds 1MB, so its reads may be batched (streamer.read).
+func startShell(set *procs.Set, argv, env []string, attr *syscall.SysProcAttr, cwd string) (r *os.File, batch bool, cmd *exec.Cmd, pc *procs.Call, err error) {
 	r, w, err := os.Pipe()
 	if err != nil {
 		return nil, false, nil, nil, fmt.Errorf("bash output pipe: %w", err)
 	}
 	batch = procs.EnlargePipe(w)
 	newCmd := func() *exec.Cmd {
-		return &exec.Cmd{
-			Path:   shell,
-			Args:   []string{shell, "-c", spawn.Command},
-			Dir:    spawn.Cwd,
+		c := &exec.Cmd{
+			Path:   argv[0],
+			Args:   argv,
+			Dir:    cwd,
 			Env:    env,
 			Stdout: w,
 			Stderr: w,
 		}
+		if attr != nil {
+			a := *attr
+			c.SysProcAttr = &a
+		}
+		return c
 	}
 	cmd, pc, err = set.Start(newCmd)
 	w.Close()
 	if err != nil {
 		r.Close()
-		return nil, false, nil, nil, fmt.Errorf("start %s: %w", shell, err)
+		return nil, false, nil, nil, fmt.Errorf("start %s: %w", argv[0], err)
 	}
 	return r, batch, cmd, pc, nil
 }

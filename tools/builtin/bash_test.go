@@ -21,6 +21,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/pi-go/pi/internal/output"
+	"github.com/pi-go/pi/internal/sandbox"
 	"github.com/pi-go/pi/internal/testkit/proc"
 	"github.com/pi-go/pi/runtime/redact"
 	"github.com/pi-go/pi/runtime/tool"
@@ -725,6 +726,12 @@ func BenchmarkBashThroughput(b *testing.B) {
 	if os.Getenv("PI_BENCH_REDACT") == "1" {
 		// The cost of redacting the full-output file.
 		opts.Redactor = redact.New("sk-bench-0123456789abcdef")
+	}
+	if os.Getenv("PI_BENCH_SANDBOX") == "1" {
+		// The same under the default sandbox (docs/sandbox.md).
+		dir := b.TempDir()
+		box := &sandbox.Policy{Mode: sandbox.ModeWorkspaceWrite, Network: sandbox.NetworkOn, Writable: []string{dir, "/tmp"}}
+		opts.Sandbox = func() *sandbox.Policy { return box }
 	}
 	def := bashDefinition(opts)
 	args, _ := json.Marshal(map[string]any{"command": pipeline})

@@ -15,6 +15,7 @@ package builtin
 
 import (
 	"github.com/pi-go/pi/internal/procs"
+	"github.com/pi-go/pi/internal/sandbox"
 	"github.com/pi-go/pi/runtime/redact"
 	"github.com/pi-go/pi/runtime/tool"
 )
@@ -53,6 +54,15 @@ type BashOptions struct {
 	// full-output files. The model-visible result is left to the caller's
 	// tool_result redaction.
 	Redactor *redact.Redactor
+	// Sandbox, called at each command, says under which kernel sandbox it
+	// runs (internal/sandbox, docs/sandbox.md): a nil func or policy, or
+	// one that is not Active, runs it as it is. What the sandbox refused is
+	// named in the result, one "Sandbox refused: ..." line each.
+	Sandbox func() *sandbox.Policy
+	// SandboxHelper is the program that applies the sandbox between fork
+	// and exec (any program linking internal/sandbox serves); "" is the
+	// running program (os.Executable).
+	SandboxHelper string
 	// DefaultTimeout, in seconds, applies to a call that gives no timeout
 	// ("Command timed out after N seconds"); zero means none.
 	DefaultTimeout float64

@@ -32,7 +32,8 @@ type CommandResult struct {
 // TUI's !cmd) the way the bash tool runs the model's: the same shell,
 // command prefix, spawn hooks, hidden variables, process owner, output
 // limits and full-output file, in cwd. It has no timeout (the person
-// cancels ctx) and runs no tool hooks: the person is the one asking.
+// cancels ctx), runs no tool hooks and is not sandboxed (opts.Sandbox does
+// not apply): the person is the one asking.
 // update, when not nil, receives the output so far as it streams.
 //
 // # Errors
@@ -78,7 +79,7 @@ func RunCommand(ctx context.Context, opts BashOptions, cwd, command string, upda
 			update(r.Content[0].Text)
 		}
 	})
-	run, err := execShell(ctx, opts.Processes.set, shell, spawn, nil, acc, call)
+	run, err := execShell(ctx, opts.Processes.set, []string{shell, "-c", spawn.Command}, environList(spawn.Env), nil, spawn.Cwd, nil, acc, call)
 	if err != nil {
 		return CommandResult{}, err
 	}

@@ -443,6 +443,19 @@ func (s *server) dispatch(cmd rpcCommand) {
 			err = s.conv.SetSessionName(c.Name)
 		}
 		s.reply(cmd, nil, err)
+	case "set_mode":
+		// pi's own: plan mode (docs/sandbox.md#plan-mode).
+		var c struct {
+			Mode string `json:"mode"`
+		}
+		err := decode(cmd, &c)
+		if err == nil && c.Mode != "plan" && c.Mode != "normal" {
+			err = fmt.Errorf("set_mode: mode must be \"plan\" or \"normal\", got %q", c.Mode)
+		}
+		if err == nil {
+			err = s.conv.SetPlanMode(c.Mode == "plan")
+		}
+		s.reply(cmd, map[string]any{"mode": c.Mode}, err)
 	case "set_thinking_level":
 		var c struct {
 			Level string `json:"level"`

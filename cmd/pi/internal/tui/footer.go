@@ -36,6 +36,9 @@ type Footer struct {
 	// ContextTokens is the context the conversation fills now,
 	// ContextWindow the model's window (0 when unknown).
 	ContextTokens, ContextWindow int
+	// Mode is how bash commands are contained: "plan" in plan mode, else
+	// the sandbox's mode ("workspace-write", "off", ...); "" shows nothing.
+	Mode string
 }
 
 // footerData reads the footer's data from the runtime.
@@ -46,6 +49,10 @@ func footerData(conv *conversation.Conversation) Footer {
 		Model:         clean(conv.ModelName()),
 		ContextTokens: conv.ContextTokens(),
 		ContextWindow: conv.ContextWindow(),
+		Mode:          "sandbox " + conv.Runtime().Sandbox().Mode,
+	}
+	if conv.PlanMode() {
+		f.Mode = "plan mode"
 	}
 	if m, err := conv.Model(); err == nil && m.Reasoning {
 		f.Thinking = string(conv.ThinkingLevel())
@@ -207,13 +214,21 @@ func (f Footer) render(st styles, width int, state string) string {
 	if f.Thinking != "" {
 		model += " • " + f.Thinking
 	}
-	lw, mw := ansi.StringWidth(l), ansi.StringWidth(model)
+	// The mode goes before the model, at the right edge.
+	mode, modeStyle := "", st.status
+	if f.Mode != "" {
+		mode = f.Mode + " · "
+		if f.Mode == "plan mode" {
+			modeStyle = st.warn
+		}
+	}
+	lw, mw := ansi.StringWidth(l), ansi.StringWidth(mode+model)
 	var line2 string
 	switch {
 	case lw+2+mw <= width:
-		line2 = l + strings.Repeat(" ", width-lw-mw) + st.status.Render(model)
+		line2 = l + strings.Repeat(" ", width-lw-mw) + modeStyle.Render(mode) + st.status.Render(model)
 	case lw+2+8 <= width:
-		line2 = l + "  " + st.status.Render(ansi.Truncate(model, width-lw-2, "…"))
+		line2 = l + "  " + st.status.Render(ansi.Truncate(mode+model, width-lw-2, "…"))
 	default:
 		line2 = ansi.Truncate(l, width, "…")
 	}

@@ -123,6 +123,16 @@ func TestFooterLayout(t *testing.T) {
 	if out := f.render(col, 80, ""); !strings.Contains(out, col.warn.Render("ctx 75/100 (75.0%)")) {
 		t.Errorf("75%% is not yellow: %q", out)
 	}
+
+	// The mode: the sandbox's, or plan mode in yellow.
+	f = Footer{Cwd: "/x", Model: "m", ContextTokens: 5, Mode: "sandbox workspace-write"}
+	if ls := strings.Split(f.render(st, 80, ""), "\n"); !strings.HasPrefix(ls[1], "ctx 5  ") || !strings.HasSuffix(ls[1], " sandbox workspace-write · m") {
+		t.Errorf("mode %q", ls[1])
+	}
+	f.Mode = "plan mode"
+	if out := f.render(col, 80, ""); !strings.Contains(out, col.warn.Render("plan mode · ")) {
+		t.Errorf("plan mode is not yellow: %q", out)
+	}
 }
 
 // TestFooterInTUI: the footer of a running TUI shows the folder, the

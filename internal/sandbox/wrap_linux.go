@@ -1,0 +1,38 @@
+//go:build linux
+
+package sandbox
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+)
+
+// SelfHelper is the default helper: the running program's own file, as
+// the kernel knows it (/proc/self/exe in the child is the file pi runs
+// from, even when the path now names another file: a binary the command
+// rebuilt in the workspace is never the helper).
+const SelfHelper = "/proc/self/exe"
+
+// wrap is Wrap on Linux: the helper around argv.
+func wrap(p Policy, helper string, argv, env []string) ([]string, []string, error) {
+	if helper == "" {
+		helper = SelfHelper
+	}
+	p.UID, p.GID = os.Getuid(), os.Getgid()
+	helperEnv := make([]string, 0, len(env))
+	for _, kv := range env {
+		if isLoaderVar(kv) {
+			p.Restore = append(p.Restore, kv)
+		} else {
+			helperEnv = append(helperEnv, kv)
+		}
+	}
+	data, err := json.Marshal(p)
+	if err != nil {
+		return nil, nil, fmt.Errorf("sandbox policy: %w", err)
+	}
+	out := make([]string, 0, len(argv)+4)
+	out = append(out, helper, HelperArg, string(data), "--")
+	return append(out, argv...), helperEnv, nil
+}

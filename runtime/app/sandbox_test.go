@@ -1,0 +1,231 @@
+package app
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestSandboxByDefault: an assembled runtime runs bash under
+// workspace-write by default (the test binary is its own helper, as an
+// embedding program is): the project is writable, a sibling folder, the
+// project's pi.toml and PI_HOME are not, and the result names the
+// refusals; --sandbox off is the control; network "allow" is refused at
+// Open with what to do.
+func TestSandboxByDefault(t *testing.T) {
+	if s := ProbeSandbox(); s.Missing != "" {
+		t.Skipf("kernel sandbox unavailable: %s", s.Missing)
+	}
+	for _, mode := range []string{"off", ""} {
+		dir, home := project(t)
+		sibling := outsideTmp(t)
+		write(t, filepath.Join(dir, "pi.toml"), "[tools]\nactive = [\"bash\"]\n")
+		rt, err := Open(context.Background(), Options{Cwd: dir, PIHome: home, Sandbox: mode})
+		if err != nil {
+			t.Fatal(err)
+		}
+		script := "echo a > in.txt; echo b > " + sibling + "/x; echo c >> pi.toml; echo d > " + home + "/pi.toml; echo done"
+		input, _ := json.Marshal(map[string]string{"command": script})
+		res, err := rt.CallTool(context.Background(), "bash", "c1", input, nil)
+		rt.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		text := res.Text()
+		if _, err := os.Stat(filepath.Join(dir, "in.txt")); err != nil {
+			t.Fatalf("mode %q: the project is not writable: %s", mode, text)
+		}
+		_, errSib := os.Stat(sibling + "/x")
+		_, errHome := os.Stat(home + "/pi.toml")
+		toml, _ := os.ReadFile(filepath.Join(dir, "pi.toml"))
+		wrote := errSib == nil && errHome == nil && strings.Contains(string(toml), "c")
+		if mode == "off" {
+			if !wrote {
+				t.Fatalf("control: writes failed with --sandbox off: %s", text)
+			}
+			continue
+		}
+		if errSib == nil || errHome == nil || strings.Contains(string(toml), "c\n") {
+			t.Fatalf("default sandbox let a write through: %s", text)
+		}
+		for _, want := range []string{"Sandbox refused: write outside the workspace: " + sibling + "/x (sandbox workspace-write)",
+			"Sandbox refused: write to a protected path: " + filepath.Join(dir, "pi.toml"),
+			"Sandbox refused: write to a protected path: " + home + "/pi.toml"} {
+			if !strings.Contains(text, want) {
+				t.Errorf("result lacks %q:\n%s", want, text)
+			}
+		}
+	}
+
+	dir, home := project(t)
+	write(t, filepath.Join(home, "pi.toml"), "[sandbox]\nnetwork = \"allow\"\nallow_hosts = [\"proxy.golang.org\"]\n")
+	_, err := Open(context.Background(), Options{Cwd: dir, PIHome: home})
+	if err == nil || !strings.Contains(err.Error(), `sandbox network "allow" (allow_hosts through pi's proxy) is not built yet`) {
+		t.Errorf("network allow: %v", err)
+	}
+}
+
+// outsideTmp makes a folder outside /tmp (always a writable root), in the
+// package's folder, removed after the test.
+func outsideTmp(t *testing.T) string {
+	t.Helper()
+	d, err := os.MkdirTemp(".", "sandbox-outside-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(d) })
+	abs, err := filepath.Abs(d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return abs
+}
+
+// TestSandboxGoBuild: a real `go build` with a fresh GOCACHE under
+// ~/.cache works under the default sandbox and its default writable
+// roots (HOME is a folder outside /tmp, so only the default ~/.cache root
+// makes the cache writable); under read-only the same build fails.
+func TestSandboxGoBuild(t *testing.T) {
+	if testing.Short() {
+		t.Skip("compiles the standard library into a fresh cache")
+	}
+	if s := ProbeSandbox(); s.Missing != "" {
+		t.Skipf("kernel sandbox unavailable: %s", s.Missing)
+	}
+	goBin, err := exec.LookPath("go")
+	if err != nil {
+		t.Skip("no go on PATH")
+	}
+	home := outsideTmp(t)
+	t.Setenv("HOME", home)
+	for _, mode := range []string{"read-only", ""} {
+		dir, piHome := project(t)
+		write(t, filepath.Join(dir, "go.mod"), "module hello\n\ngo 1.21\n")
+		write(t, filepath.Join(dir, "main.go"), "package main\n\nimport \"fmt\"\n\nfunc main() { fmt.Println(\"hello from the sandbox\") }\n")
+		rt, err := Open(context.Background(), Options{Cwd: dir, PIHome: piHome, Sandbox: mode})
+		if err != nil {
+			t.Fatal(err)
+		}
+		script := "export GOCACHE=$HOME/.cache/go-build-fresh GOFLAGS=-buildvcs=false GOTOOLCHAIN=local GOPROXY=off; " + goBin + " build -o hello . && ./hello"
+		input, _ := json.Marshal(map[string]any{"command": script, "timeout": 600})
+		res, err := rt.CallTool(context.Background(), "bash", "c1", input, nil)
+		rt.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		built := !res.IsError && strings.Contains(res.Text(), "hello from the sandbox")
+		if mode == "" && !built {
+			t.Fatalf("go build under the default sandbox failed:\n%s", res.Text())
+		}
+		if mode == "read-only" && built {
+			t.Fatalf("go build wrote under read-only:\n%s", res.Text())
+		}
+	}
+}
+
+// TestSandboxProtectsWorktreeGitDir: in a git worktree (.git is a file),
+// the git folder it points to and the repository's common folder (its
+// hooks) are protected too, even where they lie in a writable root.
+func TestSandboxProtectsWorktreeGitDir(t *testing.T) {
+	if s := ProbeSandbox(); s.Missing != "" {
+		t.Skipf("kernel sandbox unavailable: %s", s.Missing)
+	}
+	main := t.TempDir() // under /tmp, a writable root
+	if err := os.MkdirAll(filepath.Join(main, ".git", "hooks"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	gitdir := filepath.Join(main, ".git", "worktrees", "wt")
+	if err := os.MkdirAll(gitdir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	write(t, filepath.Join(gitdir, "commondir"), "../..\n")
+	dir, home := project(t)
+	os.Remove(filepath.Join(dir, ".git"))
+	write(t, filepath.Join(dir, ".git"), "gitdir: "+gitdir+"\n")
+	for _, mode := range []string{"off", ""} {
+		rt, err := Open(context.Background(), Options{Cwd: dir, PIHome: home, Sandbox: mode})
+		if err != nil {
+			t.Fatal(err)
+		}
+		hook := filepath.Join(main, ".git", "hooks", "pre-commit")
+		input, _ := json.Marshal(map[string]string{"command": "echo pwned > " + hook + "; echo x > " + gitdir + "/HEAD"})
+		res, err := rt.CallTool(context.Background(), "bash", "c1", input, nil)
+		rt.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, errHook := os.Stat(hook)
+		if mode == "off" {
+			if errHook != nil {
+				t.Fatalf("control: %s", res.Text())
+			}
+			os.Remove(hook)
+			continue
+		}
+		if errHook == nil {
+			t.Fatalf("the repository's hook was written from a worktree: %s", res.Text())
+		}
+	}
+}
+
+// TestSandboxMissingKernelSupport: where the kernel lacks what the
+// sandbox needs, an explicit mode (pi.toml, --sandbox, network off) is an
+// error naming what is missing, the implicit default runs unsandboxed
+// with one warning, and plan mode is refused while bash is active.
+func TestSandboxMissingKernelSupport(t *testing.T) {
+	saved := sandboxProbe
+	t.Cleanup(func() { sandboxProbe = saved })
+	sandboxProbe = func() SandboxSupport { return SandboxSupport{Missing: "the kernel has no Landlock (test)"} }
+
+	dir, home := project(t)
+	for _, o := range []Options{
+		{Cwd: dir, PIHome: home, Sandbox: "read-only"},
+		{Cwd: dir, PIHome: home, Sandbox: "workspace-write"},
+	} {
+		if _, err := Open(context.Background(), o); err == nil || !strings.Contains(err.Error(), "sandbox "+o.Sandbox+" (--sandbox) cannot run here: the kernel has no Landlock (test)") {
+			t.Errorf("--sandbox %s: %v", o.Sandbox, err)
+		}
+	}
+	write(t, filepath.Join(home, "pi.toml"), "[sandbox]\nnetwork = \"off\"\n")
+	if _, err := Open(context.Background(), Options{Cwd: dir, PIHome: home}); err == nil || !strings.Contains(err.Error(), "cannot run here") {
+		t.Errorf("network off: %v", err)
+	}
+	os.Remove(filepath.Join(home, "pi.toml"))
+
+	var warnings []string
+	rt, err := Open(context.Background(), Options{Cwd: dir, PIHome: home, OnWarning: func(w string) { warnings = append(warnings, w) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rt.Close()
+	if len(warnings) != 0 {
+		t.Errorf("warned before a command ran: %q", warnings)
+	}
+	outside := outsideTmp(t)
+	for range 2 {
+		input, _ := json.Marshal(map[string]string{"command": "echo x > " + outside + "/ran"})
+		if res, err := rt.CallTool(context.Background(), "bash", "c1", input, nil); err != nil || res.IsError {
+			t.Fatalf("the default ran no command: %v %s", err, res.Text())
+		}
+	}
+	if _, err := os.Stat(outside + "/ran"); err != nil {
+		t.Error("the command did not run unsandboxed")
+	}
+	if len(warnings) != 1 || !strings.Contains(warnings[0], "commands run without the sandbox: the kernel has no Landlock (test)") {
+		t.Errorf("warnings %q", warnings)
+	}
+	if s := rt.Sandbox(); s.Mode != "off" || s.Off == "" {
+		t.Errorf("sandbox info %+v", s)
+	}
+	if err := rt.SetPlanMode(true); !errors.Is(err, ErrPlanNeedsSandbox) || rt.PlanMode() {
+		t.Errorf("plan mode without a sandbox: %v (on: %v)", err, rt.PlanMode())
+	}
+	if _, err := Open(context.Background(), Options{Cwd: dir, PIHome: home, Sandbox: "off"}); err != nil {
+		t.Errorf("--sandbox off: %v", err)
+	}
+}

@@ -1,0 +1,101 @@
+//go:build linux
+
+package builtin
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/pi-go/pi/internal/sandbox"
+	"github.com/pi-go/pi/runtime/tool"
+)
+
+// TestBashSandbox runs the bash tool under workspace-write (this test
+// binary is the helper; the call still runs in its session and cgroup):
+// a write in the project works, writes outside and to pi.toml are refused
+// and named in the result, a pi.toml the command creates is removed; the
+// same calls with the sandbox off are the control.
+func TestBashSandbox(t *testing.T) {
+	if s := sandbox.Probe(); s.Missing != "" {
+		t.Skipf("kernel sandbox unavailable: %s", s.Missing)
+	}
+	for _, mode := range []string{sandbox.ModeOff, sandbox.ModeWorkspaceWrite} {
+		root := t.TempDir()
+		project, outside := filepath.Join(root, "proj"), filepath.Join(root, "outside")
+		for _, d := range []string{project + "/.git", outside} {
+			if err := os.MkdirAll(d, 0o755); err != nil {
+				t.Fatal(err)
+			}
+		}
+		p := &sandbox.Policy{Mode: mode, Network: sandbox.NetworkOn, Writable: []string{project},
+			Protected: []string{project + "/.git", project + "/.pi", project + "/pi.toml"}}
+		script := `echo in > inside.txt; echo out > ` + outside + `/x; echo hook > .git/config; echo '[tools]' > pi.toml; echo done`
+		r := bashCall(t, context.Background(), BashOptions{Sandbox: func() *sandbox.Policy { return p }}, project, map[string]any{"command": script}, nil)
+		text := resultText(t, r)
+		if _, err := os.Stat(project + "/inside.txt"); err != nil {
+			t.Fatalf("%s: the project is not writable: %s", mode, text)
+		}
+		_, errOut := os.Stat(outside + "/x")
+		_, errCfg := os.Stat(project + "/.git/config")
+		_, errToml := os.Stat(project + "/pi.toml")
+		if mode == sandbox.ModeOff {
+			if errOut != nil || errCfg != nil || errToml != nil || strings.Contains(text, "Sandbox refused") {
+				t.Fatalf("control: the writes failed with the sandbox off: %s", text)
+			}
+			continue
+		}
+		if errOut == nil || errCfg == nil || errToml == nil {
+			t.Fatalf("sandbox let a write through (outside %v, .git/config %v, pi.toml %v): %s", errOut, errCfg, errToml, text)
+		}
+		for _, want := range []string{
+			"Sandbox refused: write outside the workspace: " + outside + "/x (sandbox workspace-write)",
+			"Sandbox refused: write to a protected path: " + project + "/.git/config",
+			"Sandbox refused: creating " + project + "/pi.toml (pi's configuration is protected); moved to pi.toml.sandbox-refused-",
+		} {
+			if !strings.Contains(text, want) {
+				t.Errorf("result lacks %q:\n%s", want, text)
+			}
+		}
+	}
+}
+
+// BenchmarkBashTrueSandbox is BenchmarkBashTrue with and without the
+// default sandbox, interleaved call by call; it reports the median of
+// each and their ratio.
+//
+//	go test -run '^$' -bench BashTrueSandbox -benchtime 200x ./tools/builtin/
+func BenchmarkBashTrueSandbox(b *testing.B) {
+	if s := sandbox.Probe(); s.Missing != "" {
+		b.Skipf("kernel sandbox unavailable: %s", s.Missing)
+	}
+	dir := b.TempDir()
+	box := &sandbox.Policy{Mode: sandbox.ModeWorkspaceWrite, Network: sandbox.NetworkOn, Writable: []string{dir, "/tmp"},
+		Protected: []string{dir + "/.git", dir + "/.pi", dir + "/pi.toml"}}
+	defs := []tool.ToolDefinition{bashDefinition(BashOptions{}), bashDefinition(BashOptions{Sandbox: func() *sandbox.Policy { return box }})}
+	args := json.RawMessage(`{"command":"true"}`)
+	times := [2][]time.Duration{}
+	for i := 0; i < b.N; i++ {
+		for k, def := range defs {
+			start := time.Now()
+			r, err := def.Execute(context.Background(), tool.NewCall("b", args, nil), tool.Context{Cwd: dir})
+			times[k] = append(times[k], time.Since(start))
+			if err != nil || r.IsError {
+				b.Fatalf("bash: %v %s", err, r.Text())
+			}
+		}
+	}
+	median := func(d []time.Duration) time.Duration {
+		slices.Sort(d)
+		return d[len(d)/2]
+	}
+	off, on := median(times[0]), median(times[1])
+	b.ReportMetric(float64(off.Microseconds())/1000, "ms-off")
+	b.ReportMetric(float64(on.Microseconds())/1000, "ms-sandbox")
+	b.ReportMetric(float64(on)/float64(off), "x-off")
+}
