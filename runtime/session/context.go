@@ -171,7 +171,9 @@ func itoa(n int) string {
 // the reference does: custom, bashExecution, branchSummary and
 // compactionSummary messages become user messages; assistant messages that
 // ended in an error or were aborted are left out (their turn is redone);
-// thinking blocks are dropped (the OpenAI-compatible API takes none back);
+// thinking blocks, their signatures and the model that wrote each
+// assistant message travel with it (each provider decides what goes back:
+// runtime/llm's transform.go);
 // and every tool call without a result gets an error result saying so
 // (InterruptedResultText), placed right after the results of its message.
 func ToLLM(msgs []Message) []llm.Message {
@@ -197,13 +199,15 @@ func ToLLM(msgs []Message) []llm.Message {
 			if m.StopReason == string(llm.StopError) || m.StopReason == string(llm.StopAborted) {
 				continue
 			}
-			lm := llm.Message{Role: llm.RoleAssistant, Content: []content.Block{}}
+			lm := llm.Message{Role: llm.RoleAssistant, Content: []content.Block{}, API: m.API, Provider: m.Provider, Model: m.Model}
 			for _, b := range m.Content {
 				switch b.Type {
 				case "text":
 					lm.Content = append(lm.Content, content.Text(b.Text))
+				case "thinking":
+					lm.Content = append(lm.Content, content.Block{Type: "thinking", Thinking: b.Thinking, Signature: b.ThinkingSignature, Redacted: b.Redacted})
 				case "toolCall":
-					lm.ToolCalls = append(lm.ToolCalls, llm.ToolCall{ID: b.ID, Name: b.Name, Arguments: compactArgs(b.Arguments)})
+					lm.ToolCalls = append(lm.ToolCalls, llm.ToolCall{ID: b.ID, Name: b.Name, Arguments: compactArgs(b.Arguments), ThoughtSignature: b.ThoughtSignature})
 				}
 			}
 			pending = lm.ToolCalls
@@ -342,12 +346,15 @@ func FromLLM(m llm.Message, meta AssistantMeta) Message {
 			out.StopReason = string(llm.StopEnd)
 		}
 		for _, b := range m.Content {
-			if b.Type == "text" && b.Text != "" {
+			switch {
+			case b.Type == "text" && b.Text != "":
 				out.Content = append(out.Content, Block{Type: "text", Text: b.Text})
+			case b.Type == "thinking" && (b.Thinking != "" || b.Signature != ""):
+				out.Content = append(out.Content, Block{Type: "thinking", Thinking: b.Thinking, ThinkingSignature: b.Signature, Redacted: b.Redacted})
 			}
 		}
 		for _, c := range m.ToolCalls {
-			out.Content = append(out.Content, Block{Type: "toolCall", ID: c.ID, Name: c.Name, Arguments: argsObject(c.Arguments)})
+			out.Content = append(out.Content, Block{Type: "toolCall", ID: c.ID, Name: c.Name, Arguments: argsObject(c.Arguments), ThoughtSignature: c.ThoughtSignature})
 		}
 		return out
 	case llm.RoleToolResult:

@@ -406,16 +406,21 @@ type Message struct {
 }
 
 // Block is one content block: text, image (base64 Data and MimeType),
-// thinking, or toolCall (ID, Name and the parsed Arguments object).
+// thinking (with the provider's ThinkingSignature, and Redacted for
+// thinking sent encrypted only), or toolCall (ID, Name, the parsed
+// Arguments object and Gemini's ThoughtSignature).
 type Block struct {
-	Type      string          `json:"type"`
-	Text      string          `json:"text"`
-	Thinking  string          `json:"thinking"`
-	Data      string          `json:"data"`
-	MimeType  string          `json:"mimeType"`
-	ID        string          `json:"id"`
-	Name      string          `json:"name"`
-	Arguments json.RawMessage `json:"arguments"`
+	Type              string          `json:"type"`
+	Text              string          `json:"text"`
+	Thinking          string          `json:"thinking"`
+	ThinkingSignature string          `json:"thinkingSignature"`
+	Redacted          bool            `json:"redacted"`
+	Data              string          `json:"data"`
+	MimeType          string          `json:"mimeType"`
+	ID                string          `json:"id"`
+	Name              string          `json:"name"`
+	Arguments         json.RawMessage `json:"arguments"`
+	ThoughtSignature  string          `json:"thoughtSignature"`
 }
 
 // Usage is an assistant message's token usage, in the reference's shape.
@@ -671,20 +676,23 @@ func (b Block) shape() any {
 		}{b.Type, b.Data, b.MimeType}
 	case "thinking":
 		return struct {
-			Type     string `json:"type"`
-			Thinking string `json:"thinking"`
-		}{b.Type, b.Thinking}
+			Type      string `json:"type"`
+			Thinking  string `json:"thinking"`
+			Signature string `json:"thinkingSignature,omitempty"`
+			Redacted  bool   `json:"redacted,omitempty"`
+		}{b.Type, b.Thinking, b.ThinkingSignature, b.Redacted}
 	case "toolCall":
 		args := b.Arguments
 		if len(args) == 0 {
 			args = json.RawMessage("{}")
 		}
 		return struct {
-			Type      string          `json:"type"`
-			ID        string          `json:"id"`
-			Name      string          `json:"name"`
-			Arguments json.RawMessage `json:"arguments"`
-		}{b.Type, b.ID, b.Name, args}
+			Type             string          `json:"type"`
+			ID               string          `json:"id"`
+			Name             string          `json:"name"`
+			Arguments        json.RawMessage `json:"arguments"`
+			ThoughtSignature string          `json:"thoughtSignature,omitempty"`
+		}{b.Type, b.ID, b.Name, args, b.ThoughtSignature}
 	}
 	return struct {
 		Type string `json:"type"`

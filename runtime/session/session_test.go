@@ -234,7 +234,10 @@ func TestMalformedAndUnknownEntries(t *testing.T) {
 		t.Fatalf("branch %d entries", len(s.Branch()))
 	}
 	got := ToLLM(s.Context())
-	if len(got) != 2 || got[0].Content[0].Text != "plain string content" || got[1].Content[0].Text != "ok" || len(got[1].Content) != 1 {
+	// The thinking block travels with the message (each provider decides
+	// what of it goes back).
+	if len(got) != 2 || got[0].Content[0].Text != "plain string content" || len(got[1].Content) != 2 ||
+		got[1].Content[0].Type != "thinking" || got[1].Content[0].Thinking != "hm" || got[1].Content[1].Text != "ok" {
 		t.Fatalf("context %+v", got)
 	}
 	if _, err := s.AppendMessage(user("x")); !errors.Is(err, ErrReadOnly) {
@@ -834,5 +837,49 @@ func TestShortID(t *testing.T) {
 		if got := ShortID(c.id, c.others); got != c.want {
 			t.Errorf("ShortID(%q, %q) = %q, want %q", c.id, c.others, got, c.want)
 		}
+	}
+}
+
+// Thinking blocks with their signatures (also redacted ones), Gemini's
+// thought signature on a call, and the model that wrote the message go
+// into the session in the reference's shape and come back to the loop
+// unchanged.
+func TestThinkingRoundTrip(t *testing.T) {
+	in := llm.Message{
+		Role: llm.RoleAssistant,
+		Content: []content.Block{
+			content.Thinking("let me see", "sig-abc"),
+			{Type: "thinking", Thinking: "[Reasoning redacted]", Signature: "ENCRYPTED", Redacted: true},
+			content.Text("done"),
+		},
+		ToolCalls: []llm.ToolCall{{ID: "c1", Name: "read", Arguments: llm.RawArguments(`{"path":"a"}`), ThoughtSignature: "ts-1"}},
+	}
+	m := FromLLM(in, AssistantMeta{API: "anthropic-messages", Provider: "anthropic", Model: "claude-x", StopReason: llm.StopToolUse})
+	b, err := json.Marshal(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		`{"type":"thinking","thinking":"let me see","thinkingSignature":"sig-abc"}`,
+		`{"type":"thinking","thinking":"[Reasoning redacted]","thinkingSignature":"ENCRYPTED","redacted":true}`,
+		`{"type":"toolCall","id":"c1","name":"read","arguments":{"path":"a"},"thoughtSignature":"ts-1"}`,
+	} {
+		if !strings.Contains(string(b), want) {
+			t.Errorf("session message lacks %s:\n%s", want, b)
+		}
+	}
+	var back Message
+	if err := json.Unmarshal(b, &back); err != nil {
+		t.Fatal(err)
+	}
+	got := ToLLM([]Message{back, {Role: RoleToolResult, ToolCallID: "c1", ToolName: "read", Content: []Block{{Type: "text", Text: "x"}}}})[0]
+	if got.API != "anthropic-messages" || got.Provider != "anthropic" || got.Model != "claude-x" {
+		t.Errorf("provenance %q %q %q", got.API, got.Provider, got.Model)
+	}
+	if len(got.Content) != 3 || got.Content[0] != in.Content[0] || got.Content[1] != in.Content[1] || got.Content[2] != in.Content[2] {
+		t.Errorf("content back %+v", got.Content)
+	}
+	if len(got.ToolCalls) != 1 || got.ToolCalls[0].ThoughtSignature != "ts-1" || string(got.ToolCalls[0].Arguments) != `{"path":"a"}` {
+		t.Errorf("calls back %+v", got.ToolCalls)
 	}
 }
