@@ -38,6 +38,9 @@ func init() {
 		{name: "session", help: "show the session: file, id, name, messages, context", run: cmdSession},
 		{name: "name", args: "[NAME]", help: "name the session (shown in lists and the status line)", run: cmdName},
 		{name: "fork", help: "go on in a copy of this session (the original stays as it is)", run: cmdFork},
+		{name: "clone", help: "go on in a new session holding the current branch (same as /fork)", run: cmdFork},
+		{name: "tree", args: "[-s] [ID [FOCUS]]", help: "show the session's tree; with ID go on from that entry (-s: summarize the branch left)", run: cmdTree},
+		{name: "label", args: "[TEXT]", help: "label the current entry (without TEXT: clear its label)", run: cmdLabel},
 		{name: "compact", args: "[INSTRUCTIONS]", help: "summarize the conversation so far to free context", run: cmdCompact},
 		{name: "model", args: "[NAME]", help: "show or change the model (same endpoint and key)", run: cmdModel},
 		{name: "tools", help: "list the tools, active and not", run: cmdTools},
@@ -311,4 +314,47 @@ func (c *Conversation) ShortID(id string) string {
 	}
 	ids = append(ids, c.Session().ID())
 	return session.ShortID(id, ids)
+}
+
+func cmdLabel(_ context.Context, c *Conversation, args string, o SubmitOptions, _ *Submitted) error {
+	if err := c.SetLabel("", args); err != nil {
+		return err
+	}
+	if strings.TrimSpace(args) == "" {
+		o.show("✓ label cleared")
+	} else {
+		o.show("✓ labelled " + strings.TrimSpace(args))
+	}
+	return nil
+}
+
+func cmdTree(ctx context.Context, c *Conversation, args string, o SubmitOptions, sub *Submitted) error {
+	f := strings.Fields(args)
+	summarize := len(f) > 0 && f[0] == "-s"
+	if summarize {
+		f = f[1:]
+	}
+	if len(f) == 0 {
+		lines := TreeLines(c.Session())
+		if len(lines) == 0 {
+			o.show("The session has no entries yet.")
+			return nil
+		}
+		o.show("The session's entries (/tree ID goes on from one, /tree -s ID summarizes the branch left):\n" + strings.TrimRight(FormatTree(lines, 120), "\n"))
+		return nil
+	}
+	res, err := c.NavigateTree(ctx, f[0], NavigateOptions{Summarize: summarize, Instructions: strings.Join(f[1:], " ")})
+	if err != nil {
+		return err
+	}
+	sub.Switched = true
+	msg := "✓ going on from " + f[0]
+	if res.SummaryEntryID != "" {
+		msg += ", with a summary of the branch left"
+	}
+	if res.EditorText != "" {
+		msg += "; the message was: " + cut(oneLine(res.EditorText), 200)
+	}
+	o.show(msg)
+	return nil
 }

@@ -326,6 +326,32 @@ func (s *server) dispatch(cmd rpcCommand) {
 		s.sessionChange(cmd, &struct{}{}, func() (any, error) {
 			return map[string]bool{"cancelled": false}, s.conv.Clone()
 		})
+	case "get_tree":
+		s.reply(cmd, map[string]any{"leafId": s.conv.Session().Leaf(), "entries": conversation.TreeLines(s.conv.Session())}, nil)
+	case "navigate_tree":
+		var c struct {
+			EntryID            string `json:"entryId"`
+			Summarize          bool   `json:"summarize"`
+			CustomInstructions string `json:"customInstructions"`
+			Label              string `json:"label"`
+		}
+		if err := decode(cmd, &c); err != nil {
+			s.reply(cmd, nil, err)
+			return
+		}
+		s.startModelCall(cmd, "navigate_tree", func(ctx context.Context) (any, error) {
+			return s.conv.NavigateTree(ctx, c.EntryID, conversation.NavigateOptions{Summarize: c.Summarize, Instructions: c.CustomInstructions, Label: c.Label})
+		})
+	case "set_label":
+		var c struct {
+			EntryID string `json:"entryId"`
+			Label   string `json:"label"`
+		}
+		err := decode(cmd, &c)
+		if err == nil {
+			err = s.conv.SetLabel(c.EntryID, c.Label)
+		}
+		s.reply(cmd, nil, err)
 	case "get_state":
 		s.reply(cmd, s.state(), nil)
 	case "get_messages":
@@ -566,10 +592,17 @@ func (s *server) prompt(cmd rpcCommand) {
 }
 
 func (s *server) startCompact(cmd rpcCommand, instructions string) {
+	s.startModelCall(cmd, "compact", func(ctx context.Context) (any, error) { return s.conv.Compact(ctx, instructions) })
+}
+
+// startModelCall runs call, a model call of pi's own (compact,
+// navigate_tree's summary), in the background, where abort cancels it;
+// refused while the agent is busy.
+func (s *server) startModelCall(cmd rpcCommand, op string, call func(context.Context) (any, error)) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.busyLocked() {
-		s.reply(cmd, nil, errors.New("compact: the agent is busy; wait for agent_end or send abort first"))
+		s.reply(cmd, nil, fmt.Errorf("%s: the agent is busy; wait for agent_end or send abort first", op))
 		return
 	}
 	ctx, cancel := context.WithCancel(context.Background())
@@ -578,7 +611,7 @@ func (s *server) startCompact(cmd rpcCommand, instructions string) {
 	s.background(func() {
 		defer close(a.done)
 		defer cancel()
-		res, err := s.conv.Compact(ctx, instructions)
+		res, err := call(ctx)
 		s.mu.Lock()
 		s.compact = nil
 		s.mu.Unlock()
