@@ -3,6 +3,7 @@ package conversation
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"sort"
 	"strings"
@@ -40,6 +41,8 @@ func init() {
 		{name: "fork", help: "go on in a copy of this session (the original stays as it is)", run: cmdFork},
 		{name: "clone", help: "go on in a new session holding the current branch (same as /fork)", run: cmdFork},
 		{name: "tree", args: "[-s] [ID [FOCUS]]", help: "show the session's tree; with ID go on from that entry (-s: summarize the branch left)", run: cmdTree},
+		{name: "export", args: "[FILE]", help: "write the session to FILE: .jsonl (the session file's format) or .html (one self-contained page)", run: cmdExport},
+		{name: "import", args: "FILE", help: "copy a session file (.jsonl) into this folder's sessions and go on in it", run: cmdImport},
 		{name: "label", args: "[TEXT]", help: "label the current entry (without TEXT: clear its label)", run: cmdLabel},
 		{name: "compact", args: "[INSTRUCTIONS]", help: "summarize the conversation so far to free context", run: cmdCompact},
 		{name: "model", args: "[NAME]", help: "show or change the model (same endpoint and key)", run: cmdModel},
@@ -356,5 +359,26 @@ func cmdTree(ctx context.Context, c *Conversation, args string, o SubmitOptions,
 		msg += "; the message was: " + cut(oneLine(res.EditorText), 200)
 	}
 	o.show(msg)
+	return nil
+}
+
+func cmdExport(_ context.Context, c *Conversation, args string, o SubmitOptions, _ *Submitted) error {
+	path, err := c.Export(args)
+	if err != nil {
+		return err
+	}
+	o.show("✓ exported to " + path)
+	return nil
+}
+
+func cmdImport(_ context.Context, c *Conversation, args string, o SubmitOptions, sub *Submitted) error {
+	if args == "" {
+		return errors.New("import: name the file: /import FILE.jsonl")
+	}
+	if err := c.Import(args); err != nil {
+		return err
+	}
+	sub.Switched, sub.Resumed = true, true
+	o.show("✓ imported " + args + " as session " + c.ShortID(c.Session().ID()))
 	return nil
 }

@@ -456,7 +456,15 @@ func (s *server) dispatch(cmd rpcCommand) {
 	case "set_auto_retry", "abort_retry":
 		s.reply(cmd, nil, errUnsupported(cmd.Type, "the provider retries rate limits and server errors itself, a few times with backoff"))
 	case "export_html":
-		s.reply(cmd, nil, errUnsupported(cmd.Type, "pi has no HTML export"))
+		var c struct {
+			OutputPath string `json:"outputPath"`
+		}
+		err := decode(cmd, &c)
+		var path string
+		if err == nil {
+			path, err = s.conv.ExportHTML(c.OutputPath)
+		}
+		s.reply(cmd, map[string]string{"path": path}, err)
 	default:
 		s.reply(cmd, nil, fmt.Errorf("Unknown command: %s", cmd.Type))
 	}
