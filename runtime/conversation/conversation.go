@@ -49,6 +49,9 @@ type Options struct {
 	// OnEvent, when set, is subscribed before anything is emitted (it
 	// sees session_start); see Subscribe.
 	OnEvent func(agent.Event)
+	// Checkpoints say how the project's files are recorded before and
+	// after each turn, for Undo, Redo and Rewind (undo.go).
+	Checkpoints CheckpointOptions
 }
 
 // Conversation is one conversation on a runtime. Its methods may be called
@@ -93,6 +96,9 @@ type Conversation struct {
 	// on: recorded when it ends.
 	pendingBash []pendingBash
 	closed      bool
+
+	// ck is the checkpoints of the session's turns (undo.go).
+	ck checkpoints
 }
 
 type listener struct {

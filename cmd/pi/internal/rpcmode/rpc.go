@@ -352,6 +352,33 @@ func (s *server) dispatch(cmd rpcCommand) {
 			err = s.conv.SetLabel(c.EntryID, c.Label)
 		}
 		s.reply(cmd, nil, err)
+	case "get_turns":
+		turns, err := s.conv.Turns()
+		s.reply(cmd, map[string]any{"turns": turns}, err)
+	case "undo", "redo", "rewind":
+		var c struct {
+			Force  bool   `json:"force"`
+			TurnID int    `json:"turnId"`
+			Mode   string `json:"mode"`
+		}
+		if err := decode(cmd, &c); err != nil {
+			s.reply(cmd, nil, err)
+			return
+		}
+		s.startModelCall(cmd, cmd.Type, func(ctx context.Context) (any, error) {
+			o := conversation.UndoOptions{Force: c.Force}
+			switch cmd.Type {
+			case "undo":
+				return s.conv.Undo(ctx, o)
+			case "redo":
+				return s.conv.Redo(ctx, o)
+			}
+			mode := conversation.RewindMode(c.Mode)
+			if mode == "" {
+				mode = conversation.RewindBoth
+			}
+			return s.conv.Rewind(ctx, c.TurnID, mode, o)
+		})
 	case "get_state":
 		s.reply(cmd, s.state(), nil)
 	case "get_messages":
