@@ -42,6 +42,7 @@ import (
 const (
 	DefaultMaxFileSize = 4 << 20
 	DefaultMaxFiles    = 200_000
+	DefaultMaxRead     = 512 << 20
 )
 
 // Options bound what a snapshot records.
@@ -52,6 +53,11 @@ type Options struct {
 	// MaxFiles is the most entries a snapshot lists; past it the snapshot
 	// is Incomplete. 0 means DefaultMaxFiles.
 	MaxFiles int
+	// MaxRead bounds the bytes one snapshot reads (files new or changed
+	// since the previous one): past it files are listed, not stored (a
+	// first snapshot of a home folder must not copy it). 0 means
+	// DefaultMaxRead.
+	MaxRead int64
 }
 
 // File is one entry of a snapshot.
@@ -65,7 +71,8 @@ type File struct {
 	MTime int64       `json:"t,omitempty"` // Unix nanoseconds
 	Ino   uint64      `json:"i,omitempty"`
 	// Hash is the sha256 of a file's content or a link's target; "" for a
-	// directory and for a file not stored (TooLarge).
+	// directory and for a file not stored (TooLarge: larger than
+	// MaxFileSize, or past the snapshot's MaxRead).
 	Hash     string `json:"h,omitempty"`
 	TooLarge bool   `json:"l,omitempty"`
 }
@@ -117,6 +124,9 @@ func Open(dir, root string, o Options) *Store {
 	if o.MaxFiles <= 0 {
 		o.MaxFiles = DefaultMaxFiles
 	}
+	if o.MaxRead <= 0 {
+		o.MaxRead = DefaultMaxRead
+	}
 	return &Store{dir: dir, root: root, o: o}
 }
 
@@ -133,6 +143,7 @@ func (s *Store) Dir() string { return s.dir }
 func (s *Store) Snapshot(ctx context.Context, prev *Manifest) (*Manifest, error) {
 	m := &Manifest{Time: time.Now().UnixNano()}
 	changed := prev == nil
+	var read int64
 	err := gitignore.Walk(ctx, s.root, func(e gitignore.Entry) error {
 		if len(m.Files) >= s.o.MaxFiles {
 			m.Incomplete = true
@@ -167,10 +178,11 @@ func (s *Store) Snapshot(ctx context.Context, prev *Manifest) (*Manifest, error)
 				// that it is not read every time.
 				changed = true
 			}
-			if f.Size > s.o.MaxFileSize {
+			if f.Size > s.o.MaxFileSize || read+f.Size > s.o.MaxRead {
 				f.TooLarge = true
 				break
 			}
+			read += f.Size
 			data, err := readAtMost(e.Path, s.o.MaxFileSize)
 			if err != nil {
 				if errors.Is(err, errTooLarge) {
@@ -486,7 +498,7 @@ func (s *Store) Restore(ctx context.Context, expected, target *Manifest, force b
 // write makes path hold f (a file or a link).
 func (s *Store) write(rel string, f File) error {
 	if f.TooLarge {
-		return fmt.Errorf("larger than %d bytes when recorded: not stored", s.o.MaxFileSize)
+		return fmt.Errorf("not stored: larger than %d bytes, or past the %d bytes one checkpoint reads", s.o.MaxFileSize, s.o.MaxRead)
 	}
 	data, err := s.get(f.Hash)
 	if err != nil {

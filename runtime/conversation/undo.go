@@ -21,10 +21,11 @@ import (
 type CheckpointOptions struct {
 	// Disabled records nothing (Undo and the others then fail).
 	Disabled bool
-	// MaxFileSize and MaxFiles bound a snapshot (checkpoint.Options; 0
-	// means its defaults).
+	// MaxFileSize, MaxFiles and MaxRead bound a snapshot
+	// (checkpoint.Options; 0 means its defaults).
 	MaxFileSize int64
 	MaxFiles    int
+	MaxRead     int64
 }
 
 // UndoType is the customType of the custom entry that marks where Undo,
@@ -57,7 +58,7 @@ func (c *Conversation) checkpointStore() *checkpoint.Store {
 	}
 	if c.ck.sess != s {
 		c.ck.sess, c.ck.last = s, nil
-		c.ck.store = checkpoint.Open(checkpointDir(s.Path()), c.rt.Cwd(), checkpoint.Options{MaxFileSize: c.opts.Checkpoints.MaxFileSize, MaxFiles: c.opts.Checkpoints.MaxFiles})
+		c.ck.store = checkpoint.Open(checkpointDir(s.Path()), c.rt.Cwd(), checkpoint.Options{MaxFileSize: c.opts.Checkpoints.MaxFileSize, MaxFiles: c.opts.Checkpoints.MaxFiles, MaxRead: c.opts.Checkpoints.MaxRead})
 	}
 	return c.ck.store
 }
