@@ -42,8 +42,6 @@ func init() {
 		{name: "fork", help: "go on in a copy of this session (the original stays as it is)", run: cmdFork},
 		{name: "clone", help: "go on in a new session holding the current branch (same as /fork)", run: cmdFork},
 		{name: "tree", args: "[-s] [ID [FOCUS]]", help: "show the session's tree; with ID go on from that entry (-s: summarize the branch left)", run: cmdTree},
-		{name: "export", args: "[FILE]", help: "write the session to FILE: .jsonl (the session file's format) or .html (one self-contained page)", run: cmdExport},
-		{name: "import", args: "FILE", help: "copy a session file (.jsonl) into this folder's sessions and go on in it", run: cmdImport},
 		{name: "undo", help: "undo the last turn: restore the files it changed and go back to before its prompt", run: cmdUndo},
 		{name: "redo", help: "redo the turn undone last", run: cmdRedo},
 		{name: "rewind", args: "[N [both|files|conversation]]", help: "list the turns; with N undo turn N and the ones after it (files, conversation or both)", run: cmdRewind},
@@ -53,6 +51,8 @@ func init() {
 		{name: "tools", help: "list the tools, active and not", run: cmdTools},
 		{name: "ext", help: "list the loaded extensions: tools, hooks and grants", run: cmdExt},
 		{name: "permissions", help: "list the permission rules that apply", run: cmdPermissions},
+		{name: "export", args: "[FILE]", help: "write the session to FILE: .jsonl (the session file's format) or .html (one self-contained page)", run: cmdExport},
+		{name: "import", args: "FILE", help: "copy a session file (.jsonl) into this folder's sessions and go on in it", run: cmdImport},
 	}
 }
 

@@ -174,6 +174,8 @@ func (c *Conversation) Close() {
 	if cancel != nil {
 		cancel()
 	}
+	c.ck.mu.Lock() // the last turn's checkpoint is written (undo.go)
+	c.ck.mu.Unlock()
 	s := c.Session()
 	c.sink(agent.Event{Type: agent.EventSessionShutdown, SessionID: s.ID(), SessionFile: c.sessionFile()})
 	c.rt.BindSession(nil)

@@ -97,7 +97,10 @@ func (c *Conversation) beforeTurn(ctx context.Context) *turnStart {
 }
 
 // afterTurn records the project after the turn and the turn itself; the
-// turns undone before it can no longer be redone.
+// turns undone before it can no longer be redone. The snapshot is taken
+// in the background, so the run ends at once for the person; the next
+// snapshot, Undo and the others (which take ck.mu) wait for it, and so
+// does Close.
 func (c *Conversation) afterTurn(ctx context.Context, start *turnStart, prompt string) {
 	if start == nil {
 		return
@@ -107,13 +110,22 @@ func (c *Conversation) afterTurn(ctx context.Context, start *turnStart, prompt s
 		return // nothing stayed in the conversation (a failed prompt)
 	}
 	c.ck.mu.Lock()
-	defer c.ck.mu.Unlock()
 	st := c.checkpointStore()
 	if st == nil {
+		c.ck.mu.Unlock()
 		return
 	}
 	// Not cancelled with the run: an aborted turn's changes are recorded.
-	m, err := st.Snapshot(context.WithoutCancel(ctx), c.ck.last)
+	go func() {
+		defer c.ck.mu.Unlock()
+		c.recordTurn(context.WithoutCancel(ctx), st, start, end, prompt)
+	}()
+}
+
+// recordTurn takes the snapshot after a turn and records the turn. ck.mu
+// is held.
+func (c *Conversation) recordTurn(ctx context.Context, st *checkpoint.Store, start *turnStart, end, prompt string) {
+	m, err := st.Snapshot(ctx, c.ck.last)
 	if err == nil {
 		c.ck.last = m
 		var turns []checkpoint.Turn
