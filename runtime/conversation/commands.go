@@ -45,7 +45,7 @@ func init() {
 		{name: "undo", help: "undo the last turn: restore the files it changed and go back to before its prompt", run: cmdUndo},
 		{name: "redo", help: "redo the turn undone last", run: cmdRedo},
 		{name: "rewind", args: "[N [both|files|conversation]]", help: "list the turns; with N undo turn N and the ones after it (files, conversation or both)", run: cmdRewind},
-		{name: "label", args: "[TEXT]", help: "label the current entry (without TEXT: clear its label)", run: cmdLabel},
+		{name: "label", args: "[-e ID] [TEXT]", help: "label the current entry, or entry ID of /tree (without TEXT: clear the label)", run: cmdLabel},
 		{name: "compact", args: "[INSTRUCTIONS]", help: "summarize the conversation so far to free context", run: cmdCompact},
 		{name: "model", args: "[NAME]", help: "show or change the model (same endpoint and key)", run: cmdModel},
 		{name: "tools", help: "list the tools, active and not", run: cmdTools},
@@ -324,7 +324,16 @@ func (c *Conversation) ShortID(id string) string {
 }
 
 func cmdLabel(_ context.Context, c *Conversation, args string, o SubmitOptions, _ *Submitted) error {
-	if err := c.SetLabel("", args); err != nil {
+	entry := ""
+	if rest, ok := strings.CutPrefix(args, "-e "); ok {
+		f := strings.Fields(rest)
+		if len(f) == 0 {
+			return errors.New("label: -e needs an entry id (see /tree)")
+		}
+		entry = f[0]
+		args = strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(rest), entry))
+	}
+	if err := c.SetLabel(entry, args); err != nil {
 		return err
 	}
 	if strings.TrimSpace(args) == "" {

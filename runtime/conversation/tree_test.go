@@ -124,6 +124,12 @@ func TestTreeCommands(t *testing.T) {
 	if !strings.Contains(last, "[mark] assistant: two") || !strings.Contains(last, "assistant: one  ← current") {
 		t.Fatalf("/tree showed:\n%s", last)
 	}
+	if err := run("/label -e " + first + " first one"); err != nil || c.Session().Labels()[first] != "first one" {
+		t.Fatalf("/label -e: %v %v", err, c.Session().Labels())
+	}
+	if err := run("/label -e nope x"); err == nil || !strings.Contains(err.Error(), "nope") {
+		t.Fatalf("/label -e of an unknown entry: %v", err)
+	}
 	if err := c.SetLabel("", "a\nb"); err == nil {
 		t.Fatal("a label of two lines was taken")
 	}

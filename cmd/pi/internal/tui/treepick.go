@@ -37,7 +37,7 @@ func (m *model) pickTree() tea.Cmd {
 
 func (p *treePicker) view(st styles) string {
 	var b strings.Builder
-	b.WriteString("Go on from an entry (↑↓ move, Enter: go on from it, s: with a summary of the branch left, Esc cancels):\n")
+	b.WriteString("Go on from an entry (↑↓ move, Enter: go on from it, s: with a summary of the branch left, l: label it, Esc cancels):\n")
 	start := max(0, min(p.pos-9, len(p.lines)-19))
 	end := min(len(p.lines), start+19)
 	for i := start; i < end; i++ {
@@ -81,6 +81,12 @@ func (m *model) onTreeKey(k tea.KeyMsg) tea.Cmd {
 		p.pos = max(0, p.pos-10)
 	case "pgdown", "right":
 		p.pos = min(len(p.lines)-1, p.pos+10)
+	case "l":
+		// Label the chosen entry: the command is put in the editor for
+		// the label's text.
+		m.tpick = nil
+		m.editor.SetValue("/label -e " + p.lines[p.pos].EntryID + " ")
+		m.editor.CursorEnd()
 	case "esc", "ctrl+c", "q":
 		m.tpick = nil
 		m.print(m.st.dim.Render("(the conversation goes on where it was)"))

@@ -48,5 +48,21 @@ func TestTreePicker(t *testing.T) {
 		t.Fatalf("%d messages after going back before the first prompt", len(msgs))
 	}
 	tt.typ(keyCtrlC) // clears the editor
+	// l labels the chosen entry: /label -e ID is put in the editor.
+	tt.typ("/tree", keyEnter)
+	tt.waitForN("Go on from an entry", 3)
+	tt.typ(keyUp, "l")
+	tt.waitFor("> /label -e ")
+	tt.typ("picked", keyEnter)
+	tt.waitFor("labelled picked")
+	var labelled []string
+	for id, l := range tt.conv.Session().Labels() {
+		if l == "picked" {
+			labelled = append(labelled, id)
+		}
+	}
+	if len(labelled) != 1 {
+		t.Fatalf("labels %v", tt.conv.Session().Labels())
+	}
 	tt.exit()
 }
