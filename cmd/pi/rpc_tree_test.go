@@ -2,6 +2,8 @@ package main
 
 import (
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -67,5 +69,42 @@ func TestRPCTree(t *testing.T) {
 	p.send(`{"id":"n2","type":"navigate_tree","entryId":"nope"}`)
 	if r := p.response("n2"); r["success"] != false || !strings.Contains(r["error"].(string), `entry "nope": no such entry`) {
 		t.Fatalf("navigate to an unknown entry: %v", r)
+	}
+}
+
+// Over RPC: a turn that writes a file is listed by get_turns; undo
+// removes the file and the turn's conversation; redo brings both back.
+func TestRPCUndoRedo(t *testing.T) {
+	dir := t.TempDir()
+	p := startRPC(t, "", "--session-dir", t.TempDir(), "--cwd", dir, "--script", writeScript(t, `{"turns":[{"toolCalls":[{"name":"write","arguments":{"path":"made.txt","content":"made"}}]},{"text":"wrote it"}]}`))
+	p.send(`{"id":"p1","type":"prompt","message":"make a file"}`)
+	p.response("p1")
+	p.expect("agent_end", isType("agent_end"))
+	p.send(`{"id":"t1","type":"get_turns"}`)
+	turns, _ := json.Marshal(p.response("t1")["data"])
+	if !strings.Contains(string(turns), `"prompt":"make a file"`) || !strings.Contains(string(turns), `{"files":[{"kind":"created","path":"made.txt"}]`) {
+		t.Fatalf("get_turns: %s", turns)
+	}
+	p.send(`{"id":"u1","type":"undo"}`)
+	if r := p.response("u1"); r["success"] != true {
+		t.Fatalf("undo: %v", r)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "made.txt")); !os.IsNotExist(err) {
+		t.Fatalf("made.txt after undo: %v", err)
+	}
+	p.send(`{"id":"m1","type":"get_messages"}`)
+	if msgs, _ := json.Marshal(p.response("m1")["data"]); strings.Contains(string(msgs), "make a file") {
+		t.Fatalf("the conversation after undo: %s", msgs)
+	}
+	p.send(`{"id":"r1","type":"redo"}`)
+	if r := p.response("r1"); r["success"] != true {
+		t.Fatalf("redo: %v", r)
+	}
+	if b, err := os.ReadFile(filepath.Join(dir, "made.txt")); err != nil || string(b) != "made" {
+		t.Fatalf("made.txt after redo: %q %v", b, err)
+	}
+	p.send(`{"id":"r2","type":"redo"}`)
+	if r := p.response("r2"); r["success"] != false || !strings.Contains(r["error"].(string), "no turn to undo") {
+		t.Fatalf("a second redo: %v", r)
 	}
 }

@@ -353,6 +353,11 @@ func (s *server) dispatch(cmd rpcCommand) {
 		}
 		s.reply(cmd, nil, err)
 	case "get_turns":
+		// A run that sent agent_end is over for the client: wait for it
+		// to return, so its turn is listed.
+		s.mu.Lock()
+		s.busyLocked()
+		s.mu.Unlock()
 		turns, err := s.conv.Turns()
 		s.reply(cmd, map[string]any{"turns": turns}, err)
 	case "undo", "redo", "rewind":
