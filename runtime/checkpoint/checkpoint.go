@@ -427,6 +427,17 @@ func (s *Store) Restore(ctx context.Context, expected, target *Manifest, force b
 	if err != nil {
 		return nil, err
 	}
+	// A path already as target wants (the person put it back, a
+	// files-only rewind did) needs nothing, and is no conflict.
+	pending := changes[:0]
+	for _, c := range changes {
+		now, ok := cur.Get(c.Path)
+		if ok == c.ToExists && (!ok || now.same(c.To) || now.Mode.IsDir() && c.To.Mode.IsDir()) {
+			continue
+		}
+		pending = append(pending, c)
+	}
+	changes = pending
 	if !force {
 		var conflicts []string
 		for _, c := range changes {

@@ -1,6 +1,9 @@
 package tui
 
 import (
+	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -63,6 +66,53 @@ func TestTreePicker(t *testing.T) {
 	}
 	if len(labelled) != 1 {
 		t.Fatalf("labels %v", tt.conv.Session().Labels())
+	}
+	tt.exit()
+}
+
+// /rewind N asks what to bring back; "files only" removes the file the
+// turn wrote and keeps the conversation; rewinding further asks before
+// overwriting a file changed since.
+func TestRewindAndUndoInTUI(t *testing.T) {
+	write := func(path, content string) llm.ScriptTurn {
+		args, _ := json.Marshal(map[string]string{"path": path, "content": content})
+		return llm.ScriptTurn{ToolCalls: []llm.ScriptToolCall{{Name: "write", Arguments: args}}}
+	}
+	tt := startTUI(t, termOptions{turns: []llm.ScriptTurn{write("one.txt", "1"), {Text: "wrote one"}, write("two.txt", "2"), {Text: "wrote two"}}})
+	tt.typ("make one", keyEnter)
+	tt.waitFor("wrote one")
+	tt.waitFor("scripted")
+	tt.typ("make two", keyEnter)
+	tt.waitFor("wrote two")
+	tt.typ("/rewind", keyEnter)
+	tt.waitFor("created two.txt")
+	tt.typ("/rewind 2", keyEnter)
+	tt.waitFor("Rewind to before turn 2")
+	tt.typ(keyDown, keyEnter) // files only
+	tt.waitFor("rewound to before turn 2 (files)")
+	if _, err := os.Stat(filepath.Join(tt.dir, "two.txt")); !os.IsNotExist(err) {
+		t.Fatalf("two.txt: %v", err)
+	}
+	if n := len(tt.conv.Messages()); n != 8 {
+		t.Fatalf("%d messages after a files-only rewind", n)
+	}
+	// one.txt changed by the person: rewinding both turns asks before
+	// overwriting it (two.txt is already as wanted: no question about
+	// it); no changes nothing, yes restores.
+	os.WriteFile(filepath.Join(tt.dir, "one.txt"), []byte("mine"), 0o644)
+	tt.typ("/rewind 1 both", keyEnter)
+	tt.waitFor("Overwrite files you changed?")
+	tt.typ("n")
+	tt.waitFor("restoring would overwrite them")
+	if b, _ := os.ReadFile(filepath.Join(tt.dir, "one.txt")); string(b) != "mine" {
+		t.Fatalf("one.txt was overwritten: %q", b)
+	}
+	tt.typ("/rewind 1 both", keyEnter)
+	tt.waitForN("Overwrite files you changed?", 3) // the first dialog, its answer, the second
+	tt.typ("y")
+	tt.waitFor("rewound to before turn 1 (both)")
+	if _, err := os.Stat(filepath.Join(tt.dir, "one.txt")); !os.IsNotExist(err) || len(tt.conv.Messages()) != 0 {
+		t.Fatalf("one.txt %v, %d messages", err, len(tt.conv.Messages()))
 	}
 	tt.exit()
 }
