@@ -19,6 +19,7 @@ package checkpoint
 
 import (
 	"bytes"
+	"cmp"
 	"compress/gzip"
 	"context"
 	"crypto/sha256"
@@ -32,6 +33,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/pi-go/pi/internal/atomicfile"
@@ -144,6 +146,41 @@ func (s *Store) Snapshot(ctx context.Context, prev *Manifest) (*Manifest, error)
 	m := &Manifest{Time: time.Now().UnixNano()}
 	changed := prev == nil
 	var read int64
+	// Files to read are stored by a few workers while the walk goes on
+	// (the first snapshot reads every file: its cost is the files'
+	// opens, reads and creates in the store, which overlap).
+	jobs := make(chan storeJob, 256)
+	var (
+		wg      sync.WaitGroup
+		mu      sync.Mutex
+		results = map[int]storeResult{}
+		putErr  error
+	)
+	for range storeWorkers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for j := range jobs {
+				var r storeResult
+				data, err := readAtMost(j.path, s.o.MaxFileSize)
+				switch {
+				case errors.Is(err, errTooLarge):
+					r.tooLarge = true
+				case err != nil:
+					r.unreadable = true
+				default:
+					if r.hash, err = s.put(data); err != nil {
+						mu.Lock()
+						putErr = cmp.Or(putErr, err)
+						mu.Unlock()
+					}
+				}
+				mu.Lock()
+				results[j.i] = r
+				mu.Unlock()
+			}
+		}()
+	}
 	err := gitignore.Walk(ctx, s.root, func(e gitignore.Entry) error {
 		if len(m.Files) >= s.o.MaxFiles {
 			m.Incomplete = true
@@ -183,17 +220,10 @@ func (s *Store) Snapshot(ctx context.Context, prev *Manifest) (*Manifest, error)
 				break
 			}
 			read += f.Size
-			data, err := readAtMost(e.Path, s.o.MaxFileSize)
-			if err != nil {
-				if errors.Is(err, errTooLarge) {
-					f.TooLarge = true
-					break
-				}
-				return nil // unreadable: not recorded
-			}
-			if f.Hash, err = s.put(data); err != nil {
-				return err
-			}
+			// Read, hashed and stored by the workers; the entry is
+			// filled in after the walk.
+			changed = true
+			jobs <- storeJob{i: len(m.Files), path: e.Path}
 		default:
 			return nil // sockets, devices, fifos: not recorded
 		}
@@ -205,8 +235,26 @@ func (s *Store) Snapshot(ctx context.Context, prev *Manifest) (*Manifest, error)
 		m.Files = append(m.Files, f)
 		return nil
 	})
+	close(jobs)
+	wg.Wait()
+	if err == nil {
+		err = putErr
+	}
 	if err != nil {
 		return nil, fmt.Errorf("checkpoint %s: %w", s.root, err)
+	}
+	if len(results) > 0 {
+		files := m.Files[:0]
+		for i, f := range m.Files {
+			if r, ok := results[i]; ok {
+				if r.unreadable {
+					continue // not recorded
+				}
+				f.Hash, f.TooLarge = r.hash, r.tooLarge
+			}
+			files = append(files, f)
+		}
+		m.Files = files
 	}
 	if !changed && len(m.Files) == len(prev.Files) && m.Incomplete == prev.Incomplete {
 		return prev, nil
@@ -215,6 +263,19 @@ func (s *Store) Snapshot(ctx context.Context, prev *Manifest) (*Manifest, error)
 		return nil, err
 	}
 	return m, nil
+}
+
+// storeWorkers read and store files beside the walk.
+const storeWorkers = 4
+
+type storeJob struct {
+	i    int
+	path string
+}
+
+type storeResult struct {
+	hash                 string
+	tooLarge, unreadable bool
 }
 
 func prevFile(prev *Manifest, path string) (File, bool) {
