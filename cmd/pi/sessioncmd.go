@@ -22,8 +22,8 @@ import (
 
 // sessionFlags choose the session a run keeps its conversation in.
 type sessionFlags struct {
-	cont, resume, none bool
-	path, fork, dir    string
+	cont, resume, none, noCheckpoints bool
+	path, fork, dir                   string
 }
 
 func (s *sessionFlags) register(fs *flag.FlagSet) {
@@ -35,6 +35,7 @@ func (s *sessionFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&s.fork, "fork", "", "continue the session `PATH|ID-PREFIX` in a new session file")
 	fs.StringVar(&s.dir, "session-dir", "", "keep and look up session files in `DIR` (also "+session.EnvDir+")")
 	fs.BoolVar(&s.none, "no-session", false, "keep the conversation in memory only")
+	fs.BoolVar(&s.noCheckpoints, "no-checkpoints", false, "record no checkpoints of the project's files for /undo")
 }
 
 // check rejects flags that contradict each other.
@@ -57,7 +58,7 @@ func (s *sessionFlags) check() error {
 // options are the runtime's session options (Path filled in by the
 // picker for -r).
 func (s *sessionFlags) options() *conversation.SessionOptions {
-	return &conversation.SessionOptions{Disabled: s.none, Dir: s.dir, Continue: s.cont, Path: s.path, Fork: s.fork}
+	return &conversation.SessionOptions{Disabled: s.none, Dir: s.dir, Continue: s.cont, Path: s.path, Fork: s.fork, NoCheckpoints: s.noCheckpoints}
 }
 
 const sessionsUsage = `

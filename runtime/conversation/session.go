@@ -37,6 +37,10 @@ type SessionOptions struct {
 	// Fork copies the session named like Path into a new session whose
 	// header records it as parentSession (--fork).
 	Fork string
+	// NoCheckpoints records no checkpoints of the project's files before
+	// and after each turn (--no-checkpoints): /undo and the others then
+	// fail (see CheckpointOptions).
+	NoCheckpoints bool
 }
 
 // SessionDir is the folder of the session files for cwd and o: o.Dir, else

@@ -53,12 +53,19 @@ var readOnlyTools = map[string]bool{"read": true, "grep": true, "find": true, "l
 // are not recorded: Disabled, a session in memory). ck.mu is held.
 func (c *Conversation) checkpointStore() *checkpoint.Store {
 	s := c.Session()
-	if c.opts.Checkpoints.Disabled || s.InMemory() {
+	if c.opts.Checkpoints.Disabled || c.sessionOptions().NoCheckpoints || s.InMemory() {
 		return nil
 	}
 	if c.ck.sess != s {
 		c.ck.sess, c.ck.last = s, nil
 		c.ck.store = checkpoint.Open(checkpointDir(s.Path()), c.rt.Cwd(), checkpoint.Options{MaxFileSize: c.opts.Checkpoints.MaxFileSize, MaxFiles: c.opts.Checkpoints.MaxFiles, MaxRead: c.opts.Checkpoints.MaxRead})
+		// A resumed session's last snapshot is the next one's base: only
+		// the files changed since are read.
+		if turns, err := c.ck.store.Turns(); err == nil && len(turns) > 0 {
+			if m, err := c.ck.store.Load(turns[len(turns)-1].After); err == nil {
+				c.ck.last = m
+			}
+		}
 	}
 	return c.ck.store
 }

@@ -205,3 +205,41 @@ func TestRewindModes(t *testing.T) {
 		t.Fatal("a bad mode was taken")
 	}
 }
+
+// The turns of a session are undone after a resume (another run, as pi
+// -c does); with NoCheckpoints nothing is recorded and /undo says why.
+func TestUndoAcrossResumeAndNoCheckpoints(t *testing.T) {
+	dir, home := project.New(t)
+	sessDir := t.TempDir()
+	srv := openaitest.NewServer(t,
+		openaitest.Reply{ToolCalls: []openaitest.ToolCall{{Name: "write", Arguments: `{"path":"kept.txt","content":"k"}`}}},
+		openaitest.Reply{Text: "wrote"},
+		openaitest.Reply{ToolCalls: []openaitest.ToolCall{{Name: "write", Arguments: `{"path":"other.txt","content":"o"}`}}},
+		openaitest.Reply{Text: "wrote other"},
+	)
+	c := openSession(t, dir, home, sessDir, srv.URL, SessionOptions{}, Options{})
+	if _, err := submit(t, c, "write it"); err != nil {
+		t.Fatal(err)
+	}
+	c.Close()
+	c.Runtime().Close()
+	c2 := openSession(t, dir, home, sessDir, srv.URL, SessionOptions{Continue: true}, Options{})
+	if _, err := c2.Undo(context.Background(), UndoOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "kept.txt")); !os.IsNotExist(err) {
+		t.Fatalf("kept.txt after undo in the resumed run: %v", err)
+	}
+	c2.Close()
+	c2.Runtime().Close()
+	c3 := openSession(t, dir, home, t.TempDir(), srv.URL, SessionOptions{NoCheckpoints: true}, Options{})
+	if _, err := submit(t, c3, "write other"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c3.Undo(context.Background(), UndoOptions{}); err == nil || !strings.Contains(err.Error(), "not recorded") {
+		t.Fatalf("undo without checkpoints: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "other.txt")); err != nil {
+		t.Fatal(err)
+	}
+}
