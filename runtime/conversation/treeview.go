@@ -29,15 +29,23 @@ type TreeLine struct {
 
 // hiddenInTree are the entries the tree does not show a line for (their
 // children are shown in their place): labels, which show on the entry
-// they label, and the session name.
+// they label, the session name, and pi's marks of where the conversation
+// went back to (undo, a dropped prompt).
 func hiddenInTree(e *session.Entry) bool {
-	return e.Type == session.TypeLabel || e.Type == session.TypeSessionInfo
+	switch e.Type {
+	case session.TypeLabel, session.TypeSessionInfo:
+		return true
+	case session.TypeCustom:
+		return e.CustomType == UndoType || e.CustomType == DroppedPromptType
+	}
+	return false
 }
 
 // TreeLines returns the session's tree, one line per entry in the order
 // a person reads it: an entry's children after it, a chain without
 // branches at one depth, each branch of a fork indented under ├─ and └─.
-// Label and session_info entries have no line of their own.
+// Label, session_info and pi's own undo and dropped-prompt entries have
+// no line of their own.
 func TreeLines(s *session.Session) []TreeLine {
 	leaf := s.Leaf()
 	onPath := map[string]bool{}

@@ -243,3 +243,21 @@ func TestUndoAcrossResumeAndNoCheckpoints(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// After /undo the tree marks the entry the conversation went back to, not
+// pi's own pi.undo entry, which has no line.
+func TestTreeAfterUndo(t *testing.T) {
+	dir, home := project.New(t)
+	srv := openaitest.NewServer(t, openaitest.Reply{Text: "one"}, openaitest.Reply{Text: "two"})
+	c := openSession(t, dir, home, t.TempDir(), srv.URL, SessionOptions{}, Options{})
+	submit(t, c, "q1")
+	first := c.Session().Leaf()
+	submit(t, c, "q2")
+	if _, err := c.Undo(context.Background(), UndoOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	text := FormatTree(TreeLines(c.Session()), 0)
+	if strings.Contains(text, UndoType) || !strings.Contains(text, first+" assistant: one  ← current") {
+		t.Fatalf("tree after undo:\n%s", text)
+	}
+}
