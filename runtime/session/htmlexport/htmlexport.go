@@ -376,7 +376,7 @@ func (p *page) diff(d string) {
 			p.raw(`<span>`)
 		}
 		p.text(l)
-		p.raw("</span>\n")
+		p.raw("</span>") // a block each: no newline between them
 	}
 	p.raw("</pre>\n")
 }
@@ -408,7 +408,7 @@ pre.text{font-family:inherit;font-size:15px}
 .label{background:#fde68a;border-radius:3px;padding:0 .3rem;font-weight:normal}
 .call{background:#f3f4f6;border-radius:4px;padding:.3rem .6rem;margin:.4rem 0}.callname{font-weight:600}
 pre.command{color:#374151;font-weight:600}pre.output,pre.args{color:#374151;max-height:40rem;overflow:auto}
-pre.diff .add{background:#dcfce7;display:block}pre.diff .del{background:#fee2e2;display:block}
+pre.diff span{display:block;min-height:1.45em}pre.diff .add{background:#dcfce7}pre.diff .del{background:#fee2e2}
 .thinking{color:#666}.thinking summary{cursor:pointer}
 img{max-width:100%}
 pre.tree{font-size:12px}pre.tree .off{color:#999}pre.tree .current{font-weight:700}
