@@ -48,8 +48,9 @@ A,B,C is the list Ctrl+P cycles through. --script FILE plays a scripted model in
 
 In interactive mode: Enter sends, Alt+Enter adds a line, Esc or Ctrl-C
 cancels the running turn (and its bash commands), Ctrl-D exits; /help lists
-the commands (/new, /resume, /name, /fork, /compact [INSTRUCTIONS], /model,
-/tools, /ext, /permissions), !COMMAND runs a shell command into the
+the commands (/new, /resume, /name, /fork, /tree, /label, /undo, /redo,
+/rewind, /export, /compact [INSTRUCTIONS], /model, /tools, /ext,
+/permissions), !COMMAND runs a shell command into the
 conversation, @PATH attaches a file. TERM=dumb or PI_TUI=0 select the plain
 line mode (the same commands); NO_COLOR keeps the TUI without colours.
 A line (or a -p prompt) that starts with /NAME runs the slash command NAME
@@ -60,6 +61,8 @@ Sessions: every run is saved as a session in the reference agent's format,
 in $PI_HOME/sessions/--CWD--/ (see docs/sessions.md). -c continues the latest
 one, -r picks one, --session PATH|ID-PREFIX resumes one, --fork copies one
 into a new session, --no-session saves nothing; 'pi sessions list' lists them.
+Before and after each turn the project's files are recorded beside the
+session for /undo (--no-checkpoints: not).
 `
 
 // modelOptions are the model flags.

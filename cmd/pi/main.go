@@ -77,7 +77,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	case "permissions":
 		return cmdPermissions(rest[1:], stdout, stderr)
 	case "sessions":
-		return cmdSessions(rest[1:], stdout, stderr)
+		return cmdSessions(rest[1:], stdin, stdout, stderr)
 	case "models":
 		return cmdModels(rest[1:], stdout, stderr)
 	case "demo":

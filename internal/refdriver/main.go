@@ -94,6 +94,7 @@ type request struct {
 	InMemory                          bool              `json:"inMemory"`
 	Entries                           []json.RawMessage `json:"entries"`
 	LeafID                            *string           `json:"leafId"`
+	Label                             *string           `json:"label"`
 	HasLeaf                           bool              `json:"hasLeaf"`
 	Message                           json.RawMessage   `json:"message"`
 	Messages                          []session.Message
@@ -240,6 +241,34 @@ func (d *driver) serve(line []byte) (any, error) {
 			leaf = *r.LeafID
 		}
 		return nil, s.SetLeaf(leaf)
+	case "append_label":
+		label := ""
+		if r.Label != nil {
+			label = *r.Label
+		}
+		return s.AppendLabel(r.ID, label)
+	case "label":
+		l, ok := s.Labels()[r.ID]
+		if !ok {
+			return nil, nil
+		}
+		return l, nil
+	case "tree":
+		return treeJSON(s.Tree())
+	case "children":
+		var out []*session.Entry
+		for _, e := range s.Entries() {
+			if e.ParentID == r.ID && e.ID != r.ID {
+				out = append(out, e)
+			}
+		}
+		return entriesJSON(out)
+	case "branch_with_summary":
+		at := ""
+		if r.LeafID != nil {
+			at = *r.LeafID
+		}
+		return s.AppendBranchSummary(at, r.Summary, r.Details)
 	case "leaf":
 		return s.Leaf(), nil
 	case "branch":
@@ -357,6 +386,28 @@ func entriesJSON(es []*session.Entry) ([]any, error) {
 		j, err := entryJSON(e)
 		if err != nil {
 			return nil, err
+		}
+		out = append(out, j)
+	}
+	return out, nil
+}
+
+// treeJSON is pi's tree in the shape of the reference's getTree: nodes
+// of {entry, children, label?, labelTimestamp?}.
+func treeJSON(nodes []*session.TreeNode) ([]any, error) {
+	out := make([]any, 0, len(nodes))
+	for _, n := range nodes {
+		e, err := entryJSON(n.Entry)
+		if err != nil {
+			return nil, err
+		}
+		kids, err := treeJSON(n.Children)
+		if err != nil {
+			return nil, err
+		}
+		j := map[string]any{"entry": e, "children": kids}
+		if n.Label != "" {
+			j["label"], j["labelTimestamp"] = n.Label, n.LabelTimestamp
 		}
 		out = append(out, j)
 	}

@@ -3,6 +3,7 @@ package conversation
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"github.com/pi-go/pi/runtime/models"
 	"sort"
@@ -10,6 +11,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/pi-go/pi/internal/plural"
+	"github.com/pi-go/pi/runtime/checkpoint"
 	"github.com/pi-go/pi/runtime/session"
 )
 
@@ -39,6 +41,12 @@ func init() {
 		{name: "session", help: "show the session: file, id, name, messages, context", run: cmdSession},
 		{name: "name", args: "[NAME]", help: "name the session (shown in lists and the status line)", run: cmdName},
 		{name: "fork", help: "go on in a copy of this session (the original stays as it is)", run: cmdFork},
+		{name: "clone", help: "go on in a new session holding the current branch (same as /fork)", run: cmdFork},
+		{name: "tree", args: "[-s] [ID [FOCUS]]", help: "show the session's tree; with ID go on from that entry (-s: summarize the branch left)", run: cmdTree},
+		{name: "undo", help: "undo the last turn: restore the files it changed and go back to before its prompt", run: cmdUndo},
+		{name: "redo", help: "redo the turn undone last", run: cmdRedo},
+		{name: "rewind", args: "[N [both|files|conversation]]", help: "list the turns; with N undo turn N and the ones after it (files, conversation or both)", run: cmdRewind},
+		{name: "label", args: "[-e ID] [TEXT]", help: "label the current entry, or entry ID of /tree (without TEXT: clear the label)", run: cmdLabel},
 		{name: "compact", args: "[INSTRUCTIONS]", help: "summarize the conversation so far to free context", run: cmdCompact},
 		{name: "model", args: "[PROVIDER/ID]", help: "show the model and the usable ones, or change it (any provider: pi models lists them)", run: cmdModel},
 		{name: "thinking", args: "[LEVEL]", help: "show or set how hard the model thinks: off, minimal, low, medium, high, xhigh", run: cmdThinking},
@@ -46,6 +54,8 @@ func init() {
 		{name: "ext", help: "list the loaded extensions: tools, hooks and grants", run: cmdExt},
 		{name: "permissions", help: "list the permission rules that apply", run: cmdPermissions},
 		{name: "plan", args: "[on|off]", help: "plan mode: read-only tools, bash in a read-only sandbox", run: cmdPlan},
+		{name: "export", args: "[FILE]", help: "write the session to FILE: .jsonl (the session file's format) or .html (one self-contained page)", run: cmdExport},
+		{name: "import", args: "FILE", help: "copy a session file (.jsonl) into this folder's sessions and go on in it", run: cmdImport},
 	}
 }
 
@@ -349,4 +359,180 @@ func (c *Conversation) ShortID(id string) string {
 	}
 	ids = append(ids, c.Session().ID())
 	return session.ShortID(id, ids)
+}
+
+func cmdLabel(_ context.Context, c *Conversation, args string, o SubmitOptions, _ *Submitted) error {
+	entry := ""
+	if rest, ok := strings.CutPrefix(args, "-e "); ok {
+		f := strings.Fields(rest)
+		if len(f) == 0 {
+			return errors.New("label: -e needs an entry id (see /tree)")
+		}
+		entry = f[0]
+		args = strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(rest), entry))
+	}
+	if err := c.SetLabel(entry, args); err != nil {
+		return err
+	}
+	if strings.TrimSpace(args) == "" {
+		o.show("✓ label cleared")
+	} else {
+		o.show("✓ labelled " + strings.TrimSpace(args))
+	}
+	return nil
+}
+
+func cmdTree(ctx context.Context, c *Conversation, args string, o SubmitOptions, sub *Submitted) error {
+	f := strings.Fields(args)
+	summarize := len(f) > 0 && f[0] == "-s"
+	if summarize {
+		f = f[1:]
+	}
+	if len(f) == 0 {
+		lines := TreeLines(c.Session())
+		if len(lines) == 0 {
+			o.show("The session has no entries yet.")
+			return nil
+		}
+		o.show("The session's entries (/tree ID goes on from one, /tree -s ID summarizes the branch left):\n" + strings.TrimRight(FormatTree(lines, 120), "\n"))
+		return nil
+	}
+	res, err := c.NavigateTree(ctx, f[0], NavigateOptions{Summarize: summarize, Instructions: strings.Join(f[1:], " ")})
+	if err != nil {
+		return err
+	}
+	sub.Switched = true
+	msg := "✓ going on from " + f[0]
+	if res.SummaryEntryID != "" {
+		msg += ", with a summary of the branch left"
+	}
+	if res.EditorText != "" {
+		msg += "; the message was: " + cut(oneLine(res.EditorText), 200)
+	}
+	o.show(msg)
+	return nil
+}
+
+func cmdExport(_ context.Context, c *Conversation, args string, o SubmitOptions, _ *Submitted) error {
+	path, err := c.Export(args)
+	if err != nil {
+		return err
+	}
+	o.show("✓ exported to " + path)
+	return nil
+}
+
+func cmdImport(_ context.Context, c *Conversation, args string, o SubmitOptions, sub *Submitted) error {
+	if args == "" {
+		return errors.New("import: name the file: /import FILE.jsonl")
+	}
+	if err := c.Import(args); err != nil {
+		return err
+	}
+	sub.Switched, sub.Resumed = true, true
+	o.show("✓ imported " + args + " as session " + c.ShortID(c.Session().ID()))
+	return nil
+}
+
+// undoWith runs op, and once more with Force when files changed since and
+// the person (asked on a terminal or an RPC client) says to overwrite
+// them.
+func undoWith(ctx context.Context, c *Conversation, o SubmitOptions, op func(UndoOptions) (UndoResult, error)) (UndoResult, error) {
+	res, err := op(UndoOptions{})
+	var conflict *checkpoint.ConflictError
+	if !errors.As(err, &conflict) {
+		return res, err
+	}
+	if o.Interactive {
+		ok, askErr := c.rt.UI().Confirm(ctx, "Overwrite files you changed?", fmt.Sprintf("These files changed after the turn: %s. Restoring them loses those changes.", strings.Join(conflict.Paths, ", ")))
+		if askErr == nil && ok {
+			return op(UndoOptions{Force: true})
+		}
+	}
+	return res, fmt.Errorf("%w; nothing was changed", err)
+}
+
+// showUndo tells what Undo, Redo or Rewind did.
+func showUndo(o SubmitOptions, what string, res UndoResult) {
+	var b strings.Builder
+	b.WriteString("✓ " + what)
+	if len(res.Restored) > 0 {
+		b.WriteString("; files restored: " + strings.Join(res.Restored, ", "))
+	}
+	for p, why := range res.NotRestored {
+		b.WriteString("\n  not restored: " + p + " (" + why + ")")
+	}
+	if res.Prompt != "" && strings.HasPrefix(what, "undid") {
+		b.WriteString("\nThe prompt was: " + cut(oneLine(res.Prompt), 200))
+	}
+	o.show(b.String())
+}
+
+func cmdUndo(ctx context.Context, c *Conversation, _ string, o SubmitOptions, sub *Submitted) error {
+	res, err := undoWith(ctx, c, o, func(u UndoOptions) (UndoResult, error) { return c.Undo(ctx, u) })
+	if err != nil {
+		return err
+	}
+	sub.Switched = true
+	showUndo(o, fmt.Sprintf("undid turn %d", res.Turns[0]), res)
+	return nil
+}
+
+func cmdRedo(ctx context.Context, c *Conversation, _ string, o SubmitOptions, sub *Submitted) error {
+	res, err := undoWith(ctx, c, o, func(u UndoOptions) (UndoResult, error) { return c.Redo(ctx, u) })
+	if err != nil {
+		return err
+	}
+	sub.Switched = true
+	showUndo(o, fmt.Sprintf("redid turn %d", res.Turns[0]), res)
+	return nil
+}
+
+func cmdRewind(ctx context.Context, c *Conversation, args string, o SubmitOptions, sub *Submitted) error {
+	f := strings.Fields(args)
+	if len(f) == 0 {
+		turns, err := c.Turns()
+		if err != nil {
+			return err
+		}
+		if len(turns) == 0 {
+			o.show("No turns to rewind on this branch.")
+			return nil
+		}
+		var rows [][]string
+		for _, t := range turns {
+			var files []string
+			for _, fc := range t.Files {
+				files = append(files, fc.Kind+" "+fc.Path)
+			}
+			rows = append(rows, []string{fmt.Sprint(t.ID), cut(oneLine(t.Prompt), 60), cut(orNone(files), 80)})
+		}
+		o.show("Turns of this branch (/rewind N [both|files|conversation] goes back to before turn N):\n" + table(rows))
+		return nil
+	}
+	var id int
+	if _, err := fmt.Sscan(f[0], &id); err != nil {
+		return fmt.Errorf("rewind: %q is not a turn number (see /rewind)", f[0])
+	}
+	mode := RewindBoth
+	if len(f) > 1 {
+		mode = RewindMode(f[1])
+	} else if o.Interactive {
+		choice, ok, err := c.rt.UI().Select(ctx, fmt.Sprintf("Rewind to before turn %d:", id), []string{"both: files and conversation", "files only", "conversation only"})
+		if err != nil || !ok {
+			o.show("Rewind cancelled.")
+			return nil
+		}
+		mode = RewindMode(strings.Fields(choice)[0])
+		if mode == "both:" {
+			mode = RewindBoth
+		}
+	}
+	res, err := undoWith(ctx, c, o, func(u UndoOptions) (UndoResult, error) { return c.Rewind(ctx, id, mode, u) })
+	if err != nil {
+		return err
+	}
+	sub.Switched = mode != RewindFiles
+	showUndo(o, fmt.Sprintf("rewound to before turn %d (%s)", id, mode), res)
+	return nil
 }

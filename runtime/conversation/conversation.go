@@ -52,6 +52,9 @@ type Options struct {
 	// OnEvent, when set, is subscribed before anything is emitted (it
 	// sees session_start); see Subscribe.
 	OnEvent func(agent.Event)
+	// Checkpoints say how the project's files are recorded before and
+	// after each turn, for Undo, Redo and Rewind (undo.go).
+	Checkpoints CheckpointOptions
 }
 
 // Conversation is one conversation on a runtime. Its methods may be called
@@ -99,6 +102,9 @@ type Conversation struct {
 	// on: recorded when it ends.
 	pendingBash []pendingBash
 	closed      bool
+
+	// ck is the checkpoints of the session's turns (undo.go).
+	ck checkpoints
 }
 
 type listener struct {
@@ -182,6 +188,8 @@ func (c *Conversation) Close() {
 	if cancel != nil {
 		cancel()
 	}
+	c.ck.mu.Lock() // the last turn's checkpoint is written (undo.go)
+	c.ck.mu.Unlock()
 	s := c.Session()
 	c.sink(agent.Event{Type: agent.EventSessionShutdown, SessionID: s.ID(), SessionFile: c.sessionFile()})
 	c.rt.BindSession(nil)

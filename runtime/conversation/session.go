@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 
 	"github.com/pi-go/pi/runtime/agent"
@@ -35,6 +36,10 @@ type SessionOptions struct {
 	// Fork copies the session named like Path into a new session whose
 	// header records it as parentSession (--fork).
 	Fork string
+	// NoCheckpoints records no checkpoints of the project's files before
+	// and after each turn (--no-checkpoints): /undo and the others then
+	// fail (see CheckpointOptions).
+	NoCheckpoints bool
 }
 
 // SessionDir is the folder of the session files for cwd and o: o.Dir, else
@@ -277,4 +282,54 @@ func (c *Conversation) sessionFile() string {
 		return ""
 	}
 	return filepath.Clean(s.Path())
+}
+
+// ResolveSession finds the session file arg names (a path, or an id
+// prefix looked up in cwd's folder, then every project's), as --session
+// does (pi sessions show, export, delete).
+//
+// # Errors
+//
+// session.ErrNoMatch, session.ErrAmbiguous; cwd cannot be resolved.
+func ResolveSession(piHome, cwd string, o SessionOptions, arg string) (string, error) {
+	if piHome == "" {
+		piHome = config.DefaultPIHome()
+	}
+	abs, err := config.WorkingDir(cwd)
+	if err != nil {
+		return "", err
+	}
+	p, err := session.Resolve(arg, SessionDir(piHome, abs, o), session.DefaultDir(piHome))
+	if err != nil {
+		return "", err
+	}
+	return filepath.Abs(p)
+}
+
+// DeleteSession removes the session file at path and what pi keeps
+// beside it for that session (its checkpoints); a session another pi has
+// open is refused (session.ErrLocked).
+//
+// # Errors
+//
+// The file is not a session; it is in use; it cannot be removed.
+func DeleteSession(path string) error {
+	s, err := session.Open(path, session.OpenOptions{})
+	if err != nil {
+		return fmt.Errorf("delete session: %w", err)
+	}
+	defer s.Close()
+	if err := os.Remove(path); err != nil {
+		return fmt.Errorf("delete session: %w", err)
+	}
+	if err := os.RemoveAll(checkpointDir(path)); err != nil {
+		return fmt.Errorf("delete session %s: its checkpoints: %w", path, err)
+	}
+	return nil
+}
+
+// checkpointDir is the folder of a session file's checkpoints: beside
+// it, named after it.
+func checkpointDir(sessionFile string) string {
+	return strings.TrimSuffix(sessionFile, ".jsonl") + ".checkpoints"
 }

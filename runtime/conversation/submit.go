@@ -146,7 +146,9 @@ func (c *Conversation) prompt(ctx context.Context, text string, images []tool.Co
 		return s, err
 	}
 	defer end()
+	start := c.beforeTurn(ctx)
 	res, err := ag.PromptMessage(ctx, agent.UserMessage(text, images...))
+	c.afterTurn(ctx, start, text)
 	s.Result = res
 	return s, err
 }

@@ -321,8 +321,19 @@ func (e *Entry) encode() ([]byte, error) {
 			ParentID  *string `json:"parentId"`
 			Timestamp string  `json:"timestamp"`
 			TargetID  string  `json:"targetId"`
-			Label     string  `json:"label"`
+			Label     string  `json:"label,omitempty"` // cleared: none, as the reference's undefined
 		}{e.Type, e.ID, parent, e.Timestamp, e.TargetID, e.Label}
+	case TypeBranchSummary:
+		v = struct {
+			Type      string          `json:"type"`
+			ID        string          `json:"id"`
+			ParentID  *string         `json:"parentId"`
+			Timestamp string          `json:"timestamp"`
+			FromID    string          `json:"fromId"`
+			Summary   string          `json:"summary"`
+			Details   json.RawMessage `json:"details,omitempty"`
+			FromHook  bool            `json:"fromHook,omitempty"`
+		}{e.Type, e.ID, parent, e.Timestamp, e.FromID, e.Summary, e.Details, e.FromHook}
 	case TypeSessionInfo:
 		v = struct {
 			Type      string  `json:"type"`

@@ -416,24 +416,12 @@ func (s *Session) flush(extra []byte) error {
 	if err := os.MkdirAll(filepath.Dir(s.path), dirMode); err != nil {
 		return fmt.Errorf("session %s: %w", s.path, err)
 	}
-	hl, err := marshal(s.header)
-	if err != nil {
-		return fmt.Errorf("session %s: header: %w", s.path, err)
-	}
 	var buf bytes.Buffer
-	buf.Write(hl)
-	buf.WriteByte('\n')
-	for _, e := range s.entries {
-		line := e.line
-		if line == nil { // appended to a session in memory (ForkAt)
-			if line, err = e.encode(); err != nil {
-				return fmt.Errorf("session %s: %w", s.path, err)
-			}
-		}
-		buf.Write(line)
-		buf.WriteByte('\n')
+	if err := s.encodeLocked(&buf); err != nil {
+		return fmt.Errorf("session %s: %w", s.path, err)
 	}
 	buf.Write(extra)
+	var err error
 	f := s.file
 	if f == nil {
 		f, err = os.OpenFile(s.path, os.O_WRONLY|os.O_CREATE|os.O_EXCL|os.O_APPEND, fileMode)
@@ -788,4 +776,42 @@ func (s *Session) Close() error {
 	err := s.file.Close()
 	s.file = nil
 	return err
+}
+
+// encodeLocked writes the header and every entry, one line each, to buf.
+func (s *Session) encodeLocked(buf *bytes.Buffer) error {
+	hl, err := marshal(s.header)
+	if err != nil {
+		return fmt.Errorf("header: %w", err)
+	}
+	buf.Write(hl)
+	buf.WriteByte('\n')
+	for _, e := range s.entries {
+		line := e.line
+		if line == nil { // appended to a session in memory (ForkAt)
+			if line, err = e.encode(); err != nil {
+				return err
+			}
+		}
+		buf.Write(line)
+		buf.WriteByte('\n')
+	}
+	return nil
+}
+
+// JSONL returns the session as its file holds it (the reference's format:
+// the header, then every entry of every branch, one line each), also for
+// a session in memory or not yet written.
+//
+// # Errors
+//
+// An entry that cannot be encoded.
+func (s *Session) JSONL() ([]byte, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var buf bytes.Buffer
+	if err := s.encodeLocked(&buf); err != nil {
+		return nil, fmt.Errorf("session %s: %w", s.path, err)
+	}
+	return buf.Bytes(), nil
 }

@@ -145,11 +145,11 @@ export class SessionManager {
 	appendCustomMessageEntry() {
 		throw missing("appendCustomMessageEntry", "pi reads custom_message entries but has no API to write one");
 	}
-	appendLabelChange() {
-		throw missing("appendLabelChange", "pi reads label entries but cannot write them (issue 25)");
+	appendLabelChange(targetId, label) {
+		return call("append_label", { h: this.#h, id: targetId, label: label ?? null });
 	}
-	getLabel() {
-		throw missing("getLabel", "pi keeps no labels (issue 25)");
+	getLabel(id) {
+		return call("label", { h: this.#h, id }) ?? undefined;
 	}
 
 	getLeafId() {
@@ -168,11 +168,13 @@ export class SessionManager {
 	getBranch(fromId) {
 		return call("branch", { h: this.#h, leafId: fromId ?? null });
 	}
-	getChildren() {
-		throw missing("getChildren", "pi's Session has no children lookup (issue 25)");
+	/** The entries whose parent is parentId, in file order (from pi's Entries). */
+	getChildren(parentId) {
+		return call("children", { h: this.#h, id: parentId });
 	}
+	/** pi's Session.Tree, in getTree's shape. */
 	getTree() {
-		throw missing("getTree", "pi's Session has no tree view, only Entries, Branch and Entry (issue 25)");
+		return call("tree", { h: this.#h });
 	}
 	buildSessionContext() {
 		return call("session_context", { h: this.#h });
@@ -184,8 +186,10 @@ export class SessionManager {
 	resetLeaf() {
 		call("set_leaf", { h: this.#h, leafId: "" });
 	}
-	branchWithSummary() {
-		throw missing("branchWithSummary", "pi reads branch_summary entries but cannot write them (issue 25)");
+	/** pi's Session.AppendBranchSummary. */
+	branchWithSummary(branchFromId, summary, details, fromHook) {
+		if (fromHook) throw missing("branchWithSummary(fromHook)", "pi writes no extension-made branch summaries");
+		return call("branch_with_summary", { h: this.#h, leafId: branchFromId, summary, details });
 	}
 
 	/** pi's Session.ForkAt: a new session holding the path to leafId, which this manager goes on with. */

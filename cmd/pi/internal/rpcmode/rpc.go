@@ -326,6 +326,64 @@ func (s *server) dispatch(cmd rpcCommand) {
 		s.sessionChange(cmd, &struct{}{}, func() (any, error) {
 			return map[string]bool{"cancelled": false}, s.conv.Clone()
 		})
+	case "get_tree":
+		s.reply(cmd, map[string]any{"leafId": s.conv.Session().Leaf(), "entries": conversation.TreeLines(s.conv.Session())}, nil)
+	case "navigate_tree":
+		var c struct {
+			EntryID            string `json:"entryId"`
+			Summarize          bool   `json:"summarize"`
+			CustomInstructions string `json:"customInstructions"`
+			Label              string `json:"label"`
+		}
+		if err := decode(cmd, &c); err != nil {
+			s.reply(cmd, nil, err)
+			return
+		}
+		s.startModelCall(cmd, "navigate_tree", func(ctx context.Context) (any, error) {
+			return s.conv.NavigateTree(ctx, c.EntryID, conversation.NavigateOptions{Summarize: c.Summarize, Instructions: c.CustomInstructions, Label: c.Label})
+		})
+	case "set_label":
+		var c struct {
+			EntryID string `json:"entryId"`
+			Label   string `json:"label"`
+		}
+		err := decode(cmd, &c)
+		if err == nil {
+			err = s.conv.SetLabel(c.EntryID, c.Label)
+		}
+		s.reply(cmd, nil, err)
+	case "get_turns":
+		// A run that sent agent_end is over for the client: wait for it
+		// to return, so its turn is listed.
+		s.mu.Lock()
+		s.busyLocked()
+		s.mu.Unlock()
+		turns, err := s.conv.Turns()
+		s.reply(cmd, map[string]any{"turns": turns}, err)
+	case "undo", "redo", "rewind":
+		var c struct {
+			Force  bool   `json:"force"`
+			TurnID int    `json:"turnId"`
+			Mode   string `json:"mode"`
+		}
+		if err := decode(cmd, &c); err != nil {
+			s.reply(cmd, nil, err)
+			return
+		}
+		s.startModelCall(cmd, cmd.Type, func(ctx context.Context) (any, error) {
+			o := conversation.UndoOptions{Force: c.Force}
+			switch cmd.Type {
+			case "undo":
+				return s.conv.Undo(ctx, o)
+			case "redo":
+				return s.conv.Redo(ctx, o)
+			}
+			mode := conversation.RewindMode(c.Mode)
+			if mode == "" {
+				mode = conversation.RewindBoth
+			}
+			return s.conv.Rewind(ctx, c.TurnID, mode, o)
+		})
 	case "get_state":
 		s.reply(cmd, s.state(), nil)
 	case "get_messages":
@@ -470,7 +528,15 @@ func (s *server) dispatch(cmd rpcCommand) {
 	case "set_auto_retry", "abort_retry":
 		s.reply(cmd, nil, errUnsupported(cmd.Type, "the provider retries rate limits and server errors itself, a few times with backoff"))
 	case "export_html":
-		s.reply(cmd, nil, errUnsupported(cmd.Type, "pi has no HTML export"))
+		var c struct {
+			OutputPath string `json:"outputPath"`
+		}
+		err := decode(cmd, &c)
+		var path string
+		if err == nil {
+			path, err = s.conv.ExportHTML(c.OutputPath)
+		}
+		s.reply(cmd, map[string]string{"path": path}, err)
 	default:
 		s.reply(cmd, nil, fmt.Errorf("Unknown command: %s", cmd.Type))
 	}
@@ -606,10 +672,17 @@ func (s *server) prompt(cmd rpcCommand) {
 }
 
 func (s *server) startCompact(cmd rpcCommand, instructions string) {
+	s.startModelCall(cmd, "compact", func(ctx context.Context) (any, error) { return s.conv.Compact(ctx, instructions) })
+}
+
+// startModelCall runs call, a model call of pi's own (compact,
+// navigate_tree's summary), in the background, where abort cancels it;
+// refused while the agent is busy.
+func (s *server) startModelCall(cmd rpcCommand, op string, call func(context.Context) (any, error)) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.busyLocked() {
-		s.reply(cmd, nil, errors.New("compact: the agent is busy; wait for agent_end or send abort first"))
+		s.reply(cmd, nil, fmt.Errorf("%s: the agent is busy; wait for agent_end or send abort first", op))
 		return
 	}
 	ctx, cancel := context.WithCancel(context.Background())
@@ -618,7 +691,7 @@ func (s *server) startCompact(cmd rpcCommand, instructions string) {
 	s.background(func() {
 		defer close(a.done)
 		defer cancel()
-		res, err := s.conv.Compact(ctx, instructions)
+		res, err := call(ctx)
 		s.mu.Lock()
 		s.compact = nil
 		s.mu.Unlock()

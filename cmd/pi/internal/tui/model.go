@@ -125,6 +125,7 @@ type model struct {
 	// shown (dialog.go).
 	dialogs []*dialog
 	pick    *picker
+	tpick   *treePicker
 	// menu is the dropdown of slash commands (cmdmenu.go); menuOff says
 	// Esc closed it for the command name being typed.
 	menu    *cmdMenu
@@ -340,6 +341,9 @@ func (m *model) onKey(k tea.KeyMsg) tea.Cmd {
 	}
 	if m.pick != nil {
 		return m.onPickKey(k)
+	}
+	if m.tpick != nil {
+		return m.onTreeKey(k)
 	}
 	if m.menu != nil {
 		if cmd, ok := m.onMenuKey(k); ok {
@@ -665,6 +669,9 @@ func (m *model) run(line string) tea.Cmd {
 		}
 		if name == "model" && args == "" {
 			return m.pickModel()
+		}
+		if name == "tree" && args == "" {
+			return m.pickTree()
 		}
 		return m.startWork("command", Prompt{Text: trimmed})
 	}
@@ -1085,6 +1092,8 @@ func (m *model) View() string {
 		b.WriteString(m.dialogView())
 	case m.pick != nil:
 		b.WriteString(m.pick.view(m.st))
+	case m.tpick != nil:
+		b.WriteString(m.tpick.view(m.st))
 	default:
 		b.WriteString(m.editor.View())
 		b.WriteString("\n")
