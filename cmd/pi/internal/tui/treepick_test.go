@@ -44,7 +44,7 @@ func TestTreePicker(t *testing.T) {
 	for range 20 {
 		tt.typ(keyUp)
 	}
-	tt.typ(keyDown, keyEnter) // the top is the model_change; then user: one
+	tt.typ(keyDown, keyDown, keyEnter) // the top is the model_change, then the thinking_level_change; then user: one
 	tt.waitFor("the message was: one")
 	tt.waitFor("> one") // in the editor, to send again
 	if msgs := tt.conv.Messages(); len(msgs) != 0 {
