@@ -37,6 +37,8 @@ type Config struct {
 	Permissions Permissions
 	// Compaction configures compacting long sessions ([compaction]).
 	Compaction Compaction
+	// Checkpoints configures the snapshots /undo restores ([checkpoints]).
+	Checkpoints Checkpoints
 	// Extensions in load order: global ones first, then the project's; a
 	// project extension with the name of a global one takes its place.
 	Extensions []Extension
@@ -621,6 +623,10 @@ func (c *Config) Clone() *Config {
 	if c.Model.Images != nil {
 		v := *c.Model.Images
 		n.Model.Images = &v
+	}
+	if c.Checkpoints.Enabled != nil {
+		v := *c.Checkpoints.Enabled
+		n.Checkpoints.Enabled = &v
 	}
 	if c.Compaction.Enabled != nil {
 		v := *c.Compaction.Enabled

@@ -19,10 +19,12 @@ import (
 
 // CheckpointOptions say how turns are recorded.
 type CheckpointOptions struct {
-	// Disabled records nothing (Undo and the others then fail).
+	// Disabled records nothing (Undo and the others then fail); pi.toml's
+	// [checkpoints] enabled = false does the same.
 	Disabled bool
 	// MaxFileSize, MaxFiles and MaxRead bound a snapshot
-	// (checkpoint.Options; 0 means its defaults).
+	// (checkpoint.Options); 0 means pi.toml's [checkpoints], else the
+	// defaults of runtime/checkpoint.
 	MaxFileSize int64
 	MaxFiles    int
 	MaxRead     int64
@@ -49,16 +51,37 @@ type checkpoints struct {
 // not recorded.
 var readOnlyTools = map[string]bool{"read": true, "grep": true, "find": true, "ls": true}
 
+// checkpointOptions are Options.Checkpoints over pi.toml's [checkpoints]:
+// what the embedder set wins, pi.toml fills the rest.
+func (c *Conversation) checkpointOptions() CheckpointOptions {
+	o := c.opts.Checkpoints
+	k := c.rt.Config().Checkpoints
+	if k.Enabled != nil && !*k.Enabled {
+		o.Disabled = true
+	}
+	if o.MaxFileSize == 0 {
+		o.MaxFileSize = int64(k.MaxFileMB) << 20
+	}
+	if o.MaxFiles == 0 {
+		o.MaxFiles = k.MaxFiles
+	}
+	if o.MaxRead == 0 {
+		o.MaxRead = int64(k.MaxReadMB) << 20
+	}
+	return o
+}
+
 // checkpointStore is the store of the current session (nil when turns
 // are not recorded: Disabled, a session in memory). ck.mu is held.
 func (c *Conversation) checkpointStore() *checkpoint.Store {
 	s := c.Session()
-	if c.opts.Checkpoints.Disabled || c.sessionOptions().NoCheckpoints || s.InMemory() {
+	o := c.checkpointOptions()
+	if o.Disabled || c.sessionOptions().NoCheckpoints || s.InMemory() {
 		return nil
 	}
 	if c.ck.sess != s {
 		c.ck.sess, c.ck.last = s, nil
-		c.ck.store = checkpoint.Open(checkpointDir(s.Path()), c.rt.Cwd(), checkpoint.Options{MaxFileSize: c.opts.Checkpoints.MaxFileSize, MaxFiles: c.opts.Checkpoints.MaxFiles, MaxRead: c.opts.Checkpoints.MaxRead})
+		c.ck.store = checkpoint.Open(checkpointDir(s.Path()), c.rt.Cwd(), checkpoint.Options{MaxFileSize: o.MaxFileSize, MaxFiles: o.MaxFiles, MaxRead: o.MaxRead})
 		// A resumed session's last snapshot is the next one's base: only
 		// the files changed since are read.
 		if turns, err := c.ck.store.Turns(); err == nil && len(turns) > 0 {

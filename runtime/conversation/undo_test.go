@@ -261,3 +261,55 @@ func TestTreeAfterUndo(t *testing.T) {
 		t.Fatalf("tree after undo:\n%s", text)
 	}
 }
+
+// pi.toml's [checkpoints] applies: max_file_mb leaves a bigger file out of
+// the snapshot (the undo says it could not restore it), enabled = false
+// records nothing.
+func TestCheckpointsFromPiToml(t *testing.T) {
+	dir, home := project.New(t)
+	big := strings.Repeat("b", 1<<20+1)
+	if err := os.WriteFile(filepath.Join(dir, "big.txt"), []byte(big), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "small.txt"), []byte("s"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "pi.toml"), []byte("[checkpoints]\nmax_file_mb = 1\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	srv := openaitest.NewServer(t,
+		openaitest.Reply{ToolCalls: []openaitest.ToolCall{
+			{Name: "write", Arguments: `{"path":"big.txt","content":"new big"}`},
+			{Name: "write", Arguments: `{"path":"small.txt","content":"new small"}`},
+		}},
+		openaitest.Reply{Text: "wrote"},
+	)
+	c := openSession(t, dir, home, t.TempDir(), srv.URL, SessionOptions{}, Options{})
+	if _, err := submit(t, c, "write them"); err != nil {
+		t.Fatal(err)
+	}
+	res, err := c.Undo(context.Background(), UndoOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(filepath.Join(dir, "small.txt")); string(b) != "s" {
+		t.Errorf("small.txt after undo: %q", b)
+	}
+	if _, ok := res.NotRestored["big.txt"]; !ok {
+		t.Errorf("big.txt (over max_file_mb) was not reported as not restored: %+v", res)
+	}
+	c.Close()
+	c.Runtime().Close()
+
+	if err := os.WriteFile(filepath.Join(dir, "pi.toml"), []byte("[checkpoints]\nenabled = false\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	srv.Add(openaitest.Reply{ToolCalls: []openaitest.ToolCall{{Name: "write", Arguments: `{"path":"small.txt","content":"again"}`}}}, openaitest.Reply{Text: "wrote"})
+	c2 := openSession(t, dir, home, t.TempDir(), srv.URL, SessionOptions{}, Options{})
+	if _, err := submit(t, c2, "write again"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c2.Undo(context.Background(), UndoOptions{}); err == nil || !strings.Contains(err.Error(), "not recorded") {
+		t.Fatalf("undo with [checkpoints] enabled = false: %v", err)
+	}
+}
