@@ -232,6 +232,8 @@ func writeError(path, target string, err error) error {
 // messages that refuse to read or write one.
 func Kind(m os.FileMode) string {
 	switch {
+	case m&os.ModeSymlink != 0:
+		return "symbolic link"
 	case m&os.ModeNamedPipe != 0:
 		return "named pipe"
 	case m&os.ModeSocket != 0:

@@ -7,6 +7,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/pi-go/pi/internal/atomicfile"
 )
 
 // The folders pi loads code or decisions from without a pin of their own:
@@ -79,7 +81,7 @@ func CheckPrivateTree(dir, what string, walk func(name string) bool) error {
 			if !d.IsDir() && !d.Type().IsRegular() {
 				return &unsafeFileError{fmt.Sprintf(
 					"refuse %s %s: %s is a %s, which pi never makes there, so someone may have planted it; remove it: rm %s",
-					what, abs, shown, kindOf(d.Type()), shown)}
+					what, abs, shown, atomicfile.Kind(d.Type()), shown)}
 			}
 			fi, err := d.Info()
 			if errors.Is(err, fs.ErrNotExist) {
@@ -160,20 +162,6 @@ func checkParentSafe(p, abs, what string, fi os.FileInfo) error {
 type stickyView struct{ os.FileInfo }
 
 func (s stickyView) Mode() os.FileMode { return s.FileInfo.Mode() &^ 0o022 }
-
-func kindOf(m fs.FileMode) string {
-	switch {
-	case m&fs.ModeSymlink != 0:
-		return "symbolic link"
-	case m&fs.ModeNamedPipe != 0:
-		return "named pipe"
-	case m&fs.ModeSocket != 0:
-		return "socket"
-	case m&fs.ModeDevice != 0:
-		return "device"
-	}
-	return "special file"
-}
 
 // TrustedCacheDir is CacheDir(piHome) when CheckPrivateTree accepts it,
 // looking into what pi reads there: wazero's folders ("wazero-*", the
