@@ -125,19 +125,12 @@ func (p *Anthropic) read(r io.Reader, t *turn) error {
 	dec := newSSEDecoder(bufio.NewReaderSize(r, 64<<10))
 	blocks := map[int64]any{} // *partState or *callState by the block's index
 	for {
-		data, err := dec.Next()
+		data, err := p.nextEvent(dec, t.emitted)
 		if errors.Is(err, io.EOF) {
-			return &StreamError{
-				text: fmt.Sprintf("malformed stream from %s: the stream ended before message_stop", p.cfg.BaseURL),
-				kind: ErrMalformedStream,
-			}
+			return p.endedBefore("message_stop")
 		}
 		if err != nil {
-			var mf *malformedError
-			if errors.As(err, &mf) {
-				return p.badAnswer(err)
-			}
-			return p.readError(err, t.emitted)
+			return err
 		}
 		var ev antEvent
 		if err := json.Unmarshal(data, &ev); err != nil {

@@ -123,22 +123,15 @@ func (p *Gemini) read(r io.Reader, t *turn) error {
 	finished := false
 	ids := map[string]bool{}
 	for {
-		data, err := dec.Next()
+		data, err := p.nextEvent(dec, t.emitted)
 		if errors.Is(err, io.EOF) {
 			if !finished {
-				return &StreamError{
-					text: fmt.Sprintf("malformed stream from %s: the stream ended before a finishReason", p.cfg.BaseURL),
-					kind: ErrMalformedStream,
-				}
+				return p.endedBefore("a finishReason")
 			}
 			return nil
 		}
 		if err != nil {
-			var mf *malformedError
-			if errors.As(err, &mf) {
-				return p.badAnswer(err)
-			}
-			return p.readError(err, t.emitted)
+			return err
 		}
 		var c geminiChunk
 		if err := json.Unmarshal(data, &c); err != nil {

@@ -224,16 +224,12 @@ func (p *OpenAI) attempt(ctx context.Context, body *requestBody, onEvent func(St
 	}
 	dec := newSSEDecoder(br)
 	for {
-		data, err := dec.Next()
+		data, err := p.nextEvent(dec, asm.emitted)
 		if errors.Is(err, io.EOF) {
 			break
 		}
 		if err != nil {
-			var mf *malformedError
-			if errors.As(err, &mf) {
-				return nil, asm, p.badAnswer(err)
-			}
-			return nil, asm, p.readError(err, asm.emitted)
+			return nil, asm, err
 		}
 		if err := asm.addData(data); err != nil {
 			return nil, asm, p.badAnswer(err)

@@ -55,19 +55,12 @@ func (p *Responses) read(r io.Reader, t *turn) error {
 	dec := newSSEDecoder(bufio.NewReaderSize(r, 64<<10))
 	items := map[int64]any{} // *partState or *callState by output index
 	for {
-		data, err := dec.Next()
+		data, err := p.nextEvent(dec, t.emitted)
 		if errors.Is(err, io.EOF) {
-			return &StreamError{
-				text: fmt.Sprintf("malformed stream from %s: the stream ended before response.completed", p.cfg.BaseURL),
-				kind: ErrMalformedStream,
-			}
+			return p.endedBefore("response.completed")
 		}
 		if err != nil {
-			var mf *malformedError
-			if errors.As(err, &mf) {
-				return p.badAnswer(err)
-			}
-			return p.readError(err, t.emitted)
+			return err
 		}
 		if string(bytes.TrimSpace(data)) == "[DONE]" {
 			continue

@@ -185,6 +185,31 @@ func (t *transport) post(ctx context.Context, endpoint string, body *requestBody
 }
 
 // badAnswer wraps what was wrong with a 200 answer.
+// nextEvent reads the next event's data from dec: io.EOF (as is) at the
+// end of the stream, else a read error as every provider reports it (a
+// malformed event as a bad answer; emitted says whether any output went
+// out, which decides whether the turn may be retried).
+func (t *transport) nextEvent(dec *sseDecoder, emitted bool) ([]byte, error) {
+	data, err := dec.Next()
+	if err == nil || errors.Is(err, io.EOF) {
+		return data, err
+	}
+	var mf *malformedError
+	if errors.As(err, &mf) {
+		return nil, t.badAnswer(err)
+	}
+	return nil, t.readError(err, emitted)
+}
+
+// endedBefore is the error of a stream that ended before what ends an
+// answer (what: "message_stop", "a finishReason").
+func (t *transport) endedBefore(what string) error {
+	return &StreamError{
+		text: fmt.Sprintf("malformed stream from %s: the stream ended before %s", t.baseURL, what),
+		kind: ErrMalformedStream,
+	}
+}
+
 func (t *transport) badAnswer(err error) error {
 	var mf *malformedError
 	if errors.As(err, &mf) {
