@@ -206,12 +206,9 @@ func (p *Gemini) requestBody(req Request, level ThinkingLevel) (*requestBody, er
 			if i > 0 {
 				w.raw(`,`)
 			}
-			params := t.Parameters
-			if len(bytes.TrimSpace(params)) == 0 {
-				params = emptyParameters
-			}
-			if !json.Valid(params) {
-				return nil, fmt.Errorf("tool %q: parameters are not JSON", t.Name)
+			params, err := t.checkedSchema()
+			if err != nil {
+				return nil, err
 			}
 			w.raw(`{"name":`)
 			w.str(t.Name)

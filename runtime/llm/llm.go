@@ -4,8 +4,10 @@
 package llm
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 
 	"github.com/pi-go/pi/runtime/content"
 )
@@ -83,6 +85,25 @@ type ToolSpec struct {
 	Name        string          `json:"name"`
 	Description string          `json:"description"`
 	Parameters  json.RawMessage `json:"parameters"`
+}
+
+// schema is the tool's JSON Schema as sent: an empty object schema
+// when it has none.
+func (t ToolSpec) schema() json.RawMessage {
+	if len(bytes.TrimSpace(t.Parameters)) == 0 {
+		return emptyParameters
+	}
+	return t.Parameters
+}
+
+// checkedSchema is schema, checked to be JSON (the native wires write
+// it into the request as it is).
+func (t ToolSpec) checkedSchema() (json.RawMessage, error) {
+	params := t.schema()
+	if !json.Valid(params) {
+		return nil, fmt.Errorf("tool %q: parameters are not JSON", t.Name)
+	}
+	return params, nil
 }
 
 // Request is one model turn's input.

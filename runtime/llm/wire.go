@@ -76,10 +76,7 @@ func wireRequestFor(req Request, o wireOptions) (*requestBody, error) {
 		frame.StreamOptions = &openai.StreamOptions{IncludeUsage: true}
 	}
 	for _, t := range req.Tools {
-		params := t.Parameters
-		if len(bytes.TrimSpace(params)) == 0 {
-			params = emptyParameters
-		}
+		params := t.schema()
 		frame.Tools = append(frame.Tools, openai.Tool{
 			Type:     openai.ToolTypeFunction,
 			Function: &openai.FunctionDefinition{Name: t.Name, Description: t.Description, Parameters: params},
