@@ -414,7 +414,11 @@ func (c *Conversation) restoreModel(sess *session.Session, keepModel, keepThinki
 		next.Name = id
 	}
 	if _, rerr := c.rt.ResolveModel(next); rerr != nil {
-		c.rt.Warn(fmt.Sprintf("could not restore the session's model %s/%s (%v); going on with %s", prov, id, rerr, cur.Ref()))
+		now := "no model is configured (pi models lists the usable ones)"
+		if err == nil {
+			now = "going on with " + cur.Ref()
+		}
+		c.rt.Warn(fmt.Sprintf("could not restore the session's model %s/%s (%v); %s", prov, id, rerr, now))
 		return
 	}
 	c.mu.Lock()
