@@ -30,15 +30,16 @@ type Options struct {
 func SkillDirs(o Options) []Dir {
 	var out []Dir
 	cwd, _ := filepath.Abs(o.Cwd)
+	pbase := filepath.Join(cwd, ".pi")
 	userAgents := ""
 	if o.Home != "" {
 		userAgents = filepath.Join(o.Home, ".agents", "skills")
 	}
-	out = append(out, Dir{Path: filepath.Join(cwd, ".pi", "skills"), Source: "project", RootFiles: true})
+	out = append(out, Dir{Path: filepath.Join(cwd, ".pi", "skills"), Source: "project", Base: pbase, RootFiles: true})
 	root := gitRoot(cwd)
 	for dir := cwd; ; {
 		if p := filepath.Join(dir, ".agents", "skills"); p != userAgents {
-			out = append(out, Dir{Path: p, Source: "project"})
+			out = append(out, Dir{Path: p, Source: "project", Base: pbase})
 		}
 		parent := filepath.Dir(dir)
 		if (root != "" && dir == root) || parent == dir {
@@ -47,15 +48,15 @@ func SkillDirs(o Options) []Dir {
 		dir = parent
 	}
 	if o.Claude {
-		out = append(out, Dir{Path: filepath.Join(cwd, ".claude", "skills"), Source: "project"})
+		out = append(out, Dir{Path: filepath.Join(cwd, ".claude", "skills"), Source: "project", Base: pbase})
 	}
 	if o.PIHome != "" {
-		out = append(out, Dir{Path: filepath.Join(o.PIHome, "skills"), Source: "user", RootFiles: true})
+		out = append(out, Dir{Path: filepath.Join(o.PIHome, "skills"), Source: "user", Base: o.PIHome, RootFiles: true})
 	}
 	if userAgents != "" {
-		out = append(out, Dir{Path: userAgents, Source: "user"})
+		out = append(out, Dir{Path: userAgents, Source: "user", Base: o.PIHome})
 		if o.Claude {
-			out = append(out, Dir{Path: filepath.Join(o.Home, ".claude", "skills"), Source: "user"})
+			out = append(out, Dir{Path: filepath.Join(o.Home, ".claude", "skills"), Source: "user", Base: o.PIHome})
 		}
 	}
 	return out
@@ -65,9 +66,10 @@ func SkillDirs(o Options) []Dir {
 // winning: the project's .pi/prompts, then PIHome/prompts.
 func PromptDirs(o Options) []Dir {
 	cwd, _ := filepath.Abs(o.Cwd)
-	out := []Dir{{Path: filepath.Join(cwd, ".pi", "prompts"), Source: "project"}}
+	pbase := filepath.Join(cwd, ".pi")
+	out := []Dir{{Path: filepath.Join(cwd, ".pi", "prompts"), Source: "project", Base: pbase}}
 	if o.PIHome != "" {
-		out = append(out, Dir{Path: filepath.Join(o.PIHome, "prompts"), Source: "user"})
+		out = append(out, Dir{Path: filepath.Join(o.PIHome, "prompts"), Source: "user", Base: o.PIHome})
 	}
 	return out
 }

@@ -23,9 +23,12 @@ type Template struct {
 	// Content is the body: after front matter trimmed, else the whole
 	// text (line ends normalized).
 	Content string
-	// FilePath is the file; Source "project" or "user".
-	FilePath, Source string
+	// FilePath is the file; Source "project" or "user"; Base as Skill's.
+	FilePath, Source, Base string
 }
+
+// SourceInfo is the template's origin as the reference reports it.
+func (t Template) SourceInfo() SourceInfo { return sourceInfo(t.FilePath, t.Source, t.Base) }
 
 // LoadTemplate reads one template file.
 func LoadTemplate(path string, d Dir) (*Template, error) {
@@ -37,7 +40,7 @@ func LoadTemplate(path string, d Dir) (*Template, error) {
 	if err != nil {
 		return nil, err
 	}
-	t := &Template{Name: strings.TrimSuffix(filepath.Base(path), ".md"), Content: body, FilePath: path, Source: d.Source}
+	t := &Template{Name: strings.TrimSuffix(filepath.Base(path), ".md"), Content: body, FilePath: path, Source: d.Source, Base: d.Base}
 	t.Description, _ = stringField(fm, "description")
 	t.ArgumentHint, _ = stringField(fm, "argument-hint")
 	if t.Description == "" {

@@ -126,16 +126,18 @@ func fixture(t *testing.T) Options {
 }
 
 type refSkill struct {
-	Name   string `json:"name"`
-	File   string `json:"file"`
-	Hidden bool   `json:"hidden"`
+	Name   string     `json:"name"`
+	File   string     `json:"file"`
+	Hidden bool       `json:"hidden"`
+	Info   SourceInfo `json:"sourceInfo"`
 }
 
 type refTemplate struct {
-	Name        string `json:"name"`
-	Description string `json:"description"`
-	Content     string `json:"content"`
-	File        string `json:"file"`
+	Name        string     `json:"name"`
+	Description string     `json:"description"`
+	Content     string     `json:"content"`
+	File        string     `json:"file"`
+	Info        SourceInfo `json:"sourceInfo"`
 }
 
 // TestDiscoverMatchesReference lays out skills and templates in every
@@ -153,7 +155,7 @@ func TestDiscoverMatchesReference(t *testing.T) {
 	set := Discover(o)
 	var got []refSkill
 	for _, s := range set.Skills {
-		got = append(got, refSkill{Name: s.Name, File: s.FilePath, Hidden: s.DisableModelInvocation})
+		got = append(got, refSkill{Name: s.Name, File: s.FilePath, Hidden: s.DisableModelInvocation, Info: s.SourceInfo()})
 	}
 	gj, _ := json.MarshalIndent(got, "", " ")
 	rj, _ := json.MarshalIndent(ref.Skills, "", " ")
@@ -165,7 +167,7 @@ func TestDiscoverMatchesReference(t *testing.T) {
 	}
 	var gt []refTemplate
 	for _, tp := range set.Templates {
-		gt = append(gt, refTemplate{Name: tp.Name, Description: tp.Description, Content: tp.Content, File: tp.FilePath})
+		gt = append(gt, refTemplate{Name: tp.Name, Description: tp.Description, Content: tp.Content, File: tp.FilePath, Info: tp.SourceInfo()})
 	}
 	gj, _ = json.MarshalIndent(gt, "", " ")
 	rj, _ = json.MarshalIndent(ref.Templates, "", " ")

@@ -29,9 +29,28 @@ type Skill struct {
 	// DisableModelInvocation keeps the skill out of the system prompt; it
 	// is still usable with /skill:NAME.
 	DisableModelInvocation bool
-	// Source is "project" or "user"; Dir the skills folder it was found in.
-	Source, Dir string
+	// Source is "project" or "user"; Dir the skills folder it was found
+	// in; Base the reference's base folder of that scope (the project's
+	// .pi, PI_HOME), for SourceInfo.
+	Source, Dir, Base string
 }
+
+// SourceInfo is where a skill or template came from, in the shape of the
+// reference's sourceInfo (RPC get_commands).
+type SourceInfo struct {
+	Path    string `json:"path"`
+	Source  string `json:"source"`
+	Scope   string `json:"scope"`
+	Origin  string `json:"origin"`
+	BaseDir string `json:"baseDir"`
+}
+
+func sourceInfo(path, scope, base string) SourceInfo {
+	return SourceInfo{Path: path, Source: "auto", Scope: scope, Origin: "top-level", BaseDir: base}
+}
+
+// SourceInfo is the skill's origin as the reference reports it.
+func (s Skill) SourceInfo() SourceInfo { return sourceInfo(s.FilePath, s.Source, s.Base) }
 
 // Diagnostic is a note on one file: a warning (the skill may still be
 // loaded), a skip (it was not), or a shadowing (a skill of the same name
@@ -56,6 +75,9 @@ func (d Diagnostic) String() string {
 type Dir struct {
 	Path   string
 	Source string // "project" or "user"
+	// Base is the reference's base folder of the scope: the project's
+	// .pi, or PI_HOME.
+	Base string
 	// RootFiles: a root-level .md file is a skill (pi's own folders; not
 	// the .agents and .claude ones, as in the reference).
 	RootFiles bool
@@ -135,7 +157,7 @@ func LoadFile(path string, d Dir) (*Skill, []Diagnostic) {
 	for _, m := range checkName(name, parent) {
 		warn(m)
 	}
-	s := &Skill{Name: name, Description: desc, FilePath: path, BaseDir: base, Source: d.Source, Dir: d.Path}
+	s := &Skill{Name: name, Description: desc, FilePath: path, BaseDir: base, Source: d.Source, Dir: d.Path, Base: d.Base}
 	s.DisableModelInvocation = fm["disable-model-invocation"] == true
 	switch v := fm["allowed-tools"].(type) {
 	case string:

@@ -30,9 +30,9 @@ if (mode === "discover") {
 	const { skills } = rl.getSkills();
 	const { prompts } = rl.getPrompts();
 	console.log(JSON.stringify({
-		skills: skills.map((s) => ({ name: s.name, file: s.filePath, hidden: s.disableModelInvocation })),
+		skills: skills.map((s) => ({ name: s.name, file: s.filePath, hidden: s.disableModelInvocation, sourceInfo: s.sourceInfo })),
 		block: formatSkillsForPrompt(skills),
-		templates: prompts.map((p) => ({ name: p.name, description: p.description, content: p.content, file: p.filePath })),
+		templates: prompts.map((p) => ({ name: p.name, description: p.description, content: p.content, file: p.filePath, sourceInfo: p.sourceInfo })),
 	}));
 } else if (mode === "expand") {
 	const { substituteArgs, parseCommandArgs, expandPromptTemplate } = await load("core/prompt-templates.js");
