@@ -150,6 +150,13 @@ func TestSkillsTrustAndList(t *testing.T) {
 		}
 	}
 
+	help := runPi(t, dir, srv.URL, "--trust", "-p", "/help")
+	for _, want := range []string{"/review FILE...", "Review files (prompt template)", "/skill:notes", "Take notes <quickly> & well (skill)"} {
+		if !strings.Contains(help, want) {
+			t.Errorf("/help lacks %q:\n%s", want, help)
+		}
+	}
+
 	var rpcOut bytes.Buffer
 	in := strings.NewReader(`{"id":"1","type":"get_commands"}` + "\n")
 	if code := run([]string{"--mode", "rpc", "--trust", "--cwd", dir, "--base-url", srv.URL, "--model", "m"}, in, &rpcOut, &errb); code != 0 {

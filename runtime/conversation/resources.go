@@ -19,9 +19,14 @@ type SourceInfo = skills.SourceInfo
 
 func (c *Conversation) loadResources() {
 	c.resources = skills.Discover(c.rt.SkillOptions())
+	// A skipped file is worth a warning; the lenient checks' warnings
+	// (common in published skills) and shadowing are for `pi skills list`.
 	for _, d := range c.resources.Diagnostics {
-		if d.Kind == "skipped" || d.Kind == "warning" {
-			c.rt.Logger().Warn("skill or prompt template", "note", d.String())
+		switch d.Kind {
+		case "skipped":
+			c.rt.Logger().Warn("skill or prompt template not loaded (see pi skills list)", "note", d.String())
+		default:
+			c.rt.Logger().Debug("skill or prompt template", "note", d.String())
 		}
 	}
 }
