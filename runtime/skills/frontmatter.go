@@ -58,8 +58,15 @@ func ParseFrontMatter(content string) (map[string]any, string, error) {
 	if src == "" {
 		return map[string]any{}, body, nil
 	}
-	var v any
-	if err := yaml.Unmarshal([]byte(src), &v); err != nil {
+	// The reference's parser ends a block scalar at the end of the text
+	// with its line break (clip chomping); go-yaml only with a line break
+	// there, so one is added.
+	var doc yaml.Node
+	if err := yaml.Unmarshal([]byte(src+"\n"), &doc); err != nil {
+		return nil, body, yamlError(err)
+	}
+	v, err := nodeValue(&doc, 0)
+	if err != nil {
 		return nil, body, yamlError(err)
 	}
 	m, _ := v.(map[string]any)
@@ -67,6 +74,61 @@ func ParseFrontMatter(content string) (map[string]any, string, error) {
 		m = map[string]any{}
 	}
 	return m, body, nil
+}
+
+// nodeValue is a YAML node as the reference's parser (the yaml package,
+// YAML 1.2 core schema) gives it: as go-yaml decodes it, except that a
+// date stays a string (the core schema has no timestamps).
+func nodeValue(n *yaml.Node, depth int) (any, error) {
+	if depth > 100 {
+		return nil, errors.New("front matter nested too deeply")
+	}
+	switch n.Kind {
+	case yaml.DocumentNode:
+		if len(n.Content) == 0 {
+			return nil, nil
+		}
+		return nodeValue(n.Content[0], depth+1)
+	case yaml.AliasNode:
+		return nodeValue(n.Alias, depth+1)
+	case yaml.MappingNode:
+		m := map[string]any{}
+		at := map[string]int{}
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			k, err := nodeValue(n.Content[i], depth+1)
+			if err != nil {
+				return nil, err
+			}
+			key := fmt.Sprint(k)
+			if first, dup := at[key]; dup {
+				// The reference's parser refuses it too.
+				return nil, fmt.Errorf("yaml: line %d: mapping key %q already defined at line %d", n.Content[i].Line, key, first)
+			}
+			at[key] = n.Content[i].Line
+			v, err := nodeValue(n.Content[i+1], depth+1)
+			if err != nil {
+				return nil, err
+			}
+			m[key] = v
+		}
+		return m, nil
+	case yaml.SequenceNode:
+		out := make([]any, 0, len(n.Content))
+		for _, c := range n.Content {
+			v, err := nodeValue(c, depth+1)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, v)
+		}
+		return out, nil
+	}
+	if n.ShortTag() == "!!timestamp" {
+		return n.Value, nil
+	}
+	var v any
+	err := n.Decode(&v)
+	return v, err
 }
 
 // yamlError turns the parser's "yaml: line N: ..." into a line of the file
