@@ -16,11 +16,11 @@ import (
 var commands = map[string][]string{
 	"version": nil, "tool": {"call"}, "tools": {"list"}, "ext": {"install", "list", "remove"},
 	"trust": nil, "untrust": nil, "permissions": {"check", "list"}, "sessions": {"list"},
-	"models": nil, "demo": nil, "help": nil, "sandbox": {"check"}, "doctor": nil,
+	"models": nil, "demo": nil, "help": nil, "sandbox": {"check"}, "doctor": nil, "skills": {"list"},
 }
 
 // commandNames lists commands in a fixed order (for suggestions).
-var commandNames = []string{"version", "tool", "tools", "ext", "trust", "untrust", "permissions", "sessions", "models", "sandbox", "doctor", "demo", "help"}
+var commandNames = []string{"version", "tool", "tools", "ext", "trust", "untrust", "permissions", "sessions", "models", "sandbox", "doctor", "skills", "demo", "help"}
 
 // leadingFlags returns how many of args are flags that every command
 // building the runtime takes (--cwd, --config, --log-level, --tools,

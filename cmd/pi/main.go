@@ -70,6 +70,8 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return cmdExt(rest[1:], stdout, stderr)
 	case "mcp":
 		return cmdMCP(rest[1:], stdout, stderr)
+	case "skills":
+		return cmdSkills(rest[1:], stdout, stderr)
 	case "trust":
 		return cmdTrust(rest[1:], stdout, stderr, true)
 	case "untrust":

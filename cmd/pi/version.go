@@ -56,6 +56,8 @@ Usage:
   pi mcp add NAME -- CMD ARGS   add an MCP server (its tools: mcp__NAME__TOOL)
   pi mcp list [--json] | remove NAME
                                 the MCP servers, their state and tools
+  pi skills list [--json]       the skills and prompt templates found, and those
+                                skipped or shadowed, with why
   pi trust | untrust            allow (or stop allowing) this project's pi.toml to run code
   pi permissions check TOOL 'JSON'  what the [permissions] rules decide about a call
   pi permissions list           the permission rules, in the order they apply
@@ -64,7 +66,8 @@ Usage:
   pi version | --version | -v   version information
 
 A prompt that starts with /NAME runs a slash command (interactive or -p):
-/help lists pi's own and the extensions' commands.
+/help lists pi's own and the extensions' commands, the prompt templates
+(/NAME ARGS) and the skills (/skill:NAME ARGS).
 
 Run 'pi COMMAND --help' for a command's flags. The model comes from
 --provider / --model PROVIDER/ID / --base-url / --api-key, else [model] in

@@ -35,6 +35,10 @@ type PromptOptions struct {
 	Append string
 	// Now is the date stated in the prompt; the zero value means time.Now().
 	Now time.Time
+	// Skills is the skills' block (runtime/skills FormatForPrompt), added
+	// after the context files when the read tool is active, as the
+	// reference agent does.
+	Skills string
 }
 
 const promptIntro = "You are an expert coding assistant operating inside pi, a coding agent harness. " +
@@ -86,11 +90,23 @@ func BuildSystemPrompt(p PromptOptions) string {
 		b.WriteString(agents)
 		b.WriteString("\n")
 	}
+	if p.Skills != "" && hasTool(p.Tools, "read") {
+		b.WriteString(p.Skills)
+	}
 	b.WriteString("\nCurrent date: ")
 	b.WriteString(now.Format("2006-01-02"))
 	b.WriteString("\nCurrent working directory: ")
 	b.WriteString(filepath.ToSlash(p.Cwd))
 	return b.String()
+}
+
+func hasTool(defs []tool.ToolDefinition, name string) bool {
+	for _, d := range defs {
+		if d.Name == name {
+			return true
+		}
+	}
+	return false
 }
 
 // toolList is the `- NAME: SNIPPET` lines of the tools that have a snippet

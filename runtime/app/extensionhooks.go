@@ -113,6 +113,9 @@ type CommandInfo struct {
 	ArgumentHint string `json:"argumentHint,omitempty"`
 	// Extension offers it; "" for a built-in command.
 	Extension string `json:"extension,omitempty"`
+	// Source is "prompt" for a prompt template, "skill" for /skill:NAME
+	// (the reference's get_commands sources); "" otherwise.
+	Source string `json:"source,omitempty"`
 }
 
 // Commands lists the extensions' slash commands in load order.

@@ -69,6 +69,8 @@ type Config struct {
 	Untrusted bool
 	// Sandbox is [sandbox] (sandbox.go).
 	Sandbox Sandbox
+	// Skills is [skills] (skills.go).
+	Skills Skills
 }
 
 // Model says which model to talk to.

@@ -56,6 +56,8 @@ type layer struct {
 	checkpoints Checkpoints // [checkpoints] (checkpoints.go)
 
 	sandbox sandboxLayer // [sandbox] (sandbox.go)
+
+	skillsClaude *bool // [skills] claude (skills.go)
 	// sandboxIgnored names the [sandbox] keys dropped as loosening in an
 	// untrusted project, for the warning.
 	sandboxIgnored []string
@@ -113,6 +115,7 @@ func (l *layer) applyTo(c *Config) {
 	l.applyCompaction(c)
 	l.applyCheckpoints(c)
 	l.applySandbox(c)
+	l.applySkills(c)
 	for _, e := range l.extensions {
 		i := slices.IndexFunc(c.Extensions, func(o Extension) bool { return o.Name == e.Name })
 		if i >= 0 {
@@ -126,7 +129,7 @@ func (l *layer) applyTo(c *Config) {
 
 // Known keys, in the order the docs list them.
 var (
-	topKeys              = []string{"tool_execution", "model", "tools", "extensions", "permissions", "compaction", "mcp", "sandbox", "checkpoints"}
+	topKeys              = []string{"tool_execution", "model", "tools", "extensions", "permissions", "compaction", "mcp", "sandbox", "checkpoints", "skills"}
 	modelKeys            = []string{"base_url", "name", "provider", "api_key_env", "images", "context_window"}
 	toolsKeys            = []string{"active", "bash"}
 	bashKeys             = []string{"command_prefix", "shell", "pass_env", "full_output_max_mb", "default_timeout"}
@@ -367,6 +370,9 @@ func (d *decoder) layer(raw map[string]any, scope string) *layer {
 	}
 	if v, ok := raw["checkpoints"]; ok {
 		d.checkpoints(l, v)
+	}
+	if v, ok := raw["skills"]; ok {
+		d.skills(l, v)
 	}
 	return l
 }

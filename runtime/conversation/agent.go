@@ -1,6 +1,7 @@
 package conversation
 
 import (
+	"github.com/pi-go/pi/runtime/skills"
 	"time"
 
 	"github.com/pi-go/pi/runtime/agent"
@@ -89,6 +90,7 @@ func (c *Conversation) toolSet() (*agent.ToolSet, error) {
 	sys := agent.BuildSystemPrompt(agent.PromptOptions{
 		Tools: defs, Cwd: c.rt.Cwd(), ContextFiles: c.contextFiles,
 		Override: c.opts.SystemPrompt, Append: c.planPrompt(), Now: time.Now(),
+		Skills: skills.FormatForPrompt(c.resources.Skills),
 	})
 	return &agent.ToolSet{Tools: tools, SystemPrompt: sys}, nil
 }

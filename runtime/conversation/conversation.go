@@ -28,6 +28,7 @@ import (
 	"github.com/pi-go/pi/runtime/llm"
 	"github.com/pi-go/pi/runtime/models"
 	"github.com/pi-go/pi/runtime/session"
+	"github.com/pi-go/pi/runtime/skills"
 )
 
 // Options say how to hold a conversation on a runtime.
@@ -64,6 +65,9 @@ type Conversation struct {
 	rt           *app.Runtime
 	opts         Options
 	contextFiles []agent.ContextFile
+	// resources are the skills and prompt templates found at New
+	// (resources.go).
+	resources skills.Set
 
 	// sess is the session (read by the event sink, which must not take
 	// mu: the agent emits under its own lock).
@@ -157,6 +161,7 @@ func New(rt *app.Runtime, o Options) (*Conversation, error) {
 		rt.Logger().Warn("context file not read", "error", err)
 	}
 	c.contextFiles = files
+	c.loadResources()
 	c.persist = &sessionSink{c: c}
 	c.sink = rt.EventSink(func(ev agent.Event) {
 		c.persist.onEvent(ev)

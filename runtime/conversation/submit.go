@@ -10,6 +10,7 @@ import (
 	"github.com/pi-go/pi/runtime/agent"
 	"github.com/pi-go/pi/runtime/app"
 	"github.com/pi-go/pi/runtime/extspec"
+	"github.com/pi-go/pi/runtime/skills"
 	"github.com/pi-go/pi/runtime/tool"
 )
 
@@ -107,7 +108,7 @@ func (c *Conversation) Submit(ctx context.Context, p Prompt, o SubmitOptions) (S
 	text := in.Text
 	name, args, isCmd := ParseCommand(text)
 	if !isCmd {
-		return c.prompt(ctx, text, p.Images, Submitted{})
+		return c.expandAndPrompt(ctx, text, p.Images)
 	}
 	if cmd, ok := findBuiltin(name); ok && (o.Builtins || name == "help") && (o.Interactive || !cmd.interactiveOnly) {
 		sub := Submitted{Command: name}
@@ -127,6 +128,9 @@ func (c *Conversation) Submit(ctx context.Context, p Prompt, o SubmitOptions) (S
 			return Submitted{Command: name}, nil
 		}
 		return c.prompt(ctx, res.Prompt, nil, Submitted{Command: name})
+	}
+	if _, ok := skills.FindTemplate(c.resources.Templates, name); ok {
+		return c.expandAndPrompt(ctx, text, p.Images)
 	}
 	if o.Interactive {
 		o.show(fmt.Sprintf("unknown command /%s (see /help)", name))
@@ -183,7 +187,11 @@ func (c *Conversation) queue(ctx context.Context, p Prompt, o SubmitOptions, fol
 	if err != nil {
 		return Submitted{}, err
 	}
-	m := agent.UserMessage(in.Text, p.Images...)
+	text, _, err := c.expand(in.Text)
+	if err != nil {
+		return Submitted{}, err
+	}
+	m := agent.UserMessage(text, p.Images...)
 	if followUp {
 		ag.FollowUp(m)
 	} else {
@@ -212,13 +220,14 @@ func ParseCommand(text string) (name, args string, ok bool) {
 }
 
 // Commands lists the slash commands: pi's own, then the extensions' in
-// load order.
+// load order, then the prompt templates and the skills (/skill:NAME).
 func (c *Conversation) Commands() []CommandInfo {
 	out := make([]CommandInfo, 0, len(builtins))
 	for _, b := range builtins {
 		out = append(out, CommandInfo{Name: b.name, Description: b.help, ArgumentHint: b.args})
 	}
-	return append(out, c.rt.Commands()...)
+	out = append(out, c.rt.Commands()...)
+	return append(out, c.resourceCommands()...)
 }
 
 // HelpText is what /help shows: every command with its description, the
@@ -233,8 +242,13 @@ func (c *Conversation) HelpText() string {
 			usage += " " + cmd.ArgumentHint
 		}
 		desc := cmd.Description
-		if cmd.Extension != "" {
+		switch {
+		case cmd.Extension != "":
 			desc += " (extension " + cmd.Extension + ")"
+		case cmd.Source == "prompt":
+			desc += " (prompt template)"
+		case cmd.Source == "skill":
+			desc += " (skill)"
 		}
 		fmt.Fprintf(tw, "  %s\t%s\n", usage, desc)
 	}

@@ -577,17 +577,30 @@ type commandInfo struct {
 	Description string `json:"description,omitempty"`
 	Source      string `json:"source"`
 	Extension   string `json:"extension,omitempty"`
+	// SourceInfo says where a template or skill was found.
+	SourceInfo *conversation.SourceInfo `json:"sourceInfo,omitempty"`
 }
 
 // commands lists the slash commands a prompt may start with, as the
-// reference lists them: the extensions' (source "extension"); pi's own
-// interactive commands are RPC commands here (new_session, compact, ...).
+// reference lists them: the extensions' (source "extension"), the prompt
+// templates ("prompt") and the skills ("skill", named skill:NAME), those
+// two with the reference's sourceInfo; pi's own interactive commands are
+// RPC commands here (new_session, compact, ...).
 func (s *server) commands() []commandInfo {
 	out := []commandInfo{}
 	for _, c := range s.conv.Commands() {
 		if c.Extension != "" {
 			out = append(out, commandInfo{Name: c.Name, Description: c.Description, Source: "extension", Extension: c.Extension})
 		}
+	}
+	res := s.conv.Skills()
+	for _, t := range res.Templates {
+		info := t.SourceInfo()
+		out = append(out, commandInfo{Name: t.Name, Description: t.Description, Source: "prompt", SourceInfo: &info})
+	}
+	for _, sk := range res.Skills {
+		info := sk.SourceInfo()
+		out = append(out, commandInfo{Name: "skill:" + sk.Name, Description: sk.Description, Source: "skill", SourceInfo: &info})
 	}
 	return out
 }
