@@ -37,7 +37,7 @@ func TestErrorsNameTheFileLine(t *testing.T) {
 		{"---\nname: a\ntools: [read]\n---\nbody", 3},     // type error
 		{"---\nname: a\n", 1},                             // never closed
 		{"---\n- a\n- b\n---\n", 2},                       // not a mapping
-		{"---\nname: a\n\n\nname: [\n---\nbody", 6},       // flow sequence never closed
+		{"---\nname: a\n\n\nname: [\n---\nbody", 5},       // flow sequence never closed
 	} {
 		_, err := Parse("x.md", []byte(tc.text), &fm)
 		var fe *Error
