@@ -150,3 +150,10 @@ func (d Document) wrap(err error) error {
 	}
 	return &Error{File: d.File, Line: first, Msg: strings.Join(msgs, "; ")}
 }
+
+// The kinds of a Node.
+const (
+	ScalarNode   = yaml.ScalarNode
+	SequenceNode = yaml.SequenceNode
+	MappingNode  = yaml.MappingNode
+)

@@ -67,6 +67,8 @@ type Config struct {
 	Untrusted bool
 	// Sandbox is [sandbox] (sandbox.go).
 	Sandbox Sandbox
+	// Agents is [agents] (agents.go).
+	Agents Agents
 }
 
 // Model says which model to talk to.
@@ -347,6 +349,7 @@ func Load(opts LoadOptions) (*Config, error) {
 	}
 
 	c.ToolExecution = DefaultToolExecution
+	c.Agents = Agents{MaxParallel: DefaultAgentsMaxParallel, MaxDepth: DefaultAgentsMaxDepth}
 	for _, l := range []*layer{global, project} {
 		if l != nil {
 			l.applyTo(c)

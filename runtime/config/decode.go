@@ -54,6 +54,7 @@ type layer struct {
 	mcp []MCPServer // [[mcp]]: servers start processes or send requests
 
 	sandbox sandboxLayer // [sandbox] (sandbox.go)
+	agents  agentsLayer  // [agents] (agents.go)
 	// sandboxIgnored names the [sandbox] keys dropped as loosening in an
 	// untrusted project, for the warning.
 	sandboxIgnored []string
@@ -110,6 +111,7 @@ func (l *layer) applyTo(c *Config) {
 	l.perm.applyTo(&c.Permissions)
 	l.applyCompaction(c)
 	l.applySandbox(c)
+	l.applyAgents(c)
 	for _, e := range l.extensions {
 		i := slices.IndexFunc(c.Extensions, func(o Extension) bool { return o.Name == e.Name })
 		if i >= 0 {
@@ -123,7 +125,7 @@ func (l *layer) applyTo(c *Config) {
 
 // Known keys, in the order the docs list them.
 var (
-	topKeys              = []string{"tool_execution", "model", "tools", "extensions", "permissions", "compaction", "mcp", "sandbox"}
+	topKeys              = []string{"tool_execution", "model", "tools", "extensions", "permissions", "compaction", "mcp", "sandbox", "agents"}
 	modelKeys            = []string{"base_url", "name", "provider", "api_key_env", "images", "context_window"}
 	toolsKeys            = []string{"active", "bash"}
 	bashKeys             = []string{"command_prefix", "shell", "pass_env", "full_output_max_mb", "default_timeout"}
@@ -361,6 +363,9 @@ func (d *decoder) layer(raw map[string]any, scope string) *layer {
 	}
 	if v, ok := raw["sandbox"]; ok {
 		d.sandbox(l, v)
+	}
+	if v, ok := raw["agents"]; ok {
+		d.agents(l, v)
 	}
 	return l
 }
