@@ -151,3 +151,8 @@ func (r *Runtime) RunBash(ctx context.Context, command string, update func(outpu
 	res.Output = r.redactor.String(res.Output)
 	return res, err
 }
+
+// Trusted reports whether the project's pi.toml is trusted (or trusted
+// for this run: --trust, PI_TRUST=1), so its project content (agent
+// definitions) may load; false without a project pi.toml.
+func (r *Runtime) Trusted() bool { return r.trusted() }
