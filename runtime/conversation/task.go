@@ -82,15 +82,6 @@ func (c *Conversation) agentDefs() *subagent.Set {
 	return c.subagents.set
 }
 
-// Agents are the agent definitions the task tool offers (none when the
-// tool is not active).
-func (c *Conversation) Agents() []subagent.Definition {
-	if !c.taskActive() {
-		return nil
-	}
-	return slices.Clone(c.agentDefs().Agents)
-}
-
 // depth is how deep the conversation is: 0 for the top one.
 func (c *Conversation) depth() int {
 	if c.opts.child == nil {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -280,5 +281,68 @@ func TestTaskAbortStopsAllChildren(t *testing.T) {
 		if ev.Event.Type == agent.EventAgentEnd && ev.Event.StopReason != llm.StopAborted {
 			t.Errorf("child %s ended with %q", ev.Subagent.Agent, ev.Event.StopReason)
 		}
+	}
+}
+
+// TestTaskMaxParallel: with [agents] max_parallel = 1 the second child
+// starts only after the first has ended (were the bound not kept, the two
+// children would most likely overlap; TestTaskTwoChildrenInParallel shows
+// they can); its subagent_event lines carry the child's id, agent, call
+// and depth.
+func TestTaskMaxParallel(t *testing.T) {
+	dir, home := agentsProject(t)
+	toml, err := os.ReadFile(filepath.Join(dir, "pi.toml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	project.Write(t, filepath.Join(dir, "pi.toml"), string(toml)+"\n[agents]\nmax_parallel = 1\n")
+	r := &agentRouter{
+		parent: script(t, `{"turns":[
+			{"toolCalls":[
+				{"id":"t1","name":"task","arguments":{"agent":"scout","description":"a","prompt":"a"}},
+				{"id":"t2","name":"task","arguments":{"agent":"reviewer","description":"b","prompt":"b"}}]},
+			{"text":"done"}]}`),
+		children: map[string]*llm.Scripted{
+			"You are the scout.":    script(t, `{"turns":[{"toolCalls":[{"name":"read","arguments":{"path":"victim"}}]},{"text":"a"}]}`),
+			"You are the reviewer.": script(t, `{"turns":[{"toolCalls":[{"name":"bash","arguments":{"command":"cat victim"}}]},{"text":"b"}]}`),
+		},
+		turns: map[string]int{},
+	}
+	var mu sync.Mutex
+	var seq []string
+	r.before = func(_ context.Context, child string, n int) error {
+		mu.Lock()
+		defer mu.Unlock()
+		seq = append(seq, strings.Fields(child)[3]+strconv.Itoa(n))
+		return nil
+	}
+	rt := openRT(t, app.Options{Cwd: dir, PIHome: home, Trust: true})
+	var log eventLog
+	c := open(t, rt, Options{Provider: r, OnEvent: log.add})
+	if _, err := submit(t, c, "go"); err != nil {
+		t.Fatal(err)
+	}
+	got := strings.Join(seq, " ")
+	if got != "scout.1 scout.2 reviewer.1 reviewer.2" && got != "reviewer.1 reviewer.2 scout.1 scout.2" {
+		t.Errorf("child turns %q: the children overlapped", got)
+	}
+	evs := log.of(agent.EventSubagent)
+	if len(evs) == 0 {
+		t.Fatal("no subagent_event")
+	}
+	b, err := json.Marshal(evs[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	var line struct {
+		Type     string
+		Subagent struct {
+			ID, Agent, ToolCallID string
+			Depth                 int
+		}
+		Event struct{ Type string }
+	}
+	if err := json.Unmarshal(b, &line); err != nil || line.Type != "subagent_event" || line.Subagent.ID == "" || line.Subagent.Depth != 1 || line.Subagent.ToolCallID == "" || line.Event.Type == "" {
+		t.Errorf("subagent_event line %s", b)
 	}
 }
