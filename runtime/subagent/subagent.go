@@ -211,14 +211,24 @@ type frontMatter struct {
 // front matter that does not parse (at its file:line).
 func Parse(file string, data []byte, source string) (Definition, error) {
 	var fm frontMatter
-	doc, err := frontmatter.Parse(file, data, &fm)
+	claude := source == SourceClaudeUser || source == SourceClaudeProject
+	doc, err := frontmatter.Split(file, data)
 	if err != nil {
 		return Definition{}, err
+	}
+	if err := doc.Decode(&fm); err != nil {
+		// Claude Code's own files often hold descriptions that are not
+		// valid YAML (an unquoted "Examples: user: ..."), which its older
+		// versions took: read those line by line.
+		lenient, ok := claudeLines(doc.YAML)
+		if !claude || !ok {
+			return Definition{}, err
+		}
+		fm = lenient
 	}
 	if !doc.HasFrontMatter {
 		return Definition{}, fmt.Errorf("%s:1: no front matter (a block between lines \"---\" naming the agent and describing it)", file)
 	}
-	claude := source == SourceClaudeUser || source == SourceClaudeProject
 	def := Definition{
 		Name: strings.TrimSpace(fm.Name), Description: strings.TrimSpace(fm.Description),
 		Model: strings.TrimSpace(fm.Model), SystemPrompt: doc.Body, File: file, Source: source, Claude: claude,
@@ -292,4 +302,51 @@ func toolNames(doc frontmatter.Document, n *frontmatter.Node) ([]string, error) 
 		}
 	}
 	return out, nil
+}
+
+// claudeKeys are the keys of Claude Code's subagent front matter: in the
+// line-by-line reading, a line "KEY: value" starts a key only for these;
+// any other line goes on the value before it.
+var claudeKeys = []string{"name", "description", "tools", "disallowedTools", "model", "permissionMode", "skills", "hooks", "color", "thinking", "disabled"}
+
+// claudeLines reads front matter that is not valid YAML the way a person
+// reads it: "KEY: value" lines, each value going on over the lines that
+// follow until the next key (a list of "- item" lines for tools). ok is
+// false when no name and description come out of it.
+func claudeLines(text string) (fm frontMatter, ok bool) {
+	vals := map[string][]string{}
+	key := ""
+	for _, line := range strings.Split(text, "\n") {
+		if k, v, found := strings.Cut(line, ":"); found && slices.Contains(claudeKeys, k) {
+			key = k
+			vals[k] = []string{strings.TrimSpace(v)}
+			continue
+		}
+		if key != "" {
+			vals[key] = append(vals[key], line)
+		}
+	}
+	text1 := func(k string) string {
+		v := strings.TrimSpace(strings.Join(vals[k], "\n"))
+		if len(v) >= 2 && (v[0] == '"' && v[len(v)-1] == '"' || v[0] == '\'' && v[len(v)-1] == '\'') {
+			v = v[1 : len(v)-1]
+		}
+		return v
+	}
+	fm.Name, fm.Description, fm.Model, fm.Thinking = text1("name"), text1("description"), text1("model"), text1("thinking")
+	if t, set := vals["tools"]; set {
+		fm.Tools = frontmatter.Node{Kind: frontmatter.ScalarNode, Value: t[0]}
+		if t[0] == "" {
+			fm.Tools = frontmatter.Node{Kind: frontmatter.SequenceNode}
+			for _, item := range t[1:] {
+				if item = strings.TrimSpace(item); strings.HasPrefix(item, "- ") {
+					fm.Tools.Content = append(fm.Tools.Content, &frontmatter.Node{Kind: frontmatter.ScalarNode, Value: strings.TrimSpace(item[2:])})
+				}
+			}
+			if len(fm.Tools.Content) == 0 {
+				fm.Tools = frontmatter.Node{}
+			}
+		}
+	}
+	return fm, fm.Name != "" && fm.Description != ""
 }

@@ -96,3 +96,22 @@ func TestParseErrorsAtTheLine(t *testing.T) {
 		}
 	}
 }
+
+// TestClaudeDescriptionsThatAreNotYAML: Claude Code's own plugins ship
+// agents whose description holds unquoted "Examples: user: ..." lines; a
+// Claude folder's file reads them line by line, pi's own folder keeps the
+// YAML error.
+func TestClaudeDescriptionsThatAreNotYAML(t *testing.T) {
+	text := "---\nname: code-simplifier\ndescription: Use this agent when code was written. Examples:\n<example>\nuser: \"Simplify it\"\nassistant: \"I'll use the code-simplifier agent\"\n</example>\ntools: Read, Edit\nmodel: opus\ncolor: blue\n---\n\nYou simplify code.\n"
+	def, err := Parse("c.md", []byte(text), SourceClaudeProject)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "Use this agent when code was written. Examples:\n<example>\nuser: \"Simplify it\"\nassistant: \"I'll use the code-simplifier agent\"\n</example>"
+	if def.Name != "code-simplifier" || def.Description != want || !slices.Equal(def.Tools, []string{"read", "edit"}) || def.Model != "opus" || def.SystemPrompt != "You simplify code." {
+		t.Errorf("got %+v", def)
+	}
+	if _, err := Parse("c.md", []byte(text), SourceUser); err == nil || !strings.HasPrefix(err.Error(), "c.md:3: ") {
+		t.Errorf("pi's folder: %v", err)
+	}
+}
