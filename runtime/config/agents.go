@@ -7,12 +7,29 @@ type Agents struct {
 	Task bool
 	// Claude reads Claude Code's .claude/agents folders too.
 	Claude bool
-	// MaxParallel bounds the children of one conversation running at once
-	// (DefaultAgentsMaxParallel when no file sets it).
+	// MaxParallel bounds the children of one conversation running at once;
+	// 0 when no file sets it (the default is DefaultAgentsMaxParallel).
 	MaxParallel int
-	// MaxDepth is how deep children may nest: 1 (the default) gives the
-	// children no task tool.
+	// MaxDepth is how deep children may nest: 1 gives the children no
+	// task tool; 0 when no file sets it (the default is
+	// DefaultAgentsMaxDepth).
 	MaxDepth int
+}
+
+// Parallel is MaxParallel, or its default when not set.
+func (a Agents) Parallel() int {
+	if a.MaxParallel > 0 {
+		return a.MaxParallel
+	}
+	return DefaultAgentsMaxParallel
+}
+
+// Depth is MaxDepth, or its default when not set.
+func (a Agents) Depth() int {
+	if a.MaxDepth > 0 {
+		return a.MaxDepth
+	}
+	return DefaultAgentsMaxDepth
 }
 
 // Defaults of [agents].

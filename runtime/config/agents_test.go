@@ -14,7 +14,7 @@ func TestAgents(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.Agents != (Agents{MaxParallel: 4, MaxDepth: 1}) {
+	if c.Agents != (Agents{}) || c.Agents.Parallel() != 4 || c.Agents.Depth() != 1 {
 		t.Fatalf("defaults %+v", c.Agents)
 	}
 	writeFile(t, filepath.Join(e.home, "pi.toml"), "[agents]\ntask = true\nmax_parallel = 2\n")

@@ -349,7 +349,6 @@ func Load(opts LoadOptions) (*Config, error) {
 	}
 
 	c.ToolExecution = DefaultToolExecution
-	c.Agents = Agents{MaxParallel: DefaultAgentsMaxParallel, MaxDepth: DefaultAgentsMaxDepth}
 	for _, l := range []*layer{global, project} {
 		if l != nil {
 			l.applyTo(c)

@@ -73,11 +73,7 @@ func (c *Conversation) agentDefs() *subagent.Set {
 			}
 			c.subagents.set = s
 		}
-		n := c.rt.Config().Agents.MaxParallel
-		if n <= 0 {
-			n = 4
-		}
-		c.subagents.sem = make(chan struct{}, n)
+		c.subagents.sem = make(chan struct{}, c.rt.Config().Agents.Parallel())
 	})
 	return c.subagents.set
 }
@@ -96,11 +92,7 @@ func (c *Conversation) depth() int {
 // tool of the registry has its name.
 func (c *Conversation) taskActive() bool {
 	cfg := c.rt.Config().Agents
-	maxDepth := cfg.MaxDepth
-	if maxDepth <= 0 {
-		maxDepth = 1
-	}
-	if c.depth() >= maxDepth {
+	if c.depth() >= cfg.Depth() {
 		return false
 	}
 	if ch := c.opts.child; ch != nil && ch.def.Tools != nil && !slices.Contains(ch.def.Tools, TaskToolName) {
