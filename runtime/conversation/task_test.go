@@ -174,6 +174,29 @@ func TestTaskTwoChildrenInParallel(t *testing.T) {
 		t.Errorf("results %q", texts)
 	}
 
+	// What each model was sent: the parent has task; a child (depth 1 of
+	// max_depth 1) has its own tools only, its definition's prompt after
+	// pi's, and the task's prompt alone as its context.
+	toolNames := func(req llm.Request) string {
+		var n []string
+		for _, ts := range req.Tools {
+			n = append(n, ts.Name)
+		}
+		return strings.Join(n, ",")
+	}
+	if reqs := r.parent.Requests(); !strings.Contains(toolNames(reqs[0]), ",task") {
+		t.Errorf("parent's tools %s", toolNames(reqs[0]))
+	}
+	for marker, want := range map[string]string{"You are the scout.": "read,probe", "You are the reviewer.": "bash"} {
+		req := r.children[marker].Requests()[0]
+		if got := toolNames(req); got != want {
+			t.Errorf("%s tools %s, want %s", marker, got, want)
+		}
+		if !strings.Contains(req.SystemPrompt, "clearly when working with files\n\n"+marker+"\nCurrent date: ") || len(req.Messages) != 1 {
+			t.Errorf("%s request: system %q, %d messages", marker, req.SystemPrompt, len(req.Messages))
+		}
+	}
+
 	// Restrictions and permissions held inside the children.
 	for _, f := range []string{"bash-ran", "probe-ran"} {
 		if _, err := os.Stat(filepath.Join(dir, f)); err == nil {
