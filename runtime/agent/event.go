@@ -33,7 +33,21 @@ const (
 	// Emitted when the steering or follow-up queue changes (Agent.Steer,
 	// Agent.FollowUp, a delivery, Agent.ClearQueues).
 	EventQueueUpdate EventType = "queue_update"
+	// Emitted by runtime/conversation for each event of a sub-agent (a
+	// child conversation the task tool runs; docs/agents.md).
+	EventSubagent EventType = "subagent_event"
 )
+
+// SubagentInfo names the child conversation a subagent_event comes from.
+type SubagentInfo struct {
+	// ID is the child's session id; Agent the definition's name.
+	ID    string `json:"id"`
+	Agent string `json:"agent"`
+	// ToolCallID is the parent's task call that runs the child.
+	ToolCallID string `json:"toolCallId"`
+	// Depth is 1 for a child of the top conversation, 2 for its child...
+	Depth int `json:"depth"`
+}
 
 // Event is one step of a run, as the loop reports it to Config.OnEvent.
 // json.Marshal(Event) is one line of the `--mode json` stream; fields that do
@@ -62,6 +76,8 @@ const (
 //     Resumed. session_shutdown: SessionID, SessionFile.
 //   - queue_update: Steering and FollowUp, the texts of the queued
 //     messages (both always written, [] when empty).
+//   - subagent_event: Subagent (which child) and Event (the child's own
+//     event, itself a subagent_event for a grandchild's).
 type Event struct {
 	Type EventType `json:"type"`
 	// Turn counts the model calls of the run from 1.
@@ -105,6 +121,10 @@ type Event struct {
 	// Steering and FollowUp are the queued messages' texts (queue_update).
 	Steering []string `json:"steering,omitempty"`
 	FollowUp []string `json:"followUp,omitempty"`
+
+	// Subagent and Event are set on subagent_event only.
+	Subagent *SubagentInfo `json:"subagent,omitempty"`
+	Event    *Event        `json:"event,omitempty"`
 }
 
 // MarshalJSON writes the event; compaction_end carries its Compaction as

@@ -58,10 +58,14 @@ func (r *Runtime) wireABI11() {
 
 // guestToolRunner runs an extension's tool.call through the whole pipeline
 // the model's calls take (the host has checked grants.tools, the caller's
-// own tools and the depth). A guest never waits for a person: asks are
+// own tools and the depth); inside a sub-agent's call, only a tool of its
+// set runs (WithToolLimit). A guest never waits for a person: asks are
 // non-interactive, approved only with --yes. The result has the key
 // redacted.
 func (r *Runtime) guestToolRunner(ctx context.Context, name, callID string, input json.RawMessage) (tool.Result, error) {
+	if msg := limitRefusal(ctx, name); msg != "" {
+		return tool.ErrorResult(msg), nil // a sub-agent's call: only its tools (toollimit.go)
+	}
 	def, ok := r.registry.Lookup(name)
 	if !ok {
 		return tool.Result{}, fmt.Errorf("%w %q", ErrUnknownTool, name)

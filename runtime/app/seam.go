@@ -151,3 +151,12 @@ func (r *Runtime) RunBash(ctx context.Context, command string, update func(outpu
 	res.Output = r.redactor.String(res.Output)
 	return res, err
 }
+
+// ProjectContentTrusted reports whether the project's own instructions
+// for the model — its skills, prompt templates and agent definitions — may
+// load: one rule for all three (config.Config.ProjectContentTrusted):
+// trusted for this run (--trust, PI_TRUST=1), or its pi.toml is trusted
+// and unchanged.
+func (r *Runtime) ProjectContentTrusted() bool {
+	return r.cfg.ProjectContentTrusted(r.piHome, r.opts.Trust)
+}

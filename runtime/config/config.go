@@ -71,6 +71,8 @@ type Config struct {
 	Sandbox Sandbox
 	// Skills is [skills] (skills.go).
 	Skills Skills
+	// Agents is [agents] (agents.go).
+	Agents Agents
 }
 
 // Model says which model to talk to.

@@ -58,6 +58,7 @@ type layer struct {
 	sandbox sandboxLayer // [sandbox] (sandbox.go)
 
 	skillsClaude *bool // [skills] claude (skills.go)
+	agents  agentsLayer  // [agents] (agents.go)
 	// sandboxIgnored names the [sandbox] keys dropped as loosening in an
 	// untrusted project, for the warning.
 	sandboxIgnored []string
@@ -116,6 +117,7 @@ func (l *layer) applyTo(c *Config) {
 	l.applyCheckpoints(c)
 	l.applySandbox(c)
 	l.applySkills(c)
+	l.applyAgents(c)
 	for _, e := range l.extensions {
 		i := slices.IndexFunc(c.Extensions, func(o Extension) bool { return o.Name == e.Name })
 		if i >= 0 {
@@ -129,7 +131,7 @@ func (l *layer) applyTo(c *Config) {
 
 // Known keys, in the order the docs list them.
 var (
-	topKeys              = []string{"tool_execution", "model", "tools", "extensions", "permissions", "compaction", "mcp", "sandbox", "checkpoints", "skills"}
+	topKeys              = []string{"tool_execution", "model", "tools", "extensions", "permissions", "compaction", "mcp", "sandbox", "checkpoints", "skills", "agents"}
 	modelKeys            = []string{"base_url", "name", "provider", "api_key_env", "images", "context_window"}
 	toolsKeys            = []string{"active", "bash"}
 	bashKeys             = []string{"command_prefix", "shell", "pass_env", "full_output_max_mb", "default_timeout"}
@@ -373,6 +375,9 @@ func (d *decoder) layer(raw map[string]any, scope string) *layer {
 	}
 	if v, ok := raw["skills"]; ok {
 		d.skills(l, v)
+	}
+	if v, ok := raw["agents"]; ok {
+		d.agents(l, v)
 	}
 	return l
 }

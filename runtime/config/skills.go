@@ -34,7 +34,7 @@ func (l *layer) applySkills(c *Config) {
 }
 
 // ProjectContentTrusted reports whether the project's own instructions for
-// the model (its skills and prompt templates) may load: trusted for this
+// the model (its skills, prompt templates and agent definitions) may load: trusted for this
 // run (flag: --trust, PI_TRUST=1), or the project's pi.toml is trusted and
 // unchanged since (IsTrusted). Without a pi.toml only the flag trusts it.
 func (c *Config) ProjectContentTrusted(piHome string, flag bool) bool {

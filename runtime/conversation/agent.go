@@ -1,8 +1,10 @@
 package conversation
 
 import (
-	"github.com/pi-go/pi/runtime/skills"
+	"strings"
 	"time"
+
+	"github.com/pi-go/pi/runtime/skills"
 
 	"github.com/pi-go/pi/runtime/agent"
 	"github.com/pi-go/pi/runtime/app"
@@ -72,7 +74,11 @@ func (c *Conversation) buildAgent(mo app.ModelOptions) (*agent.Agent, modelNames
 		OnReset:       sess.ResetLeaf,
 		OnDropPrompts: c.persist.dropPrompts,
 	}
-	rt.PromptHooks(&cfg)
+	if c.opts.child == nil {
+		// The extensions' prompt hooks are about the person's
+		// conversation, not a sub-agent's task.
+		rt.PromptHooks(&cfg)
+	}
 	ag := agent.New(cfg)
 	c.record(sess, mod, clampLevel(mod, c.thinking))
 	c.persist.setNames(names)
@@ -82,14 +88,21 @@ func (c *Conversation) buildAgent(mo app.ModelOptions) (*agent.Agent, modelNames
 // toolSet wraps the active tools and builds the system prompt that lists
 // them.
 func (c *Conversation) toolSet() (*agent.ToolSet, error) {
-	defs := c.rt.Registry().ActiveDefinitions()
+	defs := c.activeDefinitions()
+	if c.taskActive() {
+		defs = append(defs, c.taskDefinition())
+	}
 	tools, err := tool.WrapAll(defs, c.rt.ContextFactory())
 	if err != nil {
 		return nil, err
 	}
+	appendix := c.planPrompt()
+	if ch := c.opts.child; ch != nil && ch.def.SystemPrompt != "" {
+		appendix = strings.TrimSpace(appendix + "\n\n" + ch.def.SystemPrompt)
+	}
 	sys := agent.BuildSystemPrompt(agent.PromptOptions{
 		Tools: defs, Cwd: c.rt.Cwd(), ContextFiles: c.contextFiles,
-		Override: c.opts.SystemPrompt, Append: c.planPrompt(), Now: time.Now(),
+		Override: c.opts.SystemPrompt, Append: appendix, Now: time.Now(),
 		Skills: skills.FormatForPrompt(c.resources.Skills),
 	})
 	return &agent.ToolSet{Tools: tools, SystemPrompt: sys}, nil

@@ -56,6 +56,9 @@ type Options struct {
 	// Checkpoints say how the project's files are recorded before and
 	// after each turn, for Undo, Redo and Rewind (undo.go).
 	Checkpoints CheckpointOptions
+
+	// child makes the conversation a sub-agent's (task.go).
+	child *childSpec
 }
 
 // Conversation is one conversation on a runtime. Its methods may be called
@@ -109,6 +112,9 @@ type Conversation struct {
 
 	// ck is the checkpoints of the session's turns (undo.go).
 	ck checkpoints
+	// subagents are the agent definitions and the running children
+	// (task.go).
+	subagents agentsState
 }
 
 type listener struct {
@@ -163,11 +169,16 @@ func New(rt *app.Runtime, o Options) (*Conversation, error) {
 	c.contextFiles = files
 	c.loadResources()
 	c.persist = &sessionSink{c: c}
-	c.sink = rt.EventSink(func(ev agent.Event) {
+	c.sink = func(ev agent.Event) {
 		c.persist.onEvent(ev)
 		c.emit(ev)
-	})
-	if c.fileBacked() {
+	}
+	if o.child == nil {
+		// A child's events reach the extensions as its parent's
+		// subagent_event, not as events of the person's conversation.
+		c.sink = rt.EventSink(c.sink)
+	}
+	if c.fileBacked() && o.child == nil {
 		rt.BindSession(c.Session)
 	}
 	c.sessionStarted()
@@ -197,7 +208,9 @@ func (c *Conversation) Close() {
 	c.ck.mu.Unlock()
 	s := c.Session()
 	c.sink(agent.Event{Type: agent.EventSessionShutdown, SessionID: s.ID(), SessionFile: c.sessionFile()})
-	c.rt.BindSession(nil)
+	if c.opts.child == nil {
+		c.rt.BindSession(nil)
+	}
 	c.closeSession(s)
 }
 

@@ -110,7 +110,11 @@ func (c *Conversation) openSession() error {
 			s, err = session.Create(session.CreateOptions{Cwd: cwd, Dir: dir})
 		}
 	default:
-		s, err = session.Create(session.CreateOptions{Cwd: cwd, Dir: dir})
+		co := session.CreateOptions{Cwd: cwd, Dir: dir}
+		if c.opts.child != nil {
+			co.ParentSession = c.opts.child.parentFile
+		}
+		s, err = session.Create(co)
 	}
 	if err != nil {
 		return fmt.Errorf("session: %w", err)

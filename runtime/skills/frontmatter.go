@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/pi-go/pi/internal/frontmatter"
 	yaml "go.yaml.in/yaml/v3"
 )
 
@@ -40,21 +41,8 @@ var yamlLine = regexp.MustCompile(`^yaml: line (\d+): `)
 // (normalized, untrimmed) text and the map is empty. Front matter that is
 // not a YAML mapping counts as empty.
 func ParseFrontMatter(content string) (map[string]any, string, error) {
-	text := strings.ReplaceAll(content, "\r\n", "\n")
-	text = strings.ReplaceAll(text, "\r", "\n")
-	if !strings.HasPrefix(text, "---") {
-		return map[string]any{}, text, nil
-	}
-	end := strings.Index(text[3:], "\n---")
-	if end < 0 {
-		return map[string]any{}, text, nil
-	}
-	end += 3
-	var src, body string
-	if end >= 4 {
-		src = text[4:end]
-	}
-	body = strings.TrimSpace(text[end+4:])
+	split, _ := frontmatter.Split("", []byte(content)) // it fails on nothing
+	src, body := split.YAML, split.Body
 	if src == "" {
 		return map[string]any{}, body, nil
 	}

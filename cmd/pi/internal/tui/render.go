@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -48,6 +49,11 @@ const (
 // command as it is, a path for file tools, else compact JSON; one line,
 // cut at max bytes.
 func argSummary(name string, args json.RawMessage, max int) string {
+	var task struct{ Agent, Description string }
+	if name == "task" && json.Unmarshal(args, &task) == nil && task.Description != "" {
+		// A sub-agent's call (docs/agents.md): "scout: find the tests".
+		return clean(cut(cmp.Or(task.Agent, "general-purpose")+": "+strings.Join(strings.Fields(task.Description), " "), max))
+	}
 	return clean(argSummaryRaw(args, max))
 }
 
