@@ -57,8 +57,8 @@ type layer struct {
 
 	sandbox sandboxLayer // [sandbox] (sandbox.go)
 
-	skillsClaude *bool // [skills] claude (skills.go)
-	agents  agentsLayer  // [agents] (agents.go)
+	skillsClaude *bool       // [skills] claude (skills.go)
+	agents       agentsLayer // [agents] (agents.go)
 	// sandboxIgnored names the [sandbox] keys dropped as loosening in an
 	// untrusted project, for the warning.
 	sandboxIgnored []string
