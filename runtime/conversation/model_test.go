@@ -10,6 +10,7 @@ import (
 	"github.com/pi-go/pi/internal/testkit/openai"
 	"github.com/pi-go/pi/runtime/app"
 	"github.com/pi-go/pi/runtime/llm"
+	"github.com/pi-go/pi/runtime/session"
 )
 
 // /thinking and /model: a model of the endpoint that the models file
@@ -117,5 +118,38 @@ func TestScopeWithLevels(t *testing.T) {
 	}
 	if got := c.Session().ThinkingLevel(); got != "low" {
 		t.Errorf("the session's level %q", got)
+	}
+}
+
+// -c of a session without a model_change (one the reference or an older
+// pi wrote) goes on with its last assistant message's model, and without
+// a thinking_level_change at the reasoning model's default level.
+func TestContinueRestoresTheAssistantsModel(t *testing.T) {
+	dir, home, sessDir := t.TempDir(), t.TempDir(), t.TempDir()
+	text := `{"providers": {"local": {"baseUrl": "http://127.0.0.1:9/v1", "api": "openai-completions", "apiKey": "none",
+  "models": [{"id": "deep", "reasoning": true}, {"id": "wide", "reasoning": true}]}}}`
+	if err := os.WriteFile(filepath.Join(home, "models.json"), []byte(text), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s, err := session.Create(session.CreateOptions{Cwd: dir, Dir: sessDir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range []session.Message{
+		{Role: session.RoleUser, Content: []session.Block{{Type: "text", Text: "hi"}}},
+		{Role: session.RoleAssistant, Content: []session.Block{{Type: "text", Text: "hello"}}, API: "openai-completions", Provider: "local", Model: "wide", StopReason: "stop"},
+	} {
+		if _, err := s.AppendMessage(m); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s.Close()
+	rt := openRT(t, app.Options{Cwd: dir, PIHome: home})
+	c := open(t, rt, Options{Session: &SessionOptions{Dir: sessDir, Continue: true}})
+	if m, err := c.Model(); err != nil || m.Ref() != "local/wide" {
+		t.Fatalf("resumed with %s (%v), want local/wide", m.Ref(), err)
+	}
+	if got := c.ThinkingLevel(); got != llm.ThinkingMedium {
+		t.Errorf("level %s, want the default medium", got)
 	}
 }
