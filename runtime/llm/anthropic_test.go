@@ -59,6 +59,9 @@ func TestAnthropicStreamsThinkingTextAndCalls(t *testing.T) {
 	if thinking.String() != "Let me think about the weather." {
 		t.Errorf("thinking deltas = %q", thinking.String())
 	}
+	if !rec.thinkingFirst() {
+		t.Errorf("a thinking delta after the text: %+v", rec.events)
+	}
 	if rec.count(EventThinkingDelta) != 3 {
 		t.Errorf("%d thinking deltas, want 3", rec.count(EventThinkingDelta))
 	}
