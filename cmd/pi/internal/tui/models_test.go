@@ -11,6 +11,7 @@ import (
 
 	"github.com/pi-go/pi/runtime/app"
 	"github.com/pi-go/pi/runtime/llm"
+	"github.com/pi-go/pi/runtime/session"
 )
 
 const (
@@ -88,5 +89,26 @@ func TestThinkingShownCollapsed(t *testing.T) {
 	if !strings.Contains(string(body), `"signature":"sig-1"`) {
 		t.Errorf("second request's messages lack the first thinking's signature: %s", body)
 	}
+	tt.exit()
+}
+
+// A resumed session's thinking is replayed as the dim line too.
+func TestResumedThinkingShown(t *testing.T) {
+	tt := startTUI(t, termOptions{})
+	dir := session.DirFor(session.DefaultDir(tt.home), tt.dir)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	data := `{"type":"session","version":3,"id":"01a24dce-7b1f-7000-8000-0000000000aa","timestamp":"2025-06-15T12:00:00.000Z","cwd":"` + tt.dir + `"}
+{"type":"message","id":"a1","parentId":null,"timestamp":"2025-06-15T12:00:01.000Z","message":{"role":"user","content":"hi"}}
+{"type":"message","id":"a2","parentId":"a1","timestamp":"2025-06-15T12:00:02.000Z","message":{"role":"assistant","content":[{"type":"thinking","thinking":"Old thought.\nSecond line.\nThird.","thinkingSignature":"sig"},{"type":"text","text":"Old answer."}],"api":"anthropic-messages","provider":"anthropic","model":"claude-sonnet-4-5","stopReason":"stop","usage":{"input":1,"output":1,"cacheRead":0,"cacheWrite":0,"totalTokens":2}}}
+`
+	if err := os.WriteFile(filepath.Join(dir, "s.jsonl"), []byte(data), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	tt.typ("/resume 01a24dce-7b1f", keyEnter)
+	tt.waitFor("(resumed session")
+	tt.waitFor("∴ Old thought. (+2 lines, Ctrl+T shows thinking)")
+	tt.waitFor("Old answer.")
 	tt.exit()
 }
