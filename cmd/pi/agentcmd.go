@@ -43,7 +43,8 @@ the variable each key is read from); or --base-url URL --model NAME for any
 OpenAI-compatible endpoint, the API key read from the env var named by
 [model] api_key_env (default OPENAI_API_KEY). --thinking LEVEL (off, minimal,
 low, medium, high, xhigh) sets how hard a reasoning model thinks; --models
-A,B,C is the list Ctrl+P cycles through. --script FILE plays a scripted model instead of calling one:
+A,B:high,C is the list Ctrl+P cycles through (an entry's :LEVEL is the level
+switching to it sets; without --model, pi starts at the first). --script FILE plays a scripted model instead of calling one:
 {"turns":[{"text":"...","toolCalls":[{"name":"read","arguments":{"path":"x"}}]},{"text":"done"}]}.
 
 In interactive mode: Enter sends, Alt+Enter adds a line, Esc or Ctrl-C
@@ -126,7 +127,7 @@ func cmdAgent(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs.StringVar(&f.model, "model", "", "model `NAME` or PROVIDER/ID, with :LEVEL to set the thinking level (pi models lists them)")
 	fs.StringVar(&f.provider, "provider", "", "model `PROVIDER` of the catalogue or $PI_HOME/models.json (its default model unless --model)")
 	fs.StringVar(&f.thinking, "thinking", "", "thinking `LEVEL`: off, minimal, low, medium, high or xhigh")
-	fs.StringVar(&f.scope, "models", "", "the models Ctrl+P and cycle_model go through: `LIST` of PROVIDER/ID or ID, comma-separated (globs allowed)")
+	fs.StringVar(&f.scope, "models", "", "the models Ctrl+P and cycle_model go through: `LIST` of PROVIDER/ID or ID, comma-separated (globs allowed), each with an optional :LEVEL")
 	fs.StringVar(&f.baseURL, "base-url", "", "OpenAI-compatible endpoint `URL` (e.g. http://localhost:11434/v1)")
 	fs.StringVar(&f.apiKey, "api-key", "", "API `KEY` (prefer the environment: see [model] api_key_env)")
 	fs.StringVar(&f.script, "script", "", "play a scripted model from the JSON `FILE` instead of calling one")

@@ -100,6 +100,7 @@ type request struct {
 	Messages                          []session.Message
 	Provider                          string `json:"provider"`
 	ModelID                           string `json:"modelId"`
+	ThinkingLevel                     string `json:"thinkingLevel"`
 	Summary                           string `json:"summary"`
 	FirstKeptEntryID                  string `json:"firstKeptEntryId"`
 	TokensBefore                      int    `json:"tokensBefore"`
@@ -229,6 +230,8 @@ func (d *driver) serve(line []byte) (any, error) {
 		return s.AppendMessage(m)
 	case "append_model_change":
 		return s.AppendModelChange(r.Provider, r.ModelID)
+	case "append_thinking_level_change":
+		return s.AppendThinkingLevelChange(r.ThinkingLevel)
 	case "append_compaction":
 		return s.AppendCompaction(session.CompactionResult{Summary: r.Summary, FirstKeptEntryID: r.FirstKeptEntryID, TokensBefore: r.TokensBefore, Details: r.Details})
 	case "append_custom":
@@ -343,15 +346,19 @@ func (d *driver) readEntries(entries []json.RawMessage) (*session.Session, error
 }
 
 // contextOf is what the reference's buildSessionContext returns for the
-// path to leaf, as far as pi has it: the messages and the model (pi keeps
-// no thinking level).
+// path to leaf: the messages, the thinking level ("off" without a
+// thinking_level_change, as the reference says) and the model.
 func contextOf(s *session.Session, leaf string) map[string]any {
 	c := s.ContextAt(leaf)
 	msgs := c.Messages
 	if msgs == nil {
 		msgs = []session.Message{}
 	}
-	out := map[string]any{"messages": msgs, "model": nil}
+	level := c.ThinkingLevel
+	if level == "" {
+		level = "off"
+	}
+	out := map[string]any{"messages": msgs, "thinkingLevel": level, "model": nil}
 	if c.Provider != "" || c.Model != "" {
 		out["model"] = map[string]string{"provider": c.Provider, "modelId": c.Model}
 	}

@@ -413,6 +413,7 @@ func (a *Agent) stream(ctx context.Context) (msg llm.Message, resp *llm.Response
 			a.emit(Event{Type: EventMessageStart, Message: &llm.Message{Role: llm.RoleAssistant, Content: []tool.ContentBlock{}}})
 		}
 	}
+	var blocks streamBlocks
 	onEvent := func(ev llm.StreamEvent) {
 		smu.Lock()
 		defer smu.Unlock()
@@ -420,11 +421,12 @@ func (a *Agent) stream(ctx context.Context) (msg llm.Message, resp *llm.Response
 		if ev.Type == llm.EventTextDelta {
 			text.WriteString(ev.Delta)
 		}
-		a.emit(Event{Type: EventMessageUpdate, AssistantMessageEvent: &ev})
+		blocks.event(ev, a.emitUpdate)
 	}
 	resp, err = a.cfg.Provider.Stream(ctx, req, onEvent)
 	smu.Lock()
 	defer smu.Unlock()
+	blocks.close(a.emitUpdate)
 	if err != nil || resp == nil {
 		if err == nil {
 			err = errors.New("provider returned no response")
@@ -508,6 +510,11 @@ func (a *Agent) appendMessages(msgs ...llm.Message) {
 	a.mu.Lock()
 	a.messages = append(a.messages, msgs...)
 	a.mu.Unlock()
+}
+
+// emitUpdate emits message_update with one stream event.
+func (a *Agent) emitUpdate(ev llm.StreamEvent) {
+	a.emit(Event{Type: EventMessageUpdate, AssistantMessageEvent: &ev})
 }
 
 func (a *Agent) emit(ev Event) {

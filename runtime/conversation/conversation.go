@@ -157,6 +157,9 @@ func New(rt *app.Runtime, o Options) (*Conversation, error) {
 	if err := c.openSession(); err != nil {
 		return nil, err
 	}
+	if !c.resumed.Load() {
+		c.startScoped()
+	}
 	files, err := agent.LoadContextFiles(rt.Cwd(), rt.PIHome(), func(path string) ([]byte, error) {
 		// Instructions for the model from a file another user can change
 		// (a shared /tmp, a parent folder) are a prompt injection: refused

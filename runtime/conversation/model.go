@@ -347,7 +347,10 @@ func (c *Conversation) CycleModel() (*CycleResult, error) {
 	if err != nil {
 		return nil, err
 	}
-	list := avail
+	var list []ScopedModel
+	for _, m := range avail {
+		list = append(list, ScopedModel{ModelInfo: m})
+	}
 	if len(scope) > 0 {
 		list = ScopeModels(avail, scope)
 	}
@@ -355,7 +358,7 @@ func (c *Conversation) CycleModel() (*CycleResult, error) {
 		return nil, nil
 	}
 	cur, _ := c.Model()
-	i := slices.IndexFunc(list, func(m ModelInfo) bool { return m.Provider == cur.Provider && m.ID == cur.ID })
+	i := slices.IndexFunc(list, func(m ScopedModel) bool { return m.Provider == cur.Provider && m.ID == cur.ID })
 	if i < 0 {
 		i = 0
 	}
@@ -363,26 +366,99 @@ func (c *Conversation) CycleModel() (*CycleResult, error) {
 	if err := c.SetModel(next.Provider, next.ID); err != nil {
 		return nil, err
 	}
-	return &CycleResult{Model: next, ThinkingLevel: c.ThinkingLevel(), IsScoped: len(scope) > 0}, nil
+	if next.Level != "" {
+		// A level the pattern names (--models ID:LEVEL) replaces the
+		// current one, as in the reference.
+		if _, err := c.SetThinkingLevel(string(next.Level)); err != nil {
+			return nil, err
+		}
+	}
+	return &CycleResult{Model: next.ModelInfo, ThinkingLevel: c.ThinkingLevel(), IsScoped: len(scope) > 0}, nil
+}
+
+// ScopedModel is a model of the --models scope and the thinking level its
+// pattern names ("" for none: the level goes on as it is).
+type ScopedModel struct {
+	ModelInfo
+	Level llm.ThinkingLevel
 }
 
 // ScopeModels are the models of avail that the patterns name, in the
 // patterns' order: "provider/id" or an id, each may be a glob
-// ("anthropic/*", "*sonnet*").
-func ScopeModels(avail []ModelInfo, patterns []string) []ModelInfo {
-	var out []ModelInfo
-	for _, p := range patterns {
-		p = strings.ToLower(strings.TrimSpace(p))
+// ("anthropic/*", "*sonnet*") and may end in ":LEVEL" (a thinking level),
+// as the reference's --models reads them: a glob's level suffix is taken
+// off first; a name is matched whole first (an id such as
+// "qwen2.5-coder:7b" has a colon of its own), then without the suffix.
+func ScopeModels(avail []ModelInfo, patterns []string) []ScopedModel {
+	var out []ScopedModel
+	add := func(p string, level llm.ThinkingLevel) bool {
+		found := false
 		for _, m := range avail {
 			ref, id := strings.ToLower(m.Ref()), strings.ToLower(m.ID)
 			okRef, _ := path.Match(p, ref)
 			okID, _ := path.Match(p, id)
-			if (okRef || okID || p == ref || p == id) && !slices.ContainsFunc(out, func(o ModelInfo) bool { return o.Ref() == m.Ref() }) {
-				out = append(out, m)
+			if !okRef && !okID && p != ref && p != id {
+				continue
 			}
+			found = true
+			if !slices.ContainsFunc(out, func(o ScopedModel) bool { return o.Ref() == m.Ref() }) {
+				out = append(out, ScopedModel{m, level})
+			}
+		}
+		return found
+	}
+	for _, p := range patterns {
+		p = strings.ToLower(strings.TrimSpace(p))
+		bare, level := p, llm.ThinkingLevel("")
+		if i := strings.LastIndexByte(p, ':'); i > 0 {
+			if l, ok := models.ParseLevel(p[i+1:]); ok {
+				bare, level = p[:i], l
+			}
+		}
+		if strings.ContainsAny(p, "*?[") {
+			add(bare, level)
+			continue
+		}
+		if !add(p, "") && level != "" {
+			add(bare, level)
 		}
 	}
 	return out
+}
+
+// startScoped makes the first model of the --models scope the model, with
+// the level its pattern names, when a new session starts and no flag
+// names a model (the reference's order: the command line's model, then
+// the scope's first, then the rest).
+func (c *Conversation) startScoped() {
+	c.mu.Lock()
+	mo := c.model
+	c.mu.Unlock()
+	if len(mo.Scope) == 0 || mo.Provider != "" || mo.Name != "" || mo.BaseURL != "" || c.opts.Provider != nil {
+		return
+	}
+	avail, err := c.AvailableModels()
+	if err != nil {
+		return
+	}
+	list := ScopeModels(avail, mo.Scope)
+	if len(list) == 0 {
+		c.rt.Warn(fmt.Sprintf("--models %s names no usable model (pi models lists them)", strings.Join(mo.Scope, ",")))
+		return
+	}
+	first := list[0]
+	next := mo
+	next.Provider, next.Name = first.Provider, first.ID
+	if _, err := c.rt.ResolveModel(next); err != nil {
+		c.rt.Warn(fmt.Sprintf("--models: %s: %v", first.Ref(), err))
+		return
+	}
+	c.mu.Lock()
+	c.model = next
+	if first.Level != "" && mo.Thinking == "" {
+		c.thinking = first.Level
+	}
+	c.mu.Unlock()
 }
 
 // restoreModel takes the model and the thinking level a resumed session

@@ -8,7 +8,9 @@ import (
 	"testing"
 
 	"github.com/pi-go/pi/internal/testkit/openai"
+	"github.com/pi-go/pi/runtime/app"
 	"github.com/pi-go/pi/runtime/llm"
+	"github.com/pi-go/pi/runtime/session"
 )
 
 // /thinking and /model: a model of the endpoint that the models file
@@ -68,5 +70,86 @@ func TestThinkingAndModelCommands(t *testing.T) {
 	}
 	if m, _ := c2.Model(); m.ID != "m" {
 		t.Errorf("resumed model %s", m.ID)
+	}
+}
+
+// --models A:LEVEL,B: a new conversation without a model flag starts at
+// the scope's first model with the level its pattern names; cycling to a
+// model whose pattern names a level sets it, to one without keeps the
+// level (as the reference's --models); an ollama-style id with a colon of
+// its own is matched whole; the session records each change.
+func TestScopeWithLevels(t *testing.T) {
+	srv := openai.NewServer(t, openai.Reply{Text: "ok"})
+	dir, home, sessDir := t.TempDir(), t.TempDir(), t.TempDir()
+	text := `{"providers": {"local": {"baseUrl": "` + srv.URL + `", "api": "openai-completions", "apiKey": "none",
+  "models": [{"id": "deep", "reasoning": true}, {"id": "wide", "reasoning": true}, {"id": "qwen:high"}]}}}`
+	if err := os.WriteFile(filepath.Join(home, "models.json"), []byte(text), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	rt := openRT(t, app.Options{Cwd: dir, PIHome: home, Model: app.ModelOptions{Scope: []string{"local/deep:low", "wide", "qwen:high", "nothing:high"}}})
+	c := open(t, rt, Options{Session: &SessionOptions{Dir: sessDir}})
+	if m, _ := c.Model(); m.Ref() != "local/deep" || c.ThinkingLevel() != llm.ThinkingLow {
+		t.Fatalf("started at %s %s, want local/deep low", m.Ref(), c.ThinkingLevel())
+	}
+	avail, err := c.AvailableModels()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, m := range ScopeModels(avail, rt.ModelOptions().Scope) {
+		got = append(got, m.Ref()+"="+string(m.Level))
+	}
+	if strings.Join(got, " ") != "local/deep=low local/wide= local/qwen:high=" {
+		t.Errorf("scope %v", got)
+	}
+	if _, err := c.SetThinkingLevel("high"); err != nil {
+		t.Fatal(err)
+	}
+	res, err := c.CycleModel()
+	if err != nil || res == nil || res.Model.ID != "wide" || res.ThinkingLevel != llm.ThinkingHigh {
+		t.Fatalf("cycle to wide: %+v %v", res, err)
+	}
+	if _, err := c.CycleModel(); err != nil {
+		t.Fatal(err)
+	}
+	res, err = c.CycleModel()
+	if err != nil || res.Model.ID != "deep" || res.ThinkingLevel != llm.ThinkingLow {
+		t.Fatalf("cycle back to deep: %+v %v", res, err)
+	}
+	if got := c.Session().ThinkingLevel(); got != "low" {
+		t.Errorf("the session's level %q", got)
+	}
+}
+
+// -c of a session without a model_change (one the reference or an older
+// pi wrote) goes on with its last assistant message's model, and without
+// a thinking_level_change at the reasoning model's default level.
+func TestContinueRestoresTheAssistantsModel(t *testing.T) {
+	dir, home, sessDir := t.TempDir(), t.TempDir(), t.TempDir()
+	text := `{"providers": {"local": {"baseUrl": "http://127.0.0.1:9/v1", "api": "openai-completions", "apiKey": "none",
+  "models": [{"id": "deep", "reasoning": true}, {"id": "wide", "reasoning": true}]}}}`
+	if err := os.WriteFile(filepath.Join(home, "models.json"), []byte(text), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s, err := session.Create(session.CreateOptions{Cwd: dir, Dir: sessDir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range []session.Message{
+		{Role: session.RoleUser, Content: []session.Block{{Type: "text", Text: "hi"}}},
+		{Role: session.RoleAssistant, Content: []session.Block{{Type: "text", Text: "hello"}}, API: "openai-completions", Provider: "local", Model: "wide", StopReason: "stop"},
+	} {
+		if _, err := s.AppendMessage(m); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s.Close()
+	rt := openRT(t, app.Options{Cwd: dir, PIHome: home})
+	c := open(t, rt, Options{Session: &SessionOptions{Dir: sessDir, Continue: true}})
+	if m, err := c.Model(); err != nil || m.Ref() != "local/wide" {
+		t.Fatalf("resumed with %s (%v), want local/wide", m.Ref(), err)
+	}
+	if got := c.ThinkingLevel(); got != llm.ThinkingMedium {
+		t.Errorf("level %s, want the default medium", got)
 	}
 }

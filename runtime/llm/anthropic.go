@@ -10,6 +10,8 @@ import (
 	"io"
 	"strconv"
 	"strings"
+
+	"github.com/pi-go/pi/runtime/content"
 )
 
 // Anthropic is a Provider for the Anthropic Messages API
@@ -326,6 +328,11 @@ func (p *Anthropic) requestBody(req Request, level ThinkingLevel) (*requestBody,
 			w.str(t.Description)
 			w.raw(`,"input_schema":`)
 			w.rawBytes(params)
+			if i == len(req.Tools)-1 {
+				// The tools are part of the cached prefix: the last one
+				// marks its end, as the reference marks it.
+				w.raw(`,"cache_control":{"type":"ephemeral"}`)
+			}
 			w.raw(`}`)
 		}
 		w.raw(`]`)
@@ -333,9 +340,9 @@ func (p *Anthropic) requestBody(req Request, level ThinkingLevel) (*requestBody,
 	beta := ""
 	switch {
 	case effort != "":
-		w.raw(`,"thinking":{"type":"adaptive"},"output_config":{"effort":"` + effort + `"}`)
+		w.raw(`,"thinking":{"type":"adaptive","display":"summarized"},"output_config":{"effort":"` + effort + `"}`)
 	case budget > 0:
-		w.raw(`,"thinking":{"type":"enabled","budget_tokens":` + strconv.Itoa(budget) + `}`)
+		w.raw(`,"thinking":{"type":"enabled","budget_tokens":` + strconv.Itoa(budget) + `,"display":"summarized"}`)
 		beta = anthropicInterleavedBeta
 	case p.cfg.Caps.Reasoning:
 		w.raw(`,"thinking":{"type":"disabled"}`)
@@ -434,6 +441,14 @@ func writeAntBlock(w *bodyWriter, b antBlock, images bool) {
 	case "tool_result":
 		w.raw(`{"type":"tool_result","tool_use_id":`)
 		w.str(b.result.ToolCallID)
+		if text, ok := toolResultText(b.result.Content, images); ok {
+			// Text only: one string, the texts joined by a line break,
+			// as the reference sends it.
+			w.raw(`,"content":`)
+			w.str(text)
+			w.raw(`,"is_error":` + strconv.FormatBool(b.isError))
+			break
+		}
 		w.raw(`,"content":[`)
 		n := 0
 		for _, c := range b.result.Content {
@@ -463,14 +478,33 @@ func writeAntBlock(w *bodyWriter, b antBlock, images bool) {
 			w.raw(`}`)
 		}
 		w.raw(`]`)
-		if b.isError {
-			w.raw(`,"is_error":true`)
-		}
+		w.raw(`,"is_error":` + strconv.FormatBool(b.isError))
 	}
 	if b.cacheEnd {
 		w.raw(`,"cache_control":{"type":"ephemeral"}`)
 	}
 	w.raw(`}`)
+}
+
+// toolResultText is a tool result's content as one text, when it has
+// text and no image to send (an image the model cannot take counts as its
+// placeholder text); ok is false otherwise.
+func toolResultText(blocks []content.Block, images bool) (text string, ok bool) {
+	var parts []string
+	for _, c := range blocks {
+		switch {
+		case c.Type == "image" && images:
+			return "", false
+		case c.Type == "image":
+			parts = append(parts, toolImageOmittedText)
+		case c.Type == "text":
+			parts = append(parts, c.Text)
+		}
+	}
+	if len(parts) == 0 {
+		return "", false
+	}
+	return strings.Join(parts, "\n"), true
 }
 
 // writeAntImage opens an image block (the caller closes it).

@@ -59,6 +59,9 @@ func TestAnthropicStreamsThinkingTextAndCalls(t *testing.T) {
 	if thinking.String() != "Let me think about the weather." {
 		t.Errorf("thinking deltas = %q", thinking.String())
 	}
+	if !rec.thinkingFirst() {
+		t.Errorf("a thinking delta after the text: %+v", rec.events)
+	}
 	if rec.count(EventThinkingDelta) != 3 {
 		t.Errorf("%d thinking deltas, want 3", rec.count(EventThinkingDelta))
 	}
@@ -83,8 +86,9 @@ func TestAnthropicStreamsThinkingTextAndCalls(t *testing.T) {
 }
 
 // A tool loop: the second request sends the thinking (signature and
-// redacted data unchanged) and the call back, and marks the system prompt
-// and the tool_result (the last block of the last turn) for the cache.
+// redacted data unchanged) and the call back, and marks the system prompt,
+// the last tool and the tool_result (the last block of the last turn) for
+// the cache.
 func TestAnthropicSendsThinkingBackAndCaches(t *testing.T) {
 	srv := anthropic.NewServer(t,
 		anthropic.Reply{Blocks: []anthropic.Block{
@@ -97,7 +101,8 @@ func TestAnthropicSendsThinkingBackAndCaches(t *testing.T) {
 	p := newNative(t, APIAnthropicMessages, srv.URL, nil)
 	req := userRequest("read a.txt")
 	req.SystemPrompt = "You are pi."
-	req.Tools = []ToolSpec{{Name: "read", Description: "Read a file", Parameters: []byte(`{"type":"object","properties":{"path":{"type":"string"}}}`)}}
+	req.Tools = []ToolSpec{{Name: "read", Description: "Read a file", Parameters: []byte(`{"type":"object","properties":{"path":{"type":"string"}}}`)},
+		{Name: "ls", Description: "List a folder", Parameters: []byte(`{"type":"object"}`)}}
 	res, err := p.Stream(context.Background(), req, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -107,6 +112,9 @@ func TestAnthropicSendsThinkingBackAndCaches(t *testing.T) {
 		t.Fatal(err)
 	}
 	body := srv.Requests()[1].JSON
+	if got := jsonText(t, path(body, "tools")); got != `[{"description":"Read a file","input_schema":{"properties":{"path":{"type":"string"}},"type":"object"},"name":"read"},{"cache_control":{"type":"ephemeral"},"description":"List a folder","input_schema":{"type":"object"},"name":"ls"}]` {
+		t.Errorf("tools = %s (the last one marks the end of the cached tools)", got)
+	}
 	if got := jsonText(t, path(body, "system")); got != `[{"cache_control":{"type":"ephemeral"},"text":"You are pi.","type":"text"}]` {
 		t.Errorf("system = %s", got)
 	}
@@ -116,14 +124,11 @@ func TestAnthropicSendsThinkingBackAndCaches(t *testing.T) {
 		t.Errorf("assistant turn\n got %s\nwant %s", got, want)
 	}
 	last := path(body, "messages", -1)
-	if got := jsonText(t, last); got != `{"content":[{"cache_control":{"type":"ephemeral"},"content":[{"text":"hello","type":"text"}],"tool_use_id":"toolu_9","type":"tool_result"}],"role":"user"}` {
+	if got := jsonText(t, last); got != `{"content":[{"cache_control":{"type":"ephemeral"},"content":"hello","is_error":false,"tool_use_id":"toolu_9","type":"tool_result"}],"role":"user"}` {
 		t.Errorf("last turn = %s", got)
 	}
-	if n := strings.Count(string(srv.Requests()[1].Raw), "cache_control"); n != 2 {
-		t.Errorf("%d cache_control marks, want 2 (system, last block)", n)
-	}
-	if got := jsonText(t, path(body, "tools")); got != `[{"description":"Read a file","input_schema":{"properties":{"path":{"type":"string"}},"type":"object"},"name":"read"}]` {
-		t.Errorf("tools = %s", got)
+	if n := strings.Count(string(srv.Requests()[1].Raw), "cache_control"); n != 3 {
+		t.Errorf("%d cache_control marks, want 3 (system, last tool, last block)", n)
 	}
 	// The first turn's only user block is marked too.
 	if path(srv.Requests()[0].JSON, "messages", 0, "content", 0, "cache_control", "type") != "ephemeral" {
@@ -149,7 +154,7 @@ func TestAnthropicThinkingLevels(t *testing.T) {
 	for _, l := range ThinkingLevels[1:] {
 		body, h := budget("claude-sonnet-4-5", reasoning, l)
 		b, _ := path(body, "thinking", "budget_tokens").(float64)
-		if path(body, "thinking", "type") != "enabled" || b <= prev {
+		if path(body, "thinking", "type") != "enabled" || b <= prev || path(body, "thinking", "display") != "summarized" {
 			t.Errorf("%s: thinking %v, want a budget above %v", l, path(body, "thinking"), prev)
 		}
 		if mt, _ := path(body, "max_tokens").(float64); mt <= b {

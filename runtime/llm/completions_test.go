@@ -2,8 +2,10 @@ package llm
 
 import (
 	"context"
+	"strings"
 	"testing"
 
+	"github.com/pi-go/pi/internal/testkit/anthropic"
 	"github.com/pi-go/pi/internal/testkit/openai"
 	"github.com/pi-go/pi/runtime/content"
 )
@@ -32,8 +34,8 @@ func TestCompletionsReasoning(t *testing.T) {
 			if got := jsonText(t, res.Message.Content); got != want {
 				t.Errorf("content\n got %s\nwant %s", got, want)
 			}
-			if rec.count(EventThinkingDelta) != 2 {
-				t.Errorf("%d thinking deltas", rec.count(EventThinkingDelta))
+			if rec.count(EventThinkingDelta) != 2 || !rec.thinkingFirst() {
+				t.Errorf("%d thinking deltas, all before the text: %v", rec.count(EventThinkingDelta), rec.thinkingFirst())
 			}
 			if u := res.Usage; u.InputTokens != 60 || u.CacheReadTokens != 40 || u.OutputTokens != 10 {
 				t.Errorf("usage = %+v", u)
@@ -67,5 +69,34 @@ func TestCompletionsReasoning(t *testing.T) {
 	}
 	if got := jsonText(t, path(body, "messages", 1)); got != `{"content":"their thought\ntheir answer","role":"assistant"}` {
 		t.Errorf("another model's message = %s", got)
+	}
+}
+
+// Thinking whose end could begin the key (held back by the redactor until
+// it is known not to be the key) still streams before the text after it,
+// on both wires that assemble thinking: a front end sees one thinking
+// block, then the text.
+func TestThinkingTailBeforeText(t *testing.T) {
+	tail := "the key starts " + testKey[:5]
+	osrv := openai.NewServer(t, openai.Reply{Reasoning: tail, ReasoningField: "reasoning_content", Text: "Answer."})
+	asrv := anthropic.NewServer(t, anthropic.Reply{Blocks: []anthropic.Block{
+		{Type: "thinking", Text: tail, Signature: "sig"}, {Type: "text", Text: "Answer."}}})
+	for api, url := range map[string]string{APIOpenAICompletions: osrv.URL, APIAnthropicMessages: asrv.URL} {
+		p := newNative(t, api, url, nil)
+		var rec recorder
+		req := userRequest("q")
+		req.Thinking = ThinkingHigh
+		if _, err := p.Stream(context.Background(), req, rec.on); err != nil {
+			t.Fatal(err)
+		}
+		var thinking strings.Builder
+		for _, ev := range rec.events {
+			if ev.Type == EventThinkingDelta {
+				thinking.WriteString(ev.Delta)
+			}
+		}
+		if !rec.thinkingFirst() || thinking.String() != tail || rec.text() != "Answer." {
+			t.Errorf("%s: thinking %q then text %q, in order %v: %+v", api, thinking.String(), rec.text(), rec.thinkingFirst(), rec.events)
+		}
 	}
 }

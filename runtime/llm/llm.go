@@ -173,6 +173,12 @@ const (
 	EventTextDelta StreamEventType = "text_delta"
 	// EventThinkingDelta carries new reasoning text in Delta.
 	EventThinkingDelta StreamEventType = "thinking_delta"
+	// EventThinkingStart and EventThinkingEnd open and close a thinking
+	// block (the reference's events). Providers send only deltas; the
+	// agent's loop adds these around each run of thinking deltas, and
+	// thinking_end carries the block's whole text in Content.
+	EventThinkingStart StreamEventType = "thinking_start"
+	EventThinkingEnd   StreamEventType = "thinking_end"
 	EventToolCallStart StreamEventType = "toolcall_start"
 	EventToolCallDelta StreamEventType = "toolcall_delta"
 )
@@ -180,8 +186,16 @@ const (
 // StreamEvent is one piece of a streaming response.
 type StreamEvent struct {
 	Type StreamEventType `json:"type"`
-	// Delta is the new text (text_delta) or the new argument text (toolcall_delta).
+	// ContentIndex is the place of the block in the assistant message's
+	// content as the reference counts it (text, thinking and tool-call
+	// blocks in the order they began); set by the agent's loop, nil from
+	// a provider.
+	ContentIndex *int `json:"contentIndex,omitempty"`
+	// Delta is the new text (text_delta, thinking_delta) or the new
+	// argument text (toolcall_delta).
 	Delta string `json:"delta,omitempty"`
+	// Content is a finished thinking block's whole text (thinking_end).
+	Content string `json:"content,omitempty"`
 	// ToolCallIndex, ToolCallID and ToolName identify the call being streamed.
 	ToolCallIndex int    `json:"toolCallIndex,omitempty"`
 	ToolCallID    string `json:"toolCallId,omitempty"`

@@ -61,6 +61,26 @@ func (r *recorder) text() string {
 	return b.String()
 }
 
+// thinkingFirst reports whether every thinking delta came before the
+// first text delta (a thinking block's tail the redactor held back goes
+// out before the text that follows it).
+func (r *recorder) thinkingFirst() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	text := false
+	for _, ev := range r.events {
+		switch ev.Type {
+		case EventTextDelta:
+			text = true
+		case EventThinkingDelta:
+			if text {
+				return false
+			}
+		}
+	}
+	return true
+}
+
 // args returns the streamed argument text per call index, and the start
 // events.
 func (r *recorder) calls() (map[int]string, []StreamEvent) {

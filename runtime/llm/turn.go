@@ -49,6 +49,7 @@ func (t *turn) send(ev StreamEvent) {
 
 // startText starts a text block.
 func (t *turn) startText() *partState {
+	t.flushParts()
 	p := &partState{}
 	t.parts = append(t.parts, p)
 	return p
@@ -56,6 +57,7 @@ func (t *turn) startText() *partState {
 
 // startThinking starts a thinking block.
 func (t *turn) startThinking() *partState {
+	t.flushParts()
 	p := &partState{thinking: true}
 	t.parts = append(t.parts, p)
 	return p
@@ -90,6 +92,7 @@ func (t *turn) add(p *partState, s string) {
 
 // startCall starts a tool call and emits toolcall_start.
 func (t *turn) startCall(id, name string) *callState {
+	t.flushParts()
 	c := &callState{ID: id, Name: name, pos: len(t.calls)}
 	t.calls = append(t.calls, c)
 	t.send(StreamEvent{Type: EventToolCallStart, ToolCallIndex: c.pos, ToolCallID: id, ToolName: name})
@@ -119,14 +122,20 @@ func (t *turn) argsEvent(c *callState, delta string) {
 	}
 }
 
-// flush emits what the redactor held back.
-func (t *turn) flush() {
+// flushParts emits what the redactor held back of the text and thinking
+// blocks, so a block's last delta comes before the next block's first.
+func (t *turn) flushParts() {
 	if out := t.redactor.flush(thinkingStream); out != "" {
 		t.send(StreamEvent{Type: EventThinkingDelta, Delta: out})
 	}
 	if out := t.redactor.flush(textStream); out != "" {
 		t.send(StreamEvent{Type: EventTextDelta, Delta: out})
 	}
+}
+
+// flush emits what the redactor held back.
+func (t *turn) flush() {
+	t.flushParts()
 	for _, c := range t.calls {
 		if out := t.redactor.flush(c.pos); out != "" {
 			t.send(StreamEvent{Type: EventToolCallDelta, Delta: out, ToolCallIndex: c.pos, ToolCallID: c.ID, ToolName: c.Name})

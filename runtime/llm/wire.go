@@ -725,6 +725,11 @@ func (a *assembler) addText(s string) {
 	if s == "" {
 		return
 	}
+	// The thinking ends where the text begins: what the redactor held
+	// back of it goes out first.
+	if out := a.redactor.flush(thinkingStream); out != "" {
+		a.send(StreamEvent{Type: EventThinkingDelta, Delta: out})
+	}
 	a.text.WriteString(s)
 	if out := a.redactor.write(-1, s); out != "" {
 		a.send(StreamEvent{Type: EventTextDelta, Delta: out})

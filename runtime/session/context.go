@@ -407,7 +407,12 @@ func (s *Session) Model() (provider, model string) {
 // ThinkingLevel returns the thinking level of the latest
 // thinking_level_change on the current branch; "" when none.
 func (s *Session) ThinkingLevel() string {
-	path := s.Branch()
+	return thinkingLevelOf(s.Branch())
+}
+
+// thinkingLevelOf is the level of the latest thinking_level_change on
+// path; "" when none.
+func thinkingLevelOf(path []*Entry) string {
 	for i := len(path) - 1; i >= 0; i-- {
 		if path[i].Type == TypeThinkingLevelChange {
 			return path[i].ThinkingLevel
@@ -423,6 +428,10 @@ type BranchContext struct {
 	Messages []Message
 	// Provider and Model are the model the path last used (see Model).
 	Provider, Model string
+	// ThinkingLevel is the level of the path's latest
+	// thinking_level_change; "" when none (the reference's context says
+	// "off").
+	ThinkingLevel string
 }
 
 // ContextAt returns the context of the path from the root to the entry
@@ -439,6 +448,7 @@ func (s *Session) ContextAt(id string) BranchContext {
 	s.mu.Unlock()
 	c := BranchContext{Messages: BuildContext(path)}
 	c.Provider, c.Model = modelOf(path)
+	c.ThinkingLevel = thinkingLevelOf(path)
 	return c
 }
 

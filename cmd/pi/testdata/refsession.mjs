@@ -2,7 +2,9 @@
 // interoperability tests (tree_interop_test.go): node refsession.mjs DIST
 // dump FILE prints the tree, labels, leaf and context as JSON; node
 // refsession.mjs DIST write DIR writes a session with labels, a branch and
-// a branch summary and prints its file.
+// a branch summary and prints its file; node refsession.mjs DIST context
+// FILE prints buildSessionContext() of the file as it is (messages,
+// thinkingLevel, model).
 import { pathToFileURL } from "node:url";
 import { join } from "node:path";
 
@@ -26,6 +28,8 @@ if (mode === "dump") {
 	}
 	const context = convertToLlm(sm.buildSessionContext().messages).map((m) => ({ role: m.role, text: text(m.content) }));
 	console.log(JSON.stringify({ leaf: sm.getLeafId(), nodes, context }));
+} else if (mode === "context") {
+	console.log(JSON.stringify(SessionManager.open(arg).buildSessionContext()));
 } else if (mode === "write") {
 	const sm = SessionManager.create(process.cwd(), arg);
 	const usage = { input: 1, output: 1, cacheRead: 0, cacheWrite: 0, totalTokens: 2, cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 } };

@@ -9,7 +9,7 @@ import { call, missing, notApplicable } from "./driver.mjs";
 
 export const CURRENT_SESSION_VERSION = 3;
 
-/** The reference's context (pi's Session.ContextAt): the messages and the model; pi keeps no thinking level. */
+/** The reference's context (pi's Session.ContextAt): the messages, the thinking level and the model. */
 export function buildSessionContext(entries, leafId) {
 	return call("context", { entries, hasLeaf: leafId !== undefined, leafId: leafId ?? null });
 }
@@ -123,8 +123,8 @@ export class SessionManager {
 	appendMessage(message) {
 		return call("append_message", { h: this.#h, message });
 	}
-	appendThinkingLevelChange() {
-		throw missing("appendThinkingLevelChange", "pi has no thinking levels and writes no thinking_level_change entries (issue 22)");
+	appendThinkingLevelChange(thinkingLevel) {
+		return call("append_thinking_level_change", { h: this.#h, thinkingLevel });
 	}
 	appendModelChange(provider, modelId) {
 		return call("append_model_change", { h: this.#h, provider, modelId });

@@ -37,6 +37,7 @@ func keysHelp() string {
 		{"/", "at an empty prompt: the commands in a dropdown (↑/↓ move, Tab or Enter takes, Esc closes)"},
 		{"Tab", "complete an @path or a /command"},
 		{"Shift+Tab", "the model's next thinking level (off … xhigh, wrapping; /thinking LEVEL sets one)"},
+		{"Ctrl+T", "show the model's thinking whole, or as one dim line (the default)"},
 		{"Ctrl+P", "the next model of --models (else of the usable models)"},
 		{"Esc", "cancel the running turn"},
 		{"Ctrl-C", "cancel the running turn; clear the editor; twice at an empty prompt: exit"},

@@ -97,11 +97,15 @@ type model struct {
 	cancel context.CancelFunc
 	// live is the assistant text streaming now; rendered is its markdown,
 	// renderedAt when it was made, dirty that text changed since.
-	live       strings.Builder
-	rendered   string
-	renderedAt time.Time
-	renderCost time.Duration
-	dirty      bool
+	live strings.Builder
+	// thinking is the model's reasoning streaming now (a thinking block);
+	// showThinking shows thinking whole instead of one dim line (Ctrl+T).
+	thinking     strings.Builder
+	showThinking bool
+	rendered     string
+	renderedAt   time.Time
+	renderCost   time.Duration
+	dirty        bool
 	// rendering: a live render runs (liveMD, on a work goroutine);
 	// liveGen counts answers, so a render of an ended one is dropped.
 	rendering bool
@@ -406,6 +410,15 @@ func (m *model) onEditorKey(k tea.KeyMsg) tea.Cmd {
 			m.notice = "the model has no thinking levels"
 		}
 		m.refreshFooter()
+		return nil
+	case "ctrl+t":
+		// Thinking whole or as one line, from now on (the reference's key).
+		m.showThinking = !m.showThinking
+		if m.showThinking {
+			m.notice = "thinking shown whole (Ctrl+T: one line)"
+		} else {
+			m.notice = "thinking shown as one line (Ctrl+T: whole)"
+		}
 		return nil
 	case "ctrl+p":
 		// The next model of --models (else of the usable ones).
@@ -835,7 +848,15 @@ func (m *model) runDone(msg runDoneMsg) tea.Cmd {
 func (m *model) onAgentEvent(ev agent.Event) tea.Cmd {
 	switch ev.Type {
 	case agent.EventMessageUpdate:
-		if d := ev.AssistantMessageEvent; d != nil && d.Type == llm.EventTextDelta {
+		d := ev.AssistantMessageEvent
+		switch {
+		case d == nil:
+		case d.Type == llm.EventThinkingDelta:
+			m.thinking.WriteString(d.Delta)
+		case d.Type == llm.EventThinkingEnd:
+			m.finishThinking()
+		case d.Type == llm.EventTextDelta:
+			m.finishThinking()
 			m.live.WriteString(d.Delta)
 			m.dirty = true
 			return m.renderLive()
@@ -846,6 +867,7 @@ func (m *model) onAgentEvent(ev agent.Event) tea.Cmd {
 		}
 		switch ev.Message.Role {
 		case llm.RoleAssistant:
+			m.finishThinking()
 			m.finishLive()
 			if ev.Error != "" {
 				m.print(m.st.fail.Render("✗ " + clean(ev.Error)))
@@ -868,6 +890,7 @@ func (m *model) onAgentEvent(ev agent.Event) tea.Cmd {
 			}
 		}
 	case agent.EventToolExecutionStart:
+		m.finishThinking()
 		m.finishLive()
 		m.tools = append(m.tools, &runningTool{id: ev.ToolCallID, name: ev.ToolName, args: argSummary(ev.ToolName, ev.Args, 160), start: time.Now()})
 	case agent.EventToolExecutionUpdate:
@@ -954,6 +977,15 @@ func (m *model) liveRendered(msg liveRenderedMsg) tea.Cmd {
 	return m.renderLive()
 }
 
+// finishThinking prints the streamed thinking block and clears it.
+func (m *model) finishThinking() {
+	text := m.thinking.String()
+	m.thinking.Reset()
+	if b := m.st.thinkingBlock(text, m.showThinking); b != "" {
+		m.print(b)
+	}
+}
+
 // finishLive prints the streamed text, rendered, and clears it.
 func (m *model) finishLive() {
 	text := m.live.String()
@@ -1038,6 +1070,13 @@ func (m *model) replay() {
 			}
 			m.print(m.userBlock(strings.Join(ls, "\n")))
 		case llm.RoleAssistant:
+			for _, b := range msg.Content {
+				if b.Type == "thinking" {
+					if t := m.st.thinkingBlock(b.Thinking, m.showThinking); t != "" {
+						m.print(t)
+					}
+				}
+			}
 			if strings.TrimSpace(text) != "" {
 				m.print(m.md.render(text))
 			}
@@ -1060,6 +1099,9 @@ func (m *model) View() string {
 		return ""
 	}
 	var b strings.Builder
+	if m.thinking.Len() > 0 {
+		b.WriteString(m.st.thinkingLive(m.thinking.String(), m.showThinking))
+	}
 	if m.live.Len() > 0 {
 		if m.rendered != "" {
 			b.WriteString(m.rendered)

@@ -292,3 +292,48 @@ func liveTail(text string) (tail string, skipped bool) {
 func clean(s string) string {
 	return strings.ReplaceAll(termtext.Printable(s), "\t", " ")
 }
+
+// thinkingLines is how many lines of the thinking streaming now the live
+// area shows when thinking is shown whole.
+const thinkingLines = 10
+
+// thinkingBlock is a finished thinking block as the TUI prints it: one dim
+// line (its first line and how many more there are) unless whole, else
+// every line dim and italic; "" for an empty one.
+func (s styles) thinkingBlock(text string, whole bool) string {
+	ls := lines(clean(strings.TrimSpace(text)))
+	if len(ls) == 0 {
+		return ""
+	}
+	if !whole {
+		line := "∴ " + cut(ls[0], lineWidth)
+		if len(ls) > 1 {
+			line += fmt.Sprintf(" (+%s, Ctrl+T shows thinking)", plural.Count(len(ls)-1, "line"))
+		}
+		return s.dim.Render(line)
+	}
+	out := make([]string, len(ls))
+	for i, l := range ls {
+		out[i] = s.dim.Italic(true).Render(l)
+	}
+	return s.dim.Render("∴ thinking") + "\n" + strings.Join(out, "\n")
+}
+
+// thinkingLive is the thinking streaming now in the live area: one dim
+// line with its last line, or its last lines when shown whole.
+func (s styles) thinkingLive(text string, whole bool) string {
+	if !whole {
+		ls := tailOf(text, 1)
+		last := ""
+		if len(ls) > 0 {
+			last = " " + cut(ls[0], 120)
+		}
+		return s.dim.Render("∴ thinking…"+last) + "\n"
+	}
+	var b strings.Builder
+	b.WriteString(s.dim.Render("∴ thinking…") + "\n")
+	for _, l := range tailOf(text, thinkingLines) {
+		b.WriteString(s.dim.Italic(true).Render(l) + "\n")
+	}
+	return b.String()
+}
