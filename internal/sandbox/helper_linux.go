@@ -38,7 +38,7 @@ func SysProcAttr(p Policy) *syscall.SysProcAttr {
 		return nil
 	}
 	f := uintptr(unix.CLONE_NEWUSER | unix.CLONE_NEWNS)
-	if p.Network == NetworkOff {
+	if p.Network != NetworkOn {
 		f |= unix.CLONE_NEWNET
 	}
 	return &syscall.SysProcAttr{Cloneflags: f,
@@ -65,7 +65,11 @@ func helperMain(args []string) int {
 		fmt.Fprintf(os.Stderr, "pi sandbox: drop capabilities: %v\n", err)
 		return ExitHelperFailed
 	}
-	err := syscall.Exec(argv[0], argv, append(os.Environ(), p.Restore...))
+	env := append(os.Environ(), p.Restore...)
+	if p.Network == NetworkAllow {
+		return forward(p.Proxy, argv, env)
+	}
+	err := syscall.Exec(argv[0], argv, env)
 	fmt.Fprintf(os.Stderr, "pi sandbox: exec %s: %v\n", argv[0], err)
 	return ExitHelperFailed
 }
@@ -79,7 +83,7 @@ func enter(p Policy) error {
 	if err := mapUser(p.UID, p.GID); err != nil {
 		return err
 	}
-	if p.Network == NetworkOff {
+	if p.Network != NetworkOn {
 		if err := loopbackUp(); err != nil {
 			return err
 		}

@@ -47,9 +47,6 @@ func (r *Runtime) sandboxPolicy() (*sandbox.Policy, error) {
 	s := r.cfg.Sandbox
 	mode := cmp.Or(s.Mode, sandbox.ModeWorkspaceWrite)
 	network := cmp.Or(s.Network, sandbox.NetworkOn)
-	if network == sandbox.NetworkAllow {
-		return nil, fmt.Errorf("sandbox network %q (allow_hosts through pi's proxy) is not built yet: set network = %q or %q", network, sandbox.NetworkOn, sandbox.NetworkOff)
-	}
 	p := &sandbox.Policy{Mode: mode, Network: network}
 	if !p.Active() {
 		return nil, nil
@@ -57,7 +54,7 @@ func (r *Runtime) sandboxPolicy() (*sandbox.Policy, error) {
 	// An explicit mode is checked now; the default when the first command
 	// runs (bashSandbox): finding out costs a process start (milliseconds)
 	// that a run without bash should not pay.
-	r.boxImplicit = s.Mode == "" && s.Network != sandbox.NetworkOff
+	r.boxImplicit = s.Mode == "" && network == sandbox.NetworkOn
 	if !r.boxImplicit {
 		if sup := ProbeSandbox(); sup.Missing != "" {
 			at := cmp.Or(s.ModeAt, "sandbox.network")
@@ -75,6 +72,14 @@ func (r *Runtime) sandboxPolicy() (*sandbox.Policy, error) {
 	}
 	p.Writable = uniqueAbs(append([]string{root, r.cwd, "/tmp", os.TempDir()}, expandHome(extra, home)...))
 	p.Protected = uniqueAbs(protectedPaths(root, r.cwd, r.piHome))
+	if network == sandbox.NetworkAllow {
+		px, err := sandbox.StartProxy(s.AllowHosts)
+		if err != nil {
+			return nil, err
+		}
+		r.closers = append(r.closers, func() { px.Close() })
+		p.Proxy, p.AllowHosts = px.Socket, slices.Clone(s.AllowHosts)
+	}
 	// pi's home and cache must exist to be protected (a bind mount needs
 	// something to cover): under a writable root a command could make
 	// them, planting a trust.json or native code pi then loads.
