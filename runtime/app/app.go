@@ -308,7 +308,9 @@ func (r *Runtime) hostOptions() extensions.Options {
 		ProjectRoot: r.cfg.ProjectRoot, Cwd: r.cwd,
 		HostName: firstNonEmpty(r.opts.HostName, "pi"), HostVersion: firstNonEmpty(r.opts.HostVersion, "dev"),
 		HideEnv: r.hideEnv,
-		Mode:    r.mode(), Trusted: r.trusted(), KVDir: r.kvDir(), UI: r.extensionUI(),
+		// Granted execs run under bash's sandbox (plan mode's too).
+		Sandbox: r.bashSandbox, SandboxHelper: r.opts.SandboxHelper,
+		Mode: r.mode(), Trusted: r.trusted(), KVDir: r.kvDir(), UI: r.extensionUI(),
 		Session: extSession{r},
 		// Lazy loads: records of what pinned extensions declared, in
 		// PI_HOME (as trusted as pi.toml: a record decides which hooks
