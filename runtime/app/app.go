@@ -370,6 +370,7 @@ func (r *Runtime) registerTools(spawnHooks []tool.SpawnHook) error {
 		FullOutputMaxBytes: int64(bash.FullOutputMaxMB) << 20, Redactor: r.redactor,
 		DefaultTimeout: float64(cmp.Or(bash.DefaultTimeout, DefaultBashTimeout)),
 		Sandbox:        r.bashSandbox, SandboxHelper: r.opts.SandboxHelper,
+		SandboxUserCommands: r.cfg.Sandbox.UserCommands,
 	}
 	r.bashOpts = bashOpts
 	for _, d := range builtin.Definitions(builtin.Options{Bash: bashOpts}) {

@@ -65,6 +65,47 @@ func TestBashSandbox(t *testing.T) {
 	}
 }
 
+// TestRunCommandSandbox: a command a person types (RunCommand) runs
+// unsandboxed by default (the control: it writes outside the workspace)
+// and under the bash tool's sandbox with SandboxUserCommands, the refusal
+// named in its output.
+func TestRunCommandSandbox(t *testing.T) {
+	if s := sandbox.Probe(); s.Missing != "" {
+		t.Skipf("kernel sandbox unavailable: %s", s.Missing)
+	}
+	for _, user := range []bool{false, true} {
+		root := t.TempDir()
+		project, outside := filepath.Join(root, "proj"), filepath.Join(root, "outside")
+		for _, d := range []string{project, outside} {
+			if err := os.MkdirAll(d, 0o755); err != nil {
+				t.Fatal(err)
+			}
+		}
+		p := &sandbox.Policy{Mode: sandbox.ModeWorkspaceWrite, Network: sandbox.NetworkOn, Writable: []string{project}}
+		opts := BashOptions{Sandbox: func() *sandbox.Policy { return p }, SandboxUserCommands: user}
+		res, err := RunCommand(context.Background(), opts, project, `echo in > in.txt; echo out > `+outside+`/x; echo done`, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := os.Stat(project + "/in.txt"); err != nil || !strings.Contains(res.Output, "done") {
+			t.Fatalf("user_commands=%v: the command did not run in the project: %s", user, res.Output)
+		}
+		_, errOut := os.Stat(outside + "/x")
+		if !user {
+			if errOut != nil {
+				t.Fatalf("control: the person's command was sandboxed without user_commands: %s", res.Output)
+			}
+			continue
+		}
+		if errOut == nil {
+			t.Fatalf("user_commands: the person's command wrote outside the workspace: %s", res.Output)
+		}
+		if want := "Sandbox refused: write outside the workspace: " + outside + "/x (sandbox workspace-write)"; !strings.Contains(res.Output, want) {
+			t.Errorf("output lacks %q:\n%s", want, res.Output)
+		}
+	}
+}
+
 // BenchmarkBashTrueSandbox is BenchmarkBashTrue with and without the
 // default sandbox, interleaved call by call; it reports the median of
 // each and their ratio.

@@ -63,6 +63,10 @@ type BashOptions struct {
 	// and exec (any program linking internal/sandbox serves); "" is the
 	// running program (os.Executable).
 	SandboxHelper string
+	// SandboxUserCommands puts the commands a person types (RunCommand)
+	// under Sandbox too ([sandbox] user_commands); by default they run as
+	// they are.
+	SandboxUserCommands bool
 	// DefaultTimeout, in seconds, applies to a call that gives no timeout
 	// ("Command timed out after N seconds"); zero means none.
 	DefaultTimeout float64
