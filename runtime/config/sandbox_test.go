@@ -16,7 +16,7 @@ func TestSandboxLayering(t *testing.T) {
 		trust                 bool
 		mode, network         string
 		writable              []string
-		user                  bool // user_commands
+		user                  bool   // user_commands
 		warn                  string // in the warnings
 		wantErr               string
 	}{
