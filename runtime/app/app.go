@@ -198,6 +198,11 @@ func Open(ctx context.Context, opts Options) (rt *Runtime, err error) {
 	if err := r.loadConfig(); err != nil {
 		return nil, err
 	}
+	// The sandbox before what may start processes under it (extensions'
+	// exec, MCP servers with sandbox = true, bash).
+	if r.box, err = r.sandboxPolicy(); err != nil {
+		return nil, err
+	}
 	spawnHooks, err := r.startExtensions(ctx)
 	if err != nil {
 		return nil, err
@@ -357,11 +362,6 @@ func (r *Runtime) startExtensions(ctx context.Context) ([]tool.SpawnHook, error)
 // then the MCP servers' tools, and chooses the active set.
 func (r *Runtime) registerTools(spawnHooks []tool.SpawnHook) error {
 	bash := r.cfg.Tools.Bash
-	box, err := r.sandboxPolicy()
-	if err != nil {
-		return err
-	}
-	r.box = box
 	r.procs = builtin.NewProcesses()
 	r.closers = append(r.closers, r.procs.Close)
 	bashOpts := builtin.BashOptions{
