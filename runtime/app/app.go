@@ -150,10 +150,12 @@ type Runtime struct {
 	// runs without it (boxOff).
 	boxImplicit bool
 	boxOnce     sync.Once
-	boxOff      bool
-	plan        atomic.Bool
-	planMu      sync.Mutex
-	planSaved   []string
+	// rerunAsk makes the re-run questions one at a time (askRerun).
+	rerunAsk  sync.Mutex
+	boxOff    bool
+	plan      atomic.Bool
+	planMu    sync.Mutex
+	planSaved []string
 	// session is where extensions' session.append and session.entries
 	// go: set by the conversation that keeps the session (BindSession).
 	session atomic.Pointer[func() *session.Session]
@@ -371,6 +373,7 @@ func (r *Runtime) registerTools(spawnHooks []tool.SpawnHook) error {
 		DefaultTimeout: float64(cmp.Or(bash.DefaultTimeout, DefaultBashTimeout)),
 		Sandbox:        r.bashSandbox, SandboxHelper: r.opts.SandboxHelper,
 		SandboxUserCommands: r.cfg.Sandbox.UserCommands,
+		Unsandboxed:         r.unsandboxed, AskRerun: r.askRerun,
 	}
 	r.bashOpts = bashOpts
 	for _, d := range builtin.Definitions(builtin.Options{Bash: bashOpts}) {

@@ -2,6 +2,8 @@ package app
 
 import (
 	"cmp"
+	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -11,6 +13,7 @@ import (
 
 	"github.com/pi-go/pi/internal/sandbox"
 	"github.com/pi-go/pi/runtime/config"
+	"github.com/pi-go/pi/runtime/tool"
 )
 
 // SandboxHelperArg is the first argument that makes a program linking
@@ -215,4 +218,45 @@ func (r *Runtime) configured() *sandbox.Policy {
 		return nil
 	}
 	return r.box
+}
+
+// unsandboxed reports whether the permission rules take the bash command
+// out of the sandbox: every command in it decided by a rule with sandbox =
+// "off" (permission.Result.SandboxOff). Never in plan mode.
+func (r *Runtime) unsandboxed(command string) bool {
+	if r.policy == nil || r.plan.Load() {
+		return false
+	}
+	input, err := json.Marshal(map[string]string{"command": command})
+	if err != nil {
+		return false
+	}
+	return r.policy.Check("bash", input, nil).SandboxOff
+}
+
+// RerunQuestion is the question a person is asked after the sandbox
+// refused part of a bash call; the refusal lines follow it.
+const RerunQuestion = "Re-run this command once outside the sandbox?"
+
+// askRerun asks the person, through the approver, whether a bash call the
+// sandbox refused something of may run once more outside it. Never
+// without a person (no approver, or --yes's YesApprover) and never in
+// plan mode; "always" counts as once.
+func (r *Runtime) askRerun(ctx context.Context, command string, refused []string) bool {
+	ap := r.approver()
+	if ap == nil || r.plan.Load() {
+		return false
+	}
+	if _, yes := ap.(YesApprover); yes {
+		return false
+	}
+	r.rerunAsk.Lock()
+	defer r.rerunAsk.Unlock()
+	input, err := json.Marshal(map[string]string{"command": command})
+	if err != nil {
+		return false
+	}
+	ans, err := ap.Approve(ctx, tool.ApprovalRequest{Call: tool.CallInfo{Name: "bash", Input: input},
+		Questions: []string{RerunQuestion + " " + strings.Join(refused, "; ")}})
+	return err == nil && ans != Decline
 }

@@ -12,6 +12,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/pi-go/pi/runtime/tool"
 )
 
 // TestSandboxByDefault: an assembled runtime runs bash under
@@ -266,5 +268,63 @@ func TestSandboxMissingKernelSupport(t *testing.T) {
 	}
 	if _, err := Open(context.Background(), Options{Cwd: dir, PIHome: home, Sandbox: "off"}); err != nil {
 		t.Errorf("--sandbox off: %v", err)
+	}
+}
+
+// TestSandboxOffRuleAndRerun: a permission rule with sandbox = "off" runs
+// its commands outside the sandbox (a touch outside lands, another
+// command's write does not); after a refusal an interactive approver is
+// asked once whether to re-run outside (yes: the write lands), --yes's
+// approver never is.
+func TestSandboxOffRuleAndRerun(t *testing.T) {
+	if s := ProbeSandbox(); s.Missing != "" {
+		t.Skipf("kernel sandbox unavailable: %s", s.Missing)
+	}
+	for _, approver := range []string{"person", "yes"} {
+		dir, home := project(t)
+		outside := outsideTmp(t)
+		write(t, filepath.Join(dir, "pi.toml"), "[tools]\nactive = [\"bash\"]\n")
+		write(t, filepath.Join(home, "pi.toml"), "[permissions]\ndefault = \"allow\"\n\n[[permissions.rules]]\ntool = \"bash\"\ncommand = [\"touch\", \"*\"]\ndecision = \"allow\"\nsandbox = \"off\"\n")
+		var questions []string
+		var ap Approver = YesApprover{}
+		if approver == "person" {
+			ap = ApproverFunc(func(_ context.Context, req tool.ApprovalRequest) (ApprovalAnswer, error) {
+				questions = append(questions, req.Questions...)
+				return ApproveOnce, nil
+			})
+		}
+		rt, err := Open(context.Background(), Options{Cwd: dir, PIHome: home, Approver: ap})
+		if err != nil {
+			t.Fatal(err)
+		}
+		call := func(script string) string {
+			input, _ := json.Marshal(map[string]string{"command": script})
+			res, err := rt.CallTool(context.Background(), "bash", "c1", input, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return res.Text()
+		}
+		if text := call("touch " + outside + "/ruled"); len(questions) != 0 {
+			t.Fatalf("%s: a sandbox = off call asked %q: %s", approver, questions, text)
+		}
+		text := call("echo x > " + outside + "/asked")
+		rt.Close()
+		if _, err := os.Stat(outside + "/ruled"); err != nil {
+			t.Errorf("%s: the sandbox = \"off\" rule's command was sandboxed", approver)
+		}
+		_, err = os.Stat(outside + "/asked")
+		if approver == "yes" {
+			if err == nil || !strings.Contains(text, "Sandbox refused: write outside the workspace") {
+				t.Errorf("--yes re-ran a refused call outside the sandbox: %s", text)
+			}
+			continue
+		}
+		if len(questions) != 1 || !strings.HasPrefix(questions[0], RerunQuestion+" Sandbox refused: write outside the workspace: "+outside+"/asked") {
+			t.Errorf("questions %q", questions)
+		}
+		if err != nil || !strings.Contains(text, "the user approved one re-run outside the sandbox") {
+			t.Errorf("the approved re-run did not write: %s", text)
+		}
 	}
 }

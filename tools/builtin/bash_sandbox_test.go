@@ -106,6 +106,62 @@ func TestRunCommandSandbox(t *testing.T) {
 	}
 }
 
+// TestBashUnsandboxedAndRerun: a command Unsandboxed names runs without
+// the sandbox (its write outside lands; another command's does not); a
+// refused call is re-run outside once when AskRerun says yes (the result
+// says so) and stays refused when it says no; AskRerun is not asked when
+// nothing was refused.
+func TestBashUnsandboxedAndRerun(t *testing.T) {
+	if s := sandbox.Probe(); s.Missing != "" {
+		t.Skipf("kernel sandbox unavailable: %s", s.Missing)
+	}
+	root := t.TempDir()
+	project, outside := filepath.Join(root, "proj"), filepath.Join(root, "outside")
+	for _, d := range []string{project, outside} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	p := &sandbox.Policy{Mode: sandbox.ModeWorkspaceWrite, Network: sandbox.NetworkOn, Writable: []string{project}}
+	write := func(name string) string { return `echo x > ` + outside + `/` + name }
+	opts := BashOptions{Sandbox: func() *sandbox.Policy { return p },
+		Unsandboxed: func(command string) bool { return command == write("free") }}
+	for name, wantWritten := range map[string]bool{"free": true, "boxed": false} {
+		r := bashCall(t, context.Background(), opts, project, map[string]any{"command": write(name)}, nil)
+		_, err := os.Stat(outside + "/" + name)
+		if (err == nil) != wantWritten {
+			t.Errorf("%s: written %v, want %v: %s", name, err == nil, wantWritten, resultText(t, r))
+		}
+	}
+
+	for _, yes := range []bool{false, true} {
+		name := "rerun-" + map[bool]string{false: "no", true: "yes"}[yes]
+		var asked []string
+		opts := BashOptions{Sandbox: func() *sandbox.Policy { return p },
+			AskRerun: func(_ context.Context, command string, refused []string) bool {
+				asked = append(asked, command+" | "+strings.Join(refused, "; "))
+				return yes
+			}}
+		r := bashCall(t, context.Background(), opts, project, map[string]any{"command": write(name)}, nil)
+		text := resultText(t, r)
+		_, err := os.Stat(outside + "/" + name)
+		if len(asked) != 1 || !strings.Contains(asked[0], "Sandbox refused: write outside the workspace: "+outside+"/"+name) {
+			t.Fatalf("%s: asked %q", name, asked)
+		}
+		if yes && (err != nil || !strings.HasPrefix(text, RerunNote)) {
+			t.Errorf("approved re-run: written %v: %s", err == nil, text)
+		}
+		if !yes && (err == nil || !strings.Contains(text, "Sandbox refused:")) {
+			t.Errorf("declined re-run: written %v: %s", err == nil, text)
+		}
+		asked = nil
+		bashCall(t, context.Background(), opts, project, map[string]any{"command": "echo fine > ok"}, nil)
+		if len(asked) != 0 {
+			t.Errorf("asked about a call nothing was refused in: %q", asked)
+		}
+	}
+}
+
 // BenchmarkBashTrueSandbox is BenchmarkBashTrue with and without the
 // default sandbox, interleaved call by call; it reports the median of
 // each and their ratio.
