@@ -80,8 +80,8 @@ type Policy struct {
 	Mode string `json:"mode"`
 	// Network is one of Networks; NetworkAllow needs Proxy.
 	Network string `json:"network"`
-	// Proxy is the Unix socket of the Proxy that NetworkAllow reaches the
-	// network through (Proxy.Socket); AllowHosts are its allowed hosts,
+	// Proxy is the Unix socket of the proxy that NetworkAllow reaches the
+	// network through (internal/sandbox/proxy); AllowHosts are its allowed hosts,
 	// for the refusal lines.
 	Proxy      string   `json:"proxy,omitempty"`
 	AllowHosts []string `json:"allow_hosts,omitempty"`
@@ -143,7 +143,7 @@ func (p Policy) Check() error {
 		return err
 	}
 	if p.Network == NetworkAllow && p.Proxy == "" {
-		return fmt.Errorf("sandbox network %q needs pi's proxy (StartProxy)", NetworkAllow)
+		return fmt.Errorf("sandbox network %q needs pi's proxy (internal/sandbox/proxy)", NetworkAllow)
 	}
 	proxy := []string{}
 	if p.Proxy != "" {

@@ -12,6 +12,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/pi-go/pi/internal/sandbox/proxy"
 )
 
 // hostServer is an HTTP server on the host's loopback answering
@@ -32,7 +34,7 @@ func hostServer(t *testing.T) (port string, hits *atomic.Int32) {
 // new proxy letting allow through.
 func (w world) allowPolicy(t *testing.T, allow ...string) Policy {
 	t.Helper()
-	px, err := StartProxy(allow)
+	px, err := proxy.Start(allow)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,6 +12,7 @@ import (
 	"sync"
 
 	"github.com/pi-go/pi/internal/sandbox"
+	"github.com/pi-go/pi/internal/sandbox/proxy"
 	"github.com/pi-go/pi/runtime/config"
 	"github.com/pi-go/pi/runtime/tool"
 )
@@ -76,7 +77,7 @@ func (r *Runtime) sandboxPolicy() (*sandbox.Policy, error) {
 	p.Writable = uniqueAbs(append([]string{root, r.cwd, "/tmp", os.TempDir()}, expandHome(extra, home)...))
 	p.Protected = uniqueAbs(protectedPaths(root, r.cwd, r.piHome))
 	if network == sandbox.NetworkAllow {
-		px, err := sandbox.StartProxy(s.AllowHosts)
+		px, err := proxy.Start(s.AllowHosts)
 		if err != nil {
 			return nil, err
 		}

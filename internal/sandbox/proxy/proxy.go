@@ -1,4 +1,9 @@
-package sandbox
+// Package proxy is the network proxy of the sandbox's network "allow"
+// (internal/sandbox, docs/sandbox.md): an HTTP proxy on a Unix socket
+// letting through only the allowed hosts. It is a package of its own so
+// that the sandbox's helper, which starts before every call, does not
+// carry net/http's initialisation (docs/performance.md).
+package proxy
 
 import (
 	"context"
@@ -18,7 +23,7 @@ import (
 	"github.com/pi-go/pi/internal/netguard"
 )
 
-// Proxy is the network proxy of NetworkAllow: an HTTP proxy (CONNECT
+// Proxy is the network proxy of network "allow": an HTTP proxy (CONNECT
 // tunnels and plain HTTP forwarding) on a Unix socket, letting through only
 // the allowed hosts. Inside the command's network namespace nothing else is
 // reachable; the helper listens on the namespace's 127.0.0.1 and relays
@@ -30,7 +35,7 @@ import (
 // is that address written literally.
 type Proxy struct {
 	// Socket is the absolute path of the proxy's Unix socket, in a folder
-	// of its own (Policy.Proxy).
+	// of its own (sandbox.Policy.Proxy).
 	Socket string
 	allow  []string
 	dir    string
@@ -40,14 +45,14 @@ type Proxy struct {
 	once   sync.Once
 }
 
-// StartProxy starts a proxy letting through the hosts allow (patterns:
+// Start starts a proxy letting through the hosts allow (patterns:
 // a name, *.domain, or a literal address), on a Unix socket in a new
 // folder of os.TempDir (mode 0700). Close stops it.
 //
 // # Errors
 //
 // The folder or the socket cannot be made.
-func StartProxy(allow []string) (*Proxy, error) {
+func Start(allow []string) (*Proxy, error) {
 	dir, err := os.MkdirTemp("", "pi-proxy-")
 	if err != nil {
 		return nil, fmt.Errorf("sandbox proxy: %w", err)
@@ -119,7 +124,7 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	if !p.Allowed(host) {
 		w.Header().Set("Connection", "close")
-		http.Error(w, fmt.Sprintf("pi sandbox proxy: host %s is not in [sandbox] allow_hosts (network = %q): add it to allow_hosts in pi.toml to let it through", host, NetworkAllow), http.StatusForbidden)
+		http.Error(w, fmt.Sprintf("pi sandbox proxy: host %s is not in [sandbox] allow_hosts (network = \"allow\"): add it to allow_hosts in pi.toml to let it through", host), http.StatusForbidden)
 		return
 	}
 	target := net.JoinHostPort(host, port)
