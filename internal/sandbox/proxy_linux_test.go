@@ -7,7 +7,9 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -181,6 +183,32 @@ func TestNetworkAllowUDP(t *testing.T) {
 		}
 		if network == NetworkAllow && (strings.Contains(out, "public-sent") || !strings.Contains(out, "Network is unreachable")) {
 			t.Fatalf("network allow has a route out:\n%s", out)
+		}
+	}
+}
+
+// TestProxySocketProtected: under network "allow" the command can neither
+// remove nor replace the proxy's socket (its folder is read-only inside),
+// so the proxy keeps serving, even with the folder around it writable;
+// the control, with the sandbox off, removes
+// it.
+func TestProxySocketProtected(t *testing.T) {
+	needKernel(t)
+	for _, mode := range []string{ModeOff, ModeWorkspaceWrite} {
+		w := newWorld(t)
+		p := w.allowPolicy(t, "127.0.0.1")
+		p.Mode = mode
+		// The folder holding the proxy's (the temporary folder) is
+		// writable, as /tmp is by default: only the protection holds.
+		p.Writable = append(p.Writable, filepath.Dir(filepath.Dir(p.Proxy)))
+		out, _ := runIn(t, p, w.project, w.home, `rm -f `+p.Proxy+`; ln -sf /dev/null `+p.Proxy+`; mv `+filepath.Dir(p.Proxy)+` `+filepath.Dir(p.Proxy)+`.x; echo tried`)
+		fi, err := os.Lstat(p.Proxy)
+		intact := err == nil && fi.Mode()&os.ModeSocket != 0
+		if mode == ModeOff && intact {
+			t.Fatalf("control (sandbox off): the socket was not touched: %s", out)
+		}
+		if mode != ModeOff && !intact {
+			t.Fatalf("the command removed or replaced the proxy's socket (%v): %s", err, out)
 		}
 	}
 }
