@@ -93,6 +93,12 @@ type Policy struct {
 	// writable root (.git, .pi, pi.toml, pi's home). Missing ones are
 	// skipped.
 	Protected []string `json:"protected,omitempty"`
+	// Hide are folders covered by an empty read-only file system with the
+	// network off or allow: the sockets of local name resolvers (nscd,
+	// systemd-resolved, avahi), which would answer — and send out — the
+	// lookups of a command that has no network. Wrap fills it with
+	// ResolverDirs that exist when it is nil.
+	Hide []string `json:"hide,omitempty"`
 	// UID and GID are the user and group outside, mapped to themselves
 	// inside the user namespace; Wrap sets them.
 	UID int `json:"uid"`
@@ -101,6 +107,10 @@ type Policy struct {
 	// Wrap kept from the helper, which puts them back for the command.
 	Restore []string `json:"restore,omitempty"`
 }
+
+// ResolverDirs are the folders of local name resolvers' sockets, hidden
+// from a command without network (Policy.Hide).
+var ResolverDirs = []string{"/run/systemd/resolve", "/run/nscd", "/var/run/nscd", "/run/avahi-daemon", "/var/run/avahi-daemon"}
 
 // loaderVars are the variables the dynamic loader (and glibc) act on
 // before a program's first instruction: the helper, which runs before the
@@ -149,7 +159,7 @@ func (p Policy) Check() error {
 	if p.Proxy != "" {
 		proxy = append(proxy, p.Proxy)
 	}
-	for _, list := range [][]string{p.Writable, p.Protected, proxy} {
+	for _, list := range [][]string{p.Writable, p.Protected, proxy, p.Hide} {
 		for _, d := range list {
 			if !filepath.IsAbs(d) {
 				return fmt.Errorf("sandbox path %q is not absolute", d)

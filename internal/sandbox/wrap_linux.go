@@ -22,6 +22,13 @@ func wrap(p Policy, helper string, argv, env []string) ([]string, []string, erro
 		helper = SelfHelper
 	}
 	p.UID, p.GID = os.Getuid(), os.Getgid()
+	if p.Network != NetworkOn && p.Hide == nil {
+		for _, d := range ResolverDirs {
+			if fi, err := os.Stat(d); err == nil && fi.IsDir() {
+				p.Hide = append(p.Hide, d)
+			}
+		}
+	}
 	if p.Network == NetworkAllow && p.Proxy != "" {
 		// The proxy's folder is read-only inside, so that its socket can
 		// neither be removed nor replaced by one of the command's.
