@@ -8,11 +8,13 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/pi-go/pi/internal/sandbox"
+	"github.com/pi-go/pi/internal/sandbox/proxy"
 	"github.com/pi-go/pi/runtime/tool"
 )
 
@@ -159,6 +161,50 @@ func TestBashUnsandboxedAndRerun(t *testing.T) {
 		if len(asked) != 0 {
 			t.Errorf("asked about a call nothing was refused in: %q", asked)
 		}
+	}
+}
+
+// TestBashNetworkAllowTimeout: under network "allow" the helper stays the
+// command's parent (it forwards to the proxy); a timeout still ends the
+// call promptly with the usual status, and the background job the command
+// left is killed with it.
+func TestBashNetworkAllowTimeout(t *testing.T) {
+	if s := sandbox.Probe(); s.Missing != "" {
+		t.Skipf("kernel sandbox unavailable: %s", s.Missing)
+	}
+	px, err := proxy.Start(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer px.Close()
+	dir := t.TempDir()
+	p := &sandbox.Policy{Mode: sandbox.ModeWorkspaceWrite, Network: sandbox.NetworkAllow, Writable: []string{dir}, Proxy: px.Socket}
+	start := time.Now()
+	r := bashCall(t, context.Background(), BashOptions{Sandbox: func() *sandbox.Policy { return p }}, dir,
+		map[string]any{"command": `sleep 60 & echo "bg=$! proxy=$HTTPS_PROXY"; sleep 30`, "timeout": 1}, nil)
+	text := resultText(t, r)
+	if !strings.Contains(text, "proxy=http://127.0.0.1:") || !strings.Contains(text, "Command timed out after 1 seconds") {
+		t.Fatalf("result: %s", text)
+	}
+	if d := time.Since(start); d > 10*time.Second {
+		t.Fatalf("the timed-out call took %v", d)
+	}
+	i := strings.Index(text, "bg=")
+	bg, err := strconv.Atoi(strings.Fields(text[i+3:])[0])
+	if err != nil {
+		t.Fatalf("no background pid in %s", text)
+	}
+	// Poll for the state the kill leads to (gone, or a zombie not yet
+	// reaped), bounded.
+	for deadline := time.Now().Add(10 * time.Second); ; {
+		stat, err := os.ReadFile("/proc/" + strconv.Itoa(bg) + "/stat")
+		if err != nil || strings.Contains(string(stat), ") Z ") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the background job of a timed-out call survived it: %s", stat)
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 }
 
