@@ -277,6 +277,9 @@ func TestSandboxOff(t *testing.T) {
 			t.Errorf("%q: SandboxOff = %v, want %v (%s %s)", cmd, got.SandboxOff, want, got.Decision, got.RuleText)
 		}
 	}
+	if got := p.Check("bash", bashInput("docker ps"), nil); !strings.HasSuffix(got.RuleText, "bash docker * sandbox=off") {
+		t.Errorf("rule text %q does not say sandbox=off", got.RuleText)
+	}
 	if got := p.Check("write", []byte(`{"path":"x","content":""}`), []string{root + "/x"}); got.SandboxOff {
 		t.Error("a write call is SandboxOff")
 	}

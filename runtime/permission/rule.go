@@ -107,7 +107,8 @@ func (r Rule) Clone() Rule {
 }
 
 // Short is the rule in a few words, for messages: "bash git push",
-// "write|edit .env*,**/*.pem", "fetch /url=https://*".
+// "write|edit .env*,**/*.pem", "fetch /url=https://*", "bash docker *
+// sandbox=off".
 func (r Rule) Short() string {
 	parts := []string{r.Tool}
 	if r.Command != nil {
@@ -125,6 +126,9 @@ func (r Rule) Short() string {
 		for _, k := range keys {
 			parts = append(parts, k+"="+r.Args[k])
 		}
+	}
+	if r.Sandbox != "" {
+		parts = append(parts, "sandbox="+r.Sandbox)
 	}
 	return strings.Join(parts, " ")
 }
