@@ -38,14 +38,15 @@ func startOwn(cmd *exec.Cmd) (unmark func(), err error) {
 func runContained(newCmd func() *exec.Cmd) error {
 	g := newExecGroup()
 	cmd := newCmd()
-	contain(cmd, g)
+	base := cmd.SysProcAttr
+	contain(cmd, base, g)
 	release := func() {}
 	if g != nil {
 		var err error
 		if release, err = g.Attach(cmd.SysProcAttr); err != nil {
 			_ = g.Remove()
 			g = nil
-			contain(cmd, nil)
+			contain(cmd, base, nil)
 		}
 	}
 	unmark, err := startOwn(cmd)
@@ -55,7 +56,7 @@ func runContained(newCmd func() *exec.Cmd) error {
 		g = nil
 		if cgroup.StartErrorIsCgroup(err) {
 			cmd = newCmd()
-			contain(cmd, nil)
+			contain(cmd, cmd.SysProcAttr, nil)
 			unmark, err = startOwn(cmd)
 		}
 	}
@@ -72,10 +73,17 @@ func runContained(newCmd func() *exec.Cmd) error {
 	return err
 }
 
-// contain sets cmd's session and its kill on cancellation: the cgroup g
-// whole when there is one, and the process group.
-func contain(cmd *exec.Cmd, g *cgroup.Group) {
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+// contain sets cmd's SysProcAttr to base (the sandbox's namespaces, as
+// newCmd made it) with a session of its own, and its kill on cancellation: the cgroup g whole
+// when there is one, and the process group.
+func contain(cmd *exec.Cmd, base *syscall.SysProcAttr, g *cgroup.Group) {
+	attr := &syscall.SysProcAttr{}
+	if base != nil {
+		a := *base
+		attr = &a
+	}
+	attr.Setsid = true
+	cmd.SysProcAttr = attr
 	cmd.Cancel = func() error {
 		if g != nil {
 			_ = g.Kill()

@@ -22,6 +22,7 @@ import (
 	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
 
 	"github.com/pi-go/pi/internal/abi"
+	"github.com/pi-go/pi/internal/sandbox"
 )
 
 // Options configure a Host. The zero value works: no cache, a null logger,
@@ -46,6 +47,14 @@ type Options struct {
 	// grants.env names them (the variable that holds the model's API key):
 	// not in its own environment, not in the commands it runs with exec.
 	HideEnv []string
+	// Sandbox, called at each exec, says under which kernel sandbox a
+	// granted command runs (internal/sandbox: the bash tool's; nil, or a
+	// policy that is not Active, runs it as it is). What it refused is
+	// added to the command's stderr, one "Sandbox refused: ..." line each.
+	Sandbox func() *sandbox.Policy
+	// SandboxHelper is the program that applies the sandbox ("" is the
+	// running program itself).
+	SandboxHelper string
 
 	// ABI 1.1 (see initfacts.go, commands.go, prompthooks.go and the host
 	// methods kv.go, http.go, toolcall.go, ui.go).

@@ -18,6 +18,7 @@ import (
 	"github.com/tetratelabs/wazero/api"
 
 	"github.com/pi-go/pi/internal/abi"
+	"github.com/pi-go/pi/internal/sandbox"
 	"github.com/pi-go/pi/runtime/execgrant"
 )
 
@@ -214,7 +215,8 @@ func (e *Extension) handleHostCall(ctx context.Context, b []byte) []byte {
 	}
 }
 
-// exec runs a granted command outside the sandbox, bounded by the call's
+// exec runs a granted command outside the guest's sandbox (under the
+// kernel sandbox of Options.Sandbox, as bash), bounded by the call's
 // deadline and timeoutMs. Its environment is PATH plus the granted names
 // (less Options.HideEnv).
 func (e *Extension) exec(ctx context.Context, p abi.ExecParams) (abi.ExecResult, error) {
@@ -247,20 +249,47 @@ func (e *Extension) exec(ctx context.Context, p abi.ExecParams) (abi.ExecResult,
 	for _, kv := range e.env {
 		env = append(env, kv[0]+"="+kv[1])
 	}
+	var policy sandbox.Policy
+	if e.host.opts.Sandbox != nil {
+		if sp := e.host.opts.Sandbox(); sp != nil {
+			policy = *sp
+		}
+	}
+	argv := p.Argv
+	if policy.Active() {
+		// The helper execs the program itself: find it as exec.Command
+		// would.
+		if !strings.Contains(argv[0], "/") {
+			path, err := exec.LookPath(argv[0])
+			if err != nil {
+				return abi.ExecResult{}, fmt.Errorf("exec %s: %w", p.Argv[0], err)
+			}
+			argv = append([]string{path}, argv[1:]...)
+		}
+		if argv, env, err = sandbox.Wrap(policy, e.host.opts.SandboxHelper, argv, env); err != nil {
+			return abi.ExecResult{}, fmt.Errorf("exec %s: %w", p.Argv[0], err)
+		}
+	}
+	home, _ := os.UserHomeDir()
+	guard := policy.Guard(home)
 	stdout := &capped{max: maxExecOutput}
 	stderr := &capped{max: maxExecOutput}
 	err = runContained(func() *exec.Cmd {
 		stdout.Reset()
 		stderr.Reset()
-		cmd := exec.CommandContext(ctx, p.Argv[0], p.Argv[1:]...)
+		cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
 		cmd.Dir = dir
 		cmd.Env = env
 		cmd.Stdin = strings.NewReader(p.Stdin)
 		cmd.Stdout, cmd.Stderr = stdout, stderr
 		cmd.WaitDelay = execWaitDelay
+		cmd.SysProcAttr = sandbox.SysProcAttr(policy)
 		return cmd
 	})
 	res := abi.ExecResult{Stdout: stdout.String(), Stderr: stderr.String()}
+	if refused := append(policy.Refusals(res.Stderr, dir, home), guard()...); len(refused) > 0 {
+		res.Stderr = strings.TrimRight(res.Stderr, "\n") + "\n" + strings.Join(refused, "\n") + "\n"
+	}
 	var exitErr *exec.ExitError
 	switch {
 	case ctx.Err() != nil:

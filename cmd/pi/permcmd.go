@@ -98,6 +98,9 @@ func cmdPermissions(args []string, stdout, stderr io.Writer) int {
 	if res.Reason != "" {
 		fmt.Fprintf(tw, "reason:\t%s\n", res.Reason)
 	}
+	if res.SandboxOff {
+		fmt.Fprintf(tw, "sandbox:\toff (every command is covered by a rule with sandbox = \"off\")\n")
+	}
 	tw.Flush()
 	if len(res.Commands) > 0 {
 		fmt.Fprintln(stdout, "commands:")
@@ -144,6 +147,7 @@ type permissionListEntry struct {
 	Args     map[string]string `json:"args,omitempty"`
 	Decision string            `json:"decision"`
 	Reason   string            `json:"reason,omitempty"`
+	Sandbox  string            `json:"sandbox,omitempty"`
 	Ignored  string            `json:"ignored,omitempty"`
 }
 
@@ -158,7 +162,7 @@ func permissionsList(rt *app.Runtime, asJSON bool, stdout io.Writer) int {
 			Rules            []permissionListEntry `json:"rules"`
 		}{info.Default, info.DefaultAt, info.IgnoredDefault, info.IgnoredDefaultAt, []permissionListEntry{}}
 		for _, r := range info.Rules {
-			out.Rules = append(out.Rules, permissionListEntry{r.Where, r.Scope, r.Tool, r.Command, r.Path, r.Args, string(r.Decision), r.Reason, r.Ignored})
+			out.Rules = append(out.Rules, permissionListEntry{r.Where, r.Scope, r.Tool, r.Command, r.Path, r.Args, string(r.Decision), r.Reason, r.Sandbox, r.Ignored})
 		}
 		return printJSON(stdout, out)
 	}

@@ -43,6 +43,12 @@ func (p Policy) Refusals(out, cwd, home string) []string {
 			add("network access (sandbox network off)")
 			continue
 		}
+		if p.Network == NetworkAllow {
+			if why := p.proxyRefusal(line); why != "" {
+				add(why)
+				continue
+			}
+		}
 		if p.Mode == ModeFull || !containsAny(line, fsErrors) {
 			continue
 		}
@@ -54,6 +60,27 @@ func (p Policy) Refusals(out, cwd, home string) []string {
 		}
 	}
 	return lines
+}
+
+// proxyRefusal says what a line of output shows the proxy or the network
+// namespace of NetworkAllow refused ("" when nothing): the proxy's own 403
+// text, a client's report of a refused CONNECT, or a network error (a
+// connection that did not go through the proxy).
+func (p Policy) proxyRefusal(line string) string {
+	if i := strings.Index(line, "pi sandbox proxy: "); i >= 0 {
+		return "network: " + strings.TrimSpace(line[i+len("pi sandbox proxy: "):])
+	}
+	allowed := "sandbox network allow: only " + strings.Join(p.AllowHosts, ", ") + " through pi's proxy"
+	if len(p.AllowHosts) == 0 {
+		allowed = "sandbox network allow: no host is allowed"
+	}
+	if containsAny(line, []string{"response 403", "403 forbidden"}) {
+		return "network: the proxy refused a host that is not in allow_hosts (" + allowed + ")"
+	}
+	if containsAny(line, netErrors) {
+		return "network access outside the proxy (" + allowed + ")"
+	}
+	return ""
 }
 
 // covers says why the policy refuses a write to path (a function of the

@@ -38,7 +38,7 @@ func SysProcAttr(p Policy) *syscall.SysProcAttr {
 		return nil
 	}
 	f := uintptr(unix.CLONE_NEWUSER | unix.CLONE_NEWNS)
-	if p.Network == NetworkOff {
+	if p.Network != NetworkOn {
 		f |= unix.CLONE_NEWNET
 	}
 	return &syscall.SysProcAttr{Cloneflags: f,
@@ -65,7 +65,11 @@ func helperMain(args []string) int {
 		fmt.Fprintf(os.Stderr, "pi sandbox: drop capabilities: %v\n", err)
 		return ExitHelperFailed
 	}
-	err := syscall.Exec(argv[0], argv, append(os.Environ(), p.Restore...))
+	env := append(os.Environ(), p.Restore...)
+	if p.Network == NetworkAllow {
+		return forward(p.Proxy, argv, env)
+	}
+	err := syscall.Exec(argv[0], argv, env)
 	fmt.Fprintf(os.Stderr, "pi sandbox: exec %s: %v\n", argv[0], err)
 	return ExitHelperFailed
 }
@@ -79,16 +83,23 @@ func enter(p Policy) error {
 	if err := mapUser(p.UID, p.GID); err != nil {
 		return err
 	}
-	if p.Network == NetworkOff {
+	if p.Network != NetworkOn {
 		if err := loopbackUp(); err != nil {
 			return err
 		}
 	}
-	if p.Mode == ModeFull {
-		return nil
-	}
 	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
 		return fmt.Errorf("make mounts private: %w", err)
+	}
+	if p.Network != NetworkOn {
+		for _, dir := range p.Hide {
+			if err := hide(dir); err != nil {
+				return err
+			}
+		}
+	}
+	if p.Mode == ModeFull {
+		return nil
 	}
 	for _, dir := range pinned(p) {
 		if err := pin(dir); err != nil {
@@ -141,6 +152,18 @@ func loopbackUp() error {
 	ifr.SetUint16(ifr.Uint16() | unix.IFF_UP)
 	if err := unix.IoctlIfreq(fd, unix.SIOCSIFFLAGS, ifr); err != nil {
 		return fmt.Errorf("loopback up: %w", err)
+	}
+	return nil
+}
+
+// hide covers dir (a missing one is skipped) with an empty read-only
+// tmpfs: the sockets in it are out of reach.
+func hide(dir string) error {
+	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
+		return nil
+	}
+	if err := unix.Mount("pi-sandbox", dir, "tmpfs", unix.MS_RDONLY|unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, "size=4k,mode=0555"); err != nil {
+		return fmt.Errorf("hide %s: %w", dir, err)
 	}
 	return nil
 }

@@ -78,8 +78,13 @@ func Strictness(list []string, v string) int {
 type Policy struct {
 	// Mode is one of Modes.
 	Mode string `json:"mode"`
-	// Network is NetworkOn or NetworkOff (NetworkAllow is not built yet).
+	// Network is one of Networks; NetworkAllow needs Proxy.
 	Network string `json:"network"`
+	// Proxy is the Unix socket of the proxy that NetworkAllow reaches the
+	// network through (internal/sandbox/proxy); AllowHosts are its allowed hosts,
+	// for the refusal lines.
+	Proxy      string   `json:"proxy,omitempty"`
+	AllowHosts []string `json:"allow_hosts,omitempty"`
 	// Writable are the absolute folders the command may write under (with
 	// ModeWorkspaceWrite): the project, /tmp, $TMPDIR and configured ones.
 	// Missing ones are skipped.
@@ -88,6 +93,12 @@ type Policy struct {
 	// writable root (.git, .pi, pi.toml, pi's home). Missing ones are
 	// skipped.
 	Protected []string `json:"protected,omitempty"`
+	// Hide are folders covered by an empty read-only file system with the
+	// network off or allow: the sockets of local name resolvers (nscd,
+	// systemd-resolved, avahi), which would answer — and send out — the
+	// lookups of a command that has no network. Wrap fills it with
+	// ResolverDirs that exist when it is nil.
+	Hide []string `json:"hide,omitempty"`
 	// UID and GID are the user and group outside, mapped to themselves
 	// inside the user namespace; Wrap sets them.
 	UID int `json:"uid"`
@@ -96,6 +107,10 @@ type Policy struct {
 	// Wrap kept from the helper, which puts them back for the command.
 	Restore []string `json:"restore,omitempty"`
 }
+
+// ResolverDirs are the folders of local name resolvers' sockets, hidden
+// from a command without network (Policy.Hide).
+var ResolverDirs = []string{"/run/systemd/resolve", "/run/nscd", "/var/run/nscd", "/run/avahi-daemon", "/var/run/avahi-daemon"}
 
 // loaderVars are the variables the dynamic loader (and glibc) act on
 // before a program's first instruction: the helper, which runs before the
@@ -113,13 +128,13 @@ func isLoaderVar(kv string) bool {
 }
 
 // Active reports whether p needs the helper at all: ModeOff never does,
-// ModeFull only with the network off.
+// ModeFull only with the network off or allow.
 func (p Policy) Active() bool {
 	switch p.Mode {
 	case ModeOff, "":
 		return false
 	case ModeFull:
-		return p.Network == NetworkOff
+		return p.Network == NetworkOff || p.Network == NetworkAllow
 	}
 	return true
 }
@@ -128,8 +143,8 @@ func (p Policy) Active() bool {
 //
 // # Errors
 //
-// An unknown mode or network, network "allow" (not built yet), or a
-// writable or protected path that is not absolute.
+// An unknown mode or network, network "allow" without a proxy, or a
+// writable, protected or proxy path that is not absolute.
 func (p Policy) Check() error {
 	if err := CheckMode(p.Mode); err != nil {
 		return err
@@ -137,10 +152,14 @@ func (p Policy) Check() error {
 	if err := CheckNetwork(p.Network); err != nil {
 		return err
 	}
-	if p.Network == NetworkAllow {
-		return fmt.Errorf("sandbox network %q is not built yet: use %q or %q", NetworkAllow, NetworkOn, NetworkOff)
+	if p.Network == NetworkAllow && p.Proxy == "" {
+		return fmt.Errorf("sandbox network %q needs pi's proxy (internal/sandbox/proxy)", NetworkAllow)
 	}
-	for _, list := range [][]string{p.Writable, p.Protected} {
+	proxy := []string{}
+	if p.Proxy != "" {
+		proxy = append(proxy, p.Proxy)
+	}
+	for _, list := range [][]string{p.Writable, p.Protected, proxy, p.Hide} {
 		for _, d := range list {
 			if !filepath.IsAbs(d) {
 				return fmt.Errorf("sandbox path %q is not absolute", d)

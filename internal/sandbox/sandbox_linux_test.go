@@ -412,3 +412,38 @@ func TestDefaultHelperIsTheRunningFile(t *testing.T) {
 		t.Fatalf("argv %q, %v", argv, err)
 	}
 }
+
+// TestResolverSocketsHidden: with the network off or allow, the folders
+// of local resolvers' sockets (Policy.Hide; here a folder with a listening
+// socket standing in for nscd's) are empty inside, so a lookup cannot
+// leave through them; with the network on (the control) the socket is
+// there.
+func TestResolverSocketsHidden(t *testing.T) {
+	needKernel(t)
+	dir := filepath.Join(t.TempDir(), "nscd")
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("unix", filepath.Join(dir, "socket"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	for _, c := range []struct{ mode, network string }{{ModeWorkspaceWrite, NetworkOn}, {ModeWorkspaceWrite, NetworkOff}, {ModeFull, NetworkOff}} {
+		network := c.network
+		w := newWorld(t)
+		p := w.policy(t, c.mode, network)
+		p.Hide = []string{dir}
+		out, _ := runIn(t, p, w.project, w.home, `test -S `+dir+`/socket && echo visible; echo done`)
+		visible := strings.Contains(out, "visible")
+		if !strings.Contains(out, "done") {
+			t.Fatalf("%s: %s", network, out)
+		}
+		if network == NetworkOn && !visible {
+			t.Fatalf("control (network on): the socket is hidden: %s", out)
+		}
+		if network == NetworkOff && visible {
+			t.Fatalf("network off: the resolver's socket is reachable: %s", out)
+		}
+	}
+}

@@ -3,6 +3,7 @@
 package sandbox
 
 import (
+	"fmt"
 	"path/filepath"
 	"syscall"
 )
@@ -13,6 +14,9 @@ const SeatbeltExec = "/usr/bin/sandbox-exec"
 // wrap is Wrap on macOS: sandbox-exec with p's profile, the paths made
 // real (/tmp is /private/tmp). Untested on hardware (docs/sandbox.md).
 func wrap(p Policy, _ string, argv, env []string) ([]string, []string, error) {
+	if p.Network == NetworkAllow {
+		return nil, nil, fmt.Errorf("sandbox network %q is built for Linux only (its forwarder needs a network namespace): use %q or %q on macOS", NetworkAllow, NetworkOn, NetworkOff)
+	}
 	p.Writable, p.Protected = realPaths(p.Writable), realPaths(p.Protected)
 	out := append([]string{SeatbeltExec, "-p", p.SeatbeltProfile()}, argv...)
 	return out, env, nil

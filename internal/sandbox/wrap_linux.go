@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"path/filepath"
+	"slices"
 )
 
 // SelfHelper is the default helper: the running program's own file, as
@@ -20,6 +22,18 @@ func wrap(p Policy, helper string, argv, env []string) ([]string, []string, erro
 		helper = SelfHelper
 	}
 	p.UID, p.GID = os.Getuid(), os.Getgid()
+	if p.Network != NetworkOn && p.Hide == nil {
+		for _, d := range ResolverDirs {
+			if fi, err := os.Stat(d); err == nil && fi.IsDir() {
+				p.Hide = append(p.Hide, d)
+			}
+		}
+	}
+	if p.Network == NetworkAllow && p.Proxy != "" {
+		// The proxy's folder is read-only inside, so that its socket can
+		// neither be removed nor replaced by one of the command's.
+		p.Protected = append(slices.Clip(p.Protected), filepath.Dir(p.Proxy))
+	}
 	helperEnv := make([]string, 0, len(env))
 	for _, kv := range env {
 		if isLoaderVar(kv) {

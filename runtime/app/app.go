@@ -150,10 +150,12 @@ type Runtime struct {
 	// runs without it (boxOff).
 	boxImplicit bool
 	boxOnce     sync.Once
-	boxOff      bool
-	plan        atomic.Bool
-	planMu      sync.Mutex
-	planSaved   []string
+	// rerunAsk makes the re-run questions one at a time (askRerun).
+	rerunAsk  sync.Mutex
+	boxOff    bool
+	plan      atomic.Bool
+	planMu    sync.Mutex
+	planSaved []string
 	// session is where extensions' session.append and session.entries
 	// go: set by the conversation that keeps the session (BindSession).
 	session atomic.Pointer[func() *session.Session]
@@ -196,6 +198,11 @@ func Open(ctx context.Context, opts Options) (rt *Runtime, err error) {
 		}
 	}()
 	if err := r.loadConfig(); err != nil {
+		return nil, err
+	}
+	// The sandbox before what may start processes under it (extensions'
+	// exec, MCP servers with sandbox = true, bash).
+	if r.box, err = r.sandboxPolicy(); err != nil {
 		return nil, err
 	}
 	spawnHooks, err := r.startExtensions(ctx)
@@ -308,7 +315,9 @@ func (r *Runtime) hostOptions() extensions.Options {
 		ProjectRoot: r.cfg.ProjectRoot, Cwd: r.cwd,
 		HostName: firstNonEmpty(r.opts.HostName, "pi"), HostVersion: firstNonEmpty(r.opts.HostVersion, "dev"),
 		HideEnv: r.hideEnv,
-		Mode:    r.mode(), Trusted: r.trusted(), KVDir: r.kvDir(), UI: r.extensionUI(),
+		// Granted execs run under bash's sandbox (plan mode's too).
+		Sandbox: r.bashSandbox, SandboxHelper: r.opts.SandboxHelper,
+		Mode: r.mode(), Trusted: r.trusted(), KVDir: r.kvDir(), UI: r.extensionUI(),
 		Session: extSession{r},
 		// Lazy loads: records of what pinned extensions declared, in
 		// PI_HOME (as trusted as pi.toml: a record decides which hooks
@@ -355,11 +364,6 @@ func (r *Runtime) startExtensions(ctx context.Context) ([]tool.SpawnHook, error)
 // then the MCP servers' tools, and chooses the active set.
 func (r *Runtime) registerTools(spawnHooks []tool.SpawnHook) error {
 	bash := r.cfg.Tools.Bash
-	box, err := r.sandboxPolicy()
-	if err != nil {
-		return err
-	}
-	r.box = box
 	r.procs = builtin.NewProcesses()
 	r.closers = append(r.closers, r.procs.Close)
 	bashOpts := builtin.BashOptions{
@@ -368,6 +372,8 @@ func (r *Runtime) registerTools(spawnHooks []tool.SpawnHook) error {
 		FullOutputMaxBytes: int64(bash.FullOutputMaxMB) << 20, Redactor: r.redactor,
 		DefaultTimeout: float64(cmp.Or(bash.DefaultTimeout, DefaultBashTimeout)),
 		Sandbox:        r.bashSandbox, SandboxHelper: r.opts.SandboxHelper,
+		SandboxUserCommands: r.cfg.Sandbox.UserCommands,
+		Unsandboxed:         r.unsandboxed, AskRerun: r.askRerun,
 	}
 	r.bashOpts = bashOpts
 	for _, d := range builtin.Definitions(builtin.Options{Bash: bashOpts}) {

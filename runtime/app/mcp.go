@@ -37,6 +37,9 @@ func (r *Runtime) mcpOptions() mcp.Options {
 		Cwd: r.cwd, CacheDir: r.caches().cache, Logger: r.logger.Named("mcp"),
 		HideEnv: r.hideEnv, ClientName: firstNonEmpty(r.opts.HostName, "pi"), ClientVersion: firstNonEmpty(r.opts.HostVersion, "dev"),
 		OnWarning: r.warn,
+		// sandbox = true servers: the configured sandbox (not plan mode's:
+		// a server outlives a mode change).
+		Sandbox: r.configured, SandboxHelper: r.opts.SandboxHelper,
 	}
 }
 

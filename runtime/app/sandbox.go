@@ -2,6 +2,8 @@ package app
 
 import (
 	"cmp"
+	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -10,7 +12,9 @@ import (
 	"sync"
 
 	"github.com/pi-go/pi/internal/sandbox"
+	"github.com/pi-go/pi/internal/sandbox/proxy"
 	"github.com/pi-go/pi/runtime/config"
+	"github.com/pi-go/pi/runtime/tool"
 )
 
 // SandboxHelperArg is the first argument that makes a program linking
@@ -47,9 +51,6 @@ func (r *Runtime) sandboxPolicy() (*sandbox.Policy, error) {
 	s := r.cfg.Sandbox
 	mode := cmp.Or(s.Mode, sandbox.ModeWorkspaceWrite)
 	network := cmp.Or(s.Network, sandbox.NetworkOn)
-	if network == sandbox.NetworkAllow {
-		return nil, fmt.Errorf("sandbox network %q (allow_hosts through pi's proxy) is not built yet: set network = %q or %q", network, sandbox.NetworkOn, sandbox.NetworkOff)
-	}
 	p := &sandbox.Policy{Mode: mode, Network: network}
 	if !p.Active() {
 		return nil, nil
@@ -57,7 +58,7 @@ func (r *Runtime) sandboxPolicy() (*sandbox.Policy, error) {
 	// An explicit mode is checked now; the default when the first command
 	// runs (bashSandbox): finding out costs a process start (milliseconds)
 	// that a run without bash should not pay.
-	r.boxImplicit = s.Mode == "" && s.Network != sandbox.NetworkOff
+	r.boxImplicit = s.Mode == "" && network == sandbox.NetworkOn
 	if !r.boxImplicit {
 		if sup := ProbeSandbox(); sup.Missing != "" {
 			at := cmp.Or(s.ModeAt, "sandbox.network")
@@ -75,6 +76,14 @@ func (r *Runtime) sandboxPolicy() (*sandbox.Policy, error) {
 	}
 	p.Writable = uniqueAbs(append([]string{root, r.cwd, "/tmp", os.TempDir()}, expandHome(extra, home)...))
 	p.Protected = uniqueAbs(protectedPaths(root, r.cwd, r.piHome))
+	if network == sandbox.NetworkAllow {
+		px, err := proxy.Start(s.AllowHosts)
+		if err != nil {
+			return nil, err
+		}
+		r.closers = append(r.closers, func() { px.Close() })
+		p.Proxy, p.AllowHosts = px.Socket, slices.Clone(s.AllowHosts)
+	}
 	// pi's home and cache must exist to be protected (a bind mount needs
 	// something to cover): under a writable root a command could make
 	// them, planting a trust.json or native code pi then loads.
@@ -210,4 +219,45 @@ func (r *Runtime) configured() *sandbox.Policy {
 		return nil
 	}
 	return r.box
+}
+
+// unsandboxed reports whether the permission rules take the bash command
+// out of the sandbox: every command in it decided by a rule with sandbox =
+// "off" (permission.Result.SandboxOff). Never in plan mode.
+func (r *Runtime) unsandboxed(command string) bool {
+	if r.policy == nil || r.plan.Load() {
+		return false
+	}
+	input, err := json.Marshal(map[string]string{"command": command})
+	if err != nil {
+		return false
+	}
+	return r.policy.Check("bash", input, nil).SandboxOff
+}
+
+// RerunQuestion is the question a person is asked after the sandbox
+// refused part of a bash call; the refusal lines follow it.
+const RerunQuestion = "Re-run this command once outside the sandbox?"
+
+// askRerun asks the person, through the approver, whether a bash call the
+// sandbox refused something of may run once more outside it. Never
+// without a person (no approver, or --yes's YesApprover) and never in
+// plan mode; "always" counts as once.
+func (r *Runtime) askRerun(ctx context.Context, command string, refused []string) bool {
+	ap := r.approver()
+	if ap == nil || r.plan.Load() {
+		return false
+	}
+	if _, yes := ap.(YesApprover); yes {
+		return false
+	}
+	r.rerunAsk.Lock()
+	defer r.rerunAsk.Unlock()
+	input, err := json.Marshal(map[string]string{"command": command})
+	if err != nil {
+		return false
+	}
+	ans, err := ap.Approve(ctx, tool.ApprovalRequest{Call: tool.CallInfo{Name: "bash", Input: input},
+		Questions: []string{RerunQuestion + " " + strings.Join(refused, "; ")}})
+	return err == nil && ans != Decline
 }

@@ -4,19 +4,23 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/pi-go/pi/runtime/tool"
 )
 
 // TestSandboxByDefault: an assembled runtime runs bash under
 // workspace-write by default (the test binary is its own helper, as an
 // embedding program is): the project is writable, a sibling folder, the
 // project's pi.toml and PI_HOME are not, and the result names the
-// refusals; --sandbox off is the control; network "allow" is refused at
-// Open with what to do.
+// refusals; --sandbox off is the control.
 func TestSandboxByDefault(t *testing.T) {
 	if s := ProbeSandbox(); s.Missing != "" {
 		t.Skipf("kernel sandbox unavailable: %s", s.Missing)
@@ -62,11 +66,48 @@ func TestSandboxByDefault(t *testing.T) {
 		}
 	}
 
+}
+
+// TestSandboxNetworkAllow: with network = "allow" in the global pi.toml,
+// bash reaches a listed host (a loopback server named by its literal
+// address) through pi's proxy, and the result names a host that is not
+// listed; the proxy ends with the runtime.
+func TestSandboxNetworkAllow(t *testing.T) {
+	if s := ProbeSandbox(); s.Missing != "" {
+		t.Skipf("kernel sandbox unavailable: %s", s.Missing)
+	}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.WriteString(w, "hello-from-host\n")
+	}))
+	defer srv.Close()
+	hostport := strings.TrimPrefix(srv.URL, "http://")
 	dir, home := project(t)
-	write(t, filepath.Join(home, "pi.toml"), "[sandbox]\nnetwork = \"allow\"\nallow_hosts = [\"proxy.golang.org\"]\n")
-	_, err := Open(context.Background(), Options{Cwd: dir, PIHome: home})
-	if err == nil || !strings.Contains(err.Error(), `sandbox network "allow" (allow_hosts through pi's proxy) is not built yet`) {
-		t.Errorf("network allow: %v", err)
+	write(t, filepath.Join(dir, "pi.toml"), "[tools]\nactive = [\"bash\"]\n")
+	write(t, filepath.Join(home, "pi.toml"), "[sandbox]\nnetwork = \"allow\"\nallow_hosts = [\"127.0.0.1\"]\n")
+	rt, err := Open(context.Background(), Options{Cwd: dir, PIHome: home})
+	if err != nil {
+		t.Fatal(err)
+	}
+	get := func(url string) string {
+		return `hp=${HTTP_PROXY#http://}; exec 3<>/dev/tcp/127.0.0.1/${hp##*:} && printf 'GET ` + url + ` HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n' >&3 && timeout 10 cat <&3; `
+	}
+	script := get("http://"+hostport+"/") + get("http://evil.example/")
+	input, _ := json.Marshal(map[string]string{"command": script})
+	res, err := rt.CallTool(context.Background(), "bash", "c1", input, nil)
+	info := rt.Sandbox()
+	rt.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := res.Text()
+	if !strings.Contains(text, "hello-from-host") {
+		t.Fatalf("the listed host was not reached: %s", text)
+	}
+	if !strings.Contains(text, "Sandbox refused: network: host evil.example is not in [sandbox] allow_hosts") {
+		t.Errorf("the refusal is not named: %s", text)
+	}
+	if info.Network != "allow" {
+		t.Errorf("Sandbox() = %+v", info)
 	}
 }
 
@@ -227,5 +268,63 @@ func TestSandboxMissingKernelSupport(t *testing.T) {
 	}
 	if _, err := Open(context.Background(), Options{Cwd: dir, PIHome: home, Sandbox: "off"}); err != nil {
 		t.Errorf("--sandbox off: %v", err)
+	}
+}
+
+// TestSandboxOffRuleAndRerun: a permission rule with sandbox = "off" runs
+// its commands outside the sandbox (a touch outside lands, another
+// command's write does not); after a refusal an interactive approver is
+// asked once whether to re-run outside (yes: the write lands), --yes's
+// approver never is.
+func TestSandboxOffRuleAndRerun(t *testing.T) {
+	if s := ProbeSandbox(); s.Missing != "" {
+		t.Skipf("kernel sandbox unavailable: %s", s.Missing)
+	}
+	for _, approver := range []string{"person", "yes"} {
+		dir, home := project(t)
+		outside := outsideTmp(t)
+		write(t, filepath.Join(dir, "pi.toml"), "[tools]\nactive = [\"bash\"]\n")
+		write(t, filepath.Join(home, "pi.toml"), "[permissions]\ndefault = \"allow\"\n\n[[permissions.rules]]\ntool = \"bash\"\ncommand = [\"touch\", \"*\"]\ndecision = \"allow\"\nsandbox = \"off\"\n")
+		var questions []string
+		var ap Approver = YesApprover{}
+		if approver == "person" {
+			ap = ApproverFunc(func(_ context.Context, req tool.ApprovalRequest) (ApprovalAnswer, error) {
+				questions = append(questions, req.Questions...)
+				return ApproveOnce, nil
+			})
+		}
+		rt, err := Open(context.Background(), Options{Cwd: dir, PIHome: home, Approver: ap})
+		if err != nil {
+			t.Fatal(err)
+		}
+		call := func(script string) string {
+			input, _ := json.Marshal(map[string]string{"command": script})
+			res, err := rt.CallTool(context.Background(), "bash", "c1", input, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return res.Text()
+		}
+		if text := call("touch " + outside + "/ruled"); len(questions) != 0 {
+			t.Fatalf("%s: a sandbox = off call asked %q: %s", approver, questions, text)
+		}
+		text := call("echo x > " + outside + "/asked")
+		rt.Close()
+		if _, err := os.Stat(outside + "/ruled"); err != nil {
+			t.Errorf("%s: the sandbox = \"off\" rule's command was sandboxed", approver)
+		}
+		_, err = os.Stat(outside + "/asked")
+		if approver == "yes" {
+			if err == nil || !strings.Contains(text, "Sandbox refused: write outside the workspace") {
+				t.Errorf("--yes re-ran a refused call outside the sandbox: %s", text)
+			}
+			continue
+		}
+		if len(questions) != 1 || !strings.HasPrefix(questions[0], RerunQuestion+" Sandbox refused: write outside the workspace: "+outside+"/asked") {
+			t.Errorf("questions %q", questions)
+		}
+		if err != nil || !strings.Contains(text, "the user approved one re-run outside the sandbox") {
+			t.Errorf("the approved re-run did not write: %s", text)
+		}
 	}
 }

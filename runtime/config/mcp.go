@@ -38,6 +38,9 @@ type MCPServer struct {
 	// Disabled is set by enabled = false: the server is configured but
 	// not started.
 	Disabled bool
+	// Sandbox runs a stdio server under the [sandbox] policy of bash
+	// (sandbox = true).
+	Sandbox bool
 	// Scope is ScopeGlobal or ScopeProject; File the pi.toml naming it and
 	// Line the line of its [[mcp]] header.
 	Scope string
@@ -64,7 +67,7 @@ func (c *Config) MCPServer(name string) (MCPServer, bool) {
 	return MCPServer{}, false
 }
 
-var mcpKeys = []string{"name", "command", "url", "headers", "env", "tools", "disabled_tools", "timeout_ms", "enabled"}
+var mcpKeys = []string{"name", "command", "url", "headers", "env", "tools", "disabled_tools", "timeout_ms", "enabled", "sandbox"}
 
 // mcpServers decodes the [[mcp]] array.
 func (d *decoder) mcpServers(l *layer, v any) {
@@ -176,6 +179,15 @@ func (d *decoder) mcpServer(key string, v any) (MCPServer, bool) {
 	if v, ok := m["enabled"]; ok {
 		if b, ok := d.boolean(joinKey(key, "enabled"), v); ok {
 			s.Disabled = !b
+		}
+	}
+	if v, ok := m["sandbox"]; ok {
+		sk := joinKey(key, "sandbox")
+		if b, ok := d.boolean(sk, v); ok {
+			if b && hasURL {
+				d.errorf(sk, "key %q: the sandbox contains processes pi starts; a url server is not one (only stdio servers, with command)", sk)
+			}
+			s.Sandbox = b
 		}
 	}
 	return s, len(d.errs) == good

@@ -40,6 +40,7 @@ command = ["gh-mcp"]
 [[mcp]]
 name = "local"
 command = ["/usr/bin/local-mcp"]
+sandbox = true
 `)
 	c, err := Load(LoadOptions{Cwd: e.proj, PIHome: e.home, Trust: true})
 	if err != nil {
@@ -54,7 +55,7 @@ command = ["/usr/bin/local-mcp"]
 		// A relative program with a slash is made absolute against the file's folder.
 		{Name: "old", Command: []string{filepath.Join(e.home, "bin", "server"), "--flag"}, Disabled: true,
 			Scope: ScopeGlobal, File: filepath.Join(e.home, "pi.toml"), Line: 16},
-		{Name: "local", Command: []string{"/usr/bin/local-mcp"}, Scope: ScopeProject, File: proj, Line: 6},
+		{Name: "local", Command: []string{"/usr/bin/local-mcp"}, Sandbox: true, Scope: ScopeProject, File: proj, Line: 6},
 	}
 	if !reflect.DeepEqual(c.MCP, want) {
 		t.Errorf("MCP:\n got  %+v\n want %+v", c.MCP, want)
@@ -139,7 +140,8 @@ func TestLoadMCPErrors(t *testing.T) {
 		{"tool twice", "[[mcp]]\nname = \"a\"\ncommand = [\"x\"]\ntools = [\"t\", \"t\"]\n", `FILE:4: key "mcp[0].tools[1]": tool "t" is listed twice`},
 		{"zero timeout", "[[mcp]]\nname = \"a\"\ncommand = [\"x\"]\ntimeout_ms = 0\n", `FILE:4: key "mcp[0].timeout_ms" must be positive, got 0 (leave it out for the default)`},
 		{"enabled a string", "[[mcp]]\nname = \"a\"\ncommand = [\"x\"]\nenabled = \"yes\"\n", `FILE:4: key "mcp[0].enabled" must be a boolean, got string`},
-		{"unknown key", "[[mcp]]\nname = \"a\"\ncommand = [\"x\"]\nargs = [\"y\"]\n", `FILE:4: unknown key "mcp[0].args" (known keys: name, command, url, headers, env, tools, disabled_tools, timeout_ms, enabled)`},
+		{"unknown key", "[[mcp]]\nname = \"a\"\ncommand = [\"x\"]\nargs = [\"y\"]\n", `FILE:4: unknown key "mcp[0].args" (known keys: name, command, url, headers, env, tools, disabled_tools, timeout_ms, enabled, sandbox)`},
+		{"sandbox on a url server", "[[mcp]]\nname = \"a\"\nurl = \"https://h/mcp\"\nsandbox = true\n", `FILE:4: key "mcp[0].sandbox": the sandbox contains processes pi starts; a url server is not one (only stdio servers, with command)`},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			e := newEnv(t)

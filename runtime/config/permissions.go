@@ -54,7 +54,7 @@ func cloneRules(rs []PermissionRule) []PermissionRule {
 
 var (
 	permissionsKeys = []string{"default", "rules"}
-	ruleKeys        = []string{"tool", "command", "path", "args", "decision", "reason", "match", "not_match"}
+	ruleKeys        = []string{"tool", "command", "path", "args", "decision", "reason", "match", "not_match", "sandbox"}
 	maxBashTimeout  = 86_400 // one day, in seconds
 )
 
@@ -72,15 +72,21 @@ type permLayer struct {
 // loosens reports whether the layer has settings that need trust: a
 // default, or allow rules.
 func (p *permLayer) loosens() bool {
-	return p.def != nil || slices.ContainsFunc(p.rules, func(r PermissionRule) bool { return r.Decision == permission.Allow })
+	return p.def != nil || slices.ContainsFunc(p.rules, loosensRule)
 }
 
-// dropLoosening keeps only the deny and ask rules, which restrict and so
-// apply without trust.
+// loosensRule: an allow rule, or one that takes commands out of the
+// sandbox (sandbox = "off", even on an ask rule).
+func loosensRule(r PermissionRule) bool {
+	return r.Decision == permission.Allow || r.Sandbox != ""
+}
+
+// dropLoosening keeps only the deny and ask rules that do not take
+// commands out of the sandbox: they restrict, and so apply without trust.
 func (p *permLayer) dropLoosening() {
 	var keep []PermissionRule
 	for _, r := range p.rules {
-		if r.Decision == permission.Allow {
+		if loosensRule(r) {
 			p.ignored = append(p.ignored, r)
 		} else {
 			keep = append(keep, r)
@@ -98,9 +104,13 @@ func (p *permLayer) ignoredNames() []string {
 		out = append(out, "permissions.default")
 	}
 	var lines []string
+	var offLines []string // ask rules with sandbox = "off"
 	for _, r := range p.rules {
-		if r.Decision == permission.Allow {
+		switch {
+		case r.Decision == permission.Allow:
 			lines = append(lines, fmt.Sprint(r.Line))
+		case loosensRule(r):
+			offLines = append(offLines, fmt.Sprint(r.Line))
 		}
 	}
 	switch len(lines) {
@@ -109,6 +119,13 @@ func (p *permLayer) ignoredNames() []string {
 		out = append(out, "the permissions allow rule at line "+lines[0])
 	default:
 		out = append(out, "the permissions allow rules at lines "+strings.Join(lines, ", "))
+	}
+	switch len(offLines) {
+	case 0:
+	case 1:
+		out = append(out, `the permissions rule with sandbox = "off" at line `+offLines[0])
+	default:
+		out = append(out, `the permissions rules with sandbox = "off" at lines `+strings.Join(offLines, ", "))
 	}
 	return out
 }
@@ -179,6 +196,9 @@ func (d *decoder) permissionRule(key string, v any) (PermissionRule, bool) {
 	}
 	if v, ok := m["reason"]; ok {
 		r.Reason, _ = d.str(joinKey(key, "reason"), v)
+	}
+	if v, ok := m["sandbox"]; ok {
+		r.Sandbox, _ = d.str(joinKey(key, "sandbox"), v)
 	}
 	if v, ok := m["command"]; ok {
 		if ws, ok := d.strings(joinKey(key, "command"), v, nil); ok {

@@ -87,6 +87,30 @@ func TestPermissionsLayering(t *testing.T) {
 	}
 }
 
+// TestPermissionsSandboxOffNeedsTrust: an ask rule that takes commands
+// out of the sandbox loosens it, so an untrusted project's is ignored and
+// named; trusted, it applies.
+func TestPermissionsSandboxOffNeedsTrust(t *testing.T) {
+	for _, trust := range []bool{false, true} {
+		e := newEnv(t)
+		writeFile(t, filepath.Join(e.proj, "pi.toml"), "[[permissions.rules]]\ntool = \"bash\"\ncommand = [\"docker\", \"*\"]\ndecision = \"ask\"\nsandbox = \"off\"\n")
+		c, err := Load(LoadOptions{Cwd: e.proj, PIHome: e.home, Trust: trust})
+		if err != nil {
+			t.Fatal(err)
+		}
+		rules := c.Permissions.Rules
+		if trust {
+			if len(rules) != 1 || rules[0].Sandbox != "off" {
+				t.Errorf("trusted: rules %+v", rules)
+			}
+			continue
+		}
+		if len(rules) != 0 || len(c.Warnings) != 1 || !strings.Contains(c.Warnings[0], `the permissions rule with sandbox = "off" at line 1`) {
+			t.Errorf("untrusted: rules %+v, warnings %q", rules, c.Warnings)
+		}
+	}
+}
+
 // TestPermissionsRestrictOnlyNeedNoTrust: a project with only deny and ask
 // rules is not "untrusted" at all: nothing is ignored, nothing warned.
 func TestPermissionsRestrictOnlyNeedNoTrust(t *testing.T) {
@@ -113,7 +137,10 @@ func TestPermissionsErrors(t *testing.T) {
 	tests := []struct{ toml, want string }{
 		{"[permissions]\ndefault = \"maybe\"\n", `FILE:2: key "permissions.default": must be "allow", "ask" or "deny", got "maybe"`},
 		{"[permissions]\ndefaults = \"ask\"\n", `FILE:2: unknown key "permissions.defaults" (known keys: default, rules)`},
-		{"[[permissions.rules]]\ntool = \"bash\"\ndecision = \"deny\"\ncmd = [\"rm\"]\n", `FILE:4: unknown key "permissions.rules[0].cmd" (known keys: tool, command, path, args, decision, reason, match, not_match)`},
+		{"[[permissions.rules]]\ntool = \"bash\"\ndecision = \"deny\"\ncmd = [\"rm\"]\n", `FILE:4: unknown key "permissions.rules[0].cmd" (known keys: tool, command, path, args, decision, reason, match, not_match, sandbox)`},
+		{"[[permissions.rules]]\ntool = \"bash\"\ncommand = [\"docker\", \"*\"]\ndecision = \"allow\"\nsandbox = \"none\"\n", `FILE:5: key "permissions.rules[0].sandbox": must be "off" (the commands the rule matches run outside the kernel sandbox), got "none"`},
+		{"[[permissions.rules]]\ntool = \"bash\"\ndecision = \"allow\"\nsandbox = \"off\"\n", `FILE:4: key "permissions.rules[0].sandbox": needs command: it says which commands run outside the sandbox (command = ["docker", "*"])`},
+		{"[[permissions.rules]]\ntool = \"bash\"\ncommand = [\"docker\"]\ndecision = \"deny\"\nsandbox = \"off\"\n", `FILE:5: key "permissions.rules[0].sandbox": a deny rule runs nothing: sandbox = "off" goes with allow or ask`},
 		{"[[permissions.rules]]\ndecision = \"deny\"\n", `FILE:1: key "permissions.rules[0].tool" is required: a tool name or glob ("bash", "write|edit", "*")`},
 		{"[[permissions.rules]]\ntool = \"bash\"\n", `FILE:1: key "permissions.rules[0].decision" is required: "allow", "ask" or "deny"`},
 		{"[[permissions.rules]]\ntool = \"bash\"\ndecision = \"block\"\n", `FILE:3: key "permissions.rules[0].decision": must be "allow", "ask" or "deny", got "block"`},

@@ -27,9 +27,12 @@ type Sandbox struct {
 	Writable []string
 	// AllowHosts are the hosts network "allow" lets through.
 	AllowHosts []string
+	// UserCommands runs the commands a person types (!cmd, RPC bash)
+	// under the sandbox too.
+	UserCommands bool
 }
 
-var sandboxKeys = []string{"mode", "writable", "network", "allow_hosts"}
+var sandboxKeys = []string{"mode", "writable", "network", "allow_hosts", "user_commands"}
 
 // sandboxLayer is one file's [sandbox]; nil pointers are keys not set.
 type sandboxLayer struct {
@@ -38,6 +41,7 @@ type sandboxLayer struct {
 	writable      []string
 	allowHosts    []string
 	allowHostsSet bool
+	userCommands  *bool
 }
 
 func (d *decoder) sandbox(l *layer, v any) {
@@ -82,6 +86,11 @@ func (d *decoder) sandbox(l *layer, v any) {
 			l.sandbox.writable = append(l.sandbox.writable, filepath.Clean(s))
 		}
 	}
+	if v, ok := m["user_commands"]; ok {
+		if b, ok := d.boolean("sandbox.user_commands", v); ok {
+			l.sandbox.userCommands = &b
+		}
+	}
 	if v, ok := m["allow_hosts"]; ok {
 		hosts, ok := d.strings("sandbox.allow_hosts", v, func(s string) error {
 			if s == "" || strings.ContainsAny(s, " /:") {
@@ -97,9 +106,9 @@ func (d *decoder) sandbox(l *layer, v any) {
 
 // loosens reports whether the project's [sandbox] l would weaken what
 // base (the global file and the default) sets: extra writable roots, a
-// weaker mode or a more open network.
+// weaker mode, a more open network, or the person's commands taken out.
 func (l *sandboxLayer) loosens(base Sandbox) bool {
-	return len(l.writable) > 0 || l.allowHostsSet ||
+	return len(l.writable) > 0 || l.allowHostsSet || (l.userCommands != nil && !*l.userCommands && base.UserCommands) ||
 		(l.mode != nil && stricterMode(base.Mode, *l.mode)) ||
 		(l.network != nil && stricterNetwork(base.Network, *l.network))
 }
@@ -115,6 +124,10 @@ func (l *sandboxLayer) dropLoosening(base Sandbox) []string {
 	if l.allowHostsSet {
 		l.allowHosts, l.allowHostsSet = nil, false
 		names = append(names, "sandbox.allow_hosts")
+	}
+	if l.userCommands != nil && !*l.userCommands && base.UserCommands {
+		l.userCommands = nil
+		names = append(names, "sandbox.user_commands")
 	}
 	if l.mode != nil && stricterMode(base.Mode, *l.mode) {
 		l.mode = nil
@@ -167,5 +180,8 @@ func (l *layer) applySandbox(c *Config) {
 	}
 	if s.allowHostsSet {
 		c.Sandbox.AllowHosts = slices.Clone(s.allowHosts)
+	}
+	if s.userCommands != nil {
+		c.Sandbox.UserCommands = *s.userCommands
 	}
 }

@@ -16,6 +16,7 @@ func TestSandboxLayering(t *testing.T) {
 		trust                 bool
 		mode, network         string
 		writable              []string
+		user                  bool   // user_commands
 		warn                  string // in the warnings
 		wantErr               string
 	}{
@@ -29,6 +30,10 @@ func TestSandboxLayering(t *testing.T) {
 		{name: "untrusted project may not turn it off", project: "[sandbox]\nmode = \"off\"\n", warn: "sandbox.mode"},
 		{name: "trusted project loosens", global: "[sandbox]\nmode = \"read-only\"\n", trust: true,
 			project: "[sandbox]\nmode = \"off\"\nwritable = [\"cache\"]\n", mode: "off", writable: []string{"PROJ/cache"}},
+		{name: "untrusted project sandboxes the person's commands", project: "[sandbox]\nuser_commands = true\n", user: true},
+		{name: "untrusted project may not take the person's commands out", global: "[sandbox]\nuser_commands = true\n",
+			project: "[sandbox]\nuser_commands = false\n", user: true, warn: "sandbox.user_commands"},
+		{name: "user_commands not a boolean", global: "[sandbox]\nuser_commands = \"yes\"\n", wantErr: `sandbox.user_commands`},
 		{name: "unknown mode", global: "[sandbox]\nmode = \"danger\"\n", wantErr: `key "sandbox.mode": unknown sandbox mode "danger" (want off, full, workspace-write, read-only)`},
 		{name: "unknown network", global: "[sandbox]\nnetwork = \"maybe\"\n", wantErr: `unknown sandbox network "maybe"`},
 		{name: "bad tilde", global: "[sandbox]\nwritable = [\"~bob/x\"]\n", wantErr: `only ~/ (your home) is expanded`},
@@ -59,7 +64,7 @@ func TestSandboxLayering(t *testing.T) {
 				want = append(want, strings.Replace(w, "PROJ", e.proj, 1))
 			}
 			s := c.Sandbox
-			if s.Mode != tt.mode || s.Network != tt.network || !slices.Equal(s.Writable, want) {
+			if s.Mode != tt.mode || s.Network != tt.network || !slices.Equal(s.Writable, want) || s.UserCommands != tt.user {
 				t.Errorf("sandbox = %+v, want mode %q network %q writable %q", s, tt.mode, tt.network, want)
 			}
 			warnings := strings.Join(c.Warnings, "\n")

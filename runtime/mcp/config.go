@@ -18,6 +18,7 @@ func FromConfig(entries []config.MCPServer) []Server {
 		out = append(out, Server{
 			Name: e.Name, Command: e.Command, URL: e.URL, Headers: e.Headers, Env: e.Env,
 			Tools: e.Tools, DisabledTools: e.DisabledTools, Timeout: time.Duration(e.TimeoutMS) * time.Millisecond,
+			Sandbox: e.Sandbox,
 		})
 	}
 	return out

@@ -12,12 +12,14 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/pi-go/pi/internal/procs"
+	"github.com/pi-go/pi/internal/sandbox"
 	"github.com/pi-go/pi/runtime/tool"
 )
 
@@ -192,7 +194,11 @@ func (c *conn) connect(ctx context.Context) (*sdk.ClientSession, *process, []cac
 		if err != nil {
 			return nil, nil, nil, "", err
 		}
-		proc, err = newProcess(c.cfg.Command, c.m.opts.Cwd, env, c.stderrLine)
+		argv, attr, err := c.sandboxed(env)
+		if err != nil {
+			return nil, nil, nil, "", err
+		}
+		proc, err = newProcess(argv, c.m.opts.Cwd, attr.env, attr.sys, c.stderrLine)
 		if err != nil {
 			return nil, nil, nil, "", err
 		}
@@ -534,10 +540,50 @@ type process struct {
 	unmark  func() // procs.StartOwn's release
 }
 
+// startAttr is how a stdio server starts: its environment, and the
+// sandbox's SysProcAttr (nil: none).
+type startAttr struct {
+	env []string
+	sys *syscall.SysProcAttr
+}
+
+// sandboxed is the command line and start of a stdio server: as
+// configured, or with Server.Sandbox the sandbox's helper around it.
+//
+// # Errors
+//
+// Sandbox = true with no sandbox to run it in, a program not on PATH, or a
+// policy the system cannot apply.
+func (c *conn) sandboxed(env []string) ([]string, startAttr, error) {
+	argv := c.cfg.Command
+	if !c.cfg.Sandbox {
+		return argv, startAttr{env: env}, nil
+	}
+	var p *sandbox.Policy
+	if c.m.opts.Sandbox != nil {
+		p = c.m.opts.Sandbox()
+	}
+	if p == nil || !p.Active() {
+		return nil, startAttr{}, errors.New("sandbox = true, but commands run without the sandbox here ([sandbox] mode, or the kernel: pi doctor)")
+	}
+	if !strings.Contains(argv[0], "/") {
+		path, err := exec.LookPath(argv[0])
+		if err != nil {
+			return nil, startAttr{}, err
+		}
+		argv = append([]string{path}, argv[1:]...)
+	}
+	argv, env, err := sandbox.Wrap(*p, c.m.opts.SandboxHelper, argv, env)
+	if err != nil {
+		return nil, startAttr{}, err
+	}
+	return argv, startAttr{env: env, sys: sandbox.SysProcAttr(*p)}, nil
+}
+
 // newProcess prepares (does not start) a stdio server in its own session
-// and process group, its stderr read line by line into a tail kept for
-// messages.
-func newProcess(argv []string, dir string, env []string, onLine func(string)) (*process, error) {
+// and process group (with sys, the sandbox's namespaces, when not nil),
+// its stderr read line by line into a tail kept for messages.
+func newProcess(argv []string, dir string, env []string, sys *syscall.SysProcAttr, onLine func(string)) (*process, error) {
 	r, w, err := os.Pipe()
 	if err != nil {
 		return nil, err
@@ -545,6 +591,11 @@ func newProcess(argv []string, dir string, env []string, onLine func(string)) (*
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Dir, cmd.Env, cmd.Stderr = dir, env, w
 	cmd.SysProcAttr = procAttr()
+	if sys != nil {
+		a := *sys
+		a.Setsid = true
+		cmd.SysProcAttr = &a
+	}
 	p := &process{cmd: cmd, errW: w, tail: newTail(r, onLine)}
 	p.inner = &sdk.CommandTransport{Command: cmd, TerminateDuration: terminateGrace}
 	return p, nil

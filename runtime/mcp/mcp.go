@@ -15,6 +15,8 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/pi-go/pi/runtime/tool"
+
+	"github.com/pi-go/pi/internal/sandbox"
 )
 
 // Defaults of Options and Server.
@@ -45,6 +47,9 @@ type Server struct {
 	DisabledTools []string
 	// Timeout bounds one call; 0 means DefaultTimeout.
 	Timeout time.Duration
+	// Sandbox runs a stdio server under Options.Sandbox's policy; it
+	// does not start when there is none.
+	Sandbox bool
 }
 
 // Target is the command line or the URL (without its query, which may hold
@@ -91,6 +96,12 @@ type Options struct {
 	// changed: listed for the first time or again (tools/list_changed), or
 	// gone because the server failed or exited. See Manager.Generation.
 	OnChange func()
+	// Sandbox is the kernel sandbox of the stdio servers marked Sandbox
+	// (internal/sandbox; nil or a policy that is not Active: none, and
+	// such a server does not start); SandboxHelper the program that
+	// applies it ("" is the running program).
+	Sandbox       func() *sandbox.Policy
+	SandboxHelper string
 	// OnWarning receives one sentence per problem a user should see (a
 	// server that failed to start or died, a tool that was left out).
 	OnWarning func(string)

@@ -139,6 +139,10 @@ type Result struct {
 	// Commands are, for a bash call, the simple commands found, each with
 	// its own decision.
 	Commands []CommandResult
+	// SandboxOff is set for a bash call whose every command was decided
+	// (allow or ask) by a rule with sandbox = "off", and that has no
+	// command pi cannot see: it runs outside the kernel sandbox.
+	SandboxOff bool
 	// Asks are, when Decision is Ask, every distinct reason to ask (one
 	// per asking rule, per command no rule matches under a default ask,
 	// per command pi cannot see), for a person to answer once each.
@@ -211,10 +215,17 @@ func (p *Policy) Check(name string, input json.RawMessage, paths []string) Resul
 	}
 	var res Result
 	var best verdict
+	off, decided := true, 0 // SandboxOff: every decided command's rule says so
 	if hasScript {
 		{
 			for i := range cmds {
 				v := p.decide(applicable, &cmds[i])
+				if v.d != "" {
+					decided++
+					if v.rule == nil || v.rule.rule.Sandbox != SandboxOff || v.d == Deny {
+						off = false
+					}
+				}
 				cr := CommandResult{Text: cmds[i].text(), Via: cmds[i].via, Latent: cmds[i].latent, Decision: v.d}
 				if v.d != "" {
 					cr.RuleText, cr.Reason = p.describe(v, name)
@@ -250,6 +261,7 @@ func (p *Policy) Check(name string, input json.RawMessage, paths []string) Resul
 	case len(res.Asks) == 0:
 		res.addAsk(p, best, name)
 	}
+	res.SandboxOff = hasScript && off && decided > 0 && res.Decision != Deny
 	return res
 }
 

@@ -248,3 +248,39 @@ func TestCheckExamples(t *testing.T) {
 		}
 	}
 }
+
+// TestSandboxOff: a bash call runs outside the sandbox only when every
+// command in it was decided by a rule with sandbox = "off" (allow or ask);
+// one other command, a command pi cannot see or a deny keeps it inside.
+func TestSandboxOff(t *testing.T) {
+	root := t.TempDir()
+	p := mustPolicy(t, []Rule{
+		{Tool: "bash", Command: []string{"docker", "*"}, Decision: Allow, Sandbox: SandboxOff},
+		{Tool: "bash", Command: []string{"docker", "rm"}, Decision: Ask, Sandbox: SandboxOff},
+		{Tool: "bash", Command: []string{"docker", "system", "prune"}, Decision: Deny},
+		{Tool: "bash", Command: []string{"ls"}, Decision: Allow},
+	}, Options{Default: Ask, Root: root, Cwd: root})
+	for cmd, want := range map[string]bool{
+		"docker ps":                      true,
+		"docker ps && docker images":     true,
+		"docker rm x":                    true, // ask, sandbox off once approved
+		"docker ps; ls":                  false,
+		"ls":                             false,
+		"docker ps $(cat secret)":        false,
+		"docker ps | sh":                 false,
+		"$CMD ps":                        false,
+		"docker system prune":            false,
+		"docker ps; docker system prune": false,
+		"echo hi":                        false,
+	} {
+		if got := p.Check("bash", bashInput(cmd), nil); got.SandboxOff != want {
+			t.Errorf("%q: SandboxOff = %v, want %v (%s %s)", cmd, got.SandboxOff, want, got.Decision, got.RuleText)
+		}
+	}
+	if got := p.Check("bash", bashInput("docker ps"), nil); !strings.HasSuffix(got.RuleText, "bash docker * sandbox=off") {
+		t.Errorf("rule text %q does not say sandbox=off", got.RuleText)
+	}
+	if got := p.Check("write", []byte(`{"path":"x","content":""}`), []string{root + "/x"}); got.SandboxOff {
+		t.Error("a write call is SandboxOff")
+	}
+}

@@ -23,6 +23,10 @@ const (
 	Deny  Decision = "deny"
 )
 
+// SandboxOff is Rule.Sandbox for commands that run outside the kernel
+// sandbox.
+const SandboxOff = "off"
+
 // rank orders decisions: the strictest has the highest rank; "" (none) is 0.
 func (d Decision) rank() int {
 	switch d {
@@ -70,6 +74,11 @@ type Rule struct {
 	Decision Decision
 	// Reason says why, in the user's words; shown with the decision.
 	Reason string
+	// Sandbox is "off" for a bash rule (Command set, allow or ask) whose
+	// commands run outside the kernel sandbox: a call runs unsandboxed when
+	// every command in it was decided by such a rule (Result.SandboxOff).
+	// "" when not set.
+	Sandbox string
 	// Match and NotMatch are examples checked when the rule is loaded: bash
 	// commands when Command is set, else paths when Path is set, else JSON
 	// arguments when Args is set, else tool names.
@@ -98,7 +107,8 @@ func (r Rule) Clone() Rule {
 }
 
 // Short is the rule in a few words, for messages: "bash git push",
-// "write|edit .env*,**/*.pem", "fetch /url=https://*".
+// "write|edit .env*,**/*.pem", "fetch /url=https://*", "bash docker *
+// sandbox=off".
 func (r Rule) Short() string {
 	parts := []string{r.Tool}
 	if r.Command != nil {
@@ -116,6 +126,9 @@ func (r Rule) Short() string {
 		for _, k := range keys {
 			parts = append(parts, k+"="+r.Args[k])
 		}
+	}
+	if r.Sandbox != "" {
+		parts = append(parts, "sandbox="+r.Sandbox)
 	}
 	return strings.Join(parts, " ")
 }
@@ -227,6 +240,15 @@ func compileRule(r Rule) (*compiled, []*FieldError) {
 	}
 	if _, err := ParseDecision(string(r.Decision)); err != nil {
 		add("decision", "%v", err)
+	}
+	switch {
+	case r.Sandbox == "":
+	case r.Sandbox != SandboxOff:
+		add("sandbox", `must be %q (the commands the rule matches run outside the kernel sandbox), got %q`, SandboxOff, r.Sandbox)
+	case r.Command == nil:
+		add("sandbox", `needs command: it says which commands run outside the sandbox (command = ["docker", "*"])`)
+	case r.Decision == Deny:
+		add("sandbox", `a deny rule runs nothing: sandbox = "off" goes with allow or ask`)
 	}
 	if r.Command != nil {
 		if len(r.Command) == 0 {

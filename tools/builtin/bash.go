@@ -151,6 +151,9 @@ func runBash(ctx context.Context, opts BashOptions, call tool.Call, tc tool.Cont
 			policy = *p
 		}
 	}
+	if policy.Active() && opts.Unsandboxed != nil && opts.Unsandboxed(args.Command) {
+		policy = sandbox.Policy{}
+	}
 	argv, env, err := sandbox.Wrap(policy, opts.SandboxHelper, []string{shell, "-c", spawn.Command}, environList(spawn.Env))
 	if err != nil {
 		return tool.Result{}, fmt.Errorf("bash: %w", err)
@@ -167,7 +170,26 @@ func runBash(ctx context.Context, opts BashOptions, call tool.Call, tc tool.Cont
 		snap.FileErr = cerr
 	}
 	refused := append(policy.Refusals(snap.Content, spawn.Cwd, home), guard()...)
-	return withRefusals(bashResult(run, snap, args.Timeout), refused), nil
+	res := withRefusals(bashResult(run, snap, args.Timeout), refused)
+	if len(refused) > 0 && opts.AskRerun != nil && ctx.Err() == nil && opts.AskRerun(ctx, args.Command, refused) {
+		return rerunOutside(ctx, opts, call, tc, args)
+	}
+	return res, nil
+}
+
+// RerunNote starts the result of a call re-run outside the sandbox.
+const RerunNote = "The sandbox refused this command; the user approved one re-run outside the sandbox. Its result:\n\n"
+
+// rerunOutside runs the call again without the sandbox (and without
+// asking again), its result starting with RerunNote.
+func rerunOutside(ctx context.Context, opts BashOptions, call tool.Call, tc tool.Context, args bashArgs) (tool.Result, error) {
+	opts.Sandbox, opts.AskRerun = nil, nil
+	res, err := runBash(ctx, opts, call, tc, args)
+	if err != nil || len(res.Content) == 0 || res.Content[0].Type != "text" {
+		return res, err
+	}
+	res.Content[0].Text = RerunNote + res.Content[0].Text
+	return res, nil
 }
 
 // withRefusals adds the sandbox's refusal lines to the end of a result.

@@ -8,11 +8,13 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/pi-go/pi/internal/sandbox"
+	"github.com/pi-go/pi/internal/sandbox/proxy"
 	"github.com/pi-go/pi/runtime/tool"
 )
 
@@ -62,6 +64,147 @@ func TestBashSandbox(t *testing.T) {
 				t.Errorf("result lacks %q:\n%s", want, text)
 			}
 		}
+	}
+}
+
+// TestRunCommandSandbox: a command a person types (RunCommand) runs
+// unsandboxed by default (the control: it writes outside the workspace)
+// and under the bash tool's sandbox with SandboxUserCommands, the refusal
+// named in its output.
+func TestRunCommandSandbox(t *testing.T) {
+	if s := sandbox.Probe(); s.Missing != "" {
+		t.Skipf("kernel sandbox unavailable: %s", s.Missing)
+	}
+	for _, user := range []bool{false, true} {
+		root := t.TempDir()
+		project, outside := filepath.Join(root, "proj"), filepath.Join(root, "outside")
+		for _, d := range []string{project, outside} {
+			if err := os.MkdirAll(d, 0o755); err != nil {
+				t.Fatal(err)
+			}
+		}
+		p := &sandbox.Policy{Mode: sandbox.ModeWorkspaceWrite, Network: sandbox.NetworkOn, Writable: []string{project}}
+		opts := BashOptions{Sandbox: func() *sandbox.Policy { return p }, SandboxUserCommands: user}
+		res, err := RunCommand(context.Background(), opts, project, `echo in > in.txt; echo out > `+outside+`/x; echo done`, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := os.Stat(project + "/in.txt"); err != nil || !strings.Contains(res.Output, "done") {
+			t.Fatalf("user_commands=%v: the command did not run in the project: %s", user, res.Output)
+		}
+		_, errOut := os.Stat(outside + "/x")
+		if !user {
+			if errOut != nil {
+				t.Fatalf("control: the person's command was sandboxed without user_commands: %s", res.Output)
+			}
+			continue
+		}
+		if errOut == nil {
+			t.Fatalf("user_commands: the person's command wrote outside the workspace: %s", res.Output)
+		}
+		if want := "Sandbox refused: write outside the workspace: " + outside + "/x (sandbox workspace-write)"; !strings.Contains(res.Output, want) {
+			t.Errorf("output lacks %q:\n%s", want, res.Output)
+		}
+	}
+}
+
+// TestBashUnsandboxedAndRerun: a command Unsandboxed names runs without
+// the sandbox (its write outside lands; another command's does not); a
+// refused call is re-run outside once when AskRerun says yes (the result
+// says so) and stays refused when it says no; AskRerun is not asked when
+// nothing was refused.
+func TestBashUnsandboxedAndRerun(t *testing.T) {
+	if s := sandbox.Probe(); s.Missing != "" {
+		t.Skipf("kernel sandbox unavailable: %s", s.Missing)
+	}
+	root := t.TempDir()
+	project, outside := filepath.Join(root, "proj"), filepath.Join(root, "outside")
+	for _, d := range []string{project, outside} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	p := &sandbox.Policy{Mode: sandbox.ModeWorkspaceWrite, Network: sandbox.NetworkOn, Writable: []string{project}}
+	write := func(name string) string { return `echo x > ` + outside + `/` + name }
+	opts := BashOptions{Sandbox: func() *sandbox.Policy { return p },
+		Unsandboxed: func(command string) bool { return command == write("free") }}
+	for name, wantWritten := range map[string]bool{"free": true, "boxed": false} {
+		r := bashCall(t, context.Background(), opts, project, map[string]any{"command": write(name)}, nil)
+		_, err := os.Stat(outside + "/" + name)
+		if (err == nil) != wantWritten {
+			t.Errorf("%s: written %v, want %v: %s", name, err == nil, wantWritten, resultText(t, r))
+		}
+	}
+
+	for _, yes := range []bool{false, true} {
+		name := "rerun-" + map[bool]string{false: "no", true: "yes"}[yes]
+		var asked []string
+		opts := BashOptions{Sandbox: func() *sandbox.Policy { return p },
+			AskRerun: func(_ context.Context, command string, refused []string) bool {
+				asked = append(asked, command+" | "+strings.Join(refused, "; "))
+				return yes
+			}}
+		r := bashCall(t, context.Background(), opts, project, map[string]any{"command": write(name)}, nil)
+		text := resultText(t, r)
+		_, err := os.Stat(outside + "/" + name)
+		if len(asked) != 1 || !strings.Contains(asked[0], "Sandbox refused: write outside the workspace: "+outside+"/"+name) {
+			t.Fatalf("%s: asked %q", name, asked)
+		}
+		if yes && (err != nil || !strings.HasPrefix(text, RerunNote)) {
+			t.Errorf("approved re-run: written %v: %s", err == nil, text)
+		}
+		if !yes && (err == nil || !strings.Contains(text, "Sandbox refused:")) {
+			t.Errorf("declined re-run: written %v: %s", err == nil, text)
+		}
+		asked = nil
+		bashCall(t, context.Background(), opts, project, map[string]any{"command": "echo fine > ok"}, nil)
+		if len(asked) != 0 {
+			t.Errorf("asked about a call nothing was refused in: %q", asked)
+		}
+	}
+}
+
+// TestBashNetworkAllowTimeout: under network "allow" the helper stays the
+// command's parent (it forwards to the proxy); a timeout still ends the
+// call promptly with the usual status, and the background job the command
+// left is killed with it.
+func TestBashNetworkAllowTimeout(t *testing.T) {
+	if s := sandbox.Probe(); s.Missing != "" {
+		t.Skipf("kernel sandbox unavailable: %s", s.Missing)
+	}
+	px, err := proxy.Start(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer px.Close()
+	dir := t.TempDir()
+	p := &sandbox.Policy{Mode: sandbox.ModeWorkspaceWrite, Network: sandbox.NetworkAllow, Writable: []string{dir}, Proxy: px.Socket}
+	start := time.Now()
+	r := bashCall(t, context.Background(), BashOptions{Sandbox: func() *sandbox.Policy { return p }}, dir,
+		map[string]any{"command": `sleep 60 & echo "bg=$! proxy=$HTTPS_PROXY"; sleep 30`, "timeout": 1}, nil)
+	text := resultText(t, r)
+	if !strings.Contains(text, "proxy=http://127.0.0.1:") || !strings.Contains(text, "Command timed out after 1 seconds") {
+		t.Fatalf("result: %s", text)
+	}
+	if d := time.Since(start); d > 10*time.Second {
+		t.Fatalf("the timed-out call took %v", d)
+	}
+	i := strings.Index(text, "bg=")
+	bg, err := strconv.Atoi(strings.Fields(text[i+3:])[0])
+	if err != nil {
+		t.Fatalf("no background pid in %s", text)
+	}
+	// Poll for the state the kill leads to (gone, or a zombie not yet
+	// reaped), bounded.
+	for deadline := time.Now().Add(10 * time.Second); ; {
+		stat, err := os.ReadFile("/proc/" + strconv.Itoa(bg) + "/stat")
+		if err != nil || strings.Contains(string(stat), ") Z ") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the background job of a timed-out call survived it: %s", stat)
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 }
 

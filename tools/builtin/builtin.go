@@ -14,6 +14,7 @@
 package builtin
 
 import (
+	"context"
 	"github.com/pi-go/pi/internal/procs"
 	"github.com/pi-go/pi/internal/sandbox"
 	"github.com/pi-go/pi/runtime/redact"
@@ -63,6 +64,19 @@ type BashOptions struct {
 	// and exec (any program linking internal/sandbox serves); "" is the
 	// running program (os.Executable).
 	SandboxHelper string
+	// Unsandboxed, when set, is asked about each call's command (the
+	// model's, before CommandPrefix and spawn hooks): true runs it without
+	// the sandbox (a permission rule with sandbox = "off" covers it).
+	Unsandboxed func(command string) bool
+	// AskRerun, when set, is called after a sandboxed call whose result
+	// has "Sandbox refused:" lines (refused): true runs the call once more
+	// outside the sandbox, and that run's result is the call's. Only a
+	// person may say yes (never headless).
+	AskRerun func(ctx context.Context, command string, refused []string) bool
+	// SandboxUserCommands puts the commands a person types (RunCommand)
+	// under Sandbox too ([sandbox] user_commands); by default they run as
+	// they are.
+	SandboxUserCommands bool
 	// DefaultTimeout, in seconds, applies to a call that gives no timeout
 	// ("Command timed out after N seconds"); zero means none.
 	DefaultTimeout float64

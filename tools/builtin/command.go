@@ -4,9 +4,11 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"strings"
 	"syscall"
 
 	"github.com/pi-go/pi/internal/output"
+	"github.com/pi-go/pi/internal/sandbox"
 	"github.com/pi-go/pi/runtime/tool"
 )
 
@@ -32,8 +34,9 @@ type CommandResult struct {
 // TUI's !cmd) the way the bash tool runs the model's: the same shell,
 // command prefix, spawn hooks, hidden variables, process owner, output
 // limits and full-output file, in cwd. It has no timeout (the person
-// cancels ctx), runs no tool hooks and is not sandboxed (opts.Sandbox does
-// not apply): the person is the one asking.
+// cancels ctx) and runs no tool hooks; it is sandboxed (opts.Sandbox, the
+// refusal lines added to Output) only with opts.SandboxUserCommands: by
+// default the person is the one asking.
 // update, when not nil, receives the output so far as it streams.
 //
 // # Errors
@@ -79,13 +82,28 @@ func RunCommand(ctx context.Context, opts BashOptions, cwd, command string, upda
 			update(r.Content[0].Text)
 		}
 	})
-	run, err := execShell(ctx, opts.Processes.set, []string{shell, "-c", spawn.Command}, environList(spawn.Env), nil, spawn.Cwd, nil, acc, call)
+	var policy sandbox.Policy
+	if opts.SandboxUserCommands && opts.Sandbox != nil {
+		if p := opts.Sandbox(); p != nil {
+			policy = *p
+		}
+	}
+	argv, env, err := sandbox.Wrap(policy, opts.SandboxHelper, []string{shell, "-c", spawn.Command}, environList(spawn.Env))
+	if err != nil {
+		return CommandResult{}, fmt.Errorf("run command: %w", err)
+	}
+	home, _ := os.UserHomeDir()
+	guard := policy.Guard(home)
+	run, err := execShell(ctx, opts.Processes.set, argv, env, sandbox.SysProcAttr(policy), spawn.Cwd, nil, acc, call)
 	if err != nil {
 		return CommandResult{}, err
 	}
 	acc.Finish()
 	snap := acc.Snapshot()
 	acc.Close()
+	if refused := append(policy.Refusals(snap.Content, spawn.Cwd, home), guard()...); len(refused) > 0 {
+		snap.Content = strings.TrimRight(snap.Content, "\n") + "\n\n" + strings.Join(refused, "\n")
+	}
 	res := CommandResult{Output: snap.Content, Cancelled: run.aborted, Truncated: snap.Truncation.Truncated, FullOutputPath: snap.FullOutputPath}
 	if run.state != nil && !run.aborted {
 		if ws, ok := run.state.Sys().(syscall.WaitStatus); !ok || !ws.Signaled() {
