@@ -5,7 +5,8 @@ package extensions
 import (
 	"fmt"
 	"os"
-	"syscall"
+
+	"golang.org/x/sys/unix"
 )
 
 // fileIdentity names a file's current version: device, inode, size, and
@@ -13,13 +14,9 @@ import (
 // file's owner, so rewriting the file and restoring its mtime still
 // changes it).
 func fileIdentity(path string) (string, error) {
-	fi, err := os.Stat(path)
-	if err != nil {
-		return "", err
+	var st unix.Stat_t // x/sys/unix names the change time Ctim on every Unix
+	if err := unix.Stat(path, &st); err != nil {
+		return "", &os.PathError{Op: "stat", Path: path, Err: err}
 	}
-	st, ok := fi.Sys().(*syscall.Stat_t)
-	if !ok {
-		return "", fmt.Errorf("stat %s: no device and inode", path)
-	}
-	return fmt.Sprintf("dev=%d ino=%d size=%d mtime=%d ctime=%d.%d", st.Dev, st.Ino, fi.Size(), fi.ModTime().UnixNano(), st.Ctim.Sec, st.Ctim.Nsec), nil
+	return fmt.Sprintf("dev=%d ino=%d size=%d mtime=%d ctime=%d.%d", st.Dev, st.Ino, st.Size, unix.TimespecToNsec(st.Mtim), st.Ctim.Sec, st.Ctim.Nsec), nil
 }
