@@ -426,7 +426,9 @@ func (c *Call) Terminate(grace time.Duration) {
 // Exited is called after exec.Cmd.Wait reaped the shell: processes the
 // call left running are remembered, so that they can be reaped when they
 // die as pi's children, dead ones are reaped, and the emptied call groups
-// of the Set are removed.
+// of the Set are removed. It looks only at pi's own descendants when pi is
+// a child subreaper (callProcs), so its cost does not grow with the host's
+// process count; it kills nothing.
 func (c *Call) Exited() {
 	registry.mu.Lock()
 	delete(registry.shells, c.pid)
@@ -434,7 +436,7 @@ func (c *Call) Exited() {
 	registry.spawn.Lock()
 	m := c.matcher()
 	m.refresh()
-	procs := scanProcs()
+	procs := callProcs()
 	live := findTargets(procs, m)
 	registry.spawn.Unlock()
 	registry.mu.Lock()

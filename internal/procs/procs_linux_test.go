@@ -8,9 +8,13 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/pi-go/pi/internal/testkit/proc"
 )
@@ -375,4 +379,88 @@ func TestOwnChildrenAreNotOrphans(t *testing.T) {
 		_ = own.Wait()
 		release()
 	})
+}
+
+// BenchmarkCallBookkeeping is the bookkeeping after one call of `true`
+// (Call.Exited: what the call left running, reaping, the emptied cgroups;
+// the start and the wait are not timed) with no extra process on the host
+// and with 2,000 idle `sleep` processes that are not pi's: "tree" walks
+// pi's own descendants (what Exited does), "scan" lists all of /proc (what
+// it did before, and still does without the subreaper).
+func BenchmarkCallBookkeeping(b *testing.B) {
+	for _, extra := range []int{0, 2000} {
+		b.Run(fmt.Sprintf("host+%d", extra), func(b *testing.B) {
+			if extra > 0 {
+				idleHostProcesses(b, extra)
+			}
+			for _, mode := range []struct {
+				name string
+				scan bool
+			}{{"tree", false}, {"scan", true}} {
+				b.Run(mode.name, func(b *testing.B) {
+					fullScan = mode.scan
+					defer func() { fullScan = false }()
+					s := NewSet()
+					defer s.Close()
+					b.ResetTimer()
+					for i := 0; i < b.N; i++ {
+						b.StopTimer()
+						cmd, call, err := s.Start(func() *exec.Cmd { return exec.Command("true") })
+						if err != nil {
+							b.Fatal(err)
+						}
+						if err := cmd.Wait(); err != nil {
+							b.Fatal(err)
+						}
+						b.StartTimer()
+						call.Exited()
+					}
+					b.StopTimer()
+					b.ReportMetric(float64(len(scanProcs())), "host-procs")
+				})
+			}
+		})
+	}
+}
+
+// idleHostProcesses starts n `sleep` processes that are not descendants of
+// this process (their parent, a shell in a session of its own, is
+// re-parented to init or a subreaper above us: the subreaper flag is off
+// while it starts) and kills them when b ends.
+func idleHostProcesses(b *testing.B, n int) {
+	b.Helper()
+	pidFile := filepath.Join(b.TempDir(), "pids")
+	if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 0, 0, 0, 0); err != nil {
+		b.Fatal(err)
+	}
+	script := fmt.Sprintf(`(setsid sh -c 'i=0; while [ $i -lt %d ]; do sleep 600 & echo $! >> %s; i=$((i+1)); done; echo done >> %s; wait' </dev/null >/dev/null 2>&1 &)`, n, pidFile, pidFile)
+	err := exec.Command("sh", "-c", script).Run()
+	if err2 := BecomeSubreaper(); err2 != nil {
+		b.Fatal(err2)
+	}
+	if err != nil {
+		b.Fatal(err)
+	}
+	var pids []int
+	b.Cleanup(func() {
+		for _, pid := range pids {
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+		}
+	})
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		text, _ := os.ReadFile(pidFile)
+		if strings.HasSuffix(string(text), "done\n") {
+			for _, f := range strings.Fields(string(text)) {
+				if pid, err := strconv.Atoi(f); err == nil {
+					pids = append(pids, pid)
+				}
+			}
+			return
+		}
+		if time.Now().After(deadline) {
+			b.Fatalf("%d idle processes not started in 60 s", n)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 }

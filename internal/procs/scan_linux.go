@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"os"
 	"strconv"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
@@ -42,10 +43,102 @@ func scanProcs() []procInfo {
 	return out
 }
 
+// fullScan makes callProcs scan all of /proc (set by a benchmark only, for
+// the baseline it is compared with).
+var fullScan bool
+
+// callProcs lists what the bookkeeping after a call must look at: every
+// descendant of pi when pi is a child subreaper (then every process a call
+// started stays one, whatever it does with sessions, groups, its
+// environment or cgroups: an orphan is re-parented to its nearest
+// subreaper ancestor, at the farthest pi), found through the children
+// files; else, or when the kernel has no children files, every process.
+// Its cost grows with pi's own tree, not with the host's process count.
+func callProcs() []procInfo {
+	if fullScan {
+		return scanProcs()
+	}
+	if procs, ok := descendants(os.Getpid()); ok {
+		return procs
+	}
+	return scanProcs()
+}
+
+// descendants lists the processes below pid (not pid itself) through
+// /proc/PID/task/TID/children; ok is false when pid is not a child
+// subreaper (pid must be the calling process) or its children files cannot
+// be read. A process started or re-parented while the walk reads its
+// parent may be missed, as a scan of /proc may miss it: callers that need
+// every process use scanProcs and repeat.
+func descendants(pid int) (out []procInfo, ok bool) {
+	var reaper int
+	if err := unix.Prctl(unix.PR_GET_CHILD_SUBREAPER, uintptr(unsafe.Pointer(&reaper)), 0, 0, 0); err != nil || reaper == 0 {
+		return nil, false
+	}
+	var buf [1024]byte
+	kids := make([]byte, 0, 256)
+	done := map[int]bool{pid: true}
+	queue := []int{pid}
+	for len(queue) > 0 {
+		parent := queue[0]
+		queue = queue[1:]
+		var got bool
+		kids, got = childrenOf(parent, kids[:0])
+		if !got {
+			if parent == pid {
+				return nil, false
+			}
+			continue // gone since its parent was read
+		}
+		for _, f := range bytes.Fields(kids) {
+			c, err := strconv.Atoi(string(f))
+			if err != nil || c <= 0 || done[c] {
+				continue
+			}
+			done[c] = true
+			if p, ok := readStat(c, buf[:]); ok {
+				out = append(out, p)
+				queue = append(queue, c)
+			}
+		}
+	}
+	return out, true
+}
+
+// childrenOf appends to buf the text of the children files of every thread
+// of pid (space-separated pids); false when none could be read.
+func childrenOf(pid int, buf []byte) ([]byte, bool) {
+	dir := "/proc/" + strconv.Itoa(pid) + "/task/"
+	d, err := os.Open(dir)
+	if err != nil {
+		return buf, false
+	}
+	tids, _ := d.Readdirnames(-1)
+	d.Close()
+	got := false
+	for _, tid := range tids {
+		n := len(buf)
+		b, ok := readProcFile(dir+tid+"/children", buf[:cap(buf)], n, true)
+		if !ok && len(b) == n {
+			continue
+		}
+		got = true
+		buf = append(b, ' ')
+	}
+	return buf, got
+}
+
 // readFileInto reads a small /proc file into buf from offset off on
 // (growing buf, keeping buf[:off]) and returns buf[:off+n], without
 // allocating a File.
 func readFileInto(path string, buf []byte, off int) ([]byte, bool) {
+	return readProcFile(path, buf, off, false)
+}
+
+// readProcFile is readFileInto; with toEOF it reads until the end of the
+// file even after a short read (a seq_file, such as a children file,
+// gives about a page per read).
+func readProcFile(path string, buf []byte, off int, toEOF bool) ([]byte, bool) {
 	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return buf[:off], false
@@ -68,7 +161,7 @@ func readFileInto(path string, buf []byte, off int) ([]byte, bool) {
 			return buf[:n], true
 		}
 		n += m
-		if n < len(buf) {
+		if n < len(buf) && !toEOF {
 			// A /proc file gives all it has in one read when the buffer
 			// is large enough: a short read is the end.
 			return buf[:n], true
