@@ -296,11 +296,23 @@ func (g *Group) walk(fn func(dir string) error) error {
 // Populated reports whether a live process is in g or a child group (the
 // "populated" key of cgroup.events).
 func (g *Group) Populated() (bool, error) {
-	b, err := os.ReadFile(filepath.Join(g.dir, "cgroup.events"))
+	// cgroup.events is two short lines: one read into a stack buffer, no
+	// File (this runs after every bash call).
+	name := filepath.Join(g.dir, "cgroup.events")
+	fd, err := unix.Open(name, unix.O_RDONLY|unix.O_CLOEXEC, 0)
 	if err != nil {
-		return false, fmt.Errorf("read cgroup events: %w", err)
+		return false, fmt.Errorf("read cgroup events: %w", &os.PathError{Op: "open", Path: name, Err: err})
 	}
-	for _, line := range strings.Split(string(b), "\n") {
+	var buf [256]byte
+	n, err := unix.Read(fd, buf[:])
+	for err == unix.EINTR {
+		n, err = unix.Read(fd, buf[:])
+	}
+	unix.Close(fd)
+	if err != nil {
+		return false, fmt.Errorf("read cgroup events: %w", &os.PathError{Op: "read", Path: name, Err: err})
+	}
+	for _, line := range strings.Split(string(buf[:n]), "\n") {
 		if v, ok := strings.CutPrefix(line, "populated "); ok {
 			return strings.TrimSpace(v) == "1", nil
 		}
@@ -411,6 +423,11 @@ func (g *Group) WaitEmpty(timeout time.Duration) error {
 // while a live process is in one of them: Kill and WaitEmpty first. A group
 // already gone is not an error.
 func (g *Group) Remove() error {
+	// A group without child groups (every call's, nearly always) goes
+	// in one step, without listing its directory.
+	if err := unix.Rmdir(g.dir); err == nil || errors.Is(err, unix.ENOENT) {
+		return nil
+	}
 	err := g.walk(func(dir string) error {
 		if err := unix.Rmdir(dir); err != nil && !errors.Is(err, unix.ENOENT) {
 			return fmt.Errorf("remove cgroup %s: %w", dir, err)
