@@ -568,6 +568,7 @@ func killMatching(m *matcher, grace time.Duration, g *cgroup.Group) {
 // reapOrphans reaps the dead children of pi that calls started (and that
 // exec.Cmd is not waiting for): in a call's session or group, seen alive by
 // a scan, or in a Set's cgroup; and forgets groups and pids that are gone.
+// procs is every process (scanProcs) or pi's tree (callProcs).
 func reapOrphans(procs []procInfo) {
 	self := os.Getpid()
 	registry.mu.Lock()
@@ -612,13 +613,16 @@ func reapOrphans(procs []procInfo) {
 			}
 		}
 	}
+	// procs may be pi's tree only (callProcs), whose children files can
+	// miss a process that a sibling's exit moved past: a pid or group is
+	// forgotten only when the kernel also says it is gone.
 	for pid := range registry.seen {
-		if !present[pid] {
+		if !present[pid] && syscall.Kill(pid, 0) == syscall.ESRCH {
 			delete(registry.seen, pid)
 		}
 	}
 	for g := range registry.groups {
-		if !groups[g] && registry.shells[g] == nil {
+		if !groups[g] && registry.shells[g] == nil && syscall.Kill(-g, 0) == syscall.ESRCH {
 			delete(registry.groups, g)
 		}
 	}

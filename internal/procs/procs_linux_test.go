@@ -464,3 +464,73 @@ func idleHostProcesses(b *testing.B, n int) {
 		time.Sleep(10 * time.Millisecond)
 	}
 }
+
+// TestDescendantsMatchScan: the walk of pi's tree through the children
+// files (what the bookkeeping after a call reads) finds the same processes
+// below pi as a scan of all of /proc, orphans re-parented to pi included:
+// calls leave background jobs, setsid daemons, a double-forked one without
+// its tag and one below a shell that waits for it. Without the subreaper flag the walk refuses (the caller
+// scans instead).
+func TestDescendantsMatchScan(t *testing.T) {
+	sl := proc.Sleeper(t)
+	s := NewSet()
+	defer s.Close()
+	// The last one leaves a grandchild of pi: a shell waiting for it.
+	for _, cmd := range append(backgroundCommands(sl, true), "sh -c '"+sl+" 600; true' & echo five") {
+		if err := startCall(t, s, cmd).wait(); err != nil {
+			t.Fatalf("%s: %v", cmd, err)
+		}
+	}
+	waitCount(t, filepath.Base(sl), 5)
+	self := os.Getpid()
+	below := func(procs []procInfo) map[int]bool {
+		ppid := map[int]int{}
+		for _, p := range procs {
+			ppid[p.pid] = p.ppid
+		}
+		out := map[int]bool{}
+		for _, p := range procs {
+			for a, n := p.ppid, 0; a > 0 && n < 1000; a, n = ppid[a], n+1 {
+				if a == self {
+					out[p.pid] = true
+					break
+				}
+			}
+		}
+		return out
+	}
+	tree, ok := descendants(self)
+	if !ok {
+		t.Skip("no children files in this kernel (CONFIG_PROC_CHILDREN)")
+	}
+	scan := scanProcs()
+	got, want := below(tree), below(scan)
+	for _, pid := range proc.Pids(filepath.Base(sl)) {
+		if !want[pid] {
+			t.Errorf("the scan does not see sleeper %d below pi", pid)
+		}
+	}
+	// Processes started or ended between the two reads (the Go runtime
+	// starts none) would differ; the test's own are long-lived.
+	for pid := range want {
+		if !got[pid] {
+			t.Errorf("the tree misses %d, which the scan finds below pi", pid)
+		}
+	}
+	for pid := range got {
+		if !want[pid] {
+			t.Errorf("the tree has %d, which the scan does not find below pi", pid)
+		}
+	}
+
+	if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 0, 0, 0, 0); err != nil {
+		t.Fatal(err)
+	}
+	_, ok = descendants(self)
+	if err := BecomeSubreaper(); err != nil {
+		t.Fatal(err)
+	}
+	if ok {
+		t.Error("the walk ran without the subreaper flag; want a refusal")
+	}
+}
