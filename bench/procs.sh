@@ -2,10 +2,10 @@
 # bench/procs.sh — bash's process bookkeeping after a call that ended
 # normally (procs.Call.Exited), with no extra process on the host and with
 # 2,000 idle `sleep` processes that are not pi's: "tree" walks pi's own
-# descendants (what pi does), "scan" lists all of /proc (what it did
-# before). Runs BenchmarkCallBookkeeping `runs` times (each run does both
-# host sizes, so they interleave) and prints the median time per call of
-# each, and the tree's ratio host+2000 / host+0.
+# descendants (what pi does; "tree-nocgroup" without cgroups), "scan" lists
+# all of /proc (what it did before). Runs BenchmarkCallBookkeeping `runs`
+# times (each run does both host sizes, so they interleave) and prints the
+# median time per call of each, and the tree's ratio host+2000 / host+0.
 #
 # Usage: bench/procs.sh [runs] [calls]   (from the repository root)
 set -euo pipefail
@@ -29,6 +29,7 @@ END {
 		printf "%-14s median %8.1f µs per call (%d runs)\n", name, m[name]/1000, n
 	}
 	if (m["host+0/tree"] > 0) printf "tree: host+2000 / host+0 = %.2f\n", m["host+2000/tree"]/m["host+0/tree"]
+	if (m["host+0/tree-nocgroup"] > 0) printf "tree-nocgroup: host+2000 / host+0 = %.2f\n", m["host+2000/tree-nocgroup"]/m["host+0/tree-nocgroup"]
 	if (m["host+2000/tree"] > 0) printf "host+2000: scan / tree = %.0f\n", m["host+2000/scan"]/m["host+2000/tree"]
 }' "$tmp/out"
 echo "load: $(cut -d' ' -f1-3 /proc/loadavg)"

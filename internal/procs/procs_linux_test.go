@@ -385,8 +385,9 @@ func TestOwnChildrenAreNotOrphans(t *testing.T) {
 // (Call.Exited: what the call left running, reaping, the emptied cgroups;
 // the start and the wait are not timed) with no extra process on the host
 // and with 2,000 idle `sleep` processes that are not pi's: "tree" walks
-// pi's own descendants (what Exited does), "scan" lists all of /proc (what
-// it did before, and still does without the subreaper).
+// pi's own descendants (what Exited does; "tree-nocgroup" the same for a
+// Set without cgroups), "scan" lists all of /proc (what it did before, and
+// still does without the subreaper).
 func BenchmarkCallBookkeeping(b *testing.B) {
 	for _, extra := range []int{0, 2000} {
 		b.Run(fmt.Sprintf("host+%d", extra), func(b *testing.B) {
@@ -394,14 +395,17 @@ func BenchmarkCallBookkeeping(b *testing.B) {
 				idleHostProcesses(b, extra)
 			}
 			for _, mode := range []struct {
-				name string
-				scan bool
-			}{{"tree", false}, {"scan", true}} {
+				name           string
+				scan, nocgroup bool
+			}{{"tree", false, false}, {"tree-nocgroup", false, true}, {"scan", true, false}} {
 				b.Run(mode.name, func(b *testing.B) {
 					fullScan = mode.scan
 					defer func() { fullScan = false }()
 					s := NewSet()
 					defer s.Close()
+					if mode.nocgroup {
+						s.disableCgroups(errors.New("off for a benchmark"))
+					}
 					b.ResetTimer()
 					for i := 0; i < b.N; i++ {
 						b.StopTimer()
