@@ -10,6 +10,7 @@ import (
 
 	"github.com/charmbracelet/lipgloss"
 	"github.com/charmbracelet/x/ansi"
+	"github.com/muesli/termenv"
 	"github.com/yuin/goldmark/ast"
 	"github.com/yuin/goldmark/parser"
 	"github.com/yuin/goldmark/text"
@@ -21,13 +22,20 @@ import (
 // CSS packages cost some 25 ms of package init at every start of pi, see
 // docs/design.md) plus our pipe-table paragraph transformer (mdtable.go),
 // and laid out here as lines of text for the terminal: words wrapped to
-// the width, styled with lipgloss one word run at a time so a line never
-// ends inside a style and wrapping never cuts an escape sequence.
+// the width, then styled one word run at a time so a line never ends
+// inside a style and wrapping never cuts an escape sequence. A run is
+// styled with the escape sequences its look's lipgloss style writes around
+// one line of text (mdSGR, worked out once per look and colour profile),
+// not with a lipgloss Render call per run, which cost a third of the time.
 
 // markdown renders assistant text as markdown for a terminal width.
 type markdown struct {
 	width int
 	lr    *lipgloss.Renderer
+
+	mu   sync.Mutex // guards prof and sgr
+	prof termenv.Profile
+	sgr  map[mdAttr]mdSGR // the looks seen so far, for prof
 }
 
 // newMarkdown renders for a terminal of the given width with the colour
@@ -64,7 +72,7 @@ func (m *markdown) render(text string) (out string) {
 func (m *markdown) renderText(text string) string {
 	src := []byte(clean(expandTabs(text)))
 	doc := mdParser().Parse(textReader(src))
-	r := &mdRenderer{src: src, lr: m.lr, styles: map[mdAttr]lipgloss.Style{}}
+	r := &mdRenderer{src: src, md: m, prof: m.lr.ColorProfile()}
 	ls := r.blocks(doc, m.wrapWidth(), false)
 	return strings.Join(ls, "\n")
 }
@@ -84,26 +92,32 @@ var mdParser = sync.OnceValue(func() parser.Parser {
 })
 
 // expandTabs replaces tabs with spaces to the next multiple of 4 columns
-// (clean would make each one space, which flattens code indentation).
+// (clean would make each one space, which flattens code indentation); a
+// column is a rune, or a byte that is not UTF-8.
 func expandTabs(s string) string {
 	if !strings.Contains(s, "\t") {
 		return s
 	}
 	var b strings.Builder
+	b.Grow(len(s) + 3*strings.Count(s, "\t"))
 	col := 0
-	for _, r := range s {
-		switch r {
-		case '\t':
+	for s != "" {
+		i := strings.IndexAny(s, "\t\n")
+		if i < 0 {
+			b.WriteString(s)
+			break
+		}
+		b.WriteString(s[:i])
+		if s[i] == '\n' {
+			b.WriteByte('\n')
+			col = 0
+		} else {
+			col += utf8.RuneCountInString(s[:i])
 			n := 4 - col%4
 			b.WriteString("    "[:n])
 			col += n
-		case '\n':
-			b.WriteByte('\n')
-			col = 0
-		default:
-			b.WriteRune(r)
-			col++
 		}
+		s = s[i+1:]
 	}
 	return b.String()
 }
@@ -119,6 +133,8 @@ const (
 	aDim // URLs, code labels, rules, quote bars, table lines
 	aHeading
 	aMarker // list bullets and numbers, task boxes
+
+	mdAttrs = aMarker << 1 // how many sets of attributes there are
 )
 
 // maxNesting is how deep containers (quotes, lists) indent; deeper ones
@@ -128,22 +144,23 @@ const maxNesting = 12
 
 // mdRenderer lays out one document.
 type mdRenderer struct {
-	src    []byte
-	lr     *lipgloss.Renderer
-	styles map[mdAttr]lipgloss.Style
-	depth  int // containers we are in
-	lists  int // lists we are in (picks the bullet)
+	src   []byte
+	md    *markdown
+	prof  termenv.Profile // lipgloss's colour profile when the render began
+	sgr   [mdAttrs]*mdSGR // the looks used so far
+	depth int             // containers we are in
+	lists int             // lists we are in (picks the bullet)
 	// stripTask: the next paragraph starts with a task box to drop (the
 	// list item shows it as its marker).
 	stripTask bool
+	// wordBuf and fragBuf are the words' buffers, reused (words).
+	wordBuf []mdWord
+	fragBuf []mdFrag
 }
 
-// style is the lipgloss style of a set of attributes.
-func (r *mdRenderer) style(a mdAttr) lipgloss.Style {
-	if s, ok := r.styles[a]; ok {
-		return s
-	}
-	s := r.lr.NewStyle()
+// mdStyle is the lipgloss style of a set of attributes.
+func mdStyle(lr *lipgloss.Renderer, a mdAttr) lipgloss.Style {
+	s := lr.NewStyle()
 	if a&aHeading != 0 {
 		s = s.Bold(true).Foreground(lipgloss.Color("12"))
 	}
@@ -167,16 +184,62 @@ func (r *mdRenderer) style(a mdAttr) lipgloss.Style {
 	if a&aDim != 0 {
 		s = s.Foreground(lipgloss.Color("8"))
 	}
-	r.styles[a] = s
 	return s
 }
 
-// paint renders s in the look a.
+// mdSGR is what a look's lipgloss style writes before and after a line of
+// text (no tab, no line break: lipgloss would change those): for any such
+// text t, on+t+off is the style's Render(t). Both are empty without
+// colours.
+type mdSGR struct{ on, off string }
+
+// sgrMarker is the text rendered to find a style's sequences: printable,
+// one column, and in no SGR sequence.
+const sgrMarker = "@"
+
+// newMDSGR renders the marker in the style and splits the result around it.
+func newMDSGR(st lipgloss.Style) mdSGR {
+	out := st.Render(sgrMarker)
+	i := strings.Index(out, sgrMarker)
+	if i < 0 {
+		panic(fmt.Sprintf("markdown: the style lost its text: %q", out))
+	}
+	return mdSGR{on: out[:i], off: out[i+len(sgrMarker):]}
+}
+
+// looks returns the sequences of a for the colour profile prof, worked out
+// once per look while the profile stays the same.
+func (m *markdown) looks(prof termenv.Profile, a mdAttr) mdSGR {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.sgr == nil || m.prof != prof {
+		m.sgr, m.prof = map[mdAttr]mdSGR{}, prof
+	}
+	q, ok := m.sgr[a]
+	if !ok {
+		q = newMDSGR(mdStyle(m.lr, a))
+		m.sgr[a] = q
+	}
+	return q
+}
+
+// look is the sequences of a in this render.
+func (r *mdRenderer) look(a mdAttr) *mdSGR {
+	if q := r.sgr[a]; q != nil {
+		return q
+	}
+	q := r.md.looks(r.prof, a)
+	r.sgr[a] = &q
+	return &q
+}
+
+// paint renders s (one line) in the look a.
 func (r *mdRenderer) paint(s string, a mdAttr) string {
 	if a == 0 || s == "" {
 		return s
 	}
-	return r.style(a).Render(s)
+	q := r.look(a)
+	return q.on + s + q.off
 }
 
 // blocks lays out the block children of parent, one blank line between
@@ -333,7 +396,7 @@ func (r *mdRenderer) list(n *ast.List, width int) []string {
 				marker = box
 			}
 		}
-		markerW := ansi.StringWidth(marker) + 1
+		markerW := textWidth(marker) + 1
 		ls := r.nest(width, markerW, func(w int, indented bool) []string {
 			if task {
 				defer func(old bool) { r.stripTask = old }(r.stripTask)
@@ -586,19 +649,36 @@ func mdEntity(b []byte) (s string, n int) {
 // mdWord is a run of fragments between spaces, or a hard break.
 type mdWord struct {
 	frags []mdFrag
-	w     int
+	w     int // columns
+	bytes int // length of the text
 	brk   bool
 }
 
-// words splits fragments into words at spaces.
-func words(frags []mdFrag) []mdWord {
-	var ws []mdWord
+// textWidth is the columns s takes on the terminal: its length when it is
+// printable ASCII, else what ansi.StringWidth says.
+func textWidth(s string) int {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c >= 0x7f {
+			return ansi.StringWidth(s)
+		}
+	}
+	return len(s)
+}
+
+// words splits fragments into words at spaces. The words and their
+// fragments are kept in the renderer's buffers (each word's fragments
+// capped at its end): they hold until the next call.
+func (r *mdRenderer) words(frags []mdFrag) []mdWord {
+	ws, all := r.wordBuf[:0], r.fragBuf[:0]
+	defer func() { r.wordBuf, r.fragBuf = ws[:0], all[:0] }()
 	var cur mdWord
+	start := 0
 	flush := func() {
-		if len(cur.frags) > 0 {
+		if len(all) > start {
+			cur.frags = all[start:len(all):len(all)]
 			ws = append(ws, cur)
 		}
-		cur = mdWord{}
+		cur, start = mdWord{}, len(all)
 	}
 	for _, f := range frags {
 		if f.s == hardBreak {
@@ -616,8 +696,9 @@ func words(frags []mdFrag) []mdWord {
 				s = ""
 			}
 			if piece != "" {
-				cur.frags = append(cur.frags, mdFrag{piece, f.a})
-				cur.w += ansi.StringWidth(piece)
+				all = append(all, mdFrag{piece, f.a})
+				cur.w += textWidth(piece)
+				cur.bytes += len(piece)
 			}
 			if i >= 0 {
 				flush()
@@ -648,6 +729,7 @@ func splitWord(w mdWord, width int) []mdWord {
 			}
 			if start > 0 {
 				cur.frags = append(cur.frags, mdFrag{s[:start], f.a})
+				cur.bytes += start
 				s = s[start:]
 			}
 			if s != "" {
@@ -666,39 +748,48 @@ func splitWord(w mdWord, width int) []mdWord {
 // greedily; a word wider than the width has a line of its own (or, with
 // breakLong, is cut).
 func (r *mdRenderer) wrap(frags []mdFrag, width int, breakLong bool) []string {
-	var lines [][]mdWord
-	var line []mdWord
-	lw := 0
-	add := func(w mdWord) {
-		if len(line) > 0 && lw+1+w.w > width {
-			lines = append(lines, line)
-			line, lw = nil, 0
+	ws := r.words(frags)
+	if breakLong {
+		for i, w := range ws {
+			if w.w > width {
+				ws = cutLong(ws, i, width)
+				break
+			}
 		}
-		if len(line) > 0 {
-			lw++
-		}
-		line = append(line, w)
-		lw += w.w
 	}
-	for _, w := range words(frags) {
+	var out []string
+	start, lw := 0, 0 // the line so far: ws[start:i], lw columns
+	for i, w := range ws {
 		switch {
 		case w.brk:
-			lines = append(lines, line)
-			line, lw = nil, 0
-		case breakLong && w.w > width:
-			for _, p := range splitWord(w, width) {
-				add(p)
-			}
-		default:
-			add(w)
+			out = append(out, r.line(ws[start:i]))
+			start, lw = i+1, 0
+			continue
+		case i > start && lw+1+w.w > width:
+			out = append(out, r.line(ws[start:i]))
+			start, lw = i, 0
 		}
+		if i > start {
+			lw++
+		}
+		lw += w.w
 	}
-	if len(line) > 0 {
-		lines = append(lines, line)
+	if start < len(ws) {
+		out = append(out, r.line(ws[start:]))
 	}
-	out := make([]string, len(lines))
-	for i, l := range lines {
-		out[i] = r.line(l)
+	return out
+}
+
+// cutLong returns ws with its words wider than width, from the first one
+// at i, cut into pieces (splitWord).
+func cutLong(ws []mdWord, i, width int) []mdWord {
+	out := append(make([]mdWord, 0, len(ws)+8), ws[:i]...)
+	for _, w := range ws[i:] {
+		if !w.brk && w.w > width {
+			out = append(out, splitWord(w, width)...)
+		} else {
+			out = append(out, w)
+		}
 	}
 	return out
 }
@@ -706,15 +797,30 @@ func (r *mdRenderer) wrap(frags []mdFrag, width int, breakLong bool) []string {
 // line renders the words of a line: runs of one look painted together, the
 // space between two words in their look when they share it.
 func (r *mdRenderer) line(ws []mdWord) string {
-	var b, run strings.Builder
+	n := 0
+	for _, w := range ws {
+		n += w.bytes + 1
+	}
+	var b strings.Builder
+	b.Grow(n + 16*len(ws))
 	runA := mdAttr(0)
+	var q *mdSGR // runA's sequences once its run has text
 	put := func(s string, a mdAttr) {
 		if a != runA {
-			b.WriteString(r.paint(run.String(), runA))
-			run.Reset()
+			if q != nil {
+				b.WriteString(q.off)
+				q = nil
+			}
 			runA = a
 		}
-		run.WriteString(s)
+		if s == "" {
+			return
+		}
+		if q == nil && runA != 0 {
+			q = r.look(runA)
+			b.WriteString(q.on)
+		}
+		b.WriteString(s)
 	}
 	for i, w := range ws {
 		if i > 0 {
@@ -728,6 +834,8 @@ func (r *mdRenderer) line(ws []mdWord) string {
 			put(f.s, f.a)
 		}
 	}
-	b.WriteString(r.paint(run.String(), runA))
+	if q != nil {
+		b.WriteString(q.off)
+	}
 	return b.String()
 }

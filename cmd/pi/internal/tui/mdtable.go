@@ -204,7 +204,7 @@ func (r *mdRenderer) table(t *mdTable, width int) []string {
 		var cells [][]mdFrag
 		for c := tr.FirstChild(); c != nil; c = c.NextSibling() {
 			fr := r.inline(c, a, nil)
-			ws := words(fr)
+			ws := r.words(fr)
 			w := 0
 			for i, wd := range ws {
 				if i > 0 && !wd.brk {
