@@ -1,7 +1,6 @@
 package tui
 
 import (
-	"bytes"
 	"fmt"
 	"strconv"
 	"strings"
@@ -70,9 +69,10 @@ func (m *markdown) render(text string) (out string) {
 // renderText renders text; it is render without the safety net (the fuzz
 // target calls it so that a panic is found, not hidden).
 func (m *markdown) renderText(text string) string {
-	src := []byte(clean(expandTabs(text)))
+	str := clean(expandTabs(text))
+	src := []byte(str)
 	doc := mdParser().Parse(textReader(src))
-	r := &mdRenderer{src: src, md: m, prof: m.lr.ColorProfile()}
+	r := &mdRenderer{src: src, str: str, md: m, prof: m.lr.ColorProfile()}
 	ls := r.blocks(doc, m.wrapWidth(), false)
 	return strings.Join(ls, "\n")
 }
@@ -145,6 +145,7 @@ const maxNesting = 12
 // mdRenderer lays out one document.
 type mdRenderer struct {
 	src   []byte
+	str   string // src as a string, which text is cut from without a copy
 	md    *markdown
 	prof  termenv.Profile // lipgloss's colour profile when the render began
 	sgr   [mdAttrs]*mdSGR // the looks used so far
@@ -153,9 +154,13 @@ type mdRenderer struct {
 	// stripTask: the next paragraph starts with a task box to drop (the
 	// list item shows it as its marker).
 	stripTask bool
-	// wordBuf and fragBuf are the words' buffers, reused (words).
-	wordBuf []mdWord
-	fragBuf []mdFrag
+	// wordBuf and fragBuf are the words' buffers, reused (words);
+	// inlineBuf holds the inline content of a paragraph or a heading
+	// until it is wrapped.
+	wordBuf   []mdWord
+	fragBuf   []mdFrag
+	inlineBuf []mdFrag
+	lineBuf   []byte // a line being painted (line)
 }
 
 // mdStyle is the lipgloss style of a set of attributes.
@@ -264,10 +269,14 @@ func (r *mdRenderer) blocks(parent ast.Node, width int, tight bool) []string {
 func (r *mdRenderer) block(n ast.Node, width int) []string {
 	switch n := n.(type) {
 	case *ast.Paragraph, *ast.TextBlock:
-		return r.wrap(r.inlines(n, 0, nil), width, false)
+		fr := r.inlines(n, 0, r.inlineBuf[:0])
+		r.inlineBuf = fr[:0]
+		return r.wrap(fr, width, false)
 	case *ast.Heading:
-		fr := []mdFrag{{strings.Repeat("#", n.Level) + " ", aHeading}}
-		return r.wrap(r.inlines(n, aHeading, fr), width, false)
+		fr := append(r.inlineBuf[:0], mdFrag{strings.Repeat("#", n.Level) + " ", aHeading})
+		fr = r.inlines(n, aHeading, fr)
+		r.inlineBuf = fr[:0]
+		return r.wrap(fr, width, false)
 	case *ast.ThematicBreak:
 		return []string{r.paint(strings.Repeat("─", width), aDim)}
 	case *ast.CodeBlock:
@@ -275,16 +284,16 @@ func (r *mdRenderer) block(n ast.Node, width int) []string {
 	case *ast.FencedCodeBlock:
 		lang := ""
 		if n.Info != nil {
-			lang = inlineText(mdUnescape(n.Language(r.src)))
+			lang = inlineText(mdUnescape(string(n.Language(r.src))))
 		}
 		return r.code(n, lang)
 	case *ast.HTMLBlock:
 		var out []string
 		for i := 0; i < n.Lines().Len(); i++ {
-			out = append(out, lineText(segValue(n.Lines().At(i), r.src)))
+			out = append(out, lineText(r.segText(n.Lines().At(i))))
 		}
 		if n.HasClosure() {
-			out = append(out, lineText(n.ClosureLine.Value(r.src)))
+			out = append(out, lineText(r.segText(n.ClosureLine)))
 		}
 		return out
 	case *ast.Blockquote:
@@ -298,8 +307,22 @@ func (r *mdRenderer) block(n ast.Node, width int) []string {
 }
 
 // lineText is a verbatim line of the source without its line ending.
-func lineText(b []byte) string {
-	return clean(strings.TrimRight(string(b), "\r\n"))
+func lineText(s string) string {
+	return clean(strings.TrimRight(s, "\r\n"))
+}
+
+// segText is the text of a segment, as its Value: the padding as spaces,
+// then the source, then a line break when one is forced; a string cut
+// from the source, not a copy, when there is no padding.
+func (r *mdRenderer) segText(seg text.Segment) string {
+	v := r.str[seg.Start:seg.Stop]
+	if seg.Padding > 0 {
+		v = strings.Repeat(" ", seg.Padding) + v
+	}
+	if seg.ForceNewline && v != "" && v[len(v)-1] != '\n' {
+		v += "\n"
+	}
+	return v
 }
 
 // code lays out a code block: a dim language label, then its lines as
@@ -311,11 +334,11 @@ func (r *mdRenderer) code(n ast.Node, lang string) []string {
 	}
 	lines := n.Lines()
 	end := lines.Len()
-	for end > 0 && strings.TrimSpace(string(segValue(lines.At(end-1), r.src))) == "" {
+	for end > 0 && strings.TrimSpace(r.segText(lines.At(end-1))) == "" {
 		end--
 	}
 	for i := 0; i < end; i++ {
-		l := strings.TrimRight(lineText(segValue(lines.At(i), r.src)), " ")
+		l := strings.TrimRight(lineText(r.segText(lines.At(i))), " ")
 		if l == "" {
 			out = append(out, "")
 			continue
@@ -478,9 +501,9 @@ func (r *mdRenderer) inline(n ast.Node, a mdAttr, out []mdFrag) []mdFrag {
 	for c := n.FirstChild(); c != nil; c = c.NextSibling() {
 		switch c := c.(type) {
 		case *ast.Text:
-			v := c.Segment.Value(r.src)
+			v := r.segText(c.Segment)
 			if c.IsRaw() {
-				out = append(out, mdFrag{inlineText(string(v)), a})
+				out = append(out, mdFrag{inlineText(v), a})
 			} else {
 				out = append(out, mdFrag{inlineText(mdUnescape(v)), a})
 			}
@@ -493,14 +516,14 @@ func (r *mdRenderer) inline(n ast.Node, a mdAttr, out []mdFrag) []mdFrag {
 			if c.IsRaw() || c.IsCode() {
 				out = append(out, mdFrag{inlineText(string(c.Value)), a})
 			} else {
-				out = append(out, mdFrag{inlineText(mdUnescape(c.Value)), a})
+				out = append(out, mdFrag{inlineText(mdUnescape(string(c.Value))), a})
 			}
 		case *ast.CodeSpan:
 			var b strings.Builder
 			for t := c.FirstChild(); t != nil; t = t.NextSibling() {
 				switch t := t.(type) {
 				case *ast.Text:
-					b.Write(t.Segment.Value(r.src))
+					b.WriteString(r.segText(t.Segment))
 				case *ast.String:
 					b.Write(t.Value)
 				}
@@ -521,7 +544,7 @@ func (r *mdRenderer) inline(n ast.Node, a mdAttr, out []mdFrag) []mdFrag {
 		case *ast.RawHTML:
 			var b strings.Builder
 			for i := 0; i < c.Segments.Len(); i++ {
-				b.Write(segValue(c.Segments.At(i), r.src))
+				b.WriteString(r.segText(c.Segments.At(i)))
 			}
 			out = append(out, mdFrag{inlineText(b.String()), a})
 		default:
@@ -539,18 +562,25 @@ func (r *mdRenderer) link(n ast.Node, a mdAttr, dest, prefix string, out []mdFra
 	}
 	start := len(out)
 	out = r.inline(n, a|aLink, out)
-	url := inlineText(mdUnescape([]byte(dest)))
-	var label strings.Builder
-	for _, f := range out[start:] {
-		label.WriteString(f.s)
-	}
-	if url != "" && url != label.String() {
-		if label.Len() > 0 {
+	url := inlineText(mdUnescape(dest))
+	if url != "" && !sameText(out[start:], url) {
+		if !sameText(out[start:], "") {
 			out = append(out, mdFrag{" ", a})
 		}
 		out = append(out, mdFrag{"(" + url + ")", a | aDim})
 	}
 	return out
+}
+
+// sameText says whether the texts of frags, one after the other, are s.
+func sameText(frags []mdFrag, s string) bool {
+	for _, f := range frags {
+		if !strings.HasPrefix(s, f.s) {
+			return false
+		}
+		s = s[len(f.s):]
+	}
+	return s == ""
 }
 
 // dropTaskBox removes the first three bytes ("[ ]") of the plain text
@@ -589,9 +619,9 @@ func inlineText(s string) string {
 
 // mdUnescape resolves backslash escapes and entity and numeric character
 // references, as CommonMark renders text.
-func mdUnescape(b []byte) string {
-	if bytes.IndexByte(b, '\\') < 0 && bytes.IndexByte(b, '&') < 0 {
-		return string(b)
+func mdUnescape(b string) string {
+	if strings.IndexByte(b, '\\') < 0 && strings.IndexByte(b, '&') < 0 {
+		return b
 	}
 	var sb strings.Builder
 	for i := 0; i < len(b); i++ {
@@ -615,8 +645,8 @@ func mdUnescape(b []byte) string {
 
 // mdEntity decodes the reference at the start of b ("&amp;", "&#35;",
 // "&#x23;"); n is its length, 0 when b does not start with one.
-func mdEntity(b []byte) (s string, n int) {
-	end := bytes.IndexByte(b[:min(len(b), 40)], ';')
+func mdEntity(b string) (s string, n int) {
+	end := strings.IndexByte(b[:min(len(b), 40)], ';')
 	if end < 2 {
 		return "", 0
 	}
@@ -629,18 +659,18 @@ func mdEntity(b []byte) (s string, n int) {
 		if len(digits) == 0 || len(digits) > maxLen {
 			return "", 0
 		}
-		v, err := strconv.ParseUint(string(digits), base, 32)
+		v, err := strconv.ParseUint(digits, base, 32)
 		if err != nil {
 			return "", 0
 		}
 		return string(util.ToValidRune(rune(v))), end + 1
 	}
-	for _, c := range body {
-		if !util.IsAlphaNumeric(c) {
+	for i := 0; i < len(body); i++ {
+		if !util.IsAlphaNumeric(body[i]) {
 			return "", 0
 		}
 	}
-	if e, ok := util.LookUpHTML5EntityByName(string(body)); ok {
+	if e, ok := util.LookUpHTML5EntityByName(body); ok {
 		return string(e.Characters), end + 1
 	}
 	return "", 0
@@ -650,7 +680,6 @@ func mdEntity(b []byte) (s string, n int) {
 type mdWord struct {
 	frags []mdFrag
 	w     int // columns
-	bytes int // length of the text
 	brk   bool
 }
 
@@ -698,7 +727,6 @@ func (r *mdRenderer) words(frags []mdFrag) []mdWord {
 			if piece != "" {
 				all = append(all, mdFrag{piece, f.a})
 				cur.w += textWidth(piece)
-				cur.bytes += len(piece)
 			}
 			if i >= 0 {
 				flush()
@@ -729,7 +757,6 @@ func splitWord(w mdWord, width int) []mdWord {
 			}
 			if start > 0 {
 				cur.frags = append(cur.frags, mdFrag{s[:start], f.a})
-				cur.bytes += start
 				s = s[start:]
 			}
 			if s != "" {
@@ -797,18 +824,14 @@ func cutLong(ws []mdWord, i, width int) []mdWord {
 // line renders the words of a line: runs of one look painted together, the
 // space between two words in their look when they share it.
 func (r *mdRenderer) line(ws []mdWord) string {
-	n := 0
-	for _, w := range ws {
-		n += w.bytes + 1
-	}
-	var b strings.Builder
-	b.Grow(n + 16*len(ws))
+	b := r.lineBuf[:0]
+	defer func() { r.lineBuf = b[:0] }()
 	runA := mdAttr(0)
 	var q *mdSGR // runA's sequences once its run has text
 	put := func(s string, a mdAttr) {
 		if a != runA {
 			if q != nil {
-				b.WriteString(q.off)
+				b = append(b, q.off...)
 				q = nil
 			}
 			runA = a
@@ -818,9 +841,9 @@ func (r *mdRenderer) line(ws []mdWord) string {
 		}
 		if q == nil && runA != 0 {
 			q = r.look(runA)
-			b.WriteString(q.on)
+			b = append(b, q.on...)
 		}
-		b.WriteString(s)
+		b = append(b, s...)
 	}
 	for i, w := range ws {
 		if i > 0 {
@@ -835,7 +858,7 @@ func (r *mdRenderer) line(ws []mdWord) string {
 		}
 	}
 	if q != nil {
-		b.WriteString(q.off)
+		b = append(b, q.off...)
 	}
-	return b.String()
+	return string(b)
 }
