@@ -96,3 +96,18 @@ func BenchmarkMarkdownFull(b *testing.B) {
 	}
 	reportCPU(b, cpu0, len(text))
 }
+
+// BenchmarkMarkdownLive100K is one re-render of the live area near the end
+// of the 100 KB answer (mdAnswer) as it streams: finding the tail to
+// render (a scan of the whole answer for code fences) and rendering it.
+func BenchmarkMarkdownLive100K(b *testing.B) {
+	md := colourMD(100)
+	text := mdAnswer(100 << 10)
+	text = text[:len(text)-len(text)/50] // mid-stream: cut in a block
+	cpu0 := cpuTime()
+	for b.Loop() {
+		tail, _ := liveTail(text)
+		md.render(tail)
+	}
+	reportCPU(b, cpu0, 0)
+}
