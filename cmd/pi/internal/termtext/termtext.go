@@ -40,7 +40,13 @@ func IsControl(r rune) bool {
 // byte that is not UTF-8 becomes U+FFFD (a lone 0x9b byte is CSI to a
 // terminal that reads 8-bit controls). Newlines and tabs stay.
 func Printable(s string) string {
-	if !strings.ContainsFunc(s, IsControl) && utf8.ValidString(s) {
+	// Most text is printable ASCII, which stays as it is: a byte at a time
+	// up to the first byte that needs a closer look.
+	i := 0
+	for i < len(s) && (s[i] >= 0x20 && s[i] < 0x7f || s[i] == '\n' || s[i] == '\t') {
+		i++
+	}
+	if rest := s[i:]; !strings.ContainsFunc(rest, IsControl) && utf8.ValidString(rest) {
 		return s
 	}
 	return strings.Map(func(r rune) rune {

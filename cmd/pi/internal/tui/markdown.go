@@ -1,7 +1,6 @@
 package tui
 
 import (
-	"bytes"
 	"fmt"
 	"strconv"
 	"strings"
@@ -10,6 +9,7 @@ import (
 
 	"github.com/charmbracelet/lipgloss"
 	"github.com/charmbracelet/x/ansi"
+	"github.com/muesli/termenv"
 	"github.com/yuin/goldmark/ast"
 	"github.com/yuin/goldmark/parser"
 	"github.com/yuin/goldmark/text"
@@ -21,13 +21,20 @@ import (
 // CSS packages cost some 25 ms of package init at every start of pi, see
 // docs/design.md) plus our pipe-table paragraph transformer (mdtable.go),
 // and laid out here as lines of text for the terminal: words wrapped to
-// the width, styled with lipgloss one word run at a time so a line never
-// ends inside a style and wrapping never cuts an escape sequence.
+// the width, then styled one word run at a time so a line never ends
+// inside a style and wrapping never cuts an escape sequence. A run is
+// styled with the escape sequences its look's lipgloss style writes around
+// one line of text (mdSGR, worked out once per look and colour profile),
+// not with a lipgloss Render call per run, which cost a third of the time.
 
 // markdown renders assistant text as markdown for a terminal width.
 type markdown struct {
 	width int
 	lr    *lipgloss.Renderer
+
+	mu   sync.Mutex // guards prof and sgr
+	prof termenv.Profile
+	sgr  map[mdAttr]mdSGR // the looks seen so far, for prof
 }
 
 // newMarkdown renders for a terminal of the given width with the colour
@@ -62,9 +69,10 @@ func (m *markdown) render(text string) (out string) {
 // renderText renders text; it is render without the safety net (the fuzz
 // target calls it so that a panic is found, not hidden).
 func (m *markdown) renderText(text string) string {
-	src := []byte(clean(expandTabs(text)))
+	str := clean(expandTabs(text))
+	src := []byte(str)
 	doc := mdParser().Parse(textReader(src))
-	r := &mdRenderer{src: src, lr: m.lr, styles: map[mdAttr]lipgloss.Style{}}
+	r := &mdRenderer{src: src, str: str, md: m, prof: m.lr.ColorProfile()}
 	ls := r.blocks(doc, m.wrapWidth(), false)
 	return strings.Join(ls, "\n")
 }
@@ -84,26 +92,32 @@ var mdParser = sync.OnceValue(func() parser.Parser {
 })
 
 // expandTabs replaces tabs with spaces to the next multiple of 4 columns
-// (clean would make each one space, which flattens code indentation).
+// (clean would make each one space, which flattens code indentation); a
+// column is a rune, or a byte that is not UTF-8.
 func expandTabs(s string) string {
 	if !strings.Contains(s, "\t") {
 		return s
 	}
 	var b strings.Builder
+	b.Grow(len(s) + 3*strings.Count(s, "\t"))
 	col := 0
-	for _, r := range s {
-		switch r {
-		case '\t':
+	for s != "" {
+		i := strings.IndexAny(s, "\t\n")
+		if i < 0 {
+			b.WriteString(s)
+			break
+		}
+		b.WriteString(s[:i])
+		if s[i] == '\n' {
+			b.WriteByte('\n')
+			col = 0
+		} else {
+			col += utf8.RuneCountInString(s[:i])
 			n := 4 - col%4
 			b.WriteString("    "[:n])
 			col += n
-		case '\n':
-			b.WriteByte('\n')
-			col = 0
-		default:
-			b.WriteRune(r)
-			col++
 		}
+		s = s[i+1:]
 	}
 	return b.String()
 }
@@ -119,6 +133,8 @@ const (
 	aDim // URLs, code labels, rules, quote bars, table lines
 	aHeading
 	aMarker // list bullets and numbers, task boxes
+
+	mdAttrs = aMarker << 1 // how many sets of attributes there are
 )
 
 // maxNesting is how deep containers (quotes, lists) indent; deeper ones
@@ -128,22 +144,28 @@ const maxNesting = 12
 
 // mdRenderer lays out one document.
 type mdRenderer struct {
-	src    []byte
-	lr     *lipgloss.Renderer
-	styles map[mdAttr]lipgloss.Style
-	depth  int // containers we are in
-	lists  int // lists we are in (picks the bullet)
+	src   []byte
+	str   string // src as a string, which text is cut from without a copy
+	md    *markdown
+	prof  termenv.Profile // lipgloss's colour profile when the render began
+	sgr   [mdAttrs]*mdSGR // the looks used so far
+	depth int             // containers we are in
+	lists int             // lists we are in (picks the bullet)
 	// stripTask: the next paragraph starts with a task box to drop (the
 	// list item shows it as its marker).
 	stripTask bool
+	// wordBuf and fragBuf are the words' buffers, reused (words);
+	// inlineBuf holds the inline content of a paragraph or a heading
+	// until it is wrapped.
+	wordBuf   []mdWord
+	fragBuf   []mdFrag
+	inlineBuf []mdFrag
+	lineBuf   []byte // a line being painted (line)
 }
 
-// style is the lipgloss style of a set of attributes.
-func (r *mdRenderer) style(a mdAttr) lipgloss.Style {
-	if s, ok := r.styles[a]; ok {
-		return s
-	}
-	s := r.lr.NewStyle()
+// mdStyle is the lipgloss style of a set of attributes.
+func mdStyle(lr *lipgloss.Renderer, a mdAttr) lipgloss.Style {
+	s := lr.NewStyle()
 	if a&aHeading != 0 {
 		s = s.Bold(true).Foreground(lipgloss.Color("12"))
 	}
@@ -167,16 +189,62 @@ func (r *mdRenderer) style(a mdAttr) lipgloss.Style {
 	if a&aDim != 0 {
 		s = s.Foreground(lipgloss.Color("8"))
 	}
-	r.styles[a] = s
 	return s
 }
 
-// paint renders s in the look a.
+// mdSGR is what a look's lipgloss style writes before and after a line of
+// text (no tab, no line break: lipgloss would change those): for any such
+// text t, on+t+off is the style's Render(t). Both are empty without
+// colours.
+type mdSGR struct{ on, off string }
+
+// sgrMarker is the text rendered to find a style's sequences: printable,
+// one column, and in no SGR sequence.
+const sgrMarker = "@"
+
+// newMDSGR renders the marker in the style and splits the result around it.
+func newMDSGR(st lipgloss.Style) mdSGR {
+	out := st.Render(sgrMarker)
+	i := strings.Index(out, sgrMarker)
+	if i < 0 {
+		panic(fmt.Sprintf("markdown: the style lost its text: %q", out))
+	}
+	return mdSGR{on: out[:i], off: out[i+len(sgrMarker):]}
+}
+
+// looks returns the sequences of a for the colour profile prof, worked out
+// once per look while the profile stays the same.
+func (m *markdown) looks(prof termenv.Profile, a mdAttr) mdSGR {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.sgr == nil || m.prof != prof {
+		m.sgr, m.prof = map[mdAttr]mdSGR{}, prof
+	}
+	q, ok := m.sgr[a]
+	if !ok {
+		q = newMDSGR(mdStyle(m.lr, a))
+		m.sgr[a] = q
+	}
+	return q
+}
+
+// look is the sequences of a in this render.
+func (r *mdRenderer) look(a mdAttr) *mdSGR {
+	if q := r.sgr[a]; q != nil {
+		return q
+	}
+	q := r.md.looks(r.prof, a)
+	r.sgr[a] = &q
+	return &q
+}
+
+// paint renders s (one line) in the look a.
 func (r *mdRenderer) paint(s string, a mdAttr) string {
 	if a == 0 || s == "" {
 		return s
 	}
-	return r.style(a).Render(s)
+	q := r.look(a)
+	return q.on + s + q.off
 }
 
 // blocks lays out the block children of parent, one blank line between
@@ -201,10 +269,14 @@ func (r *mdRenderer) blocks(parent ast.Node, width int, tight bool) []string {
 func (r *mdRenderer) block(n ast.Node, width int) []string {
 	switch n := n.(type) {
 	case *ast.Paragraph, *ast.TextBlock:
-		return r.wrap(r.inlines(n, 0, nil), width, false)
+		fr := r.inlines(n, 0, r.inlineBuf[:0])
+		r.inlineBuf = fr[:0]
+		return r.wrap(fr, width, false)
 	case *ast.Heading:
-		fr := []mdFrag{{strings.Repeat("#", n.Level) + " ", aHeading}}
-		return r.wrap(r.inlines(n, aHeading, fr), width, false)
+		fr := append(r.inlineBuf[:0], mdFrag{strings.Repeat("#", n.Level) + " ", aHeading})
+		fr = r.inlines(n, aHeading, fr)
+		r.inlineBuf = fr[:0]
+		return r.wrap(fr, width, false)
 	case *ast.ThematicBreak:
 		return []string{r.paint(strings.Repeat("─", width), aDim)}
 	case *ast.CodeBlock:
@@ -212,16 +284,16 @@ func (r *mdRenderer) block(n ast.Node, width int) []string {
 	case *ast.FencedCodeBlock:
 		lang := ""
 		if n.Info != nil {
-			lang = inlineText(mdUnescape(n.Language(r.src)))
+			lang = inlineText(mdUnescape(string(n.Language(r.src))))
 		}
 		return r.code(n, lang)
 	case *ast.HTMLBlock:
 		var out []string
 		for i := 0; i < n.Lines().Len(); i++ {
-			out = append(out, lineText(segValue(n.Lines().At(i), r.src)))
+			out = append(out, lineText(r.segText(n.Lines().At(i))))
 		}
 		if n.HasClosure() {
-			out = append(out, lineText(n.ClosureLine.Value(r.src)))
+			out = append(out, lineText(r.segText(n.ClosureLine)))
 		}
 		return out
 	case *ast.Blockquote:
@@ -235,8 +307,22 @@ func (r *mdRenderer) block(n ast.Node, width int) []string {
 }
 
 // lineText is a verbatim line of the source without its line ending.
-func lineText(b []byte) string {
-	return clean(strings.TrimRight(string(b), "\r\n"))
+func lineText(s string) string {
+	return clean(strings.TrimRight(s, "\r\n"))
+}
+
+// segText is the text of a segment, as its Value: the padding as spaces,
+// then the source, then a line break when one is forced; a string cut
+// from the source, not a copy, when there is no padding.
+func (r *mdRenderer) segText(seg text.Segment) string {
+	v := r.str[seg.Start:seg.Stop]
+	if seg.Padding > 0 {
+		v = strings.Repeat(" ", seg.Padding) + v
+	}
+	if seg.ForceNewline && v != "" && v[len(v)-1] != '\n' {
+		v += "\n"
+	}
+	return v
 }
 
 // code lays out a code block: a dim language label, then its lines as
@@ -248,11 +334,11 @@ func (r *mdRenderer) code(n ast.Node, lang string) []string {
 	}
 	lines := n.Lines()
 	end := lines.Len()
-	for end > 0 && strings.TrimSpace(string(segValue(lines.At(end-1), r.src))) == "" {
+	for end > 0 && strings.TrimSpace(r.segText(lines.At(end-1))) == "" {
 		end--
 	}
 	for i := 0; i < end; i++ {
-		l := strings.TrimRight(lineText(segValue(lines.At(i), r.src)), " ")
+		l := strings.TrimRight(lineText(r.segText(lines.At(i))), " ")
 		if l == "" {
 			out = append(out, "")
 			continue
@@ -333,7 +419,7 @@ func (r *mdRenderer) list(n *ast.List, width int) []string {
 				marker = box
 			}
 		}
-		markerW := ansi.StringWidth(marker) + 1
+		markerW := textWidth(marker) + 1
 		ls := r.nest(width, markerW, func(w int, indented bool) []string {
 			if task {
 				defer func(old bool) { r.stripTask = old }(r.stripTask)
@@ -415,9 +501,9 @@ func (r *mdRenderer) inline(n ast.Node, a mdAttr, out []mdFrag) []mdFrag {
 	for c := n.FirstChild(); c != nil; c = c.NextSibling() {
 		switch c := c.(type) {
 		case *ast.Text:
-			v := c.Segment.Value(r.src)
+			v := r.segText(c.Segment)
 			if c.IsRaw() {
-				out = append(out, mdFrag{inlineText(string(v)), a})
+				out = append(out, mdFrag{inlineText(v), a})
 			} else {
 				out = append(out, mdFrag{inlineText(mdUnescape(v)), a})
 			}
@@ -430,14 +516,14 @@ func (r *mdRenderer) inline(n ast.Node, a mdAttr, out []mdFrag) []mdFrag {
 			if c.IsRaw() || c.IsCode() {
 				out = append(out, mdFrag{inlineText(string(c.Value)), a})
 			} else {
-				out = append(out, mdFrag{inlineText(mdUnescape(c.Value)), a})
+				out = append(out, mdFrag{inlineText(mdUnescape(string(c.Value))), a})
 			}
 		case *ast.CodeSpan:
 			var b strings.Builder
 			for t := c.FirstChild(); t != nil; t = t.NextSibling() {
 				switch t := t.(type) {
 				case *ast.Text:
-					b.Write(t.Segment.Value(r.src))
+					b.WriteString(r.segText(t.Segment))
 				case *ast.String:
 					b.Write(t.Value)
 				}
@@ -458,7 +544,7 @@ func (r *mdRenderer) inline(n ast.Node, a mdAttr, out []mdFrag) []mdFrag {
 		case *ast.RawHTML:
 			var b strings.Builder
 			for i := 0; i < c.Segments.Len(); i++ {
-				b.Write(segValue(c.Segments.At(i), r.src))
+				b.WriteString(r.segText(c.Segments.At(i)))
 			}
 			out = append(out, mdFrag{inlineText(b.String()), a})
 		default:
@@ -476,18 +562,25 @@ func (r *mdRenderer) link(n ast.Node, a mdAttr, dest, prefix string, out []mdFra
 	}
 	start := len(out)
 	out = r.inline(n, a|aLink, out)
-	url := inlineText(mdUnescape([]byte(dest)))
-	var label strings.Builder
-	for _, f := range out[start:] {
-		label.WriteString(f.s)
-	}
-	if url != "" && url != label.String() {
-		if label.Len() > 0 {
+	url := inlineText(mdUnescape(dest))
+	if url != "" && !sameText(out[start:], url) {
+		if !sameText(out[start:], "") {
 			out = append(out, mdFrag{" ", a})
 		}
 		out = append(out, mdFrag{"(" + url + ")", a | aDim})
 	}
 	return out
+}
+
+// sameText says whether the texts of frags, one after the other, are s.
+func sameText(frags []mdFrag, s string) bool {
+	for _, f := range frags {
+		if !strings.HasPrefix(s, f.s) {
+			return false
+		}
+		s = s[len(f.s):]
+	}
+	return s == ""
 }
 
 // dropTaskBox removes the first three bytes ("[ ]") of the plain text
@@ -526,9 +619,9 @@ func inlineText(s string) string {
 
 // mdUnescape resolves backslash escapes and entity and numeric character
 // references, as CommonMark renders text.
-func mdUnescape(b []byte) string {
-	if bytes.IndexByte(b, '\\') < 0 && bytes.IndexByte(b, '&') < 0 {
-		return string(b)
+func mdUnescape(b string) string {
+	if strings.IndexByte(b, '\\') < 0 && strings.IndexByte(b, '&') < 0 {
+		return b
 	}
 	var sb strings.Builder
 	for i := 0; i < len(b); i++ {
@@ -552,8 +645,8 @@ func mdUnescape(b []byte) string {
 
 // mdEntity decodes the reference at the start of b ("&amp;", "&#35;",
 // "&#x23;"); n is its length, 0 when b does not start with one.
-func mdEntity(b []byte) (s string, n int) {
-	end := bytes.IndexByte(b[:min(len(b), 40)], ';')
+func mdEntity(b string) (s string, n int) {
+	end := strings.IndexByte(b[:min(len(b), 40)], ';')
 	if end < 2 {
 		return "", 0
 	}
@@ -566,18 +659,18 @@ func mdEntity(b []byte) (s string, n int) {
 		if len(digits) == 0 || len(digits) > maxLen {
 			return "", 0
 		}
-		v, err := strconv.ParseUint(string(digits), base, 32)
+		v, err := strconv.ParseUint(digits, base, 32)
 		if err != nil {
 			return "", 0
 		}
 		return string(util.ToValidRune(rune(v))), end + 1
 	}
-	for _, c := range body {
-		if !util.IsAlphaNumeric(c) {
+	for i := 0; i < len(body); i++ {
+		if !util.IsAlphaNumeric(body[i]) {
 			return "", 0
 		}
 	}
-	if e, ok := util.LookUpHTML5EntityByName(string(body)); ok {
+	if e, ok := util.LookUpHTML5EntityByName(body); ok {
 		return string(e.Characters), end + 1
 	}
 	return "", 0
@@ -586,19 +679,35 @@ func mdEntity(b []byte) (s string, n int) {
 // mdWord is a run of fragments between spaces, or a hard break.
 type mdWord struct {
 	frags []mdFrag
-	w     int
+	w     int // columns
 	brk   bool
 }
 
-// words splits fragments into words at spaces.
-func words(frags []mdFrag) []mdWord {
-	var ws []mdWord
+// textWidth is the columns s takes on the terminal: its length when it is
+// printable ASCII, else what ansi.StringWidth says.
+func textWidth(s string) int {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c >= 0x7f {
+			return ansi.StringWidth(s)
+		}
+	}
+	return len(s)
+}
+
+// words splits fragments into words at spaces. The words and their
+// fragments are kept in the renderer's buffers (each word's fragments
+// capped at its end): they hold until the next call.
+func (r *mdRenderer) words(frags []mdFrag) []mdWord {
+	ws, all := r.wordBuf[:0], r.fragBuf[:0]
+	defer func() { r.wordBuf, r.fragBuf = ws[:0], all[:0] }()
 	var cur mdWord
+	start := 0
 	flush := func() {
-		if len(cur.frags) > 0 {
+		if len(all) > start {
+			cur.frags = all[start:len(all):len(all)]
 			ws = append(ws, cur)
 		}
-		cur = mdWord{}
+		cur, start = mdWord{}, len(all)
 	}
 	for _, f := range frags {
 		if f.s == hardBreak {
@@ -616,8 +725,8 @@ func words(frags []mdFrag) []mdWord {
 				s = ""
 			}
 			if piece != "" {
-				cur.frags = append(cur.frags, mdFrag{piece, f.a})
-				cur.w += ansi.StringWidth(piece)
+				all = append(all, mdFrag{piece, f.a})
+				cur.w += textWidth(piece)
 			}
 			if i >= 0 {
 				flush()
@@ -666,39 +775,48 @@ func splitWord(w mdWord, width int) []mdWord {
 // greedily; a word wider than the width has a line of its own (or, with
 // breakLong, is cut).
 func (r *mdRenderer) wrap(frags []mdFrag, width int, breakLong bool) []string {
-	var lines [][]mdWord
-	var line []mdWord
-	lw := 0
-	add := func(w mdWord) {
-		if len(line) > 0 && lw+1+w.w > width {
-			lines = append(lines, line)
-			line, lw = nil, 0
+	ws := r.words(frags)
+	if breakLong {
+		for i, w := range ws {
+			if w.w > width {
+				ws = cutLong(ws, i, width)
+				break
+			}
 		}
-		if len(line) > 0 {
-			lw++
-		}
-		line = append(line, w)
-		lw += w.w
 	}
-	for _, w := range words(frags) {
+	var out []string
+	start, lw := 0, 0 // the line so far: ws[start:i], lw columns
+	for i, w := range ws {
 		switch {
 		case w.brk:
-			lines = append(lines, line)
-			line, lw = nil, 0
-		case breakLong && w.w > width:
-			for _, p := range splitWord(w, width) {
-				add(p)
-			}
-		default:
-			add(w)
+			out = append(out, r.line(ws[start:i]))
+			start, lw = i+1, 0
+			continue
+		case i > start && lw+1+w.w > width:
+			out = append(out, r.line(ws[start:i]))
+			start, lw = i, 0
 		}
+		if i > start {
+			lw++
+		}
+		lw += w.w
 	}
-	if len(line) > 0 {
-		lines = append(lines, line)
+	if start < len(ws) {
+		out = append(out, r.line(ws[start:]))
 	}
-	out := make([]string, len(lines))
-	for i, l := range lines {
-		out[i] = r.line(l)
+	return out
+}
+
+// cutLong returns ws with its words wider than width, from the first one
+// at i, cut into pieces (splitWord).
+func cutLong(ws []mdWord, i, width int) []mdWord {
+	out := append(make([]mdWord, 0, len(ws)+8), ws[:i]...)
+	for _, w := range ws[i:] {
+		if !w.brk && w.w > width {
+			out = append(out, splitWord(w, width)...)
+		} else {
+			out = append(out, w)
+		}
 	}
 	return out
 }
@@ -706,15 +824,26 @@ func (r *mdRenderer) wrap(frags []mdFrag, width int, breakLong bool) []string {
 // line renders the words of a line: runs of one look painted together, the
 // space between two words in their look when they share it.
 func (r *mdRenderer) line(ws []mdWord) string {
-	var b, run strings.Builder
+	b := r.lineBuf[:0]
+	defer func() { r.lineBuf = b[:0] }()
 	runA := mdAttr(0)
+	var q *mdSGR // runA's sequences once its run has text
 	put := func(s string, a mdAttr) {
 		if a != runA {
-			b.WriteString(r.paint(run.String(), runA))
-			run.Reset()
+			if q != nil {
+				b = append(b, q.off...)
+				q = nil
+			}
 			runA = a
 		}
-		run.WriteString(s)
+		if s == "" {
+			return
+		}
+		if q == nil && runA != 0 {
+			q = r.look(runA)
+			b = append(b, q.on...)
+		}
+		b = append(b, s...)
 	}
 	for i, w := range ws {
 		if i > 0 {
@@ -728,6 +857,8 @@ func (r *mdRenderer) line(ws []mdWord) string {
 			put(f.s, f.a)
 		}
 	}
-	b.WriteString(r.paint(run.String(), runA))
-	return b.String()
+	if q != nil {
+		b = append(b, q.off...)
+	}
+	return string(b)
 }

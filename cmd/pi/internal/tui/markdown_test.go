@@ -351,3 +351,29 @@ func FuzzMarkdown(f *testing.F) {
 		}
 	})
 }
+
+// TestMarkdownLooksAsLipgloss: for every look and colour profile, a run
+// painted with the sequences the renderer worked out (mdSGR) is byte for
+// byte what the look's lipgloss style renders, so painting without a
+// lipgloss call per run changes nothing on the screen.
+func TestMarkdownLooksAsLipgloss(t *testing.T) {
+	texts := []string{"x", "two words", "日本語 🎉", "@", " lead ", "[link](http://u.test)", "a@b"}
+	for _, p := range []termenv.Profile{termenv.Ascii, termenv.ANSI, termenv.ANSI256, termenv.TrueColor} {
+		m := newMarkdownWith(80, profileRenderer(p))
+		r := &mdRenderer{md: m, prof: p}
+		for a := mdAttr(0); a < mdAttrs; a++ {
+			for _, s := range texts {
+				want := s
+				if a != 0 {
+					want = mdStyle(m.lr, a).Render(s)
+				}
+				if got := r.paint(s, a); got != want {
+					t.Errorf("profile %d, look %#x: %q, lipgloss renders %q", p, a, got, want)
+				}
+			}
+		}
+		if q := r.look(aStrong); (q.on == "") != (p == termenv.Ascii) {
+			t.Errorf("profile %d: bold is %q", p, q.on)
+		}
+	}
+}

@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"bytes"
 	"strings"
 
 	"github.com/charmbracelet/x/ansi"
@@ -112,10 +113,10 @@ func mdRow(cells []text.Segment, n int, header bool) *mdTableRow {
 
 // mdDelimRow reads a delimiter row: its columns' alignments.
 func mdDelimRow(line []byte) ([]mdAlign, bool) {
-	s := strings.TrimSpace(string(line))
-	if !strings.Contains(s, "|") {
+	if bytes.IndexByte(line, '|') < 0 {
 		return nil, false
 	}
+	s := strings.TrimSpace(string(line))
 	s = strings.TrimPrefix(s, "|")
 	s = strings.TrimSuffix(s, "|")
 	var aligns []mdAlign
@@ -204,7 +205,7 @@ func (r *mdRenderer) table(t *mdTable, width int) []string {
 		var cells [][]mdFrag
 		for c := tr.FirstChild(); c != nil; c = c.NextSibling() {
 			fr := r.inline(c, a, nil)
-			ws := words(fr)
+			ws := r.words(fr)
 			w := 0
 			for i, wd := range ws {
 				if i > 0 && !wd.brk {
