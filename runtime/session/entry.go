@@ -499,8 +499,20 @@ func (m *Message) UnmarshalJSON(b []byte) error {
 	return m.decode(bytes.Clone(b))
 }
 
-// decode reads a message from b and keeps b (not copied) for MarshalJSON.
+// decode reads a message from b and keeps b (not copied) for MarshalJSON;
+// the common shapes are read by decodeFast, whose strings are views of b
+// (b must never change), anything else by encoding/json.
 func (m *Message) decode(b []byte) error {
+	if out, ok := decodeFast(b); ok {
+		out.raw = b[:len(b):len(b)]
+		*m = out
+		return nil
+	}
+	return m.decodeSlow(b)
+}
+
+// decodeSlow is decode through encoding/json.
+func (m *Message) decodeSlow(b []byte) error {
 	var j messageJSON
 	if err := json.Unmarshal(b, &j); err != nil {
 		var te *json.UnmarshalTypeError
