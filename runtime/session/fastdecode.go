@@ -23,28 +23,33 @@ func decodeFast(b []byte) (m Message, ok bool) {
 	if !json.Valid(b) {
 		return Message{}, false
 	}
+	if !fastObject(b, messageKeys[:], m.setField) {
+		return Message{}, false
+	}
+	return m, true
+}
+
+// fastObject walks the members of the object b and calls set with the
+// number of each member keys names (its index) and its value; false when
+// set refuses one, or a member's key is escaped, matches one of keys only
+// in another case, or comes twice (encoding/json's rules there are left to
+// it).
+func fastObject(b []byte, keys []string, set func(f int, val []byte) bool) bool {
 	var seen uint32
-	ok = true
+	ok := true
 	err := jsonscan.Members(b, func(key, val []byte) error {
-		f, known := messageField(key)
+		f, known := fieldOf(keys, key)
 		if !known {
 			return nil
 		}
-		if seen&(1<<f) != 0 {
+		if f < 0 || seen&(1<<f) != 0 || !set(f, val) {
 			ok = false
 			return errFallback
 		}
 		seen |= 1 << f
-		if !m.setField(f, val) {
-			ok = false
-			return errFallback
-		}
 		return nil
 	})
-	if err != nil || !ok {
-		return Message{}, false
-	}
-	return m, true
+	return err == nil && ok
 }
 
 // errFallback stops a member walk that decodeFast leaves to encoding/json.
@@ -89,22 +94,14 @@ func fieldOf(keys []string, key []byte) (int, bool) {
 	return 0, false
 }
 
-func messageField(key []byte) (uint, bool) {
-	f, known := fieldOf(messageKeys[:], key)
-	if f < 0 {
-		return 31, true // never set: setField refuses it
-	}
-	return uint(f), known
-}
-
 // setField stores val in the field number f; false when it cannot do so
 // as encoding/json would.
-func (m *Message) setField(f uint, val []byte) bool {
+func (m *Message) setField(f int, val []byte) bool {
 	if val[0] == 'n' { // null: encoding/json leaves the field as it is, except a RawMessage
 		if f == 11 {
 			m.Details = json.RawMessage(val)
 		}
-		return f != 31
+		return true
 	}
 	var s *string
 	switch f {
@@ -125,7 +122,7 @@ func (m *Message) setField(f uint, val []byte) bool {
 			return false
 		}
 		var u Usage
-		if json.Unmarshal(val, &u) != nil {
+		if !fastObject(val, usageKeys[:], u.setField) {
 			return false
 		}
 		m.Usage = &u
@@ -152,11 +149,10 @@ func (m *Message) setField(f uint, val []byte) bool {
 	case 16:
 		s = &m.Output
 	case 17:
-		n, err := strconv.ParseInt(string(val), 10, strconv.IntSize)
-		if err != nil {
+		var v int
+		if !setInt(&v, val) {
 			return false
 		}
-		v := int(n)
 		m.ExitCode = &v
 		return true
 	case 18:
@@ -227,58 +223,84 @@ func (m *Message) setContent(val []byte) bool {
 
 // decodeFast reads one content block object (see Message's decodeFast).
 func (blk *Block) decodeFast(b []byte) bool {
-	var seen uint32
-	ok := true
-	err := jsonscan.Members(b, func(key, val []byte) error {
-		f, known := fieldOf(blockKeys[:], key)
-		if !known {
-			return nil
-		}
-		if f < 0 || seen&(1<<f) != 0 {
-			ok = false
-			return errFallback
-		}
-		seen |= 1 << f
-		if val[0] == 'n' {
-			if f == 9 {
-				blk.Arguments = json.RawMessage(val)
-			}
-			return nil
-		}
-		var s *string
-		switch f {
-		case 0:
-			s = &blk.Type
-		case 1:
-			s = &blk.Text
-		case 2:
-			s = &blk.Thinking
-		case 3:
-			s = &blk.ThinkingSignature
-		case 4:
-			ok = setBool(&blk.Redacted, val)
-		case 5:
-			s = &blk.Data
-		case 6:
-			s = &blk.MimeType
-		case 7:
-			s = &blk.ID
-		case 8:
-			s = &blk.Name
-		case 9:
+	return fastObject(b, blockKeys[:], blk.setField)
+}
+
+// setField stores val in the block's field number f (blockKeys).
+func (blk *Block) setField(f int, val []byte) bool {
+	if val[0] == 'n' {
+		if f == 9 {
 			blk.Arguments = json.RawMessage(val)
-		case 10:
-			s = &blk.ThoughtSignature
 		}
-		if s != nil {
-			ok = setString(s, val)
-		}
-		if !ok {
-			return errFallback
-		}
-		return nil
-	})
-	return err == nil && ok
+		return true
+	}
+	var s *string
+	switch f {
+	case 0:
+		s = &blk.Type
+	case 1:
+		s = &blk.Text
+	case 2:
+		s = &blk.Thinking
+	case 3:
+		s = &blk.ThinkingSignature
+	case 4:
+		return setBool(&blk.Redacted, val)
+	case 5:
+		s = &blk.Data
+	case 6:
+		s = &blk.MimeType
+	case 7:
+		s = &blk.ID
+	case 8:
+		s = &blk.Name
+	case 9:
+		blk.Arguments = json.RawMessage(val)
+		return true
+	case 10:
+		s = &blk.ThoughtSignature
+	default:
+		return false
+	}
+	return setString(s, val)
+}
+
+// usageKeys and costKeys are Usage's and UsageCost's members.
+var (
+	usageKeys = [...]string{"input", "output", "cacheRead", "cacheWrite", "totalTokens", "cost"}
+	costKeys  = [...]string{"input", "output", "cacheRead", "cacheWrite", "total"}
+)
+
+func (u *Usage) setField(f int, val []byte) bool {
+	if val[0] == 'n' {
+		return true
+	}
+	switch f {
+	case 0:
+		return setInt(&u.Input, val)
+	case 1:
+		return setInt(&u.Output, val)
+	case 2:
+		return setInt(&u.CacheRead, val)
+	case 3:
+		return setInt(&u.CacheWrite, val)
+	case 4:
+		return setInt(&u.TotalTokens, val)
+	case 5:
+		return val[0] == '{' && fastObject(val, costKeys[:], u.Cost.setField)
+	}
+	return false
+}
+
+func (c *UsageCost) setField(f int, val []byte) bool {
+	if val[0] == 'n' {
+		return true
+	}
+	p := [...]*float64{&c.Input, &c.Output, &c.CacheRead, &c.CacheWrite, &c.Total}
+	if f >= len(p) {
+		return false
+	}
+	return setFloat(p[f], val)
 }
 
 // setString stores the JSON string val: a view of its bytes when it has
@@ -325,6 +347,17 @@ func setBool(p *bool, val []byte) bool {
 // setMillis stores the number val as encoding/json does into a float64
 // that is then truncated to an integer.
 func setMillis(p *int64, val []byte) bool {
+	var f float64
+	if !setFloat(&f, val) {
+		return false
+	}
+	*p = int64(f)
+	return true
+}
+
+// setFloat and setInt store the number val as encoding/json does into a
+// float64 or an int.
+func setFloat(p *float64, val []byte) bool {
 	if c := val[0]; c != '-' && (c < '0' || c > '9') {
 		return false
 	}
@@ -332,6 +365,18 @@ func setMillis(p *int64, val []byte) bool {
 	if err != nil {
 		return false
 	}
-	*p = int64(f)
+	*p = f
+	return true
+}
+
+func setInt(p *int, val []byte) bool {
+	if c := val[0]; c != '-' && (c < '0' || c > '9') {
+		return false
+	}
+	n, err := strconv.ParseInt(string(val), 10, strconv.IntSize)
+	if err != nil {
+		return false
+	}
+	*p = int(n)
 	return true
 }

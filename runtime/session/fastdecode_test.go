@@ -20,7 +20,13 @@ var decodeSeeds = []string{
 	`{"role":"user","content":[],"timestamp":7}`,
 	`{"role":"user","content":null,"usage":null,"timestamp":null}`,
 	`{"role":"assistant","content":[{"type":"toolCall","id":"c","name":"n","arguments":null}]}`,
+	`{"role":"assistant","usage":{"input":1,"cost":null,"totalTokens":null},"timestamp":1}`,
 	`{"Role":"user","content":"x"}`,
+	`{"role":"assistant","usage":{"input":1.5}}`,
+	`{"role":"assistant","usage":{"Input":1}}`,
+	`{"role":"assistant","usage":{"input":1,"input":2}}`,
+	`{"role":"assistant","usage":{"cost":{"total":"1"}}}`,
+	`{"role":"assistant","usage":[]}`,
 	`{"role":"user","role":"assistant"}`,
 	`{"role":"user","content":[null]}`,
 	`{"role":"user","content":5}`,
@@ -64,7 +70,7 @@ func FuzzDecodeFast(f *testing.F) {
 // TestDecodeFastReads checks that the shapes pi writes take the fast path
 // (else the fuzz target above would hold nothing).
 func TestDecodeFastReads(t *testing.T) {
-	for _, s := range decodeSeeds[:12] {
+	for _, s := range decodeSeeds[:13] {
 		if _, ok := decodeFast([]byte(s)); !ok {
 			t.Errorf("decodeFast left %s to encoding/json", s)
 		}
