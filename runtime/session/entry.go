@@ -5,9 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"strings"
 	"sync"
 	"time"
+	"weak"
 )
 
 // Version is the session format version this package writes.
@@ -62,12 +64,16 @@ type Entry struct {
 	ParentID  string
 	Timestamp string
 
-	// message: decoded from msgJSON (a slice of line) on first use
-	// (Message).
-	msgOnce sync.Once
-	msg     *Message
-	msgErr  error
-	msgJSON []byte
+	// message: msg when the message was built in this process (or
+	// decoded with its entry, decodeEntry); else decoded from
+	// line[msgStart:msgEnd] when used and kept, through msgWeak, only as long as
+	// something else holds it (the agent's context holds views of the
+	// same bytes: a session read from its file stays about the file's
+	// size in memory).
+	msgMu            sync.Mutex
+	msg              *Message
+	msgWeak          weak.Pointer[Message]
+	msgStart, msgEnd uint32
 
 	// model_change
 	Provider, ModelID string
@@ -106,41 +112,42 @@ type Entry struct {
 	line []byte
 }
 
-// Message returns the message of a message entry, decoding it on first
-// use; an error when the entry is not a message or its message cannot be
+// Message returns the message of a message entry, decoding it when it is
+// used (see msgWeak: two calls may decode it twice); an error when the entry is not a message or its message cannot be
 // decoded (BuildContext then skips it).
 func (e *Entry) Message() (*Message, error) {
 	if e.Type != TypeMessage {
 		return nil, fmt.Errorf("entry %s: a %s entry has no message", e.ID, e.Type)
 	}
-	e.msgOnce.Do(func() {
-		if e.msg != nil {
-			return
-		}
-		if len(e.msgJSON) > 0 {
-			var m Message
-			if err := m.decode(e.msgJSON); err != nil {
-				e.msgErr = fmt.Errorf("entry %s: message: %w", e.ID, err)
-				return
-			}
-			e.msg = &m
-			return
-		}
+	e.msgMu.Lock()
+	defer e.msgMu.Unlock()
+	if e.msg != nil {
+		return e.msg, nil
+	}
+	if m := e.msgWeak.Value(); m != nil {
+		return m, nil
+	}
+	if e.msgEnd == 0 {
 		full, err := decodeEntry(e.line)
 		if err != nil {
-			e.msgErr = fmt.Errorf("entry %s: %w", e.ID, err)
-			return
+			return nil, fmt.Errorf("entry %s: %w", e.ID, err)
 		}
 		e.msg = full.msg
-	})
-	return e.msg, e.msgErr
+		return e.msg, nil
+	}
+	m := new(Message)
+	if err := m.decode(e.line[e.msgStart:e.msgEnd:e.msgEnd]); err != nil {
+		return nil, fmt.Errorf("entry %s: message: %w", e.ID, err)
+	}
+	e.msgWeak = weak.Make(m)
+	return m, nil
 }
 
 // loadEntry indexes one entry line: a message is only scanned for its
 // type, id, parent and timestamp and decoded when used; other entries
 // (small and few) are decoded at once.
 func loadEntry(line []byte) (*Entry, error) {
-	h, err := scanHead(line)
+	h, err := scanHead(line, true)
 	if err != nil {
 		return nil, err
 	}
@@ -155,7 +162,12 @@ func loadEntry(line []byte) (*Entry, error) {
 		e.line = line
 		return e, nil
 	}
-	e := &Entry{Type: h.typ, ID: h.id, ParentID: h.parentID, Timestamp: h.timestamp, line: line, msgJSON: h.message}
+	e := &Entry{Type: h.typ, ID: h.id, ParentID: h.parentID, Timestamp: h.timestamp, line: line}
+	if len(h.message) > 0 && len(line) <= math.MaxUint32 {
+		// h.message is a slice of line: its place in it.
+		start := cap(line) - cap(h.message)
+		e.msgStart, e.msgEnd = uint32(start), uint32(start+len(h.message))
+	}
 	if h.tsNumeric {
 		e.Timestamp = isoTime(time.UnixMilli(int64(h.tsMillis)))
 	}
