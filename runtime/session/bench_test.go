@@ -164,3 +164,32 @@ func BenchmarkAppend(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkContextAgain builds the context of a session of 10k entries
+// that is open already, after a collection (as the TUI's footer does after
+// a turn): messages read from the file are kept only while something
+// holds them, so this decodes them again.
+//
+//	go test -run '^$' -bench BenchmarkContextAgain ./runtime/session/
+func BenchmarkContextAgain(b *testing.B) {
+	path, size := writeBenchSession(b, 10_000, 500, false)
+	s, err := Open(path, OpenOptions{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close()
+	b.SetBytes(size)
+	b.ReportAllocs()
+	var cpu time.Duration
+	for b.Loop() {
+		b.StopTimer()
+		runtime.GC()
+		b.StartTimer()
+		cpu0 := cpuTime()
+		if n := len(s.Context()); n != 10_000 {
+			b.Fatalf("%d messages", n)
+		}
+		cpu += cpuTime() - cpu0
+	}
+	b.ReportMetric(float64(cpu)/float64(b.N)/1e6, "cpu-ms/op")
+}
