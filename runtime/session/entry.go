@@ -9,7 +9,6 @@ import (
 	"strings"
 	"sync"
 	"time"
-	"weak"
 )
 
 // Version is the session format version this package writes.
@@ -64,15 +63,10 @@ type Entry struct {
 	ParentID  string
 	Timestamp string
 
-	// message: msg when the message was built in this process (or
-	// decoded with its entry, decodeEntry); else decoded from
-	// line[msgStart:msgEnd] when used and kept, through msgWeak, only as long as
-	// something else holds it (the agent's context holds views of the
-	// same bytes: a session read from its file stays about the file's
-	// size in memory).
+	// message: built in this process, or decoded from
+	// line[msgStart:msgEnd] on first use (msgMu guards msg).
 	msgMu            sync.Mutex
 	msg              *Message
-	msgWeak          weak.Pointer[Message]
 	msgStart, msgEnd uint32
 
 	// model_change
@@ -112,8 +106,8 @@ type Entry struct {
 	line []byte
 }
 
-// Message returns the message of a message entry, decoding it when it is
-// used (see msgWeak: two calls may decode it twice); an error when the entry is not a message or its message cannot be
+// Message returns the message of a message entry, decoding it on first
+// use; an error when the entry is not a message or its message cannot be
 // decoded (BuildContext then skips it).
 func (e *Entry) Message() (*Message, error) {
 	if e.Type != TypeMessage {
@@ -123,9 +117,6 @@ func (e *Entry) Message() (*Message, error) {
 	defer e.msgMu.Unlock()
 	if e.msg != nil {
 		return e.msg, nil
-	}
-	if m := e.msgWeak.Value(); m != nil {
-		return m, nil
 	}
 	if e.msgEnd == 0 {
 		full, err := decodeEntry(e.line)
@@ -139,7 +130,7 @@ func (e *Entry) Message() (*Message, error) {
 	if err := m.decode(e.line[e.msgStart:e.msgEnd:e.msgEnd]); err != nil {
 		return nil, fmt.Errorf("entry %s: message: %w", e.ID, err)
 	}
-	e.msgWeak = weak.Make(m)
+	e.msg = m
 	return m, nil
 }
 
