@@ -166,9 +166,10 @@ func BenchmarkAppend(b *testing.B) {
 }
 
 // BenchmarkContextAgain builds the context of a session of 10k entries
-// that is open already, after a collection (as the TUI's footer does after
-// a turn): messages read from the file are kept only while something
-// holds them, so this decodes them again.
+// that is open already, after a collection, as the TUI's footer does after
+// a turn and compaction's prepare does three times: what it costs once the
+// messages are decoded (and what it would cost if the session did not
+// keep them).
 //
 //	go test -run '^$' -bench BenchmarkContextAgain ./runtime/session/
 func BenchmarkContextAgain(b *testing.B) {
