@@ -36,3 +36,33 @@ func TestHasSpace(t *testing.T) {
 		}
 	}
 }
+
+// FuzzString holds String to the byte-by-byte rule it implements faster:
+// a backslash escapes the byte after it, the first quote not escaped ends
+// the string.
+func FuzzString(f *testing.F) {
+	for _, s := range []string{`"abc"`, `"a\"b"`, `"a\\"b`, `"\\\\\"x"`, `"\`, `"abc`, `""`, `"\\\"\\"`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		if len(b) == 0 || b[0] != '"' {
+			return
+		}
+		want := -1
+		for j := 1; j < len(b); j++ {
+			if b[j] == '\\' {
+				j++
+			} else if b[j] == '"' {
+				want = j + 1
+				break
+			}
+		}
+		got, err := String(b, 0)
+		if err != nil {
+			got = -1
+		}
+		if got != want {
+			t.Fatalf("String(%q) = %d, want %d", b, got, want)
+		}
+	})
+}

@@ -71,6 +71,10 @@ func writeBenchSession(b *testing.B, n, entryBytes int, compacted bool) (string,
 // entries: a 65 MB file). compacted: the session ends with a compaction,
 // as any session that size does (its context is the summary and the last
 // 80 entries); whole: no compaction, every message is decoded and sent.
+// cpu-ms/op is the CPU the process spent opening and building (the forced
+// collections between runs left out); live-heap-MB (and heap/file, its
+// ratio to the file's size) is what stays reachable afterwards: the
+// session and the messages the agent is given.
 //
 //	go test -run '^$' -bench BenchmarkLoad -benchtime 5x ./runtime/session/
 func BenchmarkLoad(b *testing.B) {
@@ -89,13 +93,14 @@ func BenchmarkLoad(b *testing.B) {
 			b.SetBytes(size)
 			b.ReportAllocs()
 			var peak uint64
-			cpu0 := cpuTime()
+			var cpu time.Duration
 			for b.Loop() {
 				b.StopTimer()
 				runtime.GC()
 				var before runtime.MemStats
 				runtime.ReadMemStats(&before)
 				b.StartTimer()
+				cpu0 := cpuTime()
 				s, err := Open(path, OpenOptions{})
 				if err != nil {
 					b.Fatal(err)
@@ -104,6 +109,7 @@ func BenchmarkLoad(b *testing.B) {
 				if len(msgs) != want {
 					b.Fatalf("%d messages", len(msgs))
 				}
+				cpu += cpuTime() - cpu0
 				b.StopTimer()
 				runtime.GC() // what stays live: the session and the context
 				var after runtime.MemStats
@@ -116,9 +122,10 @@ func BenchmarkLoad(b *testing.B) {
 				runtime.KeepAlive(s)
 				s.Close()
 			}
-			b.ReportMetric(float64(cpuTime()-cpu0)/float64(b.N)/1e6, "cpu-ms/op")
+			b.ReportMetric(float64(cpu)/float64(b.N)/1e6, "cpu-ms/op")
 			b.ReportMetric(float64(size)/(1<<20), "file-MB")
 			b.ReportMetric(float64(peak)/(1<<20), "live-heap-MB")
+			b.ReportMetric(float64(peak)/float64(size), "heap/file")
 		})
 	}
 }
@@ -156,4 +163,34 @@ func BenchmarkAppend(b *testing.B) {
 			}
 		})
 	}
+}
+
+// BenchmarkContextAgain builds the context of a session of 10k entries
+// that is open already, after a collection, as the TUI's footer does after
+// a turn and compaction's prepare does three times: what it costs once the
+// messages are decoded (and what it would cost if the session did not
+// keep them).
+//
+//	go test -run '^$' -bench BenchmarkContextAgain ./runtime/session/
+func BenchmarkContextAgain(b *testing.B) {
+	path, size := writeBenchSession(b, 10_000, 500, false)
+	s, err := Open(path, OpenOptions{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close()
+	b.SetBytes(size)
+	b.ReportAllocs()
+	var cpu time.Duration
+	for b.Loop() {
+		b.StopTimer()
+		runtime.GC()
+		b.StartTimer()
+		cpu0 := cpuTime()
+		if n := len(s.Context()); n != 10_000 {
+			b.Fatalf("%d messages", n)
+		}
+		cpu += cpuTime() - cpu0
+	}
+	b.ReportMetric(float64(cpu)/float64(b.N)/1e6, "cpu-ms/op")
 }

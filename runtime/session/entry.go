@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"strings"
 	"sync"
 	"time"
@@ -62,12 +63,11 @@ type Entry struct {
 	ParentID  string
 	Timestamp string
 
-	// message: decoded from msgJSON (a slice of line) on first use
-	// (Message).
-	msgOnce sync.Once
-	msg     *Message
-	msgErr  error
-	msgJSON []byte
+	// message: built in this process, or decoded from
+	// line[msgStart:msgEnd] on first use (msgMu guards msg).
+	msgMu            sync.Mutex
+	msg              *Message
+	msgStart, msgEnd uint32
 
 	// model_change
 	Provider, ModelID string
@@ -113,34 +113,32 @@ func (e *Entry) Message() (*Message, error) {
 	if e.Type != TypeMessage {
 		return nil, fmt.Errorf("entry %s: a %s entry has no message", e.ID, e.Type)
 	}
-	e.msgOnce.Do(func() {
-		if e.msg != nil {
-			return
-		}
-		if len(e.msgJSON) > 0 {
-			var m Message
-			if err := m.decode(e.msgJSON); err != nil {
-				e.msgErr = fmt.Errorf("entry %s: message: %w", e.ID, err)
-				return
-			}
-			e.msg = &m
-			return
-		}
+	e.msgMu.Lock()
+	defer e.msgMu.Unlock()
+	if e.msg != nil {
+		return e.msg, nil
+	}
+	if e.msgEnd == 0 {
 		full, err := decodeEntry(e.line)
 		if err != nil {
-			e.msgErr = fmt.Errorf("entry %s: %w", e.ID, err)
-			return
+			return nil, fmt.Errorf("entry %s: %w", e.ID, err)
 		}
 		e.msg = full.msg
-	})
-	return e.msg, e.msgErr
+		return e.msg, nil
+	}
+	m := new(Message)
+	if err := m.decode(e.line[e.msgStart:e.msgEnd:e.msgEnd]); err != nil {
+		return nil, fmt.Errorf("entry %s: message: %w", e.ID, err)
+	}
+	e.msg = m
+	return m, nil
 }
 
 // loadEntry indexes one entry line: a message is only scanned for its
 // type, id, parent and timestamp and decoded when used; other entries
 // (small and few) are decoded at once.
 func loadEntry(line []byte) (*Entry, error) {
-	h, err := scanHead(line)
+	h, err := scanHead(line, true)
 	if err != nil {
 		return nil, err
 	}
@@ -155,7 +153,12 @@ func loadEntry(line []byte) (*Entry, error) {
 		e.line = line
 		return e, nil
 	}
-	e := &Entry{Type: h.typ, ID: h.id, ParentID: h.parentID, Timestamp: h.timestamp, line: line, msgJSON: h.message}
+	e := &Entry{Type: h.typ, ID: h.id, ParentID: h.parentID, Timestamp: h.timestamp, line: line}
+	if len(h.message) > 0 && len(line) <= math.MaxUint32 {
+		// h.message is a slice of line: its place in it.
+		start := cap(line) - cap(h.message)
+		e.msgStart, e.msgEnd = uint32(start), uint32(start+len(h.message))
+	}
 	if h.tsNumeric {
 		e.Timestamp = isoTime(time.UnixMilli(int64(h.tsMillis)))
 	}
@@ -499,8 +502,20 @@ func (m *Message) UnmarshalJSON(b []byte) error {
 	return m.decode(bytes.Clone(b))
 }
 
-// decode reads a message from b and keeps b (not copied) for MarshalJSON.
+// decode reads a message from b and keeps b (not copied) for MarshalJSON;
+// the common shapes are read by decodeFast, whose strings are views of b
+// (b must never change), anything else by encoding/json.
 func (m *Message) decode(b []byte) error {
+	if out, ok := decodeFast(b); ok {
+		out.raw = b[:len(b):len(b)]
+		*m = out
+		return nil
+	}
+	return m.decodeSlow(b)
+}
+
+// decodeSlow is decode through encoding/json.
+func (m *Message) decodeSlow(b []byte) error {
 	var j messageJSON
 	if err := json.Unmarshal(b, &j); err != nil {
 		var te *json.UnmarshalTypeError

@@ -83,7 +83,7 @@ func Stat(path string) (Info, error) {
 				}
 				info.ID, info.Cwd, info.ParentSession = h.ID, h.Cwd, h.ParentSession
 				info.Created, _ = time.Parse(time.RFC3339Nano, h.Timestamp)
-			} else if h, herr := scanHead(bytes.TrimSpace(line)); herr == nil {
+			} else if h, herr := scanHead(bytes.TrimSpace(line), false); herr == nil {
 				switch h.typ {
 				case TypeSessionInfo:
 					if e, derr := decodeEntry(line); derr == nil {

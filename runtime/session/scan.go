@@ -2,6 +2,7 @@ package session
 
 import (
 	"encoding/json"
+	"unsafe"
 
 	"github.com/pi-go/pi/internal/jsonscan"
 )
@@ -19,21 +20,22 @@ type head struct {
 // the JSON object line and skips every other value without decoding it, so
 // indexing a large session costs one quick pass over its bytes; the rest
 // of an entry is decoded when it is used. It fails on a line that is not
-// an object or is cut short.
-func scanHead(line []byte) (head, error) {
+// an object or is cut short. With view, its strings (without escapes) are
+// views of line, which must then never change (a session file's buffer).
+func scanHead(line []byte, view bool) (head, error) {
 	var h head
 	err := jsonscan.Members(line, func(key, val []byte) error {
 		switch string(key) {
 		case "type":
-			h.typ, _ = unquote(val)
+			h.typ, _ = unquote(val, view)
 		case "id":
-			h.id, h.hasID = unquote(val)
+			h.id, h.hasID = unquote(val, view)
 		case "parentId":
-			h.parentID, _ = unquote(val)
+			h.parentID, _ = unquote(val, view)
 		case "message":
-			h.message = val[:len(val):len(val)]
+			h.message = val // its cap tells where in line it starts
 		case "timestamp":
-			if s, ok := unquote(val); ok {
+			if s, ok := unquote(val, view); ok {
 				h.timestamp = s
 			} else if json.Unmarshal(val, &h.tsMillis) == nil {
 				h.tsNumeric = true
@@ -44,9 +46,10 @@ func scanHead(line []byte) (head, error) {
 	return h, err
 }
 
-// unquote returns the string value val holds; ok false when it is not a
-// string (null, a number, ...).
-func unquote(val []byte) (string, bool) {
+// unquote returns the string value val holds (with view, a view of val's
+// bytes when it has no escape); ok false when it is not a string (null, a
+// number, ...).
+func unquote(val []byte, view bool) (string, bool) {
 	if len(val) < 2 || val[0] != '"' {
 		return "", false
 	}
@@ -59,6 +62,9 @@ func unquote(val []byte) (string, bool) {
 			}
 			return s, true
 		}
+	}
+	if view && len(inner) > 0 {
+		return unsafe.String(&inner[0], len(inner)), true
 	}
 	return string(inner), true
 }

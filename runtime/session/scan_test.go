@@ -17,7 +17,7 @@ func TestScanHead(t *testing.T) {
 		`{}`,
 	}
 	for _, line := range good {
-		h, err := scanHead([]byte(line))
+		h, err := scanHead([]byte(line), true)
 		if err != nil {
 			t.Errorf("scanHead(%s): %v", line, err)
 			continue
@@ -52,7 +52,7 @@ func TestScanHead(t *testing.T) {
 		`{"a":"b"`, `{"a":`, `{"a":[{"b":"}]}"}`,
 	}
 	for _, line := range bad {
-		if _, err := scanHead([]byte(line)); err == nil {
+		if _, err := scanHead([]byte(line), true); err == nil {
 			t.Errorf("scanHead(%q) accepted a line that is not one object", line)
 		}
 	}

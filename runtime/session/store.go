@@ -511,7 +511,6 @@ func (s *Session) AppendMessage(m Message) (string, error) {
 		m.Timestamp = time.Now().UnixMilli()
 	}
 	e := &Entry{Type: TypeMessage, msg: &m}
-	e.msgOnce.Do(func() {})
 	return s.append(e)
 }
 
