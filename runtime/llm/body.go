@@ -1,6 +1,10 @@
 package llm
 
-import "io"
+import (
+	"io"
+	"sync"
+	"unsafe"
+)
 
 // requestBody is a request body as pieces of JSON text: literal text, and
 // the content of JSON strings held by reference (a message's text, a tool
@@ -31,6 +35,124 @@ const inlineMax = 4 << 10
 type bodyWriter struct {
 	parts []bodyPart
 	lit   []byte // the literal text after the last part
+	// cache, when set, holds the escaped text of the strings of earlier
+	// bodies (escapeCache).
+	cache *escapeCache
+	gen   uint64 // the cache's generation this body marks its strings with
+}
+
+// Bounds of the strings an escapeCache keeps: shorter ones cost less to
+// escape than to look up; longer ones are escaped as the body is read, so
+// that a 20 MB call's text is never held twice.
+const (
+	cacheMin = 256
+	cacheMax = 1 << 20
+)
+
+// escapeKeep is how many bodies an escapeCache entry outlives unused: the
+// strings of a conversation's history are in every one of its requests,
+// and a few conversations may share a provider (sub-agents).
+const escapeKeep = 8
+
+// escapeCache holds the escaped JSON text of the long strings (a message's
+// text, a call's arguments, an image's data) of a provider's recent
+// request bodies, so that a conversation's history is escaped once, not
+// again in every turn's request. A string is known by where its bytes are
+// and how many there are: a Go string never changes, and the messages'
+// bytes (RawArguments) are not changed once a message is made (the body
+// holds them by reference for a retry already). The entry holds the
+// string, so its memory cannot be reused for other bytes while it is
+// cached. Entries unused in the last escapeKeep bodies are dropped.
+type escapeCache struct {
+	mu  sync.Mutex
+	gen uint64
+	m   map[escapeKey]*escaped
+}
+
+type escapeKey struct {
+	p *byte
+	n int
+}
+
+type escaped struct {
+	text []byte
+	gen  uint64
+}
+
+func newEscapeCache() *escapeCache { return &escapeCache{m: map[escapeKey]*escaped{}} }
+
+// begin starts a body: it returns the generation its strings are marked
+// with and drops the entries no recent body used.
+func (c *escapeCache) begin() uint64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.gen++
+	for k, e := range c.m {
+		if e.gen+escapeKeep < c.gen {
+			delete(c.m, k)
+		}
+	}
+	return c.gen
+}
+
+// text returns the escaped text of the string s or the bytes b (the one
+// k names), escaping it the first time.
+func (c *escapeCache) text(gen uint64, k escapeKey, s string, b []byte) []byte {
+	c.mu.Lock()
+	e := c.m[k]
+	if e != nil {
+		e.gen = max(e.gen, gen)
+	}
+	c.mu.Unlock()
+	if e != nil {
+		return e.text
+	}
+	var text []byte
+	if b != nil {
+		text, _ = appendEscaped(make([]byte, 0, len(b)+len(b)/8), b, 0, -1)
+	} else {
+		text, _ = appendEscaped(make([]byte, 0, len(s)+len(s)/8), s, 0, -1)
+	}
+	c.mu.Lock()
+	c.m[k] = &escaped{text: text, gen: gen}
+	c.mu.Unlock()
+	return text
+}
+
+// How a piece of a JSON string is written (bodyWriter.how).
+const (
+	escapeNow = iota // escaped into the literal text
+	fromCache        // the cache's escaped text
+	byRef            // held by reference, escaped as the body is read
+)
+
+// how says how a string of n bytes is written: escaped now when short,
+// from the cache when it keeps strings of that size, else by reference.
+func (w *bodyWriter) how(n int) int {
+	switch {
+	case n < cacheMin || w.cache == nil && n <= inlineMax:
+		return escapeNow
+	case w.cache != nil && n <= cacheMax:
+		return fromCache
+	}
+	return byRef
+}
+
+// cached writes the cache's escaped text of s or b.
+func (w *bodyWriter) cached(k escapeKey, s string, b []byte) {
+	text := w.cache.text(w.gen, k, s, b)
+	if len(text) <= inlineMax {
+		w.lit = append(w.lit, text...)
+		return
+	}
+	w.flush()
+	w.parts = append(w.parts, bodyPart{lit: text})
+}
+
+// withCache makes w write the strings c keeps from c (a new body of c's).
+func (w *bodyWriter) withCache(c *escapeCache) {
+	w.cache = c
+	w.gen = c.begin()
 }
 
 // raw writes literal JSON text.
@@ -46,22 +168,28 @@ func (w *bodyWriter) str(s string) {
 // strPiece writes s as part of the content of a JSON string the caller
 // opened.
 func (w *bodyWriter) strPiece(s string) {
-	if len(s) <= inlineMax {
+	switch w.how(len(s)) {
+	case escapeNow:
 		w.lit, _ = appendEscaped(w.lit, s, 0, -1)
-		return
+	case fromCache:
+		w.cached(escapeKey{unsafe.StringData(s), len(s)}, s, nil)
+	default:
+		w.flush()
+		w.parts = append(w.parts, bodyPart{s: s, ref: true})
 	}
-	w.flush()
-	w.parts = append(w.parts, bodyPart{s: s, ref: true})
 }
 
 // bytesPiece is strPiece for bytes.
 func (w *bodyWriter) bytesPiece(b []byte) {
-	if len(b) <= inlineMax {
+	switch w.how(len(b)) {
+	case escapeNow:
 		w.lit, _ = appendEscaped(w.lit, b, 0, -1)
-		return
+	case fromCache:
+		w.cached(escapeKey{unsafe.SliceData(b), len(b)}, "", b)
+	default:
+		w.flush()
+		w.parts = append(w.parts, bodyPart{b: b, ref: true})
 	}
-	w.flush()
-	w.parts = append(w.parts, bodyPart{b: b, ref: true})
 }
 
 // rawBytes writes literal JSON text held by reference when it is long

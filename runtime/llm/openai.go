@@ -91,6 +91,9 @@ type OpenAI struct {
 	endpoint string
 	// noStreamOptions is set once the server rejected stream_options.
 	noStreamOptions atomic.Bool
+	// escapes holds the escaped text of the history's strings, written
+	// into each request from there (escapeCache).
+	escapes *escapeCache
 	// api, provider and caps come from NewProvider (zero for NewOpenAI).
 	api, provider string
 	caps          Capabilities
@@ -118,6 +121,7 @@ func NewOpenAI(cfg OpenAIConfig) (*OpenAI, error) {
 		transport: newTransport(cfg.BaseURL, cfg.Model, cfg.APIKey, cfg.APIKeyEnv, cfg.HTTPClient, cfg.MaxRetries, cfg.Logger),
 		cfg:       cfg,
 		endpoint:  u.JoinPath("chat/completions").String(),
+		escapes:   newEscapeCache(),
 	}
 	return p, nil
 }
@@ -153,6 +157,7 @@ func (p *OpenAI) stream(ctx context.Context, req Request, onEvent func(StreamEve
 		body, err := wireRequestFor(req, wireOptions{
 			model: p.cfg.Model, images: p.cfg.Images, includeUsage: !p.noStreamOptions.Load(),
 			effort: p.effort(req.Thinking), api: p.api, provider: p.provider,
+			escapes: p.escapes,
 		})
 		if err != nil {
 			return nil, nil, fmt.Errorf("encode request: %w", err)

@@ -66,6 +66,8 @@ type wireOptions struct {
 	images, includeUsage bool
 	effort               string
 	api, provider        string
+	// escapes, when set, is the provider's cache of escaped strings.
+	escapes *escapeCache
 }
 
 func wireRequestFor(req Request, o wireOptions) (*requestBody, error) {
@@ -87,6 +89,9 @@ func wireRequestFor(req Request, o wireOptions) (*requestBody, error) {
 		return nil, err
 	}
 	var w bodyWriter
+	if o.escapes != nil {
+		w.withCache(o.escapes)
+	}
 	w.raw(`{"model":`)
 	w.str(model)
 	w.raw(`,"messages":[`)
