@@ -57,7 +57,7 @@ func TestSandboxByDefault(t *testing.T) {
 		if errSib == nil || errHome == nil || strings.Contains(string(toml), "c\n") {
 			t.Fatalf("default sandbox let a write through: %s", text)
 		}
-		for _, want := range []string{"Sandbox refused: write outside the workspace: " + sibling + "/x (sandbox workspace-write)",
+		for _, want := range []string{"Sandbox refused: write outside the workspace: " + shown(sibling) + "/x (sandbox workspace-write)",
 			"Sandbox refused: write to a protected path: " + filepath.Join(dir, "pi.toml"),
 			"Sandbox refused: write to a protected path: " + home + "/pi.toml"} {
 			if !strings.Contains(text, want) {
@@ -111,20 +111,57 @@ func TestSandboxNetworkAllow(t *testing.T) {
 	}
 }
 
-// outsideTmp makes a folder outside /tmp (always a writable root), in the
-// package's folder, removed after the test.
+// shown is path as refusal lines show it: "~/…" under the home folder.
+func shown(path string) string {
+	if home, err := os.UserHomeDir(); err == nil && home != "" && strings.HasPrefix(path, home+"/") {
+		return "~" + path[len(home):]
+	}
+	return path
+}
+
+// outsideTmp makes a folder outside the sandbox's default writable roots
+// (/tmp, $TMPDIR, ~/.cache; the project is a t.TempDir): in the home
+// folder, else in the package's folder (a checkout under /tmp is inside
+// a root), removed after the test; it skips when both are inside one.
 func outsideTmp(t *testing.T) string {
 	t.Helper()
-	d, err := os.MkdirTemp(".", "sandbox-outside-")
-	if err != nil {
-		t.Fatal(err)
+	home, _ := os.UserHomeDir()
+	var roots []string // the default writable roots besides the project
+	for _, r := range []string{"/tmp", os.TempDir(), filepath.Join(home, ".cache")} {
+		if real, err := filepath.EvalSymlinks(r); err == nil {
+			r = real
+		}
+		roots = append(roots, r)
 	}
-	t.Cleanup(func() { os.RemoveAll(d) })
-	abs, err := filepath.Abs(d)
-	if err != nil {
-		t.Fatal(err)
+	for _, base := range []string{home, "."} {
+		if base == "" {
+			continue
+		}
+		abs, err := filepath.Abs(base)
+		if err != nil {
+			continue
+		}
+		if real, err := filepath.EvalSymlinks(abs); err == nil {
+			abs = real
+		}
+		inside := false
+		for _, r := range roots {
+			if abs == r || strings.HasPrefix(abs, r+string(filepath.Separator)) {
+				inside = true
+			}
+		}
+		if inside {
+			continue
+		}
+		d, err := os.MkdirTemp(abs, "pi-sandbox-outside-")
+		if err != nil {
+			continue
+		}
+		t.Cleanup(func() { os.RemoveAll(d) })
+		return d
 	}
-	return abs
+	t.Skip("no folder outside the sandbox's default writable roots: the home folder and the checkout are both under /tmp, $TMPDIR or ~/.cache")
+	return ""
 }
 
 // TestSandboxGoBuild: a real `go build` with a fresh GOCACHE under
@@ -320,7 +357,7 @@ func TestSandboxOffRuleAndRerun(t *testing.T) {
 			}
 			continue
 		}
-		if len(questions) != 1 || !strings.HasPrefix(questions[0], RerunQuestion+" Sandbox refused: write outside the workspace: "+outside+"/asked") {
+		if len(questions) != 1 || !strings.HasPrefix(questions[0], RerunQuestion+" Sandbox refused: write outside the workspace: "+shown(outside)+"/asked") {
 			t.Errorf("questions %q", questions)
 		}
 		if err != nil || !strings.Contains(text, "the user approved one re-run outside the sandbox") {
