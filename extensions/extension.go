@@ -291,6 +291,7 @@ func (e *Extension) discard(ctx context.Context) {
 		return
 	}
 	e.inst = nil
+	e.host.components.instanceGone(inst)
 	if inst.mod != nil {
 		_ = inst.mod.Close(context.WithoutCancel(ctx))
 	}
@@ -355,6 +356,8 @@ func (e *Extension) call(ctx context.Context, method string, req []byte, timeout
 		return e.disabledError(method)
 	case ctx.Err() != nil:
 		return fmt.Errorf("extension %s: %s: %w", e.name, method, ctx.Err())
+	case !onInstance(ctx, e.inst):
+		return fmt.Errorf("extension %s: %s: %w", e.name, method, ErrComponentGone)
 	}
 	if e.inst == nil {
 		if _, err := e.start(ctx); err != nil {

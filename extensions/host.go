@@ -71,6 +71,9 @@ type Options struct {
 	// UI shows ui.notify and asks ui.confirm; nil means no person can be
 	// asked (init's hasUI is false, confirm answers "no-ui").
 	UI UI
+	// TUI says pi's terminal UI runs (init's tui, ABI 1.2): the UI (which
+	// then implements UIComponents) shows components.
+	TUI bool
 	// Session stores session.append and answers session.entries; nil
 	// answers "no session".
 	Session Session
@@ -114,6 +117,7 @@ type Host struct {
 	http       *http.Transport // http.request's, shared by the extensions
 	tools      atomic.Pointer[ToolRunner]
 	subscribed atomic.Pointer[map[string]bool] // event types some extension takes
+	components componentSet                    // open ABI 1.2 components (ui12.go)
 }
 
 // hostRuntime is one wazero runtime (one memory limit) with WASI and the `pi`
@@ -446,6 +450,7 @@ func (e *Extension) apply(ctx context.Context, res initResult) error {
 		e.close(ctx)
 		return err
 	}
+	e.info.Shortcuts, e.info.MessageRenderers = res.Shortcuts, res.MessageRenderers
 	return nil
 }
 

@@ -208,6 +208,9 @@ func (e *Extension) handleHostCall(ctx context.Context, b []byte) []byte {
 		}
 		return encodeOK(res)
 	default:
+		if out, ok := e.handleHostCallUI12(ctx, req.Method, req.Params); ok {
+			return out
+		}
 		if out, ok := e.handleHostCall11(ctx, req.Method, req.Params); ok {
 			return out
 		}

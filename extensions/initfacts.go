@@ -45,6 +45,7 @@ func initFacts(p abi.InitParams, opts Options) abi.InitParams {
 		p.Mode = abi.ModePrint
 	}
 	p.HasUI = opts.UI != nil
+	p.TUI = opts.TUI
 	return p
 }
 

@@ -30,7 +30,8 @@ func (e *GuestError) Error() string { return e.Message }
 // without wire.go's mapping.
 type requestParams interface {
 	abi.InitParams | abi.ExecuteParams | abi.ToolCallParams | abi.ToolResultParams | abi.BashSpawnParams | json.RawMessage |
-		abi.InputParams | abi.BeforeAgentStartParams | abi.StopParams | abi.CommandParams | abi.MessageEndEvent
+		abi.InputParams | abi.BeforeAgentStartParams | abi.StopParams | abi.CommandParams | abi.MessageEndEvent |
+		abi.ComponentRenderParams | abi.ComponentInputParams | abi.ComponentDisposeParams | abi.ToolRenderParams | abi.MessageRenderParams | abi.ShortcutParams
 }
 
 // encodeRequest marshals a request envelope.
@@ -172,6 +173,9 @@ type initResult struct {
 	Commands     []CommandSpec
 	ConfigSchema json.RawMessage
 	Events       []string
+	// ABI 1.2's UI.
+	Shortcuts        []ShortcutSpec
+	MessageRenderers []string
 }
 
 // decodeInit decodes and validates init's result.
@@ -220,6 +224,9 @@ func decodeInit(raw json.RawMessage) (initResult, error) {
 	}
 	r.Hooks = hooks
 	if err := checkInit11(r); err != nil {
+		return initResult{}, fmt.Errorf("init result: %w", err)
+	}
+	if err := checkInitUI12(r); err != nil {
 		return initResult{}, fmt.Errorf("init result: %w", err)
 	}
 	return initFromABI(r), nil

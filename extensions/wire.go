@@ -166,6 +166,7 @@ func initFromABI(r abi.InitResult) initResult {
 		out.Tools = append(out.Tools, ToolSpec{
 			Name: t.Name, Label: t.Label, Description: t.Description, Parameters: t.Parameters,
 			PromptSnippet: t.PromptSnippet, PromptGuidelines: t.PromptGuidelines, ExecutionMode: t.ExecutionMode,
+			Render: t.Render,
 		})
 	}
 	if r.Wants != nil {
@@ -179,6 +180,7 @@ func initFromABI(r abi.InitResult) initResult {
 		out.ConfigSchema = bytes.TrimSpace(r.ConfigSchema)
 	}
 	out.Events = r.Events
+	out.Shortcuts, out.MessageRenderers = shortcutsFromABI(r.Shortcuts), r.MessageRenderers
 	return out
 }
 

@@ -45,6 +45,8 @@ type registry struct {
 	trusted     bool
 	mode        string
 	hasUI       bool
+	// ABI 1.2's UI (ui12.go).
+	ui12 registryUI12
 }
 
 type toolEntry struct {

@@ -203,6 +203,9 @@ type InitParams struct {
 	Mode string `json:"mode"`
 	// HasUI says a person can answer ui.confirm (1.1).
 	HasUI bool `json:"hasUI"`
+	// TUI says pi's terminal UI runs: components, shortcuts and
+	// renderers show (1.2).
+	TUI bool `json:"tui"`
 }
 
 // ToolSpec declares one tool in InitResult.
@@ -224,6 +227,8 @@ type ToolSpec struct {
 	// ExecutionMode is "parallel" or "sequential" (omitted when empty: the
 	// host's default).
 	ExecutionMode string `json:"executionMode,omitempty"`
+	// Render asks the TUI to call tool.render for this tool's calls (1.2).
+	Render bool `json:"render,omitempty"`
 }
 
 // InitResult is init's result: who the extension is and what it offers.
@@ -249,6 +254,11 @@ type InitResult struct {
 	// Events are the event types the guest wants with the "event" hook,
 	// replacing DefaultEvents (1.1; omitted: the default).
 	Events []string `json:"events,omitempty"`
+	// Shortcuts are TUI keys that call shortcut.execute (1.2).
+	Shortcuts []ShortcutSpec `json:"shortcuts,omitempty"`
+	// MessageRenderers are the custom message types the extension draws
+	// with message.render (1.2).
+	MessageRenderers []string `json:"messageRenderers,omitempty"`
 }
 
 // Block is one piece of content: {"type": "text", "text"} or
