@@ -90,10 +90,10 @@ func (u *recUI) SetWidget(ext, key string, lines []extensions.Line, placement st
 	b, _ := json.Marshal(lines)
 	u.rec("widget %s %s %s %s", ext, key, placement, b)
 }
-func (u *recUI) SetTitle(ext, title string)                { u.rec("title %s %q", ext, title) }
+func (u *recUI) SetTitle(ext, title string)                 { u.rec("title %s %q", ext, title) }
 func (u *recUI) SetWorkingMessage(ext string, text *string) { u.rec("working %s %q", ext, *text) }
-func (u *recUI) SetEditorText(ext, text string)            { u.rec("editor-text %s %q", ext, text) }
-func (u *recUI) EditorText() (string, bool)                { return "typed so far", true }
+func (u *recUI) SetEditorText(ext, text string)             { u.rec("editor-text %s %q", ext, text) }
+func (u *recUI) EditorText() (string, bool)                 { return "typed so far", true }
 func (u *recUI) OpenComponent(c *extensions.Component) bool {
 	if !u.tui {
 		return false
