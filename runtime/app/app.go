@@ -88,6 +88,9 @@ type Options struct {
 	// that need approval (UIApprover). Nil when no person is there (print,
 	// json and tool modes).
 	UI UI
+	// TUI says pi's terminal UI runs (extensions' init gets tui: true;
+	// components, shortcuts and renderers show).
+	TUI bool
 
 	// CompileProgress is told before the wait when an extension must be
 	// compiled because the compilation cache has no copy (compile.go).
@@ -319,6 +322,7 @@ func (r *Runtime) hostOptions() extensions.Options {
 		Sandbox: r.bashSandbox, SandboxHelper: r.opts.SandboxHelper,
 		Mode: r.mode(), Trusted: r.trusted(), KVDir: r.kvDir(), UI: r.extensionUI(),
 		Session: extSession{r},
+		TUI:     r.opts.TUI,
 		// Lazy loads: records of what pinned extensions declared, in
 		// PI_HOME (as trusted as pi.toml: a record decides which hooks
 		// are registered before the module runs).
