@@ -310,3 +310,28 @@ func mustMarshal(v any) []byte {
 	}
 	return b
 }
+
+// KeyAnswer is a component's answer to a key; EditorState the editor's
+// text and cursor (a rune offset) for an editor component's render.
+type (
+	KeyAnswer   = abi.ComponentInputResult
+	EditorState = abi.EditorState
+)
+
+// The component slots, widget placements and dispose reasons (docs/abi.md).
+const (
+	SlotOverlay          = abi.SlotOverlay
+	SlotWidget           = abi.SlotWidget
+	SlotHeader           = abi.SlotHeader
+	SlotFooter           = abi.SlotFooter
+	SlotEditor           = abi.SlotEditor
+	PlacementAboveEditor = abi.PlacementAboveEditor
+	PlacementBelowEditor = abi.PlacementBelowEditor
+	DisposeClosed        = abi.DisposeClosed
+	DisposeCancelled     = abi.DisposeCancelled
+	DisposeReplaced      = abi.DisposeReplaced
+	DisposeShutdown      = abi.DisposeShutdown
+)
+
+// ValidKey says key is in the extension key grammar (docs/abi.md).
+func ValidKey(key string) bool { return abi.ValidKey(key) }
