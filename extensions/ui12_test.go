@@ -126,7 +126,7 @@ func TestUI12InitDeclarations(t *testing.T) {
 	var logs logBuffer
 	h, e := loadUI12(t, newRecUI(), true, &logs)
 	info := e.Info()
-	if got := fmt.Sprint(info.Shortcuts); got != "[{ctrl+shift+p count a press} {ctrl+c a key pi binds}]" {
+	if got := fmt.Sprint(info.Shortcuts); got != "[{f5 count a press} {ctrl+c a key pi binds}]" {
 		t.Errorf("shortcuts = %s", got)
 	}
 	if fmt.Sprint(info.MessageRenderers) != "[note]" {
@@ -136,13 +136,13 @@ func TestUI12InitDeclarations(t *testing.T) {
 		t.Error("renderers not found as declared")
 	}
 	bound, warns := h.BindShortcuts(map[string]string{"ctrl+c": "interrupt / close the overlay"})
-	if len(bound) != 1 || bound[0].Key != "ctrl+shift+p" || bound[0].Extension != "ui12" {
+	if len(bound) != 1 || bound[0].Key != "f5" || bound[0].Extension != "ui12" {
 		t.Errorf("bound = %v", bound)
 	}
 	if len(warns) != 1 || warns[0] != "extension ui12: shortcut ctrl+c is not bound: pi binds it (interrupt / close the overlay)" {
 		t.Errorf("warnings = %q", warns)
 	}
-	if err := h.ExecuteShortcut(context.Background(), "ui12", "ctrl+shift+p"); err != nil {
+	if err := h.ExecuteShortcut(context.Background(), "ui12", "f5"); err != nil {
 		t.Fatal(err)
 	}
 	if err := h.ExecuteShortcut(context.Background(), "ui12", "f9"); err == nil || !strings.Contains(err.Error(), "no extension \"ui12\" with shortcut f9") {

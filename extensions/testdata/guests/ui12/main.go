@@ -72,7 +72,7 @@ func init() {
 		_ = json.Unmarshal(m.Content, &s)
 		return []sdk.Line{sdk.Styled("NOTE: "+s+esc, "accent")}
 	})
-	sdk.Shortcut("ctrl+shift+p", "count a press", func() error {
+	sdk.Shortcut("f5", "count a press", func() error {
 		count++
 		return sdk.SetStatus("presses", sdk.PlainLine(fmt.Sprintf("pressed %d", count)))
 	})
