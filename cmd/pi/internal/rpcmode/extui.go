@@ -21,9 +21,9 @@ var _ app.ExtensionUI = (*UI)(nil)
 
 // Editor asks with method "editor".
 func (u *UI) Editor(ctx context.Context, title, prefill string) (string, bool, error) {
-	req := map[string]any{"method": "editor", "title": title}
+	req := map[string]any{"method": "editor", "title": termtext.Flat(title)}
 	if prefill != "" {
-		req["prefill"] = prefill
+		req["prefill"] = termtext.Printable(prefill)
 	}
 	r, ok := u.dialog(ctx, req)
 	if !ok || r.Cancelled || r.Value == nil {
