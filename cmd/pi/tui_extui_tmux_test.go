@@ -53,7 +53,9 @@ func (p *tmuxPane) typeLine(s string) {
 // takes keys and closes on Ctrl+C, a shortcut, and a hanging render that
 // is closed while pi stays responsive.
 func TestTUIExtensionUI12InTmux(t *testing.T) {
-	p, stderrFile := startUI12(t, "ui12")
+	p, stderrFile := startUI12(t, "ui12",
+		openai.Reply{ToolCalls: []openai.ToolCall{{Name: "fancy", Arguments: `{"x":1}`}}},
+		openai.Reply{Text: "after fancy"})
 	p.waitFor("! warning: extension ui12: shortcut ctrl+c is not bound: pi binds it")
 
 	p.typeLine("/show")
@@ -102,6 +104,13 @@ func TestTUIExtensionUI12InTmux(t *testing.T) {
 	// A shortcut.
 	p.run("send-keys", "-t", "pi", "F5")
 	p.waitFor("pressed 1")
+
+	// A tool the extension draws: pi's first line, then the guest's lines.
+	p.typeLine("use fancy")
+	s = p.waitFor("after fancy", "FANCY RESULT fancy done", "  second"+escShown)
+	if !strings.Contains(s, "✓ fancy {\"x\":1}\n  FANCY RESULT fancy done") {
+		t.Errorf("the tool call is not drawn as pi's line then the guest's:\n%s", s)
+	}
 
 	// A render that never returns: closed after the 5 s hook limit, with
 	// a line saying so; pi answers meanwhile and after.

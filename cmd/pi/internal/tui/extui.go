@@ -2,9 +2,11 @@ package tui
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	tea "github.com/charmbracelet/bubbletea"
@@ -13,6 +15,7 @@ import (
 
 	"github.com/pi-go/pi/cmd/pi/internal/termtext"
 	"github.com/pi-go/pi/runtime/app"
+	"github.com/pi-go/pi/runtime/tool"
 )
 
 // The TUI's share of ABI 1.2's extension UI (docs/abi.md, "Front ends";
@@ -738,4 +741,65 @@ func (m *model) shutdownComponents() {
 	for _, v := range m.ext.all() {
 		v.c.Dispose(app.DisposeShutdown)
 	}
+}
+
+// toolRenderedMsg is an extension's drawing of one of its tool's calls:
+// while it runs (final false: kept for the live area) or done (printed
+// under pi's first line, or pi's own block when the guest drew nothing).
+type toolRenderedMsg struct {
+	id       string
+	lines    []app.Line
+	final    bool
+	head     string
+	fallback string
+}
+
+// renderToolLive asks the extension that draws t's tool for its lines
+// while the call runs.
+func (m *model) renderToolLive(t *runningTool, args json.RawMessage, partial *tool.Result) {
+	if !m.rt.HasToolRenderer(t.name) {
+		return
+	}
+	ctx, rt, width := m.ctx, m.rt, max(m.width-2, 10)
+	id, name := t.id, t.name
+	m.ext.cmds = append(m.ext.cmds, func() tea.Msg {
+		return toolRenderedMsg{id: id, lines: rt.RenderToolCall(ctx, name, id, args, partial, true, false, width)}
+	})
+}
+
+// renderToolEnd draws a finished call of a tool an extension draws: pi's
+// first line (mark, tool name: a guest cannot pass its output off as
+// another tool's), then the guest's lines. ok is false for a tool pi draws.
+func (m *model) renderToolEnd(id, name string, args json.RawMessage, summary string, res *tool.Result, failed bool, took time.Duration) bool {
+	if !m.rt.HasToolRenderer(name) {
+		return false
+	}
+	head := m.st.toolBlock(name, summary, nil, failed, took)
+	fallback := m.st.toolBlock(name, summary, res, failed, took)
+	ctx, rt, width := m.ctx, m.rt, max(m.width-2, 10)
+	m.ext.cmds = append(m.ext.cmds, func() tea.Msg {
+		lines := rt.RenderToolCall(ctx, name, id, args, res, false, false, width)
+		return toolRenderedMsg{id: id, lines: lines, final: true, head: head, fallback: fallback}
+	})
+	return true
+}
+
+// toolRendered takes an extension's drawing of a tool call.
+func (m *model) toolRendered(msg toolRenderedMsg) {
+	if !msg.final {
+		if t := m.tool(msg.id); t != nil {
+			t.guest = msg.lines
+		}
+		return
+	}
+	if msg.lines == nil {
+		m.print(msg.fallback)
+		return
+	}
+	var b strings.Builder
+	b.WriteString(msg.head)
+	for _, l := range msg.lines {
+		b.WriteString("\n  " + m.extLine(l, m.width-2))
+	}
+	m.print(b.String())
 }

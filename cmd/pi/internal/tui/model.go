@@ -66,6 +66,9 @@ type runningTool struct {
 	id, name, args string
 	tail           []string
 	start          time.Time
+	// guest are the lines the tool's extension drew (tool.render).
+	guest []app.Line
+	input json.RawMessage
 }
 
 // model is the bubbletea model. It is used through a pointer: Update
@@ -303,6 +306,9 @@ func (m *model) update(msg tea.Msg) tea.Cmd {
 		return nil
 	case compInputMsg:
 		return m.componentInput(msg)
+	case toolRenderedMsg:
+		m.toolRendered(msg)
+		return nil
 	case shortcutDoneMsg:
 		if msg.err != nil {
 			m.print(m.noticeLine(fmt.Sprintf("[%s] shortcut %s: %s", msg.ext, msg.key, msg.err), app.NotifyError))
@@ -922,19 +928,27 @@ func (m *model) onAgentEvent(ev agent.Event) tea.Cmd {
 		m.finishThinking()
 		m.finishLive()
 		m.tools = append(m.tools, &runningTool{id: ev.ToolCallID, name: ev.ToolName, args: argSummary(ev.ToolName, ev.Args, 160), start: time.Now()})
+		m.tools[len(m.tools)-1].input = ev.Args
+		m.renderToolLive(m.tools[len(m.tools)-1], ev.Args, nil)
 	case agent.EventToolExecutionUpdate:
 		if t := m.tool(ev.ToolCallID); t != nil && ev.PartialResult != nil {
 			t.tail = tailOf(ev.PartialResult.Text(), tailLines)
+			m.renderToolLive(t, t.input, ev.PartialResult)
 		}
 	case agent.EventToolExecutionEnd:
 		args := argSummary(ev.ToolName, nil, 160)
 		var took time.Duration
+		input := ev.Args
 		for i, t := range m.tools {
 			if t.id == ev.ToolCallID {
 				args, took = t.args, time.Since(t.start)
+				input = t.input
 				m.tools = append(m.tools[:i], m.tools[i+1:]...)
 				break
 			}
+		}
+		if m.renderToolEnd(ev.ToolCallID, ev.ToolName, input, args, ev.Result, ev.Failed(), took) {
+			return nil
 		}
 		m.print(m.st.toolBlock(ev.ToolName, args, ev.Result, ev.Failed(), took))
 	case agent.EventCompactionStart:
@@ -1145,6 +1159,9 @@ func (m *model) View() string {
 	}
 	for _, t := range m.tools {
 		fmt.Fprintf(&b, "%s %s %s\n", m.st.accent.Render("⋯"), m.st.tool.Render(clean(t.name)), t.args)
+		for _, l := range t.guest {
+			fmt.Fprintf(&b, "  %s\n", m.extLine(l, m.width-2))
+		}
 		for _, l := range t.tail {
 			fmt.Fprintf(&b, "  %s\n", m.st.dim.Render(l))
 		}
