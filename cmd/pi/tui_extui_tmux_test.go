@@ -105,6 +105,19 @@ func TestTUIExtensionUI12InTmux(t *testing.T) {
 	p.run("send-keys", "-t", "pi", "F5")
 	p.waitFor("pressed 1")
 
+	// Components in the header, footer, widget and editor slots; the
+	// editor component sees each key first.
+	p.typeLine("/slots")
+	p.waitFor("HEADER line"+escShown, "FOOTER line"+escShown, "WIDGET comp"+escShown, "EDITOR[] cursor=0")
+	p.run("send-keys", "-t", "pi", "-l", "ab!c")
+	p.waitFor("EDITOR[abc] cursor=3")
+	p.run("send-keys", "-t", "pi", "C-x")
+	p.waitFor("> abc")
+	if s := p.screen(); strings.Contains(s, "EDITOR[") {
+		t.Errorf("the editor component is still shown after it closed:\n%s", s)
+	}
+	p.run("send-keys", "-t", "pi", "C-u")
+
 	// A tool the extension draws: pi's first line, then the guest's lines.
 	p.typeLine("use fancy")
 	s = p.waitFor("after fancy", "FANCY RESULT fancy done", "  second"+escShown)

@@ -433,6 +433,14 @@ func cleanErr(err error) string {
 
 // componentKey queues a key for v; keys go one at a time, in order.
 func (m *model) componentKey(v *compView, k tea.KeyMsg) {
+	if k.Type == tea.KeyRunes && len(k.Runes) > 1 && !k.Paste {
+		// One key per typed character (typing fast may bring several).
+		for _, r := range k.Runes {
+			v.keys = append(v.keys, tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune{r}, Alt: k.Alt})
+		}
+		m.nextComponentKey(v)
+		return
+	}
 	v.keys = append(v.keys, k)
 	m.nextComponentKey(v)
 }

@@ -136,6 +136,7 @@ func init() {
 			return out
 		}})
 	})
+	sdk.Command(sdk.CommandSpec{Name: "slots", Description: "a header, a footer, a widget component and an editor component"}, slots)
 	sdk.Command(sdk.CommandSpec{Name: "state", Description: "tells what the guest saw"}, func(string) (sdk.CommandResult, error) {
 		return sdk.CommandResult{Text: strings.Join(seen, ";")}, nil
 	})
@@ -207,4 +208,51 @@ func show(args string) (sdk.CommandResult, error) {
 		return sdk.CommandResult{}, err
 	}
 	return sdk.CommandResult{Text: fmt.Sprintf("shown; editor=%q tui=%v", text, sdk.TUI())}, nil
+}
+
+// slots opens a component in the header, footer, widget and editor slots.
+// The editor component swallows "!", closes on ctrl+x, and hands every
+// other key to pi's editor.
+func slots(string) (sdk.CommandResult, error) {
+	fixed := func(text string) sdk.ComponentHandler {
+		return sdk.ComponentHandler{Render: func(int, *sdk.EditorState) []sdk.Line { return []sdk.Line{sdk.Styled(text+esc, "accent")} }}
+	}
+	opens := []struct {
+		o sdk.ComponentOptions
+		h sdk.ComponentHandler
+	}{
+		{sdk.ComponentOptions{Slot: sdk.SlotHeader}, fixed("HEADER line")},
+		{sdk.ComponentOptions{Slot: sdk.SlotFooter}, fixed("FOOTER line")},
+		{sdk.ComponentOptions{Slot: sdk.SlotWidget, Key: "w", Placement: sdk.BelowEditor}, fixed("WIDGET comp")},
+		{sdk.ComponentOptions{Slot: sdk.SlotEditor}, sdk.ComponentHandler{
+			Render: func(width int, ed *sdk.EditorState) []sdk.Line {
+				if ed == nil {
+					return []sdk.Line{sdk.PlainLine("EDITOR without state")}
+				}
+				return []sdk.Line{sdk.PlainLine(fmt.Sprintf("EDITOR[%s] cursor=%d", ed.Text, ed.Cursor))}
+			},
+			Input: func(key, text string) sdk.KeyAnswer {
+				switch key {
+				case "!":
+					return sdk.KeyAnswer{Consumed: true}
+				case "ctrl+x":
+					return sdk.KeyAnswer{Consumed: true, Close: true}
+				}
+				return sdk.KeyAnswer{}
+			},
+			Dispose: func(reason string) { seen = append(seen, "editor-dispose:"+reason) },
+		}},
+	}
+	var ids []string
+	for _, o := range opens {
+		id, ok, err := sdk.OpenComponent(o.o, o.h)
+		if err != nil {
+			return sdk.CommandResult{}, err
+		}
+		if !ok {
+			return sdk.CommandResult{Text: "no component (no-tui)"}, nil
+		}
+		ids = append(ids, id)
+	}
+	return sdk.CommandResult{Text: "slots " + strings.Join(ids, ",")}, nil
 }
