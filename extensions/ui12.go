@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/pi-go/pi/internal/abi"
+	"github.com/pi-go/pi/runtime/tool"
 )
 
 // This file holds ABI 1.2's extension UI on the host side (docs/abi.md,
@@ -30,6 +31,31 @@ type (
 
 // ShortcutSpec is a TUI key an extension's init declares.
 type ShortcutSpec = abi.ShortcutSpec
+
+// KeyAnswer is a component's answer to a key; EditorState the editor's
+// text and cursor (a rune offset) for an editor component's render.
+type (
+	KeyAnswer   = abi.ComponentInputResult
+	EditorState = abi.EditorState
+)
+
+// The component slots, widget placements and dispose reasons.
+const (
+	SlotOverlay          = abi.SlotOverlay
+	SlotWidget           = abi.SlotWidget
+	SlotHeader           = abi.SlotHeader
+	SlotFooter           = abi.SlotFooter
+	SlotEditor           = abi.SlotEditor
+	PlacementAboveEditor = abi.PlacementAboveEditor
+	PlacementBelowEditor = abi.PlacementBelowEditor
+	DisposeClosed        = abi.DisposeClosed
+	DisposeCancelled     = abi.DisposeCancelled
+	DisposeReplaced      = abi.DisposeReplaced
+	DisposeShutdown      = abi.DisposeShutdown
+)
+
+// ValidKey says key is in the extension key grammar (docs/abi.md).
+func ValidKey(key string) bool { return abi.ValidKey(key) }
 
 // Limits of what a guest shows.
 const (
@@ -189,7 +215,7 @@ func (c *Component) Closed() bool { return c.done.Load() }
 //
 // ErrComponentGone; the guest's error answer or fault (a fault ends its
 // instance, which closes the component).
-func (c *Component) Render(ctx context.Context, width int, editor *abi.EditorState) ([]Line, error) {
+func (c *Component) Render(ctx context.Context, width int, editor *EditorState) ([]Line, error) {
 	if c.done.Load() {
 		return nil, ErrComponentGone
 	}
@@ -225,7 +251,7 @@ func (c *Component) wait(ctx context.Context) error {
 // Input hands the guest a key (the key grammar; "paste" with text). An
 // error answer or a fault closes the component: the result then has
 // Close set, with the error.
-func (c *Component) Input(ctx context.Context, key, text string) (abi.ComponentInputResult, error) {
+func (c *Component) Input(ctx context.Context, key, text string) (KeyAnswer, error) {
 	if c.done.Load() {
 		return abi.ComponentInputResult{Close: true}, ErrComponentGone
 	}
@@ -678,10 +704,26 @@ func (h *Host) MessageRenderer(customType string) *Extension {
 	return nil
 }
 
-// RenderTool asks the extension for the lines of a tool call (tool.render);
-// nil lines mean pi's own drawing. An error (logged by the caller) also
-// means pi's drawing.
-func (e *Extension) RenderTool(ctx context.Context, p abi.ToolRenderParams) ([]Line, error) {
+// RenderTool asks the extension for the lines of a call of its tool name
+// (tool.render): result is nil while the call runs without output; nil
+// lines mean pi's own drawing. An error (logged by the caller) also means
+// pi's drawing.
+func (e *Extension) RenderTool(ctx context.Context, name, callID string, args json.RawMessage, result *tool.Result, partial, expanded bool, width int) ([]Line, error) {
+	if len(args) == 0 {
+		args = json.RawMessage(`{}`)
+	}
+	p := abi.ToolRenderParams{ToolName: name, ToolCallID: callID, Args: args, IsPartial: partial, Expanded: expanded, Width: width}
+	if result != nil {
+		rp, err := toolResultParams(tool.CallInfo{Name: name, ID: callID, Input: args}, *result)
+		if err != nil {
+			return nil, err
+		}
+		p.Result = &abi.RenderToolResult{Content: rp.Content, Details: rp.Details, IsError: rp.IsError}
+	}
+	return e.renderTool(ctx, p)
+}
+
+func (e *Extension) renderTool(ctx context.Context, p abi.ToolRenderParams) ([]Line, error) {
 	var r abi.LinesResult
 	if err := e.guestCall(ctx, abi.MethodToolRender, p, e.hookTO, &r); err != nil {
 		return nil, err
@@ -691,7 +733,11 @@ func (e *Extension) RenderTool(ctx context.Context, p abi.ToolRenderParams) ([]L
 
 // RenderMessage asks the extension for the lines of a custom message
 // (message.render); nil lines mean pi's own drawing.
-func (e *Extension) RenderMessage(ctx context.Context, p abi.MessageRenderParams) ([]Line, error) {
+func (e *Extension) RenderMessage(ctx context.Context, customType string, content, details json.RawMessage, expanded bool, width int) ([]Line, error) {
+	if len(content) == 0 {
+		content = json.RawMessage(`""`)
+	}
+	p := abi.MessageRenderParams{CustomType: customType, Content: content, Details: details, Expanded: expanded, Width: width}
 	var r abi.LinesResult
 	if err := e.guestCall(ctx, abi.MethodMessageRender, p, e.hookTO, &r); err != nil {
 		return nil, err

@@ -12,6 +12,7 @@ import (
 
 	"github.com/pi-go/pi/extensions"
 	"github.com/pi-go/pi/internal/abi"
+	"github.com/pi-go/pi/runtime/tool"
 )
 
 const ui12Guest = "extensions/testdata/guests/ui12"
@@ -375,17 +376,15 @@ func TestUI12Renderers(t *testing.T) {
 	h, _ := loadUI12(t, newRecUI(), true, &logs)
 	ctx := context.Background()
 	e := h.ToolRenderer("fancy")
-	lines, err := e.RenderTool(ctx, abi.ToolRenderParams{ToolName: "fancy", ToolCallID: "t1", Args: json.RawMessage(`{}`), Width: 80})
+	lines, err := e.RenderTool(ctx, "fancy", "t1", json.RawMessage(`{}`), nil, false, false, 80)
 	if err != nil || len(lines) != 1 || lines[0][0].Style != "warning" {
 		t.Errorf("partial render: %v %v", lines, err)
 	}
-	text := "fancy done"
-	lines, err = e.RenderTool(ctx, abi.ToolRenderParams{ToolName: "fancy", ToolCallID: "t1", Args: json.RawMessage(`{}`), Width: 80,
-		Result: &abi.RenderToolResult{Content: []abi.Block{{Type: "text", Text: &text}}}})
+	lines, err = e.RenderTool(ctx, "fancy", "t1", json.RawMessage(`{}`), &tool.Result{Content: []tool.ContentBlock{tool.Text("fancy done")}}, false, false, 80)
 	if err != nil || len(lines) != 2 || lines[0].Text() != "FANCY RESULT fancy done" {
 		t.Errorf("result render: %v %v", lines, err)
 	}
-	lines, err = h.MessageRenderer("note").RenderMessage(ctx, abi.MessageRenderParams{CustomType: "note", Content: json.RawMessage(`"hi"`), Width: 80})
+	lines, err = h.MessageRenderer("note").RenderMessage(ctx, "note", json.RawMessage(`"hi"`), nil, false, 80)
 	if err != nil || len(lines) != 1 || !strings.HasPrefix(lines[0].Text(), "NOTE: hi") {
 		t.Errorf("message render: %v %v", lines, err)
 	}

@@ -7,7 +7,6 @@ import (
 	"sync"
 
 	"github.com/pi-go/pi/extensions"
-	"github.com/pi-go/pi/internal/abi"
 	"github.com/pi-go/pi/runtime/redact"
 	"github.com/pi-go/pi/runtime/tool"
 )
@@ -23,8 +22,8 @@ import (
 // Line and Span are a line an extension shows: styled spans (style names
 // as docs/abi.md lists them).
 type (
-	Line = abi.Line
-	Span = abi.Span
+	Line = extensions.Line
+	Span = extensions.Span
 )
 
 // ExtensionUI is the rest of the extension UI, for a UI (Options.UI) that
@@ -70,13 +69,13 @@ type Component struct {
 
 // Render asks for the component's lines at width; editor is the editor's
 // state for the editor slot.
-func (c *Component) Render(ctx context.Context, width int, editor *abi.EditorState) ([]Line, error) {
+func (c *Component) Render(ctx context.Context, width int, editor *EditorState) ([]Line, error) {
 	lines, err := c.c.Render(ctx, width, editor)
 	return redactLines(c.r, lines), err
 }
 
 // Input hands a key to the component (the key grammar: KeyName).
-func (c *Component) Input(ctx context.Context, key, text string) (abi.ComponentInputResult, error) {
+func (c *Component) Input(ctx context.Context, key, text string) (KeyAnswer, error) {
 	return c.c.Input(ctx, key, text)
 }
 
@@ -252,7 +251,7 @@ func (r *Runtime) HasToolRenderer(name string) bool {
 
 // RenderToolCall asks the extension that draws tool name's calls for
 // their lines (redacted); nil when pi draws them (no renderer, or it
-// failed: logged).
+// failed: logged). The extension sees the result redacted.
 func (r *Runtime) RenderToolCall(ctx context.Context, name, callID string, args json.RawMessage, result *tool.Result, partial, expanded bool, width int) []Line {
 	if r.host == nil {
 		return nil
@@ -261,20 +260,13 @@ func (r *Runtime) RenderToolCall(ctx context.Context, name, callID string, args 
 	if e == nil {
 		return nil
 	}
-	if len(args) == 0 {
-		args = json.RawMessage(`{}`)
-	}
-	p := abi.ToolRenderParams{ToolName: name, ToolCallID: callID, Args: args, IsPartial: partial, Expanded: expanded, Width: width}
-	if result != nil {
-		res := r.redactor.String(string(mustMarshal(result.Content)))
-		var blocks []abi.Block
-		_ = json.Unmarshal([]byte(res), &blocks)
-		p.Result = &abi.RenderToolResult{Content: blocks, IsError: result.IsError}
-		if result.Details != nil {
-			p.Result.Details = json.RawMessage(r.redactor.String(string(mustMarshal(result.Details))))
+	if result != nil && r.redactor.Active() {
+		var red tool.Result
+		if json.Unmarshal([]byte(r.redactor.String(string(mustMarshal(result)))), &red) == nil {
+			result = &red
 		}
 	}
-	lines, err := e.RenderTool(ctx, p)
+	lines, err := e.RenderTool(ctx, name, callID, json.RawMessage(r.redactor.String(string(args))), result, partial, expanded, width)
 	if err != nil {
 		r.logger.Warn("tool.render failed; pi draws the call", "tool", name, "error", err.Error())
 		return nil
@@ -292,10 +284,7 @@ func (r *Runtime) RenderCustomMessage(ctx context.Context, customType string, co
 	if e == nil {
 		return nil
 	}
-	if len(content) == 0 {
-		content = json.RawMessage(`""`)
-	}
-	lines, err := e.RenderMessage(ctx, abi.MessageRenderParams{CustomType: customType, Content: content, Details: details, Expanded: expanded, Width: width})
+	lines, err := e.RenderMessage(ctx, customType, content, details, expanded, width)
 	if err != nil {
 		r.logger.Warn("message.render failed; pi draws the message", "customType", customType, "error", err.Error())
 		return nil
@@ -314,24 +303,24 @@ func mustMarshal(v any) []byte {
 // KeyAnswer is a component's answer to a key; EditorState the editor's
 // text and cursor (a rune offset) for an editor component's render.
 type (
-	KeyAnswer   = abi.ComponentInputResult
-	EditorState = abi.EditorState
+	KeyAnswer   = extensions.KeyAnswer
+	EditorState = extensions.EditorState
 )
 
 // The component slots, widget placements and dispose reasons (docs/abi.md).
 const (
-	SlotOverlay          = abi.SlotOverlay
-	SlotWidget           = abi.SlotWidget
-	SlotHeader           = abi.SlotHeader
-	SlotFooter           = abi.SlotFooter
-	SlotEditor           = abi.SlotEditor
-	PlacementAboveEditor = abi.PlacementAboveEditor
-	PlacementBelowEditor = abi.PlacementBelowEditor
-	DisposeClosed        = abi.DisposeClosed
-	DisposeCancelled     = abi.DisposeCancelled
-	DisposeReplaced      = abi.DisposeReplaced
-	DisposeShutdown      = abi.DisposeShutdown
+	SlotOverlay          = extensions.SlotOverlay
+	SlotWidget           = extensions.SlotWidget
+	SlotHeader           = extensions.SlotHeader
+	SlotFooter           = extensions.SlotFooter
+	SlotEditor           = extensions.SlotEditor
+	PlacementAboveEditor = extensions.PlacementAboveEditor
+	PlacementBelowEditor = extensions.PlacementBelowEditor
+	DisposeClosed        = extensions.DisposeClosed
+	DisposeCancelled     = extensions.DisposeCancelled
+	DisposeReplaced      = extensions.DisposeReplaced
+	DisposeShutdown      = extensions.DisposeShutdown
 )
 
 // ValidKey says key is in the extension key grammar (docs/abi.md).
-func ValidKey(key string) bool { return abi.ValidKey(key) }
+func ValidKey(key string) bool { return extensions.ValidKey(key) }
