@@ -68,6 +68,9 @@ const (
 	MaxWidgetLines = 10
 	// MaxTitleRunes is the longest title ui.setTitle sets.
 	MaxTitleRunes = 100
+	// MaxOpenComponents is how many components one extension may have
+	// open at once.
+	MaxOpenComponents = 16
 )
 
 // ErrComponentGone is the answer of a component's calls once it was
@@ -156,6 +159,19 @@ func (s *componentSet) nextID() string {
 	defer s.mu.Unlock()
 	s.seq++
 	return "c" + strconv.FormatInt(s.seq, 10)
+}
+
+// count is how many components of e are open.
+func (s *componentSet) count(e *Extension) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := 0
+	for _, c := range s.open {
+		if c.ext == e {
+			n++
+		}
+	}
+	return n
 }
 
 func (s *componentSet) get(id string) *Component {
@@ -562,6 +578,9 @@ func (e *Extension) openComponent(ctx context.Context, ui UIExtended, p abi.Comp
 	inst, _ := ctx.Value(ctxKey{}).(*instance)
 	if ui == nil || !e.host.opts.TUI || inst == nil {
 		return abi.ComponentResult{Reason: abi.ReasonNoTUI}, nil
+	}
+	if e.host.components.count(e) >= MaxOpenComponents {
+		return abi.ComponentResult{}, fmt.Errorf("%s: extension %s has %d components open, the most it may; close one first", method, e.name, MaxOpenComponents)
 	}
 	c := &Component{
 		ID: e.host.components.nextID(), Extension: e.name,

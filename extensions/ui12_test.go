@@ -359,6 +359,17 @@ func TestUI12HostileComponents(t *testing.T) {
 		t.Errorf("11 renders took %s, under the 30-a-second cap", d)
 	}
 
+	// Components past the most one extension may have open are refused.
+	for range len(ui.opened) {
+		<-ui.opened
+	}
+	if got := command(t, h, "many"); got != "opened 15, then: host call ui.component: ui.component: extension ui12 has 16 components open, the most it may; close one first" {
+		t.Errorf("/many: %s", got)
+	}
+	for range len(ui.opened) {
+		(<-ui.opened).Dispose(abi.DisposeClosed)
+	}
+
 	// A huge render is cut at 1000 lines, with a log line.
 	command(t, h, "huge")
 	c = <-ui.opened

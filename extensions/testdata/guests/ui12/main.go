@@ -137,6 +137,17 @@ func init() {
 		}})
 	})
 	sdk.Command(sdk.CommandSpec{Name: "slots", Description: "a header, a footer, a widget component and an editor component"}, slots)
+	sdk.Command(sdk.CommandSpec{Name: "many", Description: "opens overlays until the host refuses"}, func(string) (sdk.CommandResult, error) {
+		for i := 0; ; i++ {
+			_, ok, err := sdk.OpenComponent(sdk.ComponentOptions{Slot: sdk.SlotOverlay}, sdk.ComponentHandler{})
+			if err != nil {
+				return sdk.CommandResult{Text: fmt.Sprintf("opened %d, then: %v", i, err)}, nil
+			}
+			if !ok {
+				return sdk.CommandResult{Text: "no component (no-tui)"}, nil
+			}
+		}
+	})
 	sdk.Command(sdk.CommandSpec{Name: "state", Description: "tells what the guest saw"}, func(string) (sdk.CommandResult, error) {
 		return sdk.CommandResult{Text: strings.Join(seen, ";")}, nil
 	})
