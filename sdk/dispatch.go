@@ -66,6 +66,8 @@ func (r *registry) handle(req []byte) (out []byte) {
 	case *abi.CommandParams:
 		what = fmt.Sprintf("command /%s", p.Name)
 		result, err = r.command(p)
+	case *abi.ContextParams, *abi.UserBashParams, *abi.SessionBeforeSwitchParams, *abi.SessionBeforeForkParams, *abi.SessionBeforeTreeParams, *abi.SessionBeforeCompactParams:
+		result, what, _, err = r.handle12(p)
 	default:
 		err = fmt.Errorf("unknown method %q", method)
 	}
@@ -111,6 +113,9 @@ func paramsFor(method string) any {
 		return new(abi.StopParams)
 	case abi.MethodCommand:
 		return new(abi.CommandParams)
+	}
+	if p := paramsFor12(method); p != nil {
+		return p
 	}
 	return new(json.RawMessage)
 }

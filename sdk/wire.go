@@ -68,6 +68,7 @@ func (r *registry) initResult() abi.InitResult {
 		res.Hooks = append(res.Hooks, abi.HookEvent)
 	}
 	r.initResult11(&res)
+	r.initResult12(&res)
 	return res
 }
 
