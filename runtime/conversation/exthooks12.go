@@ -62,7 +62,7 @@ type ext12 struct {
 	// once the conversation is idle (drain).
 	pending []extRun
 	// nextTurn are custom messages to add before the next prompt.
-	nextTurn []session.Message
+	nextTurn []customMessage
 	// draining: a goroutine runs pending; hold > 0: a command runs, whose
 	// messages wait until it returns.
 	draining bool
@@ -283,14 +283,28 @@ func (c *Conversation) holdExtensionRuns() func() {
 	}
 }
 
+// MaxPendingExtensionRuns is how many runs extensions may have waiting
+// (agent.sendUserMessage, agent.sendMessage with triggerTurn,
+// session.compact while idle); past it they are refused.
+const MaxPendingExtensionRuns = 32
+
 // queueExtensionRun adds a run an extension asked for while idle and
 // starts it once the conversation is idle.
-func (c *Conversation) queueExtensionRun(r extRun) {
+//
+// # Errors
+//
+// MaxPendingExtensionRuns runs already wait.
+func (c *Conversation) queueExtensionRun(r extRun) error {
 	c.x12.init()
 	c.x12.mu.Lock()
+	if len(c.x12.pending) >= MaxPendingExtensionRuns {
+		c.x12.mu.Unlock()
+		return fmt.Errorf("%d runs asked for by extensions already wait; try again once they ran", MaxPendingExtensionRuns)
+	}
 	c.x12.pending = append(c.x12.pending, r)
 	c.x12.mu.Unlock()
 	c.kickExtensionRuns()
+	return nil
 }
 
 // kickExtensionRuns starts the goroutine that runs the pending runs, if
@@ -375,7 +389,7 @@ func (c *Conversation) flushNextTurn() {
 	c.x12.nextTurn = nil
 	c.x12.mu.Unlock()
 	for _, m := range msgs {
-		if err := c.appendMessage("extension message", m); err != nil {
+		if err := c.appendCustomMessage(m); err != nil {
 			c.rt.Logger().Warn("extension message not added", "error", err.Error())
 		}
 	}
@@ -507,8 +521,7 @@ func (x extConv) ContextUsage(context.Context) (app.ExtContextUsage, error) {
 }
 
 func (x extConv) CompactLater(_ context.Context, _, instructions string) error {
-	x.c.queueExtensionRun(extRun{compact: true, instructions: instructions})
-	return nil
+	return x.c.queueExtensionRun(extRun{compact: true, instructions: instructions})
 }
 
 // cancelled turns a CancelledError into the {cancelled: true} answer.
@@ -551,8 +564,7 @@ func (x extConv) SendUserMessage(_ context.Context, _ string, raw json.RawMessag
 		}
 		return nil
 	}
-	x.c.queueExtensionRun(extRun{msg: &m})
-	return nil
+	return x.c.queueExtensionRun(extRun{msg: &m})
 }
 
 func (x extConv) SendMessage(_ context.Context, _ string, p app.ExtSendMessageParams) error {
@@ -561,10 +573,7 @@ func (x extConv) SendMessage(_ context.Context, _ string, p app.ExtSendMessagePa
 		return err
 	}
 	red := x.c.rt.Redactor()
-	sm := session.Message{Role: session.RoleCustom, CustomType: p.CustomType, Display: p.Display, Details: red.Bytes(p.Details)}
-	for _, b := range blocks {
-		sm.Content = append(sm.Content, session.Block{Type: b.Type, Text: red.String(b.Text), Data: b.Data, MimeType: b.MimeType})
-	}
+	sm := customMessage{customType: p.CustomType, content: red.Bytes(p.Content), display: p.Display, details: red.Bytes(p.Details)}
 	if ag := x.c.current(); ag != nil && x.c.Busy() {
 		m := llm.Message{Role: llm.RoleUser, Content: blocks}
 		switch p.DeliverAs {
@@ -579,11 +588,11 @@ func (x extConv) SendMessage(_ context.Context, _ string, p app.ExtSendMessagePa
 		}
 		return nil
 	}
-	if err := x.c.appendMessage("extension message", sm); err != nil {
+	if err := x.c.appendCustomMessage(sm); err != nil {
 		return err
 	}
 	if p.TriggerTurn {
-		x.c.queueExtensionRun(extRun{})
+		return x.c.queueExtensionRun(extRun{})
 	}
 	return nil
 }
@@ -618,4 +627,33 @@ func (c *Conversation) ownShellResult(command string, res app.BashResult) (*Bash
 	}
 	c.mu.Unlock()
 	return run, c.recordBash(command, res)
+}
+
+// customMessage is an extension's message (agent.sendMessage), redacted.
+type customMessage struct {
+	customType       string
+	content, details json.RawMessage
+	display          bool
+}
+
+// appendCustomMessage adds m as a custom_message entry to the session and
+// to the agent's conversation (as the user message the model sees).
+func (c *Conversation) appendCustomMessage(m customMessage) error {
+	s := c.Session()
+	id, err := s.AppendCustomMessage(m.customType, m.content, m.display, m.details)
+	if err != nil {
+		return fmt.Errorf("extension message: %w", err)
+	}
+	ag := c.current()
+	if ag == nil {
+		return nil // the agent, when built, starts from the session
+	}
+	msg, ok := s.Entry(id).ContextMessage()
+	if !ok {
+		return nil
+	}
+	if err := ag.SetMessages(append(ag.Messages(), session.ToLLM([]session.Message{msg})...)); err != nil {
+		return fmt.Errorf("extension message: %w", err)
+	}
+	return nil
 }

@@ -83,3 +83,30 @@ func (s *Session) AppendHookBranchSummary(at, summary string, details json.RawMe
 	}
 	return s.append(&Entry{Type: TypeBranchSummary, FromID: from, Summary: summary, Details: details, FromHook: true})
 }
+
+// AppendCustomMessage appends a custom_message entry (the reference's
+// appendCustomMessageEntry; ABI 1.2's agent.sendMessage): content, a JSON
+// string or content blocks, is sent to the model as a user message;
+// display says the front end shows it; details (JSON, nil for none) are
+// never sent. The entry becomes the leaf.
+//
+// # Errors
+//
+// ErrBadCustom for a bad customType, content that is not JSON, details
+// that are not JSON; otherwise as AppendMessage.
+func (s *Session) AppendCustomMessage(customType string, content json.RawMessage, display bool, details json.RawMessage) (string, error) {
+	if err := checkCustomType(customType); err != nil {
+		return "", err
+	}
+	if !json.Valid(content) {
+		return "", fmt.Errorf("%w: content is not valid JSON", ErrBadCustom)
+	}
+	if len(details) > 0 && !json.Valid(details) {
+		return "", fmt.Errorf("%w: details are not valid JSON", ErrBadCustom)
+	}
+	var c bytes.Buffer
+	if err := json.Compact(&c, content); err != nil {
+		return "", fmt.Errorf("%w: content: %v", ErrBadCustom, err)
+	}
+	return s.append(&Entry{Type: TypeCustomMessage, CustomType: customType, Content: c.Bytes(), Display: display, Details: details})
+}

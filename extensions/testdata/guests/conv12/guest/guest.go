@@ -194,6 +194,18 @@ func typed(args string) (sdk.CommandResult, error) {
 		return out(nil, sdk.SendMessage(sdk.Message{CustomType: "conv12", Text: rest, TriggerTurn: true}))
 	case "compact":
 		return out(nil, sdk.Compact(rest))
+	case "flood":
+		// 100 messages: the host takes what it queues and refuses the
+		// rest; the answer counts both.
+		okN, refused := 0, ""
+		for i := 0; i < 100; i++ {
+			if err := sdk.SendUserMessage("flood", nil, ""); err != nil {
+				refused = err.Error()
+				continue
+			}
+			okN++
+		}
+		return out(map[string]any{"ok": okN, "refused": refused}, nil)
 	}
 	return sdk.CommandResult{}, errors.New("unknown op " + op)
 }
