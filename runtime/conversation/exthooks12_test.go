@@ -226,7 +226,9 @@ treeSummary = "branch by hook"`, "one", "two")
 	}) {
 		t.Errorf("no session_compact event: %q", seen)
 	}
-	if !slices.ContainsFunc(seen, func(l string) bool { return strings.Contains(l, `before_compact {"firstKept"`) && strings.Contains(l, `"instructions":"focus"`) && strings.Contains(l, `"reason":"manual"`) }) {
+	if !slices.ContainsFunc(seen, func(l string) bool {
+		return strings.Contains(l, `before_compact {"firstKept"`) && strings.Contains(l, `"instructions":"focus"`) && strings.Contains(l, `"reason":"manual"`)
+	}) {
 		t.Errorf("before_compact params: %q", seen)
 	}
 
@@ -258,7 +260,9 @@ treeSummary = "branch by hook"`, "one", "two")
 		t.Fatal(err)
 	}
 	seen = x.seen("conv12b")
-	if !slices.ContainsFunc(seen, func(l string) bool { return strings.Contains(l, `"type":"session_start"`) && strings.Contains(l, `"reason":"new"`) }) ||
+	if !slices.ContainsFunc(seen, func(l string) bool {
+		return strings.Contains(l, `"type":"session_start"`) && strings.Contains(l, `"reason":"new"`)
+	}) ||
 		!slices.ContainsFunc(seen, func(l string) bool {
 			return strings.Contains(l, `"type":"session_switch"`) && strings.Contains(l, `"reason":"new"`) && strings.Contains(l, fmt.Sprintf(`"previousSessionFile":%q`, prev))
 		}) {
@@ -267,8 +271,12 @@ treeSummary = "branch by hook"`, "one", "two")
 	if err := x.c.SwitchSession(prev); err != nil {
 		t.Fatal(err)
 	}
-	if seen := x.seen("conv12b"); !slices.ContainsFunc(seen, func(l string) bool { return strings.Contains(l, `"type":"session_start"`) && strings.Contains(l, `"reason":"resume"`) }) ||
-		!slices.ContainsFunc(seen, func(l string) bool { return strings.Contains(l, `before_switch {"Reason":"resume","TargetSessionFile":`) }) {
+	if seen := x.seen("conv12b"); !slices.ContainsFunc(seen, func(l string) bool {
+		return strings.Contains(l, `"type":"session_start"`) && strings.Contains(l, `"reason":"resume"`)
+	}) ||
+		!slices.ContainsFunc(seen, func(l string) bool {
+			return strings.Contains(l, `before_switch {"Reason":"resume","TargetSessionFile":`)
+		}) {
 		t.Errorf("resume: %q", seen)
 	}
 }
