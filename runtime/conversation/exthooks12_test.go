@@ -419,3 +419,44 @@ func TestABI12HungBeforeHook(t *testing.T) {
 		t.Error("the session did not change")
 	}
 }
+
+// During a run, a tool's agent.sendUserMessage steers the run (the model
+// gets it after the tool's result) and agent.abort ends it; agent.state
+// says the agent is busy.
+func TestABI12AgentDuringARun(t *testing.T) {
+	dir, home := project.New(t)
+	a := plugin.BuildGo(t, "extensions/testdata/guests/conv12/a")
+	project.Write(t, filepath.Join(dir, "pi.toml"), project.Extension(t, "conv12", a))
+	rt := openRT(t, app.Options{Cwd: dir, PIHome: home, Trust: true, Mode: app.ModeInteractive})
+	script, err := llm.ParseScript([]byte(`{"turns":[
+		{"toolCalls":[{"name":"conv12_call","arguments":{"method":"agent.state"}},{"name":"conv12_call","arguments":{"method":"agent.sendUserMessage","params":{"content":[{"type":"text","text":"steered in"}]}}}]},
+		{"text":"saw it"},
+		{"toolCalls":[{"name":"conv12_call","arguments":{"method":"agent.abort"}}]},
+		{"text":"never asked"}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := llm.NewScripted(script)
+	c := open(t, rt, Options{Provider: p})
+	res, err := submit(t, c, "go")
+	if err != nil || res.Text != "saw it" {
+		t.Fatalf("run = %+v, %v", res, err)
+	}
+	reqs := p.Requests()
+	if len(reqs) != 2 || !slices.Equal(userTexts(reqs[1].Messages), []string{"go", "steered in"}) {
+		t.Fatalf("second request's user messages: %q", userTexts(reqs[len(reqs)-1].Messages))
+	}
+	var state string
+	for _, m := range reqs[1].Messages {
+		if m.Role == llm.RoleToolResult && strings.Contains(m.Content[0].Text, "idle") {
+			state = m.Content[0].Text
+		}
+	}
+	if !strings.Contains(state, `"idle":false`) {
+		t.Errorf("agent.state during the run = %s", state)
+	}
+	res, _ = submit(t, c, "stop yourself")
+	if res == nil || res.StopReason != llm.StopAborted || len(p.Requests()) != 3 {
+		t.Errorf("agent.abort from a tool: %+v, %d requests", res, len(p.Requests()))
+	}
+}
