@@ -374,6 +374,7 @@ func (e *Extension) call(ctx context.Context, method string, req []byte, timeout
 	cctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	cctx = context.WithValue(withChain(cctx, e.name), ctxKey{}, inst)
+	cctx = withMethod(cctx, method)
 	inst.callCtx, inst.update = cctx, update
 	defer func() { inst.callCtx, inst.update, inst.held, inst.hasHeld = nil, nil, nil, false }()
 

@@ -214,6 +214,9 @@ func (e *Extension) handleHostCall(ctx context.Context, b []byte) []byte {
 		if out, ok := e.handleHostCall11(ctx, req.Method, req.Params); ok {
 			return out
 		}
+		if out, ok := e.handleHostCallSession12(ctx, req.Method, req.Params); ok {
+			return out
+		}
 		return encodeErr(fmt.Sprintf("unknown host method %q (host methods: exec, %s)", req.Method, strings.Join(hostMethods11, ", ")))
 	}
 }

@@ -215,6 +215,7 @@ func decodeInit(raw json.RawMessage) (initResult, error) {
 	for _, h := range r.Hooks {
 		switch h {
 		case HookToolCall, HookToolResult, HookBashSpawn, HookEvent, HookInput, HookBeforeAgentStart, HookStop:
+		case abi.HookContext, abi.HookUserBash, abi.HookSessionBeforeSwitch, abi.HookSessionBeforeFork, abi.HookSessionBeforeCompact, abi.HookSessionBeforeTree:
 		default:
 			return initResult{}, fmt.Errorf("init result: unknown hook %q (known: tool_call, tool_result, bash_spawn, event, input, before_agent_start, stop)", h)
 		}

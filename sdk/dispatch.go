@@ -79,6 +79,8 @@ func (r *registry) handle(req []byte) (out []byte) {
 	case *abi.ShortcutParams:
 		what = "shortcut " + p.Key
 		result, err = r.shortcut(p)
+	case *abi.ContextParams, *abi.UserBashParams, *abi.SessionBeforeSwitchParams, *abi.SessionBeforeForkParams, *abi.SessionBeforeTreeParams, *abi.SessionBeforeCompactParams:
+		result, what, _, err = r.handle12(p)
 	default:
 		err = fmt.Errorf("unknown method %q", method)
 	}
@@ -136,6 +138,9 @@ func paramsFor(method string) any {
 		return new(abi.MessageRenderParams)
 	case abi.MethodShortcut:
 		return new(abi.ShortcutParams)
+	}
+	if p := paramsFor12(method); p != nil {
+		return p
 	}
 	return new(json.RawMessage)
 }

@@ -31,6 +31,8 @@ type registry struct {
 	stop         []func(Stop) StopDecision
 	configSchema json.RawMessage
 	events11     []string
+	// ABI 1.2's conversation hooks (session12.go).
+	s12 session12
 
 	// Set by the host's init request.
 	initialized bool

@@ -69,6 +69,7 @@ func (r *registry) initResult() abi.InitResult {
 	}
 	r.initResult11(&res)
 	r.initResultUI12(&res)
+	r.initResult12(&res)
 	return res
 }
 

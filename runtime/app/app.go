@@ -162,6 +162,8 @@ type Runtime struct {
 	// session is where extensions' session.append and session.entries
 	// go: set by the conversation that keeps the session (BindSession).
 	session atomic.Pointer[func() *session.Session]
+	// c12 is the ABI 1.2 conversation side (session12.go).
+	c12 conv12
 
 	// mcp owns the [[mcp]] servers (nil without any); mcpNames are its
 	// tools in the registry as of mcpGen, the manager's generation at the

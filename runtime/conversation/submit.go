@@ -117,6 +117,10 @@ func (c *Conversation) Submit(ctx context.Context, p Prompt, o SubmitOptions) (S
 		}
 		return sub, nil
 	}
+	// The runs the command's extension asks for start once it returned
+	// (and after its prompt's run).
+	release := c.holdExtensionRuns()
+	defer release()
 	res, err := c.rt.RunCommand(ctx, name, args)
 	switch {
 	case errors.Is(err, app.ErrUnknownCommand):
