@@ -95,6 +95,15 @@ type Options struct {
 	// the extension from that record without reading, hashing, compiling
 	// or instantiating the module, which happens at its first call.
 	DeclaredDir string
+
+	// ABI 1.2 (run12.go, flags.go).
+
+	// Controls answers tools.*, model.*, llm.complete, pi.shutdown and
+	// pi.reload; nil answers them "not available in mode MODE".
+	Controls Controls
+	// ReservedFlags are pi's own flags (without dashes), which an
+	// extension's flags may not take.
+	ReservedFlags []string
 }
 
 // Host loads extensions and runs them. It is safe for concurrent use: calls
@@ -114,6 +123,7 @@ type Host struct {
 	http       *http.Transport // http.request's, shared by the extensions
 	tools      atomic.Pointer[ToolRunner]
 	subscribed atomic.Pointer[map[string]bool] // event types some extension takes
+	run12      hostRun12                       // ABI 1.2: timers, watches, bus, flags (timers.go)
 }
 
 // hostRuntime is one wazero runtime (one memory limit) with WASI and the `pi`
@@ -446,6 +456,7 @@ func (e *Extension) apply(ctx context.Context, res initResult) error {
 		e.close(ctx)
 		return err
 	}
+	e.initializeRun12(res)
 	return nil
 }
 
@@ -466,6 +477,10 @@ func (h *Host) register(ctx context.Context, e *Extension) error {
 		}
 	}
 	if err := commandClash(e, h.exts); err != nil {
+		e.close(ctx)
+		return err
+	}
+	if err := flagClash(e, h.exts, h.opts.ReservedFlags); err != nil {
 		e.close(ctx)
 		return err
 	}
@@ -506,6 +521,7 @@ func (h *Host) Close(ctx context.Context) error {
 		return nil
 	}
 	h.closed = true
+	h.closeRun12()
 	h.http.CloseIdleConnections()
 	exts := h.exts
 	rts := h.runtimes

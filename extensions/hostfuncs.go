@@ -211,7 +211,10 @@ func (e *Extension) handleHostCall(ctx context.Context, b []byte) []byte {
 		if out, ok := e.handleHostCall11(ctx, req.Method, req.Params); ok {
 			return out
 		}
-		return encodeErr(fmt.Sprintf("unknown host method %q (host methods: exec, %s)", req.Method, strings.Join(hostMethods11, ", ")))
+		if out, ok := e.handleHostCallRun12(ctx, req.Method, req.Params); ok {
+			return out
+		}
+		return encodeErr(fmt.Sprintf("unknown host method %q (host methods: exec, %s, %s)", req.Method, strings.Join(hostMethods11, ", "), strings.Join(hostMethodsRun12, ", ")))
 	}
 }
 

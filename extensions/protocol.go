@@ -172,6 +172,9 @@ type initResult struct {
 	Commands     []CommandSpec
 	ConfigSchema json.RawMessage
 	Events       []string
+	// ABI 1.2 (flags.go).
+	Flags    []FlagSpec
+	Channels []string
 }
 
 // decodeInit decodes and validates init's result.
@@ -211,6 +214,7 @@ func decodeInit(raw json.RawMessage) (initResult, error) {
 	for _, h := range r.Hooks {
 		switch h {
 		case HookToolCall, HookToolResult, HookBashSpawn, HookEvent, HookInput, HookBeforeAgentStart, HookStop:
+		case abi.HookBeforeProviderRequest:
 		default:
 			return initResult{}, fmt.Errorf("init result: unknown hook %q (known: tool_call, tool_result, bash_spawn, event, input, before_agent_start, stop)", h)
 		}
@@ -220,6 +224,9 @@ func decodeInit(raw json.RawMessage) (initResult, error) {
 	}
 	r.Hooks = hooks
 	if err := checkInit11(r); err != nil {
+		return initResult{}, fmt.Errorf("init result: %w", err)
+	}
+	if err := checkInitRun12(r); err != nil {
 		return initResult{}, fmt.Errorf("init result: %w", err)
 	}
 	return initFromABI(r), nil

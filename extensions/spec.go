@@ -99,6 +99,10 @@ type Info struct {
 	// ConfigSchema is the JSON Schema its init gave for its config (ABI
 	// 1.1); nil when none.
 	ConfigSchema json.RawMessage `json:"configSchema,omitempty"`
+	// Flags are its command-line flags and Channels the bus channels it
+	// takes (ABI 1.2).
+	Flags    []FlagSpec `json:"flags,omitempty"`
+	Channels []string   `json:"channels,omitempty"`
 }
 
 // CommandSpec is one slash command as an extension's init declares it.

@@ -30,7 +30,7 @@ func blocksToABI(bs []Block) []abi.Block {
 
 // grantsToABI maps the extension's wants.
 func grantsToABI(g Grants) abi.Grants {
-	return abi.Grants{FS: g.FS, Exec: g.Exec, Env: g.Env, HTTP: g.HTTP, Tools: g.Tools}
+	return abi.Grants{FS: g.FS, Exec: g.Exec, Env: g.Env, HTTP: g.HTTP, Tools: g.Tools, LLM: g.LLM, Model: g.Model}
 }
 
 // detailsToABI encodes a result's details; nil is none.
@@ -118,7 +118,7 @@ func blocksFromABI(bs []abi.Block) []Block {
 
 // grantsFromABI maps the grants init carries.
 func grantsFromABI(g abi.Grants) Grants {
-	return Grants{FS: g.FS, Exec: g.Exec, Env: g.Env, HTTP: g.HTTP, Tools: g.Tools}
+	return Grants{FS: g.FS, Exec: g.Exec, Env: g.Env, HTTP: g.HTTP, Tools: g.Tools, LLM: g.LLM, Model: g.Model}
 }
 
 // toolCallFromABI maps hook.tool_call's params.

@@ -175,6 +175,11 @@ type Grants struct {
 	// Tools are names of tools the tool.call host method may run (ABI 1.1;
 	// omitted when empty).
 	Tools []string `json:"tools,omitempty"`
+	// LLM allows llm.complete (ABI 1.2; omitted when false).
+	LLM bool `json:"llm,omitempty"`
+	// Model allows model.set, model.setThinkingLevel and replacing the
+	// provider request (ABI 1.2; omitted when false).
+	Model bool `json:"model,omitempty"`
 }
 
 // InitParams are the params of init, sent once per instance before any
@@ -249,6 +254,11 @@ type InitResult struct {
 	// Events are the event types the guest wants with the "event" hook,
 	// replacing DefaultEvents (1.1; omitted: the default).
 	Events []string `json:"events,omitempty"`
+	// Flags are command-line flags (1.2; omitted when none).
+	Flags []FlagSpec `json:"flags,omitempty"`
+	// Channels are the bus channels whose messages the guest takes (1.2;
+	// omitted when none).
+	Channels []string `json:"channels,omitempty"`
 }
 
 // Block is one piece of content: {"type": "text", "text"} or
