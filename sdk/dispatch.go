@@ -66,6 +66,8 @@ func (r *registry) handle(req []byte) (out []byte) {
 	case *abi.CommandParams:
 		what = fmt.Sprintf("command /%s", p.Name)
 		result, err = r.command(p)
+	case *run12Params:
+		result, err = r.handleRun12(method, p)
 	default:
 		err = fmt.Errorf("unknown method %q", method)
 	}
@@ -111,6 +113,8 @@ func paramsFor(method string) any {
 		return new(abi.StopParams)
 	case abi.MethodCommand:
 		return new(abi.CommandParams)
+	case abi.MethodTimerFire, abi.MethodWatchFire, abi.MethodBusMessage, abi.MethodBeforeProviderRequest:
+		return new(run12Params)
 	}
 	return new(json.RawMessage)
 }

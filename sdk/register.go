@@ -31,6 +31,7 @@ type registry struct {
 	stop         []func(Stop) StopDecision
 	configSchema json.RawMessage
 	events11     []string
+	run12        sdkRun12 // ABI 1.2 (run12.go)
 
 	// Set by the host's init request.
 	initialized bool
@@ -51,6 +52,7 @@ type toolEntry struct {
 	spec   ToolSpec
 	params json.RawMessage
 	run    func(ctx *Context, input json.RawMessage) (Result, error)
+	late   bool // registered with LateTool: not declared at init (run12.go)
 }
 
 var std = &registry{}

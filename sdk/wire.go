@@ -50,6 +50,9 @@ func (r *registry) initResult() abi.InitResult {
 		res.Wants = &w
 	}
 	for _, t := range r.tools {
+		if t.late {
+			continue
+		}
 		res.Tools = append(res.Tools, abi.ToolSpec{
 			Name: t.spec.Name, Label: t.spec.Label, Description: t.spec.Description, Parameters: t.params,
 			PromptSnippet: t.spec.PromptSnippet, PromptGuidelines: t.spec.PromptGuidelines, ExecutionMode: string(t.spec.ExecutionMode),
@@ -68,6 +71,7 @@ func (r *registry) initResult() abi.InitResult {
 		res.Hooks = append(res.Hooks, abi.HookEvent)
 	}
 	r.initResult11(&res)
+	r.initResultRun12(&res)
 	return res
 }
 

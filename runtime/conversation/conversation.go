@@ -184,6 +184,9 @@ func New(rt *app.Runtime, o Options) (*Conversation, error) {
 	if c.fileBacked() && o.child == nil {
 		rt.BindSession(c.Session)
 	}
+	if o.child == nil {
+		rt.BindModelControl(extModel{c}) // ABI 1.2 model.*, llm.complete (run12.go)
+	}
 	c.sessionStarted()
 	return c, nil
 }
@@ -213,6 +216,7 @@ func (c *Conversation) Close() {
 	c.sink(agent.Event{Type: agent.EventSessionShutdown, SessionID: s.ID(), SessionFile: c.sessionFile()})
 	if c.opts.child == nil {
 		c.rt.BindSession(nil)
+		c.rt.BindModelControl(nil)
 	}
 	c.closeSession(s)
 }
