@@ -162,6 +162,8 @@ func init() {
 	sdk.Command(sdk.CommandSpec{Name: "reload-all", Description: "Reloads pi."}, func(string) (sdk.CommandResult, error) {
 		return sdk.CommandResult{Text: "reloading"}, sdk.Reload()
 	})
+	sdk.Events("model_select")
+	sdk.OnEvent(func(ev sdk.Event) { sdk.Logf(sdk.LevelInfo, "event %s", ev.Raw) })
 	sdk.OnBeforeProviderRequest(func(payload json.RawMessage) json.RawMessage {
 		var body map[string]any
 		if json.Unmarshal(payload, &body) != nil {
