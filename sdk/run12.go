@@ -509,6 +509,9 @@ func Reload() error { return HostCall(abi.HostMethodReload, struct{}{}, nil) }
 func (r *registry) initResultRun12(res *abi.InitResult) {
 	has := len(r.run12.flags) > 0 || len(r.run12.channels) > 0 || len(r.run12.providerRequest) > 0
 	if r.abiMinor < 2 {
+		if res.Wants != nil { // a 1.1 host decodes wants strictly
+			res.Wants.LLM, res.Wants.Model = false, false
+		}
 		if has {
 			Logf(LevelWarn, "extension %s uses ABI 1.2 (flags, bus channels, before_provider_request), but the host speaks ABI 1.%d: those parts stay unused", r.name, r.abiMinor)
 		}

@@ -28,7 +28,7 @@ type commonFlags struct {
 
 // grantKinds is what the --grant flags' help says a grant is: one example
 // of each kind runtime/extspec knows.
-const grantKinds = "fs=ro:PATH, fs=rw:PATH, exec=CMD, env=NAME, http=URLPATTERN, tool=NAME"
+const grantKinds = "fs=ro:PATH, fs=rw:PATH, exec=CMD, env=NAME, http=URLPATTERN, tool=NAME, llm=true, model=true"
 
 func (c *commonFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&c.cwd, "cwd", "", "run in `DIR` instead of the current directory")
