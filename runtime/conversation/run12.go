@@ -71,3 +71,19 @@ func (m extModel) ExtProvider() (llm.Provider, error) {
 	}
 	return c.rt.ProviderFor(s)
 }
+
+// lifecycleAfterCommand acts on what an extension's command asked with
+// pi.shutdown and pi.reload (when no front end took them with
+// app.Runtime.OnLifecycle): true means leave pi, as the end of input
+// does. A reload is not done by this conversation yet: it says so.
+func (c *Conversation) lifecycleAfterCommand() (exit bool) {
+	for _, a := range c.rt.TakeLifecycle() {
+		switch a {
+		case app.ActionShutdown:
+			exit = true
+		case app.ActionReload:
+			c.rt.Warn("an extension asked pi to reload; this front end does not reload yet: restart pi to load pi.toml again")
+		}
+	}
+	return exit
+}

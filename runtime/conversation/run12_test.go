@@ -281,3 +281,15 @@ func TestRun12Shutdown(t *testing.T) {
 		t.Fatal("shutdown never asked")
 	}
 }
+
+// Without a front end's receiver, pi.shutdown from a command ends the
+// submission as /exit does.
+func TestRun12ShutdownExits(t *testing.T) {
+	srv := openai.NewServer(t)
+	_, c, _ := run12Project(t, srv, "", "", app.Options{})
+	var shown []string
+	sub, err := c.Submit(context.Background(), Prompt{Text: "/bye"}, SubmitOptions{Show: func(s string) { shown = append(shown, s) }})
+	if err != nil || !sub.Exit || strings.Join(shown, "|") != "bye" {
+		t.Errorf("/bye: %+v %v, shown %q", sub, err, shown)
+	}
+}
