@@ -82,6 +82,7 @@ type Extension struct {
 
 	hookToolCall, hookToolResult, hookBashSpawn, hookEvent bool
 	ext11
+	run12
 
 	// initRaw is init's first answer (recorded for lazy loads); lazy, for
 	// an extension registered from its record, is that record's answer,
@@ -292,6 +293,7 @@ func (e *Extension) discard(ctx context.Context) {
 	}
 	e.inst = nil
 	e.host.components.instanceGone(inst)
+	e.endInstanceRun12(inst)
 	if inst.mod != nil {
 		_ = inst.mod.Close(context.WithoutCancel(ctx))
 	}
@@ -358,6 +360,9 @@ func (e *Extension) call(ctx context.Context, method string, req []byte, timeout
 		return fmt.Errorf("extension %s: %s: %w", e.name, method, ctx.Err())
 	case !onInstance(ctx, e.inst):
 		return fmt.Errorf("extension %s: %s: %w", e.name, method, ErrComponentGone)
+	}
+	if err := e.checkWanted(ctx); err != nil {
+		return err
 	}
 	if e.inst == nil {
 		if _, err := e.start(ctx); err != nil {

@@ -176,6 +176,9 @@ type initResult struct {
 	// ABI 1.2's UI.
 	Shortcuts        []ShortcutSpec
 	MessageRenderers []string
+	// ABI 1.2 (flags.go).
+	Flags    []FlagSpec
+	Channels []string
 }
 
 // decodeInit decodes and validates init's result.
@@ -215,9 +218,9 @@ func decodeInit(raw json.RawMessage) (initResult, error) {
 	for _, h := range r.Hooks {
 		switch h {
 		case HookToolCall, HookToolResult, HookBashSpawn, HookEvent, HookInput, HookBeforeAgentStart, HookStop:
-		case abi.HookContext, abi.HookUserBash, abi.HookSessionBeforeSwitch, abi.HookSessionBeforeFork, abi.HookSessionBeforeCompact, abi.HookSessionBeforeTree:
+		case abi.HookContext, abi.HookUserBash, abi.HookSessionBeforeSwitch, abi.HookSessionBeforeFork, abi.HookSessionBeforeCompact, abi.HookSessionBeforeTree, abi.HookBeforeProviderRequest:
 		default:
-			return initResult{}, fmt.Errorf("init result: unknown hook %q (known: tool_call, tool_result, bash_spawn, event, input, before_agent_start, stop)", h)
+			return initResult{}, fmt.Errorf("init result: unknown hook %q (known: tool_call, tool_result, bash_spawn, event, input, before_agent_start, stop, context, user_bash, session_before_switch, session_before_fork, session_before_compact, session_before_tree, before_provider_request)", h)
 		}
 		if !slices.Contains(hooks, h) {
 			hooks = append(hooks, h)
@@ -228,6 +231,9 @@ func decodeInit(raw json.RawMessage) (initResult, error) {
 		return initResult{}, fmt.Errorf("init result: %w", err)
 	}
 	if err := checkInitUI12(r); err != nil {
+		return initResult{}, fmt.Errorf("init result: %w", err)
+	}
+	if err := checkInitRun12(r); err != nil {
 		return initResult{}, fmt.Errorf("init result: %w", err)
 	}
 	return initFromABI(r), nil

@@ -62,40 +62,6 @@ var hostMethodsSession12 = []string{
 // shortcut.execute.
 var commandOnlyMethods = []string{abi.HostMethodSessionNew, abi.HostMethodSessionSwitch, abi.HostMethodSessionFork, abi.HostMethodSessionNavigate}
 
-// methodKey carries the guest method a host call is made in.
-type methodKey struct{}
-
-// withMethod records in ctx the guest method being called.
-func withMethod(ctx context.Context, method string) context.Context {
-	return context.WithValue(ctx, methodKey{}, method)
-}
-
-// InCommand reports whether ctx is a host call made inside a slash
-// command (command.execute) or a shortcut (shortcut.execute): where ABI
-// 1.2's command-only methods (session.new, switch, fork, navigate,
-// pi.shutdown, pi.reload) are allowed.
-func InCommand(ctx context.Context) bool {
-	m, _ := ctx.Value(methodKey{}).(string)
-	return m == abi.MethodCommand || m == "shortcut.execute"
-}
-
-// CheckWhere answers ABI 1.2's "where" rule for method: an error for a
-// command-only method outside a command or shortcut, and for agent.*,
-// session.* (and model.set*, which callers list in conversational) in the
-// tool and inspect modes. conversational says the method is one of those.
-func (e *Extension) CheckWhere(ctx context.Context, method string, commandOnly, conversational bool) error {
-	if conversational {
-		switch mode := e.host.opts.Mode; mode {
-		case abi.ModeTool, abi.ModeInspect:
-			return fmt.Errorf("%s: not available in mode %s", method, mode)
-		}
-	}
-	if commandOnly && !InCommand(ctx) {
-		return fmt.Errorf("%s is only allowed in a command or shortcut", method)
-	}
-	return nil
-}
-
 // callerOf is the extension whose host call ctx is: the last of its chain.
 func callerOf(ctx context.Context) string {
 	chain, _ := ctx.Value(chainKey{}).([]string)

@@ -105,6 +105,10 @@ type Info struct {
 	Shortcuts []ShortcutSpec `json:"shortcuts,omitempty"`
 	// MessageRenderers are the custom message types it draws (ABI 1.2).
 	MessageRenderers []string `json:"messageRenderers,omitempty"`
+	// Flags are its command-line flags and Channels the bus channels it
+	// takes (ABI 1.2).
+	Flags    []FlagSpec `json:"flags,omitempty"`
+	Channels []string   `json:"channels,omitempty"`
 }
 
 // CommandSpec is one slash command as an extension's init declares it.

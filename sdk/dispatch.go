@@ -81,6 +81,8 @@ func (r *registry) handle(req []byte) (out []byte) {
 		result, err = r.shortcut(p)
 	case *abi.ContextParams, *abi.UserBashParams, *abi.SessionBeforeSwitchParams, *abi.SessionBeforeForkParams, *abi.SessionBeforeTreeParams, *abi.SessionBeforeCompactParams:
 		result, what, _, err = r.handle12(p)
+	case *run12Params:
+		result, err = r.handleRun12(method, p)
 	default:
 		err = fmt.Errorf("unknown method %q", method)
 	}
@@ -138,6 +140,8 @@ func paramsFor(method string) any {
 		return new(abi.MessageRenderParams)
 	case abi.MethodShortcut:
 		return new(abi.ShortcutParams)
+	case abi.MethodTimerFire, abi.MethodWatchFire, abi.MethodBusMessage, abi.MethodBeforeProviderRequest:
+		return new(run12Params)
 	}
 	if p := paramsFor12(method); p != nil {
 		return p

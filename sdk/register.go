@@ -32,7 +32,8 @@ type registry struct {
 	configSchema json.RawMessage
 	events11     []string
 	// ABI 1.2's conversation hooks (session12.go).
-	s12 session12
+	s12   session12
+	run12 sdkRun12 // ABI 1.2 (run12.go)
 
 	// Set by the host's init request.
 	initialized bool
@@ -55,6 +56,7 @@ type toolEntry struct {
 	spec   ToolSpec
 	params json.RawMessage
 	run    func(ctx *Context, input json.RawMessage) (Result, error)
+	late   bool // registered with LateTool: not declared at init (run12.go)
 }
 
 var std = &registry{}

@@ -175,6 +175,11 @@ type Grants struct {
 	// Tools are names of tools the tool.call host method may run (ABI 1.1;
 	// omitted when empty).
 	Tools []string `json:"tools,omitempty"`
+	// LLM allows llm.complete (ABI 1.2; omitted when false).
+	LLM bool `json:"llm,omitempty"`
+	// Model allows model.set, model.setThinkingLevel and replacing the
+	// provider request (ABI 1.2; omitted when false).
+	Model bool `json:"model,omitempty"`
 }
 
 // InitParams are the params of init, sent once per instance before any
@@ -259,6 +264,11 @@ type InitResult struct {
 	// MessageRenderers are the custom message types the extension draws
 	// with message.render (1.2).
 	MessageRenderers []string `json:"messageRenderers,omitempty"`
+	// Flags are command-line flags (1.2; omitted when none).
+	Flags []FlagSpec `json:"flags,omitempty"`
+	// Channels are the bus channels whose messages the guest takes (1.2;
+	// omitted when none).
+	Channels []string `json:"channels,omitempty"`
 }
 
 // Block is one piece of content: {"type": "text", "text"} or

@@ -104,6 +104,12 @@ type Options struct {
 	// which serves as the helper because it links this package
 	// (SandboxHelperArg).
 	SandboxHelper string
+
+	// ABI 1.2 (run12.go).
+
+	// ReservedFlags are pi's own long flags (without dashes), which an
+	// extension's flags may not take.
+	ReservedFlags []string
 }
 
 // ExtensionInfo describes a loaded extension: what its init declared and
@@ -142,6 +148,8 @@ type Runtime struct {
 	// the "always" answers of the Approver.
 	policy    *permission.Policy
 	approvals *approvals
+	// run12 is ABI 1.2's state (run12.go).
+	run12 run12State
 
 	// bashOpts are bash's options, for RunBash.
 	bashOpts builtin.BashOptions
@@ -329,6 +337,8 @@ func (r *Runtime) hostOptions() extensions.Options {
 		// PI_HOME (as trusted as pi.toml: a record decides which hooks
 		// are registered before the module runs).
 		DeclaredDir: r.caches().lazy,
+		// ABI 1.2: tools.*, model.*, llm.complete, pi.* (run12.go).
+		Controls: extControls{r}, ReservedFlags: r.opts.ReservedFlags,
 	}.WithCompileProgress(r.opts.CompileProgress)
 }
 
@@ -419,7 +429,11 @@ func (r *Runtime) registerTools(spawnHooks []tool.SpawnHook) error {
 	}
 	r.baseActive = active
 	r.syncMCP()
-	return r.chooseActive()
+	if err := r.chooseActive(); err != nil {
+		return err
+	}
+	r.recordStartActive()
+	return nil
 }
 
 func describeFiles(files []string) string {

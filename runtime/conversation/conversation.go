@@ -190,6 +190,9 @@ func New(rt *app.Runtime, o Options) (*Conversation, error) {
 		rt.BindSession(c.Session)
 		rt.BindConversation(extConv{c})
 	}
+	if o.child == nil {
+		rt.BindModelControl(extModel{c}) // ABI 1.2 model.*, llm.complete (run12.go)
+	}
 	c.sessionStarted()
 	return c, nil
 }
@@ -220,6 +223,7 @@ func (c *Conversation) Close() {
 	if c.opts.child == nil {
 		c.rt.BindSession(nil)
 		c.rt.BindConversation(nil)
+		c.rt.BindModelControl(nil)
 	}
 	c.closeSession(s)
 }

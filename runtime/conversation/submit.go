@@ -128,6 +128,9 @@ func (c *Conversation) Submit(ctx context.Context, p Prompt, o SubmitOptions) (S
 		return Submitted{Command: name}, err
 	default:
 		o.show(res.Text)
+		if c.lifecycleAfterCommand() { // pi.shutdown (run12.go)
+			return Submitted{Command: name, Exit: true}, nil
+		}
 		if res.Prompt == "" {
 			return Submitted{Command: name}, nil
 		}
