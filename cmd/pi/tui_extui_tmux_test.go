@@ -101,6 +101,15 @@ func TestTUIExtensionUI12InTmux(t *testing.T) {
 	p.typeLine("/state")
 	p.waitFor("key:up;key:up;dispose:cancelled")
 
+	// The API key never shows, even split over two spans.
+	p.typeLine("/say plain words here")
+	p.waitFor("said plain words here")
+	p.typeLine("/say key sk-test-0123456789abcdef zzz")
+	s = p.waitFor("said key [REDACTED] zzz")
+	if strings.Count(s, "0123456789abcdef") > 0 {
+		t.Errorf("the key is on the screen:\n%s", s)
+	}
+
 	// A shortcut.
 	p.run("send-keys", "-t", "pi", "F5")
 	p.waitFor("pressed 1")

@@ -148,6 +148,10 @@ func init() {
 			}
 		}
 	})
+	sdk.Command(sdk.CommandSpec{Name: "say", Description: "shows ARGS as a status, split over two spans"}, func(args string) (sdk.CommandResult, error) {
+		half := len(args) / 2
+		return sdk.CommandResult{Text: "said"}, sdk.SetStatus("say", sdk.Line{{Text: "said " + args[:half], Style: "accent"}, {Text: args[half:]}})
+	})
 	sdk.Command(sdk.CommandSpec{Name: "state", Description: "tells what the guest saw"}, func(string) (sdk.CommandResult, error) {
 		return sdk.CommandResult{Text: strings.Join(seen, ";")}, nil
 	})
