@@ -1181,12 +1181,13 @@ func (m *model) View() string {
 	switch {
 	case len(m.dialogs) > 0:
 		b.WriteString(m.dialogView())
+	case len(m.ext.overlays) > 0:
+		// The overlay has the keys (onKey), so it is what shows.
+		b.WriteString(m.extOverlay())
 	case m.pick != nil:
 		b.WriteString(m.pick.view(m.st))
 	case m.tpick != nil:
 		b.WriteString(m.tpick.view(m.st))
-	case len(m.ext.overlays) > 0:
-		b.WriteString(m.extOverlay())
 	default:
 		b.WriteString(m.extWidgets(false))
 		if m.ext.editor != nil {
