@@ -738,7 +738,7 @@ func (m *model) extStatusLine() string {
 // workingState is the status line's "working…" or the extension's
 // working message.
 func (m *model) workingState(state string) string {
-	if m.ext.working == nil || m.busy != "turn" {
+	if m.ext.working == nil || (m.busy != "turn" && m.busy != "command") {
 		return state
 	}
 	return termtext.Flat(*m.ext.working) + " (Esc cancels)"
