@@ -77,7 +77,9 @@ func TestTUIExtensionUI12InTmux(t *testing.T) {
 	p.typeLine("/ask")
 	// A dialog's title and options are one line each: what follows a
 	// line break is shown as " …".
-	p.waitFor("? [ui12] Pick one]0;pwned[2J31mredX …", "alpha]0;pwned[2J31mredX …", "gamma")
+	// The working message /show set replaces "working…" while a command
+	// runs.
+	p.waitFor("? [ui12] Pick one]0;pwned[2J31mredX …", "alpha]0;pwned[2J31mredX …", "gamma", "grinding"+escShown+" (Esc cancels)")
 	p.run("send-keys", "-t", "pi", "Down")
 	p.run("send-keys", "-t", "pi", "Enter")
 	p.waitFor("? [ui12] Your name")
