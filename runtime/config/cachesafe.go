@@ -170,7 +170,9 @@ func (s stickyView) Mode() os.FileMode { return s.FileInfo.Mode() &^ 0o022 }
 // without the cache) and the refusal, to show as a warning.
 func TrustedCacheDir(piHome string) (string, error) {
 	dir := CacheDir(piHome)
-	err := CheckPrivateTree(dir, "cache folder", func(name string) bool { return strings.HasPrefix(name, "wazero-") || name == "mcp" || name == "pi-compiled" })
+	err := CheckPrivateTree(dir, "cache folder", func(name string) bool {
+		return strings.HasPrefix(name, "wazero-") || name == "mcp" || name == "pi-compiled"
+	})
 	if err != nil {
 		return "", fmt.Errorf("%w; pi runs without the cache (extensions compile at every start)", err)
 	}
