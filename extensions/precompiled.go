@@ -2,6 +2,7 @@ package extensions
 
 import (
 	"context"
+	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
 	"errors"
@@ -10,9 +11,11 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 
 	"github.com/tetratelabs/wazero"
+	"golang.org/x/sys/cpu"
 )
 
 // Loading a module from the compilation cache.
@@ -36,12 +39,16 @@ import (
 //     cache under that name, and a record (CacheDir/pi-compiled/VERSION-
 //     ARCH-OS/SHA256, see compiledMarker) keeps the entry's name and size.
 //   - A later load with the record compiles the shell, which wazero finds
-//     in the cache: the real module's code. The entry's identity (device,
-//     inode, size, times) is taken before and after that compile and must
-//     not change, and its size must be the recorded one, so a shell
-//     compiled from scratch (its code only traps, and wazero would write
-//     it to the cache as an entry of another size, under a new inode) is
-//     never used: the load falls back to compiling the real module.
+//     in the cache: the real module's code. wazero does not say whether it
+//     found the shell in its cache or compiled it (code that only traps),
+//     so the load checks that it found the recorded entry: the record must
+//     be of this shell format and CPU (wazero keys entries by both), the
+//     entry must have the recorded size, keep its identity (device,
+//     inode, size, times) through the compile, and no entry may appear
+//     in wazero's folder meanwhile (a shell wazero compiles itself is
+//     written there as a new file). Otherwise the compiled shell is
+//     closed, what wazero may have written is removed, and the module is
+//     compiled and recorded again.
 //
 // A shell names the real module's sha256, so two modules that differ only
 // in their code have different shells (and cache entries). The cache
@@ -68,10 +75,14 @@ func shellOf(wasm []byte, sum string) ([]byte, error) {
 	if len(wasm) < 8 || string(wasm[:4]) != "\x00asm" {
 		return nil, errors.New("not a WebAssembly module")
 	}
-	out := make([]byte, 0, len(wasm)/2)
+	// The shell is smaller than the module but for the zeros mergeData
+	// adds, which the code it drops outweighs in a Go guest.
+	out := make([]byte, 0, len(wasm))
 	out = append(out, wasm[:8]...)
 	p := 8
 	codeSeen := false
+	var memory []byte  // the memory section's contents
+	dataCount := false // a data count section: code may name segments
 	for p < len(wasm) {
 		id := wasm[p]
 		size, n := binary.Uvarint(wasm[p+1:])
@@ -79,49 +90,63 @@ func shellOf(wasm []byte, sum string) ([]byte, error) {
 			return nil, fmt.Errorf("section at offset %d: bad size", p)
 		}
 		start, end := p+1+n, p+1+n+int(size)
-		if id != 10 { // not the code section: as it is
-			out = append(out, wasm[p:end]...)
+		switch id {
+		case 5:
+			memory = wasm[start:end]
+		case 12:
+			dataCount = true
+		case 11: // data: joined when it can be (it comes after the others)
+			if !dataCount {
+				if merged, ok := appendMergedData(out, wasm[start:end], memory); ok {
+					out = merged
+					p = end
+					continue
+				}
+			}
+		case 10: // code: every body replaced
+			if codeSeen {
+				return nil, errors.New("two code sections")
+			}
+			codeSeen = true
+			count, m := binary.Uvarint(wasm[start:end])
+			if m <= 0 || count > uint64(end-start) {
+				return nil, fmt.Errorf("code section at offset %d: bad count", p)
+			}
+			// Each body must be walkable, so the shell has as many
+			// functions as the module.
+			q := start + m
+			for i := uint64(0); i < count; i++ {
+				bs, k := binary.Uvarint(wasm[q:end])
+				if k <= 0 || bs > uint64(end-q-k) {
+					return nil, fmt.Errorf("code section: function body %d: bad size", i)
+				}
+				q += k + int(bs)
+			}
+			if q != end {
+				return nil, errors.New("code section: bytes after the last body")
+			}
+			out = append(out, 10)
+			out = binary.AppendUvarint(out, uint64(uvarintLen(count))+4*count)
+			out = binary.AppendUvarint(out, count)
+			for i := uint64(0); i < count; i++ {
+				// size 3: no locals, unreachable, end
+				out = append(out, 3, 0, 0x00, 0x0b)
+			}
 			p = end
 			continue
 		}
-		if codeSeen {
-			return nil, errors.New("two code sections")
-		}
-		codeSeen = true
-		count, m := binary.Uvarint(wasm[start:end])
-		if m <= 0 || count > uint64(end-start) {
-			return nil, fmt.Errorf("code section at offset %d: bad count", p)
-		}
-		// Each body must be walkable, so the shell has as many functions
-		// as the module.
-		q := start + m
-		for i := uint64(0); i < count; i++ {
-			bs, k := binary.Uvarint(wasm[q:end])
-			if k <= 0 || bs > uint64(end-q-k) {
-				return nil, fmt.Errorf("code section: function body %d: bad size", i)
-			}
-			q += k + int(bs)
-		}
-		if q != end {
-			return nil, errors.New("code section: bytes after the last body")
-		}
-		body := binary.AppendUvarint(nil, count)
-		for i := uint64(0); i < count; i++ {
-			// size 3: no locals, unreachable, end
-			body = append(body, 3, 0, 0x00, 0x0b)
-		}
-		out = append(out, 10)
-		out = binary.AppendUvarint(out, uint64(len(body)))
-		out = append(out, body...)
+		out = append(out, wasm[p:end]...)
 		p = end
 	}
-	custom := binary.AppendUvarint(nil, uint64(len(shellSection)))
-	custom = append(custom, shellSection...)
-	custom = append(custom, digest...)
 	out = append(out, 0)
-	out = binary.AppendUvarint(out, uint64(len(custom)))
-	return append(out, custom...), nil
+	out = binary.AppendUvarint(out, uint64(1+len(shellSection)+len(digest)))
+	out = binary.AppendUvarint(out, uint64(len(shellSection)))
+	out = append(out, shellSection...)
+	return append(out, digest...), nil
 }
+
+// uvarintLen is the length of v as an unsigned LEB128 number.
+func uvarintLen(v uint64) int { return len(binary.AppendUvarint(make([]byte, 0, 10), v)) }
 
 // compileRecord is what a record says: the cache entry that holds the
 // module's compiled code (wazero's folder and file name, relative to
@@ -129,7 +154,22 @@ func shellOf(wasm []byte, sum string) ([]byte, error) {
 type compileRecord struct {
 	entry string
 	size  int64
+	cpu   string // cpuFingerprint of the machine that compiled it
 }
+
+// shellFormat names the way shellOf builds shells: a record of another
+// format is not used (the shell's cache entry would not be the recorded
+// one). Change it with shellOf.
+const shellFormat = "2"
+
+// cpuFingerprint names the CPU features x/sys/cpu sees, which are what
+// wazero keys its cache entries by besides the module: a cache folder
+// shared by machines of different CPUs has different entries for one
+// shell, and a record made on another CPU is not used.
+var cpuFingerprint = sync.OnceValue(func() string {
+	sum := sha256.Sum256(fmt.Appendf(nil, "%+v %+v %+v", cpu.X86, cpu.ARM64, cpu.Initialized))
+	return hex.EncodeToString(sum[:8])
+})
 
 // readRecord reads the record at path. An empty or malformed record (an
 // older pi's marker) is no record.
@@ -139,7 +179,7 @@ func readRecord(path string) (compileRecord, bool) {
 		return compileRecord{}, false
 	}
 	f := strings.Fields(string(b))
-	if len(f) != 3 || f[0] != "shell" {
+	if len(f) != 4 || f[0] != "shell"+shellFormat {
 		return compileRecord{}, false
 	}
 	dir, file, ok := strings.Cut(f[1], "/")
@@ -153,7 +193,7 @@ func readRecord(path string) (compileRecord, bool) {
 	if err != nil || size <= 0 {
 		return compileRecord{}, false
 	}
-	return compileRecord{entry: filepath.Join(dir, file), size: size}, true
+	return compileRecord{entry: filepath.Join(dir, file), size: size, cpu: f[3]}, true
 }
 
 // writeRecord writes the record at path (a temporary file renamed over it,
@@ -166,7 +206,7 @@ func writeRecord(path string, rec compileRecord) error {
 	if err != nil {
 		return err
 	}
-	_, err = fmt.Fprintf(tmp, "shell %s %d\n", filepath.ToSlash(rec.entry), rec.size)
+	_, err = fmt.Fprintf(tmp, "shell%s %s %d %s\n", shellFormat, filepath.ToSlash(rec.entry), rec.size, rec.cpu)
 	if cerr := tmp.Close(); err == nil {
 		err = cerr
 	}
@@ -177,6 +217,43 @@ func writeRecord(path string, rec compileRecord) error {
 		_ = os.Remove(tmp.Name())
 	}
 	return err
+}
+
+// entryNames are the names of the cache entries in wazero's folder dir
+// (its files named by 64 hex digits).
+func entryNames(dir string) (map[string]bool, error) {
+	f, err := os.Open(dir)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	all, err := f.Readdirnames(-1)
+	if err != nil {
+		return nil, err
+	}
+	names := make(map[string]bool, len(all))
+	for _, n := range all {
+		if len(n) == 64 {
+			names[n] = true
+		}
+	}
+	return names, nil
+}
+
+// addedEntries are the entries of dir that are not in before (all of them
+// "?" when dir cannot be read: treated as added, nothing removed).
+func addedEntries(dir string, before map[string]bool) []string {
+	now, err := entryNames(dir)
+	if err != nil {
+		return []string{"?"}
+	}
+	var added []string
+	for n := range now {
+		if !before[n] {
+			added = append(added, n)
+		}
+	}
+	return added
 }
 
 // cacheRoot is CacheDir made absolute ("" with no cache).
@@ -201,7 +278,7 @@ func (h *Host) compileRecorded(ctx context.Context, hr *hostRuntime, m module) (
 		return nil, false
 	}
 	rec, ok := readRecord(marker)
-	if !ok {
+	if !ok || rec.cpu != cpuFingerprint() {
 		return nil, false
 	}
 	entry := filepath.Join(root, rec.entry)
@@ -216,16 +293,28 @@ func (h *Host) compileRecorded(ctx context.Context, hr *hostRuntime, m module) (
 	if err != nil {
 		return nil, false
 	}
+	names, err := entryNames(filepath.Dir(entry))
+	if err != nil {
+		return nil, false
+	}
 	compiled, err := hr.r.CompileModule(ctx, shell)
 	if err != nil {
 		return nil, false
 	}
-	if after, err := fileIdentity(entry); err != nil || after != before {
-		// The entry changed during the compile: wazero may have compiled
-		// the shell itself (and written its code as the entry). Not used.
+	after, err := fileIdentity(entry)
+	added := addedEntries(filepath.Dir(entry), names)
+	if err != nil || after != before || len(added) > 0 {
+		// wazero did not take the recorded entry as it was: it may have
+		// compiled the shell itself (code that only traps) and written
+		// that to its cache, as an entry the folder did not have or over
+		// the recorded one. Not used; what it may have written is removed
+		// (an entry another process added meanwhile only compiles again).
 		_ = compiled.Close(ctx)
 		if st, err := os.Stat(entry); err == nil && st.Size() != rec.size {
 			_ = os.Remove(entry)
+		}
+		for _, a := range added {
+			_ = os.Remove(filepath.Join(filepath.Dir(entry), a))
 		}
 		return nil, false
 	}
@@ -309,5 +398,144 @@ func (h *Host) record(ctx context.Context, root, marker string, m module, shell 
 	if err := os.Rename(real[0], filepath.Join(root, rel)); err != nil {
 		return nil, err
 	}
-	return nil, writeRecord(marker, compileRecord{entry: rel, size: st.Size()})
+	return nil, writeRecord(marker, compileRecord{entry: rel, size: st.Size(), cpu: cpuFingerprint()})
+}
+
+// mergeGap is the longest run of zeros mergeData writes between two
+// segments it joins.
+const mergeGap = 64
+
+// appendMergedData appends to out a data section (id, size, contents)
+// that fills the memory as the section whose contents are data does, in
+// fewer segments: active segments of memory 0 at constant offsets are
+// joined when the next starts at most mergeGap bytes after the previous
+// ends (the bytes between are zeros, as the memory is before its data is
+// written). A Go guest has tens of thousands of segments, each decoded,
+// validated and applied by wazero on every load. ok is false (out as it
+// was; keep the section as it is) unless every segment is such a segment
+// and lies within the memory's initial size (memory is the memory
+// section's contents), so no instantiation that failed on a segment
+// succeeds or fails on another one. Code cannot name segments without a
+// data count section, which the caller checks.
+func appendMergedData(out, data, memory []byte) (_ []byte, ok bool) {
+	// memory: count 1, limits flag 0 or 1 (not shared, 32-bit), min.
+	if len(memory) < 3 || memory[0] != 1 || memory[1] > 1 {
+		return out, false
+	}
+	minPages, n := binary.Uvarint(memory[2:])
+	if n <= 0 || minPages > 65536 {
+		return out, false
+	}
+	limit := minPages * 65536
+	count, n := binary.Uvarint(data)
+	if n <= 0 || count == 0 || count > uint64(len(data)) {
+		return out, false
+	}
+	// Pass 1: the segments, and where runs of them start.
+	type segment struct {
+		at, start, size uint32 // memory offset; bytes in data
+		joins           bool   // continues the previous run
+	}
+	segs := make([]segment, 0, count)
+	p := n
+	var end uint64 // where the previous segment ends in memory
+	for i := uint64(0); i < count; i++ {
+		// flag 0, i32.const OFFSET, end, size, bytes
+		if p+2 > len(data) || data[p] != 0 || data[p+1] != 0x41 {
+			return out, false
+		}
+		off, k := readSLEB32(data[p+2:])
+		if k <= 0 || p+2+k >= len(data) || data[p+2+k] != 0x0b {
+			return out, false
+		}
+		p += 2 + k + 1
+		size, k := binary.Uvarint(data[p:])
+		if k <= 0 || size > uint64(len(data)-p-k) {
+			return out, false
+		}
+		p += k
+		at := uint64(uint32(off))
+		if at+size > limit {
+			return out, false
+		}
+		joins := i > 0 && at >= end && at-end <= mergeGap
+		segs = append(segs, segment{at: uint32(at), start: uint32(p), size: uint32(size), joins: joins})
+		p += int(size)
+		end = at + size
+	}
+	if p != len(data) {
+		return out, false
+	}
+	// The runs' sizes, then the section's.
+	runs, body := 0, 0
+	for i := 0; i < len(segs); {
+		j, size := i+1, uint64(segs[i].size)
+		for ; j < len(segs) && segs[j].joins; j++ {
+			size = uint64(segs[j].at) + uint64(segs[j].size) - uint64(segs[i].at)
+		}
+		runs++
+		body += 2 + len(appendSLEB32(nil, int32(segs[i].at))) + 1 + uvarintLen(size) + int(size)
+		i = j
+	}
+	body += uvarintLen(uint64(runs))
+	// Pass 2: the section.
+	out = append(out, 11)
+	out = binary.AppendUvarint(out, uint64(body))
+	out = binary.AppendUvarint(out, uint64(runs))
+	var zeros [mergeGap]byte
+	for i := 0; i < len(segs); {
+		j, size := i+1, uint64(segs[i].size)
+		for ; j < len(segs) && segs[j].joins; j++ {
+			size = uint64(segs[j].at) + uint64(segs[j].size) - uint64(segs[i].at)
+		}
+		out = append(out, 0, 0x41)
+		out = appendSLEB32(out, int32(segs[i].at))
+		out = append(out, 0x0b)
+		out = binary.AppendUvarint(out, size)
+		for k := i; k < j; k++ {
+			if k > i {
+				prevEnd := segs[k-1].at + segs[k-1].size
+				out = append(out, zeros[:segs[k].at-prevEnd]...)
+			}
+			out = append(out, data[segs[k].start:segs[k].start+segs[k].size]...)
+		}
+		i = j
+	}
+	return out, true
+}
+
+// readSLEB32 reads a signed LEB128 number of at most 32 bits (5 bytes);
+// n is 0 when b does not start with one.
+func readSLEB32(b []byte) (v int32, n int) {
+	var x int64
+	var shift uint
+	for n < len(b) && n < 5 {
+		c := b[n]
+		n++
+		x |= int64(c&0x7f) << shift
+		shift += 7
+		if c&0x80 == 0 {
+			if c&0x40 != 0 {
+				x |= -1 << shift
+			}
+			if x < -1<<31 || x > 1<<31-1 {
+				return 0, 0
+			}
+			return int32(x), n
+		}
+	}
+	return 0, 0
+}
+
+// appendSLEB32 appends v as a signed LEB128 number.
+func appendSLEB32(b []byte, v int32) []byte {
+	x := int64(v)
+	for {
+		c := byte(x & 0x7f)
+		x >>= 7
+		if (x == 0 && c&0x40 == 0) || (x == -1 && c&0x40 != 0) {
+			return append(b, c)
+		}
+		b = append(b, c|0x80)
+	}
 }

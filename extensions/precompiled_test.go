@@ -77,7 +77,7 @@ func TestShellLoad(t *testing.T) {
 		t.Fatalf("records %v", records)
 	}
 	rec, err := os.ReadFile(records[0])
-	if err != nil || !strings.HasPrefix(string(rec), "shell wazero-") {
+	if err != nil || !strings.HasPrefix(string(rec), "shell2 wazero-") {
 		t.Fatalf("record %q, %v", rec, err)
 	}
 
@@ -125,6 +125,56 @@ func TestShellLoad(t *testing.T) {
 	}
 	if st, err := os.Stat(entry); err != nil || st.Size() != int64(len(code)) {
 		t.Fatalf("the entry was not written again: %v, %v", st, err)
+	}
+
+	// A record made on another CPU: not used (wazero's entry for the
+	// shell on this CPU would be another one); compiled and recorded
+	// again.
+	rec, _ = os.ReadFile(records[0])
+	f := strings.Fields(string(rec))
+	if err := os.WriteFile(records[0], []byte(strings.Join(append(f[:3], "0000000000000000"), " ")), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	n = extensions.ShellLoads()
+	h = newHost(t, extensions.Options{CacheDir: freshView(t, cache)})
+	if got := helloText(t, load(t, h, extensions.Spec{Path: good})); got != "hello from wat" {
+		t.Fatalf("record of another CPU: hello says %q", got)
+	}
+	if again, _ := os.ReadFile(records[0]); string(again) != string(rec) {
+		t.Fatalf("record not made again: %q, want %q", again, rec)
+	}
+
+	// The record names an entry of the right size that is not the one
+	// wazero looks for (as after a change of the shell's format), and
+	// wazero's own entry is gone: wazero compiles the shell itself, which
+	// must not be used.
+	vrecs, _ := filepath.Glob(filepath.Join(cache, "pi-compiled", "*", "*"))
+	var vrec []byte
+	for _, r := range vrecs {
+		if r != records[0] {
+			vrec, _ = os.ReadFile(r)
+		}
+	}
+	vf := strings.Fields(string(vrec))
+	if len(vf) != 4 || vf[1] == f[1] {
+		t.Fatalf("variant's record %q", vrec)
+	}
+	if err := os.Remove(entry); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(records[0], vrec, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	h = newHost(t, extensions.Options{CacheDir: freshView(t, cache)})
+	if got := helloText(t, load(t, h, extensions.Spec{Path: good})); got != "hello from wat" {
+		t.Fatalf("record of another entry: hello says %q", got)
+	}
+	if again, _ := os.ReadFile(records[0]); string(again) != string(rec) {
+		t.Fatalf("record not made again: %q, want %q", again, rec)
+	}
+	h = newHost(t, extensions.Options{CacheDir: freshView(t, cache)})
+	if got := helloText(t, load(t, h, extensions.Spec{Path: good})); got != "hello from wat" {
+		t.Fatalf("after the record was made again: hello says %q", got)
 	}
 
 	// A missing entry: compiled again.
