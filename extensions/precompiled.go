@@ -16,6 +16,8 @@ import (
 
 	"github.com/tetratelabs/wazero"
 	"golang.org/x/sys/cpu"
+
+	"github.com/pi-go/pi/internal/atomicfile"
 )
 
 // Loading a module from the compilation cache.
@@ -35,8 +37,8 @@ import (
 //     is compiled and validated in full, as always, by a runtime of the
 //     same configuration on a private cache folder; the shell is compiled
 //     there too, which names the cache entry wazero looks for when it
-//     compiles the shell. The real module's entry is moved into the shared
-//     cache under that name, and a record (CacheDir/pi-compiled/VERSION-
+//     compiles the shell. The real module's entry is written into the
+//     shared cache under that name, and a record (CacheDir/pi-compiled/VERSION-
 //     ARCH-OS/SHA256, see compiledMarker) keeps the entry's name and size.
 //   - A later load with the record compiles the shell, which wazero finds
 //     in the cache: the real module's code. wazero does not say whether it
@@ -196,27 +198,10 @@ func readRecord(path string) (compileRecord, bool) {
 	return compileRecord{entry: filepath.Join(dir, file), size: size, cpu: f[3]}, true
 }
 
-// writeRecord writes the record at path (a temporary file renamed over it,
-// so a reader sees the old record or the new one).
+// writeRecord writes the record at path (atomicfile: a reader sees the old
+// record or the new one).
 func writeRecord(path string, rec compileRecord) error {
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return err
-	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".record-*")
-	if err != nil {
-		return err
-	}
-	_, err = fmt.Fprintf(tmp, "shell%s %s %d %s\n", shellFormat, filepath.ToSlash(rec.entry), rec.size, rec.cpu)
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp.Name(), path)
-	}
-	if err != nil {
-		_ = os.Remove(tmp.Name())
-	}
-	return err
+	return atomicfile.WriteString(path, fmt.Sprintf("shell%s %s %d %s\n", shellFormat, filepath.ToSlash(rec.entry), rec.size, rec.cpu), 0o600)
 }
 
 // entryNames are the names of the cache entries in wazero's folder dir
@@ -350,7 +335,7 @@ func (h *Host) compileAndRecord(ctx context.Context, hr *hostRuntime, m module) 
 }
 
 // record compiles m and its shell on a private cache folder under root,
-// moves m's compiled code into the shared cache under the shell's entry
+// writes m's compiled code into the shared cache under the shell's entry
 // name and writes the record. compileErr is the module's own compile
 // error; err, what else went wrong.
 func (h *Host) record(ctx context.Context, root, marker string, m module, shell []byte) (compileErr, err error) {
@@ -384,7 +369,7 @@ func (h *Host) record(ctx context.Context, root, marker string, m module, shell 
 	if name == real[0] {
 		name = both[1]
 	}
-	st, err := os.Stat(real[0])
+	code, err := os.ReadFile(real[0])
 	if err != nil {
 		return nil, err
 	}
@@ -395,10 +380,10 @@ func (h *Host) record(ctx context.Context, root, marker string, m module, shell 
 	if err := os.MkdirAll(filepath.Join(root, filepath.Dir(rel)), 0o700); err != nil {
 		return nil, err
 	}
-	if err := os.Rename(real[0], filepath.Join(root, rel)); err != nil {
+	if err := atomicfile.WriteFile(filepath.Join(root, rel), code, 0o600); err != nil {
 		return nil, err
 	}
-	return nil, writeRecord(marker, compileRecord{entry: rel, size: st.Size(), cpu: cpuFingerprint()})
+	return nil, writeRecord(marker, compileRecord{entry: rel, size: int64(len(code)), cpu: cpuFingerprint()})
 }
 
 // mergeGap is the longest run of zeros mergeData writes between two
