@@ -8,7 +8,7 @@
 # accounting) and peak RSS of each run come from bench/testdata/rusage;
 # medians, and the extension's cost as the difference of the medians.
 # With PI_OLD=path/to/old/pi, the old binary's rows too (its own cache
-# folder), before and after in one run.
+# home, cache and projects), before and after in one run.
 #
 # Usage: bench/ext-first.sh [runs]   (default 11)
 set -euo pipefail
@@ -17,25 +17,25 @@ runs=${1:-11}
 build_pi
 go build -o "$tmp/rusage" ./bench/testdata/rusage
 GOOS=wasip1 GOARCH=wasm go build -buildmode=c-shared -o "$tmp/protect-paths.wasm" ./examples/plugins/protect-paths
-mkdir -p "$tmp/hook" "$tmp/none"
-printf 'package main\n' >"$tmp/hook/main.go"
-printf 'package main\n' >"$tmp/none/main.go"
 echo '{"turns":[{"toolCalls":[{"name":"read","arguments":{"path":"main.go"}}]},{"text":"ok"}]}' >"$tmp/script.json"
 export HOME="$tmp/home"
 mkdir -p "$HOME"
-# PI LABEL: the environment of one binary (its own PI_HOME and cache).
-env_of() { echo "PI_HOME=$tmp/home/$1 PI_CACHE_DIR=$tmp/cache/$1"; }
-install() { # PI LABEL
-	(cd "$tmp/hook" && env $(env_of "$2") "$1" ext install "$tmp/protect-paths.wasm" >/dev/null 2>&1)
+# KEY: the environment of one binary (its own PI_HOME and cache).
+env_of() { echo "PI_HOME=$tmp/$1/home PI_CACHE_DIR=$tmp/$1/cache"; }
+install() { # PI KEY: its projects, the extension installed in KEY/hook
+	mkdir -p "$tmp/$2/hook" "$tmp/$2/none"
+	printf 'package main\n' >"$tmp/$2/hook/main.go"
+	printf 'package main\n' >"$tmp/$2/none/main.go"
+	(cd "$tmp/$2/hook" && env $(env_of "$2") "$1" ext install "$tmp/protect-paths.wasm" >/dev/null 2>&1)
 	# Warm-up: the first run records the extension for lazy loads.
-	(cd "$tmp/hook" && env $(env_of "$2") "$1" -p x --no-session --script "$tmp/script.json" >/dev/null 2>&1)
+	(cd "$tmp/$2/hook" && env $(env_of "$2") "$1" -p x --no-session --script "$tmp/script.json" >/dev/null 2>&1)
 }
 install "$tmp/pi" new
 [ -n "$old" ] && install "$old" old
 # one LABEL PI KEY DIR: one timed run, "LABEL wall_s cpu_s maxrss_kb" to $tmp/rows.
 one() {
 	local r
-	r=$(cd "$tmp/$4" && env $(env_of "$3") "$tmp/rusage" "$2" -p x --no-session --script "$tmp/script.json")
+	r=$(cd "$tmp/$3/$4" && env $(env_of "$3") "$tmp/rusage" "$2" -p x --no-session --script "$tmp/script.json")
 	echo "$1 $r" >>"$tmp/rows"
 }
 for _ in $(seq 1 "$runs"); do
