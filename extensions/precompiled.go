@@ -61,6 +61,9 @@ import (
 // sha256 (32 bytes) of the module it stands for.
 const shellSection = "pi.shell-of-sha256"
 
+// shellMu serializes the shell loads of the process (compileRecorded).
+var shellMu sync.Mutex
+
 // shellLoads counts loads that took the compiled code through a shell
 // (for the tests).
 var shellLoads atomic.Int64
@@ -278,6 +281,12 @@ func (h *Host) compileRecorded(ctx context.Context, hr *hostRuntime, m module) (
 	if err != nil {
 		return nil, false
 	}
+	// One shell load at a time in the process: wazero keeps what it
+	// compiles in memory too, so a second load in the window between a
+	// first one's compile and its check could take a shell wazero
+	// compiled itself from memory, with no file changing in its window.
+	shellMu.Lock()
+	defer shellMu.Unlock()
 	names, err := entryNames(filepath.Dir(entry))
 	if err != nil {
 		return nil, false
