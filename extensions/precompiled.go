@@ -392,7 +392,16 @@ func (h *Host) record(ctx context.Context, root, marker string, m module, shell 
 	if err := atomicfile.WriteFile(filepath.Join(root, rel), code, 0o600); err != nil {
 		return nil, err
 	}
-	return nil, writeRecord(marker, compileRecord{entry: rel, size: int64(len(code)), cpu: cpuFingerprint()})
+	prev, hadPrev := readRecord(marker)
+	if err := writeRecord(marker, compileRecord{entry: rel, size: int64(len(code)), cpu: cpuFingerprint()}); err != nil {
+		return nil, err
+	}
+	// The entry the record named before (another shell format or CPU) is
+	// no longer used: 16 MB for a Go guest.
+	if hadPrev && prev.entry != rel {
+		_ = os.Remove(filepath.Join(root, prev.entry))
+	}
+	return nil, nil
 }
 
 // mergeGap is the longest run of zeros mergeData writes between two

@@ -172,6 +172,10 @@ func TestShellLoad(t *testing.T) {
 	if again, _ := os.ReadFile(records[0]); string(again) != string(rec) {
 		t.Fatalf("record not made again: %q, want %q", again, rec)
 	}
+	// The entry the record named (the variant's) was removed with it.
+	if _, err := os.Stat(filepath.Join(cache, vf[1])); err == nil {
+		t.Errorf("the entry the record named before, %s, is still there", vf[1])
+	}
 	h = newHost(t, extensions.Options{CacheDir: freshView(t, cache)})
 	if got := helloText(t, load(t, h, extensions.Spec{Path: good})); got != "hello from wat" {
 		t.Fatalf("after the record was made again: hello says %q", got)
