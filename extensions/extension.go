@@ -212,7 +212,7 @@ func (e *Extension) instantiate(ctx context.Context, inst *instance) (mod api.Mo
 			err = fmt.Errorf("host panic during instantiation: %v", p)
 		}
 	}()
-	return e.rt.r.InstantiateModule(ctx, e.compiled, e.moduleConfig(inst))
+	return e.rt.r.InstantiateModule(withGuestMemory(ctx), e.compiled, e.moduleConfig(inst))
 }
 
 // roundTrip writes a request into the guest, calls pi_call, copies the
