@@ -79,11 +79,15 @@ func InCommand(ctx context.Context) bool {
 	return m == abi.MethodCommand || m == "shortcut.execute"
 }
 
-// CheckWhere answers ABI 1.2's "where" rule for method: an error for a
-// command-only method outside a command or shortcut, and for agent.*,
-// session.* (and model.set*, which callers list in conversational) in the
-// tool and inspect modes. conversational says the method is one of those.
+// CheckWhere answers ABI 1.2's "where" rule for method: an error during
+// init (any call but init), for a command-only method outside a command
+// or shortcut, and for agent.*, session.* (and model.set*, which callers
+// list in conversational) in the tool and inspect modes. conversational
+// says the method is one of those.
 func (e *Extension) CheckWhere(ctx context.Context, method string, commandOnly, conversational bool) error {
+	if m, _ := ctx.Value(methodKey{}).(string); m == abi.MethodInit {
+		return fmt.Errorf("%s is not available during init", method)
+	}
 	if conversational {
 		switch mode := e.host.opts.Mode; mode {
 		case abi.ModeTool, abi.ModeInspect:

@@ -88,9 +88,12 @@ func count(lines []string, prefix string) int {
 // and raw host calls, on a session file; command-only methods are refused
 // in a tool.
 func TestABI12SessionMethods(t *testing.T) {
-	x := newConv12(t, "", "", "hi there")
+	x := newConv12(t, `initCall = "session.info"`, "", "hi there")
 	x.line("hello")
 	s := x.c.Session()
+	if seen := x.seen("conv12"); !slices.Contains(seen, `init {"error":"session.info is not available during init"}`) {
+		t.Errorf("session.info in init: %q", seen)
+	}
 
 	var info struct{ SessionID, SessionFile, Name, LeafID string }
 	if err := json.Unmarshal([]byte(x.line("/conv12-typed info")), &info); err != nil || info.SessionID != s.ID() || info.SessionFile != s.Path() || info.LeafID != s.Leaf() {
