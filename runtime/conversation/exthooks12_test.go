@@ -313,6 +313,20 @@ func TestABI12AgentMessages(t *testing.T) {
 	if len(reqs) != 2 || !slices.Equal(userTexts(reqs[1].Messages), []string{"from the extension", "remember this", "and go"}) {
 		t.Fatalf("the triggered turn sent %q", userTexts(reqs[len(reqs)-1].Messages))
 	}
+	// The file holds the custom messages as the reference reads them back.
+	back, err := session.Read(s.Path(), session.OpenOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var customs []string
+	for _, m := range back.Context() {
+		if m.Role == session.RoleCustom {
+			customs = append(customs, m.CustomType+":"+m.Content[0].Text)
+		}
+	}
+	if !slices.Equal(customs, []string{"conv12:remember this", "conv12:and go"}) {
+		t.Errorf("custom messages read back: %q", customs)
+	}
 
 	// A flood: the first MaxPendingExtensionRuns are queued, the rest
 	// refused with the reason.
