@@ -207,7 +207,7 @@ func TestABI12BeforeHooksCancel(t *testing.T) {
 // session_start says why a session started.
 func TestABI12SummariesAndEvents(t *testing.T) {
 	x := newConv12(t, "", `compactSummary = "summary by hook"
-treeSummary = "branch by hook"`, "one", "two")
+treeSummary = "branch by hook"`, "one", "two", "three")
 	x.line("hello")
 	x.line("again")
 	asked := len(x.p.Requests())
@@ -281,6 +281,28 @@ treeSummary = "branch by hook"`, "one", "two")
 			return strings.Contains(l, `before_switch {"Reason":"resume","TargetSessionFile":`)
 		}) {
 		t.Errorf("resume: %q", seen)
+	}
+
+	// The same changes asked for by an extension's command.
+	if got := x.line("/conv12-typed new"); got != "false" || x.c.Session().Path() == prev {
+		t.Fatalf("session.new from a command = %s", got)
+	}
+	if got := x.line(`/conv12-call session.switch {"sessionPath":"` + prev + `"}`); got != `{"result":{"cancelled":false}}` || x.c.Session().Path() != prev {
+		t.Fatalf("session.switch from a command = %s (session %s)", got, x.c.Session().Path())
+	}
+	x.line("third")
+	for _, e := range x.c.Session().Branch() {
+		if userMessage(e) != nil {
+			first = e.ID
+		}
+	}
+	if got := x.line(`/conv12-call session.fork {"entryId":"` + first + `"}`); got != `{"result":{"cancelled":false}}` || x.c.Session().Path() == prev {
+		t.Fatalf("session.fork from a command = %s", got)
+	}
+	if seen := x.seen("conv12b"); !slices.ContainsFunc(seen, func(l string) bool {
+		return strings.Contains(l, `"type":"session_fork"`) && strings.Contains(l, fmt.Sprintf(`"previousSessionFile":%q`, prev))
+	}) || !slices.ContainsFunc(seen, func(l string) bool { return strings.Contains(l, `"type":"session_start"`) && strings.Contains(l, `"reason":"fork"`) }) {
+		t.Errorf("fork events: %q", seen)
 	}
 }
 
