@@ -301,7 +301,9 @@ treeSummary = "branch by hook"`, "one", "two", "three")
 	}
 	if seen := x.seen("conv12b"); !slices.ContainsFunc(seen, func(l string) bool {
 		return strings.Contains(l, `"type":"session_fork"`) && strings.Contains(l, fmt.Sprintf(`"previousSessionFile":%q`, prev))
-	}) || !slices.ContainsFunc(seen, func(l string) bool { return strings.Contains(l, `"type":"session_start"`) && strings.Contains(l, `"reason":"fork"`) }) {
+	}) || !slices.ContainsFunc(seen, func(l string) bool {
+		return strings.Contains(l, `"type":"session_start"`) && strings.Contains(l, `"reason":"fork"`)
+	}) {
 		t.Errorf("fork events: %q", seen)
 	}
 }
