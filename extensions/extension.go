@@ -158,6 +158,7 @@ func (e *Extension) boot(ctx context.Context, inst *instance) (initResult, error
 	cctx, cancel := context.WithTimeout(ctx, e.hookTO)
 	defer cancel()
 	cctx = context.WithValue(withChain(cctx, e.name), ctxKey{}, inst)
+	cctx = withMethod(cctx, abi.MethodInit)
 	inst.callCtx = cctx
 	defer func() { inst.callCtx = nil }()
 
@@ -443,6 +444,7 @@ func (e *Extension) sideCall(ctx context.Context, method string, req []byte, tim
 	cctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	cctx = context.WithValue(cctx, ctxKey{}, inst)
+	cctx = withMethod(cctx, method)
 	inst.callCtx = cctx
 	raw, err := inst.roundTrip(cctx, req, e.rt.pages)
 	if err == nil {
