@@ -577,3 +577,22 @@ func (e *Extension) guestCallAsync(ctx context.Context, method string, params an
 	}
 	return true
 }
+
+// ModelSelected sends model_select (ABI 1.2) to the extensions that listen
+// for it: the model is now provider/id, chosen by source ("set", "cycle"
+// or "restore"); prevID is "" when there was none. It does not wait for
+// them.
+func (h *Host) ModelSelected(prevProvider, prevID, provider, id, source string) {
+	if !h.TakesEvent(abi.EventModelSelect) {
+		return
+	}
+	ev := abi.ModelSelectEvent{Type: abi.EventModelSelect, Model: abi.ModelRef{Provider: provider, ID: id}, Source: source}
+	if prevID != "" {
+		ev.PreviousModel = &abi.ModelRef{Provider: prevProvider, ID: prevID}
+	}
+	raw, err := json.Marshal(ev)
+	if err != nil {
+		return
+	}
+	go h.Event(context.Background(), json.RawMessage(raw))
+}
