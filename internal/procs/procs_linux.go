@@ -218,6 +218,26 @@ type Call struct {
 //
 // ErrClosed after Close; else the error of exec.Cmd.Start.
 func (s *Set) Start(newCmd func() *exec.Cmd) (*exec.Cmd, *Call, error) {
+	return s.start(newCmd, nil)
+}
+
+// StartVia is Start with start in place of exec.Cmd.Start: a launcher
+// that has another process start the command as pi's own child (the
+// sandbox's fork server, which forks with CLONE_PARENT) and sets
+// cmd.Process. Such a call gets its session and tag but no cgroup (the
+// launcher cannot clone into one: the kernel refuses CLONE_INTO_CGROUP
+// with CLONE_PARENT), so its processes are found by session, group, tag
+// and as orphans of pi (docs/tools.md).
+//
+// # Errors
+//
+// ErrClosed after Close; else start's error.
+func (s *Set) StartVia(newCmd func() *exec.Cmd, start func(*exec.Cmd) error) (*exec.Cmd, *Call, error) {
+	return s.start(newCmd, start)
+}
+
+// start is Start (via nil) and StartVia.
+func (s *Set) start(newCmd func() *exec.Cmd, via func(*exec.Cmd) error) (*exec.Cmd, *Call, error) {
 	registry.spawn.RLock()
 	defer registry.spawn.RUnlock()
 	if s.closed {
@@ -234,6 +254,12 @@ func (s *Set) Start(newCmd func() *exec.Cmd) (*exec.Cmd, *Call, error) {
 		return cmd
 	}
 	cmd := prepare()
+	if via != nil {
+		if err := via(cmd); err != nil {
+			return nil, nil, err
+		}
+		return cmd, s.track(cmd.Process.Pid, marker, nil), nil
+	}
 	g := s.newCallGroup()
 	release := func() {}
 	if g != nil {

@@ -72,6 +72,11 @@ type Call struct {
 //
 // ErrClosed after Close; else the error of exec.Cmd.Start.
 func (s *Set) Start(newCmd func() *exec.Cmd) (*exec.Cmd, *Call, error) {
+	return s.StartVia(newCmd, (*exec.Cmd).Start)
+}
+
+// StartVia is Start with start in place of exec.Cmd.Start.
+func (s *Set) StartVia(newCmd func() *exec.Cmd, start func(*exec.Cmd) error) (*exec.Cmd, *Call, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
@@ -90,7 +95,7 @@ func (s *Set) Start(newCmd func() *exec.Cmd) (*exec.Cmd, *Call, error) {
 	}
 	cmd.Env = append(cmd.Env, MarkerEnv+"="+s.id+"-"+strconv.FormatUint(s.calls.Add(1), 10))
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
-	if err := cmd.Start(); err != nil {
+	if err := start(cmd); err != nil {
 		return nil, nil, err
 	}
 	s.groups[cmd.Process.Pid] = true

@@ -1,0 +1,325 @@
+//go:build linux
+
+package sandbox
+
+import (
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"runtime"
+	"syscall"
+	"unsafe"
+
+	llsys "github.com/landlock-lsm/go-landlock/landlock/syscall"
+	"golang.org/x/sys/unix"
+	"kernel.org/pub/linux/libs/security/libcap/psx"
+)
+
+// The fork server: the helper started once per policy (ServerArg instead
+// of HelperArg), which applies the policy to itself as the per-call helper
+// does (user, mount and network namespaces, the read-only binds, Landlock)
+// and then, instead of exec'ing one command, forks and execs the commands
+// pi sends it over a socket pair. What it does to stay no way out:
+//
+//   - only pi can talk to it: the socket is one end of a socketpair pi
+//     made, inherited as fd 3, close-on-exec, with no path; every file it
+//     receives is received close-on-exec;
+//   - it runs under the same namespaces and Landlock domain as its
+//     commands, with every capability dropped (bounding, ambient,
+//     permitted, effective, inheritable, on every thread) and no_new_privs,
+//     so a command that took it over would hold nothing a command does
+//     not hold already;
+//   - it is not dumpable: no command can ptrace it, read its memory or
+//     open its files through /proc/PID/fd (the socket among them);
+//   - each command is forked from a thread that first adds a Landlock
+//     layer of its own (a nested domain: execute allowed everywhere, and
+//     from ABI 6 signals and abstract sockets scoped), and that thread
+//     ends with the fork: the commands of two calls are in sibling
+//     domains, as with the per-call helper, so that a process one call
+//     left can neither ptrace nor (ABI 6) signal the server or another
+//     call's command;
+//   - the commands are forked with CLONE_PARENT: they are pi's children,
+//     not the server's, so pi waits for them, kills their process groups
+//     and finds their orphans exactly as before; pi checks that the pid
+//     the server reports is its own child before it adopts it;
+//   - before each fork it compares its resource limits and its thread's
+//     priority with those it started with: a process of the same user may
+//     change them from outside (prlimit, setpriority), and the commands
+//     would inherit them; when they changed it refuses and exits, and pi
+//     starts a new server.
+
+// ServerArg is the argument that makes a program linking this package the
+// fork server of one policy (argv: ServerArg POLICY-JSON; fd 3: its end of
+// the socket pair).
+const ServerArg = "__pi-sandbox-server"
+
+// serverFD is the server's end of the socket pair.
+const serverFD = 3
+
+// maxFrame bounds one message (a command line and its environment).
+const maxFrame = 16 << 20
+
+// request is one command for the server: argv[0] is a path (never looked
+// up), started in Dir with Env, in a new session when Setsid. The
+// files sent with it are its stdin, stdout and stderr.
+type request struct {
+	Argv   []string `json:"argv"`
+	Env    []string `json:"env"`
+	Dir    string   `json:"dir"`
+	Setsid bool     `json:"setsid"`
+}
+
+// reply is the server's answer: the command's pid, or why it did not
+// start. Retry says the server started nothing and exits: a new server
+// may be asked. The first reply, sent when the server is set up, has no
+// pid.
+type reply struct {
+	Pid   int    `json:"pid,omitempty"`
+	Error string `json:"error,omitempty"`
+	Retry bool   `json:"retry,omitempty"`
+}
+
+// serverMain is the fork server: POLICY-JSON. It returns when pi closes
+// its end of the socket.
+func serverMain(args []string) int {
+	fail := func(err error) int {
+		_ = writeFrame(serverFD, reply{Error: "pi sandbox server: " + err.Error()}, nil)
+		return ExitHelperFailed
+	}
+	if len(args) != 1 {
+		return fail(errors.New("usage: " + ServerArg + " POLICY"))
+	}
+	var p Policy
+	if err := json.Unmarshal([]byte(args[0]), &p); err != nil {
+		return fail(fmt.Errorf("policy: %w", err))
+	}
+	if !Served(p) {
+		return fail(fmt.Errorf("mode %s with network %s is not served", p.Mode, p.Network))
+	}
+	if err := enter(p); err != nil {
+		return fail(err)
+	}
+	layer, err := callLayer()
+	if err != nil {
+		return fail(err)
+	}
+	if err := dropCapabilities(); err != nil {
+		return fail(err)
+	}
+	if err := unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0); err != nil {
+		return fail(fmt.Errorf("make the server non-dumpable: %w", err))
+	}
+	null, err := unix.Open("/dev/null", unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return fail(fmt.Errorf("open /dev/null: %w", err))
+	}
+	limits := resourceLimits()
+	nice, _ := unix.Getpriority(unix.PRIO_PROCESS, 0)
+	if err := writeFrame(serverFD, reply{}, nil); err != nil {
+		return 0
+	}
+	for {
+		var req request
+		fds, err := readFrame(serverFD, &req)
+		if err != nil {
+			return 0 // pi closed its end, or sent what it never sends
+		}
+		rep := serve(req, fds, null, layer, limits, nice)
+		for _, fd := range fds {
+			_ = unix.Close(fd)
+		}
+		if writeFrame(serverFD, rep, nil) != nil || rep.Retry {
+			return 0
+		}
+	}
+}
+
+// serve forks and execs one command, from a thread that adds a Landlock
+// layer of its own first and ends with the goroutine.
+func serve(req request, fds []int, null, layer int, limits [rlimits]unix.Rlimit, nice int) reply {
+	if len(req.Argv) == 0 || (len(fds) != 2 && len(fds) != 3) {
+		return reply{Error: "pi sandbox server: a request needs a command and its output files"}
+	}
+	files := []uintptr{uintptr(null), uintptr(fds[0]), uintptr(fds[1])}
+	if len(fds) == 3 {
+		files = []uintptr{uintptr(fds[0]), uintptr(fds[1]), uintptr(fds[2])}
+	}
+	done := make(chan reply, 1)
+	go func() {
+		// Never unlocked: the thread carries this call's layer and so
+		// must end with this goroutine (Go then ends the thread; threads
+		// it needs meanwhile are made by its template thread, not this one).
+		runtime.LockOSThread()
+		if resourceLimits() != limits {
+			done <- reply{Error: "pi sandbox server: its resource limits were changed from outside (by a process a command left?); not starting the command", Retry: true}
+			return
+		}
+		if n, err := unix.Getpriority(unix.PRIO_PROCESS, 0); err != nil || n != nice {
+			done <- reply{Error: "pi sandbox server: its priority was changed from outside (by a process a command left?); not starting the command", Retry: true}
+			return
+		}
+		if err := llsys.LandlockRestrictSelf(layer, 0); err != nil {
+			done <- reply{Error: fmt.Sprintf("pi sandbox server: the call's landlock layer: %v", err), Retry: true}
+			return
+		}
+		pid, err := syscall.ForkExec(req.Argv[0], req.Argv, &syscall.ProcAttr{Dir: req.Dir, Env: req.Env, Files: files,
+			Sys: &syscall.SysProcAttr{Setsid: req.Setsid, Cloneflags: unix.CLONE_PARENT}})
+		if err != nil {
+			done <- reply{Error: fmt.Sprintf("start %s: %v", req.Argv[0], err)}
+			return
+		}
+		done <- reply{Pid: pid}
+	}()
+	return <-done
+}
+
+// resourceLimits are the server's resource limits.
+func resourceLimits() (l [rlimits]unix.Rlimit) {
+	for r := range l {
+		_ = unix.Getrlimit(r, &l[r])
+	}
+	return l
+}
+
+// callLayer is the ruleset of each call's own Landlock layer: it handles
+// execution only, allowed everywhere (so it restricts no file), and from
+// ABI 6 scopes signals and abstract Unix sockets; its point is the new
+// domain, which keeps the call's processes from ptracing (and signalling)
+// the server and other calls' processes.
+func callLayer() (int, error) {
+	abi, err := landlockABI()
+	if err != nil {
+		return -1, err
+	}
+	attr := llsys.RulesetAttr{HandledAccessFS: llsys.AccessFSExecute}
+	if abi >= 6 {
+		attr.Scoped = llsys.ScopeSignal | llsys.ScopeAbstractUnixSocket
+	}
+	fd, err := llsys.LandlockCreateRuleset(&attr, 0)
+	if err != nil {
+		return -1, fmt.Errorf("landlock call layer: %w", err)
+	}
+	unix.CloseOnExec(fd)
+	root, err := unix.Open("/", unix.O_PATH|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return -1, fmt.Errorf("landlock call layer: %w", err)
+	}
+	defer unix.Close(root)
+	if err := llsys.LandlockAddPathBeneathRule(fd, &llsys.PathBeneathAttr{AllowedAccess: llsys.AccessFSExecute, ParentFd: root}, 0); err != nil {
+		return -1, fmt.Errorf("landlock call layer: %w", err)
+	}
+	return fd, nil
+}
+
+// dropCapabilities drops every capability of every thread: the ambient
+// ones the server was started with, the bounding set, and the permitted,
+// effective and inheritable sets (psx: every thread at once, with cgo or
+// without).
+func dropCapabilities() error {
+	if _, _, e := psx.Syscall6(unix.SYS_PRCTL, unix.PR_CAP_AMBIENT, unix.PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0, 0); e != 0 {
+		return fmt.Errorf("drop ambient capabilities: %w", e)
+	}
+	for c := 0; c <= unix.CAP_LAST_CAP; c++ {
+		if _, _, e := psx.Syscall6(unix.SYS_PRCTL, unix.PR_CAPBSET_DROP, uintptr(c), 0, 0, 0, 0); e != 0 && e != unix.EINVAL {
+			return fmt.Errorf("drop capability %d from the bounding set: %w", c, e)
+		}
+	}
+	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
+	var data [2]unix.CapUserData
+	_, _, e := psx.Syscall3(unix.SYS_CAPSET, uintptr(unsafe.Pointer(&hdr)), uintptr(unsafe.Pointer(&data[0])), 0)
+	runtime.KeepAlive(&hdr)
+	runtime.KeepAlive(&data)
+	if e != 0 {
+		return fmt.Errorf("drop capabilities: %w", e)
+	}
+	return nil
+}
+
+// writeFrame sends v as JSON after its 4-byte length, with fds attached.
+func writeFrame(fd int, v any, fds []int) error {
+	frame, err := frameOf(v)
+	if err != nil {
+		return err
+	}
+	var oob []byte
+	if len(fds) > 0 {
+		oob = unix.UnixRights(fds...)
+	}
+	n, err := unix.SendmsgN(fd, frame, oob, nil, 0)
+	for err == nil && n < len(frame) {
+		var m int
+		m, err = unix.Write(fd, frame[n:])
+		n += m
+	}
+	return err
+}
+
+// frameOf is v as a frame.
+func frameOf(v any) ([]byte, error) {
+	body, err := json.Marshal(v)
+	if err != nil {
+		return nil, err
+	}
+	frame := make([]byte, 4, 4+len(body))
+	binary.LittleEndian.PutUint32(frame, uint32(len(body)))
+	return append(frame, body...), nil
+}
+
+// readFrame reads one frame into v, and the files sent with it
+// (close-on-exec).
+func readFrame(fd int, v any) ([]int, error) {
+	buf := make([]byte, 64<<10)
+	oob := make([]byte, unix.CmsgSpace(4*4))
+	n, oobn, _, _, err := unix.Recvmsg(fd, buf, oob, unix.MSG_CMSG_CLOEXEC)
+	if err != nil {
+		return nil, err
+	}
+	var fds []int
+	if oobn > 0 {
+		msgs, err := unix.ParseSocketControlMessage(oob[:oobn])
+		if err != nil {
+			return nil, err
+		}
+		for _, m := range msgs {
+			got, err := unix.ParseUnixRights(&m)
+			if err == nil {
+				fds = append(fds, got...)
+			}
+		}
+	}
+	closeAll := func() {
+		for _, f := range fds {
+			_ = unix.Close(f)
+		}
+	}
+	if n < 4 {
+		closeAll()
+		return nil, io.ErrUnexpectedEOF
+	}
+	size := int(binary.LittleEndian.Uint32(buf))
+	if size > maxFrame {
+		closeAll()
+		return nil, fmt.Errorf("frame of %d bytes", size)
+	}
+	body := make([]byte, 0, size)
+	body = append(body, buf[4:n]...)
+	for len(body) < size {
+		chunk := make([]byte, min(size-len(body), 1<<20))
+		m, err := unix.Read(fd, chunk)
+		if err != nil || m == 0 {
+			closeAll()
+			return nil, io.ErrUnexpectedEOF
+		}
+		body = append(body, chunk[:m]...)
+	}
+	if err := json.Unmarshal(body[:size], v); err != nil {
+		closeAll()
+		return nil, err
+	}
+	return fds, nil
+}
+
+// rlimits is the number of resource limits (RLIMIT_AS ... RLIMIT_RTTIME).
+const rlimits = 16
