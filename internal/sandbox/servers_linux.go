@@ -15,6 +15,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -392,6 +393,12 @@ func (sv *server) start(cmd *exec.Cmd) (retry bool, err error) {
 	var rep reply
 	if err := sv.read(&rep); err != nil {
 		sv.kill()
+		if errors.Is(err, syscall.ECONNRESET) {
+			// The server closed its end with the request unread in it
+			// (the kernel resets the connection only then): it never
+			// saw the command.
+			return true, fmt.Errorf("the sandbox server is gone: %w", err)
+		}
 		return false, fmt.Errorf("the sandbox server did not answer (it was stopped or killed; a new one starts with the next command): %w", err)
 	}
 	if rep.Retry {
