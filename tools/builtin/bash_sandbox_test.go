@@ -220,9 +220,12 @@ func BenchmarkBashTrueSandbox(b *testing.B) {
 	dir := b.TempDir()
 	box := &sandbox.Policy{Mode: sandbox.ModeWorkspaceWrite, Network: sandbox.NetworkOn, Writable: []string{dir, "/tmp"},
 		Protected: []string{dir + "/.git", dir + "/.pi", dir + "/pi.toml"}}
-	defs := []tool.ToolDefinition{bashDefinition(BashOptions{}), bashDefinition(BashOptions{Sandbox: func() *sandbox.Policy { return box }})}
+	// Off, through the fork server (the default), and in the per-call
+	// helper, interleaved.
+	defs := []tool.ToolDefinition{bashDefinition(BashOptions{}), bashDefinition(BashOptions{Sandbox: func() *sandbox.Policy { return box }}),
+		bashDefinition(BashOptions{Sandbox: func() *sandbox.Policy { return box }, sandboxPerCall: true})}
 	args := json.RawMessage(`{"command":"true"}`)
-	times := [2][]time.Duration{}
+	times := [3][]time.Duration{}
 	for i := 0; i < b.N; i++ {
 		for k, def := range defs {
 			start := time.Now()
@@ -237,8 +240,10 @@ func BenchmarkBashTrueSandbox(b *testing.B) {
 		slices.Sort(d)
 		return d[len(d)/2]
 	}
-	off, on := median(times[0]), median(times[1])
+	off, on, perCall := median(times[0]), median(times[1]), median(times[2])
 	b.ReportMetric(float64(off.Microseconds())/1000, "ms-off")
 	b.ReportMetric(float64(on.Microseconds())/1000, "ms-sandbox")
 	b.ReportMetric(float64(on)/float64(off), "x-off")
+	b.ReportMetric(float64(perCall.Microseconds())/1000, "ms-percall")
+	b.ReportMetric(float64(perCall)/float64(off), "x-percall")
 }
