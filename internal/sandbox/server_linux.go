@@ -44,6 +44,9 @@ import (
 //     not the server's, so pi waits for them, kills their process groups
 //     and finds their orphans exactly as before; pi checks that the pid
 //     the server reports is its own child before it adopts it;
+//   - before each command it checks that every path it bound read-only is
+//     still on its bind mount (a protected path removed or replaced
+//     outside loses it), and refuses and exits when one is not;
 //   - before each fork it compares its resource limits and its thread's
 //     priority with those it started with: a process of the same user may
 //     change them from outside (prlimit, setpriority), and the commands
@@ -115,6 +118,7 @@ func serverMain(args []string) int {
 	if err != nil {
 		return fail(fmt.Errorf("open /dev/null: %w", err))
 	}
+	mounts := boundMounts(p)
 	limits := resourceLimits()
 	nice, _ := unix.Getpriority(unix.PRIO_PROCESS, 0)
 	if err := writeFrame(serverFD, reply{}, nil); err != nil {
@@ -126,7 +130,12 @@ func serverMain(args []string) int {
 		if err != nil {
 			return 0 // pi closed its end, or sent what it never sends
 		}
-		rep := serve(req, fds, null, layer, limits, nice)
+		var rep reply
+		if now := boundMounts(p); now != mounts {
+			rep = reply{Error: "pi sandbox server: a protected path was replaced or removed outside (its read-only mount is gone): not starting the command", Retry: true}
+		} else {
+			rep = serve(req, fds, null, layer, limits, nice)
+		}
 		for _, fd := range fds {
 			_ = unix.Close(fd)
 		}
@@ -173,6 +182,31 @@ func serve(req request, fds []int, null, layer int, limits [rlimits]unix.Rlimit,
 		done <- reply{Pid: pid}
 	}()
 	return <-done
+}
+
+// boundMounts says, for each path the server bound over itself (the
+// protected paths and the folders pinned above them), the mount it is on
+// now: a path removed or replaced outside (rename over it, rm -r and mkdir
+// again) loses its bind mount in the server's namespace too, and the new
+// file there would not be read-only; the inode number alone cannot tell
+// (a file system may give the new one the same).
+func boundMounts(p Policy) string {
+	if p.Mode == ModeFull {
+		return ""
+	}
+	var b []byte
+	for _, list := range [][]string{pinned(p), p.Protected} {
+		for _, path := range list {
+			var st unix.Statx_t
+			b = append(b, path...)
+			if err := unix.Statx(unix.AT_FDCWD, path, unix.AT_SYMLINK_NOFOLLOW, unix.STATX_MNT_ID|unix.STATX_INO, &st); err != nil {
+				b = append(b, ":-\x00"...)
+				continue
+			}
+			b = fmt.Appendf(b, ":%d:%d\x00", st.Mnt_id, st.Ino)
+		}
+	}
+	return string(b)
 }
 
 // resourceLimits are the server's resource limits.

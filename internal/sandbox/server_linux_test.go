@@ -44,7 +44,13 @@ func serve1(p Policy, dir string, env []string, script string) (string, int, err
 	defer r.Close()
 	cmd := &exec.Cmd{Path: "/bin/bash", Args: []string{"bash", "-c", script}, Dir: dir, Env: env,
 		Stdout: w, Stderr: w, SysProcAttr: &syscall.SysProcAttr{Setsid: true}}
+	if !testServers.Ready(p, "") {
+		return "", 0, testServers.Failed(p, "")
+	}
 	err = testServers.Start(p, "", cmd)
+	if errors.Is(err, ErrServerGone) && testServers.Ready(p, "") {
+		err = testServers.Start(p, "", cmd)
+	}
 	w.Close()
 	if err != nil {
 		return "", 0, err

@@ -84,7 +84,7 @@ type server struct {
 // (p not Served, or its server cannot start: the reason is Failed's)
 // means the per-call helper (Wrap, SysProcAttr) is the way.
 func (s *Servers) Ready(p Policy, helper string) bool {
-	_, err := s.get(p, helper)
+	_, err := s.get(p, helper, true)
 	return err == nil
 }
 
@@ -158,8 +158,14 @@ func pathState(p Policy) string {
 	return b.String()
 }
 
-// get returns the live server for p's current state, starting one.
-func (s *Servers) get(p Policy, helper string) (*server, error) {
+// ErrServerGone is Start's error when p's server is gone, was tampered
+// with, or no longer matches the protected paths, and the command was not
+// started: Ready starts a new one, then Start may be called again.
+var ErrServerGone = errors.New("the sandbox server is gone")
+
+// get returns the live server for p's current state, starting one when
+// start is set.
+func (s *Servers) get(p Policy, helper string, start bool) (*server, error) {
 	key, state, err := serverKey(p, helper)
 	if err != nil {
 		return nil, err
@@ -180,6 +186,9 @@ func (s *Servers) get(p Policy, helper string) (*server, error) {
 		}
 		delete(s.live, key)
 		sv.close()
+	}
+	if !start {
+		return nil, ErrServerGone
 	}
 	if len(s.live) >= maxServers {
 		var oldKey string
@@ -303,30 +312,32 @@ func (sv *server) read(r *reply) error {
 }
 
 // Start starts cmd (Path, Args, Env, Dir, Stdin nil or a file, Stdout and
-// Stderr files, SysProcAttr nil or with Setsid only) under p through its
-// fork server, as pi's child, and sets cmd.Process: the caller waits for
-// it with cmd.Wait. A server that died, or refused because it was
-// tampered with, before the command started is replaced once.
+// Stderr files, SysProcAttr nil or with Setsid only) under p through the
+// fork server Ready started, as pi's child, and sets cmd.Process: the
+// caller waits for it with cmd.Wait. Start never starts a server itself
+// (a caller may hold a lock the start of one needs: internal/procs').
 //
 // # Errors
 //
-// p not served (see Ready), a server that cannot start, a cmd with other
-// settings, and the command's own start error (a missing program or
-// folder).
+// ErrServerGone (wrapped) when the server is gone, refused because it was
+// tampered with, or no longer matches the protected paths, and the command
+// was not started: call Ready, then Start again. Else a cmd with other
+// settings, a server that did not answer (the command may have started:
+// the server was killed meanwhile), and the command's own start error (a
+// missing program or folder).
 func (s *Servers) Start(p Policy, helper string, cmd *exec.Cmd) error {
 	if err := checkServedCmd(cmd); err != nil {
 		return err
 	}
-	for attempt := 0; ; attempt++ {
-		sv, err := s.get(p, helper)
-		if err != nil {
-			return err
-		}
-		retry, err := sv.start(cmd)
-		if err == nil || !retry || attempt > 0 {
-			return err
-		}
+	sv, err := s.get(p, helper, false)
+	if err != nil {
+		return err
 	}
+	retry, err := sv.start(cmd)
+	if retry {
+		return fmt.Errorf("%w: %w", ErrServerGone, err)
+	}
+	return err
 }
 
 // checkServedCmd refuses what a server cannot do for a command.
@@ -362,7 +373,7 @@ func (sv *server) start(cmd *exec.Cmd) (retry bool, err error) {
 	sv.mu.Lock()
 	defer sv.mu.Unlock()
 	if sv.dead {
-		return true, errors.New("the sandbox server is gone")
+		return true, errors.New("it exited")
 	}
 	req := request{Argv: append([]string{cmd.Path}, cmd.Args[1:]...), Env: cmd.Env, Dir: cmd.Dir,
 		Setsid: cmd.SysProcAttr != nil && cmd.SysProcAttr.Setsid}

@@ -31,4 +31,7 @@ func (*Servers) Start(Policy, string, *exec.Cmd) error { return errNoServers }
 // Close does nothing.
 func (*Servers) Close() {}
 
+// ErrServerGone is never returned here.
+var ErrServerGone = errors.New("the sandbox server is gone")
+
 var errNoServers = errors.New("the sandbox's fork server needs Linux")

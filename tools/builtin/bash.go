@@ -249,6 +249,11 @@ func startShell(set *procs.Set, l launch, cwd string) (r *os.File, batch bool, c
 	}
 	if l.via != nil {
 		cmd, pc, err = set.StartVia(newCmd, l.via)
+		if errors.Is(err, sandbox.ErrServerGone) && l.ready() {
+			// Its server died or was tampered with before it started the
+			// command: a new one, once.
+			cmd, pc, err = set.StartVia(newCmd, l.via)
+		}
 	} else {
 		cmd, pc, err = set.Start(newCmd)
 	}

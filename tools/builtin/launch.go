@@ -24,6 +24,10 @@ type launch struct {
 	argv, env []string
 	attr      *syscall.SysProcAttr
 	via       func(*exec.Cmd) error
+	// ready starts a new fork server after via failed with
+	// sandbox.ErrServerGone (never under the processes' lock, which
+	// starting one takes).
+	ready func() bool
 }
 
 // shellLaunch is how `SHELL -c COMMAND` starts with env under policy: as
@@ -36,7 +40,7 @@ func shellLaunch(policy sandbox.Policy, opts BashOptions, shell, command string,
 		helper := opts.SandboxHelper
 		return launch{argv: argv, env: env, via: func(cmd *exec.Cmd) error {
 			return sandboxServers.Start(policy, helper, cmd)
-		}}, nil
+		}, ready: func() bool { return sandboxServers.Ready(policy, helper) }}, nil
 	}
 	argv, env, err := sandbox.Wrap(policy, opts.SandboxHelper, argv, env)
 	if err != nil {
