@@ -230,6 +230,19 @@ func (g *Group) Attach(attr *syscall.SysProcAttr) (release func(), err error) {
 	return func() { unix.Close(fd) }, nil
 }
 
+// OpenProcs opens the cgroup.procs file of the group directory dir for
+// writing: a process writing "0" to it moves itself there, with the
+// permissions of the opener (the kernel checks them at open), so the file
+// may be handed to a process that could not open it (the sandbox's fork
+// server).
+func OpenProcs(dir string) (*os.File, error) {
+	f, err := os.OpenFile(filepath.Join(dir, "cgroup.procs"), os.O_WRONLY, 0)
+	if err != nil {
+		return nil, fmt.Errorf("open cgroup %s: %w", dir, err)
+	}
+	return f, nil
+}
+
 // StartErrorIsCgroup reports whether err, from starting a process attached
 // to a group, may come from the cgroup part (clone3 missing or filtered,
 // no permission to move into the group, a group that cannot take

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -221,23 +222,33 @@ func (s *Set) Start(newCmd func() *exec.Cmd) (*exec.Cmd, *Call, error) {
 	return s.start(newCmd, nil)
 }
 
+// Placement is how a launcher (StartVia) puts the command in its call's
+// cgroup, having no clone3 of its own to do it with: it writes "0" to Into
+// (the call group's cgroup.procs, opened by pi) just before it forks, so
+// the command is born there, and "0" to Back (that of pi's own group,
+// where the launcher lives) just after, and sets Placed when both worked.
+type Placement struct {
+	Into, Back *os.File
+	Placed     bool
+}
+
 // StartVia is Start with start in place of exec.Cmd.Start: a launcher
 // that has another process start the command as pi's own child (the
 // sandbox's fork server, which forks with CLONE_PARENT) and sets
-// cmd.Process. Such a call gets its session and tag but no cgroup (the
-// launcher cannot clone into one: the kernel refuses CLONE_INTO_CGROUP
-// with CLONE_PARENT), so its processes are found by session, group, tag
-// and as orphans of pi (docs/tools.md).
+// cmd.Process. Where the call has a cgroup, start gets its Placement (nil
+// otherwise); a command the launcher did not place runs without one (its
+// processes are then found by session, group, tag and as orphans of pi,
+// docs/tools.md).
 //
 // # Errors
 //
 // ErrClosed after Close; else start's error.
-func (s *Set) StartVia(newCmd func() *exec.Cmd, start func(*exec.Cmd) error) (*exec.Cmd, *Call, error) {
+func (s *Set) StartVia(newCmd func() *exec.Cmd, start func(*exec.Cmd, *Placement) error) (*exec.Cmd, *Call, error) {
 	return s.start(newCmd, start)
 }
 
 // start is Start (via nil) and StartVia.
-func (s *Set) start(newCmd func() *exec.Cmd, via func(*exec.Cmd) error) (*exec.Cmd, *Call, error) {
+func (s *Set) start(newCmd func() *exec.Cmd, via func(*exec.Cmd, *Placement) error) (*exec.Cmd, *Call, error) {
 	registry.spawn.RLock()
 	defer registry.spawn.RUnlock()
 	if s.closed {
@@ -255,10 +266,7 @@ func (s *Set) start(newCmd func() *exec.Cmd, via func(*exec.Cmd) error) (*exec.C
 	}
 	cmd := prepare()
 	if via != nil {
-		if err := via(cmd); err != nil {
-			return nil, nil, err
-		}
-		return cmd, s.track(cmd.Process.Pid, marker, nil), nil
+		return s.startVia(cmd, marker, via)
 	}
 	g := s.newCallGroup()
 	release := func() {}
@@ -284,6 +292,36 @@ func (s *Set) start(newCmd func() *exec.Cmd, via func(*exec.Cmd) error) (*exec.C
 				cmd, err = retry, nil
 			}
 		}
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	return cmd, s.track(cmd.Process.Pid, marker, g), nil
+}
+
+// startVia starts cmd through via, placed in a new call group where
+// there is one (while spawns are held).
+func (s *Set) startVia(cmd *exec.Cmd, marker string, via func(*exec.Cmd, *Placement) error) (*exec.Cmd, *Call, error) {
+	g := s.newCallGroup()
+	var pl *Placement
+	if g != nil {
+		into, err := cgroup.OpenProcs(g.Dir())
+		var back *os.File
+		if err == nil {
+			if back, err = cgroup.OpenProcs(filepath.Dir(s.root().Dir())); err != nil {
+				into.Close()
+			}
+		}
+		if err == nil {
+			pl = &Placement{Into: into, Back: back}
+			defer into.Close()
+			defer back.Close()
+		}
+	}
+	err := via(cmd, pl)
+	if g != nil && (pl == nil || !pl.Placed) {
+		s.dropCallGroup(g)
+		g = nil
 	}
 	if err != nil {
 		return nil, nil, err

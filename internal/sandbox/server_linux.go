@@ -40,6 +40,11 @@ import (
 //     domains, as with the per-call helper, so that a process one call
 //     left can neither ptrace nor (ABI 6) signal the server or another
 //     call's command;
+//   - where the call has a cgroup, pi sends the cgroup.procs files of the
+//     call's group and of its own (opened by pi: the kernel checks the
+//     opener's rights), the server writes itself into the first for the
+//     fork and back into the second, and closes both: the command is born
+//     in its call's cgroup as with clone3 (which refuses CLONE_PARENT);
 //   - the commands are forked with CLONE_PARENT: they are pi's children,
 //     not the server's, so pi waits for them, kills their process groups
 //     and finds their orphans exactly as before; pi checks that the pid
@@ -72,6 +77,9 @@ type request struct {
 	Env    []string `json:"env"`
 	Dir    string   `json:"dir"`
 	Setsid bool     `json:"setsid"`
+	// Cgroup says the last two files are the cgroup.procs of the call's
+	// group (into) and of the server's own (back), opened by pi.
+	Cgroup bool `json:"cgroup,omitempty"`
 }
 
 // reply is the server's answer: the command's pid, or why it did not
@@ -82,6 +90,10 @@ type reply struct {
 	Pid   int    `json:"pid,omitempty"`
 	Error string `json:"error,omitempty"`
 	Retry bool   `json:"retry,omitempty"`
+	// Placed says the command was born in the call's cgroup; Quit that
+	// the server could not move back out of it and exits.
+	Placed bool `json:"placed,omitempty"`
+	Quit   bool `json:"quit,omitempty"`
 }
 
 // serverMain is the fork server: POLICY-JSON. It returns when pi closes
@@ -139,7 +151,7 @@ func serverMain(args []string) int {
 		for _, fd := range fds {
 			_ = unix.Close(fd)
 		}
-		if writeFrame(serverFD, rep, nil) != nil || rep.Retry {
+		if writeFrame(serverFD, rep, nil) != nil || rep.Retry || rep.Quit {
 			return 0
 		}
 	}
@@ -148,6 +160,11 @@ func serverMain(args []string) int {
 // serve forks and execs one command, from a thread that adds a Landlock
 // layer of its own first and ends with the goroutine.
 func serve(req request, fds []int, null, layer int, limits [rlimits]unix.Rlimit, nice int) reply {
+	into, back := -1, -1
+	if req.Cgroup && len(fds) >= 2 {
+		into, back = fds[len(fds)-2], fds[len(fds)-1]
+		fds = fds[:len(fds)-2]
+	}
 	if len(req.Argv) == 0 || (len(fds) != 2 && len(fds) != 3) {
 		return reply{Error: "pi sandbox server: a request needs a command and its output files"}
 	}
@@ -173,13 +190,17 @@ func serve(req request, fds []int, null, layer int, limits [rlimits]unix.Rlimit,
 			done <- reply{Error: fmt.Sprintf("pi sandbox server: the call's landlock layer: %v", err), Retry: true}
 			return
 		}
+		// The kernel refuses CLONE_INTO_CGROUP with CLONE_PARENT, so the
+		// server steps into the call's cgroup for the fork and back out.
+		placed := into >= 0 && writeZero(into) == nil
 		pid, err := syscall.ForkExec(req.Argv[0], req.Argv, &syscall.ProcAttr{Dir: req.Dir, Env: req.Env, Files: files,
 			Sys: &syscall.SysProcAttr{Setsid: req.Setsid, Cloneflags: unix.CLONE_PARENT}})
+		quit := placed && writeZero(back) != nil
 		if err != nil {
-			done <- reply{Error: fmt.Sprintf("start %s: %v", req.Argv[0], err)}
+			done <- reply{Error: fmt.Sprintf("start %s: %v", req.Argv[0], err), Quit: quit}
 			return
 		}
-		done <- reply{Pid: pid}
+		done <- reply{Pid: pid, Placed: placed, Quit: quit}
 	}()
 	return <-done
 }
@@ -207,6 +228,12 @@ func boundMounts(p Policy) string {
 		}
 	}
 	return string(b)
+}
+
+// writeZero writes "0" to a cgroup.procs file: the writer moves there.
+func writeZero(fd int) error {
+	_, err := unix.Write(fd, []byte("0"))
+	return err
 }
 
 // resourceLimits are the server's resource limits.

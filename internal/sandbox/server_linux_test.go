@@ -47,9 +47,9 @@ func serve1(p Policy, dir string, env []string, script string) (string, int, err
 	if !testServers.Ready(p, "") {
 		return "", 0, testServers.Failed(p, "")
 	}
-	err = testServers.Start(p, "", cmd)
+	_, err = testServers.Start(p, "", cmd, nil, nil)
 	if errors.Is(err, ErrServerGone) && testServers.Ready(p, "") {
-		err = testServers.Start(p, "", cmd)
+		_, err = testServers.Start(p, "", cmd, nil, nil)
 	}
 	w.Close()
 	if err != nil {
@@ -317,6 +317,10 @@ func TestServerTampered(t *testing.T) {
 	before, _, err := serve1(p, w.project, os.Environ(), `ulimit -n; nice`)
 	if err != nil {
 		t.Fatal(err)
+	}
+	// The server passes on what the per-call helper does.
+	if perCall, _ := runIn(t, p, w.project, w.home, `ulimit -n; nice`); perCall != before {
+		t.Fatalf("limits and nice through the server %q, in the per-call helper %q", before, perCall)
 	}
 	out, _, err := serve1(p, w.project, os.Environ(), attackCmd("tamper"))
 	if err != nil {

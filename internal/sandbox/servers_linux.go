@@ -325,19 +325,26 @@ func (sv *server) read(r *reply) error {
 // settings, a server that did not answer (the command may have started:
 // the server was killed meanwhile), and the command's own start error (a
 // missing program or folder).
-func (s *Servers) Start(p Policy, helper string, cmd *exec.Cmd) error {
+//
+// With into and back (both or neither: the cgroup.procs files of the
+// call's cgroup and of pi's own, where the server lives), the command is
+// born in the call's cgroup; placed says it was.
+func (s *Servers) Start(p Policy, helper string, cmd *exec.Cmd, into, back *os.File) (placed bool, err error) {
 	if err := checkServedCmd(cmd); err != nil {
-		return err
+		return false, err
+	}
+	if (into == nil) != (back == nil) {
+		return false, errors.New("the sandbox server needs both cgroup files or neither")
 	}
 	sv, err := s.get(p, helper, false)
 	if err != nil {
-		return err
+		return false, err
 	}
-	retry, err := sv.start(cmd)
+	placed, retry, err := sv.start(cmd, into, back)
 	if retry {
-		return fmt.Errorf("%w: %w", ErrServerGone, err)
+		return false, fmt.Errorf("%w: %w", ErrServerGone, err)
 	}
-	return err
+	return placed, err
 }
 
 // checkServedCmd refuses what a server cannot do for a command.
@@ -369,11 +376,11 @@ func checkServedCmd(cmd *exec.Cmd) error {
 
 // start sends one command; retry says nothing was started and a new
 // server may be asked.
-func (sv *server) start(cmd *exec.Cmd) (retry bool, err error) {
+func (sv *server) start(cmd *exec.Cmd, into, back *os.File) (placed, retry bool, err error) {
 	sv.mu.Lock()
 	defer sv.mu.Unlock()
 	if sv.dead {
-		return true, errors.New("it exited")
+		return false, true, errors.New("it exited")
 	}
 	req := request{Argv: append([]string{cmd.Path}, cmd.Args[1:]...), Env: cmd.Env, Dir: cmd.Dir,
 		Setsid: cmd.SysProcAttr != nil && cmd.SysProcAttr.Setsid}
@@ -385,9 +392,13 @@ func (sv *server) start(cmd *exec.Cmd) (retry bool, err error) {
 		files = append(files, int(f.Fd()))
 	}
 	files = append(files, int(cmd.Stdout.(*os.File).Fd()), int(cmd.Stderr.(*os.File).Fd()))
+	if into != nil {
+		req.Cgroup = true
+		files = append(files, int(into.Fd()), int(back.Fd()))
+	}
 	frame, err := frameOf(req)
 	if err != nil {
-		return false, err
+		return false, false, err
 	}
 	_ = sv.conn.SetWriteDeadline(time.Now().Add(serverTimeout))
 	n, _, err := sv.conn.WriteMsgUnix(frame, unix.UnixRights(files...), nil)
@@ -399,7 +410,7 @@ func (sv *server) start(cmd *exec.Cmd) (retry bool, err error) {
 	if err != nil {
 		// A request not sent whole was never served.
 		sv.kill()
-		return true, fmt.Errorf("the sandbox server: send: %w", err)
+		return false, true, fmt.Errorf("the sandbox server: send: %w", err)
 	}
 	var rep reply
 	if err := sv.read(&rep); err != nil {
@@ -408,24 +419,28 @@ func (sv *server) start(cmd *exec.Cmd) (retry bool, err error) {
 			// The server closed its end with the request unread in it
 			// (the kernel resets the connection only then): it never
 			// saw the command.
-			return true, fmt.Errorf("the sandbox server is gone: %w", err)
+			return false, true, fmt.Errorf("the sandbox server is gone: %w", err)
 		}
-		return false, fmt.Errorf("the sandbox server did not answer (it was stopped or killed; a new one starts with the next command): %w", err)
+		return false, false, fmt.Errorf("the sandbox server did not answer (it was stopped or killed; a new one starts with the next command): %w", err)
 	}
 	if rep.Retry {
 		sv.dead = true
-		return true, errors.New(rep.Error)
+		return false, true, errors.New(rep.Error)
+	}
+	if rep.Quit {
+		// It could not leave the call's cgroup and exits.
+		sv.dead = true
 	}
 	if rep.Error != "" {
-		return false, errors.New(rep.Error)
+		return false, false, errors.New(rep.Error)
 	}
 	proc, err := adopt(rep.Pid)
 	if err != nil {
 		sv.kill()
-		return false, err
+		return false, false, err
 	}
 	cmd.Process = proc
-	return false, nil
+	return rep.Placed, false, nil
 }
 
 // adopt returns the process of pid, which must be pi's own child (the

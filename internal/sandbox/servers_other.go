@@ -4,6 +4,7 @@ package sandbox
 
 import (
 	"errors"
+	"os"
 	"os/exec"
 )
 
@@ -26,7 +27,9 @@ func (*Servers) Ready(Policy, string) bool { return false }
 func (*Servers) Failed(Policy, string) error { return errNoServers }
 
 // Start refuses: there are no fork servers here.
-func (*Servers) Start(Policy, string, *exec.Cmd) error { return errNoServers }
+func (*Servers) Start(Policy, string, *exec.Cmd, *os.File, *os.File) (bool, error) {
+	return false, errNoServers
+}
 
 // Close does nothing.
 func (*Servers) Close() {}

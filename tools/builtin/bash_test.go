@@ -790,22 +790,13 @@ func BenchmarkBashThroughput(b *testing.B) {
 // 10 ms).
 func sandboxServerCPU() time.Duration {
 	var total time.Duration
-	ents, _ := os.ReadDir("/proc")
-	for _, e := range ents {
-		if _, err := strconv.Atoi(e.Name()); err != nil {
-			continue
-		}
-		cmdline, _ := os.ReadFile("/proc/" + e.Name() + "/cmdline")
-		if !strings.Contains(string(cmdline), "\x00"+sandbox.ServerArg+"\x00") {
-			continue
-		}
-		stat, _ := os.ReadFile("/proc/" + e.Name() + "/stat")
+	for _, pid := range serverPidsOf(os.Getpid()) {
+		stat, _ := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
 		i := strings.LastIndexByte(string(stat), ')')
 		if i < 0 {
 			continue
 		}
-		f := strings.Fields(string(stat[i+1:]))
-		if len(f) > 12 && f[1] == strconv.Itoa(os.Getpid()) {
+		if f := strings.Fields(string(stat[i+1:])); len(f) > 12 {
 			u, _ := strconv.ParseInt(f[11], 10, 64)
 			st, _ := strconv.ParseInt(f[12], 10, 64)
 			total += time.Duration(u+st) * 10 * time.Millisecond

@@ -1,6 +1,7 @@
 package builtin
 
 import (
+	"os"
 	"os/exec"
 	"path/filepath"
 	"syscall"
@@ -23,7 +24,7 @@ var sandboxServers = sandbox.NewServers(procs.StartOwn)
 type launch struct {
 	argv, env []string
 	attr      *syscall.SysProcAttr
-	via       func(*exec.Cmd) error
+	via       func(*exec.Cmd, *procs.Placement) error
 	// ready starts a new fork server after via failed with
 	// sandbox.ErrServerGone (never under the processes' lock, which
 	// starting one takes).
@@ -38,8 +39,16 @@ func shellLaunch(policy sandbox.Policy, opts BashOptions, shell, command string,
 	argv := []string{shell, "-c", command}
 	if policy.Active() && !opts.sandboxPerCall && filepath.IsAbs(shell) && sandboxServers.Ready(policy, opts.SandboxHelper) {
 		helper := opts.SandboxHelper
-		return launch{argv: argv, env: env, via: func(cmd *exec.Cmd) error {
-			return sandboxServers.Start(policy, helper, cmd)
+		return launch{argv: argv, env: env, via: func(cmd *exec.Cmd, pl *procs.Placement) error {
+			var into, back *os.File
+			if pl != nil {
+				into, back = pl.Into, pl.Back
+			}
+			placed, err := sandboxServers.Start(policy, helper, cmd, into, back)
+			if pl != nil {
+				pl.Placed = placed
+			}
+			return err
 		}, ready: func() bool { return sandboxServers.Ready(policy, helper) }}, nil
 	}
 	argv, env, err := sandbox.Wrap(policy, opts.SandboxHelper, argv, env)
