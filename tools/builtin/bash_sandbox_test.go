@@ -326,3 +326,23 @@ func serverPidsOf(ppid int) []int {
 	}
 	return pids
 }
+
+// sandboxServerCPU is the CPU time the sandbox's fork servers (children of
+// this process) have used (utime and stime of /proc/PID/stat, in clock ticks of
+// 10 ms).
+func sandboxServerCPU() time.Duration {
+	var total time.Duration
+	for _, pid := range serverPidsOf(os.Getpid()) {
+		stat, _ := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+		i := strings.LastIndexByte(string(stat), ')')
+		if i < 0 {
+			continue
+		}
+		if f := strings.Fields(string(stat[i+1:])); len(f) > 12 {
+			u, _ := strconv.ParseInt(f[11], 10, 64)
+			st, _ := strconv.ParseInt(f[12], 10, 64)
+			total += time.Duration(u+st) * 10 * time.Millisecond
+		}
+	}
+	return total
+}
