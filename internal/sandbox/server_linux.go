@@ -99,6 +99,10 @@ type reply struct {
 // serverMain is the fork server: POLICY-JSON. It returns when pi closes
 // its end of the socket.
 func serverMain(args []string) int {
+	// Inherited as an extra file, the socket is not close-on-exec: it
+	// must be before the first command, which would else get the server's
+	// end of it (pi's requests: later calls' output pipes and cgroups).
+	unix.CloseOnExec(serverFD)
 	fail := func(err error) int {
 		_ = writeFrame(serverFD, reply{Error: "pi sandbox server: " + err.Error()}, nil)
 		return ExitHelperFailed

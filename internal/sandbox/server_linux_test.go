@@ -135,6 +135,26 @@ func attackMain(mode string, args []string) int {
 		}
 		_ = os.WriteFile(args[1]+".tmp", []byte(b.String()), 0o644)
 		_ = os.Rename(args[1]+".tmp", args[1])
+	case "socket":
+		// A socket pair of its own at fds 100 and 101, kept across the
+		// exec of args.
+		pair, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+		if err == nil {
+			err = unix.Dup2(pair[0], 100)
+		}
+		if err == nil {
+			err = unix.Dup2(pair[1], 101)
+		}
+		if err != nil {
+			fmt.Println("socket", err)
+			return 1
+		}
+		path, err := exec.LookPath(args[0])
+		if err == nil {
+			err = unix.Exec(path, args, os.Environ())
+		}
+		fmt.Println("exec", err)
+		return 1
 	case "tamper":
 		for _, pid := range serverPids() {
 			report("prlimit", unix.Prlimit(pid, unix.RLIMIT_NOFILE, &unix.Rlimit{Cur: 64, Max: 64}, nil))
@@ -274,6 +294,35 @@ func TestServerOutOfReach(t *testing.T) {
 				t.Errorf("the server %d holds capabilities (%s):\n%s", pid, c, st)
 			}
 		}
+	}
+}
+
+// TestServerNoFilesLeak: a command started through the server holds no
+// socket it did not open (not the server's socket to pi), though it holds
+// one it opened itself (the control, a socket pair made by the attack
+// program's "socket" mode and left open across its exec of ls).
+func TestServerNoFilesLeak(t *testing.T) {
+	needKernel(t)
+	w := newWorld(t)
+	p := w.policy(t, ModeWorkspaceWrite, NetworkOn)
+	out, code, err := serve1(p, w.project, os.Environ(), attackCmd("socket", "ls", "-l", "/proc/self/fd"))
+	if err != nil || code != 0 {
+		t.Fatalf("%v (exit %d): %s", err, code, out)
+	}
+	own := 0
+	for _, l := range strings.Split(out, "\n") {
+		f := strings.Fields(l)
+		if len(f) < 3 || f[len(f)-2] != "->" || !strings.HasPrefix(f[len(f)-1], "socket:") {
+			continue
+		}
+		if fd := f[len(f)-3]; fd == "100" || fd == "101" {
+			own++
+			continue
+		}
+		t.Errorf("the command holds a socket it did not open: %s\n%s", l, out)
+	}
+	if own != 2 {
+		t.Fatalf("control: the command's own sockets are not listed:\n%s", out)
 	}
 }
 
