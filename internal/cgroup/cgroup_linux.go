@@ -230,15 +230,13 @@ func (g *Group) Attach(attr *syscall.SysProcAttr) (release func(), err error) {
 	return func() { unix.Close(fd) }, nil
 }
 
-// OpenProcs opens the cgroup.procs file of the group directory dir for
-// writing: a process writing "0" to it moves itself there, with the
-// permissions of the opener (the kernel checks them at open), so the file
-// may be handed to a process that could not open it (the sandbox's fork
-// server).
-func OpenProcs(dir string) (*os.File, error) {
-	f, err := os.OpenFile(filepath.Join(dir, "cgroup.procs"), os.O_WRONLY, 0)
+// OpenDir opens g's directory, for a process that starts another in g
+// with clone3 (CLONE_INTO_CGROUP) itself (the sandbox's fork server, which
+// pi sends it to).
+func (g *Group) OpenDir() (*os.File, error) {
+	f, err := os.OpenFile(g.dir, os.O_RDONLY|unix.O_DIRECTORY, 0)
 	if err != nil {
-		return nil, fmt.Errorf("open cgroup %s: %w", dir, err)
+		return nil, fmt.Errorf("open cgroup %s: %w", g.dir, err)
 	}
 	return f, nil
 }

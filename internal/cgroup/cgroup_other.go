@@ -70,5 +70,5 @@ func (g *Group) WaitEmpty(timeout time.Duration) error { _, err := Detect(); ret
 // Remove reports ErrUnavailable.
 func (g *Group) Remove() error { _, err := Detect(); return err }
 
-// OpenProcs fails: there are no cgroups here.
-func OpenProcs(dir string) (*os.File, error) { _, err := Detect(); return nil, err }
+// OpenDir fails: there are no cgroups here.
+func (g *Group) OpenDir() (*os.File, error) { _, err := Detect(); return nil, err }

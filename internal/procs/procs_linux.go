@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -222,14 +221,12 @@ func (s *Set) Start(newCmd func() *exec.Cmd) (*exec.Cmd, *Call, error) {
 	return s.start(newCmd, nil)
 }
 
-// Placement is how a launcher (StartVia) puts the command in its call's
-// cgroup, having no clone3 of its own to do it with: it writes "0" to Into
-// (the call group's cgroup.procs, opened by pi) just before it forks, so
-// the command is born there, and "0" to Back (that of pi's own group,
-// where the launcher lives) just after, and sets Placed when both worked.
+// Placement is the cgroup a launcher (StartVia) has the command born in,
+// having to clone it itself: Dir is the call group's directory (opened by
+// pi); the launcher sets Placed when the command was born there.
 type Placement struct {
-	Into, Back *os.File
-	Placed     bool
+	Dir    *os.File
+	Placed bool
 }
 
 // StartVia is Start with start in place of exec.Cmd.Start: a launcher
@@ -305,17 +302,9 @@ func (s *Set) startVia(cmd *exec.Cmd, marker string, via func(*exec.Cmd, *Placem
 	g := s.newCallGroup()
 	var pl *Placement
 	if g != nil {
-		into, err := cgroup.OpenProcs(g.Dir())
-		var back *os.File
-		if err == nil {
-			if back, err = cgroup.OpenProcs(filepath.Dir(s.root().Dir())); err != nil {
-				into.Close()
-			}
-		}
-		if err == nil {
-			pl = &Placement{Into: into, Back: back}
-			defer into.Close()
-			defer back.Close()
+		if dir, err := g.OpenDir(); err == nil {
+			pl = &Placement{Dir: dir}
+			defer dir.Close()
 		}
 	}
 	err := via(cmd, pl)

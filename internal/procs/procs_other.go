@@ -77,8 +77,8 @@ func (s *Set) Start(newCmd func() *exec.Cmd) (*exec.Cmd, *Call, error) {
 
 // Placement is never given off Linux (no cgroups).
 type Placement struct {
-	Into, Back *os.File
-	Placed     bool
+	Dir    *os.File
+	Placed bool
 }
 
 // StartVia is Start with start in place of exec.Cmd.Start.

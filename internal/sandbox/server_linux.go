@@ -40,11 +40,8 @@ import (
 //     domains, as with the per-call helper, so that a process one call
 //     left can neither ptrace nor (ABI 6) signal the server or another
 //     call's command;
-//   - where the call has a cgroup, pi sends the cgroup.procs files of the
-//     call's group and of its own (opened by pi: the kernel checks the
-//     opener's rights), the server writes itself into the first for the
-//     fork and back into the second, and closes both: the command is born
-//     in its call's cgroup as with clone3 (which refuses CLONE_PARENT);
+//   - where the call has a cgroup, pi sends its directory and the command
+//     is born in it (clone3 with CLONE_INTO_CGROUP, fork_linux.go);
 //   - the commands are forked with CLONE_PARENT: they are pi's children,
 //     not the server's, so pi waits for them, kills their process groups
 //     and finds their orphans exactly as before; pi checks that the pid
@@ -77,8 +74,8 @@ type request struct {
 	Env    []string `json:"env"`
 	Dir    string   `json:"dir"`
 	Setsid bool     `json:"setsid"`
-	// Cgroup says the last two files are the cgroup.procs of the call's
-	// group (into) and of the server's own (back), opened by pi.
+	// Cgroup says the last file is the directory of the call's cgroup,
+	// which the command is to be born in.
 	Cgroup bool `json:"cgroup,omitempty"`
 }
 
@@ -90,10 +87,8 @@ type reply struct {
 	Pid   int    `json:"pid,omitempty"`
 	Error string `json:"error,omitempty"`
 	Retry bool   `json:"retry,omitempty"`
-	// Placed says the command was born in the call's cgroup; Quit that
-	// the server could not move back out of it and exits.
+	// Placed says the command was born in the call's cgroup.
 	Placed bool `json:"placed,omitempty"`
-	Quit   bool `json:"quit,omitempty"`
 }
 
 // serverMain is the fork server: POLICY-JSON. It returns when pi closes
@@ -134,6 +129,7 @@ func serverMain(args []string) int {
 	if err != nil {
 		return fail(fmt.Errorf("open /dev/null: %w", err))
 	}
+	nofile := childNofile()
 	mounts := boundMounts(p)
 	limits := resourceLimits()
 	nice, _ := unix.Getpriority(unix.PRIO_PROCESS, 0)
@@ -150,12 +146,12 @@ func serverMain(args []string) int {
 		if now := boundMounts(p); now != mounts {
 			rep = reply{Error: "pi sandbox server: a protected path was replaced or removed outside (its read-only mount is gone): not starting the command", Retry: true}
 		} else {
-			rep = serve(req, fds, null, layer, limits, nice)
+			rep = serve(req, fds, null, layer, limits, nice, nofile)
 		}
 		for _, fd := range fds {
 			_ = unix.Close(fd)
 		}
-		if writeFrame(serverFD, rep, nil) != nil || rep.Retry || rep.Quit {
+		if writeFrame(serverFD, rep, nil) != nil || rep.Retry {
 			return 0
 		}
 	}
@@ -163,18 +159,18 @@ func serverMain(args []string) int {
 
 // serve forks and execs one command, from a thread that adds a Landlock
 // layer of its own first and ends with the goroutine.
-func serve(req request, fds []int, null, layer int, limits [rlimits]unix.Rlimit, nice int) reply {
-	into, back := -1, -1
-	if req.Cgroup && len(fds) >= 2 {
-		into, back = fds[len(fds)-2], fds[len(fds)-1]
-		fds = fds[:len(fds)-2]
+func serve(req request, fds []int, null, layer int, limits [rlimits]unix.Rlimit, nice int, nofile *unix.Rlimit) reply {
+	cgroupFD := -1
+	if req.Cgroup && len(fds) >= 1 {
+		cgroupFD = fds[len(fds)-1]
+		fds = fds[:len(fds)-1]
 	}
 	if len(req.Argv) == 0 || (len(fds) != 2 && len(fds) != 3) {
 		return reply{Error: "pi sandbox server: a request needs a command and its output files"}
 	}
-	files := []uintptr{uintptr(null), uintptr(fds[0]), uintptr(fds[1])}
+	files := [3]int{null, fds[0], fds[1]}
 	if len(fds) == 3 {
-		files = []uintptr{uintptr(fds[0]), uintptr(fds[1]), uintptr(fds[2])}
+		files = [3]int{fds[0], fds[1], fds[2]}
 	}
 	done := make(chan reply, 1)
 	go func() {
@@ -194,17 +190,12 @@ func serve(req request, fds []int, null, layer int, limits [rlimits]unix.Rlimit,
 			done <- reply{Error: fmt.Sprintf("pi sandbox server: the call's landlock layer: %v", err), Retry: true}
 			return
 		}
-		// The kernel refuses CLONE_INTO_CGROUP with CLONE_PARENT, so the
-		// server steps into the call's cgroup for the fork and back out.
-		placed := into >= 0 && writeZero(into) == nil
-		pid, err := syscall.ForkExec(req.Argv[0], req.Argv, &syscall.ProcAttr{Dir: req.Dir, Env: req.Env, Files: files,
-			Sys: &syscall.SysProcAttr{Setsid: req.Setsid, Cloneflags: unix.CLONE_PARENT}})
-		quit := placed && writeZero(back) != nil
+		pid, err := forkExec(req.Argv, req.Env, req.Dir, files, req.Setsid, cgroupFD, nofile)
 		if err != nil {
-			done <- reply{Error: fmt.Sprintf("start %s: %v", req.Argv[0], err), Quit: quit}
+			done <- reply{Error: fmt.Sprintf("start %s: %v", req.Argv[0], err)}
 			return
 		}
-		done <- reply{Pid: pid, Placed: placed, Quit: quit}
+		done <- reply{Pid: pid, Placed: cgroupFD >= 0}
 	}()
 	return <-done
 }
@@ -234,10 +225,34 @@ func boundMounts(p Policy) string {
 	return string(b)
 }
 
-// writeZero writes "0" to a cgroup.procs file: the writer moves there.
-func writeZero(fd int) error {
-	_, err := unix.Write(fd, []byte("0"))
-	return err
+// childNofile is the open files limit pi's children get: Go raised the
+// server's own at its start and keeps the original to itself (its
+// syscall.ForkExec puts it back in each child), so it is read from such a
+// child, traced and so stopped before its first instruction, then killed.
+// Nil when that fails (the commands then get the server's limit).
+func childNofile() *unix.Rlimit {
+	pid, err := syscall.ForkExec(SelfHelper, []string{"pi-sandbox-limits"}, &syscall.ProcAttr{Sys: &syscall.SysProcAttr{Ptrace: true}})
+	if err != nil {
+		return nil
+	}
+	var ws syscall.WaitStatus
+	_, err = syscall.Wait4(pid, &ws, 0, nil)
+	var lim unix.Rlimit
+	if err == nil && ws.Stopped() {
+		err = unix.Prlimit(pid, unix.RLIMIT_NOFILE, nil, &lim)
+	} else if err == nil {
+		err = errors.New("not stopped")
+	}
+	_ = syscall.Kill(pid, syscall.SIGKILL)
+	for {
+		if _, werr := syscall.Wait4(pid, &ws, 0, nil); werr != syscall.EINTR {
+			break
+		}
+	}
+	if err != nil {
+		return nil
+	}
+	return &lim
 }
 
 // resourceLimits are the server's resource limits.

@@ -47,9 +47,9 @@ func serve1(p Policy, dir string, env []string, script string) (string, int, err
 	if !testServers.Ready(p, "") {
 		return "", 0, testServers.Failed(p, "")
 	}
-	_, err = testServers.Start(p, "", cmd, nil, nil)
+	_, err = testServers.Start(p, "", cmd, nil)
 	if errors.Is(err, ErrServerGone) && testServers.Ready(p, "") {
-		_, err = testServers.Start(p, "", cmd, nil, nil)
+		_, err = testServers.Start(p, "", cmd, nil)
 	}
 	w.Close()
 	if err != nil {

@@ -326,21 +326,17 @@ func (sv *server) read(r *reply) error {
 // the server was killed meanwhile), and the command's own start error (a
 // missing program or folder).
 //
-// With into and back (both or neither: the cgroup.procs files of the
-// call's cgroup and of pi's own, where the server lives), the command is
-// born in the call's cgroup; placed says it was.
-func (s *Servers) Start(p Policy, helper string, cmd *exec.Cmd, into, back *os.File) (placed bool, err error) {
+// With cgroup (the directory of the call's cgroup, nil for none), the
+// command is born in that cgroup; placed says it was.
+func (s *Servers) Start(p Policy, helper string, cmd *exec.Cmd, cgroup *os.File) (placed bool, err error) {
 	if err := checkServedCmd(cmd); err != nil {
 		return false, err
-	}
-	if (into == nil) != (back == nil) {
-		return false, errors.New("the sandbox server needs both cgroup files or neither")
 	}
 	sv, err := s.get(p, helper, false)
 	if err != nil {
 		return false, err
 	}
-	placed, retry, err := sv.start(cmd, into, back)
+	placed, retry, err := sv.start(cmd, cgroup)
 	if retry {
 		return false, fmt.Errorf("%w: %w", ErrServerGone, err)
 	}
@@ -376,7 +372,7 @@ func checkServedCmd(cmd *exec.Cmd) error {
 
 // start sends one command; retry says nothing was started and a new
 // server may be asked.
-func (sv *server) start(cmd *exec.Cmd, into, back *os.File) (placed, retry bool, err error) {
+func (sv *server) start(cmd *exec.Cmd, cgroup *os.File) (placed, retry bool, err error) {
 	sv.mu.Lock()
 	defer sv.mu.Unlock()
 	if sv.dead {
@@ -392,9 +388,9 @@ func (sv *server) start(cmd *exec.Cmd, into, back *os.File) (placed, retry bool,
 		files = append(files, int(f.Fd()))
 	}
 	files = append(files, int(cmd.Stdout.(*os.File).Fd()), int(cmd.Stderr.(*os.File).Fd()))
-	if into != nil {
+	if cgroup != nil {
 		req.Cgroup = true
-		files = append(files, int(into.Fd()), int(back.Fd()))
+		files = append(files, int(cgroup.Fd()))
 	}
 	frame, err := frameOf(req)
 	if err != nil {
@@ -426,10 +422,6 @@ func (sv *server) start(cmd *exec.Cmd, into, back *os.File) (placed, retry bool,
 	if rep.Retry {
 		sv.dead = true
 		return false, true, errors.New(rep.Error)
-	}
-	if rep.Quit {
-		// It could not leave the call's cgroup and exits.
-		sv.dead = true
 	}
 	if rep.Error != "" {
 		return false, false, errors.New(rep.Error)

@@ -27,7 +27,7 @@ func (*Servers) Ready(Policy, string) bool { return false }
 func (*Servers) Failed(Policy, string) error { return errNoServers }
 
 // Start refuses: there are no fork servers here.
-func (*Servers) Start(Policy, string, *exec.Cmd, *os.File, *os.File) (bool, error) {
+func (*Servers) Start(Policy, string, *exec.Cmd, *os.File) (bool, error) {
 	return false, errNoServers
 }
 

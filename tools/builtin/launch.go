@@ -40,11 +40,11 @@ func shellLaunch(policy sandbox.Policy, opts BashOptions, shell, command string,
 	if policy.Active() && !opts.sandboxPerCall && filepath.IsAbs(shell) && sandboxServers.Ready(policy, opts.SandboxHelper) {
 		helper := opts.SandboxHelper
 		return launch{argv: argv, env: env, via: func(cmd *exec.Cmd, pl *procs.Placement) error {
-			var into, back *os.File
+			var cgroup *os.File
 			if pl != nil {
-				into, back = pl.Into, pl.Back
+				cgroup = pl.Dir
 			}
-			placed, err := sandboxServers.Start(policy, helper, cmd, into, back)
+			placed, err := sandboxServers.Start(policy, helper, cmd, cgroup)
 			if pl != nil {
 				pl.Placed = placed
 			}
