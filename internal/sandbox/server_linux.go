@@ -136,30 +136,68 @@ func serverMain(args []string) int {
 	if err := writeFrame(serverFD, reply{}, nil); err != nil {
 		return 0
 	}
-	for {
-		var req request
-		fds, err := readFrame(serverFD, &req)
-		if err != nil {
-			return 0 // pi closed its end, or sent what it never sends
-		}
-		var rep reply
-		if now := boundMounts(p); now != mounts {
-			rep = reply{Error: "pi sandbox server: a protected path was replaced or removed outside (its read-only mount is gone): not starting the command", Retry: true}
-		} else {
-			rep = serve(req, fds, null, layer, limits, nice, nofile)
-		}
-		for _, fd := range fds {
-			_ = unix.Close(fd)
-		}
-		if writeFrame(serverFD, rep, nil) != nil || rep.Retry {
-			return 0
-		}
-	}
+	f := &forker{p: p, null: null, layer: layer, limits: limits, nice: nice, nofile: nofile, mounts: mounts, exit: make(chan int, 1)}
+	go f.serveOne()
+	return <-f.exit
 }
 
-// serve forks and execs one command, from a thread that adds a Landlock
-// layer of its own first and ends with the goroutine.
-func serve(req request, fds []int, null, layer int, limits [rlimits]unix.Rlimit, nice int, nofile *unix.Rlimit) reply {
+// forker is the server's state for serving commands.
+type forker struct {
+	p      Policy
+	null   int
+	layer  int
+	limits [rlimits]unix.Rlimit
+	nice   int
+	nofile *unix.Rlimit
+	mounts string
+	exit   chan int
+}
+
+// serveOne serves one command from a thread of its own: it locks its
+// goroutine to its thread, adds the call's Landlock layer to the thread,
+// waits for the request (a blocking read on this thread: nothing else of
+// the server runs on the command's path), forks and execs the command from
+// this thread and answers, then starts the next command's goroutine and
+// ends, which ends the thread (never unlocked; threads the runtime needs
+// meanwhile are made by its template thread, not by this one). The next
+// thread is so made ready while this command runs.
+func (f *forker) serveOne() {
+	runtime.LockOSThread()
+	if err := llsys.LandlockRestrictSelf(f.layer, 0); err != nil {
+		_ = writeFrame(serverFD, reply{Error: fmt.Sprintf("pi sandbox server: the call's landlock layer: %v", err), Retry: true}, nil)
+		f.exit <- ExitHelperFailed
+		return
+	}
+	var req request
+	fds, err := readFrame(serverFD, &req)
+	if err != nil {
+		f.exit <- 0 // pi closed its end, or sent what it never sends
+		return
+	}
+	rep := f.serve(req, fds)
+	for _, fd := range fds {
+		_ = unix.Close(fd)
+	}
+	if writeFrame(serverFD, rep, nil) != nil || rep.Retry {
+		f.exit <- 0
+		return
+	}
+	go f.serveOne()
+}
+
+// serve checks that nothing the commands inherit was changed from outside,
+// then forks and execs one command (on the calling thread, which carries
+// the call's layer).
+func (f *forker) serve(req request, fds []int) reply {
+	if boundMounts(f.p) != f.mounts {
+		return reply{Error: "pi sandbox server: a protected path was replaced or removed outside (its read-only mount is gone): not starting the command", Retry: true}
+	}
+	if resourceLimits() != f.limits {
+		return reply{Error: "pi sandbox server: its resource limits were changed from outside (by a process a command left?); not starting the command", Retry: true}
+	}
+	if n, err := unix.Getpriority(unix.PRIO_PROCESS, 0); err != nil || n != f.nice {
+		return reply{Error: "pi sandbox server: its priority was changed from outside (by a process a command left?); not starting the command", Retry: true}
+	}
 	cgroupFD := -1
 	if req.Cgroup && len(fds) >= 1 {
 		cgroupFD = fds[len(fds)-1]
@@ -168,36 +206,15 @@ func serve(req request, fds []int, null, layer int, limits [rlimits]unix.Rlimit,
 	if len(req.Argv) == 0 || (len(fds) != 2 && len(fds) != 3) {
 		return reply{Error: "pi sandbox server: a request needs a command and its output files"}
 	}
-	files := [3]int{null, fds[0], fds[1]}
+	files := [3]int{f.null, fds[0], fds[1]}
 	if len(fds) == 3 {
 		files = [3]int{fds[0], fds[1], fds[2]}
 	}
-	done := make(chan reply, 1)
-	go func() {
-		// Never unlocked: the thread carries this call's layer and so
-		// must end with this goroutine (Go then ends the thread; threads
-		// it needs meanwhile are made by its template thread, not this one).
-		runtime.LockOSThread()
-		if resourceLimits() != limits {
-			done <- reply{Error: "pi sandbox server: its resource limits were changed from outside (by a process a command left?); not starting the command", Retry: true}
-			return
-		}
-		if n, err := unix.Getpriority(unix.PRIO_PROCESS, 0); err != nil || n != nice {
-			done <- reply{Error: "pi sandbox server: its priority was changed from outside (by a process a command left?); not starting the command", Retry: true}
-			return
-		}
-		if err := llsys.LandlockRestrictSelf(layer, 0); err != nil {
-			done <- reply{Error: fmt.Sprintf("pi sandbox server: the call's landlock layer: %v", err), Retry: true}
-			return
-		}
-		pid, err := forkExec(req.Argv, req.Env, req.Dir, files, req.Setsid, cgroupFD, nofile)
-		if err != nil {
-			done <- reply{Error: fmt.Sprintf("start %s: %v", req.Argv[0], err)}
-			return
-		}
-		done <- reply{Pid: pid, Placed: cgroupFD >= 0}
-	}()
-	return <-done
+	pid, err := forkExec(req.Argv, req.Env, req.Dir, files, req.Setsid, cgroupFD, f.nofile)
+	if err != nil {
+		return reply{Error: fmt.Sprintf("start %s: %v", req.Argv[0], err)}
+	}
+	return reply{Pid: pid, Placed: cgroupFD >= 0}
 }
 
 // boundMounts says, for each path the server bound over itself (the
