@@ -18,8 +18,11 @@ import (
 // memory, no vfork), from its call thread with every signal blocked, after
 // which the child runs only the raw system calls of childExec — nosplit
 // and norace, on memory prepared before the fork: no allocation, no stack
-// growth, no lock, no Go runtime — and execs or writes its errno to a
-// close-on-exec pipe and exits.
+// growth, no lock, no Go runtime — and execs, or says why not on its
+// standard error (the command's output) and exits with ExitHelperFailed,
+// as the per-call helper does. The server does not wait for the exec: it
+// answers as soon as the child exists (it is pi's child from its first
+// instruction), so pi and the command's start run at once.
 
 // cloneArgs is struct clone_args (linux/sched.h) up to its cgroup field.
 type cloneArgs struct {
@@ -33,7 +36,8 @@ type childSpec struct {
 	files                  [3]uintptr
 	setsid                 bool
 	nofile                 uintptr // *unix.Rlimit, 0: leave the limit
-	errPipe                uintptr
+	msg                    uintptr // "pi sandbox: start ARGV0: errno " (the failure's line, its number added)
+	msgLen                 uintptr
 }
 
 // forkExec starts argv with env in dir (none: the server's), files as its
@@ -43,8 +47,8 @@ type childSpec struct {
 //
 // # Errors
 //
-// clone3's error, or the child's (a missing program or folder; the failed
-// child is then a zombie of pi's).
+// clone3's error. The child's (a missing program or folder) is its exit
+// status ExitHelperFailed, with the reason on its standard error.
 func forkExec(argv, env []string, dir string, files [3]int, setsid bool, cgroupFD int, nofile *unix.Rlimit) (int, error) {
 	argv0p, err := syscall.BytePtrFromString(argv[0])
 	if err != nil {
@@ -64,12 +68,10 @@ func forkExec(argv, env []string, dir string, files [3]int, setsid bool, cgroupF
 			return 0, err
 		}
 	}
-	var pipe [2]int
-	if err := unix.Pipe2(pipe[:], unix.O_CLOEXEC); err != nil {
-		return 0, err
-	}
+	msg := []byte("pi sandbox: start " + argv[0] + ": errno ")
 	c := childSpec{argv0: uintptr(unsafe.Pointer(argv0p)), argv: uintptr(unsafe.Pointer(&argvp[0])),
-		envv: uintptr(unsafe.Pointer(&envvp[0])), dir: uintptr(unsafe.Pointer(dirp)), setsid: setsid, errPipe: uintptr(pipe[1])}
+		envv: uintptr(unsafe.Pointer(&envvp[0])), dir: uintptr(unsafe.Pointer(dirp)), setsid: setsid,
+		msg: uintptr(unsafe.Pointer(&msg[0])), msgLen: uintptr(len(msg))}
 	for i, f := range files {
 		c.files[i] = uintptr(f)
 	}
@@ -87,8 +89,6 @@ func forkExec(argv, env []string, dir string, files [3]int, setsid bool, cgroupF
 		all.Val[i] = ^uint64(0)
 	}
 	if err := unix.PthreadSigmask(unix.SIG_SETMASK, &all, nil); err != nil {
-		unix.Close(pipe[0])
-		unix.Close(pipe[1])
 		return 0, err
 	}
 	syscall.ForkLock.Lock()
@@ -99,22 +99,11 @@ func forkExec(argv, env []string, dir string, files [3]int, setsid bool, cgroupF
 	runtime.KeepAlive(envvp)
 	runtime.KeepAlive(dirp)
 	runtime.KeepAlive(nofile)
-	unix.Close(pipe[1])
-	defer unix.Close(pipe[0])
+	runtime.KeepAlive(msg)
 	if errno != 0 {
 		return 0, errno
 	}
-	var e [8]byte
-	for {
-		n, err := unix.Read(pipe[0], e[:])
-		if err == unix.EINTR {
-			continue
-		}
-		if n == len(e) {
-			return 0, syscall.Errno(*(*uintptr)(unsafe.Pointer(&e[0])))
-		}
-		return int(pid), nil // closed by the exec
-	}
+	return int(pid), nil
 }
 
 // cloneExec forks; the child never returns from it.
@@ -139,6 +128,8 @@ func childExec(c *childSpec) {
 	var errno syscall.Errno
 	var mask uint64
 	var e uintptr
+	var digits [21]byte
+	var n int
 	if c.setsid {
 		if _, _, errno = syscall.RawSyscall(unix.SYS_SETSID, 0, 0, 0); errno != 0 {
 			goto fail
@@ -164,9 +155,23 @@ func childExec(c *childSpec) {
 	syscall.RawSyscall6(unix.SYS_RT_SIGPROCMASK, unix.SIG_SETMASK, uintptr(unsafe.Pointer(&mask)), 0, 8, 0, 0)
 	_, _, errno = syscall.RawSyscall(unix.SYS_EXECVE, c.argv0, c.argv, c.envv)
 fail:
+	// "pi sandbox: start ARGV0: errno N\n" on the command's stderr (2, or
+	// the server's /dev/null before the files were set up).
 	e = uintptr(errno)
-	syscall.RawSyscall(unix.SYS_WRITE, c.errPipe, uintptr(unsafe.Pointer(&e)), unsafe.Sizeof(e))
+	n = len(digits)
+	digits[n-1] = '\n'
+	n--
 	for {
-		syscall.RawSyscall(unix.SYS_EXIT_GROUP, 253, 0, 0)
+		n--
+		digits[n] = byte('0' + e%10)
+		e /= 10
+		if e == 0 || n == 0 {
+			break
+		}
+	}
+	syscall.RawSyscall(unix.SYS_WRITE, 2, c.msg, c.msgLen)
+	syscall.RawSyscall(unix.SYS_WRITE, 2, uintptr(unsafe.Pointer(&digits[n])), uintptr(len(digits)-n))
+	for {
+		syscall.RawSyscall(unix.SYS_EXIT_GROUP, ExitHelperFailed, 0, 0)
 	}
 }

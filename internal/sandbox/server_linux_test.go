@@ -450,3 +450,33 @@ func TestServerManyCalls(t *testing.T) {
 		}
 	}
 }
+
+// TestServerStartFails: a command whose program is missing fails as it
+// does in the per-call helper: exit status ExitHelperFailed, the reason on
+// its standard error; the server serves the next command.
+func TestServerStartFails(t *testing.T) {
+	needKernel(t)
+	w := newWorld(t)
+	p := w.policy(t, ModeWorkspaceWrite, NetworkOn)
+	r, wr, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := &exec.Cmd{Path: w.project + "/missing", Args: []string{"missing"}, Dir: w.project, Env: os.Environ(),
+		Stdout: wr, Stderr: wr, SysProcAttr: &syscall.SysProcAttr{Setsid: true}}
+	if !testServers.Ready(p, "") {
+		t.Fatal(testServers.Failed(p, ""))
+	}
+	if _, err := testServers.Start(p, "", cmd, nil); err != nil {
+		t.Fatal(err)
+	}
+	wr.Close()
+	out, _ := io.ReadAll(r)
+	_ = cmd.Wait()
+	if code := cmd.ProcessState.ExitCode(); code != ExitHelperFailed || string(out) != "pi sandbox: start "+w.project+"/missing: errno 2\n" {
+		t.Fatalf("exit %d, output %q", code, out)
+	}
+	if out, code, err := serve1(p, w.project, os.Environ(), `echo next`); err != nil || code != 0 || out != "next\n" {
+		t.Fatalf("the next command: %v (exit %d): %q", err, code, out)
+	}
+}
