@@ -20,9 +20,10 @@ import (
 // and norace, on memory prepared before the fork: no allocation, no stack
 // growth, no lock, no Go runtime — and execs, or says why not on its
 // standard error (the command's output) and exits with ExitHelperFailed,
-// as the per-call helper does. The server does not wait for the exec: it
-// answers as soon as the child exists (it is pi's child from its first
-// instruction), so pi and the command's start run at once.
+// as the per-call helper does. The server answers once the child has
+// exec'd or exited (a close-on-exec pipe closes): answering at once, while
+// the child still runs, measured slower on a busy machine (pi then
+// competes with the child's start for the CPU).
 
 // cloneArgs is struct clone_args (linux/sched.h) up to its cgroup field.
 type cloneArgs struct {
@@ -68,6 +69,10 @@ func forkExec(argv, env []string, dir string, files [3]int, setsid bool, cgroupF
 			return 0, err
 		}
 	}
+	var pipe [2]int
+	if err := unix.Pipe2(pipe[:], unix.O_CLOEXEC); err != nil {
+		return 0, err
+	}
 	msg := []byte("pi sandbox: start " + argv[0] + ": errno ")
 	c := childSpec{argv0: uintptr(unsafe.Pointer(argv0p)), argv: uintptr(unsafe.Pointer(&argvp[0])),
 		envv: uintptr(unsafe.Pointer(&envvp[0])), dir: uintptr(unsafe.Pointer(dirp)), setsid: setsid,
@@ -100,8 +105,16 @@ func forkExec(argv, env []string, dir string, files [3]int, setsid bool, cgroupF
 	runtime.KeepAlive(dirp)
 	runtime.KeepAlive(nofile)
 	runtime.KeepAlive(msg)
+	unix.Close(pipe[1])
+	defer unix.Close(pipe[0])
 	if errno != 0 {
 		return 0, errno
+	}
+	var b [1]byte
+	for {
+		if _, err := unix.Read(pipe[0], b[:]); err != unix.EINTR {
+			break
+		}
 	}
 	return int(pid), nil
 }
