@@ -24,8 +24,8 @@ import (
 // pi sends it over a socket pair. What it does to stay no way out:
 //
 //   - only pi can talk to it: the socket is one end of a socketpair pi
-//     made, inherited as fd 3, close-on-exec, with no path; every file it
-//     receives is received close-on-exec;
+//     made, inherited as fd 3 (made close-on-exec at once), with no path;
+//     every file it receives is received close-on-exec;
 //   - it runs under the same namespaces and Landlock domain as its
 //     commands, with every capability dropped (bounding, ambient,
 //     permitted, effective, inheritable, on every thread) and no_new_privs,
@@ -35,8 +35,9 @@ import (
 //     open its files through /proc/PID/fd (the socket among them);
 //   - each command is forked from a thread that first adds a Landlock
 //     layer of its own (a nested domain: execute allowed everywhere, and
-//     from ABI 6 signals and abstract sockets scoped), and that thread
-//     ends with the fork: the commands of two calls are in sibling
+//     from ABI 6 signals and abstract sockets scoped; the thread is made
+//     ready, and waits for the request itself, while the previous command
+//     runs), and that thread ends after the fork: the commands of two calls are in sibling
 //     domains, as with the per-call helper, so that a process one call
 //     left can neither ptrace nor (ABI 6) signal the server or another
 //     call's command;
