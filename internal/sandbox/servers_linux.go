@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -74,7 +73,7 @@ type server struct {
 	cmd   *exec.Cmd
 
 	mu   sync.Mutex // one request at a time
-	conn *net.UnixConn
+	conn *os.File // non-blocking: reads and writes take deadlines
 	dead bool
 	done chan struct{} // closed once the server was waited for
 }
@@ -224,6 +223,15 @@ func startServer(p Policy, helper string, own func(func() (int, error)) (func(),
 	if err != nil {
 		return nil, fmt.Errorf("sandbox server socket: %w", err)
 	}
+	// pi's end non-blocking (its own open file: the server's end stays
+	// blocking), so that os.File polls it and takes deadlines; not
+	// net.FileConn: net would join the helper's package inits, which every
+	// per-call helper start pays.
+	if err := unix.SetNonblock(pair[0], true); err != nil {
+		unix.Close(pair[0])
+		unix.Close(pair[1])
+		return nil, fmt.Errorf("sandbox server socket: %w", err)
+	}
 	mine, theirs := os.NewFile(uintptr(pair[0]), "pi-sandbox-server"), os.NewFile(uintptr(pair[1]), "pi-sandbox-server")
 	defer theirs.Close()
 	attr := SysProcAttr(p)
@@ -244,15 +252,7 @@ func startServer(p Policy, helper string, own func(func() (int, error)) (func(),
 		return nil, fmt.Errorf("start the sandbox server: %w", err)
 	}
 	theirs.Close()
-	c, err := net.FileConn(mine)
-	mine.Close()
-	if err != nil {
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
-		release()
-		return nil, fmt.Errorf("sandbox server socket: %w", err)
-	}
-	sv := &server{cmd: cmd, conn: c.(*net.UnixConn), done: make(chan struct{})}
+	sv := &server{cmd: cmd, conn: mine, done: make(chan struct{})}
 	go func() {
 		_ = cmd.Wait()
 		release()
@@ -397,7 +397,7 @@ func (sv *server) start(cmd *exec.Cmd, cgroup *os.File) (placed, retry bool, err
 		return false, false, err
 	}
 	_ = sv.conn.SetWriteDeadline(time.Now().Add(serverTimeout))
-	n, _, err := sv.conn.WriteMsgUnix(frame, unix.UnixRights(files...), nil)
+	n, err := sendmsg(sv.conn, frame, unix.UnixRights(files...))
 	if err == nil && n < len(frame) {
 		var m int
 		m, err = sv.conn.Write(frame[n:])
@@ -433,6 +433,24 @@ func (sv *server) start(cmd *exec.Cmd, cgroup *os.File) (placed, retry bool, err
 	}
 	cmd.Process = proc
 	return rep.Placed, false, nil
+}
+
+// sendmsg sends b with oob on the non-blocking f, waiting (within f's
+// write deadline) while the socket is full; it returns how much of b went.
+func sendmsg(f *os.File, b, oob []byte) (int, error) {
+	rc, err := f.SyscallConn()
+	if err != nil {
+		return 0, err
+	}
+	var n int
+	var serr error
+	if err := rc.Write(func(fd uintptr) bool {
+		n, serr = unix.SendmsgN(int(fd), b, oob, nil, 0)
+		return serr != unix.EAGAIN
+	}); err != nil {
+		return 0, err
+	}
+	return n, serr
 }
 
 // adopt returns the process of pid, which must be pi's own child (the
