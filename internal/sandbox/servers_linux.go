@@ -73,7 +73,7 @@ type server struct {
 	cmd   *exec.Cmd
 
 	mu   sync.Mutex // one request at a time
-	conn *os.File // non-blocking: reads and writes take deadlines
+	conn *os.File   // non-blocking: reads and writes take deadlines
 	dead bool
 	done chan struct{} // closed once the server was waited for
 }
