@@ -25,6 +25,9 @@ func init() {
 	if len(os.Args) > 1 && os.Args[1] == HelperArg {
 		os.Exit(helperMain(os.Args[2:]))
 	}
+	if len(os.Args) > 1 && os.Args[1] == ServerArg {
+		os.Exit(serverMain(os.Args[2:]))
+	}
 }
 
 // SysProcAttr is how the helper must be started for p (nil when p is not
