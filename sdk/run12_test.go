@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/pi-go/pi/internal/abi"
+	"github.com/pi-go/pi/internal/testkit/abigolden"
 )
 
 // run12Extension is an extension with every ABI 1.2 declaration of the
@@ -83,4 +84,23 @@ func TestRun12GuestMethods(t *testing.T) {
 	if strings.Join(got, "|") != `timer t1|watch /p/a,/p/b|bus other {"x":1}` {
 		t.Errorf("handlers saw %q", got)
 	}
+}
+
+// What the SDK's 1.2 host calls send is what the goldens hold.
+func TestRun12GoldenHostCalls(t *testing.T) {
+	enc := func(method string, params any) []byte {
+		t.Helper()
+		b, err := encodeHostRequest(method, params)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	abigolden.Match(t, "the SDK", "host.timer.set.request.json", enc(abi.HostMethodTimerSet, abi.TimerSetParams{MS: 500, Repeat: true}))
+	abigolden.Match(t, "the SDK", "host.timer.clear.request.json", enc(abi.HostMethodTimerClear, abi.IDParams{ID: "t1"}))
+	abigolden.Match(t, "the SDK", "host.watch.add.request.json", enc(abi.HostMethodWatchAdd, abi.WatchAddParams{Path: "src", Recursive: true}))
+	abigolden.Match(t, "the SDK", "host.bus.emit.request.json", enc(abi.HostMethodBusEmit, abi.BusEmitParams{Channel: "plan:updated", Data: json.RawMessage(`{"step":3}`)}))
+	abigolden.Match(t, "the SDK", "host.model.set.request.json", enc(abi.HostMethodModelSet, abi.ModelSetParams{Provider: "openai", ID: "gpt-4.1-mini"}))
+	abigolden.Match(t, "the SDK", "host.model.setThinkingLevel.request.json", enc(abi.HostMethodModelSetThinkingLevel, abi.ThinkingLevelParams{Level: "xhigh"}))
+	abigolden.Match(t, "the SDK", "host.tools.setActive.request.json", enc(abi.HostMethodToolsSetActive, abi.ToolNamesParams{Names: nonNil([]string{"read", "grep"})}))
 }
