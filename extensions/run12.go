@@ -97,6 +97,10 @@ type LLMResponse struct {
 	Input, Output int
 }
 
+// MaxRegisteredTools is how many tools one extension may add with
+// tools.register (each one lengthens every model request).
+const MaxRegisteredTools = 128
+
 // ErrCommandOnly is the answer of a command/shortcut-only method called
 // elsewhere.
 var ErrCommandOnly = errors.New("is only allowed in a command or shortcut")
@@ -363,6 +367,10 @@ func (e *Extension) registerTools(c Controls, specs []abi.ToolSpec) error {
 		return errors.New("tools.register: tools is empty")
 	}
 	own := e.ownTools()
+	if n := len(own) - len(e.info.Tools) + len(specs); n > MaxRegisteredTools {
+		e.logger.Warn("tools.register refused: too many tools", "limit", MaxRegisteredTools)
+		return fmt.Errorf("tools.register: extension %s would have %d registered tools, over the %d it may have", e.name, n, MaxRegisteredTools)
+	}
 	defs := make([]tool.ToolDefinition, 0, len(specs))
 	src := tool.Source{Kind: tool.SourceExtension, Name: e.info.Name, Version: e.info.Version, Path: e.info.Path, SHA256: e.info.SHA256}
 	var names []string
