@@ -618,3 +618,22 @@ func (e *Extension) guestCallAsync(ctx context.Context, method string, params an
 	}
 	return true
 }
+
+// ABIMinor is the minor version of the ABI this host speaks, told to
+// every guest in init.
+const ABIMinor = abi.Minor
+
+// ModelSelected sends the model_select event (the model changed to next;
+// prev nil when there was none; source "set", "cycle" or "restore") to the
+// extensions that listen for it, without waiting for them: an extension
+// whose own model.set caused it gets it once its call returns.
+func (h *Host) ModelSelected(prev *ModelRef, next ModelRef, source string) {
+	if !h.TakesEvent(abi.EventModelSelect) {
+		return
+	}
+	ev := abi.ModelSelectEvent{Type: abi.EventModelSelect, Model: abi.ModelRef{Provider: next.Provider, ID: next.ID}, Source: source}
+	if prev != nil {
+		ev.PreviousModel = &abi.ModelRef{Provider: prev.Provider, ID: prev.ID}
+	}
+	go h.Event(context.Background(), json.RawMessage(mustJSON(ev)))
+}
