@@ -313,7 +313,11 @@ func (r *Runtime) ModelSelected(prevProvider, prevID, provider, id, source strin
 	if r.host == nil {
 		return
 	}
-	r.host.ModelSelected(prevProvider, prevID, provider, id, source)
+	var prev *extensions.ModelRef
+	if prevID != "" {
+		prev = &extensions.ModelRef{Provider: prevProvider, ID: prevID}
+	}
+	r.host.ModelSelected(prev, extensions.ModelRef{Provider: provider, ID: id}, source)
 }
 
 // hookedProvider runs the extensions' before_provider_request hooks on
