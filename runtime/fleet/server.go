@@ -319,3 +319,17 @@ func transient(err error) bool {
 	s := err.Error()
 	return strings.Contains(s, "timeout") || strings.Contains(s, "no responders") || strings.Contains(s, "leader")
 }
+
+// DefaultStore is the embedded server's folder when neither --store nor
+// [fleet] store names one: $XDG_DATA_HOME/pi-go/fleet, else
+// ~/.local/share/pi-go/fleet (outside the sandbox's writable roots, so a
+// run cannot write to the queue or to another run's workspace).
+func DefaultStore() string {
+	if d := os.Getenv("XDG_DATA_HOME"); filepath.IsAbs(d) {
+		return filepath.Join(d, "pi-go", "fleet")
+	}
+	if h, err := os.UserHomeDir(); err == nil {
+		return filepath.Join(h, ".local", "share", "pi-go", "fleet")
+	}
+	return filepath.Join(os.TempDir(), "pi-go-fleet")
+}
