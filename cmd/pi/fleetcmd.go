@@ -96,7 +96,11 @@ type fleetEnv struct {
 // For a worker, --tools and --sandbox set its own policy; for submit they
 // are the task's, checked against pi.toml's.
 func loadFleet(f *fleetFlags, worker bool, stderr io.Writer) (fleetEnv, int, bool) {
-	opts := f.appOptions(stderr, app.ModelOptions{})
+	// pi.toml's own settings: a submit's --tools and --sandbox are the
+	// task's, checked against them.
+	cf := f.commonFlags
+	cf.tools, cf.sandbox = "", ""
+	opts := cf.appOptions(stderr, app.ModelOptions{})
 	opts.Mode, opts.MCPStart = app.ModeTool, app.MCPLazy
 	rt, err := app.Open(context.Background(), opts)
 	if err != nil {

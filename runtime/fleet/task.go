@@ -247,6 +247,18 @@ func (t *Task) setField(k string, v json.RawMessage) error {
 		}
 		return err
 	}
+	if k == "tools" {
+		// "read,bash" as the flag takes it.
+		var split Strings
+		for _, v := range t.Tools {
+			for _, n := range strings.Split(v, ",") {
+				if n = strings.TrimSpace(n); n != "" {
+					split = append(split, n)
+				}
+			}
+		}
+		t.Tools = split
+	}
 	return nil
 }
 
