@@ -322,21 +322,23 @@ func readPID(t *testing.T, path string) int {
 	return pid
 }
 
-// blockingScript: the first run of each task (counted in ctl/NAME.count)
-// starts a sleep, writes its pid and waits; later runs edit at once.
-// With ctl/block present, every run blocks.
+// blockingScript: a run of the task whose file says "task NAME" starts a
+// sleep, writes its pid to ctl/task_NAME.pid and waits, when
+// ctl/task_NAME.block-first is there and it is the task's first run
+// (counted in ctl/task_NAME.count), or when ctl/block is there; other
+// runs edit at once.
 func (e *env) blockingScript() string {
 	ctl := filepath.Join(e.dir, "ctl")
 	os.MkdirAll(ctl, 0o777)
-	e.writeScript(`n=$(cat ` + ctl + `/$(head -c 40 a.txt | tr ' ' _).count 2>/dev/null || echo 0); echo $((n+1)) > ` + ctl + `/$(head -c 40 a.txt | tr ' ' _).count; ` +
-		`if [ "$n" = 0 ] && [ -e ` + ctl + `/block-first ] || [ -e ` + ctl + `/block ]; then sleep 300 & echo $! > ` + ctl + `/$(head -c 40 a.txt | tr ' ' _).pid; wait; fi; echo edited >> a.txt`)
+	e.writeScript(`k=` + ctl + `/$(head -c 40 a.txt | tr ' ' _); n=$(cat $k.count 2>/dev/null || echo 0); echo $((n+1)) > $k.count; ` +
+		`if { [ "$n" = 0 ] && [ -e $k.block-first ]; } || [ -e ` + ctl + `/block ]; then sleep 300 & echo $! > $k.pid; wait; fi; echo edited >> a.txt`)
 	return ctl
 }
 
 func TestWorkerKilledMidTask(t *testing.T) {
 	e := newEnv(t)
 	ctl := e.blockingScript()
-	os.WriteFile(filepath.Join(ctl, "block-first"), nil, 0o600)
+	os.WriteFile(filepath.Join(ctl, "task_k1.block-first"), nil, 0o600)
 	f := open(t, fleet.Options{Store: e.store, AckWait: time.Second})
 	if _, err := f.Submit(context.Background(), []fleet.Task{{ID: "k1", Repo: e.repo("k1"), Prompt: fleet.Strings{"edit"}}}); err != nil {
 		t.Fatal(err)

@@ -72,52 +72,89 @@ func (f *Fleet) Wait(ctx context.Context, ids []string, progress io.Writer, tty 
 			fmt.Fprintln(progress, line)
 		}
 	}
+	apply := func(s *Status) {
+		i, ok := want[s.ID]
+		if !ok {
+			return
+		}
+		prev := latest[s.ID]
+		// A record from before a retry is not this run's.
+		if prev != nil && prev.Run > s.Run {
+			return
+		}
+		latest[s.ID] = s
+		if !Final(s.State) {
+			final[i] = nil
+			return
+		}
+		final[i] = s
+		if s.State == StateFailed && progress != nil && (prev == nil || prev.State != StateFailed) {
+			if tty {
+				fmt.Fprint(progress, "\r\x1b[K")
+			}
+			fmt.Fprintf(progress, "fleet: task %s failed: %s\n", s.ID, s.Reason)
+			lastLine = ""
+		}
+	}
+	// The watch brings each change at once; a look at the tasks not ended
+	// every few seconds covers a watch that a lost cluster node broke.
+	updates := make(chan *Status, 256)
 	wctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	initialDone := false
-	err := f.Watch(wctx, func(s *Status, initial bool) {
-		if s != nil {
-			i, ok := want[s.ID]
-			if !ok {
-				return
-			}
-			prev := latest[s.ID]
-			// A record from before a retry is not this run's.
-			if prev != nil && prev.Run > s.Run {
-				return
-			}
-			latest[s.ID] = s
-			if Final(s.State) {
-				final[i] = s
-				if s.State == StateFailed && progress != nil && (prev == nil || prev.State != StateFailed) {
-					if tty {
-						fmt.Fprint(progress, "\r\x1b[K")
+	go func() {
+		for wctx.Err() == nil {
+			_ = f.Watch(wctx, func(s *Status, _ bool) {
+				if s != nil {
+					select {
+					case updates <- s:
+					case <-wctx.Done():
 					}
-					fmt.Fprintf(progress, "fleet: task %s failed: %s\n", s.ID, s.Reason)
-					lastLine = ""
 				}
-			} else {
-				final[i] = nil
+			})
+			t := time.NewTimer(time.Second)
+			select {
+			case <-wctx.Done():
+			case <-t.C:
 			}
 		}
-		if initial || s == nil {
-			initialDone = true
-			c := report()
-			show(c)
-			if c.Ended() == c.Total {
-				cancel()
+	}()
+	resync := time.NewTicker(3 * time.Second)
+	defer resync.Stop()
+	look := func() error {
+		for _, id := range ids {
+			if final[want[id]] != nil {
+				continue
 			}
+			s, _, err := f.get(ctx, id)
+			if err != nil {
+				return err
+			}
+			apply(s)
 		}
-	})
-	if tty && progress != nil {
-		fmt.Fprintln(progress)
+		return nil
 	}
-	c := report()
-	if initialDone && c.Ended() == c.Total {
-		return final, nil
+	if err := look(); err != nil {
+		return final, err
 	}
-	if err == nil {
-		err = ctx.Err()
+	for {
+		c := report()
+		show(c)
+		if c.Ended() == c.Total {
+			if tty && progress != nil {
+				fmt.Fprintln(progress)
+			}
+			return final, nil
+		}
+		select {
+		case <-ctx.Done():
+			if tty && progress != nil {
+				fmt.Fprintln(progress)
+			}
+			return final, ctx.Err()
+		case s := <-updates:
+			apply(s)
+		case <-resync.C:
+			_ = look()
+		}
 	}
-	return final, err
 }
