@@ -54,7 +54,7 @@ func buildPi(t testing.TB) string {
 
 // env is one test's isolated machine: a pi home, a data folder, a store.
 type env struct {
-	t      *testing.T
+	t      testing.TB
 	dir    string
 	store  string
 	pi     string
@@ -62,7 +62,9 @@ type env struct {
 	vars   []string
 }
 
-func newEnv(t *testing.T) *env {
+func newEnv(t *testing.T) *env { return newBenchEnv(t) }
+
+func newBenchEnv(t testing.TB) *env {
 	dir := t.TempDir()
 	e := &env{t: t, dir: dir, store: filepath.Join(dir, "store"), pi: buildPi(t)}
 	home := filepath.Join(dir, "home")

@@ -62,8 +62,11 @@ type Result struct {
 	Session string `json:"session,omitempty"`
 	Log     string `json:"log,omitempty"`
 	// FilesChanged counts the files of the patch.
-	FilesChanged int     `json:"filesChanged"`
-	Seconds      float64 `json:"seconds"`
+	FilesChanged int `json:"filesChanged"`
+	// Seconds is the task's time on the worker (workspace, run, patch);
+	// RunSeconds the pi run's alone.
+	Seconds    float64 `json:"seconds"`
+	RunSeconds float64 `json:"runSeconds"`
 }
 
 // Usage is the tokens and cost a run reported.

@@ -410,7 +410,9 @@ func (w *worker) runTask(ctx context.Context, m *message, attempt int) (out outc
 	var stdout bytes.Buffer
 	stderr := &tailBuffer{max: 1 << 20}
 	cmd.Stdout, cmd.Stderr = &stdout, stderr
+	runStart := time.Now()
 	err = cmd.Run()
+	out.result.RunSeconds = time.Since(runStart).Seconds()
 	if cmd.Process != nil {
 		// Whatever of the group is left (pi kills its commands' own
 		// sessions itself).
