@@ -240,8 +240,8 @@ func fleetWorker(args []string, stdout, stderr io.Writer) int {
 	defer signal.Stop(sigs)
 	go func() {
 		<-sigs
-		fmt.Fprintln(stderr, "pi fleet worker: draining: finishing the running tasks (again to stop them)")
 		stopDrain()
+		fmt.Fprintln(stderr, "pi fleet worker: draining: finishing the running tasks (again to stop them)")
 		<-sigs
 		stopAbort()
 	}()

@@ -434,3 +434,35 @@ func TestCancelAndRetry(t *testing.T) {
 	stop()
 	<-done
 }
+
+// SIGTERM drains a worker: the running task finishes and is recorded, no
+// new task is taken, and the worker exits 0.
+func TestWorkerDrainsOnSIGTERM(t *testing.T) {
+	e := newEnv(t)
+	ctl := e.blockingScript()
+	os.WriteFile(filepath.Join(ctl, "block"), nil, 0o600)
+	f := open(t, fleet.Options{Store: e.store})
+	if _, err := f.Submit(context.Background(), []fleet.Task{{ID: "d1", Repo: e.repo("d1"), Prompt: fleet.Strings{"edit"}}}); err != nil {
+		t.Fatal(err)
+	}
+	w := e.startWorker("w1", "--concurrency", "1")
+	waitUntil(t, 60*time.Second, "d1 to start", func() bool { _, err := os.Stat(filepath.Join(ctl, "task_d1.pid")); return err == nil })
+	w.Process.Signal(syscall.SIGTERM)
+	log := w.Stderr.(*prefixWriter)
+	waitUntil(t, 30*time.Second, "the worker to say it drains", func() bool { return strings.Contains(log.String(), "draining") })
+	// Queued after the drain began: not taken.
+	if _, err := f.Submit(context.Background(), []fleet.Task{{ID: "d2", Repo: e.repo("d2"), Prompt: fleet.Strings{"edit"}}}); err != nil {
+		t.Fatal(err)
+	}
+	os.Remove(filepath.Join(ctl, "block"))
+	// The sleep is what blocks: end it so the run goes on to its edit.
+	syscall.Kill(readPID(t, filepath.Join(ctl, "task_d1.pid")), syscall.SIGKILL)
+	if err := w.Wait(); err != nil {
+		t.Fatalf("worker: %v\n%s", err, log.String())
+	}
+	s, _ := f.Get(context.Background(), "d1")
+	checkPatch(t, f, s, "d1")
+	if s2, _ := f.Get(context.Background(), "d2"); s2.State != fleet.StateQueued {
+		t.Fatalf("d2 taken by a draining worker: %+v", s2)
+	}
+}
