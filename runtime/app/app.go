@@ -96,6 +96,10 @@ type Options struct {
 	// Sandbox (--sandbox) replaces [sandbox] mode for this run: off, full,
 	// workspace-write or read-only (docs/sandbox.md).
 	Sandbox string
+	// SandboxPrivate are folders whose contents bash commands must not
+	// see, reads included, but for the writable roots inside them (Linux;
+	// sandbox.Policy.Private): pi fleet's workspaces' folder.
+	SandboxPrivate []string
 	// SandboxHelper is the program that applies the sandbox to each bash
 	// command; "" is the running program's own file (/proc/self/exe),
 	// which serves as the helper because it links this package

@@ -466,3 +466,51 @@ func TestWorkerDrainsOnSIGTERM(t *testing.T) {
 		t.Fatalf("d2 taken by a draining worker: %+v", s2)
 	}
 }
+
+// A run's commands see their own workspace and nothing of another run's,
+// reads included: the workspaces' folder is private to each run.
+func TestRunsDoNotSeeEachOther(t *testing.T) {
+	e := newEnv(t)
+	if out, _ := exec.Command(e.pi, "doctor").CombinedOutput(); !strings.Contains(string(out), "user namespaces available") {
+		t.Skipf("no kernel sandbox here:\n%s", out)
+	}
+	ctl := filepath.Join(e.dir, "ctl")
+	os.MkdirAll(ctl, 0o777)
+	// x blocks with its workspace in place; y lists what it can see.
+	e.writeScript(`k=` + ctl + `/$(head -c 40 a.txt | tr ' ' _); if [ -e $k.block ]; then sleep 300 & echo $! > $k.pid; wait; fi; ` +
+		`{ echo "parent: $(ls -A .. | tr '\n' ' ')"; echo "root: $(ls -A ../.. | tr '\n' ' ')"; cat ../../*/repo/a.txt ../base.git/HEAD 2>&1; } > seen.txt; echo edited >> a.txt`)
+	os.WriteFile(filepath.Join(ctl, "task_x.block"), nil, 0o600)
+	f := open(t, fleet.Options{Store: e.store})
+	drain, stop := context.WithCancel(context.Background())
+	defer stop()
+	done := make(chan error, 1)
+	go func() { done <- f.Work(drain, context.Background(), e.workerOptions("w1", 2)) }()
+	if _, err := f.Submit(context.Background(), []fleet.Task{{ID: "x", Repo: e.repo("x"), Prompt: fleet.Strings{"edit"}}}); err != nil {
+		t.Fatal(err)
+	}
+	waitUntil(t, 60*time.Second, "x to start", func() bool { _, err := os.Stat(filepath.Join(ctl, "task_x.pid")); return err == nil })
+	if _, err := f.Submit(context.Background(), []fleet.Task{{ID: "y", Repo: e.repo("y"), Prompt: fleet.Strings{"edit"}}}); err != nil {
+		t.Fatal(err)
+	}
+	s := waitAll(t, f, []string{"y"}, 60*time.Second)[0]
+	if s.State != fleet.StateDone {
+		t.Fatalf("%+v", s)
+	}
+	patch, _ := f.Object(context.Background(), s.Result.Patch)
+	seen := string(patch)
+	// x's workspace is there on the host (x still runs).
+	ws, _ := os.ReadDir(filepath.Join(e.dir, "work"))
+	if len(ws) != 1 || !strings.HasPrefix(ws[0].Name(), "pi-fleet-x-") {
+		t.Fatalf("want x's workspace on the host, got %v", ws)
+	}
+	if strings.Contains(seen, "task x") || strings.Contains(seen, "pi-fleet-x-") || strings.Contains(seen, "base.git") && !strings.Contains(seen, "No such file") {
+		t.Fatalf("y saw another run's workspace or its baseline:\n%s", seen)
+	}
+	if !strings.Contains(seen, "+parent: repo tmp") || !strings.Contains(seen, "+task y") {
+		t.Fatalf("y did not see its own workspace as expected:\n%s", seen)
+	}
+	syscall.Kill(readPID(t, filepath.Join(ctl, "task_x.pid")), syscall.SIGKILL)
+	waitAll(t, f, []string{"x"}, 60*time.Second)
+	stop()
+	<-done
+}

@@ -36,8 +36,10 @@ type WorkerOptions struct {
 	Pi []string
 	// Env is the runs' environment (default os.Environ()).
 	Env []string
-	// WorkDir holds the runs' temporary workspaces (default the system's
-	// temporary folder).
+	// WorkDir holds the runs' temporary workspaces (default
+	// $TMPDIR/pi-fleet-work-UID). The runs' bash commands see none of it
+	// but their own workspace (PI_SANDBOX_PRIVATE, where the kernel
+	// sandbox runs).
 	WorkDir string
 	// Policy is the worker's configuration: a task is narrowed to it.
 	Policy Policy
@@ -68,6 +70,12 @@ func (f *Fleet) Work(drain, abort context.Context, o WorkerOptions) error {
 	}
 	if o.GracePeriod <= 0 {
 		o.GracePeriod = 10 * time.Second
+	}
+	if o.WorkDir == "" {
+		o.WorkDir = filepath.Join(os.TempDir(), fmt.Sprintf("pi-fleet-work-%d", os.Getuid()))
+	}
+	if abs, err := filepath.Abs(o.WorkDir); err == nil {
+		o.WorkDir = abs
 	}
 	if len(o.Pi) == 0 {
 		return errors.New("fleet worker: no pi command")
@@ -358,7 +366,7 @@ func (w *worker) runTask(ctx context.Context, m *message, attempt int) (out outc
 	if err := w.o.Policy.Limit(&t); err != nil {
 		return fail("the worker's configuration refuses the task: %v", err)
 	}
-	if err := os.MkdirAll(w.o.WorkDir, 0o700); err != nil && w.o.WorkDir != "" {
+	if err := os.MkdirAll(w.o.WorkDir, 0o700); err != nil {
 		return fail("workspace: %v", err)
 	}
 	ws, err := os.MkdirTemp(w.o.WorkDir, "pi-fleet-"+m.ID+"-")
@@ -401,7 +409,7 @@ func (w *worker) runTask(ctx context.Context, m *message, attempt int) (out outc
 	defer cancelTimeout()
 	cmd := exec.CommandContext(tctx, w.o.Pi[0], args...)
 	cmd.Dir = repo
-	cmd.Env = runEnv(w.o.Env, tmp)
+	cmd.Env = runEnv(w.o.Env, tmp, w.o.WorkDir)
 	// Its own process group; SIGTERM when the worker dies (pi then stops
 	// the run and kills its commands' sessions).
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGTERM}
@@ -443,17 +451,18 @@ func (w *worker) runTask(ctx context.Context, m *message, attempt int) (out outc
 
 var errTimeout = errors.New("time limit")
 
-// runEnv is env with TMPDIR in the workspace and no session folder of the
-// worker's.
-func runEnv(env []string, tmp string) []string {
-	out := make([]string, 0, len(env)+1)
+// runEnv is env with TMPDIR in the workspace, the workspaces' folder
+// private to the run's commands (PI_SANDBOX_PRIVATE: they see their own
+// workspace only) and no session folder of the worker's.
+func runEnv(env []string, tmp, workDir string) []string {
+	out := make([]string, 0, len(env)+2)
 	for _, kv := range env {
-		if strings.HasPrefix(kv, "TMPDIR=") || strings.HasPrefix(kv, "PI_SESSION_DIR=") {
+		if strings.HasPrefix(kv, "TMPDIR=") || strings.HasPrefix(kv, "PI_CODING_AGENT_SESSION_DIR=") || strings.HasPrefix(kv, "PI_SANDBOX_PRIVATE=") {
 			continue
 		}
 		out = append(out, kv)
 	}
-	return append(out, "TMPDIR="+tmp)
+	return append(out, "TMPDIR="+tmp, "PI_SANDBOX_PRIVATE="+workDir)
 }
 
 // gitCmd runs git with the repository's own hooks, filters and monitors
