@@ -514,3 +514,48 @@ func TestRunsDoNotSeeEachOther(t *testing.T) {
 	stop()
 	<-done
 }
+
+// A task from a git URL: the worker clones it (from a real git daemon on
+// loopback) at the revision, and the patch is against that revision.
+func TestGitSource(t *testing.T) {
+	e := newEnv(t)
+	e.writeScript("echo edited >> a.txt")
+	base := filepath.Join(e.dir, "git")
+	src := filepath.Join(base, "r.git")
+	for _, args := range [][]string{
+		{"init", "--quiet", "--initial-branch=main", src},
+		{"-C", src, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "--quiet", "--allow-empty", "-m", "empty"},
+	} {
+		if out, err := exec.Command("git", args...).CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v %s", args, err, out)
+		}
+	}
+	os.WriteFile(filepath.Join(src, "a.txt"), []byte("task g\n"), 0o644)
+	for _, args := range [][]string{{"add", "a.txt"}, {"-c", "user.name=t", "-c", "user.email=t@t", "commit", "--quiet", "-m", "a"}, {"tag", "v1"}} {
+		if out, err := exec.Command("git", append([]string{"-C", src}, args...)...).CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v %s", args, err, out)
+		}
+	}
+	// A later commit the task does not ask for.
+	os.WriteFile(filepath.Join(src, "a.txt"), []byte("later\n"), 0o644)
+	exec.Command("git", "-C", src, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "--quiet", "-am", "later").Run()
+	port := freePorts(t, 1)[0]
+	d := exec.Command("git", "daemon", "--export-all", "--reuseaddr", "--base-path="+base, "--listen=127.0.0.1", fmt.Sprintf("--port=%d", port), base)
+	if err := d.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { d.Process.Kill(); d.Wait() })
+	url := fmt.Sprintf("git://127.0.0.1:%d/r.git", port)
+	waitUntil(t, 20*time.Second, "git daemon", func() bool { return exec.Command("git", "ls-remote", url).Run() == nil })
+	f := open(t, fleet.Options{Store: e.store})
+	if _, err := f.Submit(context.Background(), []fleet.Task{{ID: "g", Git: url, Rev: "v1", Prompt: fleet.Strings{"edit"}}}); err != nil {
+		t.Fatal(err)
+	}
+	drain, stop := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- f.Work(drain, context.Background(), e.workerOptions("w1", 1)) }()
+	s := waitAll(t, f, []string{"g"}, 60*time.Second)[0]
+	stop()
+	<-done
+	checkPatch(t, f, s, "g")
+}

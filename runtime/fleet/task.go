@@ -284,7 +284,7 @@ func (t *Task) Check() error {
 		return bad("rev", "rev goes with git")
 	}
 	if t.Git != "" && !validGitURL(t.Git) {
-		return bad("git", "%q: want an https://, ssh://, git:// or git@host: URL", t.Git)
+		return bad("git", "%q: want an https://, http://, ssh://, git:// or git@host: URL (not a path or file://: the worker's own files are not a task's)", t.Git)
 	}
 	if t.Rev != "" && (strings.HasPrefix(t.Rev, "-") || strings.ContainsAny(t.Rev, " \t\n\x00")) {
 		return bad("rev", "%q is not a revision", t.Rev)
@@ -332,7 +332,9 @@ func validGitURL(u string) bool {
 	if strings.HasPrefix(u, "-") || strings.ContainsAny(u, " \t\n\x00") {
 		return false
 	}
-	for _, p := range []string{"https://", "http://", "ssh://", "git://", "file://"} {
+	// Not file:// or a path: a task must not clone the worker's own files;
+	// not ext:: or other transports that run commands.
+	for _, p := range []string{"https://", "http://", "ssh://", "git://"} {
 		if strings.HasPrefix(u, p) {
 			return true
 		}

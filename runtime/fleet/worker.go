@@ -486,8 +486,9 @@ func gitCmd(ctx context.Context, gitDir, workTree string, args ...string) ([]byt
 func (w *worker) prepare(ctx context.Context, m *message, ws, repo string) (string, error) {
 	if m.Task.Git != "" {
 		gitDir := filepath.Join(repo, ".git")
-		cmd := exec.CommandContext(ctx, "git", "-c", "core.hooksPath=/dev/null", "clone", "--quiet", "--no-checkout", "--", m.Task.Git, repo)
-		cmd.Env = append(os.Environ(), "GIT_TERMINAL_PROMPT=0")
+		cmd := exec.CommandContext(ctx, "git", "-c", "core.hooksPath=/dev/null", "-c", "protocol.file.allow=never", "clone", "--quiet", "--no-checkout", "--", m.Task.Git, repo)
+		// Only network transports, also for redirects and submodules.
+		cmd.Env = append(os.Environ(), "GIT_TERMINAL_PROMPT=0", "GIT_ALLOW_PROTOCOL=https:http:ssh:git", "GIT_CONFIG_NOSYSTEM=1")
 		if b, err := cmd.CombinedOutput(); err != nil {
 			return "", fmt.Errorf("git clone %s: %v: %s", m.Task.Git, err, strings.TrimSpace(string(b)))
 		}
