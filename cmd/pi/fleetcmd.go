@@ -44,7 +44,8 @@ Task flags (and the fields of a --file line, same names):
   --model NAME       a model of the worker's configuration (never an
                      endpoint or a key: those are the worker's)
   --thinking LEVEL   --tools LIST   --sandbox MODE   --plan
-  --max-turns N      --timeout 30m  --label L (repeatable)   --id ID
+  --max-turns N      --timeout 30m  --max-tokens N  --max-cost USD
+  --label L (repeatable)   --id ID
 A task is never looser than your configuration: tools it has not active,
 a looser sandbox or more turns are refused.
 `
@@ -289,6 +290,8 @@ func fleetSubmit(args []string, stdout, stderr io.Writer) int {
 	fs.BoolVar(&t.Plan, "plan", false, "run in plan mode")
 	fs.IntVar(&t.MaxTurns, "max-turns", 0, "stop after `N` model turns")
 	fs.StringVar(&t.Timeout, "timeout", "", "stop the run after `DURATION` (default 30m)")
+	fs.IntVar(&t.MaxTokens, "max-tokens", 0, "stop the run once the model has used `N` tokens")
+	fs.Float64Var(&t.MaxCost, "max-cost", 0, "stop the run once the model has cost `USD`")
 	fs.Var(&labels, "label", "tag the task with `LABEL` (repeatable)")
 	fs.StringVar(&t.ID, "id", "", "the task's `ID` (default a new one)")
 	fs.BoolVar(&wait, "wait", false, "wait until every task has ended, showing progress; exit 1 when one failed")

@@ -559,3 +559,31 @@ func TestGitSource(t *testing.T) {
 	<-done
 	checkPatch(t, f, s, "g")
 }
+
+// A task past its max-tokens is stopped and failed with the reason; the
+// usage pi reported is in the result.
+func TestTokenLimit(t *testing.T) {
+	e := newEnv(t)
+	e.script = filepath.Join(e.dir, "script.json")
+	os.WriteFile(e.script, []byte(`{"turns":[{"text":"editing","toolCalls":[{"name":"bash","arguments":{"command":"echo edited >> a.txt"}}],"usage":{"input":900,"output":100,"totalTokens":1000}},{"text":"done editing","usage":{"input":1000,"output":10,"totalTokens":1010}}]}`), 0o600)
+	f := open(t, fleet.Options{Store: e.store})
+	if _, err := f.Submit(context.Background(), []fleet.Task{
+		{ID: "cheap", Repo: e.repo("cheap"), Prompt: fleet.Strings{"edit"}, MaxTokens: 500},
+		{ID: "free", Repo: e.repo("free"), Prompt: fleet.Strings{"edit"}},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	drain, stop := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- f.Work(drain, context.Background(), e.workerOptions("w1", 2)) }()
+	final := waitAll(t, f, []string{"cheap", "free"}, 60*time.Second)
+	stop()
+	<-done
+	if s := final[0]; s.State != fleet.StateFailed || s.Reason != "stopped: token limit 500 passed (1000 used)" {
+		t.Fatalf("cheap: %s %q", s.State, s.Reason)
+	}
+	checkPatch(t, f, final[1], "free")
+	if u := final[1].Result.Usage; u.Total != 2010 || u.Input != 1900 || u.Output != 110 {
+		t.Fatalf("free: usage %+v", u)
+	}
+}

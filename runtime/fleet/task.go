@@ -44,6 +44,10 @@ type Task struct {
 	MaxTurns int `json:"max-turns,omitempty"`
 	// Timeout bounds the run's wall time ("10m"); empty: the default.
 	Timeout string `json:"timeout,omitempty"`
+	// MaxTokens and MaxCost stop the run once the model's usage, as pi
+	// reports it after each answer, passes them (tokens; US dollars).
+	MaxTokens int     `json:"max-tokens,omitempty"`
+	MaxCost   float64 `json:"max-cost,omitempty"`
 	// Label tags the task for `pi fleet status --label`.
 	Label Strings `json:"label,omitempty"`
 }
@@ -208,7 +212,7 @@ func parseTask(line []byte) (Task, error) {
 	return t, nil
 }
 
-var taskFields = []string{"id", "repo", "git", "rev", "prompt", "model", "thinking", "tools", "sandbox", "plan", "max-turns", "timeout", "label"}
+var taskFields = []string{"id", "repo", "git", "rev", "prompt", "model", "thinking", "tools", "sandbox", "plan", "max-turns", "timeout", "max-tokens", "max-cost", "label"}
 
 func (t *Task) setField(k string, v json.RawMessage) error {
 	var dst any
@@ -237,6 +241,10 @@ func (t *Task) setField(k string, v json.RawMessage) error {
 		dst = &t.MaxTurns
 	case "timeout":
 		dst = &t.Timeout
+	case "max-tokens":
+		dst = &t.MaxTokens
+	case "max-cost":
+		dst = &t.MaxCost
 	case "label":
 		dst = &t.Label
 	}
@@ -313,6 +321,12 @@ func (t *Task) Check() error {
 	}
 	if t.MaxTurns < 0 {
 		return bad("max-turns", "must not be negative, got %d", t.MaxTurns)
+	}
+	if t.MaxTokens < 0 {
+		return bad("max-tokens", "must not be negative, got %d", t.MaxTokens)
+	}
+	if t.MaxCost < 0 {
+		return bad("max-cost", "must not be negative, got %g", t.MaxCost)
 	}
 	if t.Timeout != "" {
 		d, err := time.ParseDuration(t.Timeout)

@@ -1,7 +1,6 @@
 package fleet
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -400,6 +399,7 @@ func (w *worker) runTask(ctx context.Context, m *message, attempt int) (out outc
 	if t.MaxTurns > 0 {
 		args = append(args, "--max-turns", strconv.Itoa(t.MaxTurns))
 	}
+	// max-tokens and max-cost are the worker's to watch (events below).
 	if t.Plan {
 		args = append(args, "--plan")
 	}
@@ -407,7 +407,17 @@ func (w *worker) runTask(ctx context.Context, m *message, attempt int) (out outc
 	args = append(args, t.Prompt...)
 	tctx, cancelTimeout := context.WithTimeoutCause(ctx, t.timeout(), errTimeout)
 	defer cancelTimeout()
-	cmd := exec.CommandContext(tctx, w.o.Pi[0], args...)
+	bctx, overBudget := context.WithCancelCause(tctx)
+	defer overBudget(nil)
+	ev := &events{onUsage: func(u Usage) {
+		if t.MaxTokens > 0 && u.Total > t.MaxTokens {
+			overBudget(fmt.Errorf("%w: token limit %d passed (%d used)", errBudget, t.MaxTokens, u.Total))
+		}
+		if t.MaxCost > 0 && u.Cost > t.MaxCost {
+			overBudget(fmt.Errorf("%w: cost limit $%g passed ($%.4f used)", errBudget, t.MaxCost, u.Cost))
+		}
+	}}
+	cmd := exec.CommandContext(bctx, w.o.Pi[0], args...)
 	cmd.Dir = repo
 	cmd.Env = runEnv(w.o.Env, tmp, w.o.WorkDir)
 	// Its own process group; SIGTERM when the worker dies (pi then stops
@@ -415,9 +425,8 @@ func (w *worker) runTask(ctx context.Context, m *message, attempt int) (out outc
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGTERM}
 	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) }
 	cmd.WaitDelay = w.o.GracePeriod
-	var stdout bytes.Buffer
 	stderr := &tailBuffer{max: 1 << 20}
-	cmd.Stdout, cmd.Stderr = &stdout, stderr
+	cmd.Stdout, cmd.Stderr = ev, stderr
 	runStart := time.Now()
 	err = cmd.Run()
 	out.result.RunSeconds = time.Since(runStart).Seconds()
@@ -428,7 +437,7 @@ func (w *worker) runTask(ctx context.Context, m *message, attempt int) (out outc
 	}
 	out.result.Seconds = time.Since(start).Seconds()
 	out.result.ExitCode = cmd.ProcessState.ExitCode()
-	out.result.Text, out.result.Usage = readEvents(stdout.Bytes())
+	out.result.Text, out.result.Usage = ev.result()
 	out.log = stderr.Bytes()
 	out.session = readSession(sessDir)
 	out.patch, err = diff(git, repo)
@@ -441,6 +450,8 @@ func (w *worker) runTask(ctx context.Context, m *message, attempt int) (out outc
 		out.state, out.reason = StateCanceled, "canceled while running"
 	case context.Cause(tctx) == errTimeout:
 		out.state, out.reason = StateFailed, fmt.Sprintf("time limit %s reached", t.timeout())
+	case errors.Is(context.Cause(bctx), errBudget):
+		out.state, out.reason = StateFailed, context.Cause(bctx).Error()
 	case out.result.ExitCode == 0:
 		out.state = StateDone
 	default:
@@ -449,7 +460,10 @@ func (w *worker) runTask(ctx context.Context, m *message, attempt int) (out outc
 	return out
 }
 
-var errTimeout = errors.New("time limit")
+var (
+	errTimeout = errors.New("time limit")
+	errBudget  = errors.New("stopped")
+)
 
 // runEnv is env with TMPDIR in the workspace, the workspaces' folder
 // private to the run's commands (PI_SANDBOX_PRIVATE: they see their own
@@ -537,54 +551,97 @@ func boolInt(b bool) int {
 	return 0
 }
 
-// readEvents takes the final answer and the usage out of pi's JSON event
-// stream.
-func readEvents(b []byte) (string, Usage) {
-	var text string
-	var u Usage
-	sc := bufio.NewScanner(bytes.NewReader(b))
-	sc.Buffer(make([]byte, 64*1024), 64<<20)
-	for sc.Scan() {
-		var ev struct {
-			Type    string `json:"type"`
-			Message struct {
-				Role    string `json:"role"`
-				Content []struct {
-					Type string `json:"type"`
-					Text string `json:"text"`
-				} `json:"content"`
-			} `json:"message"`
-			Usage *struct {
-				Input  int `json:"input"`
-				Output int `json:"output"`
-				Total  int `json:"totalTokens"`
-				Cost   *struct {
-					Total float64 `json:"total"`
-				} `json:"cost"`
-			} `json:"usage"`
+// events reads pi's JSON event stream as it comes: the final answer and
+// the usage summed over the answers, told to onUsage at each answer.
+type events struct {
+	mu      sync.Mutex
+	partial []byte
+	text    string
+	usage   Usage
+	onUsage func(Usage)
+}
+
+// maxEventLine bounds one event line kept whole; a longer one (a huge
+// tool result) is skipped.
+const maxEventLine = 64 << 20
+
+func (e *events) Write(p []byte) (int, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.partial = append(e.partial, p...)
+	for {
+		i := bytes.IndexByte(e.partial, '\n')
+		if i < 0 {
+			break
 		}
-		if json.Unmarshal(sc.Bytes(), &ev) != nil || ev.Type != "message_end" || ev.Message.Role != "assistant" {
-			continue
-		}
-		var parts []string
-		for _, c := range ev.Message.Content {
-			if c.Type == "text" && c.Text != "" {
-				parts = append(parts, c.Text)
-			}
-		}
-		if len(parts) > 0 {
-			text = strings.Join(parts, "\n")
-		}
-		if ev.Usage != nil {
-			u.Input += ev.Usage.Input
-			u.Output += ev.Usage.Output
-			u.Total += ev.Usage.Total
-			if ev.Usage.Cost != nil {
-				u.Cost += ev.Usage.Cost.Total
-			}
+		e.line(e.partial[:i])
+		e.partial = e.partial[i+1:]
+	}
+	if len(e.partial) > maxEventLine {
+		e.partial = e.partial[:0]
+	}
+	if len(e.partial) == 0 {
+		e.partial = nil // let a large buffer go
+	}
+	return len(p), nil
+}
+
+func (e *events) line(b []byte) {
+	// Most lines are deltas; only message_end is decoded.
+	if !bytes.Contains(b, []byte(`"message_end"`)) {
+		return
+	}
+	var ev struct {
+		Type    string `json:"type"`
+		Message struct {
+			Role    string `json:"role"`
+			Content []struct {
+				Type string `json:"type"`
+				Text string `json:"text"`
+			} `json:"content"`
+		} `json:"message"`
+		Usage *struct {
+			Input  int `json:"input"`
+			Output int `json:"output"`
+			Total  int `json:"totalTokens"`
+			Cost   *struct {
+				Total float64 `json:"total"`
+			} `json:"cost"`
+		} `json:"usage"`
+	}
+	if json.Unmarshal(b, &ev) != nil || ev.Type != "message_end" || ev.Message.Role != "assistant" {
+		return
+	}
+	var parts []string
+	for _, c := range ev.Message.Content {
+		if c.Type == "text" && c.Text != "" {
+			parts = append(parts, c.Text)
 		}
 	}
-	return text, u
+	if len(parts) > 0 {
+		e.text = strings.Join(parts, "\n")
+	}
+	if ev.Usage != nil {
+		e.usage.Input += ev.Usage.Input
+		e.usage.Output += ev.Usage.Output
+		e.usage.Total += ev.Usage.Total
+		if ev.Usage.Cost != nil {
+			e.usage.Cost += ev.Usage.Cost.Total
+		}
+		if e.onUsage != nil {
+			e.onUsage(e.usage)
+		}
+	}
+}
+
+func (e *events) result() (string, Usage) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if len(e.partial) > 0 {
+		e.line(e.partial)
+		e.partial = nil
+	}
+	return e.text, e.usage
 }
 
 // readSession is the run's session file (nil when it saved none).
