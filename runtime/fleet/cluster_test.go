@@ -125,8 +125,11 @@ func TestCluster(t *testing.T) {
 	e := newEnv(t)
 	ctl := e.blockingScript()
 	url, nodes := cluster(t, filepath.Join(e.dir, "nats"))
-	o := fleet.Options{URL: url, Replicas: 3, AckWait: 2 * time.Second}
-	f := open(t, o)
+	// No replicas given: on a cluster of three, three.
+	f := open(t, fleet.Options{URL: url})
+	if r, err := f.Replicas(context.Background()); err != nil || r != 3 {
+		t.Fatalf("replicas %d %v, want 3 on a 3-node cluster", r, err)
+	}
 	const n = 50
 	var tasks []fleet.Task
 	var ids []string
@@ -142,7 +145,7 @@ func TestCluster(t *testing.T) {
 	}
 	workers := map[string]*exec.Cmd{}
 	for _, w := range []string{"w1", "w2", "w3"} {
-		workers[w] = e.startWorker(w, "--nats", url, "--replicas", "3", "--ack-wait", "2s", "--concurrency", "4")
+		workers[w] = e.startWorker(w, "--nats", url, "--ack-wait", "2s", "--concurrency", "4")
 	}
 	waitUntil(t, 120*time.Second, "c07 to start", func() bool { _, err := os.Stat(filepath.Join(ctl, "task_c07.pid")); return err == nil })
 	s, err := f.Get(context.Background(), "c07")

@@ -43,7 +43,8 @@ type Options struct {
 	// MaxAttempts is the deliveries of a task before it is failed
 	// (default 3).
 	MaxAttempts int
-	// Replicas of the stream and buckets (default 1).
+	// Replicas of the stream and buckets when this pi makes them (default
+	// 3 on a cluster of three or more servers, else 1).
 	Replicas int
 	// Name tells the server who connects.
 	Name string
@@ -55,9 +56,6 @@ func (o *Options) defaults() {
 	}
 	if o.MaxAttempts <= 0 {
 		o.MaxAttempts = 3
-	}
-	if o.Replicas <= 0 {
-		o.Replicas = 1
 	}
 }
 
@@ -107,6 +105,14 @@ func Open(ctx context.Context, o Options) (*Fleet, error) {
 		return nil, fmt.Errorf("connect to NATS %s: %w", redactURL(url), err)
 	}
 	f.nc = nc
+	if f.opts.Replicas <= 0 {
+		// On a cluster of three or more, three replicas: the queue
+		// survives a node.
+		f.opts.Replicas = 1
+		if nc.ConnectedClusterName() != "" && len(nc.Servers()) >= 3 {
+			f.opts.Replicas = 3
+		}
+	}
 	if f.js, err = jetstream.New(nc); err != nil {
 		f.Close()
 		return nil, err
@@ -225,38 +231,69 @@ func randomHex(n int) (string, error) {
 	return hex.EncodeToString(b), nil
 }
 
+// setup makes the stream, bucket and object store when missing. What
+// exists is used as it is: the first pi to make them decides their
+// replicas (a later one with other settings must not flap them; change
+// them with the nats CLI).
 func (f *Fleet) setup(ctx context.Context) error {
 	o := f.opts
-	_, err := f.js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{
-		Name: TaskStream, Subjects: []string{TaskSubject}, Retention: jetstream.WorkQueuePolicy,
-		Storage: jetstream.FileStorage, Replicas: o.Replicas, Duplicates: 10 * time.Minute,
-	})
-	if err != nil {
+	if _, err := f.js.Stream(ctx, TaskStream); errors.Is(err, jetstream.ErrStreamNotFound) {
+		_, err = f.js.CreateStream(ctx, jetstream.StreamConfig{
+			Name: TaskStream, Subjects: []string{TaskSubject}, Retention: jetstream.WorkQueuePolicy,
+			Storage: jetstream.FileStorage, Replicas: o.Replicas, Duplicates: 10 * time.Minute,
+		})
+		if err != nil && !errors.Is(err, jetstream.ErrStreamNameAlreadyInUse) {
+			return fmt.Errorf("stream %s: %w", TaskStream, err)
+		}
+	} else if err != nil {
 		return fmt.Errorf("stream %s: %w", TaskStream, err)
 	}
-	if f.kv, err = f.js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: StatusKV, History: 1, Storage: jetstream.FileStorage, Replicas: o.Replicas}); err != nil {
+	var err error
+	if f.kv, err = f.js.KeyValue(ctx, StatusKV); errors.Is(err, jetstream.ErrBucketNotFound) {
+		f.kv, err = f.js.CreateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: StatusKV, History: 1, Storage: jetstream.FileStorage, Replicas: o.Replicas})
+		if errors.Is(err, jetstream.ErrBucketExists) || errors.Is(err, jetstream.ErrStreamNameAlreadyInUse) {
+			f.kv, err = f.js.KeyValue(ctx, StatusKV)
+		}
+	}
+	if err != nil {
 		return fmt.Errorf("bucket %s: %w", StatusKV, err)
 	}
-	if f.obs, err = f.js.CreateOrUpdateObjectStore(ctx, jetstream.ObjectStoreConfig{Bucket: ObjectStore, Storage: jetstream.FileStorage, Replicas: o.Replicas}); err != nil {
+	if f.obs, err = f.js.ObjectStore(ctx, ObjectStore); errors.Is(err, jetstream.ErrBucketNotFound) {
+		f.obs, err = f.js.CreateObjectStore(ctx, jetstream.ObjectStoreConfig{Bucket: ObjectStore, Storage: jetstream.FileStorage, Replicas: o.Replicas})
+		if errors.Is(err, jetstream.ErrBucketExists) || errors.Is(err, jetstream.ErrStreamNameAlreadyInUse) {
+			f.obs, err = f.js.ObjectStore(ctx, ObjectStore)
+		}
+	}
+	if err != nil {
 		return fmt.Errorf("object store %s: %w", ObjectStore, err)
 	}
 	return nil
 }
 
-// consumer makes (or updates) the workers' durable pull consumer. Its
-// MaxDeliver is unlimited: the worker that gets a delivery past
-// MaxAttempts fails the task with the reason (the server alone would
-// only drop it).
+// consumer is the workers' durable pull consumer, made when missing (an
+// existing one is used as it is, like the stream). Its MaxDeliver is
+// unlimited: the worker that gets a delivery past MaxAttempts fails the
+// task with the reason (the server alone would only stop delivering it).
 func (f *Fleet) consumer(ctx context.Context) (jetstream.Consumer, error) {
 	var c jetstream.Consumer
 	err := retry(ctx, 30*time.Second, func(ctx context.Context) error {
 		var err error
-		c, err = f.js.CreateOrUpdateConsumer(ctx, TaskStream, jetstream.ConsumerConfig{
-			Durable: Consumer, AckPolicy: jetstream.AckExplicitPolicy, AckWait: f.opts.AckWait,
-			MaxDeliver: -1, MaxAckPending: 100_000, Replicas: f.opts.Replicas,
-		})
+		c, err = f.js.Consumer(ctx, TaskStream, Consumer)
+		if errors.Is(err, jetstream.ErrConsumerNotFound) {
+			c, err = f.js.CreateConsumer(ctx, TaskStream, jetstream.ConsumerConfig{
+				Durable: Consumer, AckPolicy: jetstream.AckExplicitPolicy, AckWait: f.opts.AckWait,
+				MaxDeliver: -1, MaxAckPending: 100_000, Replicas: f.opts.Replicas,
+			})
+			if errors.Is(err, jetstream.ErrConsumerExists) {
+				c, err = f.js.Consumer(ctx, TaskStream, Consumer)
+			}
+		}
 		return err
 	})
+	if err == nil {
+		// The in-progress rhythm follows the consumer's ack wait.
+		f.opts.AckWait = c.CachedInfo().Config.AckWait
+	}
 	return c, err
 }
 
@@ -332,4 +369,13 @@ func DefaultStore() string {
 		return filepath.Join(h, ".local", "share", "pi-go", "fleet")
 	}
 	return filepath.Join(os.TempDir(), "pi-go-fleet")
+}
+
+// Replicas is the task stream's replica count, as the server has it.
+func (f *Fleet) Replicas(ctx context.Context) (int, error) {
+	s, err := f.js.Stream(ctx, TaskStream)
+	if err != nil {
+		return 0, err
+	}
+	return s.CachedInfo().Config.Replicas, nil
 }
