@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -428,7 +429,12 @@ func (w *worker) runTask(ctx context.Context, m *message, attempt int) (out outc
 	stderr := &tailBuffer{max: 1 << 20}
 	cmd.Stdout, cmd.Stderr = ev, stderr
 	runStart := time.Now()
+	// The parent-death signal fires when the thread that started the
+	// child ends, not the process: keep this goroutine on its thread
+	// until the child is gone.
+	runtime.LockOSThread()
 	err = cmd.Run()
+	runtime.UnlockOSThread()
 	out.result.RunSeconds = time.Since(runStart).Seconds()
 	if cmd.Process != nil {
 		// Whatever of the group is left (pi kills its commands' own
