@@ -550,7 +550,7 @@ func fleetTask(sub string, args []string, stdout, stderr io.Writer) int {
 		if err != nil {
 			return fail(err)
 		}
-		fmt.Fprintf(stdout, "%s: queued again (run %d)\n", id, s.Run)
+		fmt.Fprintf(stdout, "%s: queued (run %d)\n", id, s.Run)
 		return exitOK
 	}
 	// results

@@ -390,6 +390,10 @@ func TestCancelAndRetry(t *testing.T) {
 	if _, err := f.Submit(context.Background(), []fleet.Task{{ID: "c1", Repo: e.repo("c1"), Prompt: fleet.Strings{"edit"}}, {ID: "c2", Repo: e.repo("c2"), Prompt: fleet.Strings{"edit"}}}); err != nil {
 		t.Fatal(err)
 	}
+	// Retry of a queued task publishes it again: still one result.
+	if s, err := f.Retry(context.Background(), "c2"); err != nil || s.State != fleet.StateQueued || s.Run != 1 {
+		t.Fatalf("retry queued: %+v %v", s, err)
+	}
 	// c2 is canceled while queued (no worker yet).
 	if s, err := f.Cancel(context.Background(), "c2"); err != nil || s.State != fleet.StateCanceled {
 		t.Fatalf("cancel queued: %+v %v", s, err)

@@ -270,6 +270,9 @@ func (f *Fleet) Submit(ctx context.Context, tasks []Task) ([]Submitted, error) {
 			continue
 		}
 		if err := f.publish(ctx, &m); err != nil {
+			// Not queued: forget the record so that the id can be
+			// submitted again (else pi fleet retry publishes it).
+			_ = retry(ctx, 10*time.Second, func(ctx context.Context) error { return f.kv.Delete(ctx, statusKey(t.ID)) })
 			errs = append(errs, fmt.Errorf("task %s: %w", t.ID, err))
 			continue
 		}
@@ -326,18 +329,23 @@ func (f *Fleet) Cancel(ctx context.Context, id string) (*Status, error) {
 	}
 }
 
-// Retry runs an ended task again, as a new run with the same id.
+// Retry runs an ended task again, as a new run with the same id. A task
+// still queued is published again (a publish that was lost; a duplicate
+// delivery of a run finds its result and is dropped).
 //
 // # Errors
 //
-// ErrNotFound; a task not ended yet.
+// ErrNotFound; a running task.
 func (f *Fleet) Retry(ctx context.Context, id string) (*Status, error) {
 	s, rev, err := f.get(ctx, id)
 	if err != nil {
 		return nil, err
 	}
+	if s.State == StateQueued {
+		return s, f.publish(ctx, &message{ID: id, Run: s.Run, Task: s.Task, Source: s.Source})
+	}
 	if !Final(s.State) {
-		return s, fmt.Errorf("task %s is %s: only an ended task is retried (cancel it first)", id, s.State)
+		return s, fmt.Errorf("task %s is %s: a running task is not retried (cancel it first)", id, s.State)
 	}
 	src := s.Source
 	n := &Status{ID: id, State: StateQueued, Task: s.Task, Label: s.Label, Run: s.Run + 1, Submitted: time.Now().UTC(), Source: src}
