@@ -16,6 +16,7 @@ import (
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+	"github.com/pi-go/pi/internal/atomicfile"
 )
 
 // Names of what the fleet keeps in JetStream.
@@ -191,11 +192,7 @@ func (f *Fleet) endpoint() (string, []nats.Option, error) {
 	f.embedded, f.Embedded = ns, true
 	sf := serverFile{URL: ns.ClientURL(), Token: token, PID: os.Getpid()}
 	b, _ := json.Marshal(sf)
-	tmp := filepath.Join(o.Store, "server.json.tmp")
-	if err := os.WriteFile(tmp, b, 0o600); err != nil {
-		return "", nil, err
-	}
-	if err := os.Rename(tmp, filepath.Join(o.Store, "server.json")); err != nil {
+	if err := atomicfile.WriteFile(filepath.Join(o.Store, "server.json"), b, 0o600); err != nil {
 		return "", nil, err
 	}
 	return sf.URL, []nats.Option{nats.Token(token)}, nil
