@@ -277,6 +277,11 @@ func (w *worker) handle(msg jetstream.Msg) {
 				return
 			case <-t.C:
 				_ = msg.InProgress()
+				// The watch brings a cancel at once; this look covers a
+				// watch that a lost cluster node broke.
+				if w.canceled(rctx, m.ID, m.Run) {
+					cancel(errCanceled)
+				}
 			}
 		}
 	}()
