@@ -355,8 +355,16 @@ func TestWorkerKilledMidTask(t *testing.T) {
 	w1.Wait()
 	// The killed worker's run and its command go with it.
 	waitUntil(t, 15*time.Second, "the killed worker's command to end", func() bool { return !pidAlive(sleepPID) })
-	e.startWorker("w2", "--ack-wait", "1s")
+	// w2 shares w1's work folder: it removes what the killed w1 left.
+	stale, _ := filepath.Glob(filepath.Join(e.dir, "work-w1", "pi-fleet-k1-*"))
+	if len(stale) != 1 {
+		t.Fatalf("the killed worker's workspace: %v", stale)
+	}
+	e.startWorker("w2", "--ack-wait", "1s", "--work-dir", filepath.Join(e.dir, "work-w1"))
 	s := waitAll(t, f, []string{"k1"}, 60*time.Second)[0]
+	if _, err := os.Stat(stale[0]); err == nil {
+		t.Errorf("the killed worker's workspace %s is still there", stale[0])
+	}
 	checkPatch(t, f, s, "k1")
 	if s.Attempt != 2 || s.Worker != "w2" {
 		t.Errorf("attempt %d on %s, want the second delivery on w2", s.Attempt, s.Worker)

@@ -80,6 +80,7 @@ func (f *Fleet) Work(drain, abort context.Context, o WorkerOptions) error {
 	if len(o.Pi) == 0 {
 		return errors.New("fleet worker: no pi command")
 	}
+	removeStale(o.WorkDir)
 	cons, err := f.consumer(drain)
 	if err != nil {
 		return fmt.Errorf("fleet worker: consumer: %w", err)
@@ -374,7 +375,9 @@ func (w *worker) runTask(ctx context.Context, m *message, attempt int) (out outc
 	if err := os.MkdirAll(w.o.WorkDir, 0o700); err != nil {
 		return fail("workspace: %v", err)
 	}
-	ws, err := os.MkdirTemp(w.o.WorkDir, "pi-fleet-"+m.ID+"-")
+	// The worker's pid in the name: a worker started later removes what
+	// a killed one left (removeStale).
+	ws, err := os.MkdirTemp(w.o.WorkDir, fmt.Sprintf("pi-fleet-%s-%d-", m.ID, os.Getpid()))
 	if err != nil {
 		return fail("workspace: %v", err)
 	}
@@ -475,6 +478,24 @@ var (
 	errTimeout = errors.New("time limit")
 	errBudget  = errors.New("stopped")
 )
+
+// removeStale removes the workspaces in dir of workers that are gone (a
+// SIGKILLed worker cannot remove its own): their names end in
+// -PID-RANDOM.
+func removeStale(dir string) {
+	entries, _ := os.ReadDir(dir)
+	for _, e := range entries {
+		parts := strings.Split(e.Name(), "-")
+		if !e.IsDir() || !strings.HasPrefix(e.Name(), "pi-fleet-") || len(parts) < 4 {
+			continue
+		}
+		pid, err := strconv.Atoi(parts[len(parts)-2])
+		if err != nil || pid <= 0 || processAlive(pid) {
+			continue
+		}
+		_ = os.RemoveAll(filepath.Join(dir, e.Name()))
+	}
+}
 
 // runEnv is env with TMPDIR in the workspace, the workspaces' folder
 // private to the run's commands (PI_SANDBOX_PRIVATE: they see their own
