@@ -10,6 +10,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/pi-go/pi/runtime/conversation"
 )
 
 // Task is one agent run to do: where its workspace comes from, what to
@@ -304,6 +306,14 @@ func (t *Task) Check() error {
 		if strings.TrimSpace(p) == "" {
 			return bad("prompt", "an empty prompt")
 		}
+		// pi -p runs a prompt that is a slash command (/export FILE,
+		// /import FILE, /plan off, an extension's) on the worker, outside
+		// the sandbox: a task's prompt is only ever a message.
+		for _, text := range []string{p, strings.TrimSpace(p)} {
+			if name, _, ok := conversation.ParseCommand(text); ok {
+				return bad("prompt", "%q is the slash command /%s: a task's prompts are messages to the model, never pi commands (they would run on the worker)", firstLine(p), name)
+			}
+		}
 	}
 	if t.Model != "" && !modelRe.MatchString(t.Model) {
 		return bad("model", "%q is not a model name", t.Model)
@@ -340,6 +350,14 @@ func (t *Task) Check() error {
 		}
 	}
 	return nil
+}
+
+func firstLine(s string) string {
+	s, _, _ = strings.Cut(strings.TrimSpace(s), "\n")
+	if len(s) > 60 {
+		s = s[:60] + "…"
+	}
+	return s
 }
 
 func validGitURL(u string) bool {

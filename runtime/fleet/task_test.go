@@ -12,6 +12,10 @@ func TestParseTasks(t *testing.T) {
 
 {"git":"https://example.com/r.git","rev":"v1.2","prompt":["one","two"],"max-turns":5,"timeout":"10m","tools":"read,bash"}
 `
+	// A path is a message, not a command.
+	if _, err := ParseTasks(strings.NewReader(`{"repo":"r","prompt":"/src/main.go crashes: fix it"}`), "f"); err != nil {
+		t.Fatalf("a prompt starting with a path: %v", err)
+	}
 	tasks, err := ParseTasks(strings.NewReader(good), "tasks.jsonl")
 	if err != nil {
 		t.Fatal(err)
@@ -37,6 +41,9 @@ func TestParseTasks(t *testing.T) {
 		{`{"repo":"r","prompt":"p","id":"a/b"}`, `field "id"`},
 		{`{"repo":"r","prompt":"p","thinking":"max"}`, `field "thinking"`},
 		{`[1,2]`, `tasks.jsonl:2: not a JSON object`},
+		{`{"repo":"r","prompt":"/export /home/w/.bashrc"}`, `field "prompt": "/export /home/w/.bashrc" is the slash command /export`},
+		{`{"repo":"r","prompt":["fine", "  /import /etc/passwd"]}`, `is the slash command /import`},
+		{`{"repo":"r","prompt":"/plan off"}`, `is the slash command /plan`},
 		{`{"repo":"r","prompt":"p","id":"a1"}`, `tasks.jsonl:2: field "id": "a1" is also the id of line 1`},
 	} {
 		_, err := ParseTasks(strings.NewReader(`{"repo":"r","prompt":"p","id":"a1"}`+"\n"+tc.line+"\n"), "tasks.jsonl")
