@@ -599,3 +599,53 @@ func TestTokenLimit(t *testing.T) {
 		t.Fatalf("free: usage %+v", u)
 	}
 }
+
+// The file tools (run by pi, outside the kernel sandbox) are kept to the
+// run's workspace: a read or write elsewhere is denied, one inside works.
+func TestFileToolsConfined(t *testing.T) {
+	e := newEnv(t)
+	secret := filepath.Join(e.dir, "secret.txt")
+	os.WriteFile(secret, []byte("s3cret\n"), 0o600)
+	planted := filepath.Join(e.dir, "planted.txt")
+	script := map[string]any{"turns": []any{
+		map[string]any{"text": "trying", "toolCalls": []any{
+			map[string]any{"name": "read", "arguments": map[string]any{"path": secret}},
+			map[string]any{"name": "write", "arguments": map[string]any{"path": planted, "content": "x"}},
+			map[string]any{"name": "read", "arguments": map[string]any{"path": "../../" + filepath.Base(e.dir) + "/secret.txt"}},
+			map[string]any{"name": "read", "arguments": map[string]any{"path": "a.txt"}},
+		}},
+		map[string]any{"text": "done editing"},
+	}}
+	b, _ := json.Marshal(script)
+	e.script = filepath.Join(e.dir, "script.json")
+	os.WriteFile(e.script, b, 0o600)
+	f := open(t, fleet.Options{Store: e.store})
+	if _, err := f.Submit(context.Background(), []fleet.Task{{ID: "f1", Repo: e.repo("f1"), Prompt: fleet.Strings{"look"}}}); err != nil {
+		t.Fatal(err)
+	}
+	drain, stop := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- f.Work(drain, context.Background(), e.workerOptions("w1", 1)) }()
+	s := waitAll(t, f, []string{"f1"}, 60*time.Second)[0]
+	stop()
+	<-done
+	if s.State != fleet.StateDone {
+		t.Fatalf("%+v", s)
+	}
+	sess, err := f.Object(context.Background(), s.Result.Session)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(sess), "s3cret") {
+		t.Error("the run read a file outside its workspace")
+	}
+	if _, err := os.Stat(planted); err == nil {
+		t.Error("the run wrote a file outside its workspace")
+	}
+	if n := strings.Count(string(sess), "is outside this run's workspace"); n != 3 {
+		t.Errorf("%d denials, want 3:\n%.3000s", n, sess)
+	}
+	if !strings.Contains(string(sess), "task f1") {
+		t.Error("the read inside the workspace did not work")
+	}
+}

@@ -499,16 +499,19 @@ func removeStale(dir string) {
 
 // runEnv is env with TMPDIR in the workspace, the workspaces' folder
 // private to the run's commands (PI_SANDBOX_PRIVATE: they see their own
-// workspace only) and no session folder of the worker's.
+// workspace only), the file tools confined to the workspace and no
+// session folder of the worker's.
 func runEnv(env []string, tmp, workDir string) []string {
 	out := make([]string, 0, len(env)+2)
 	for _, kv := range env {
-		if strings.HasPrefix(kv, "TMPDIR=") || strings.HasPrefix(kv, "PI_CODING_AGENT_SESSION_DIR=") || strings.HasPrefix(kv, "PI_SANDBOX_PRIVATE=") {
+		if strings.HasPrefix(kv, "TMPDIR=") || strings.HasPrefix(kv, "PI_CODING_AGENT_SESSION_DIR=") || strings.HasPrefix(kv, "PI_SANDBOX_PRIVATE=") || strings.HasPrefix(kv, "PI_CONFINE_FILE_TOOLS=") {
 			continue
 		}
 		out = append(out, kv)
 	}
-	return append(out, "TMPDIR="+tmp, "PI_SANDBOX_PRIVATE="+workDir)
+	// The file tools run in pi's process, outside the sandbox: kept to
+	// the workspace (PI_CONFINE_FILE_TOOLS).
+	return append(out, "TMPDIR="+tmp, "PI_SANDBOX_PRIVATE="+workDir, "PI_CONFINE_FILE_TOOLS=1")
 }
 
 // gitCmd runs git with the repository's own hooks, filters and monitors
