@@ -205,7 +205,15 @@ func (w *workerFlags) workerOptions(f *fleetFlags, e fleetEnv, log io.Writer) (f
 	if wd == "" {
 		wd = filepath.Join(e.opts.Store, "work")
 	}
-	return fleet.WorkerOptions{Name: w.name, Concurrency: e.conc, Pi: pi, WorkDir: abs(wd), Policy: e.policy, Log: log}, nil
+	// The runs' commands must not read the queue's store (its data and
+	// the embedded server's token) or the credentials to the server.
+	private := []string{abs(e.opts.Store)}
+	for _, p := range []string{e.opts.Creds, e.opts.TLSKey} {
+		if p != "" {
+			private = append(private, abs(p))
+		}
+	}
+	return fleet.WorkerOptions{Name: w.name, Concurrency: e.conc, Pi: pi, WorkDir: abs(wd), Private: private, Policy: e.policy, Log: log}, nil
 }
 
 func fleetWorker(args []string, stdout, stderr io.Writer) int {

@@ -175,9 +175,21 @@ func hide(dir string) error {
 
 // private covers dir with an empty file system, then binds the writable
 // roots inside it back in place (opened before dir is covered), then makes
-// the cover read-only: what else was in dir cannot be seen or reached.
+// the cover read-only: what else was in dir cannot be seen or reached. A
+// file is covered with an empty one.
 func private(dir string, writable []string) error {
-	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
+	fi, err := os.Stat(dir)
+	if err != nil {
+		return nil
+	}
+	if !fi.IsDir() {
+		// A file (a credentials file): /dev/null over it, read-only.
+		if err := unix.Mount("/dev/null", dir, "", unix.MS_BIND, ""); err != nil {
+			return fmt.Errorf("make %s private: %w", dir, err)
+		}
+		if err := unix.Mount("", dir, "", unix.MS_REMOUNT|unix.MS_BIND|unix.MS_RDONLY, ""); err != nil {
+			return fmt.Errorf("make %s private: %w", dir, err)
+		}
 		return nil
 	}
 	type kept struct {

@@ -101,7 +101,8 @@ type Policy struct {
 	Hide []string `json:"hide,omitempty"`
 	// Private are folders whose contents a command must not see, reads
 	// included (Linux): each is covered by an empty read-only file system,
-	// and the writable roots inside it are bound back where they were.
+	// and the writable roots inside it are bound back where they were; a
+	// file is covered by an empty one.
 	// pi fleet names its workspaces' folder, so that a run sees its own
 	// workspace and none of the others.
 	Private []string `json:"private,omitempty"`

@@ -18,18 +18,21 @@ func TestPrivate(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(w.sibling, "secret"), []byte("s3cret\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	script := `echo "ls: $(ls -A ..)"; cat ../sibling/secret ../.bashrc 2>&1; echo x > src/new && echo wrote; touch ../planted 2>&1 || true`
+	if err := os.WriteFile(filepath.Join(w.outside, "token"), []byte("t0ken\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	script := `echo "ls: $(ls -A ..)"; cat ../sibling/secret ../.bashrc ` + filepath.Join(w.outside, "token") + ` 2>&1; echo x > src/new && echo wrote; touch ../planted 2>&1 || true`
 	p := w.policy(t, ModeWorkspaceWrite, NetworkOn)
 	out, _ := runIn(t, p, w.project, w.home, script)
-	if !strings.Contains(out, "s3cret") || !strings.Contains(out, "sibling") {
+	if !strings.Contains(out, "s3cret") || !strings.Contains(out, "sibling") || !strings.Contains(out, "t0ken") {
 		t.Fatalf("control: the folder should be visible without Private:\n%s", out)
 	}
-	p.Private = []string{w.home}
+	p.Private = []string{w.home, filepath.Join(w.outside, "token")}
 	out, code := runIn(t, p, w.project, w.home, script)
 	if code != 0 {
 		t.Fatalf("exit %d:\n%s", code, out)
 	}
-	for _, leak := range []string{"s3cret", "original"} {
+	for _, leak := range []string{"s3cret", "original", "t0ken"} {
 		if strings.Contains(out, leak) {
 			t.Errorf("private folder leaked %q:\n%s", leak, out)
 		}

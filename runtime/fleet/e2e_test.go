@@ -101,7 +101,7 @@ func (e *env) repo(name string) string {
 func (e *env) piOptions() []string { return []string{e.pi, "--script", e.script} }
 
 func (e *env) workerOptions(name string, conc int) fleet.WorkerOptions {
-	return fleet.WorkerOptions{Name: name, Concurrency: conc, Pi: e.piOptions(), Env: e.vars, WorkDir: filepath.Join(e.dir, "work")}
+	return fleet.WorkerOptions{Name: name, Concurrency: conc, Pi: e.piOptions(), Env: e.vars, WorkDir: filepath.Join(e.dir, "work"), Private: []string{e.store}}
 }
 
 // startWorker runs `pi fleet worker` as a process.
@@ -490,7 +490,7 @@ func TestRunsDoNotSeeEachOther(t *testing.T) {
 	os.MkdirAll(ctl, 0o777)
 	// x blocks with its workspace in place; y lists what it can see.
 	e.writeScript(`k=` + ctl + `/$(head -c 40 a.txt | tr ' ' _); if [ -e $k.block ]; then sleep 300 & echo $! > $k.pid; wait; fi; ` +
-		`{ echo "parent: $(ls -A .. | tr '\n' ' ')"; echo "root: $(ls -A ../.. | tr '\n' ' ')"; cat ../../*/repo/a.txt ../base.git/HEAD 2>&1; } > seen.txt; echo edited >> a.txt`)
+		`{ echo "parent: $(ls -A .. | tr '\n' ' ')"; echo "root: $(ls -A ../.. | tr '\n' ' ')"; cat ../../*/repo/a.txt ../base.git/HEAD 2>&1; echo "store: $(ls -A ` + e.store + ` 2>&1 | tr '\n' ' ')"; } > seen.txt; echo edited >> a.txt`)
 	os.WriteFile(filepath.Join(ctl, "task_x.block"), nil, 0o600)
 	f := open(t, fleet.Options{Store: e.store})
 	drain, stop := context.WithCancel(context.Background())
@@ -517,6 +517,9 @@ func TestRunsDoNotSeeEachOther(t *testing.T) {
 	}
 	if strings.Contains(seen, "task x") || strings.Contains(seen, "pi-fleet-x-") || strings.Contains(seen, "base.git") && !strings.Contains(seen, "No such file") {
 		t.Fatalf("y saw another run's workspace or its baseline:\n%s", seen)
+	}
+	if !strings.Contains(seen, "+store: \n") {
+		t.Errorf("y saw the queue's store:\n%s", seen)
 	}
 	if !strings.Contains(seen, "+parent: repo tmp") || !strings.Contains(seen, "+task y") {
 		t.Fatalf("y did not see its own workspace as expected:\n%s", seen)

@@ -41,6 +41,9 @@ type WorkerOptions struct {
 	// but their own workspace (PI_SANDBOX_PRIVATE, where the kernel
 	// sandbox runs).
 	WorkDir string
+	// Private are more folders or files the runs' commands must not see
+	// (the embedded server's store, credentials files), besides WorkDir.
+	Private []string
 	// Policy is the worker's configuration: a task is narrowed to it.
 	Policy Policy
 	// Log gets a line per task started and ended (nil: none).
@@ -428,7 +431,7 @@ func (w *worker) runTask(ctx context.Context, m *message, attempt int) (out outc
 	}}
 	cmd := exec.CommandContext(bctx, w.o.Pi[0], args...)
 	cmd.Dir = repo
-	cmd.Env = runEnv(w.o.Env, tmp, w.o.WorkDir)
+	cmd.Env = runEnv(w.o.Env, tmp, strings.Join(append([]string{w.o.WorkDir}, w.o.Private...), string(filepath.ListSeparator)))
 	// Its own process group; SIGTERM when the worker dies (pi then stops
 	// the run and kills its commands' sessions).
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGTERM}
@@ -501,7 +504,7 @@ func removeStale(dir string) {
 // private to the run's commands (PI_SANDBOX_PRIVATE: they see their own
 // workspace only), the file tools confined to the workspace and no
 // session folder of the worker's.
-func runEnv(env []string, tmp, workDir string) []string {
+func runEnv(env []string, tmp, private string) []string {
 	out := make([]string, 0, len(env)+2)
 	for _, kv := range env {
 		if strings.HasPrefix(kv, "TMPDIR=") || strings.HasPrefix(kv, "PI_CODING_AGENT_SESSION_DIR=") || strings.HasPrefix(kv, "PI_SANDBOX_PRIVATE=") || strings.HasPrefix(kv, "PI_CONFINE_FILE_TOOLS=") {
@@ -511,7 +514,7 @@ func runEnv(env []string, tmp, workDir string) []string {
 	}
 	// The file tools run in pi's process, outside the sandbox: kept to
 	// the workspace (PI_CONFINE_FILE_TOOLS).
-	return append(out, "TMPDIR="+tmp, "PI_SANDBOX_PRIVATE="+workDir, "PI_CONFINE_FILE_TOOLS=1")
+	return append(out, "TMPDIR="+tmp, "PI_SANDBOX_PRIVATE="+private, "PI_CONFINE_FILE_TOOLS=1")
 }
 
 // gitCmd runs git with the repository's own hooks, filters and monitors
