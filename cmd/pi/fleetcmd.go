@@ -90,6 +90,7 @@ type fleetEnv struct {
 	opts   fleet.Options
 	policy fleet.Policy
 	conc   int
+	piHome string
 }
 
 // loadFleet reads pi.toml ([fleet], [tools], [sandbox]) under the flags.
@@ -107,7 +108,7 @@ func loadFleet(f *fleetFlags, worker bool, stderr io.Writer) (fleetEnv, int, boo
 	if err != nil {
 		return fleetEnv{}, openFailed(stderr, err, ""), false
 	}
-	cfg := rt.Config()
+	cfg, piHome := rt.Config(), rt.PIHome()
 	rt.Close()
 	fc := cfg.Fleet
 	home, _ := os.UserHomeDir()
@@ -124,7 +125,7 @@ func loadFleet(f *fleetFlags, worker bool, stderr io.Writer) (fleetEnv, int, boo
 			Name: "pi fleet",
 		},
 		policy: fleet.Policy{Tools: cfg.Tools.Active, Sandbox: cfg.Sandbox.Mode},
-		conc:   fc.Concurrency,
+		conc:   fc.Concurrency, piHome: piHome,
 	}
 	if worker && f.tools != "" {
 		e.policy.Tools = splitList(f.tools)
@@ -206,8 +207,13 @@ func (w *workerFlags) workerOptions(f *fleetFlags, e fleetEnv, log io.Writer) (f
 		wd = filepath.Join(e.opts.Store, "work")
 	}
 	// The runs' commands must not read the queue's store (its data and
-	// the embedded server's token) or the credentials to the server.
+	// the embedded server's token), the credentials to the server or pi's
+	// home (models.json may hold keys; the runs' pi reads it, not their
+	// commands).
 	private := []string{abs(e.opts.Store)}
+	if e.piHome != "" {
+		private = append(private, e.piHome)
+	}
 	for _, p := range []string{e.opts.Creds, e.opts.TLSKey} {
 		if p != "" {
 			private = append(private, abs(p))
