@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/pi-go/pi/runtime/conversation"
@@ -86,11 +87,13 @@ var forbidden = map[string]string{
 	"api-key-env": "the key", "key": "the key", "headers": "the endpoint's headers", "script": "the model",
 }
 
+// The patterns are compiled on first use: package init runs on every
+// start of pi.
 var (
-	idRe      = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
-	modelRe   = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._:/@+-]{0,199}$`)
-	labelRe   = regexp.MustCompile(`^[A-Za-z0-9._:/=+-]{1,100}$`)
-	toolRe    = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
+	idRe      = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`) })
+	modelRe   = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._:/@+-]{0,199}$`) })
+	labelRe   = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9._:/=+-]{1,100}$`) })
+	toolRe    = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`) })
 	thinkings = []string{"off", "minimal", "low", "medium", "high", "xhigh"}
 	// SandboxModes from the loosest to the strictest.
 	sandboxOrder = []string{"off", "full", "workspace-write", "read-only"}
@@ -282,7 +285,7 @@ func (t *Task) Check() error {
 	bad := func(field, format string, args ...any) error {
 		return &FieldError{Field: field, Msg: fmt.Sprintf(format, args...)}
 	}
-	if t.ID != "" && !idRe.MatchString(t.ID) {
+	if t.ID != "" && !idRe().MatchString(t.ID) {
 		return bad("id", "%q: letters, digits, - and _ only, at most 64", t.ID)
 	}
 	switch {
@@ -315,14 +318,14 @@ func (t *Task) Check() error {
 			}
 		}
 	}
-	if t.Model != "" && !modelRe.MatchString(t.Model) {
+	if t.Model != "" && !modelRe().MatchString(t.Model) {
 		return bad("model", "%q is not a model name", t.Model)
 	}
 	if t.Thinking != "" && !slices.Contains(thinkings, t.Thinking) {
 		return bad("thinking", "%q: want one of %s", t.Thinking, strings.Join(thinkings, ", "))
 	}
 	for _, n := range t.Tools {
-		if !toolRe.MatchString(n) {
+		if !toolRe().MatchString(n) {
 			return bad("tools", "%q is not a tool name", n)
 		}
 	}
@@ -345,7 +348,7 @@ func (t *Task) Check() error {
 		}
 	}
 	for _, l := range t.Label {
-		if !labelRe.MatchString(l) {
+		if !labelRe().MatchString(l) {
 			return bad("label", "%q: letters, digits and ._:/=+- only, at most 100", l)
 		}
 	}
