@@ -471,20 +471,31 @@ static int session_before(const char *which, pi_json params, pi_session_before *
 	return PI_SESSION_PASS;
 }
 
+/* G12_PLAIN (-DG12_PLAIN) declares the tools and 1.0 hooks only: for a
+ * host with part of 1.2. */
+#ifdef G12_PLAIN
+#define G12_DECL12 "\"hooks\":[\"tool_result\",\"bash_spawn\",\"event\"]}"
+#define G12_RENDER ""
+#else
+#define G12_DECL12 \
+	"\"hooks\":[\"tool_result\",\"bash_spawn\",\"event\",\"context\",\"user_bash\",\"session_before_compact\",\"session_before_fork\"]," \
+	"\"flags\":[{\"name\":\"g12-mode\",\"description\":\"A string flag.\",\"type\":\"string\",\"default\":\"calm\"}," \
+	"{\"name\":\"g12-loud\",\"description\":\"A boolean flag.\",\"type\":\"boolean\"}]," \
+	"\"shortcuts\":[{\"key\":\"ctrl+g\",\"description\":\"Notify.\"}]," \
+	"\"messageRenderers\":[\"guest12\"]," \
+	"\"channels\":[\"guest12:news\"]," \
+	"\"wants\":{\"llm\":true,\"model\":true}}"
+#define G12_RENDER ",\"render\":true"
+#endif
+
 const pi_extension pi_ext = {
 	.declaration =
 		"{\"name\":\"guest12\",\"version\":\"0.1.0\",\"description\":\"ABI 1.2 test guest\","
 		"\"tools\":["
-		"{\"name\":\"whole\",\"description\":\"A whole result.\",\"parameters\":{\"type\":\"object\"},\"render\":true},"
+		"{\"name\":\"whole\",\"description\":\"A whole result.\",\"parameters\":{\"type\":\"object\"}" G12_RENDER "},"
 		"{\"name\":\"call12\",\"description\":\"One 1.2 host call.\",\"parameters\":{\"type\":\"object\"}},"
 		"{\"name\":\"events\",\"description\":\"Events seen.\",\"parameters\":{\"type\":\"object\"}}],"
-		"\"hooks\":[\"tool_result\",\"bash_spawn\",\"event\",\"context\",\"user_bash\",\"session_before_compact\",\"session_before_fork\"],"
-		"\"flags\":[{\"name\":\"g12-mode\",\"description\":\"A string flag.\",\"type\":\"string\",\"default\":\"calm\"},"
-		"{\"name\":\"g12-loud\",\"description\":\"A boolean flag.\",\"type\":\"boolean\"}],"
-		"\"shortcuts\":[{\"key\":\"ctrl+g\",\"description\":\"Notify.\"}],"
-		"\"messageRenderers\":[\"guest12\"],"
-		"\"channels\":[\"guest12:news\"],"
-		"\"wants\":{\"llm\":true,\"model\":true}}",
+		G12_DECL12,
 	.execute = execute,
 	.tool_result = tool_result,
 	.bash_spawn = bash_spawn,
