@@ -2013,12 +2013,9 @@ fn declare(ext: &dyn Extension) -> Result<Json, String> {
             ("configSchema", _) | ("events", _) if !v11 => dropped = true,
             (k12, _) if !v12 && KEYS12.contains(&k12) => dropped12 = true,
             ("hooks", Json::Arr(hooks)) if !v12 => {
-                let n = hooks.len();
+                dropped12 |= hooks.iter().any(|h| is(h, HOOKS12));
+                dropped |= !v11 && hooks.iter().any(|h| is(h, HOOKS11));
                 let kept: Vec<Json> = hooks.into_iter().filter(|h| !is(h, HOOKS12) && (v11 || !is(h, HOOKS11))).collect();
-                if kept.len() != n {
-                    dropped12 = true;
-                    dropped |= !v11;
-                }
                 out.push((k, Json::Arr(kept)));
             }
             ("events", Json::Arr(events)) if !v12 => {
@@ -2043,12 +2040,9 @@ fn declare(ext: &dyn Extension) -> Result<Json, String> {
                 out.push((k, Json::Arr(kept)));
             }
             ("wants", Json::Obj(wants)) if !v12 => {
-                let n = wants.len();
+                dropped12 |= wants.iter().any(|(w, _)| w == "llm" || w == "model");
+                dropped |= !v11 && wants.iter().any(|(w, _)| w == "http" || w == "tools");
                 let kept: Vec<(String, Json)> = wants.into_iter().filter(|(w, _)| w != "llm" && w != "model" && (v11 || (w != "http" && w != "tools"))).collect();
-                if kept.len() != n {
-                    dropped12 = true;
-                    dropped |= !v11;
-                }
                 out.push((k, Json::Obj(kept)));
             }
             (_, v) => out.push((k, v)),
