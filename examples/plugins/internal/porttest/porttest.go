@@ -1,0 +1,271 @@
+// Package porttest runs the ported reference examples (C, Rust and Go
+// extensions of ABI 1.2) through the real pi binary: it builds an
+// example's module with its language's toolchain, makes a project whose
+// pi.toml loads it, and runs pi in print, json or RPC mode with a
+// scripted model or a local OpenAI-compatible server. It is imported only
+// by tests.
+package porttest
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/pi-go/pi/extensions"
+	"github.com/pi-go/pi/internal/testkit/plugin"
+)
+
+// Build builds the example in dir (src/main.c for C, src/lib.rs for Rust,
+// a Go main package otherwise) and returns its .wasm; the test is
+// skipped, saying what to install, when the toolchain is missing.
+func Build(t testing.TB, dir string) string {
+	t.Helper()
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sdk := filepath.Join(plugin.ModuleRoot(t), "sdk")
+	out := filepath.Join(t.TempDir(), filepath.Base(abs)+".wasm")
+	var cmd *exec.Cmd
+	switch {
+	case exists(filepath.Join(abs, "src", "main.c")):
+		if msg := plugin.Toolchain("c"); msg != "" {
+			t.Skip("C example not tested: " + msg)
+		}
+		cmd = exec.Command(plugin.CC(), "--target=wasm32-wasi", "-O2", "-Wall", "-Wextra", "-Werror", "-Wno-unused-function",
+			"-mexec-model=reactor", "-Wl,--strip-debug", "-I", filepath.Join(sdk, "c"), "-o", out, filepath.Join(abs, "src", "main.c"))
+	case exists(filepath.Join(abs, "src", "lib.rs")):
+		rc, target, ok := plugin.RustWasm()
+		if !ok {
+			t.Skip("Rust example not tested: " + plugin.Toolchain("rust"))
+		}
+		cmd = exec.Command(rc, "--edition", "2021", "--crate-type", "cdylib", "--target", target, "-O", "-C", "strip=debuginfo",
+			"-D", "warnings", "-o", out, filepath.Join(abs, "src", "lib.rs"))
+	default:
+		rel, err := filepath.Rel(plugin.ModuleRoot(t), abs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return plugin.BuildGo(t, rel)
+	}
+	if b, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("build %s: %v\n%s", dir, err, b)
+	}
+	return out
+}
+
+func exists(p string) bool { _, err := os.Stat(p); return err == nil }
+
+// Project is a folder whose pi.toml loads one extension, with its own
+// PI_HOME.
+type Project struct {
+	t         testing.TB
+	Dir, Home string
+}
+
+// New makes a project loading wasm as name; extra is TOML after the
+// entry's header ([extensions.grants], ...).
+func New(t testing.TB, name, wasm, extra string) *Project {
+	t.Helper()
+	p := &Project{t: t, Dir: t.TempDir(), Home: t.TempDir()}
+	if err := os.Mkdir(filepath.Join(p.Dir, ".git"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	sum, err := extensions.FileSHA256(wasm)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.Write("pi.toml", fmt.Sprintf("[[extensions]]\nname = %q\npath = %q\nsha256 = %q\n%s\n", name, wasm, sum, extra))
+	return p
+}
+
+// Write writes a file of the project.
+func (p *Project) Write(name, data string) {
+	p.t.Helper()
+	path := filepath.Join(p.Dir, filepath.FromSlash(name))
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		p.t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(data), 0o644); err != nil {
+		p.t.Fatal(err)
+	}
+}
+
+// Script writes a scripted model ({"turns": TURNS}) and returns the
+// arguments that select it.
+func (p *Project) Script(turns string) []string {
+	p.t.Helper()
+	p.Write("script.json", `{"turns":`+turns+`}`)
+	return []string{"--script", filepath.Join(p.Dir, "script.json")}
+}
+
+func (p *Project) command(args []string) *exec.Cmd {
+	cmd := exec.Command(plugin.Pi(p.t), append(args, "--trust", "--cwd", p.Dir)...)
+	cmd.Dir = p.Dir
+	cache, _ := plugin.CacheDir()
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + p.Home, "PI_HOME=" + p.Home, "PI_CACHE_DIR=" + cache,
+		"OPENAI_API_KEY=", "OPENAI_BASE_URL=", "PI_TRUST=", "PI_TUI=0", "NO_COLOR=1", "TMPDIR=" + os.TempDir()}
+	return cmd
+}
+
+// Run runs pi with args and stdin; it returns stdout, stderr and the exit
+// code.
+func (p *Project) Run(stdin string, args ...string) (string, string, int) {
+	p.t.Helper()
+	cmd := p.command(args)
+	cmd.Stdin = strings.NewReader(stdin)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		return stdout.String(), stderr.String(), ee.ExitCode()
+	} else if err != nil {
+		p.t.Fatal(err)
+	}
+	return stdout.String(), stderr.String(), 0
+}
+
+// Events runs pi --mode json -p PROMPT and returns the event lines.
+func (p *Project) Events(prompt string, args ...string) []map[string]any {
+	p.t.Helper()
+	out, stderr, code := p.Run("", append([]string{"--mode", "json", "-p", prompt}, args...)...)
+	if code != 0 {
+		p.t.Fatalf("pi --mode json -p %q: exit %d\n%s%s", prompt, code, out, stderr)
+	}
+	var events []map[string]any
+	for _, line := range strings.Split(out, "\n") {
+		var e map[string]any
+		if json.Unmarshal([]byte(line), &e) == nil {
+			events = append(events, e)
+		}
+	}
+	return events
+}
+
+// RPC is pi running in RPC mode: JSON lines in and out.
+type RPC struct {
+	t      testing.TB
+	cmd    *exec.Cmd
+	in     io.WriteCloser
+	lines  chan map[string]any
+	stderr bytes.Buffer
+	// Seen are every line read so far, in order.
+	Seen []map[string]any
+}
+
+// RPC starts pi --mode rpc with args; it is stopped when the test ends.
+func (p *Project) RPC(args ...string) *RPC {
+	p.t.Helper()
+	r := &RPC{t: p.t, cmd: p.command(append([]string{"--mode", "rpc"}, args...)), lines: make(chan map[string]any, 1024)}
+	var err error
+	if r.in, err = r.cmd.StdinPipe(); err != nil {
+		p.t.Fatal(err)
+	}
+	out, err := r.cmd.StdoutPipe()
+	if err != nil {
+		p.t.Fatal(err)
+	}
+	r.cmd.Stderr = &r.stderr
+	if err := r.cmd.Start(); err != nil {
+		p.t.Fatal(err)
+	}
+	go func() {
+		sc := bufio.NewScanner(out)
+		sc.Buffer(make([]byte, 1<<20), 16<<20)
+		for sc.Scan() {
+			var m map[string]any
+			if json.Unmarshal(sc.Bytes(), &m) == nil {
+				r.lines <- m
+			}
+		}
+		close(r.lines)
+	}()
+	p.t.Cleanup(func() {
+		r.in.Close()
+		done := make(chan struct{})
+		go func() { r.cmd.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			r.cmd.Process.Kill()
+			<-done
+		}
+	})
+	return r
+}
+
+// Send writes one command.
+func (r *RPC) Send(cmd map[string]any) {
+	r.t.Helper()
+	b, _ := json.Marshal(cmd)
+	if _, err := r.in.Write(append(b, '\n')); err != nil {
+		r.t.Fatal(err)
+	}
+}
+
+// Until reads lines until match accepts one, which it returns; it fails
+// the test when pi ends or 30 s pass first.
+func (r *RPC) Until(what string, match func(map[string]any) bool) map[string]any {
+	r.t.Helper()
+	deadline := time.After(30 * time.Second)
+	for {
+		select {
+		case m, ok := <-r.lines:
+			if !ok {
+				r.t.Fatalf("pi ended before %s\nseen: %v\n%s", what, r.Seen, r.stderr.String())
+			}
+			r.Seen = append(r.Seen, m)
+			if match(m) {
+				return m
+			}
+		case <-deadline:
+			r.t.Fatalf("no %s in 30 s\nseen: %v\n%s", what, r.Seen, r.stderr.String())
+		}
+	}
+}
+
+// Response waits for the response to the command with id.
+func (r *RPC) Response(id string) map[string]any {
+	r.t.Helper()
+	return r.Until("response "+id, func(m map[string]any) bool { return m["type"] == "response" && m["id"] == id })
+}
+
+// UI waits for an extension_ui_request of method.
+func (r *RPC) UI(method string) map[string]any {
+	r.t.Helper()
+	return r.Until("extension_ui_request "+method, func(m map[string]any) bool {
+		return m["type"] == "extension_ui_request" && m["method"] == method
+	})
+}
+
+// Idle waits for the end of a run (agent_end).
+func (r *RPC) Idle() {
+	r.t.Helper()
+	r.Until("agent_end", func(m map[string]any) bool { return m["type"] == "agent_end" })
+}
+
+// Wait waits for pi to exit and returns its exit code.
+func (r *RPC) Wait() int {
+	r.t.Helper()
+	for range r.lines {
+	}
+	err := r.cmd.Wait()
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		return ee.ExitCode()
+	}
+	return 0
+}
+
+// Stderr is what pi wrote to stderr so far.
+func (r *RPC) Stderr() string { return r.stderr.String() }
