@@ -248,6 +248,24 @@ func (r *RPC) UI(method string) map[string]any {
 	})
 }
 
+// Settle waits until pi is not busy with a prompt or a command: it asks
+// get_state until isStreaming is false (a command's answer comes before
+// the command has run, and no event marks its end).
+func (r *RPC) Settle() {
+	r.t.Helper()
+	for i := 0; ; i++ {
+		id := fmt.Sprintf("settle-%d", i)
+		r.Send(map[string]any{"id": id, "type": "get_state"})
+		d, _ := r.Response(id)["data"].(map[string]any)
+		if d["isStreaming"] == false {
+			return
+		}
+		if i == 3000 {
+			r.t.Fatalf("pi stayed busy\nseen: %v", r.Seen)
+		}
+	}
+}
+
 // Idle waits for the end of a run (agent_end).
 func (r *RPC) Idle() {
 	r.t.Helper()
@@ -257,7 +275,17 @@ func (r *RPC) Idle() {
 // Wait waits for pi to exit and returns its exit code.
 func (r *RPC) Wait() int {
 	r.t.Helper()
-	for range r.lines {
+	deadline := time.After(30 * time.Second)
+	for open := true; open; {
+		select {
+		case m, ok := <-r.lines:
+			if ok {
+				r.Seen = append(r.Seen, m)
+			}
+			open = ok
+		case <-deadline:
+			r.t.Fatalf("pi did not end in 30 s\nseen: %v\n%s", r.Seen, r.stderr.String())
+		}
 	}
 	err := r.cmd.Wait()
 	var ee *exec.ExitError
@@ -269,3 +297,9 @@ func (r *RPC) Wait() int {
 
 // Stderr is what pi wrote to stderr so far.
 func (r *RPC) Stderr() string { return r.stderr.String() }
+
+// Contains reports whether v, written as JSON, contains s.
+func Contains(v any, s string) bool {
+	b, _ := json.Marshal(v)
+	return strings.Contains(string(b), s)
+}
