@@ -25,7 +25,7 @@ func TestCustomCompaction(t *testing.T) {
 	rpc.Send(map[string]any{"id": "1", "type": "prompt", "message": "what is six times seven?"})
 	rpc.Idle()
 	rpc.Send(map[string]any{"id": "2", "type": "compact"})
-	if m := rpc.UI("notify"); !strings.Contains(m["message"].(string), "Custom compaction: summarizing 2 messages") {
+	if m := rpc.UI("notify"); m["message"] != "[custom-compaction] Custom compaction: summarizing 2 messages (0 tokens)..." {
 		t.Errorf("notify %v", m)
 	}
 	if r := rpc.Response("2"); r["success"] != true {

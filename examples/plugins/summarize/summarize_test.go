@@ -44,6 +44,7 @@ func TestSummarize(t *testing.T) {
 	}
 
 	q := porttest.New(t, "summarize", wasm, "")
+	srv = openai.NewServer(t, openai.Reply{Text: "hello"})
 	rpc = q.RPC("--base-url", srv.URL, "--model", "M", "--api-key", "k")
 	rpc.Send(map[string]any{"id": "1", "type": "prompt", "message": "hi"})
 	rpc.Idle()

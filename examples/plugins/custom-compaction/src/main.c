@@ -40,17 +40,34 @@ static void text_of(pi_buf *out, pi_json content) {
 	}
 }
 
-static int session_before(const char *which, pi_json params, pi_session_before *out) {
-	if (strcmp(which, "compact")) return PI_SESSION_PASS;
-	pi_buf conv = {0}, prompt = {0};
+/* add_messages appends "role: text" for each message of list (entries:
+ * session entries, whose messages it takes); it returns how many. */
+static size_t add_messages(pi_buf *conv, pi_json list, int entries) {
 	size_t i = 0, n = 0;
 	pi_json m;
-	while (pi_json_next(pi_json_get(params, "messages"), &i, NULL, &m)) {
+	while (pi_json_next(list, &i, NULL, &m)) {
+		if (entries) {
+			if (!pi_json_eq(pi_json_get(m, "type"), "message")) continue;
+			m = pi_json_get(m, "message");
+		}
 		char *role = pi_json_str(pi_json_get(m, "role"));
-		pi_buf_printf(&conv, "%s%s: ", n++ ? "\n\n" : "", role ? role : "?");
-		text_of(&conv, pi_json_get(m, "content"));
+		pi_buf_printf(conv, "%s%s: ", conv->n ? "\n\n" : "", role ? role : "?");
+		text_of(conv, pi_json_get(m, "content"));
 		free(role);
+		n++;
 	}
+	return n;
+}
+
+static int session_before(const char *which, pi_json params, pi_session_before *out) {
+	if (strcmp(which, "compact")) return PI_SESSION_PASS;
+	pi_buf conv = {0}, prompt = {0}, branch = {0};
+	size_t n = add_messages(&conv, pi_json_get(params, "messages"), 0);
+	if (!n && !pi_session_branch(0, &branch)) {
+		/* Nothing old enough to drop: summarize the whole branch. */
+		n = add_messages(&conv, pi_json_parse(branch.p, branch.n), 1);
+	}
+	pi_buf_free(&branch);
 	double tokens = 0;
 	pi_json_num(pi_json_get(params, "tokensBefore"), &tokens);
 	pi_buf note = {0};
