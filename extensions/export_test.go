@@ -23,3 +23,9 @@ func SetMaxKVEntries(n int64) (restore func()) {
 
 // KVListings is how many times a kv store's folder was listed to count it.
 func KVListings() int64 { return kvListings.Load() }
+
+// CheckInitResult decodes and checks an init result as the host does.
+func CheckInitResult(raw []byte) error {
+	_, err := decodeInit(raw)
+	return err
+}

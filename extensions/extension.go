@@ -82,6 +82,7 @@ type Extension struct {
 
 	hookToolCall, hookToolResult, hookBashSpawn, hookEvent bool
 	ext11
+	run12
 
 	// initRaw is init's first answer (recorded for lazy loads); lazy, for
 	// an extension registered from its record, is that record's answer,
@@ -291,6 +292,8 @@ func (e *Extension) discard(ctx context.Context) {
 		return
 	}
 	e.inst = nil
+	e.host.components.instanceGone(inst)
+	e.endInstanceRun12(inst)
 	if inst.mod != nil {
 		_ = inst.mod.Close(context.WithoutCancel(ctx))
 	}
@@ -355,6 +358,11 @@ func (e *Extension) call(ctx context.Context, method string, req []byte, timeout
 		return e.disabledError(method)
 	case ctx.Err() != nil:
 		return fmt.Errorf("extension %s: %s: %w", e.name, method, ctx.Err())
+	case !onInstance(ctx, e.inst):
+		return fmt.Errorf("extension %s: %s: %w", e.name, method, ErrComponentGone)
+	}
+	if err := e.checkWanted(ctx); err != nil {
+		return err
 	}
 	if e.inst == nil {
 		if _, err := e.start(ctx); err != nil {
@@ -371,6 +379,7 @@ func (e *Extension) call(ctx context.Context, method string, req []byte, timeout
 	cctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	cctx = context.WithValue(withChain(cctx, e.name), ctxKey{}, inst)
+	cctx = withMethod(cctx, method)
 	inst.callCtx, inst.update = cctx, update
 	defer func() { inst.callCtx, inst.update, inst.held, inst.hasHeld = nil, nil, nil, false }()
 

@@ -71,6 +71,9 @@ type Options struct {
 	// UI shows ui.notify and asks ui.confirm; nil means no person can be
 	// asked (init's hasUI is false, confirm answers "no-ui").
 	UI UI
+	// TUI says pi's terminal UI runs (init's tui, ABI 1.2): the UI (which
+	// then implements UIComponents) shows components.
+	TUI bool
 	// Session stores session.append and answers session.entries; nil
 	// answers "no session".
 	Session Session
@@ -95,6 +98,15 @@ type Options struct {
 	// the extension from that record without reading, hashing, compiling
 	// or instantiating the module, which happens at its first call.
 	DeclaredDir string
+
+	// ABI 1.2 (run12.go, flags.go).
+
+	// Controls answers tools.*, model.*, llm.complete, pi.shutdown and
+	// pi.reload; nil answers them "not available in mode MODE".
+	Controls Controls
+	// ReservedFlags are pi's own flags (without dashes), which an
+	// extension's flags may not take.
+	ReservedFlags []string
 }
 
 // Host loads extensions and runs them. It is safe for concurrent use: calls
@@ -114,6 +126,8 @@ type Host struct {
 	http       *http.Transport // http.request's, shared by the extensions
 	tools      atomic.Pointer[ToolRunner]
 	subscribed atomic.Pointer[map[string]bool] // event types some extension takes
+	components componentSet                    // open ABI 1.2 components (ui12.go)
+	run12      hostRun12                       // ABI 1.2: timers, watches, bus, flags (timers.go)
 }
 
 // hostRuntime is one wazero runtime (one memory limit) with WASI and the `pi`
@@ -446,6 +460,8 @@ func (e *Extension) apply(ctx context.Context, res initResult) error {
 		e.close(ctx)
 		return err
 	}
+	e.info.Shortcuts, e.info.MessageRenderers = res.Shortcuts, res.MessageRenderers
+	e.initializeRun12(res)
 	return nil
 }
 
@@ -466,6 +482,10 @@ func (h *Host) register(ctx context.Context, e *Extension) error {
 		}
 	}
 	if err := commandClash(e, h.exts); err != nil {
+		e.close(ctx)
+		return err
+	}
+	if err := flagClash(e, h.exts, h.opts.ReservedFlags); err != nil {
 		e.close(ctx)
 		return err
 	}
@@ -506,6 +526,7 @@ func (h *Host) Close(ctx context.Context) error {
 		return nil
 	}
 	h.closed = true
+	h.closeRun12()
 	h.http.CloseIdleConnections()
 	exts := h.exts
 	rts := h.runtimes

@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -208,10 +209,20 @@ func (e *Extension) handleHostCall(ctx context.Context, b []byte) []byte {
 		}
 		return encodeOK(res)
 	default:
+		if out, ok := e.handleHostCallUI12(ctx, req.Method, req.Params); ok {
+			return out
+		}
 		if out, ok := e.handleHostCall11(ctx, req.Method, req.Params); ok {
 			return out
 		}
-		return encodeErr(fmt.Sprintf("unknown host method %q (host methods: exec, %s)", req.Method, strings.Join(hostMethods11, ", ")))
+		if out, ok := e.handleHostCallSession12(ctx, req.Method, req.Params); ok {
+			return out
+		}
+		if out, ok := e.handleHostCallRun12(ctx, req.Method, req.Params); ok {
+			return out
+		}
+		known := slices.Concat(hostMethods11, hostMethodsUI12, hostMethodsSession12, hostMethodsRun12)
+		return encodeErr(fmt.Sprintf("unknown host method %q (host methods: exec, %s)", req.Method, strings.Join(known, ", ")))
 	}
 }
 

@@ -45,6 +45,7 @@ func initFacts(p abi.InitParams, opts Options) abi.InitParams {
 		p.Mode = abi.ModePrint
 	}
 	p.HasUI = opts.UI != nil
+	p.TUI = opts.TUI
 	return p
 }
 
@@ -64,7 +65,7 @@ func checkInit11(r abi.InitResult) error {
 		seen[c.Name] = true
 	}
 	for i, t := range r.Events {
-		if !abi.IsEventType11(t) {
+		if !abi.IsEventType11(t) && !abi.IsSessionEvent12(t) {
 			return fmt.Errorf("events[%d]: unknown event type %q (known: %s, message_end, session_start, session_shutdown, compaction_start, compaction_end)", i, t, strings.Join(abi.DefaultEvents, ", "))
 		}
 	}

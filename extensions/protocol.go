@@ -30,7 +30,8 @@ func (e *GuestError) Error() string { return e.Message }
 // without wire.go's mapping.
 type requestParams interface {
 	abi.InitParams | abi.ExecuteParams | abi.ToolCallParams | abi.ToolResultParams | abi.BashSpawnParams | json.RawMessage |
-		abi.InputParams | abi.BeforeAgentStartParams | abi.StopParams | abi.CommandParams | abi.MessageEndEvent
+		abi.InputParams | abi.BeforeAgentStartParams | abi.StopParams | abi.CommandParams | abi.MessageEndEvent |
+		abi.ComponentRenderParams | abi.ComponentInputParams | abi.ComponentDisposeParams | abi.ToolRenderParams | abi.MessageRenderParams | abi.ShortcutParams
 }
 
 // encodeRequest marshals a request envelope.
@@ -172,6 +173,12 @@ type initResult struct {
 	Commands     []CommandSpec
 	ConfigSchema json.RawMessage
 	Events       []string
+	// ABI 1.2's UI.
+	Shortcuts        []ShortcutSpec
+	MessageRenderers []string
+	// ABI 1.2 (flags.go).
+	Flags    []FlagSpec
+	Channels []string
 }
 
 // decodeInit decodes and validates init's result.
@@ -211,8 +218,9 @@ func decodeInit(raw json.RawMessage) (initResult, error) {
 	for _, h := range r.Hooks {
 		switch h {
 		case HookToolCall, HookToolResult, HookBashSpawn, HookEvent, HookInput, HookBeforeAgentStart, HookStop:
+		case abi.HookContext, abi.HookUserBash, abi.HookSessionBeforeSwitch, abi.HookSessionBeforeFork, abi.HookSessionBeforeCompact, abi.HookSessionBeforeTree, abi.HookBeforeProviderRequest:
 		default:
-			return initResult{}, fmt.Errorf("init result: unknown hook %q (known: tool_call, tool_result, bash_spawn, event, input, before_agent_start, stop)", h)
+			return initResult{}, fmt.Errorf("init result: unknown hook %q (known: tool_call, tool_result, bash_spawn, event, input, before_agent_start, stop, context, user_bash, session_before_switch, session_before_fork, session_before_compact, session_before_tree, before_provider_request)", h)
 		}
 		if !slices.Contains(hooks, h) {
 			hooks = append(hooks, h)
@@ -220,6 +228,12 @@ func decodeInit(raw json.RawMessage) (initResult, error) {
 	}
 	r.Hooks = hooks
 	if err := checkInit11(r); err != nil {
+		return initResult{}, fmt.Errorf("init result: %w", err)
+	}
+	if err := checkInitUI12(r); err != nil {
+		return initResult{}, fmt.Errorf("init result: %w", err)
+	}
+	if err := checkInitRun12(r); err != nil {
 		return initResult{}, fmt.Errorf("init result: %w", err)
 	}
 	return initFromABI(r), nil

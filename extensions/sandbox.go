@@ -81,6 +81,7 @@ func resolveGrants(g Grants, root string) (_ Grants, _ []mount, err error) {
 		}
 		out.Tools = append(out.Tools, name)
 	}
+	out.LLM, out.Model = g.LLM, g.Model // ABI 1.2
 	return out, mounts, nil
 }
 

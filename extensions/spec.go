@@ -72,6 +72,8 @@ type ToolSpec struct {
 	PromptSnippet    string          `json:"promptSnippet,omitempty"`
 	PromptGuidelines []string        `json:"promptGuidelines,omitempty"`
 	ExecutionMode    string          `json:"executionMode,omitempty"`
+	// Render says the TUI draws its calls with tool.render (ABI 1.2).
+	Render bool `json:"render,omitempty"`
 }
 
 // Info describes a loaded (or inspected) extension: what its init declared
@@ -99,6 +101,14 @@ type Info struct {
 	// ConfigSchema is the JSON Schema its init gave for its config (ABI
 	// 1.1); nil when none.
 	ConfigSchema json.RawMessage `json:"configSchema,omitempty"`
+	// Shortcuts are its TUI keys (ABI 1.2).
+	Shortcuts []ShortcutSpec `json:"shortcuts,omitempty"`
+	// MessageRenderers are the custom message types it draws (ABI 1.2).
+	MessageRenderers []string `json:"messageRenderers,omitempty"`
+	// Flags are its command-line flags and Channels the bus channels it
+	// takes (ABI 1.2).
+	Flags    []FlagSpec `json:"flags,omitempty"`
+	Channels []string   `json:"channels,omitempty"`
 }
 
 // CommandSpec is one slash command as an extension's init declares it.

@@ -48,21 +48,8 @@ func (e *Extension) confirm(ctx context.Context, p abi.ConfirmParams) (abi.Confi
 	if p.TimeoutMS < 0 {
 		return abi.ConfirmResult{}, errors.New("ui.confirm: timeoutMs must not be negative")
 	}
-	deadline, ok := ctx.Deadline()
-	if ok {
-		deadline = deadline.Add(-min(confirmMargin, time.Until(deadline)/10))
-	}
-	if p.TimeoutMS > 0 {
-		if d := time.Now().Add(time.Duration(p.TimeoutMS) * time.Millisecond); !ok || d.Before(deadline) {
-			deadline, ok = d, true
-		}
-	}
-	cctx := ctx
-	if ok {
-		var cancel context.CancelFunc
-		cctx, cancel = context.WithDeadline(ctx, deadline)
-		defer cancel()
-	}
+	cctx, cancel := dialogContext(ctx, p.TimeoutMS)
+	defer cancel()
 	yes, err := ui.Confirm(cctx, e.name, p.Title, p.Message)
 	switch {
 	case cctx.Err() != nil && ctx.Err() == nil:
@@ -71,6 +58,25 @@ func (e *Extension) confirm(ctx context.Context, p abi.ConfirmParams) (abi.Confi
 		return abi.ConfirmResult{}, fmt.Errorf("ui.confirm: %w", err)
 	}
 	return abi.ConfirmResult{Confirmed: yes}, nil
+}
+
+// dialogContext is ctx for a question to the person: it ends at timeoutMs
+// (when above 0) or shortly before the current call's deadline, whichever
+// comes first, so that the guest gets its "timeout" answer in time.
+func dialogContext(ctx context.Context, timeoutMS int64) (context.Context, context.CancelFunc) {
+	deadline, ok := ctx.Deadline()
+	if ok {
+		deadline = deadline.Add(-min(confirmMargin, time.Until(deadline)/10))
+	}
+	if timeoutMS > 0 {
+		if d := time.Now().Add(time.Duration(timeoutMS) * time.Millisecond); !ok || d.Before(deadline) {
+			deadline, ok = d, true
+		}
+	}
+	if !ok {
+		return context.WithCancel(ctx)
+	}
+	return context.WithDeadline(ctx, deadline)
 }
 
 // ErrNoSession is the answer of session.append and session.entries when

@@ -35,7 +35,7 @@ func blocksToABI(bs []tool.ContentBlock) []abi.Block {
 
 // grantsToABI maps resolved grants.
 func grantsToABI(g Grants) abi.Grants {
-	return abi.Grants{FS: g.FS, Exec: g.Exec, Env: g.Env, HTTP: g.HTTP, Tools: g.Tools}
+	return abi.Grants{FS: g.FS, Exec: g.Exec, Env: g.Env, HTTP: g.HTTP, Tools: g.Tools, LLM: g.LLM, Model: g.Model}
 }
 
 // initParams are init's params: the host's name, version and working
@@ -156,7 +156,7 @@ func blocksFromABI(bs []abi.Block) []tool.ContentBlock {
 
 // grantsFromABI maps an extension's wants.
 func grantsFromABI(g abi.Grants) Grants {
-	return Grants{FS: g.FS, Exec: g.Exec, Env: g.Env, HTTP: g.HTTP, Tools: g.Tools}
+	return Grants{FS: g.FS, Exec: g.Exec, Env: g.Env, HTTP: g.HTTP, Tools: g.Tools, LLM: g.LLM, Model: g.Model}
 }
 
 // initFromABI maps init's (checked) result; no tools is an empty list.
@@ -166,6 +166,7 @@ func initFromABI(r abi.InitResult) initResult {
 		out.Tools = append(out.Tools, ToolSpec{
 			Name: t.Name, Label: t.Label, Description: t.Description, Parameters: t.Parameters,
 			PromptSnippet: t.PromptSnippet, PromptGuidelines: t.PromptGuidelines, ExecutionMode: t.ExecutionMode,
+			Render: t.Render,
 		})
 	}
 	if r.Wants != nil {
@@ -179,6 +180,8 @@ func initFromABI(r abi.InitResult) initResult {
 		out.ConfigSchema = bytes.TrimSpace(r.ConfigSchema)
 	}
 	out.Events = r.Events
+	out.Shortcuts, out.MessageRenderers = shortcutsFromABI(r.Shortcuts), r.MessageRenderers
+	out.Flags, out.Channels = flagsFromABI(r.Flags), r.Channels
 	return out
 }
 

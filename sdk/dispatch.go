@@ -66,6 +66,23 @@ func (r *registry) handle(req []byte) (out []byte) {
 	case *abi.CommandParams:
 		what = fmt.Sprintf("command /%s", p.Name)
 		result, err = r.command(p)
+	case *abi.ComponentRenderParams:
+		result, err = r.componentRender(p)
+	case *abi.ComponentInputParams:
+		result, err = r.componentInput(p)
+	case *abi.ComponentDisposeParams:
+		result, err = r.componentDispose(p)
+	case *abi.ToolRenderParams:
+		result, err = r.toolRender(p)
+	case *abi.MessageRenderParams:
+		result, err = r.messageRender(p)
+	case *abi.ShortcutParams:
+		what = "shortcut " + p.Key
+		result, err = r.shortcut(p)
+	case *abi.ContextParams, *abi.UserBashParams, *abi.SessionBeforeSwitchParams, *abi.SessionBeforeForkParams, *abi.SessionBeforeTreeParams, *abi.SessionBeforeCompactParams:
+		result, what, _, err = r.handle12(p)
+	case *run12Params:
+		result, err = r.handleRun12(method, p)
 	default:
 		err = fmt.Errorf("unknown method %q", method)
 	}
@@ -111,6 +128,23 @@ func paramsFor(method string) any {
 		return new(abi.StopParams)
 	case abi.MethodCommand:
 		return new(abi.CommandParams)
+	case abi.MethodComponentRender:
+		return new(abi.ComponentRenderParams)
+	case abi.MethodComponentInput:
+		return new(abi.ComponentInputParams)
+	case abi.MethodComponentDispose:
+		return new(abi.ComponentDisposeParams)
+	case abi.MethodToolRender:
+		return new(abi.ToolRenderParams)
+	case abi.MethodMessageRender:
+		return new(abi.MessageRenderParams)
+	case abi.MethodShortcut:
+		return new(abi.ShortcutParams)
+	case abi.MethodTimerFire, abi.MethodWatchFire, abi.MethodBusMessage, abi.MethodBeforeProviderRequest:
+		return new(run12Params)
+	}
+	if p := paramsFor12(method); p != nil {
+		return p
 	}
 	return new(json.RawMessage)
 }
@@ -188,6 +222,7 @@ func (r *registry) init(p *abi.InitParams) (any, error) {
 	r.cwd, r.config, r.grants = p.Cwd, p.Config, grantsFromABI(p.Grants)
 	r.abiMinor, r.projectRoot, r.trusted, r.mode, r.hasUI = p.ABIMinor, p.ProjectRoot, p.Trusted, p.Mode, p.HasUI
 	r.initialized = true
+	r.ui12.tui = p.TUI
 	for _, fn := range r.onInit {
 		if err := fn(); err != nil {
 			return nil, err

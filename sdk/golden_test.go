@@ -110,7 +110,7 @@ func TestGoldenDispatch(t *testing.T) {
 		HTTP: []string{"https://api.example.com/v1/*"}, Tools: []string{"read", "grep"}}); !reflect.DeepEqual(r.grants, want) {
 		t.Errorf("init: grants %+v, want %+v", r.grants, want)
 	}
-	if r.abiMinor != 1 || r.projectRoot != "/home/ada/project" || !r.trusted || r.mode != "print" || r.hasUI {
+	if r.abiMinor != abi.Minor || r.projectRoot != "/home/ada/project" || !r.trusted || r.mode != "print" || r.hasUI {
 		t.Errorf("init facts: abiMinor %d, projectRoot %q, trusted %v, mode %q, hasUI %v", r.abiMinor, r.projectRoot, r.trusted, r.mode, r.hasUI)
 	}
 	if want := []string{"greet call_1 /home/ada/project {Name:Ada Times:0}"}; !reflect.DeepEqual(s.execute, want) {

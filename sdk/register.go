@@ -31,6 +31,9 @@ type registry struct {
 	stop         []func(Stop) StopDecision
 	configSchema json.RawMessage
 	events11     []string
+	// ABI 1.2's conversation hooks (session12.go).
+	s12   session12
+	run12 sdkRun12 // ABI 1.2 (run12.go)
 
 	// Set by the host's init request.
 	initialized bool
@@ -45,12 +48,15 @@ type registry struct {
 	trusted     bool
 	mode        string
 	hasUI       bool
+	// ABI 1.2's UI (ui12.go).
+	ui12 registryUI12
 }
 
 type toolEntry struct {
 	spec   ToolSpec
 	params json.RawMessage
 	run    func(ctx *Context, input json.RawMessage) (Result, error)
+	late   bool // registered with LateTool: not declared at init (run12.go)
 }
 
 var std = &registry{}

@@ -96,6 +96,10 @@ type Grants struct {
 	HTTP []string `json:"http,omitempty"`
 	// Tools are names of tools for CallTool (ABI 1.1).
 	Tools []string `json:"tools,omitempty"`
+	// LLM allows Complete (llm.complete), Model SetModel and
+	// SetThinkingLevel (ABI 1.2).
+	LLM   bool `json:"llm,omitempty"`
+	Model bool `json:"model,omitempty"`
 }
 
 // ToolCall is what a tool_call hook sees: a call about to run, after its

@@ -30,7 +30,7 @@ func blocksToABI(bs []Block) []abi.Block {
 
 // grantsToABI maps the extension's wants.
 func grantsToABI(g Grants) abi.Grants {
-	return abi.Grants{FS: g.FS, Exec: g.Exec, Env: g.Env, HTTP: g.HTTP, Tools: g.Tools}
+	return abi.Grants{FS: g.FS, Exec: g.Exec, Env: g.Env, HTTP: g.HTTP, Tools: g.Tools, LLM: g.LLM, Model: g.Model}
 }
 
 // detailsToABI encodes a result's details; nil is none.
@@ -50,6 +50,9 @@ func (r *registry) initResult() abi.InitResult {
 		res.Wants = &w
 	}
 	for _, t := range r.tools {
+		if t.late {
+			continue
+		}
 		res.Tools = append(res.Tools, abi.ToolSpec{
 			Name: t.spec.Name, Label: t.spec.Label, Description: t.spec.Description, Parameters: t.params,
 			PromptSnippet: t.spec.PromptSnippet, PromptGuidelines: t.spec.PromptGuidelines, ExecutionMode: string(t.spec.ExecutionMode),
@@ -68,6 +71,9 @@ func (r *registry) initResult() abi.InitResult {
 		res.Hooks = append(res.Hooks, abi.HookEvent)
 	}
 	r.initResult11(&res)
+	r.initResultUI12(&res)
+	r.initResult12(&res)
+	r.initResultRun12(&res)
 	return res
 }
 
@@ -118,7 +124,7 @@ func blocksFromABI(bs []abi.Block) []Block {
 
 // grantsFromABI maps the grants init carries.
 func grantsFromABI(g abi.Grants) Grants {
-	return Grants{FS: g.FS, Exec: g.Exec, Env: g.Env, HTTP: g.HTTP, Tools: g.Tools}
+	return Grants{FS: g.FS, Exec: g.Exec, Env: g.Env, HTTP: g.HTTP, Tools: g.Tools, LLM: g.LLM, Model: g.Model}
 }
 
 // toolCallFromABI maps hook.tool_call's params.

@@ -115,6 +115,7 @@ type agentFlags struct {
 	yes          bool
 	version      bool
 	sess         sessionFlags
+	ext          extPending // extensions' flags, resolved once they load (extflags.go)
 }
 
 func cmdAgent(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
@@ -141,7 +142,7 @@ func cmdAgent(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs.BoolVar(&f.version, "v", false, "same as --version")
 	f.sess.register(fs)
 	head, literal := cutDashDash(args)
-	pos, code, done := parseArgs(fs, head)
+	pos, code, done := parseArgsDeferring(fs, head, &f.ext)
 	if done {
 		return code
 	}
@@ -158,9 +159,14 @@ func cmdAgent(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return cmdRPC(&f, append(pos, literal...), stdin, stdout, stderr)
 	}
 	interactive := f.interactive || (!f.print && f.mode == "text" && isTerminal(stdin))
-	prompts, code, ok := initialPrompts(&f, pos, literal, interactive, stdin, stderr)
-	if !ok {
-		return code
+	// With flags for the extensions, the prompt's words are known once
+	// they are loaded (a string flag takes the word after it).
+	var prompts []conversation.Prompt
+	if len(f.ext.flags) == 0 {
+		var ok bool
+		if prompts, code, ok = initialPrompts(&f, pos, literal, interactive, stdin, stderr); !ok {
+			return code
+		}
 	}
 
 	ctx, cancel := context.WithCancel(context.Background())
@@ -171,6 +177,7 @@ func cmdAgent(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return usageError(stderr, "", "%v", err)
 	}
 	opts := f.commonFlags.appOptions(stderr, mo)
+	opts.ReservedFlags = f.ext.piFlags
 	if f.yes {
 		opts.Approver = app.YesApprover{}
 	}
@@ -205,6 +212,15 @@ func cmdAgent(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return openFailed(stderr, err, f.apiKey)
 	}
 	defer rt.Close()
+	if pos, err = resolveExtFlags(rt, &f.ext, pos); err != nil {
+		return usageError(stderr, "", "%v", err)
+	}
+	if len(f.ext.flags) > 0 {
+		var ok bool
+		if prompts, code, ok = initialPrompts(&f, pos, literal, interactive, stdin, stderr); !ok {
+			return code
+		}
+	}
 	askRedactor = rt.Redactor()
 	// Errors from here on are printed with the key redacted.
 	errOut := rt.Redactor().Writer(stderr)

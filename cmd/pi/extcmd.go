@@ -54,6 +54,10 @@ Grants are deny-by-default; give them with --grant, repeatable:
                            rest of the path; every redirect is checked too)
   --grant tool=read        may run the tool read through tool.call (the
                            whole pipeline: hooks and permission rules run)
+  --grant llm=true         may call the model with llm.complete, within
+                           [extensions.limits] llm_tokens (default 200000)
+  --grant model=true       may change the model and thinking level, and
+                           replace the body of requests to the provider
 
 Config: --ext-config KEY=VALUE sets one key of the entry's
 [extensions.config] (repeatable; VALUE is a TOML value: n=3, on=true,
@@ -225,6 +229,12 @@ func describeGrants(g manage.Grants) string {
 	}
 	for _, v := range g.Tools {
 		parts = append(parts, "tool="+v)
+	}
+	if g.LLM {
+		parts = append(parts, "llm=true")
+	}
+	if g.Model {
+		parts = append(parts, "model=true")
 	}
 	if len(parts) == 0 {
 		return "none"

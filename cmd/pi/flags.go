@@ -28,7 +28,7 @@ type commonFlags struct {
 
 // grantKinds is what the --grant flags' help says a grant is: one example
 // of each kind runtime/extspec knows.
-const grantKinds = "fs=ro:PATH, fs=rw:PATH, exec=CMD, env=NAME, http=URLPATTERN, tool=NAME"
+const grantKinds = "fs=ro:PATH, fs=rw:PATH, exec=CMD, env=NAME, http=URLPATTERN, tool=NAME, llm=true, model=true"
 
 func (c *commonFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&c.cwd, "cwd", "", "run in `DIR` instead of the current directory")
@@ -83,11 +83,12 @@ func (s *stringList) Set(v string) error { *s = append(*s, v); return nil }
 
 // parseInterleaved parses flags that may stand before or after positional
 // arguments (`pi -p "PROMPT" --model M` works). A lone "--" ends flags.
+// On an error it returns the positional arguments before it too.
 func parseInterleaved(fs *flag.FlagSet, args []string) ([]string, error) {
 	var pos []string
 	for {
 		if err := fs.Parse(args); err != nil {
-			return nil, err
+			return pos, err
 		}
 		rest := fs.Args()
 		if len(rest) == 0 {
@@ -107,9 +108,15 @@ func parseInterleaved(fs *flag.FlagSet, args []string) ([]string, error) {
 // stdout), exitUsage after a flag error (one line saying what was wrong,
 // with the closest flag for an unknown one, and a --help hint on stderr).
 func parseArgs(fs *flag.FlagSet, args []string) (pos []string, code int, done bool) {
+	return parseArgsWith(fs, args, parseInterleaved)
+}
+
+// parseArgsWith is parseArgs with parse in place of parseInterleaved
+// (extflags.go keeps extensions' flags aside).
+func parseArgsWith(fs *flag.FlagSet, args []string, parse func(*flag.FlagSet, []string) ([]string, error)) (pos []string, code int, done bool) {
 	out, _ := flagSetOutputs.LoadAndDelete(fs)
 	o, _ := out.(flagOutputs)
-	pos, err := parseInterleaved(fs, args)
+	pos, err := parse(fs, args)
 	switch {
 	case errors.Is(err, flag.ErrHelp):
 		if o.stdout != nil {

@@ -183,3 +183,18 @@ func TestReferenceRPCModels(t *testing.T) {
 		t.Errorf("after the resume: %s/%s at %q", p, m, s.ThinkingLevel())
 	}
 }
+
+// TestReferenceRPCClientSession12: the reference agent's own RpcClient
+// gets ABI 1.2's answers when an extension's session_before_* hooks
+// cancel (cancelled: true; compact's error names the extension) and its
+// user_bash hook blocks (testdata/rpc/client_session12.mjs holds the
+// checks), with a session on disk. It skips only when node or npm is
+// missing.
+func TestReferenceRPCClientSession12(t *testing.T) {
+	wasm := plugin.BuildGo(t, "extensions/testdata/guests/conv12/b")
+	srv := openai.NewServer(t, openai.Reply{Text: "hi there"})
+	runRefClient(t, "client_session12.mjs", srv.URL, t.TempDir(), t.TempDir(), "EXT_WASM="+wasm)
+	if n := len(srv.Requests()); n != 1 {
+		t.Errorf("%d model requests, want 1 (nothing asked for a summary)", n)
+	}
+}

@@ -16,7 +16,7 @@ import (
 // SIGTERM/SIGHUP (143, 129).
 func cmdRPC(f *agentFlags, pos []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	switch {
-	case len(pos) > 0:
+	case len(pos) > 0 && len(f.ext.flags) == 0:
 		return usageError(stderr, "", "--mode rpc reads its commands from stdin and takes no prompt (got %q); send {\"type\":\"prompt\",\"message\":\"...\"}", pos[0])
 	case f.print || f.interactive:
 		return usageError(stderr, "", "--mode rpc cannot be combined with -p or --interactive")
@@ -32,11 +32,18 @@ func cmdRPC(f *agentFlags, pos []string, stdin io.Reader, stdout, stderr io.Writ
 		opts.Approver = app.YesApprover{}
 	}
 	opts.Mode, opts.UI = app.ModeRPC, ui
+	opts.ReservedFlags = f.ext.piFlags
 	rt, err := app.Open(context.Background(), opts)
 	if err != nil {
 		return openFailed(stderr, err, f.apiKey)
 	}
 	defer rt.Close()
+	if pos, err = resolveExtFlags(rt, &f.ext, pos); err != nil {
+		return usageError(stderr, "", "%v", err)
+	}
+	if len(pos) > 0 {
+		return usageError(stderr, "", "--mode rpc reads its commands from stdin and takes no prompt (got %q); send {\"type\":\"prompt\",\"message\":\"...\"}", pos[0])
+	}
 	out.SetRedactor(rt.Redactor())
 	errOut := rt.Redactor().Writer(stderr)
 	srv := rpcmode.NewServer(out, ui)

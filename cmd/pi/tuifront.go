@@ -40,6 +40,7 @@ func useTUI(stdin io.Reader, stdout io.Writer) bool {
 // and after.
 func tuiOptions(opts *app.Options, ui *tui.UI, stderr io.Writer) {
 	opts.Mode, opts.UI, opts.Approver = app.ModeInteractive, ui, app.ApproverFunc(ui.Approve)
+	opts.TUI = true
 	logs := ui.LogWriter(stderr)
 	opts.LogOutput = logs
 	opts.OnWarning = func(w string) { fmt.Fprintf(logs, "pi: warning: %s\n", w) }

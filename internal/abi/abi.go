@@ -175,6 +175,11 @@ type Grants struct {
 	// Tools are names of tools the tool.call host method may run (ABI 1.1;
 	// omitted when empty).
 	Tools []string `json:"tools,omitempty"`
+	// LLM allows llm.complete (ABI 1.2; omitted when false).
+	LLM bool `json:"llm,omitempty"`
+	// Model allows model.set, model.setThinkingLevel and replacing the
+	// provider request (ABI 1.2; omitted when false).
+	Model bool `json:"model,omitempty"`
 }
 
 // InitParams are the params of init, sent once per instance before any
@@ -203,6 +208,9 @@ type InitParams struct {
 	Mode string `json:"mode"`
 	// HasUI says a person can answer ui.confirm (1.1).
 	HasUI bool `json:"hasUI"`
+	// TUI says pi's terminal UI runs: components, shortcuts and
+	// renderers show (1.2).
+	TUI bool `json:"tui"`
 }
 
 // ToolSpec declares one tool in InitResult.
@@ -224,6 +232,8 @@ type ToolSpec struct {
 	// ExecutionMode is "parallel" or "sequential" (omitted when empty: the
 	// host's default).
 	ExecutionMode string `json:"executionMode,omitempty"`
+	// Render asks the TUI to call tool.render for this tool's calls (1.2).
+	Render bool `json:"render,omitempty"`
 }
 
 // InitResult is init's result: who the extension is and what it offers.
@@ -249,6 +259,16 @@ type InitResult struct {
 	// Events are the event types the guest wants with the "event" hook,
 	// replacing DefaultEvents (1.1; omitted: the default).
 	Events []string `json:"events,omitempty"`
+	// Shortcuts are TUI keys that call shortcut.execute (1.2).
+	Shortcuts []ShortcutSpec `json:"shortcuts,omitempty"`
+	// MessageRenderers are the custom message types the extension draws
+	// with message.render (1.2).
+	MessageRenderers []string `json:"messageRenderers,omitempty"`
+	// Flags are command-line flags (1.2; omitted when none).
+	Flags []FlagSpec `json:"flags,omitempty"`
+	// Channels are the bus channels whose messages the guest takes (1.2;
+	// omitted when none).
+	Channels []string `json:"channels,omitempty"`
 }
 
 // Block is one piece of content: {"type": "text", "text"} or

@@ -120,6 +120,26 @@ var goldens = map[string]roundTrip{
 	"host.ui.notify.request.json":            request[NotifyParams](HostMethodNotify),
 	"host.ui.confirm.request.json":           request[ConfirmParams](HostMethodConfirm),
 	"host.ui.confirm.response.json":          answer[ConfirmResult](),
+	// ABI 1.2's UI (ui12.go).
+	"init.v12.response.json":                 answer[InitResult](),
+	"host.ui.select.request.json":            request[SelectParams](HostMethodSelect),
+	"host.ui.input.request.json":             request[InputDialogParams](HostMethodInputDialog),
+	"host.ui.editor.request.json":            request[EditorParams](HostMethodEditor),
+	"host.ui.dialog.response.json":           answer[DialogResult](),
+	"host.ui.dialog.cancelled.response.json": answer[DialogResult](),
+	"host.ui.setStatus.request.json":         request[SetStatusParams](HostMethodSetStatus),
+	"host.ui.setWidget.request.json":         request[SetWidgetParams](HostMethodSetWidget),
+	"host.ui.component.request.json":         request[ComponentParams](HostMethodComponent),
+	"host.ui.component.response.json":        answer[ComponentResult](),
+	"host.ui.component.notui.response.json":  answer[ComponentResult](),
+	"component.render.request.json":          request[ComponentRenderParams](MethodComponentRender),
+	"component.render.response.json":         answer[LinesResult](),
+	"component.input.request.json":           request[ComponentInputParams](MethodComponentInput),
+	"component.input.response.json":          answer[ComponentInputResult](),
+	"component.dispose.request.json":         request[ComponentDisposeParams](MethodComponentDispose),
+	"tool.render.request.json":               request[ToolRenderParams](MethodToolRender),
+	"message.render.request.json":            request[MessageRenderParams](MethodMessageRender),
+	"shortcut.execute.request.json":          request[ShortcutParams](MethodShortcut),
 	"error.response.json": func(b []byte) ([]byte, error) {
 		var resp Response
 		if err := DecodeStrict(b, &resp); err != nil {

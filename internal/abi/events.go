@@ -23,6 +23,8 @@ func IsEventType11(t string) bool {
 	switch t {
 	case EventMessageEnd, EventSessionStart, EventSessionShutdown, EventCompactionStart, EventCompactionEnd:
 		return true
+	case EventModelSelect:
+		return true
 	}
 	return IsEventType(t)
 }

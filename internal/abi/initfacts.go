@@ -7,7 +7,7 @@ package abi
 // and a guest sends its 1.1 result fields only when InitParams.ABIMinor >= 1.
 
 // Minor is the ABI's minor version, sent as InitParams.ABIMinor.
-const Minor = 1
+const Minor = 2
 
 // Modes are the values of InitParams.Mode.
 const (

@@ -75,6 +75,11 @@ type Config struct {
 	Stop         StopFunc
 	OnStopCapped func()
 
+	// Context, when set, may replace the messages of each model request
+	// (the extensions' context hooks, ABI 1.2); the conversation keeps its
+	// own. It runs before every provider call.
+	Context func(ctx context.Context, msgs []llm.Message) []llm.Message
+
 	// OnDropPrompts is called after a run that failed at the provider
 	// removed the last n user messages from the conversation because the
 	// model never answered them (so the next request does not carry two
@@ -198,7 +203,8 @@ func (a *Agent) refresh() {
 // result, returned too, then holds the messages so far, which the Agent
 // keeps).
 func (a *Agent) Run(ctx context.Context, prompt string) (*RunResult, error) {
-	return a.run(ctx, UserMessage(prompt), true)
+	u := UserMessage(prompt)
+	return a.run(ctx, &u, true)
 }
 
 // Prompt continues the conversation with a new user message, as Run does
@@ -208,7 +214,8 @@ func (a *Agent) Run(ctx context.Context, prompt string) (*RunResult, error) {
 //
 // As Run.
 func (a *Agent) Prompt(ctx context.Context, prompt string) (*RunResult, error) {
-	return a.run(ctx, UserMessage(prompt), false)
+	u := UserMessage(prompt)
+	return a.run(ctx, &u, false)
 }
 
 // SetMessages replaces the conversation (a resumed or compacted one).
@@ -234,7 +241,7 @@ func (a *Agent) Messages() []llm.Message {
 	return append([]llm.Message(nil), a.messages...)
 }
 
-func (a *Agent) run(ctx context.Context, user llm.Message, reset bool) (*RunResult, error) {
+func (a *Agent) run(ctx context.Context, user *llm.Message, reset bool) (*RunResult, error) {
 	if a.cfg.Provider == nil {
 		return nil, errors.New("agent run: no provider configured")
 	}
@@ -260,7 +267,7 @@ func (a *Agent) run(ctx context.Context, user llm.Message, reset bool) (*RunResu
 	}
 
 	res := &RunResult{}
-	err := a.runOnce(ctx, &user, res)
+	err := a.runOnce(ctx, user, res)
 	switch {
 	case err != nil && a.cfg.Compaction.Compactor != nil && a.cfg.Compaction.Settings.Enabled && ctx.Err() == nil && llm.IsContextOverflow(err):
 		err = a.recoverOverflow(ctx, err, res)
@@ -400,6 +407,9 @@ func (a *Agent) stream(ctx context.Context) (msg llm.Message, resp *llm.Response
 	a.mu.Unlock()
 	if a.cfg.Thinking != nil {
 		req.Thinking = a.cfg.Thinking()
+	}
+	if a.cfg.Context != nil {
+		req.Messages = a.cfg.Context(ctx, req.Messages)
 	}
 
 	var (

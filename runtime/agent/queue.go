@@ -124,7 +124,7 @@ func (a *Agent) Running() bool {
 // As Run.
 func (a *Agent) PromptMessage(ctx context.Context, m llm.Message) (*RunResult, error) {
 	m.Role = llm.RoleUser
-	return a.run(ctx, m, false)
+	return a.run(ctx, &m, false)
 }
 
 func modeOr(m QueueMode) QueueMode {

@@ -88,6 +88,9 @@ type Options struct {
 	// that need approval (UIApprover). Nil when no person is there (print,
 	// json and tool modes).
 	UI UI
+	// TUI says pi's terminal UI runs (extensions' init gets tui: true;
+	// components, shortcuts and renderers show).
+	TUI bool
 
 	// CompileProgress is told before the wait when an extension must be
 	// compiled because the compilation cache has no copy (compile.go).
@@ -101,6 +104,12 @@ type Options struct {
 	// which serves as the helper because it links this package
 	// (SandboxHelperArg).
 	SandboxHelper string
+
+	// ABI 1.2 (run12.go).
+
+	// ReservedFlags are pi's own long flags (without dashes), which an
+	// extension's flags may not take.
+	ReservedFlags []string
 }
 
 // ExtensionInfo describes a loaded extension: what its init declared and
@@ -139,6 +148,8 @@ type Runtime struct {
 	// the "always" answers of the Approver.
 	policy    *permission.Policy
 	approvals *approvals
+	// run12 is ABI 1.2's state (run12.go).
+	run12 run12State
 
 	// bashOpts are bash's options, for RunBash.
 	bashOpts builtin.BashOptions
@@ -159,6 +170,8 @@ type Runtime struct {
 	// session is where extensions' session.append and session.entries
 	// go: set by the conversation that keeps the session (BindSession).
 	session atomic.Pointer[func() *session.Session]
+	// c12 is the ABI 1.2 conversation side (session12.go).
+	c12 conv12
 
 	// mcp owns the [[mcp]] servers (nil without any); mcpNames are its
 	// tools in the registry as of mcpGen, the manager's generation at the
@@ -319,10 +332,13 @@ func (r *Runtime) hostOptions() extensions.Options {
 		Sandbox: r.bashSandbox, SandboxHelper: r.opts.SandboxHelper,
 		Mode: r.mode(), Trusted: r.trusted(), KVDir: r.kvDir(), UI: r.extensionUI(),
 		Session: extSession{r},
+		TUI:     r.opts.TUI,
 		// Lazy loads: records of what pinned extensions declared, in
 		// PI_HOME (as trusted as pi.toml: a record decides which hooks
 		// are registered before the module runs).
 		DeclaredDir: r.caches().lazy,
+		// ABI 1.2: tools.*, model.*, llm.complete, pi.* (run12.go).
+		Controls: extControls{r}, ReservedFlags: r.opts.ReservedFlags,
 	}.WithCompileProgress(r.opts.CompileProgress)
 }
 
@@ -413,7 +429,11 @@ func (r *Runtime) registerTools(spawnHooks []tool.SpawnHook) error {
 	}
 	r.baseActive = active
 	r.syncMCP()
-	return r.chooseActive()
+	if err := r.chooseActive(); err != nil {
+		return err
+	}
+	r.recordStartActive()
+	return nil
 }
 
 func describeFiles(files []string) string {

@@ -15,6 +15,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/pi-go/pi/internal/abi"
 	testproject "github.com/pi-go/pi/internal/testkit/project"
 	"github.com/pi-go/pi/runtime/config"
 )
@@ -109,7 +110,7 @@ func TestABI11InitFacts(t *testing.T) {
 		if err := json.Unmarshal([]byte(res.Text()), &f); err != nil {
 			t.Fatalf("facts = %s: %v", res.Text(), err)
 		}
-		if f.Init.ABIMinor != 1 || f.Init.ProjectRoot != mustReal(t, dir) && f.Init.ProjectRoot != dir || f.Init.Trusted != tc.trusted || f.Init.Mode != tc.mode || f.Init.HasUI != tc.hasUI {
+		if f.Init.ABIMinor != abi.Minor || f.Init.ProjectRoot != mustReal(t, dir) && f.Init.ProjectRoot != dir || f.Init.Trusted != tc.trusted || f.Init.Mode != tc.mode || f.Init.HasUI != tc.hasUI {
 			t.Errorf("%+v: init facts %+v", tc.opts, f.Init)
 		}
 		rt.Close()
@@ -597,14 +598,17 @@ func TestABI11UIAndSession(t *testing.T) {
 	if got := probe(t, rt, "probe", "ui.notify", map[string]any{"message": "x", "level": "loud"}); got != denied(`ui.notify: level "loud" must be info, warning or error`) {
 		t.Errorf("bad level = %s", got)
 	}
-	// Without a conversation bound to the runtime there is no session.
-	for m, params := range map[string]any{
-		"session.append":  map[string]any{"customType": "x", "data": 1},
-		"session.entries": map[string]any{"customType": "x"},
-	} {
-		if got := probe(t, rt, "probe", m, params); got != denied("no session") {
-			t.Errorf("%s = %s", m, got)
-		}
+	// Without a conversation bound to the runtime (pi tool call, the test
+	// kit) the entries live in a session in memory.
+	got := probe(t, rt, "probe", "session.append", map[string]any{"customType": "x", "data": 1})
+	var appended struct {
+		Result struct{ ID string } `json:"result"`
+	}
+	if json.Unmarshal([]byte(got), &appended) != nil || len(appended.Result.ID) != 8 {
+		t.Errorf("session.append without a conversation = %s", got)
+	}
+	if got := probe(t, rt, "probe", "session.entries", map[string]any{"customType": "x"}); !strings.Contains(got, `"id":"`+appended.Result.ID+`","customType":"x","data":1`) {
+		t.Errorf("session.entries without a conversation = %s", got)
 	}
 	if got := probe(t, rt, "probe", "net.open", map[string]any{}); !strings.Contains(got, `unknown host method \"net.open\"`) {
 		t.Errorf("unknown method = %s", got)

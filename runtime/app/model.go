@@ -322,7 +322,7 @@ func (r *Runtime) ProviderFor(s ModelSettings) (llm.Provider, error) {
 	if err := APIBuilt(s.Model.API); err != nil {
 		return nil, fmt.Errorf("model %s: %w", s.Model.Ref(), err)
 	}
-	return llm.NewProvider(llm.ProviderConfig{
+	p, err := llm.NewProvider(llm.ProviderConfig{
 		API: s.Model.API, Provider: s.Model.Provider, BaseURL: s.BaseURL, Model: s.Name,
 		APIKey: s.APIKey, APIKeyEnv: s.KeySource, Headers: s.Headers,
 		Caps: llm.Capabilities{
@@ -333,6 +333,10 @@ func (r *Runtime) ProviderFor(s ModelSettings) (llm.Provider, error) {
 		},
 		Logger: r.logger.Named("llm"),
 	})
+	if err != nil {
+		return nil, err
+	}
+	return r.withProviderHook(p), nil // extensions' before_provider_request (run12.go)
 }
 
 // ModelUsable says whether m can be used now, and if not why: its API is

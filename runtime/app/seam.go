@@ -71,7 +71,7 @@ func (r *Runtime) EventSink(next func(agent.Event)) func(agent.Event) {
 			r.logger.Warn("extension event: cannot marshal event", "type", string(ev.Type), "error", err.Error())
 			return
 		}
-		host.Event(context.Background(), raw)
+		host.Event(r.eventContext(), raw)
 	}
 }
 
@@ -101,11 +101,11 @@ var _ extensions.Session = extSession{}
 func (s extSession) current() (*session.Session, error) {
 	f := s.r.session.Load()
 	if f == nil {
-		return nil, errNoSession
+		return s.r.memorySession()
 	}
 	sess := (*f)()
 	if sess == nil {
-		return nil, errNoSession
+		return s.r.memorySession()
 	}
 	return sess, nil
 }

@@ -111,6 +111,9 @@ func (r *Runtime) extensionUI() extensions.UI {
 	if r.opts.UI == nil {
 		return nil
 	}
+	if x, ok := r.opts.UI.(ExtensionUI); ok {
+		return extUI12{extUI: extUI{r.opts.UI}, x: x, rt: r, comps: &componentMap{}}
+	}
 	return extUI{r.opts.UI}
 }
 

@@ -136,8 +136,8 @@ var (
 	toolsKeys            = []string{"active", "bash"}
 	bashKeys             = []string{"command_prefix", "shell", "pass_env", "full_output_max_mb", "default_timeout"}
 	extensionKeys        = []string{"name", "path", "sha256", "override", "grants", "limits", "config"}
-	grantsKeys           = []string{"fs", "exec", "env", "http", "tools"}
-	limitsKeys           = []string{"memory_mb", "timeout_ms", "kv_mb"}
+	grantsKeys           = []string{"fs", "exec", "env", "http", "tools", "llm", "model"}
+	limitsKeys           = []string{"memory_mb", "timeout_ms", "kv_mb", "llm_tokens"}
 	maxFullOutMB   int64 = 102_400 // 100 GiB
 	maxErrorsShown       = 20
 )
@@ -571,6 +571,12 @@ func (d *decoder) extension(key string, v any) (Extension, bool) {
 		gk := joinKey(key, "grants")
 		if g, ok := d.table(gk, v, grantsKeys); ok {
 			for _, k := range grantsKeys {
+				if v, ok := g[k]; ok && (k == extspec.KindLLM || k == extspec.KindModel) {
+					b, _ := d.boolean(joinKey(gk, k), v)
+					e.Grants.LLM = e.Grants.LLM || k == extspec.KindLLM && b
+					e.Grants.Model = e.Grants.Model || k == extspec.KindModel && b
+					continue
+				}
 				if v, ok := g[k]; ok {
 					list, _ := d.strings(joinKey(gk, k), v, func(s string) error { return extspec.CheckGrant(k, s) })
 					switch k {
@@ -600,6 +606,9 @@ func (d *decoder) extension(key string, v any) (Extension, bool) {
 			}
 			if v, ok := lm["kv_mb"]; ok {
 				e.Limits.KVMB, _ = d.integer(joinKey(lk, "kv_mb"), v, extspec.CheckKVMB)
+			}
+			if v, ok := lm["llm_tokens"]; ok {
+				e.Limits.LLMTokens, _ = d.integer(joinKey(lk, "llm_tokens"), v, extspec.CheckLLMTokens)
 			}
 		}
 	}

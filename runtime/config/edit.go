@@ -184,8 +184,14 @@ func renderExtension(dir string, e Extension) ([]byte, error) {
 			}
 			fmt.Fprintf(&b, "%s = [%s]\n", g.key, strings.Join(quoted, ", "))
 		}
+		if e.Grants.LLM {
+			b.WriteString("llm = true\n")
+		}
+		if e.Grants.Model {
+			b.WriteString("model = true\n")
+		}
 	}
-	if e.Limits.MemoryMB != 0 || e.Limits.TimeoutMS != 0 || e.Limits.KVMB != 0 {
+	if e.Limits.MemoryMB != 0 || e.Limits.TimeoutMS != 0 || e.Limits.KVMB != 0 || e.Limits.LLMTokens != 0 {
 		b.WriteString("\n[extensions.limits]\n")
 		if e.Limits.MemoryMB != 0 {
 			fmt.Fprintf(&b, "memory_mb = %d\n", e.Limits.MemoryMB)
@@ -195,6 +201,9 @@ func renderExtension(dir string, e Extension) ([]byte, error) {
 		}
 		if e.Limits.KVMB != 0 {
 			fmt.Fprintf(&b, "kv_mb = %d\n", e.Limits.KVMB)
+		}
+		if e.Limits.LLMTokens != 0 {
+			fmt.Fprintf(&b, "llm_tokens = %d\n", e.Limits.LLMTokens)
 		}
 	}
 	if e.Config != nil {

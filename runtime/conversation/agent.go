@@ -61,7 +61,7 @@ func (c *Conversation) buildAgent(mo app.ModelOptions) (*agent.Agent, modelNames
 		return ts
 	}
 	sess := c.Session()
-	comp := compaction.New(sess, p, cs)
+	comp := &hookedCompactor{c: c, inner: compaction.New(sess, p, cs), sess: sess, keep: cs.KeepRecentTokens}
 	mod := s.Model
 	cfg := agent.Config{
 		Thinking: func() llm.ThinkingLevel { return c.thinkingFor(mod) },
@@ -78,6 +78,9 @@ func (c *Conversation) buildAgent(mo app.ModelOptions) (*agent.Agent, modelNames
 		// The extensions' prompt hooks are about the person's
 		// conversation, not a sub-agent's task.
 		rt.PromptHooks(&cfg)
+		if rt.HasExtensionHook(app.HookContext) {
+			cfg.Context = c.contextHook
+		}
 	}
 	ag := agent.New(cfg)
 	c.record(sess, mod, clampLevel(mod, c.thinking))

@@ -56,14 +56,26 @@ func (c *Conversation) createOptions(parent string) session.CreateOptions {
 //
 // agent.ErrBusy while the agent runs.
 func (c *Conversation) NewSession(parentSession string) error {
+	return c.newSession(context.Background(), parentSession)
+}
+
+// newSession is NewSession for a caller whose context says which
+// extension asked (its session_before_switch hook is skipped).
+func (c *Conversation) newSession(ctx context.Context, parentSession string) error {
 	if err := c.idle("new session"); err != nil {
+		return err
+	}
+	if _, err := c.sessionBefore(ctx, "new session", app.HookSessionBeforeSwitch, app.SessionBeforeSwitchParams{Reason: "new"}); err != nil {
 		return err
 	}
 	s, err := session.Create(c.createOptions(parentSession))
 	if err != nil {
 		return fmt.Errorf("new session: %w", err)
 	}
+	prev := c.sessionFile()
+	c.setStartReason("new")
 	c.replaceSession(s, false)
+	c.sessionEvent(ctx, app.EventSessionSwitch, app.SessionSwitchEvent{Type: app.EventSessionSwitch, Reason: "new", PreviousSessionFile: prev})
 	return nil
 }
 
@@ -78,6 +90,12 @@ func (c *Conversation) NewSession(parentSession string) error {
 // session.ErrAmbiguous; the file is not a session; session.ErrLocked when
 // another pi has it open.
 func (c *Conversation) SwitchSession(arg string) error {
+	return c.switchSession(context.Background(), arg)
+}
+
+// switchSession is SwitchSession for a caller whose context says which
+// extension asked (its session_before_switch hook is skipped).
+func (c *Conversation) switchSession(ctx context.Context, arg string) error {
 	if err := c.idle("switch session"); err != nil {
 		return err
 	}
@@ -93,6 +111,9 @@ func (c *Conversation) SwitchSession(arg string) error {
 	if !cur.InMemory() && samePath(cur.Path(), path) {
 		return nil // already there
 	}
+	if _, err := c.sessionBefore(ctx, "switch session", app.HookSessionBeforeSwitch, app.SessionBeforeSwitchParams{Reason: "resume", TargetSessionFile: path}); err != nil {
+		return err
+	}
 	s, err := session.Open(path, session.OpenOptions{Cwd: c.rt.Cwd(), Warn: c.rt.Warn})
 	if err != nil {
 		return fmt.Errorf("switch session: %w", err)
@@ -103,7 +124,10 @@ func (c *Conversation) SwitchSession(arg string) error {
 	} else if n > 0 {
 		c.rt.Warn(fmt.Sprintf("session %s: the last run ended while %d tool call(s) ran; each got an error result saying so", path, n))
 	}
+	prev := c.sessionFile()
+	c.setStartReason("resume")
 	c.replaceSession(s, true)
+	c.sessionEvent(ctx, app.EventSessionSwitch, app.SessionSwitchEvent{Type: app.EventSessionSwitch, Reason: "resume", PreviousSessionFile: prev})
 	return nil
 }
 
@@ -165,6 +189,12 @@ func blocksText(blocks []session.Block) string {
 // agent.ErrBusy while the agent runs; ErrNotUserMessage; the new file
 // cannot be written.
 func (c *Conversation) Fork(entryID string) (string, error) {
+	return c.fork(context.Background(), entryID)
+}
+
+// fork is Fork for a caller whose context says which extension asked (its
+// session_before_fork hook is skipped).
+func (c *Conversation) fork(ctx context.Context, entryID string) (string, error) {
 	if err := c.idle("fork session"); err != nil {
 		return "", err
 	}
@@ -178,11 +208,14 @@ func (c *Conversation) Fork(entryID string) (string, error) {
 	if target == nil {
 		return "", fmt.Errorf("fork session: entry %q: %w", entryID, ErrNotUserMessage)
 	}
+	if _, err := c.sessionBefore(ctx, "fork session", app.HookSessionBeforeFork, app.SessionBeforeForkParams{EntryID: entryID}); err != nil {
+		return "", err
+	}
 	s, err := cur.ForkAt(target.ParentID, c.createOptions(""))
 	if err != nil {
 		return "", err
 	}
-	c.replaceSession(s, false)
+	c.forked(ctx, s)
 	return blocksText(userMessage(target).Content), nil
 }
 
@@ -197,12 +230,25 @@ func (c *Conversation) Clone() error {
 		return err
 	}
 	cur := c.Session()
+	if _, err := c.sessionBefore(context.Background(), "clone session", app.HookSessionBeforeFork, app.SessionBeforeForkParams{EntryID: cur.Leaf()}); err != nil {
+		return err
+	}
 	s, err := cur.ForkAt(cur.Leaf(), c.createOptions(""))
 	if err != nil {
 		return err
 	}
-	c.replaceSession(s, false)
+	c.forked(context.Background(), s)
 	return nil
+}
+
+// forked makes s, forked from the current session, the conversation's
+// and tells the extensions (session_start with reason fork, then
+// session_fork).
+func (c *Conversation) forked(ctx context.Context, s *session.Session) {
+	prev := c.sessionFile()
+	c.setStartReason("fork")
+	c.replaceSession(s, false)
+	c.sessionEvent(ctx, app.EventSessionFork, app.SessionForkEvent{Type: app.EventSessionFork, PreviousSessionFile: prev})
 }
 
 // SetSessionName names the session (a session_info entry; RPC
@@ -239,8 +285,14 @@ func (c *Conversation) SetSessionName(name string) error {
 //
 // As app.Runtime.RunBash; a failed write of the session.
 func (c *Conversation) RunBash(ctx context.Context, command string, update func(output string)) (app.BashResult, error) {
-	res, err := c.rt.RunBash(ctx, command, update)
+	command, own, err := c.userBash(ctx, command)
 	if err != nil {
+		return app.BashResult{}, err
+	}
+	var res app.BashResult
+	if own != nil {
+		res = *own
+	} else if res, err = c.rt.RunBash(ctx, command, update); err != nil {
 		return res, err
 	}
 	c.mu.Lock()

@@ -115,6 +115,9 @@ type Conversation struct {
 	// subagents are the agent definitions and the running children
 	// (task.go).
 	subagents agentsState
+	// x12 is the ABI 1.2 state: session_start's reason, the runs
+	// extensions asked for (exthooks12.go).
+	x12 ext12
 }
 
 type listener struct {
@@ -181,8 +184,14 @@ func New(rt *app.Runtime, o Options) (*Conversation, error) {
 		// subagent_event, not as events of the person's conversation.
 		c.sink = rt.EventSink(c.sink)
 	}
-	if c.fileBacked() && o.child == nil {
+	if o.child == nil {
+		// With --no-session the session is in memory, and so are the
+		// extensions' entries.
 		rt.BindSession(c.Session)
+		rt.BindConversation(extConv{c})
+	}
+	if o.child == nil {
+		rt.BindModelControl(extModel{c}) // ABI 1.2 model.*, llm.complete (run12.go)
 	}
 	c.sessionStarted()
 	return c, nil
@@ -213,6 +222,8 @@ func (c *Conversation) Close() {
 	c.sink(agent.Event{Type: agent.EventSessionShutdown, SessionID: s.ID(), SessionFile: c.sessionFile()})
 	if c.opts.child == nil {
 		c.rt.BindSession(nil)
+		c.rt.BindConversation(nil)
+		c.rt.BindModelControl(nil)
 	}
 	c.closeSession(s)
 }
@@ -247,7 +258,8 @@ func (c *Conversation) emit(ev agent.Event) {
 // sessionStarted emits session_start for the current session.
 func (c *Conversation) sessionStarted() {
 	resumed := c.resumed.Load()
-	c.sink(agent.Event{Type: agent.EventSessionStart, SessionID: c.Session().ID(), SessionFile: c.sessionFile(), Resumed: &resumed})
+	reason := c.takeStartReason()
+	c.sink(agent.Event{Type: agent.EventSessionStart, SessionID: c.Session().ID(), SessionFile: c.sessionFile(), Resumed: &resumed, Reason: agent.CompactReason(reason)})
 }
 
 // agent returns the agent, building it on the current session when there
@@ -349,6 +361,7 @@ func (c *Conversation) begin(ctx context.Context, op string) (context.Context, f
 				c.rt.Logger().Warn("bash result not added to the conversation", "command", p.command, "error", err.Error())
 			}
 		}
+		c.kickExtensionRuns()
 	}, nil
 }
 

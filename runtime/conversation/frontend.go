@@ -58,6 +58,13 @@ var exitCodeRE = sync.OnceValue(func() *regexp.Regexp {
 //
 // No bash tool is registered; the session cannot be written.
 func (c *Conversation) RunShellCommand(ctx context.Context, command string, update tool.UpdateFunc) (*BashRun, error) {
+	command, own, err := c.userBash(ctx, command)
+	if err != nil {
+		return nil, err
+	}
+	if own != nil {
+		return c.ownShellResult(command, *own)
+	}
 	input, _ := json.Marshal(map[string]string{"command": command})
 	id := "bang_" + strconv.FormatInt(time.Now().UnixNano(), 36)
 	res, err := c.rt.CallTool(ctx, "bash", id, input, update)

@@ -215,6 +215,12 @@ func (c *Conversation) record(sess *session.Session, m models.Model, level llm.T
 // resolve (unknown, no key) or whose API this build lacks; a provider
 // given in Options (a scripted model).
 func (c *Conversation) SetModel(provider, name string) error {
+	return c.setModel(provider, name, sourceSet)
+}
+
+// setModel is SetModel, telling the extensions the change came from
+// source (model_select, run12.go).
+func (c *Conversation) setModel(provider, name, source string) error {
 	if err := c.idle("set model"); err != nil {
 		return err
 	}
@@ -295,6 +301,7 @@ func (c *Conversation) SetModel(provider, name string) error {
 	c.mu.Unlock()
 	c.dropAgent()
 	c.record(c.Session(), s.Model, c.thinkingFor(s.Model))
+	c.rt.ModelSelected(cur.Provider, cur.ID, s.Model.Provider, s.Model.ID, source)
 	return nil
 }
 
@@ -363,7 +370,7 @@ func (c *Conversation) CycleModel() (*CycleResult, error) {
 		i = 0
 	}
 	next := list[(i+1)%len(list)]
-	if err := c.SetModel(next.Provider, next.ID); err != nil {
+	if err := c.setModel(next.Provider, next.ID, sourceCycle); err != nil {
 		return nil, err
 	}
 	if next.Level != "" {
@@ -500,4 +507,7 @@ func (c *Conversation) restoreModel(sess *session.Session, keepModel, keepThinki
 	c.mu.Lock()
 	c.model = next
 	c.mu.Unlock()
+	if rm, rerr := c.Model(); rerr == nil {
+		c.rt.ModelSelected(cur.Provider, cur.ID, rm.Provider, rm.ID, sourceRestore)
+	}
 }

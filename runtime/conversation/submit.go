@@ -117,6 +117,10 @@ func (c *Conversation) Submit(ctx context.Context, p Prompt, o SubmitOptions) (S
 		}
 		return sub, nil
 	}
+	// The runs the command's extension asks for start once it returned
+	// (and after its prompt's run).
+	release := c.holdExtensionRuns()
+	defer release()
 	res, err := c.rt.RunCommand(ctx, name, args)
 	switch {
 	case errors.Is(err, app.ErrUnknownCommand):
@@ -124,6 +128,9 @@ func (c *Conversation) Submit(ctx context.Context, p Prompt, o SubmitOptions) (S
 		return Submitted{Command: name}, err
 	default:
 		o.show(res.Text)
+		if c.lifecycleAfterCommand() { // pi.shutdown (run12.go)
+			return Submitted{Command: name, Exit: true}, nil
+		}
 		if res.Prompt == "" {
 			return Submitted{Command: name}, nil
 		}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/pi-go/pi/runtime/app"
 	"github.com/pi-go/pi/runtime/compaction"
 	"github.com/pi-go/pi/runtime/llm"
 	"github.com/pi-go/pi/runtime/session"
@@ -103,7 +104,17 @@ func (c *Conversation) NavigateTree(ctx context.Context, targetID string, o Navi
 		res.Leaf, res.EditorText = target.ParentID, blocksText(m.Content)
 	}
 	entries, _ := compaction.BranchEntries(s, old, targetID)
-	if o.Summarize && len(entries) > 0 {
+	before, err := c.sessionBefore(ctx, "navigate tree", app.HookSessionBeforeTree, app.SessionBeforeTreeParams{TargetID: targetID, OldLeafID: old, Summarize: o.Summarize})
+	if err != nil {
+		return NavigateResult{}, err
+	}
+	if o.Summarize && len(entries) > 0 && before.Summary != nil {
+		id, err := s.AppendHookBranchSummary(res.Leaf, c.rt.Redactor().String(before.Summary.Summary), c.rt.Redactor().Bytes(before.Summary.Details))
+		if err != nil {
+			return NavigateResult{}, fmt.Errorf("navigate tree: %w", err)
+		}
+		res.SummaryEntryID = id
+	} else if o.Summarize && len(entries) > 0 {
 		p, err := c.provider()
 		if err != nil {
 			return NavigateResult{}, fmt.Errorf("navigate tree: summary: %w", err)
@@ -135,6 +146,7 @@ func (c *Conversation) NavigateTree(ctx context.Context, targetID string, o Navi
 	}
 	res.Leaf = s.Leaf()
 	c.dropAgent()
+	c.sessionEvent(ctx, app.EventSessionTree, app.SessionTreeEvent{Type: app.EventSessionTree, NewLeafID: res.Leaf, OldLeafID: old})
 	return res, nil
 }
 

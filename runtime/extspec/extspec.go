@@ -145,6 +145,12 @@ type Grants struct {
 	// Tools are names of tools the tool.call host method may run (ABI
 	// 1.1).
 	Tools []string `json:"tools,omitempty"`
+	// LLM allows the llm.complete host method (ABI 1.2), within
+	// Limits.LLMTokens.
+	LLM bool `json:"llm,omitempty"`
+	// Model allows model.set, model.setThinkingLevel and replacing the
+	// provider request in before_provider_request (ABI 1.2).
+	Model bool `json:"model,omitempty"`
 }
 
 // Grant kinds, as `pi ext install --grant KIND=VALUE` names them.
@@ -157,6 +163,10 @@ const (
 	KindTools = "tools"
 	// KindTool is how `--grant tool=NAME` names a tools grant.
 	KindTool = "tool"
+	// KindLLM and KindModel are the boolean grants of ABI 1.2
+	// (`--grant llm=true`, `--grant model=true`).
+	KindLLM   = "llm"
+	KindModel = "model"
 )
 
 // CheckGrant checks one grant of the given kind by that kind's rule: fs by
@@ -175,8 +185,10 @@ func CheckGrant(kind, value string) error {
 		return CheckHTTPGrant(value)
 	case KindTools, KindTool:
 		return CheckToolName(value)
+	case KindLLM, KindModel:
+		return checkBoolGrant(kind, value)
 	}
-	return fmt.Errorf("unknown grant kind %q (fs, exec, env, http or tool)", kind)
+	return fmt.Errorf("unknown grant kind %q (fs, exec, env, http, tool, llm or model)", kind)
 }
 
 // Kinds lists the grant kinds with their lists in g, in the order pi.toml
@@ -193,7 +205,7 @@ func (g Grants) Kinds() []struct {
 
 // Empty reports whether g grants nothing.
 func (g Grants) Empty() bool {
-	return len(g.FS)+len(g.Exec)+len(g.Env)+len(g.HTTP)+len(g.Tools) == 0
+	return len(g.FS)+len(g.Exec)+len(g.Env)+len(g.HTTP)+len(g.Tools) == 0 && !g.LLM && !g.Model
 }
 
 // Check checks every entry of g with CheckGrant; the error names the first
@@ -237,6 +249,10 @@ func (g *Grants) AddFlag(kv string) error {
 		g.HTTP = append(g.HTTP, value)
 	case KindTool, KindTools:
 		g.Tools = append(g.Tools, value)
+	case KindLLM:
+		g.LLM = value == "true"
+	case KindModel:
+		g.Model = value == "true"
 	}
 	return nil
 }
@@ -258,6 +274,11 @@ const (
 	DefaultTimeoutMS = 30_000
 	// MaxTimeoutMS is the longest time limit: one day.
 	MaxTimeoutMS = 86_400_000
+	// DefaultLLMTokens is the llm.complete token quota per extension and
+	// process when Limits.LLMTokens is 0 (ABI 1.2).
+	DefaultLLMTokens = 200_000
+	// MaxLLMTokens is the largest llm.complete quota.
+	MaxLLMTokens = 1_000_000_000
 )
 
 // Limits cap an extension. A zero field takes its default; pi.toml leaves
@@ -273,6 +294,21 @@ type Limits struct {
 	// KVMB caps each of the extension's kv stores (one per scope), in
 	// MiB: 1..MaxKVMB, default DefaultKVMB (ABI 1.1).
 	KVMB int `json:"kvMB,omitempty"`
+	// LLMTokens caps the tokens (input + output) the extension's
+	// llm.complete calls spend in one process: 1..MaxLLMTokens, default
+	// DefaultLLMTokens (ABI 1.2).
+	LLMTokens int `json:"llmTokens,omitempty"`
+}
+
+// CheckLLMTokens checks an llm_tokens value as written: 1..MaxLLMTokens.
+func CheckLLMTokens(n int64) error { return checkRange(n, MaxLLMTokens, "tokens") }
+
+// LLMTokenQuota is the llm.complete quota in tokens, the default for 0.
+func (l Limits) LLMTokenQuota() int64 {
+	if l.LLMTokens == 0 {
+		return DefaultLLMTokens
+	}
+	return int64(l.LLMTokens)
 }
 
 // CheckKVMB checks a kv_mb value as written: 1..MaxKVMB.
@@ -323,6 +359,11 @@ func (l Limits) Check() error {
 			return fmt.Errorf("limits.kv_mb %w", err)
 		}
 	}
+	if l.LLMTokens != 0 {
+		if err := CheckLLMTokens(int64(l.LLMTokens)); err != nil {
+			return fmt.Errorf("limits.llm_tokens %w", err)
+		}
+	}
 	return nil
 }
 
@@ -343,4 +384,13 @@ func (l Limits) ExecuteTimeout() time.Duration {
 		return DefaultTimeoutMS * time.Millisecond
 	}
 	return time.Duration(l.TimeoutMS) * time.Millisecond
+}
+
+// checkBoolGrant checks the value of a boolean grant as `--grant
+// llm=true` gives it: true or false.
+func checkBoolGrant(kind, value string) error {
+	if value != "true" && value != "false" {
+		return fmt.Errorf("grant %s must be true or false, got %q", kind, value)
+	}
+	return nil
 }

@@ -71,7 +71,7 @@ func TestCheckMessages(t *testing.T) {
 		{CheckFSGrant("./src"), `bad fs grant "./src": want "ro:PATH" or "rw:PATH"`},
 		{CheckFSGrant("rw:"), `bad fs grant "rw:": empty PATH`},
 		{CheckFSGrant("ro:~/notes"), `bad fs grant "ro:~/notes": ~ is not expanded; write PATH relative to the project root or absolute`},
-		{CheckGrant("net", "x"), `unknown grant kind "net" (fs, exec, env, http or tool)`},
+		{CheckGrant("net", "x"), `unknown grant kind "net" (fs, exec, env, http, tool, llm or model)`},
 		{CheckGrant(KindExec, " git"), `bad exec pattern " git": it starts with a space; start with the command`},
 		{CheckMemoryMB(0), `must be positive, got 0 (leave it out for the default)`},
 		{CheckMemoryMB(4097), `must be at most 4096 MiB, got 4097`},
@@ -169,5 +169,22 @@ func TestValidCommandName(t *testing.T) {
 		if got := ValidCommandName(s); got != want {
 			t.Errorf("ValidCommandName(%q) = %v, want %v", s, got, want)
 		}
+	}
+}
+
+// The boolean grants of ABI 1.2 take true or false.
+func TestRun12BoolGrants(t *testing.T) {
+	var g Grants
+	if err := g.AddFlag("llm=true"); err != nil || !g.LLM {
+		t.Errorf("llm=true: %v %+v", err, g)
+	}
+	if err := g.AddFlag("model=true"); err != nil || !g.Model || g.Empty() {
+		t.Errorf("model=true: %v %+v", err, g)
+	}
+	if err := g.AddFlag("llm=yes"); err == nil || err.Error() != `grant llm must be true or false, got "yes"` {
+		t.Errorf("llm=yes: %v", err)
+	}
+	if err := g.AddFlag("model=false"); err != nil || g.Model {
+		t.Errorf("model=false: %v %+v", err, g)
 	}
 }

@@ -158,6 +158,7 @@ func (e *retryableError) exhausted(t *transport, attempts int) error {
 // answer of a 2xx status; another status is read into a retryable or
 // final error.
 func (t *transport) post(ctx context.Context, endpoint string, body *requestBody, header http.Header) (*http.Response, error) {
+	body = hookBody(ctx, body) // extensions' before_provider_request (bodyhook.go)
 	hreq, err := http.NewRequestWithContext(ctx, http.MethodPost, endpoint, io.NopCloser(body.reader()))
 	if err != nil {
 		return nil, fmt.Errorf("build request: %s", t.redactor.String(err.Error()))

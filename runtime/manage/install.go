@@ -279,6 +279,12 @@ func missingGrants(want, have Grants) []string {
 			}
 		}
 	}
+	if want.LLM && !have.LLM {
+		miss = append(miss, "llm=true")
+	}
+	if want.Model && !have.Model {
+		miss = append(miss, "model=true")
+	}
 	return miss
 }
 

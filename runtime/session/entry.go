@@ -345,6 +345,17 @@ func (e *Entry) encode() ([]byte, error) {
 			Timestamp string  `json:"timestamp"`
 			Name      string  `json:"name"`
 		}{e.Type, e.ID, parent, e.Timestamp, e.Name}
+	case TypeCustomMessage:
+		v = struct {
+			Type       string          `json:"type"`
+			ID         string          `json:"id"`
+			ParentID   *string         `json:"parentId"`
+			Timestamp  string          `json:"timestamp"`
+			CustomType string          `json:"customType"`
+			Content    json.RawMessage `json:"content"`
+			Display    bool            `json:"display"`
+			Details    json.RawMessage `json:"details,omitempty"`
+		}{e.Type, e.ID, parent, e.Timestamp, e.CustomType, e.Content, e.Display, e.Details}
 	default:
 		return nil, fmt.Errorf("entry %s: pi does not write %q entries", e.ID, e.Type)
 	}

@@ -63,6 +63,7 @@ import (
 	"github.com/pi-go/pi/internal/testkit/waitbuf"
 	"github.com/pi-go/pi/runtime/app"
 	"github.com/pi-go/pi/runtime/config"
+	"github.com/pi-go/pi/runtime/conversation"
 	"github.com/pi-go/pi/runtime/tool"
 )
 
@@ -101,6 +102,13 @@ type Options struct {
 	// kv stores); "" makes a fresh t.TempDir(). Pass the Home of an
 	// earlier Pi (after its Close) to test what survives a restart.
 	Home string
+	// Converse, when not nil, holds a conversation on the pi
+	// (Pi.Conversation, Pi.Prompt): its session in memory, its model a
+	// script answering these texts in order. The extensions then run in
+	// print mode, where ABI 1.2's session.* and agent.* answer; without
+	// it they run in tool mode, as under pi tool call (session.append
+	// and session.entries still keep entries in memory).
+	Converse []string
 }
 
 // Pi is a running pi with the extensions loaded; it is closed when the test
@@ -112,6 +120,7 @@ type Pi struct {
 	logs      *waitbuf.Buffer
 	seq       int
 	closeOnce sync.Once
+	conv      *conversation.Conversation
 }
 
 // Result is a tool call's outcome as the model would see it.
@@ -203,7 +212,7 @@ func open(t testing.TB, opts Options, exts []Extension) (*Pi, error) {
 		LogLevel:       "debug",
 		Approver:       approver(opts.Yes),
 		HostName:       "pitest",
-		Mode:           app.ModeTool,
+		Mode:           modeFor(opts),
 	})
 	if err != nil {
 		if logs.String() != "" {
@@ -213,13 +222,16 @@ func open(t testing.TB, opts Options, exts []Extension) (*Pi, error) {
 	}
 	p := &Pi{t: t, rt: rt, dir: dir, home: home, logs: logs}
 	t.Cleanup(p.Close)
+	if err := p.converse(opts); err != nil {
+		return nil, err
+	}
 	return p, nil
 }
 
 // Close stops the pi (the extensions' instances end; a bare runtime holds
 // no conversation, so no session_shutdown is sent); later calls fail. It runs by itself when
 // the test ends; call it early to restart with the same Home and Dir.
-func (p *Pi) Close() { p.closeOnce.Do(p.rt.Close) }
+func (p *Pi) Close() { p.closeOnce.Do(p.close) }
 
 // Call runs one tool call through pi's whole pipeline (validation, the
 // tool_call hooks and permission rules, the tool, the tool_result hooks,

@@ -292,7 +292,7 @@ func (s *server) dispatch(cmd rpcCommand) {
 			ParentSession string `json:"parentSession"`
 		}
 		s.sessionChange(cmd, &c, func() (any, error) {
-			return map[string]bool{"cancelled": false}, s.conv.NewSession(c.ParentSession)
+			return cancelledAnswer(map[string]bool{"cancelled": false}, s.conv.NewSession(c.ParentSession))
 		})
 	case "switch_session":
 		var c struct {
@@ -302,7 +302,7 @@ func (s *server) dispatch(cmd rpcCommand) {
 			if c.SessionPath == "" {
 				return nil, errors.New("switch_session: sessionPath is empty")
 			}
-			return map[string]bool{"cancelled": false}, s.conv.SwitchSession(c.SessionPath)
+			return cancelledAnswer(map[string]bool{"cancelled": false}, s.conv.SwitchSession(c.SessionPath))
 		})
 	case "fork":
 		var c struct {
@@ -314,7 +314,7 @@ func (s *server) dispatch(cmd rpcCommand) {
 				// The reference's words first, then which entry and why.
 				err = fmt.Errorf("Invalid entry ID for forking: %w", err)
 			}
-			return map[string]any{"text": text, "cancelled": false}, err
+			return cancelledAnswer(map[string]any{"text": text, "cancelled": false}, err)
 		})
 	case "clone":
 		// As the reference: nothing to clone before the first entry (and
@@ -324,7 +324,7 @@ func (s *server) dispatch(cmd rpcCommand) {
 			return
 		}
 		s.sessionChange(cmd, &struct{}{}, func() (any, error) {
-			return map[string]bool{"cancelled": false}, s.conv.Clone()
+			return cancelledAnswer(map[string]bool{"cancelled": false}, s.conv.Clone())
 		})
 	case "get_tree":
 		s.reply(cmd, map[string]any{"leafId": s.conv.Session().Leaf(), "entries": conversation.TreeLines(s.conv.Session())}, nil)
@@ -340,7 +340,7 @@ func (s *server) dispatch(cmd rpcCommand) {
 			return
 		}
 		s.startModelCall(cmd, "navigate_tree", func(ctx context.Context) (any, error) {
-			return s.conv.NavigateTree(ctx, c.EntryID, conversation.NavigateOptions{Summarize: c.Summarize, Instructions: c.CustomInstructions, Label: c.Label})
+			return cancelledAnswer(s.conv.NavigateTree(ctx, c.EntryID, conversation.NavigateOptions{Summarize: c.Summarize, Instructions: c.CustomInstructions, Label: c.Label}))
 		})
 	case "set_label":
 		var c struct {
@@ -882,4 +882,14 @@ func (s *server) shutdown() {
 	}
 	s.mu.Unlock()
 	s.wg.Wait()
+}
+
+// cancelledAnswer is a session change's answer: {"cancelled": true} when
+// an extension's session_before_* hook cancelled it (ABI 1.2), else data
+// and err as they are.
+func cancelledAnswer[T any](data T, err error) (any, error) {
+	if conversation.IsCancelled(err) {
+		return map[string]bool{"cancelled": true}, nil
+	}
+	return data, err
 }

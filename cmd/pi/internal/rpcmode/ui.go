@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/pi-go/pi/cmd/pi/internal/termtext"
 	"github.com/pi-go/pi/runtime/app"
 )
 
@@ -120,21 +121,29 @@ func (u *UI) Confirm(ctx context.Context, title, message string) (bool, error) {
 
 // Select asks with method "select".
 func (u *UI) Select(ctx context.Context, title string, options []string) (string, bool, error) {
-	if options == nil {
-		options = []string{}
+	shown := make([]string, len(options))
+	for i, o := range options {
+		shown[i] = termtext.Flat(o)
 	}
-	r, ok := u.dialog(ctx, map[string]any{"method": "select", "title": title, "options": options})
+	r, ok := u.dialog(ctx, map[string]any{"method": "select", "title": termtext.Flat(title), "options": shown})
 	if !ok || r.Cancelled || r.Value == nil {
 		return "", false, nil
+	}
+	// The answer is the option as given (its shown copy has no control
+	// characters).
+	for i, o := range shown {
+		if o == *r.Value {
+			return options[i], true, nil
+		}
 	}
 	return *r.Value, true, nil
 }
 
 // Input asks with method "input".
 func (u *UI) Input(ctx context.Context, title, placeholder string) (string, bool, error) {
-	req := map[string]any{"method": "input", "title": title}
+	req := map[string]any{"method": "input", "title": termtext.Flat(title)}
 	if placeholder != "" {
-		req["placeholder"] = placeholder
+		req["placeholder"] = termtext.Flat(placeholder)
 	}
 	r, ok := u.dialog(ctx, req)
 	if !ok || r.Cancelled || r.Value == nil {

@@ -196,3 +196,19 @@ func Cut(s string, n int) string {
 	}
 	return s[:n] + "..."
 }
+
+// Flat is s as one line of an extension's display (ABI 1.2's Lines,
+// statuses, titles): Printable's rule, and newlines and tabs, which are
+// control characters too, removed as well.
+func Flat(s string) string {
+	s = Printable(s)
+	if !strings.ContainsAny(s, "\n\t") {
+		return s
+	}
+	return strings.Map(func(r rune) rune {
+		if r == '\n' || r == '\t' {
+			return -1
+		}
+		return r
+	}, s)
+}

@@ -129,3 +129,32 @@ func TestJSONWriter(t *testing.T) {
 		t.Error("a JSON writer over a text writer does not write to the raw writer, or is wrapped again")
 	}
 }
+
+// FuzzFlat: whatever an extension sends for one line of display, Flat
+// leaves no control character (line breaks and tabs included) and no byte
+// that is not UTF-8, and keeps every printable rune.
+func FuzzFlat(f *testing.F) {
+	for _, s := range []string{"plain", "\x1b]0;pwned\x07\x1b[2J\u009b31mred\rX\ny", "a\tb\u202ec", "\xff\xfe", "\u2028x\u2029"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		out := Flat(s)
+		if !utf8.ValidString(out) {
+			t.Fatalf("Flat(%q) = %q is not UTF-8", s, out)
+		}
+		for _, r := range out {
+			if r == '\n' || r == '\t' || IsControl(r) {
+				t.Fatalf("Flat(%q) = %q keeps %U", s, out, r)
+			}
+		}
+		want := 0
+		for _, r := range s {
+			if r != '\n' && r != '\t' && !IsControl(r) {
+				want++
+			}
+		}
+		if got := utf8.RuneCountInString(out); got != want {
+			t.Fatalf("Flat(%q) = %q has %d runes, want %d", s, out, got, want)
+		}
+	})
+}

@@ -24,6 +24,9 @@ type LineUI struct {
 	mu    sync.Mutex
 	lines *bufio.Scanner
 	out   io.Writer
+	// statuses are the last status printed per extension and key
+	// (extui.go): a status is printed when it changes.
+	statuses map[string]string
 }
 
 // NewLineUI asks on out (through termtext's rule) and reads the answers

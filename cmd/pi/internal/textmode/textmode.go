@@ -83,6 +83,12 @@ func Print(parent context.Context, conv *conversation.Conversation, prompts []co
 			return ExitError
 		}
 		MaxTurnsNotice(res, errOut)
+		// Every run an extension started or queued during the prompt
+		// ends before pi does (ABI 1.2).
+		if err := conv.WaitExtensionRuns(ctx); err != nil {
+			fmt.Fprintln(errOut, "\npi: interrupted")
+			return ExitInterrupted
+		}
 	}
 	return ExitOK
 }

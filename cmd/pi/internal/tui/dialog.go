@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/charmbracelet/bubbles/cursor"
+	"github.com/charmbracelet/bubbles/textarea"
 	"github.com/charmbracelet/bubbles/textinput"
 	tea "github.com/charmbracelet/bubbletea"
 
@@ -53,6 +54,7 @@ const (
 	dialogConfirm                    // yes or no
 	dialogSelect                     // one of a list
 	dialogInput                      // a line of text
+	dialogEditor                     // text of several lines (an extension's ui.editor)
 )
 
 // dialog is a question waiting for the person.
@@ -73,6 +75,7 @@ type dialog struct {
 	filtering bool
 	pos       int
 	input     *textinput.Model
+	box       *textarea.Model // dialogEditor
 }
 
 // dialogAnswer is the person's answer; ok false is a dismissal.
@@ -362,6 +365,14 @@ func (m *model) openDialog() {
 		ti.Focus()
 		d.input = &ti
 	}
+	if d.kind == dialogEditor && d.box == nil {
+		box := newEditor(m.lr, m.cursorLR)
+		box.Placeholder = ""
+		box.SetWidth(max(m.width-4, 10))
+		box.SetValue(clean(d.placeholder))
+		box.SetHeight(min(max(box.LineCount(), 3), max(m.height/3, 3)))
+		d.box = &box
+	}
 }
 
 // answerDialog answers the first question and prints what was asked and
@@ -443,6 +454,9 @@ func (m *model) dialogView() string {
 		case dialogInput:
 			b.WriteString("  " + d.input.View() + "\n")
 			b.WriteString(m.st.dim.Render("  Enter submits · Esc dismisses") + "\n")
+		case dialogEditor:
+			b.WriteString(d.box.View() + "\n")
+			b.WriteString(m.st.dim.Render("  Enter submits · Alt+Enter new line · Esc cancels") + "\n")
 		}
 	}
 	if n := len(m.dialogs) - 1; n > 0 {
@@ -524,6 +538,21 @@ func (m *model) onDialogKey(k tea.KeyMsg) tea.Cmd {
 		}
 	case dialogSelect:
 		m.onSelectKey(d, k)
+	case dialogEditor:
+		switch k.String() {
+		case "esc":
+			m.answerDialog(dialogAnswer{})
+			return nil
+		case "enter":
+			if !k.Paste {
+				m.answerDialog(dialogAnswer{ok: true, value: d.box.Value()})
+				return nil
+			}
+		}
+		box, cmd := d.box.Update(k)
+		box.SetHeight(min(max(box.LineCount(), 3), max(m.height/3, 3)))
+		d.box = &box
+		return cmd
 	case dialogInput:
 		switch k.String() {
 		case "esc":

@@ -66,6 +66,9 @@ type runningTool struct {
 	id, name, args string
 	tail           []string
 	start          time.Time
+	// guest are the lines the tool's extension drew (tool.render).
+	guest []app.Line
+	input json.RawMessage
 }
 
 // model is the bubbletea model. It is used through a pointer: Update
@@ -139,6 +142,9 @@ type model struct {
 	ctrlC   bool
 	// foot is what the footer shows (refreshFooter).
 	foot Footer
+
+	// ext is what extensions show (extui.go).
+	ext extState
 
 	outbox   []string
 	printing bool
@@ -238,11 +244,15 @@ func (m *model) sendMsg(msg tea.Msg) {
 
 // Init prints the greeting and sends the first prompt.
 func (m *model) Init() tea.Cmd {
-	m.print(m.st.dim.Render("pi · Enter sends · Alt+Enter new line · /help · Esc cancels · Ctrl-D exits"))
+	m.drainExt()
+	m.bindShortcuts()
+	if m.ext.header == nil {
+		m.print(m.st.dim.Render("pi · Enter sends · Alt+Enter new line · /help · Esc cancels · Ctrl-D exits"))
+	}
 	if m.conv.Resumed() {
 		m.replay()
 	}
-	cmds := []tea.Cmd{textarea.Blink, m.flush()}
+	cmds := []tea.Cmd{textarea.Blink, m.flush(), m.takeExtCmds()}
 	if m.cfg.FirstPrompt != "" {
 		first := m.cfg.FirstPrompt
 		cmds = append(cmds, func() tea.Msg { return submitMsg{first} })
@@ -271,6 +281,8 @@ func (m *model) flush() tea.Cmd {
 // Update handles a message and flushes what it printed.
 func (m *model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	cmd := m.update(msg)
+	cmd = tea.Batch(cmd, m.takeExtCmds())
+	m.ui.mirrorEditor(m.editor.Value())
 	if m.quitting {
 		var rest tea.Cmd
 		if len(m.outbox) > 0 {
@@ -285,8 +297,22 @@ func (m *model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 func (m *model) update(msg tea.Msg) tea.Cmd {
 	// What was posted before msg was sent is shown before it.
 	m.drain()
+	m.drainExt()
 	switch msg := msg.(type) {
 	case wakeMsg:
+		return nil
+	case compRenderedMsg:
+		m.componentRendered(msg)
+		return nil
+	case compInputMsg:
+		return m.componentInput(msg)
+	case toolRenderedMsg:
+		m.toolRendered(msg)
+		return nil
+	case shortcutDoneMsg:
+		if msg.err != nil {
+			m.print(m.noticeLine(fmt.Sprintf("[%s] shortcut %s: %s", msg.ext, msg.key, msg.err), app.NotifyError))
+		}
 		return nil
 	case tea.WindowSizeMsg:
 		m.width, m.height = msg.Width, msg.Height
@@ -301,6 +327,9 @@ func (m *model) update(msg tea.Msg) tea.Cmd {
 		m.liveGen++ // a render for the old width is dropped
 		m.rendered = ""
 		m.dirty = m.live.Len() > 0
+		for _, v := range m.ext.all() {
+			m.renderComponent(v)
+		}
 		return m.renderLive()
 	case printedMsg:
 		m.printing = false
@@ -343,6 +372,9 @@ func (m *model) onKey(k tea.KeyMsg) tea.Cmd {
 	if len(m.dialogs) > 0 {
 		return m.onDialogKey(k)
 	}
+	if cmd, ok := m.onExtKey(k); ok {
+		return cmd
+	}
 	if m.pick != nil {
 		return m.onPickKey(k)
 	}
@@ -353,6 +385,9 @@ func (m *model) onKey(k tea.KeyMsg) tea.Cmd {
 		if cmd, ok := m.onMenuKey(k); ok {
 			return cmd
 		}
+	}
+	if cmd, ok := m.shortcut(k); ok {
+		return cmd
 	}
 	cmd := m.onEditorKey(k)
 	m.updateMenu()
@@ -893,19 +928,27 @@ func (m *model) onAgentEvent(ev agent.Event) tea.Cmd {
 		m.finishThinking()
 		m.finishLive()
 		m.tools = append(m.tools, &runningTool{id: ev.ToolCallID, name: ev.ToolName, args: argSummary(ev.ToolName, ev.Args, 160), start: time.Now()})
+		m.tools[len(m.tools)-1].input = ev.Args
+		m.renderToolLive(m.tools[len(m.tools)-1], ev.Args, nil)
 	case agent.EventToolExecutionUpdate:
 		if t := m.tool(ev.ToolCallID); t != nil && ev.PartialResult != nil {
 			t.tail = tailOf(ev.PartialResult.Text(), tailLines)
+			m.renderToolLive(t, t.input, ev.PartialResult)
 		}
 	case agent.EventToolExecutionEnd:
 		args := argSummary(ev.ToolName, nil, 160)
 		var took time.Duration
+		input := ev.Args
 		for i, t := range m.tools {
 			if t.id == ev.ToolCallID {
 				args, took = t.args, time.Since(t.start)
+				input = t.input
 				m.tools = append(m.tools[:i], m.tools[i+1:]...)
 				break
 			}
+		}
+		if m.renderToolEnd(ev.ToolCallID, ev.ToolName, input, args, ev.Result, ev.Failed(), took) {
+			return nil
 		}
 		m.print(m.st.toolBlock(ev.ToolName, args, ev.Result, ev.Failed(), took))
 	case agent.EventCompactionStart:
@@ -1099,6 +1142,9 @@ func (m *model) View() string {
 		return ""
 	}
 	var b strings.Builder
+	if m.ext.header != nil {
+		b.WriteString(m.extLines(m.ext.header.lines, maxWidgetLines))
+	}
 	if m.thinking.Len() > 0 {
 		b.WriteString(m.st.thinkingLive(m.thinking.String(), m.showThinking))
 	}
@@ -1113,6 +1159,9 @@ func (m *model) View() string {
 	}
 	for _, t := range m.tools {
 		fmt.Fprintf(&b, "%s %s %s\n", m.st.accent.Render("⋯"), m.st.tool.Render(clean(t.name)), t.args)
+		for _, l := range t.guest {
+			fmt.Fprintf(&b, "  %s\n", m.extLine(l, m.width-2))
+		}
 		for _, l := range t.tail {
 			fmt.Fprintf(&b, "  %s\n", m.st.dim.Render(l))
 		}
@@ -1136,9 +1185,17 @@ func (m *model) View() string {
 		b.WriteString(m.pick.view(m.st))
 	case m.tpick != nil:
 		b.WriteString(m.tpick.view(m.st))
+	case len(m.ext.overlays) > 0:
+		b.WriteString(m.extOverlay())
 	default:
-		b.WriteString(m.editor.View())
-		b.WriteString("\n")
+		b.WriteString(m.extWidgets(false))
+		if m.ext.editor != nil {
+			b.WriteString(m.extLines(m.ext.editor.lines, max(m.height/2, 3)))
+		} else {
+			b.WriteString(m.editor.View())
+			b.WriteString("\n")
+		}
+		b.WriteString(m.extWidgets(true))
 		if m.menu != nil {
 			b.WriteString(m.menu.view(m.st, m.width))
 		}
@@ -1151,7 +1208,14 @@ func (m *model) View() string {
 		b.WriteString(m.st.warn.Render(m.notice))
 		b.WriteString("\n")
 	}
-	b.WriteString(m.statusLine())
+	if m.ext.footer != nil {
+		b.WriteString(strings.TrimSuffix(m.extLines(m.ext.footer.lines, maxWidgetLines), "\n"))
+	} else {
+		b.WriteString(m.statusLine())
+	}
+	if s := m.extStatusLine(); s != "" {
+		b.WriteString("\n" + s)
+	}
 	// Each line of the live area fits the width (see flush).
 	ls := strings.Split(b.String(), "\n")
 	for i, l := range ls {
@@ -1173,6 +1237,7 @@ func (m *model) statusLine() string {
 	case "bash":
 		state = "running !command… (Esc cancels)"
 	}
+	state = m.workingState(state)
 	return m.foot.render(m.st, m.width, state)
 }
 

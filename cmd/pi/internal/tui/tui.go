@@ -81,6 +81,8 @@ type UI struct {
 	// is a log line not ended yet.
 	logFallback io.Writer
 	logPartial  []byte
+	// ext is what extensions posted for the loop (extui.go).
+	ext extQueue
 }
 
 // New returns a UI that is not running yet.
@@ -143,6 +145,7 @@ func (u *UI) Run(ctx context.Context, cfg Config) int {
 	_, err = p.Run()
 	m.unsubscribe()
 	u.end()
+	m.shutdownComponents()
 	m.stopWork()
 	u.wait(5 * time.Second)
 	if errors.Is(err, tea.ErrInterrupted) {

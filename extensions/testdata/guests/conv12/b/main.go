@@ -1,0 +1,11 @@
+//go:build wasip1
+
+// Command b is the conv12 test guest (package guest) as the extension
+// "conv12b".
+package main
+
+import "github.com/pi-go/pi/extensions/testdata/guests/conv12/guest"
+
+func main() {}
+
+func init() { guest.Register("conv12b") }
