@@ -111,12 +111,16 @@ func TestHostMethods12(t *testing.T) {
 		)
 		checks := []func(string) bool{
 			func(s string) bool { return s == `{"g12-loud":true,"g12-mode":"loud \u003cx\u003e"}` },
-			func(s string) bool { return strings.Contains(s, `"sessionFile":""`) && strings.Contains(s, `"name":""`) },
+			func(s string) bool {
+				return strings.Contains(s, `"sessionFile":""`) && strings.Contains(s, `"name":""`)
+			},
 			func(s string) bool { return s == "{}" },
 			func(s string) bool { return strings.Contains(s, `"name":"named \u003cby\u003e guest"`) },
 			func(s string) bool { return strings.HasPrefix(s, `[{"type":"`) },
 			func(s string) bool { return strings.Contains(s, `"contextWindow":`) },
-			func(s string) bool { return strings.Contains(s, `"idle":false`) && strings.Contains(s, `"systemPrompt":"`) },
+			func(s string) bool {
+				return strings.Contains(s, `"idle":false`) && strings.Contains(s, `"systemPrompt":"`)
+			},
 			func(s string) bool {
 				return strings.Contains(s, `{"name":"call12","description":"One 1.2 host call.","source":"extension:guest12","active":true}`)
 			},
