@@ -303,3 +303,93 @@ func Contains(v any, s string) bool {
 	b, _ := json.Marshal(v)
 	return strings.Contains(string(b), s)
 }
+
+// TUI is pi's terminal UI running in the project inside tmux.
+type TUI struct {
+	t            testing.TB
+	tmux, socket string
+}
+
+// TUI starts pi's terminal UI (120x40) in the project, with a scripted
+// model of no turns; it is stopped when the test ends. The test is
+// skipped when tmux is missing.
+func (p *Project) TUI(t testing.TB, args ...string) *TUI {
+	t.Helper()
+	tmux, err := exec.LookPath("tmux")
+	if err != nil {
+		t.Skip("tmux not found (apt-get install tmux)")
+	}
+	script := p.Script(`[]`)
+	u := &TUI{t: t, tmux: tmux, socket: fmt.Sprintf("porttest-%d-%s", os.Getpid(), filepath.Base(p.Dir))}
+	t.Cleanup(func() { exec.Command(tmux, "-L", u.socket, "kill-server").Run() })
+	cache, _ := plugin.CacheDir()
+	var quoted []string
+	for _, a := range append(append([]string{plugin.Pi(t)}, script...), append(args, "--trust")...) {
+		quoted = append(quoted, fmt.Sprintf("%q", a))
+	}
+	cmd := fmt.Sprintf("cd %q && TERM=xterm-256color %s 2>%q; echo PI-EXIT=$?; exec cat", p.Dir, strings.Join(quoted, " "), filepath.Join(p.Home, "stderr.txt"))
+	u.run("new-session", "-d", "-s", "pi", "-x", "120", "-y", "40",
+		"-e", "PI_HOME="+p.Home, "-e", "HOME="+p.Home, "-e", "PI_CACHE_DIR="+cache, "-e", "NO_COLOR=", "-e", "PI_TUI=",
+		"-e", "OPENAI_API_KEY=", "sh", "-c", cmd)
+	u.WaitFor("Enter sends")
+	return u
+}
+
+func (u *TUI) run(args ...string) string {
+	u.t.Helper()
+	out, err := exec.Command(u.tmux, append([]string{"-L", u.socket}, args...)...).CombinedOutput()
+	if err != nil {
+		u.t.Fatalf("tmux %v: %v\n%s", args, err, out)
+	}
+	return string(out)
+}
+
+// Screen is what the terminal shows.
+func (u *TUI) Screen() string { return u.run("capture-pane", "-p", "-t", "pi") }
+
+// Keys sends tmux key names ("Down", "C-c", "q").
+func (u *TUI) Keys(keys ...string) { u.run(append([]string{"send-keys", "-t", "pi"}, keys...)...) }
+
+// Line types text and Enter.
+func (u *TUI) Line(text string) {
+	u.run("send-keys", "-t", "pi", "-l", text)
+	u.run("send-keys", "-t", "pi", "Enter")
+}
+
+// WaitFor waits until the screen shows every string of want (30 s at
+// most) and returns it.
+func (u *TUI) WaitFor(want ...string) string {
+	u.t.Helper()
+	return u.wait(fmt.Sprintf("show %q", want), func(s string) bool {
+		for _, w := range want {
+			if !strings.Contains(s, w) {
+				return false
+			}
+		}
+		return true
+	})
+}
+
+// WaitGone waits until the screen no longer shows s.
+func (u *TUI) WaitGone(s string) string {
+	u.t.Helper()
+	return u.wait(fmt.Sprintf("stop showing %q", s), func(screen string) bool { return !strings.Contains(screen, s) })
+}
+
+func (u *TUI) wait(what string, ok func(string) bool) string {
+	u.t.Helper()
+	tick := time.NewTicker(50 * time.Millisecond)
+	defer tick.Stop()
+	deadline := time.After(30 * time.Second)
+	for {
+		s := u.Screen()
+		if ok(s) {
+			return s
+		}
+		select {
+		case <-tick.C:
+		case <-deadline:
+			u.t.Fatalf("the terminal did not %s within 30 s; it shows:\n%s", what, s)
+		}
+	}
+}

@@ -109,7 +109,7 @@ fn call12(op: &str, v: &Json) -> Result<Json, String> {
         "ui.getEditorText" => js(&pi::get_editor_text()?),
         "ui.component" => {
             let o = pi::ComponentOptions { slot: text(v, "slot"), key: text(v, "key"), placement: text(v, "placement"), max_height: num as u32 };
-            obj(vec![("id", opt_str(pi::component(&o)?))])
+            obj(vec![("id", js(&pi::component(&o)?.unwrap_or_default()))])
         }
         "ui.rerender" => pi::rerender(&a).map(|_| empty())?,
         "ui.close" => pi::close(&a).map(|_| empty())?,
