@@ -22,7 +22,7 @@ func TestDynamicTools(t *testing.T) {
 		openai.Reply{ToolCalls: []openai.ToolCall{{Name: "shout", Arguments: `{"message":"hi <there>"}`}, {Name: "echo_session", Arguments: `{"message":"x"}`}}},
 		openai.Reply{Text: "done"})
 	rpc := p.RPC("--base-url", srv.URL, "--model", "M", "--api-key", "k")
-	if m := rpc.UI("notify"); m["message"] != "Registered dynamic tool: echo_session" {
+	if m := rpc.UI("notify"); m["message"] != "[dynamic-tools] Registered dynamic tool: echo_session" {
 		t.Errorf("start: %v", m)
 	}
 	rpc.Send(map[string]any{"id": "1", "type": "prompt", "message": "/add-echo-tool Shout"})

@@ -29,12 +29,13 @@ func compactions(t *testing.T, rpc *porttest.RPC, id string) int {
 // TestTriggerCompact: a turn that leaves the context over the configured
 // threshold makes pi compact once idle (the model is asked for the
 // summary); /trigger-compact compacts at once with the instructions
-// given.
+// given (after another turn, so there is something to compact).
 func TestTriggerCompact(t *testing.T) {
 	p := porttest.New(t, "trigger-compact", porttest.Build(t, "."), "[extensions.config]\nthreshold_tokens = 100")
 	srv := openai.NewServer(t,
 		openai.Reply{Text: "a long answer", Usage: &openai.Usage{PromptTokens: 500, CompletionTokens: 20}},
 		openai.Reply{Text: "SUMMARY ONE"},
+		openai.Reply{Text: "a short answer", Usage: &openai.Usage{PromptTokens: 10, CompletionTokens: 5}},
 		openai.Reply{Text: "SUMMARY TWO"})
 	rpc := p.RPC("--base-url", srv.URL, "--model", "M", "--api-key", "k")
 	rpc.Send(map[string]any{"id": "1", "type": "prompt", "message": "tell me everything"})
@@ -47,6 +48,9 @@ func TestTriggerCompact(t *testing.T) {
 		t.Errorf("%d compactions after the turn", n)
 	}
 	rpc.Settle()
+	rpc.Send(map[string]any{"id": "3a", "type": "prompt", "message": "and a little more"})
+	rpc.Idle()
+	rpc.Settle()
 	rpc.Send(map[string]any{"id": "3", "type": "prompt", "message": "/trigger-compact keep the numbers"})
 	if m := rpc.UI("notify"); m["message"] != "Compaction started" {
 		t.Errorf("/trigger-compact: %v", m)
@@ -55,7 +59,7 @@ func TestTriggerCompact(t *testing.T) {
 	if n := compactions(t, rpc, "4"); n != 2 {
 		t.Errorf("%d compactions after /trigger-compact", n)
 	}
-	if reqs := srv.Requests(); len(reqs) != 3 || !porttest.Contains(reqs[2], "keep the numbers") {
+	if reqs := srv.Requests(); len(reqs) != 4 || !porttest.Contains(reqs[3], "keep the numbers") {
 		t.Errorf("model requests %d; the last: %v", len(reqs), reqs[len(reqs)-1])
 	}
 }

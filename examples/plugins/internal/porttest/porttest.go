@@ -310,8 +310,8 @@ type TUI struct {
 	tmux, socket string
 }
 
-// TUI starts pi's terminal UI (120x40) in the project, with a scripted
-// model of no turns; it is stopped when the test ends. The test is
+// TUI starts pi's terminal UI (120x40) in the project with args (a
+// scripted model of no turns unless they give --script); it is stopped when the test ends. The test is
 // skipped when tmux is missing.
 func (p *Project) TUI(t testing.TB, args ...string) *TUI {
 	t.Helper()
@@ -319,7 +319,10 @@ func (p *Project) TUI(t testing.TB, args ...string) *TUI {
 	if err != nil {
 		t.Skip("tmux not found (apt-get install tmux)")
 	}
-	script := p.Script(`[]`)
+	var script []string
+	if !strings.Contains(strings.Join(args, " "), "--script") {
+		script = p.Script(`[]`)
+	}
 	u := &TUI{t: t, tmux: tmux, socket: fmt.Sprintf("porttest-%d-%s", os.Getpid(), filepath.Base(p.Dir))}
 	t.Cleanup(func() { exec.Command(tmux, "-L", u.socket, "kill-server").Run() })
 	cache, _ := plugin.CacheDir()
@@ -392,4 +395,10 @@ func (u *TUI) wait(what string, ok func(string) bool) string {
 			u.t.Fatalf("the terminal did not %s within 30 s; it shows:\n%s", what, s)
 		}
 	}
+}
+
+// WaitCount waits until the screen shows s at least n times.
+func (u *TUI) WaitCount(s string, n int) string {
+	u.t.Helper()
+	return u.wait(fmt.Sprintf("show %q %d times", s, n), func(screen string) bool { return strings.Count(screen, s) >= n })
 }
