@@ -21,8 +21,12 @@ import (
 // decodes a cached module and reads its code, which takes hundreds of
 // milliseconds for a Go guest of a few MB on a busy machine, so the timer
 // alone cannot tell a warm load from a real compile. A compile with the
-// cache leaves a marker (compiledMarker) that says so.
+// cache leaves a marker (compiledMarker) that says so; with its record,
+// the module is loaded through its shell (precompiled.go).
 func (h *Host) compileNoticed(ctx context.Context, hr *hostRuntime, m module) (wazero.CompiledModule, error) {
+	if compiled, ok := h.compileRecorded(ctx, hr, m); ok {
+		return compiled, nil
+	}
 	notify := h.opts.OnCompile
 	marker := h.compiledMarker(m.sha256)
 	if marker != "" {
@@ -31,9 +35,7 @@ func (h *Host) compileNoticed(ctx context.Context, hr *hostRuntime, m module) (w
 		}
 	}
 	if notify == nil {
-		compiled, err := hr.r.CompileModule(ctx, m.wasm)
-		h.markCompiled(marker, err)
-		return compiled, err
+		return h.compileAndRecord(ctx, hr, m)
 	}
 	start := time.Now()
 	var done func(time.Duration, error)
@@ -54,7 +56,7 @@ func (h *Host) compileNoticed(ctx context.Context, hr *hostRuntime, m module) (w
 			}
 		}()
 	}
-	compiled, err := hr.r.CompileModule(ctx, m.wasm)
+	compiled, err := h.compileAndRecord(ctx, hr, m)
 	if stop != nil {
 		close(stop)
 		<-exited // done and told are the goroutine's until it has exited
@@ -62,14 +64,13 @@ func (h *Host) compileNoticed(ctx context.Context, hr *hostRuntime, m module) (w
 	if told && done != nil {
 		done(time.Since(start), err)
 	}
-	h.markCompiled(marker, err)
 	return compiled, err
 }
 
 // compiledMarker is the file that says the module of this sha256 is in the
 // compilation cache: CacheDir/pi-compiled/WAZERO-VERSION-ARCH-OS/SHA256
 // (wazero keeps its entries per version, architecture and OS too); "" with
-// no cache.
+// no cache. It is the record of precompiled.go (an older pi left it empty).
 func (h *Host) compiledMarker(sha256 string) string {
 	if h.cache == nil {
 		return ""
@@ -79,20 +80,6 @@ func (h *Host) compiledMarker(sha256 string) string {
 		return ""
 	}
 	return filepath.Join(abs, "pi-compiled", wazeroVersion()+"-"+runtime.GOARCH+"-"+runtime.GOOS, sha256)
-}
-
-// markCompiled leaves the marker of a successful compile (best effort: a
-// missing marker only means the next load may show the notice).
-func (h *Host) markCompiled(marker string, err error) {
-	if marker == "" || err != nil {
-		return
-	}
-	if _, statErr := os.Stat(marker); statErr == nil {
-		return
-	}
-	if os.MkdirAll(filepath.Dir(marker), 0o755) == nil {
-		_ = os.WriteFile(marker, nil, 0o644)
-	}
 }
 
 // wazeroVersion is the version of wazero built into this program, as

@@ -158,6 +158,7 @@ func (e *Extension) boot(ctx context.Context, inst *instance) (initResult, error
 	cctx, cancel := context.WithTimeout(ctx, e.hookTO)
 	defer cancel()
 	cctx = context.WithValue(withChain(cctx, e.name), ctxKey{}, inst)
+	cctx = withMethod(cctx, abi.MethodInit)
 	inst.callCtx = cctx
 	defer func() { inst.callCtx = nil }()
 
@@ -212,7 +213,7 @@ func (e *Extension) instantiate(ctx context.Context, inst *instance) (mod api.Mo
 			err = fmt.Errorf("host panic during instantiation: %v", p)
 		}
 	}()
-	return e.rt.r.InstantiateModule(ctx, e.compiled, e.moduleConfig(inst))
+	return e.rt.r.InstantiateModule(withGuestMemory(ctx), e.compiled, e.moduleConfig(inst))
 }
 
 // roundTrip writes a request into the guest, calls pi_call, copies the
@@ -443,6 +444,7 @@ func (e *Extension) sideCall(ctx context.Context, method string, req []byte, tim
 	cctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	cctx = context.WithValue(cctx, ctxKey{}, inst)
+	cctx = withMethod(cctx, method)
 	inst.callCtx = cctx
 	raw, err := inst.roundTrip(cctx, req, e.rt.pages)
 	if err == nil {

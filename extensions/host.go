@@ -212,10 +212,7 @@ func (h *Host) runtimeFor(ctx context.Context, pages uint32) (*hostRuntime, erro
 	if hr, ok := h.runtimes[pages]; ok {
 		return hr, nil
 	}
-	cfg := wazero.NewRuntimeConfig().
-		WithMemoryLimitPages(pages).
-		WithCloseOnContextDone(true).
-		WithDebugInfoEnabled(false)
+	cfg := runtimeConfig(pages)
 	if h.cache != nil {
 		cfg = cfg.WithCompilationCache(h.cache)
 	}
@@ -231,6 +228,15 @@ func (h *Host) runtimeFor(ctx context.Context, pages uint32) (*hostRuntime, erro
 	hr := &hostRuntime{r: r, wasi: r.Module(wasiModule).ExportedFunctionDefinitions(), pages: pages, compiled: map[string]wazero.CompiledModule{}}
 	h.runtimes[pages] = hr
 	return hr, nil
+}
+
+// runtimeConfig is the configuration of the runtime of a memory limit
+// (without the compilation cache).
+func runtimeConfig(pages uint32) wazero.RuntimeConfig {
+	return wazero.NewRuntimeConfig().
+		WithMemoryLimitPages(pages).
+		WithCloseOnContextDone(true).
+		WithDebugInfoEnabled(false)
 }
 
 // Load verifies, compiles, instantiates and initializes an extension, and

@@ -79,9 +79,11 @@ func dialogContext(ctx context.Context, timeoutMS int64) (context.Context, conte
 	return context.WithDeadline(ctx, deadline)
 }
 
-// ErrNoSession is the answer of session.append and session.entries when
-// no session is kept (--no-session, or no conversation holds one): the
-// guest is told "no session", as docs/abi.md says.
+// ErrNoSession is the answer of the session methods when the host has
+// nowhere to keep them: no Options.Session (session.append and
+// session.entries), or no conversation behind it (ABI 1.2's session.* and
+// agent.*). pi's runtime keeps 1.1's entries in memory when no session
+// file is kept, so they never answer it there.
 var ErrNoSession = errors.New("no session")
 
 // sessionCall answers session.append and session.entries through

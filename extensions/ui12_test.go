@@ -413,3 +413,20 @@ func waitFor(t *testing.T, cond func() bool, what string) {
 		time.Sleep(10 * time.Millisecond)
 	}
 }
+
+// BenchmarkUI12ToolRender: one tool.render round trip through the Go SDK
+// guest (request encoded, guest called, two styled lines decoded).
+func BenchmarkUI12ToolRender(b *testing.B) {
+	var logs logBuffer
+	h := newHost(b, extensions.Options{UI: newRecUI(), TUI: true, Mode: extensions.ModeInteractive, Logger: newLogger(&logs)})
+	load(b, h, extensions.Spec{Name: "ui12", Path: goGuest(b, ui12Guest)})
+	e := h.ToolRenderer("fancy")
+	res := &tool.Result{Content: []tool.ContentBlock{tool.Text("fancy done")}}
+	ctx := context.Background()
+	b.ReportAllocs()
+	for b.Loop() {
+		if lines, err := e.RenderTool(ctx, "fancy", "t1", json.RawMessage(`{"x":1}`), res, false, false, 80); err != nil || len(lines) != 2 {
+			b.Fatal(lines, err)
+		}
+	}
+}

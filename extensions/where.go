@@ -44,11 +44,15 @@ func InCommand(ctx context.Context) bool {
 	return false
 }
 
-// CheckWhere answers the "where" rule for method: an error for a
+// CheckWhere answers the "where" rule for method: an error during init
+// (ABI 1.2's methods answer in any call but init), for a
 // command-only method outside a command or shortcut, and, when
 // conversational (agent.*, session.*, model.*), in the tool and inspect
 // modes, which have no conversation.
 func (e *Extension) CheckWhere(ctx context.Context, method string, commandOnly, conversational bool) error {
+	if CallMethod(ctx) == abi.MethodInit {
+		return fmt.Errorf("%s is not available during init", method)
+	}
 	if conversational {
 		switch mode := e.host.opts.Mode; mode {
 		case abi.ModeTool, abi.ModeInspect:

@@ -56,6 +56,17 @@
 // init only to a 1.1 host, so an extension that uses them still loads in a
 // 1.0 pi, where those parts stay unused (and an Ask becomes a block).
 //
+// # ABI 1.2: the conversation
+//
+// A pi that speaks ABI 1.2 (ABIMinor() >= 2) also lets an extension read
+// and steer the conversation (session12.go): the session (GetSessionInfo,
+// SessionBranch, SessionTree, SetSessionName, SetLabel, GetContextUsage,
+// Compact; in a command NewSession, SwitchSession, ForkSession, Navigate),
+// the agent (SendUserMessage, SendMessage, Abort, GetAgentState), and the
+// hooks OnContext, OnUserBash and OnSessionBeforeSwitch, ...Fork, ...Tree,
+// ...Compact. The 1.2 hooks and session events are declared only to a 1.2
+// host. SessionAppend and SessionEntries are 1.1's custom entries.
+//
 // Outside wasip1 (for example in unit tests on the build machine) the package
 // still compiles; the host functions then answer that no host is present.
 package sdk

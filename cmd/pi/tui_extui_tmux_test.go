@@ -23,6 +23,12 @@ const escShown = "]0;pwned[2J31mredXy"
 
 // startUI12 runs pi in tmux with the ui12 guest.
 func startUI12(t *testing.T, name string, replies ...openai.Reply) (*tmuxPane, string) {
+	return startUI12With(t, name, nil, "Enter sends", replies...)
+}
+
+// startUI12With runs pi in tmux with the ui12 guest and extra flags, and
+// waits until the screen shows ready.
+func startUI12With(t *testing.T, name string, flags []string, ready string, replies ...openai.Reply) (*tmuxPane, string) {
 	tmux := tmuxPath(t)
 	bin := realPi(t)
 	wasm := plugin.BuildGo(t, ui12Guest)
@@ -31,13 +37,17 @@ func startUI12(t *testing.T, name string, replies ...openai.Reply) (*tmuxPane, s
 	stderrFile := filepath.Join(home, "stderr.txt")
 	p := &tmuxPane{t: t, tmux: tmux, socket: fmt.Sprintf("pi-test-%s-%d", name, os.Getpid())}
 	t.Cleanup(func() { exec.Command(tmux, "-L", p.socket, "kill-server").Run() })
-	script := fmt.Sprintf("cd %q && TERM=xterm-256color %q --model test-model -e %q 2>%q; echo PI-EXIT=$?; exec cat", dir, bin, wasm, stderrFile)
+	var extra string
+	for _, f := range flags {
+		extra += fmt.Sprintf(" %q", f)
+	}
+	script := fmt.Sprintf("cd %q && TERM=xterm-256color %q --model test-model -e %q%s 2>%q; echo PI-EXIT=$?; exec cat", dir, bin, wasm, extra, stderrFile)
 	p.run("new-session", "-d", "-s", "pi", "-x", "120", "-y", "40",
 		"-e", "PI_HOME="+filepath.Join(home, "pi"), "-e", "HOME="+home,
 		"-e", "OPENAI_BASE_URL="+srv.URL, "-e", "OPENAI_API_KEY=sk-test-0123456789abcdef",
 		"-e", "NO_COLOR=", "-e", "PI_TUI=", "-e", "PI_CACHE_DIR="+os.Getenv("PI_CACHE_DIR"),
 		"sh", "-c", script)
-	p.waitFor("Enter sends", "test-model")
+	p.waitFor(ready, "test-model")
 	return p, stderrFile
 }
 
@@ -77,7 +87,9 @@ func TestTUIExtensionUI12InTmux(t *testing.T) {
 	p.typeLine("/ask")
 	// A dialog's title and options are one line each: what follows a
 	// line break is shown as " …".
-	p.waitFor("? [ui12] Pick one]0;pwned[2J31mredX …", "alpha]0;pwned[2J31mredX …", "gamma")
+	// The working message /show set replaces "working…" while a command
+	// runs.
+	p.waitFor("? [ui12] Pick one]0;pwned[2J31mredX …", "alpha]0;pwned[2J31mredX …", "gamma", "grinding"+escShown+" (Esc cancels)")
 	p.run("send-keys", "-t", "pi", "Down")
 	p.run("send-keys", "-t", "pi", "Enter")
 	p.waitFor("? [ui12] Your name")
@@ -100,6 +112,15 @@ func TestTUIExtensionUI12InTmux(t *testing.T) {
 	}
 	p.typeLine("/state")
 	p.waitFor("key:up;key:up;dispose:cancelled")
+
+	// The API key never shows, even split over two spans.
+	p.typeLine("/say plain words here")
+	p.waitFor("said plain words here")
+	p.typeLine("/say key sk-test-0123456789abcdef zzz")
+	s = p.waitFor("said key [REDACTED] zzz")
+	if strings.Count(s, "0123456789abcdef") > 0 {
+		t.Errorf("the key is on the screen:\n%s", s)
+	}
 
 	// A shortcut.
 	p.run("send-keys", "-t", "pi", "F5")
@@ -142,4 +163,16 @@ func TestTUIExtensionUI12InTmux(t *testing.T) {
 	if strings.Contains(string(data), "pwned") {
 		t.Fatalf("stderr got a guest's text while the TUI ran:\n%s", data)
 	}
+}
+
+// TestTUIExtensionHeaderAtStart: a header component an extension opens in
+// session_start, before the TUI runs, shows when it starts, in place of
+// pi's header line.
+func TestTUIExtensionHeaderAtStart(t *testing.T) {
+	p, _ := startUI12With(t, "ui12h", []string{"--ext-config", "header=true"}, "ARCADE HEADER"+escShown)
+	if s := p.screen(); strings.Contains(s, "Enter sends · Alt+Enter") {
+		t.Errorf("pi's header line shows beside the extension's:\n%s", s)
+	}
+	p.run("send-keys", "-t", "pi", "C-d")
+	p.waitFor("PI-EXIT=0")
 }

@@ -15,6 +15,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 
 	"go.yaml.in/yaml/v3"
 )
@@ -121,7 +122,7 @@ func (d Document) Line(n *yaml.Node) int {
 type Node = yaml.Node
 
 // yamlLineRE finds the YAML library's "line N" in its messages.
-var yamlLineRE = regexp.MustCompile(`line (\d+)`)
+var yamlLineRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`line (\d+)`) })
 
 // wrap turns a YAML error into an Error at the file's line: the first line
 // the message names (every one, for a list of type errors, is moved to the
@@ -137,7 +138,7 @@ func (d Document) wrap(err error) error {
 	first := 0
 	for i, m := range msgs {
 		m = strings.TrimPrefix(m, "yaml: ")
-		m = yamlLineRE.ReplaceAllStringFunc(m, func(s string) string {
+		m = yamlLineRE().ReplaceAllStringFunc(m, func(s string) string {
 			n, _ := strconv.Atoi(s[len("line "):])
 			n += d.yamlLine - 1
 			if first == 0 {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"sync"
 )
 
 // checkTree checks the schema at ptr and every subschema the meta-schema
@@ -69,8 +70,8 @@ func (c *compiler) checkSchema(v any, ptr string, d Draft) error {
 var simpleTypes = map[string]bool{"array": true, "boolean": true, "integer": true, "null": true, "number": true, "object": true, "string": true}
 
 var (
-	anchor2019 = regexp.MustCompile(`^[A-Za-z][-A-Za-z0-9.:_]*$`)
-	anchor2020 = regexp.MustCompile(`^[A-Za-z_][-A-Za-z0-9._]*$`)
+	anchor2019 = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z][-A-Za-z0-9.:_]*$`) })
+	anchor2020 = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z_][-A-Za-z0-9._]*$`) })
 )
 
 func (c *compiler) checkKeyword(obj map[string]any, kw string, v any, at string, d Draft) error {
@@ -341,19 +342,19 @@ func (c *compiler) checkKeyword(obj map[string]any, kw string, v any, at string,
 		switch kw {
 		case "$anchor":
 			if d == Draft2019 {
-				return anchorName(anchor2019)
+				return anchorName(anchor2019())
 			}
-			return anchorName(anchor2020)
+			return anchorName(anchor2020())
 		case "$recursiveRef", "$dynamicRef":
 			return uriRef()
 		case "$recursiveAnchor":
 			if d == Draft2019 {
 				return boolean()
 			}
-			return anchorName(anchor2020)
+			return anchorName(anchor2020())
 		case "$dynamicAnchor":
 			if d >= Draft2020 {
-				return anchorName(anchor2020)
+				return anchorName(anchor2020())
 			}
 		case "$vocabulary":
 			m, ok := v.(map[string]any)

@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // Draft is a JSON Schema draft: 4, 6, 7, 2019 (2019-09) or 2020 (2020-12).
@@ -305,13 +306,13 @@ func joinURL(base, ref string) (string, string, error) {
 }
 
 // placesByDraft caches subschemaPlaces.
-var placesByDraft = map[Draft][]string{}
-
-func init() {
+var placesByDraft = sync.OnceValue(func() map[Draft][]string {
+	m := map[Draft][]string{}
 	for _, d := range []Draft{Draft4, Draft6, Draft7, Draft2019, Draft2020} {
-		placesByDraft[d] = subschemaPlaces(d)
+		m[d] = subschemaPlaces(d)
 	}
-}
+	return m
+})
 
 // subschemaPlaces lists where a draft has subschemas: "kw" (a schema),
 // "kw/*" (an object of schemas), "kw/[]" (an array of schemas).
@@ -338,7 +339,7 @@ func subschemaPlaces(d Draft) []string {
 // additionalItems and items arrays for $id, but does not check them).
 func children(obj map[string]any, ptr string, d Draft, metaOnly bool) [][2]any {
 	var out [][2]any
-	for _, place := range placesByDraft[d] {
+	for _, place := range placesByDraft()[d] {
 		if metaOnly && d >= Draft2020 && (place == "additionalItems" || place == "items/[]") {
 			continue
 		}
@@ -872,7 +873,7 @@ func (c *compiler) compileNode(n *node) error {
 func (c *compiler) compileIgnored(obj map[string]any, n *node) error {
 	d := n.draft
 	for _, kw := range []string{"contains", "propertyNames", "if", "then", "else"} {
-		if _, ok := obj[kw]; !ok || !slices.Contains(placesByDraft[d], kw) {
+		if _, ok := obj[kw]; !ok || !slices.Contains(placesByDraft()[d], kw) {
 			continue // absent, or not a keyword of this draft
 		}
 		if _, err := c.enqueue(appendPtr(n.ptr, kw)); err != nil {

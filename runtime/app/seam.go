@@ -77,8 +77,9 @@ func (r *Runtime) EventSink(next func(agent.Event)) func(agent.Event) {
 
 // BindSession makes current the source of the session that extensions'
 // session.append and session.entries use (the conversation's, which
-// changes with /new, /resume and /fork); nil unbinds it, and they answer
-// "no session" (as with --no-session).
+// changes with /new, /resume and /fork; in memory with --no-session);
+// nil unbinds it, and they use a session in memory of the runtime's own
+// (as under pi tool call and in the test kit).
 func (r *Runtime) BindSession(current func() *session.Session) {
 	if current == nil {
 		r.session.Store(nil)
@@ -87,8 +88,8 @@ func (r *Runtime) BindSession(current func() *session.Session) {
 	r.session.Store(&current)
 }
 
-// errNoSession is the answer of session.append and session.entries
-// without a session file.
+// errNoSession is the answer of ABI 1.2's session.* and agent.* without a
+// conversation bound (BindConversation).
 var errNoSession = extensions.ErrNoSession
 
 // extSession is the session as extensions see it: session.append writes

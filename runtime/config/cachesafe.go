@@ -165,11 +165,14 @@ func (s stickyView) Mode() os.FileMode { return s.FileInfo.Mode() &^ 0o022 }
 
 // TrustedCacheDir is CacheDir(piHome) when CheckPrivateTree accepts it,
 // looking into what pi reads there: wazero's folders ("wazero-*", the
-// native code it loads) and the MCP tool lists ("mcp"); else "" (run
+// native code it loads), the records of which entry holds a module's code
+// ("pi-compiled") and the MCP tool lists ("mcp"); else "" (run
 // without the cache) and the refusal, to show as a warning.
 func TrustedCacheDir(piHome string) (string, error) {
 	dir := CacheDir(piHome)
-	err := CheckPrivateTree(dir, "cache folder", func(name string) bool { return strings.HasPrefix(name, "wazero-") || name == "mcp" })
+	err := CheckPrivateTree(dir, "cache folder", func(name string) bool {
+		return strings.HasPrefix(name, "wazero-") || name == "mcp" || name == "pi-compiled"
+	})
 	if err != nil {
 		return "", fmt.Errorf("%w; pi runs without the cache (extensions compile at every start)", err)
 	}

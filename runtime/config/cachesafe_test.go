@@ -49,6 +49,15 @@ func TestCacheOthersCanChangeIsRefused(t *testing.T) {
 			want: []string{"FILE", "writable by every user", "chmod go-w FILE"}},
 		{name: "a planted world-writable entry", spoil: func(t *testing.T, c, e string) string { mustChmod(t, e, 0o666); return e },
 			want: []string{"FILE", "writable by every user", "chmod go-w FILE"}},
+		{name: "a world-writable record of which entry holds a module's code", spoil: func(t *testing.T, c, e string) string {
+			rec := filepath.Join(c, "pi-compiled", "v1.12.0-amd64-linux", strings.Repeat("cd", 32))
+			writeFile(t, rec, "shell2 "+wz+"/"+strings.Repeat("ab", 32)+" 16 0\n")
+			for _, d := range []string{filepath.Dir(filepath.Dir(rec)), filepath.Dir(rec)} {
+				mustChmod(t, d, 0o700)
+			}
+			mustChmod(t, rec, 0o666)
+			return rec
+		}, want: []string{"FILE", "writable by every user", "chmod go-w FILE"}},
 		{name: "a planted link", spoil: func(t *testing.T, c, e string) string {
 			os.Remove(e)
 			if err := os.Symlink("/bin/sh", e); err != nil {

@@ -88,9 +88,12 @@ func count(lines []string, prefix string) int {
 // and raw host calls, on a session file; command-only methods are refused
 // in a tool.
 func TestABI12SessionMethods(t *testing.T) {
-	x := newConv12(t, "", "", "hi there")
+	x := newConv12(t, `initCall = "session.info"`, "", "hi there")
 	x.line("hello")
 	s := x.c.Session()
+	if seen := x.seen("conv12"); !slices.Contains(seen, `init {"error":"session.info is not available during init"}`) {
+		t.Errorf("session.info in init: %q", seen)
+	}
 
 	var info struct{ SessionID, SessionFile, Name, LeafID string }
 	if err := json.Unmarshal([]byte(x.line("/conv12-typed info")), &info); err != nil || info.SessionID != s.ID() || info.SessionFile != s.Path() || info.LeafID != s.Leaf() {
@@ -204,7 +207,7 @@ func TestABI12BeforeHooksCancel(t *testing.T) {
 // session_start says why a session started.
 func TestABI12SummariesAndEvents(t *testing.T) {
 	x := newConv12(t, "", `compactSummary = "summary by hook"
-treeSummary = "branch by hook"`, "one", "two")
+treeSummary = "branch by hook"`, "one", "two", "three")
 	x.line("hello")
 	x.line("again")
 	asked := len(x.p.Requests())
@@ -279,6 +282,30 @@ treeSummary = "branch by hook"`, "one", "two")
 		}) {
 		t.Errorf("resume: %q", seen)
 	}
+
+	// The same changes asked for by an extension's command.
+	if got := x.line("/conv12-typed new"); got != "false" || x.c.Session().Path() == prev {
+		t.Fatalf("session.new from a command = %s", got)
+	}
+	if got := x.line(`/conv12-call session.switch {"sessionPath":"` + prev + `"}`); got != `{"result":{"cancelled":false}}` || x.c.Session().Path() != prev {
+		t.Fatalf("session.switch from a command = %s (session %s)", got, x.c.Session().Path())
+	}
+	x.line("third")
+	for _, e := range x.c.Session().Branch() {
+		if userMessage(e) != nil {
+			first = e.ID
+		}
+	}
+	if got := x.line(`/conv12-call session.fork {"entryId":"` + first + `"}`); got != `{"result":{"cancelled":false}}` || x.c.Session().Path() == prev {
+		t.Fatalf("session.fork from a command = %s", got)
+	}
+	if seen := x.seen("conv12b"); !slices.ContainsFunc(seen, func(l string) bool {
+		return strings.Contains(l, `"type":"session_fork"`) && strings.Contains(l, fmt.Sprintf(`"previousSessionFile":%q`, prev))
+	}) || !slices.ContainsFunc(seen, func(l string) bool {
+		return strings.Contains(l, `"type":"session_start"`) && strings.Contains(l, `"reason":"fork"`)
+	}) {
+		t.Errorf("fork events: %q", seen)
+	}
 }
 
 // sendUserMessage from a command starts a run once the command returned;
@@ -309,6 +336,20 @@ func TestABI12AgentMessages(t *testing.T) {
 	reqs = x.p.Requests()
 	if len(reqs) != 2 || !slices.Equal(userTexts(reqs[1].Messages), []string{"from the extension", "remember this", "and go"}) {
 		t.Fatalf("the triggered turn sent %q", userTexts(reqs[len(reqs)-1].Messages))
+	}
+	// The file holds the custom messages as the reference reads them back.
+	back, err := session.Read(s.Path(), session.OpenOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var customs []string
+	for _, m := range back.Context() {
+		if m.Role == session.RoleCustom {
+			customs = append(customs, m.CustomType+":"+m.Content[0].Text)
+		}
+	}
+	if !slices.Equal(customs, []string{"conv12:remember this", "conv12:and go"}) {
+		t.Errorf("custom messages read back: %q", customs)
 	}
 
 	// A flood: the first MaxPendingExtensionRuns are queued, the rest

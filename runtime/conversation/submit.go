@@ -96,6 +96,10 @@ type Submitted struct {
 // (only when the prompt goes to the model); the model run's error (with
 // its Result).
 func (c *Conversation) Submit(ctx context.Context, p Prompt, o SubmitOptions) (Submitted, error) {
+	// The runs extensions ask for meanwhile (from an input hook, a
+	// command) start once the prompt's own work (and run) is done.
+	release := c.holdExtensionRuns()
+	defer release()
 	in, err := c.rt.Input(ctx, p.Text, p.Images)
 	if err != nil {
 		return Submitted{}, err
@@ -117,10 +121,6 @@ func (c *Conversation) Submit(ctx context.Context, p Prompt, o SubmitOptions) (S
 		}
 		return sub, nil
 	}
-	// The runs the command's extension asks for start once it returned
-	// (and after its prompt's run).
-	release := c.holdExtensionRuns()
-	defer release()
 	res, err := c.rt.RunCommand(ctx, name, args)
 	switch {
 	case errors.Is(err, app.ErrUnknownCommand):

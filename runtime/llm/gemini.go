@@ -11,6 +11,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 )
@@ -39,8 +40,8 @@ const geminiSkipSignature = "skip_thought_signature_validator"
 var geminiCallSeq atomic.Int64
 
 var (
-	gemini3Pro   = regexp.MustCompile(`gemini-3(?:\.\d+)?-pro`)
-	gemini3Flash = regexp.MustCompile(`gemini-3(?:\.\d+)?-flash`)
+	gemini3Pro   = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`gemini-3(?:\.\d+)?-pro`) })
+	gemini3Flash = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`gemini-3(?:\.\d+)?-flash`) })
 )
 
 // geminiThinking returns the thinkingConfig for a level (the reference's
@@ -56,9 +57,9 @@ func geminiThinking(model string, l ThinkingLevel) string {
 	id := strings.ToLower(model)
 	level := ""
 	switch {
-	case gemini3Pro.MatchString(id):
+	case gemini3Pro().MatchString(id):
 		level = map[ThinkingLevel]string{ThinkingMinimal: "LOW", ThinkingLow: "LOW", ThinkingMedium: "HIGH", ThinkingHigh: "HIGH"}[l]
-	case gemini3Flash.MatchString(id):
+	case gemini3Flash().MatchString(id):
 		level = strings.ToUpper(string(l))
 	}
 	if level != "" {

@@ -3,6 +3,7 @@ package permission
 import (
 	"regexp"
 	"strings"
+	"sync"
 
 	"mvdan.cc/sh/v3/syntax"
 )
@@ -44,12 +45,12 @@ import (
 var (
 	// intLit is text that arithmetic reads as a number, never as a
 	// variable name: digits, 0x…, BASE#DIGITS, with a sign.
-	intLit = regexp.MustCompile(`^[-+]?[0-9][0-9A-Za-z@_#]*$`)
-	ident  = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+	intLit = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[-+]?[0-9][0-9A-Za-z@_#]*$`) })
+	ident  = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`) })
 	// varRedir is {NAME[SUBSCRIPT]} as written before a redirection.
-	varRedir = regexp.MustCompile(`(?s)^\{[A-Za-z_][A-Za-z0-9_]*\[(.*)\]\}$`)
+	varRedir = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?s)^\{[A-Za-z_][A-Za-z0-9_]*\[(.*)\]\}$`) })
 	// promptOctal is a prompt escape that makes any character (\044 is $).
-	promptOctal = regexp.MustCompile(`\\[0-7]`)
+	promptOctal = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\\[0-7]`) })
 )
 
 // valueKind says what an assignment stores.
@@ -165,7 +166,7 @@ func (a *analyzer) evalNode(n syntax.Node, src string, sc scope) {
 		}
 	case *syntax.Redirect:
 		if x.N != nil {
-			if m := varRedir.FindStringSubmatch(x.N.Value); m != nil && !isDigits(m[1]) {
+			if m := varRedir().FindStringSubmatch(x.N.Value); m != nil && !isDigits(m[1]) {
 				a.unknown(sc, nodeArgv(x, src), "{NAME[…]} before a redirection stores the descriptor in an array element, and bash evaluates the subscript")
 			}
 		}
@@ -177,7 +178,7 @@ func (a *analyzer) evalNode(n syntax.Node, src string, sc scope) {
 			}
 			items, _ := expandArgs(wi.Items, src)
 			for _, it := range items {
-				if !it.lit || !intLit.MatchString(it.s) {
+				if !it.lit || !intLit().MatchString(it.s) {
 					v.kind = valRuntime
 				}
 			}
@@ -259,7 +260,7 @@ func assignTarget(w *syntax.Word) bool {
 	}
 	switch p := w.Parts[0].(type) {
 	case *syntax.Lit:
-		return ident.MatchString(p.Value)
+		return ident().MatchString(p.Value)
 	case *syntax.ParamExp:
 		return p.Short && p.Param != nil && p.Index != nil && !p.Excl && !p.Length && p.Exp == nil && p.Repl == nil && p.Slice == nil
 	}
@@ -323,8 +324,8 @@ func (a *analyzer) arithPart(p syntax.WordPart, src string, sc scope, argv []wor
 func (a *analyzer) arithText(s string, sc scope, argv []word) {
 	t := strings.TrimSpace(s)
 	switch {
-	case t == "", intLit.MatchString(t):
-	case ident.MatchString(t):
+	case t == "", intLit().MatchString(t):
+	case ident().MatchString(t):
 		a.ref(t, sc, argv)
 	default:
 		in := sc.inner("arithmetic")
@@ -497,7 +498,7 @@ func intWord(w *syntax.Word, src string) bool {
 		return true
 	}
 	if ew := evalWord(w, src); ew.lit {
-		return ew.s == "" || intLit.MatchString(ew.s)
+		return ew.s == "" || intLit().MatchString(ew.s)
 	}
 	var part func(p syntax.WordPart) bool
 	part = func(p syntax.WordPart) bool {
@@ -542,7 +543,7 @@ func wordValue(w *syntax.Word, src string) value {
 
 // textValue is what assigning literal text stores.
 func textValue(s string) value {
-	if s == "" || intLit.MatchString(s) {
+	if s == "" || intLit().MatchString(s) {
 		return value{kind: valInt, text: s}
 	}
 	return value{kind: valText, text: s}
@@ -607,7 +608,7 @@ func (a *analyzer) setVar(name string, v value, sc scope, argv []word, prefix bo
 		switch {
 		case v.kind == valRuntime:
 			a.unknown(sc, argv, name+" is expanded as a prompt (running the command substitutions in it), and its value is not literal")
-		case promptOctal.MatchString(v.text):
+		case promptOctal().MatchString(v.text):
 			a.unknown(sc, argv, name+" is expanded as a prompt, and its escapes like \\044 make text pi cannot read")
 		default:
 			a.expansionText(v.text, sc.inner(name), argv)
@@ -719,7 +720,7 @@ func (a *analyzer) assign(as *syntax.Assign, src string, sc scope, prefix bool, 
 // and evaluates SUB (quotes and all) to find it.
 func (a *analyzer) varRedirects(args []*syntax.Word, redirs []*syntax.Redirect, src string, sc scope) {
 	for _, w := range args {
-		m := varRedir.FindStringSubmatch(sourceText(w, src))
+		m := varRedir().FindStringSubmatch(sourceText(w, src))
 		if m == nil || isDigits(m[1]) {
 			continue
 		}
@@ -740,7 +741,7 @@ func (a *analyzer) nameOperand(w word, sc scope, argv []word, what string) strin
 		return ""
 	}
 	name, sub, hasSub := strings.Cut(w.s, "[")
-	if !ident.MatchString(name) || (hasSub && !strings.HasSuffix(sub, "]")) {
+	if !ident().MatchString(name) || (hasSub && !strings.HasSuffix(sub, "]")) {
 		if strings.ContainsAny(w.s, "[$`") {
 			a.unknown(sc, argv, what+" takes a variable name bash evaluates")
 		}
@@ -869,16 +870,16 @@ func builtinOpts(rest []word, withVal string) (opts map[byte][]word, operands []
 
 // bashBuiltins are bash 5.2's builtins (enable -a): enable NAME of any
 // other name loads a shared object.
-var bashBuiltins = map[string]bool{}
-
-func init() {
+var bashBuiltins = sync.OnceValue(func() map[string]bool {
+	m := map[string]bool{}
 	for _, b := range strings.Fields(". : [ alias bg bind break builtin caller cd command compgen complete compopt continue declare " +
 		"dirs disown echo enable eval exec exit export false fc fg getopts hash help history jobs kill let local logout mapfile " +
 		"popd printf pushd pwd read readarray readonly return set shift shopt source suspend test times trap true type typeset " +
 		"ulimit umask unalias unset wait") {
-		bashBuiltins[b] = true
+		m[b] = true
 	}
-}
+	return m
+})
 
 // builtinEval checks the builtins that take variable names, run code or
 // rename commands (the command itself is decided as usual too).
@@ -1005,7 +1006,7 @@ func (a *analyzer) builtinEval(name string, argv []word, sc scope) {
 		case n:
 		default:
 			for _, w := range ops {
-				if _, d := opts['d']; !d && !bashBuiltins[w.s] {
+				if _, d := opts['d']; !d && !bashBuiltins()[w.s] {
 					a.unknown(sc, argv, "enable of a name that is not a bash builtin loads one from a shared library")
 				}
 			}
@@ -1143,7 +1144,7 @@ func (a *analyzer) nameref(name string, target word, sc scope, argv []word) {
 		return
 	}
 	base, sub, hasSub := strings.Cut(target.s, "[")
-	if !ident.MatchString(base) || (hasSub && !isDigits(strings.TrimSuffix(sub, "]"))) {
+	if !ident().MatchString(base) || (hasSub && !isDigits(strings.TrimSuffix(sub, "]"))) {
 		a.unknown(sc, argv, "a nameref to "+clip(target.s, 40)+", which bash evaluates")
 		return
 	}

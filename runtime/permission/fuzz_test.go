@@ -104,7 +104,7 @@ func FuzzSecondEvalNeverAllowed(f *testing.F) {
 	}
 	parser := syntax.NewParser(syntax.Variant(syntax.LangBash))
 	f.Fuzz(func(t *testing.T, form, source uint8, name, pre string) {
-		if len(pre) > 2048 || !ident.MatchString(name) || len(name) > 32 {
+		if len(pre) > 2048 || !ident().MatchString(name) || len(name) > 32 {
 			return
 		}
 		if _, err := parser.Parse(strings.NewReader(pre), ""); err != nil {

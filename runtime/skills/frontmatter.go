@@ -11,6 +11,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/pi-go/pi/internal/frontmatter"
 	yaml "go.yaml.in/yaml/v3"
@@ -32,7 +33,7 @@ func (e *FrontMatterError) Error() string {
 
 func (e *FrontMatterError) Unwrap() error { return e.Err }
 
-var yamlLine = regexp.MustCompile(`^yaml: line (\d+): `)
+var yamlLine = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^yaml: line (\d+): `) })
 
 // ParseFrontMatter splits a Markdown file into its front matter and body
 // by the reference's rule: line ends normalized to \n; the text must start
@@ -123,7 +124,7 @@ func nodeValue(n *yaml.Node, depth int) (any, error) {
 // (the front matter starts on the file's second line).
 func yamlError(err error) error {
 	msg := err.Error()
-	if m := yamlLine.FindStringSubmatch(msg); m != nil {
+	if m := yamlLine().FindStringSubmatch(msg); m != nil {
 		n, _ := strconv.Atoi(m[1])
 		return &FrontMatterError{Line: n + 1, Err: errors.New(strings.TrimPrefix(msg, m[0]))}
 	}

@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"unicode/utf16"
 )
 
@@ -138,8 +139,8 @@ func SplitArgs(s string) []string {
 }
 
 var (
-	positional = regexp.MustCompile(`\$(\d+)`)
-	sliced     = regexp.MustCompile(`\$\{@:(\d+)(?::(\d+))?\}`)
+	positional = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\$(\d+)`) })
+	sliced     = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\$\{@:(\d+)(?::(\d+))?\}`) })
 )
 
 // jsIndex is a run of ASCII digits as JavaScript's parseInt reads it,
@@ -159,15 +160,15 @@ func jsIndex(digits string) int {
 // whose replacement text is read as JavaScript reads a replacement string
 // ("$$", "$&", "$`" and "$'" are special in it).
 func Substitute(content string, args []string) string {
-	out := positional.ReplaceAllStringFunc(content, func(m string) string {
+	out := positional().ReplaceAllStringFunc(content, func(m string) string {
 		i := jsIndex(m[1:]) - 1
 		if i < 0 || i >= len(args) {
 			return ""
 		}
 		return args[i]
 	})
-	out = sliced.ReplaceAllStringFunc(out, func(m string) string {
-		sub := sliced.FindStringSubmatch(m)
+	out = sliced().ReplaceAllStringFunc(out, func(m string) string {
+		sub := sliced().FindStringSubmatch(m)
 		start := max(jsIndex(sub[1])-1, 0)
 		end := len(args)
 		if sub[2] != "" {

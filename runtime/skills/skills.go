@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"unicode/utf16"
 )
 
@@ -83,7 +84,7 @@ type Dir struct {
 	RootFiles bool
 }
 
-var validName = regexp.MustCompile(`^[a-z0-9-]+$`)
+var validName = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z0-9-]+$`) })
 
 // jsLen is a string's length as JavaScript counts it (UTF-16 code units),
 // so the limits warn where the reference's do.
@@ -98,7 +99,7 @@ func checkName(name, parent string) []string {
 	if n := jsLen(name); n > MaxNameLength {
 		out = append(out, fmt.Sprintf("name exceeds %d characters (%d)", MaxNameLength, n))
 	}
-	if !validName.MatchString(name) {
+	if !validName().MatchString(name) {
 		out = append(out, "name contains invalid characters (must be lowercase a-z, 0-9, hyphens only)")
 	}
 	if strings.HasPrefix(name, "-") || strings.HasSuffix(name, "-") {

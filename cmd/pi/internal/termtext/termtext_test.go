@@ -158,3 +158,22 @@ func FuzzFlat(f *testing.F) {
 		}
 	})
 }
+
+// BenchmarkFlat: a guest's line with escape sequences in it, and a plain
+// one (the fast path).
+func BenchmarkFlat(b *testing.B) {
+	hostile := strings.Repeat("status \x1b]0;pwned\x07\x1b[2J\u009b31mred\rX\ny ", 4)
+	plain := strings.Repeat("a plain status line ", 4)
+	b.Run("hostile", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			_ = Flat(hostile)
+		}
+	})
+	b.Run("plain", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			_ = Flat(plain)
+		}
+	})
+}

@@ -738,7 +738,7 @@ func (m *model) extStatusLine() string {
 // workingState is the status line's "working…" or the extension's
 // working message.
 func (m *model) workingState(state string) string {
-	if m.ext.working == nil || m.busy != "turn" {
+	if m.ext.working == nil || (m.busy != "turn" && m.busy != "command") {
 		return state
 	}
 	return termtext.Flat(*m.ext.working) + " (Esc cancels)"
@@ -751,28 +751,14 @@ func (m *model) shutdownComponents() {
 	}
 }
 
-// toolRenderedMsg is an extension's drawing of one of its tool's calls:
-// while it runs (final false: kept for the live area) or done (printed
-// under pi's first line, or pi's own block when the guest drew nothing).
+// toolRenderedMsg is an extension's drawing of a finished call of one of
+// its tools: printed under pi's first line, or pi's own block when the
+// guest drew nothing. (While the call runs the extension's instance runs
+// it, so pi draws the running call itself.)
 type toolRenderedMsg struct {
-	id       string
 	lines    []app.Line
-	final    bool
 	head     string
 	fallback string
-}
-
-// renderToolLive asks the extension that draws t's tool for its lines
-// while the call runs.
-func (m *model) renderToolLive(t *runningTool, args json.RawMessage, partial *tool.Result) {
-	if !m.rt.HasToolRenderer(t.name) {
-		return
-	}
-	ctx, rt, width := m.ctx, m.rt, max(m.width-2, 10)
-	id, name := t.id, t.name
-	m.ext.cmds = append(m.ext.cmds, func() tea.Msg {
-		return toolRenderedMsg{id: id, lines: rt.RenderToolCall(ctx, name, id, args, partial, true, false, width)}
-	})
 }
 
 // renderToolEnd draws a finished call of a tool an extension draws: pi's
@@ -787,19 +773,13 @@ func (m *model) renderToolEnd(id, name string, args json.RawMessage, summary str
 	ctx, rt, width := m.ctx, m.rt, max(m.width-2, 10)
 	m.ext.cmds = append(m.ext.cmds, func() tea.Msg {
 		lines := rt.RenderToolCall(ctx, name, id, args, res, false, false, width)
-		return toolRenderedMsg{id: id, lines: lines, final: true, head: head, fallback: fallback}
+		return toolRenderedMsg{lines: lines, head: head, fallback: fallback}
 	})
 	return true
 }
 
 // toolRendered takes an extension's drawing of a tool call.
 func (m *model) toolRendered(msg toolRenderedMsg) {
-	if !msg.final {
-		if t := m.tool(msg.id); t != nil {
-			t.guest = msg.lines
-		}
-		return
-	}
 	if msg.lines == nil {
 		m.print(msg.fallback)
 		return

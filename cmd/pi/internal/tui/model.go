@@ -66,8 +66,7 @@ type runningTool struct {
 	id, name, args string
 	tail           []string
 	start          time.Time
-	// guest are the lines the tool's extension drew (tool.render).
-	guest []app.Line
+	// input is the call's arguments (for tool.render when it ends).
 	input json.RawMessage
 }
 
@@ -929,11 +928,9 @@ func (m *model) onAgentEvent(ev agent.Event) tea.Cmd {
 		m.finishLive()
 		m.tools = append(m.tools, &runningTool{id: ev.ToolCallID, name: ev.ToolName, args: argSummary(ev.ToolName, ev.Args, 160), start: time.Now()})
 		m.tools[len(m.tools)-1].input = ev.Args
-		m.renderToolLive(m.tools[len(m.tools)-1], ev.Args, nil)
 	case agent.EventToolExecutionUpdate:
 		if t := m.tool(ev.ToolCallID); t != nil && ev.PartialResult != nil {
 			t.tail = tailOf(ev.PartialResult.Text(), tailLines)
-			m.renderToolLive(t, t.input, ev.PartialResult)
 		}
 	case agent.EventToolExecutionEnd:
 		args := argSummary(ev.ToolName, nil, 160)
@@ -1159,9 +1156,6 @@ func (m *model) View() string {
 	}
 	for _, t := range m.tools {
 		fmt.Fprintf(&b, "%s %s %s\n", m.st.accent.Render("⋯"), m.st.tool.Render(clean(t.name)), t.args)
-		for _, l := range t.guest {
-			fmt.Fprintf(&b, "  %s\n", m.extLine(l, m.width-2))
-		}
 		for _, l := range t.tail {
 			fmt.Fprintf(&b, "  %s\n", m.st.dim.Render(l))
 		}
@@ -1181,12 +1175,13 @@ func (m *model) View() string {
 	switch {
 	case len(m.dialogs) > 0:
 		b.WriteString(m.dialogView())
+	case len(m.ext.overlays) > 0:
+		// The overlay has the keys (onKey), so it is what shows.
+		b.WriteString(m.extOverlay())
 	case m.pick != nil:
 		b.WriteString(m.pick.view(m.st))
 	case m.tpick != nil:
 		b.WriteString(m.tpick.view(m.st))
-	case len(m.ext.overlays) > 0:
-		b.WriteString(m.extOverlay())
 	default:
 		b.WriteString(m.extWidgets(false))
 		if m.ext.editor != nil {

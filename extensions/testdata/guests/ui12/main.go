@@ -148,6 +148,23 @@ func init() {
 			}
 		}
 	})
+	sdk.Command(sdk.CommandSpec{Name: "say", Description: "shows ARGS as a status, split over two spans"}, func(args string) (sdk.CommandResult, error) {
+		half := len(args) / 2
+		return sdk.CommandResult{Text: "said"}, sdk.SetStatus("say", sdk.Line{{Text: "said " + args[:half], Style: "accent"}, {Text: args[half:]}})
+	})
+	// With config header = true, a header opens in session_start, before
+	// the TUI starts.
+	sdk.Events("session_start")
+	sdk.OnEvent(func(ev sdk.Event) {
+		var cfg struct {
+			Header bool `json:"header"`
+		}
+		if sdk.Config(&cfg) == nil && cfg.Header && ev.Type == "session_start" {
+			_, _, _ = sdk.OpenComponent(sdk.ComponentOptions{Slot: sdk.SlotHeader}, sdk.ComponentHandler{
+				Render: func(int, *sdk.EditorState) []sdk.Line { return []sdk.Line{sdk.Styled("ARCADE HEADER"+esc, "accent")} },
+			})
+		}
+	})
 	sdk.Command(sdk.CommandSpec{Name: "state", Description: "tells what the guest saw"}, func(string) (sdk.CommandResult, error) {
 		return sdk.CommandResult{Text: strings.Join(seen, ";")}, nil
 	})

@@ -12,6 +12,7 @@
 //	               result without its call; "hang" never returns
 //	userBash       "block", "result" or "rewrite"
 //	hangSwitch     its session_before_switch hook never returns
+//	initCall       a host method it calls in init (recorded as "init")
 //
 // The tool NAME_call takes {"method", "params"} and answers the host's
 // answer ({"result"} or {"error"}) as text; the command /NAME-call
@@ -37,6 +38,7 @@ type config struct {
 	Context        string   `json:"context"`
 	UserBash       string   `json:"userBash"`
 	HangSwitch     bool     `json:"hangSwitch"`
+	InitCall       string   `json:"initCall"`
 }
 
 var (
@@ -77,6 +79,9 @@ func Register(name string) {
 	sdk.OnInit(func() error {
 		if err := sdk.Config(&cfg); err != nil {
 			return err
+		}
+		if cfg.InitCall != "" {
+			seen = append(seen, "init "+call(cfg.InitCall, json.RawMessage(`{}`)))
 		}
 		return nil
 	})
