@@ -33,6 +33,18 @@
  * the facts of init (pi_abi_minor, pi_mode, ...), commands (pi_ext.commands),
  * the input, before_agent_start and stop hooks, and asks (PI_ASK). pi.h
  * leaves the 1.1 parts out of init's answer for a 1.0 host.
+ *
+ * Whole tool results (pi_ext.execute with a pi_result: text and image
+ * blocks, details, terminate; pi_emit for progress) and typed
+ * tool_result, bash_spawn and event hooks work with any host. ABI 1.2 is
+ * here too: a typed helper for every 1.2 host method (pi_ui_select,
+ * pi_ui_set_status_line, pi_ui_component, pi_session_branch,
+ * pi_agent_send_message, pi_tools_register, pi_model_get,
+ * pi_llm_complete, pi_flags_get, pi_timer_set, pi_watch_add, pi_bus_emit,
+ * pi_shutdown, ...), pi_lines for styled lines, and a pi_ext function for
+ * every 1.2 guest method and hook (component_render, tool_render,
+ * shortcut, timer, watch, bus, context, user_bash, session_before, ...).
+ * pi.h leaves the 1.2 parts out of init's answer for an older host.
  * The wire contract is docs/abi.md in pi's source tree; this header
  * follows it: requests are parsed as real JSON (never searched as text),
  * answers are written with every string escaped.

@@ -42,6 +42,18 @@
 //! (tool_call_decision). pi.rs leaves the 1.1 parts out of init's answer
 //! for a 1.0 host.
 //!
+//! Whole tool results (Extension::execute returning a ToolOutput: text and
+//! image blocks, details, terminate; ToolContext::emit for progress) and
+//! typed tool_result, bash_spawn and event hooks work with any host. ABI
+//! 1.2 is here too: a typed helper for every 1.2 host method (select,
+//! set_status, set_widget, component, session_branch, send_message,
+//! tools_register, model_get, llm_complete, flags_get, timer_set,
+//! watch_add, bus_emit, shutdown, ...), Line and Span for styled lines,
+//! and an Extension method for every 1.2 guest method and hook
+//! (component_render, tool_render, shortcut, timer, watch, bus_message,
+//! context, user_bash, session_before, ...). pi.rs leaves the 1.2 parts
+//! out of init's answer for an older host.
+//!
 //! Shipped by pi (`pi ext new NAME --lang rust` copies it to src/pi.rs); it
 //! is the file sdk/rust/pi.rs of pi's source tree.
 
