@@ -97,6 +97,10 @@ type LLMResponse struct {
 	Input, Output int
 }
 
+// MaxRegisteredTools is how many tools one extension may add with
+// tools.register (each one lengthens every model request).
+const MaxRegisteredTools = 128
+
 // wantKey carries the instance a call must reach (a timer's, a watch's):
 // when it is gone the call is not made (errInstanceGone).
 type wantKey struct{}
@@ -330,6 +334,10 @@ func (e *Extension) registerTools(c Controls, specs []abi.ToolSpec) error {
 		return errors.New("tools.register: tools is empty")
 	}
 	own := e.ownTools()
+	if n := len(own) - len(e.info.Tools) + len(specs); n > MaxRegisteredTools {
+		e.logger.Warn("tools.register refused: too many tools", "limit", MaxRegisteredTools)
+		return fmt.Errorf("tools.register: extension %s would have %d registered tools, over the %d it may have", e.name, n, MaxRegisteredTools)
+	}
 	defs := make([]tool.ToolDefinition, 0, len(specs))
 	src := tool.Source{Kind: tool.SourceExtension, Name: e.info.Name, Version: e.info.Version, Path: e.info.Path, SHA256: e.info.SHA256}
 	var names []string
@@ -576,4 +584,23 @@ func (e *Extension) guestCallAsync(ctx context.Context, method string, params an
 		e.logger.Warn(method+" failed", "error", firstLine(err))
 	}
 	return true
+}
+
+// ABIMinor is the minor version of the ABI this host speaks, told to
+// every guest in init.
+const ABIMinor = abi.Minor
+
+// ModelSelected sends the model_select event (the model changed to next;
+// prev nil when there was none; source "set", "cycle" or "restore") to the
+// extensions that listen for it, without waiting for them: an extension
+// whose own model.set caused it gets it once its call returns.
+func (h *Host) ModelSelected(prev *ModelRef, next ModelRef, source string) {
+	if !h.TakesEvent(abi.EventModelSelect) {
+		return
+	}
+	ev := abi.ModelSelectEvent{Type: abi.EventModelSelect, Model: abi.ModelRef{Provider: next.Provider, ID: next.ID}, Source: source}
+	if prev != nil {
+		ev.PreviousModel = &abi.ModelRef{Provider: prev.Provider, ID: prev.ID}
+	}
+	go h.Event(context.Background(), json.RawMessage(mustJSON(ev)))
 }

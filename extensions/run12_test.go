@@ -245,6 +245,18 @@ func TestRun12Watches(t *testing.T) {
 		t.Errorf("a change outside the grant was reported:\n%s", wl.String())
 	}
 
+	// A watched folder moved out of the grant is no longer followed.
+	if err := os.Rename(filepath.Join(granted, "new"), filepath.Join(outside, "moved")); err != nil {
+		t.Fatal(err)
+	}
+	wl.Wait(t, "watch "+id+":", filepath.Join(granted, "new"))
+	os.WriteFile(filepath.Join(outside, "moved", "after.txt"), []byte("x"), 0o644)
+	os.WriteFile(filepath.Join(granted, "marker2.txt"), []byte("m"), 0o644)
+	wl.Wait(t, "watch "+id+":", "marker2.txt")
+	if strings.Contains(wl.String(), "after.txt") {
+		t.Errorf("a change in a folder moved out of the grant was reported:\n%s", wl.String())
+	}
+
 	call12(t, h, "unwatch", `{"id":"`+id+`"}`, false)
 	// At most 16 watches.
 	for i := 0; i < extensions.MaxWatches; i++ {

@@ -124,6 +124,14 @@ func (iw *inotifyWatch) read(changed func(string), failed func(error)) {
 			if ev.Mask&unix.IN_IGNORED != 0 {
 				delete(iw.dirs, ev.Wd)
 			}
+			if ok && name == "" && ev.Mask&unix.IN_MOVE_SELF != 0 {
+				// A watched folder moved (perhaps out of the grant): the
+				// kernel would go on following it there, so stop; a
+				// recursive watch picks it up again where it arrives
+				// inside the watched tree (IN_MOVED_TO).
+				delete(iw.dirs, ev.Wd)
+				_, _ = unix.InotifyRmWatch(iw.fd, uint32(ev.Wd))
+			}
 			iw.mu.Unlock()
 			if !ok || ev.Mask&unix.IN_IGNORED != 0 {
 				continue

@@ -17,10 +17,11 @@ var commands = map[string][]string{
 	"version": nil, "tool": {"call"}, "tools": {"list"}, "ext": {"install", "list", "remove"},
 	"trust": nil, "untrust": nil, "permissions": {"check", "list"}, "sessions": {"list"},
 	"models": nil, "demo": nil, "help": nil, "sandbox": {"check"}, "doctor": nil, "skills": {"list"},
+	"fleet": {"submit", "worker", "status", "results", "cancel", "retry"},
 }
 
 // commandNames lists commands in a fixed order (for suggestions).
-var commandNames = []string{"version", "tool", "tools", "ext", "trust", "untrust", "permissions", "sessions", "models", "sandbox", "doctor", "skills", "demo", "help"}
+var commandNames = []string{"version", "tool", "tools", "ext", "trust", "untrust", "permissions", "sessions", "models", "sandbox", "doctor", "skills", "fleet", "demo", "help"}
 
 // leadingFlags returns how many of args are flags that every command
 // building the runtime takes (--cwd, --config, --log-level, --tools,

@@ -49,3 +49,14 @@ func TestExtensionFlags(t *testing.T) {
 		r.check(t, exitUsage, "", tc.want)
 	}
 }
+
+// pi tool call loads extensions too, so it takes their flags.
+func TestExtensionFlagsToolCall(t *testing.T) {
+	isolate(t)
+	dir := t.TempDir()
+	wasm := plugin.BuildGo(t, "extensions/testdata/guests/run12")
+	r := runCLI(t, "", "tool", "call", "--who", "you", "flags", "{}", "-e", wasm, "--cwd", dir, "--loud")
+	r.check(t, 0, `{\"greeting\":\"hi\",\"loud\":true,\"who\":\"you\"}`, "")
+	r = runCLI(t, "", "tool", "call", "flags", "{}", "-e", wasm, "--cwd", dir, "--lou")
+	r.check(t, exitUsage, "", "pi tool call: unknown flag --lou; did you mean --loud?")
+}

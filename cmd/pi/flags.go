@@ -57,13 +57,25 @@ func (c *commonFlags) appOptions(stderr io.Writer, model app.ModelOptions) app.O
 	return app.Options{
 		Cwd: c.cwd, ConfigFile: c.configFile, Trust: c.trust || os.Getenv("PI_TRUST") == "1",
 		ExtensionFlags: c.extensions.list, Tools: tools, Model: model, Sandbox: c.sandbox,
-		LogOutput: stderr, LogLevel: c.logLevel,
+		SandboxPrivate:   filepath.SplitList(os.Getenv(envSandboxPrivate)),
+		ConfineFileTools: os.Getenv(envConfineFileTools) == "1",
+		LogOutput:        stderr, LogLevel: c.logLevel,
 		OnWarning:   func(w string) { fmt.Fprintf(stderr, "pi: warning: %s\n", w) },
 		HostVersion: version,
 		// A module the compilation cache lost says so before the wait.
 		CompileProgress: compileProgress(stderr),
 	}
 }
+
+// envSandboxPrivate names folders, os.PathListSeparator-separated, whose
+// contents bash commands must not see (app.Options.SandboxPrivate): what
+// pi fleet sets for its runs, so that a run sees no other run's workspace.
+const envSandboxPrivate = "PI_SANDBOX_PRIVATE"
+
+// envConfineFileTools, when "1", keeps the file tools to the project, the
+// working directory and $TMPDIR (app.Options.ConfineFileTools): what pi
+// fleet sets for its runs.
+const envConfineFileTools = "PI_CONFINE_FILE_TOOLS"
 
 // splitList splits a comma-separated list, dropping empty items.
 func splitList(s string) []string {

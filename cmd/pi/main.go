@@ -86,6 +86,8 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return cmdDemo(rest[1:], stdout, stderr)
 	case "sandbox":
 		return cmdSandbox(rest[1:], stdout, stderr)
+	case "fleet":
+		return cmdFleet(rest[1:], stdin, stdout, stderr)
 	case "doctor":
 		return cmdDoctor(rest[1:], stdout, stderr)
 	case "help":

@@ -54,23 +54,36 @@ func cmdTool(args []string, stdout, stderr io.Writer) int {
 	fs := newFlagSet("pi tool call", toolUsage, stdout, stderr)
 	f.register(fs)
 	fs.BoolVar(&yes, "yes", false, "approve what extensions or permission rules ask about (never overrides a block)")
-	pos, code, done := parseArgs(fs, args[1:])
+	var ext extPending // extensions' flags, resolved once they load (extflags.go)
+	pos, code, done := parseArgsDeferring(fs, args[1:], &ext)
 	if done {
 		return code
 	}
-	if len(pos) != 2 {
-		return usageError(stderr, "tool call", "want a tool name and its JSON arguments, got %s", plural.Count(len(pos), "argument"))
+	// With flags for the extensions, the arguments are known once they
+	// are loaded (a string flag takes the word after it).
+	checkArgs := func(pos []string) (string, json.RawMessage, int) {
+		if len(pos) != 2 {
+			return "", nil, usageError(stderr, "tool call", "want a tool name and its JSON arguments, got %s", plural.Count(len(pos), "argument"))
+		}
+		input, err := readJSONArg(pos[1])
+		if err != nil {
+			return "", nil, usageError(stderr, "tool call", "%v", err)
+		}
+		return pos[0], input, 0
 	}
-	name, rawArgs := pos[0], pos[1]
-	input, err := readJSONArg(rawArgs)
-	if err != nil {
-		return usageError(stderr, "tool call", "%v", err)
+	var name string
+	var input json.RawMessage
+	if len(ext.flags) == 0 {
+		if name, input, code = checkArgs(pos); code != 0 {
+			return code
+		}
 	}
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	opts := f.appOptions(stderr, app.ModelOptions{})
 	opts.Mode = app.ModeTool
+	opts.ReservedFlags = ext.piFlags
 	if yes {
 		opts.Approver = app.YesApprover{}
 	}
@@ -81,6 +94,14 @@ func cmdTool(args []string, stdout, stderr io.Writer) int {
 		return openFailed(stderr, err, "")
 	}
 	defer rt.Close()
+	if pos, err = resolveExtFlags(rt, &ext, pos); err != nil {
+		return usageError(stderr, "tool call", "%v", err)
+	}
+	if len(ext.flags) > 0 {
+		if name, input, code = checkArgs(pos); code != 0 {
+			return code
+		}
+	}
 	res, err := rt.CallTool(ctx, name, "call_1", input, nil)
 	if errors.Is(err, app.ErrUnknownTool) {
 		fmt.Fprintf(stderr, "pi tool call: unknown tool %q\nKnown tools: %s\n", name, strings.Join(rt.ToolNames(), ", "))

@@ -63,6 +63,7 @@ Usage:
   pi permissions list           the permission rules, in the order they apply
   pi sandbox check -- CMD ARGS  run a command under the configured sandbox
   pi doctor                     the kernel's sandbox support, the sandbox in effect
+  pi fleet submit|worker|...    many runs over NATS JetStream (docs/fleet.md)
   pi version | --version | -v   version information
 
 A prompt that starts with /NAME runs a slash command (interactive or -p):

@@ -145,6 +145,9 @@ func TestDependencyRules(t *testing.T) {
 			if strings.HasPrefix(imp, "github.com/modelcontextprotocol/go-sdk") && !strings.HasPrefix(pkg, module+"/runtime/mcp") {
 				t.Errorf("%s imports %s; only runtime/mcp (and its test server) may import the MCP SDK", pkg, imp)
 			}
+			if strings.HasPrefix(imp, "github.com/nats-io/") && pkg != module+"/runtime/fleet" {
+				t.Errorf("%s imports %s; only runtime/fleet may import nats", pkg, imp)
+			}
 		}
 	}
 	// internal/jsonschema comes with runtime/tool (its validator), a leaf

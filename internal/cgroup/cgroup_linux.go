@@ -230,6 +230,17 @@ func (g *Group) Attach(attr *syscall.SysProcAttr) (release func(), err error) {
 	return func() { unix.Close(fd) }, nil
 }
 
+// OpenDir opens g's directory, for a process that starts another in g
+// with clone3 (CLONE_INTO_CGROUP) itself (the sandbox's fork server, which
+// pi sends it to).
+func (g *Group) OpenDir() (*os.File, error) {
+	f, err := os.OpenFile(g.dir, os.O_RDONLY|unix.O_DIRECTORY, 0)
+	if err != nil {
+		return nil, fmt.Errorf("open cgroup %s: %w", g.dir, err)
+	}
+	return f, nil
+}
+
 // StartErrorIsCgroup reports whether err, from starting a process attached
 // to a group, may come from the cgroup part (clone3 missing or filtered,
 // no permission to move into the group, a group that cannot take

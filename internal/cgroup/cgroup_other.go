@@ -4,6 +4,7 @@ package cgroup
 
 import (
 	"fmt"
+	"os"
 	"runtime"
 	"syscall"
 	"time"
@@ -68,3 +69,6 @@ func (g *Group) WaitEmpty(timeout time.Duration) error { _, err := Detect(); ret
 
 // Remove reports ErrUnavailable.
 func (g *Group) Remove() error { _, err := Detect(); return err }
+
+// OpenDir fails: there are no cgroups here.
+func (g *Group) OpenDir() (*os.File, error) { _, err := Detect(); return nil, err }

@@ -218,6 +218,34 @@ type Call struct {
 //
 // ErrClosed after Close; else the error of exec.Cmd.Start.
 func (s *Set) Start(newCmd func() *exec.Cmd) (*exec.Cmd, *Call, error) {
+	return s.start(newCmd, nil)
+}
+
+// Placement is the cgroup a launcher (StartVia) has the command born in,
+// having to clone it itself: Dir is the call group's directory (opened by
+// pi); the launcher sets Placed when the command was born there.
+type Placement struct {
+	Dir    *os.File
+	Placed bool
+}
+
+// StartVia is Start with start in place of exec.Cmd.Start: a launcher
+// that has another process start the command as pi's own child (the
+// sandbox's fork server, which forks with CLONE_PARENT) and sets
+// cmd.Process. Where the call has a cgroup, start gets its Placement (nil
+// otherwise); a command the launcher did not place runs without one (its
+// processes are then found by session, group, tag and as orphans of pi,
+// docs/tools.md).
+//
+// # Errors
+//
+// ErrClosed after Close; else start's error.
+func (s *Set) StartVia(newCmd func() *exec.Cmd, start func(*exec.Cmd, *Placement) error) (*exec.Cmd, *Call, error) {
+	return s.start(newCmd, start)
+}
+
+// start is Start (via nil) and StartVia.
+func (s *Set) start(newCmd func() *exec.Cmd, via func(*exec.Cmd, *Placement) error) (*exec.Cmd, *Call, error) {
 	registry.spawn.RLock()
 	defer registry.spawn.RUnlock()
 	if s.closed {
@@ -234,6 +262,9 @@ func (s *Set) Start(newCmd func() *exec.Cmd) (*exec.Cmd, *Call, error) {
 		return cmd
 	}
 	cmd := prepare()
+	if via != nil {
+		return s.startVia(cmd, marker, via)
+	}
 	g := s.newCallGroup()
 	release := func() {}
 	if g != nil {
@@ -258,6 +289,28 @@ func (s *Set) Start(newCmd func() *exec.Cmd) (*exec.Cmd, *Call, error) {
 				cmd, err = retry, nil
 			}
 		}
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	return cmd, s.track(cmd.Process.Pid, marker, g), nil
+}
+
+// startVia starts cmd through via, placed in a new call group where
+// there is one (while spawns are held).
+func (s *Set) startVia(cmd *exec.Cmd, marker string, via func(*exec.Cmd, *Placement) error) (*exec.Cmd, *Call, error) {
+	g := s.newCallGroup()
+	var pl *Placement
+	if g != nil {
+		if dir, err := g.OpenDir(); err == nil {
+			pl = &Placement{Dir: dir}
+			defer dir.Close()
+		}
+	}
+	err := via(cmd, pl)
+	if g != nil && (pl == nil || !pl.Placed) {
+		s.dropCallGroup(g)
+		g = nil
 	}
 	if err != nil {
 		return nil, nil, err

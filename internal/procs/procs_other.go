@@ -72,6 +72,17 @@ type Call struct {
 //
 // ErrClosed after Close; else the error of exec.Cmd.Start.
 func (s *Set) Start(newCmd func() *exec.Cmd) (*exec.Cmd, *Call, error) {
+	return s.StartVia(newCmd, func(cmd *exec.Cmd, _ *Placement) error { return cmd.Start() })
+}
+
+// Placement is never given off Linux (no cgroups).
+type Placement struct {
+	Dir    *os.File
+	Placed bool
+}
+
+// StartVia is Start with start in place of exec.Cmd.Start.
+func (s *Set) StartVia(newCmd func() *exec.Cmd, start func(*exec.Cmd, *Placement) error) (*exec.Cmd, *Call, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
@@ -90,7 +101,7 @@ func (s *Set) Start(newCmd func() *exec.Cmd) (*exec.Cmd, *Call, error) {
 	}
 	cmd.Env = append(cmd.Env, MarkerEnv+"="+s.id+"-"+strconv.FormatUint(s.calls.Add(1), 10))
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
-	if err := cmd.Start(); err != nil {
+	if err := start(cmd, nil); err != nil {
 		return nil, nil, err
 	}
 	s.groups[cmd.Process.Pid] = true

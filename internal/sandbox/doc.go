@@ -16,6 +16,13 @@
 // restriction, and nothing inside can undo it (Landlock forbids mount
 // changes; root inside has no capability over the host).
 //
+// Starting the helper for every command costs a Go program's start, so
+// the bash tool goes through Servers instead: the same helper started once
+// per policy with ServerArg, which applies the policy to itself and then
+// forks and execs each command pi sends it over a socket pair, as pi's
+// child in the call's cgroup, each from a thread with a Landlock layer of
+// its own (server_linux.go says what keeps it from being a way out).
+//
 // The helper runs from this package's init, before main: every program
 // that links this package (pi, a test binary, a program embedding
 // runtime/app) can serve as the helper of its own commands. Refusals

@@ -25,6 +25,9 @@ func init() {
 	if len(os.Args) > 1 && os.Args[1] == HelperArg {
 		os.Exit(helperMain(os.Args[2:]))
 	}
+	if len(os.Args) > 1 && os.Args[1] == ServerArg {
+		os.Exit(serverMain(os.Args[2:]))
+	}
 }
 
 // SysProcAttr is how the helper must be started for p (nil when p is not
@@ -90,6 +93,11 @@ func enter(p Policy) error {
 	}
 	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
 		return fmt.Errorf("make mounts private: %w", err)
+	}
+	for _, dir := range p.Private {
+		if err := private(dir, p.Writable); err != nil {
+			return err
+		}
 	}
 	if p.Network != NetworkOn {
 		for _, dir := range p.Hide {
@@ -164,6 +172,65 @@ func hide(dir string) error {
 	}
 	if err := unix.Mount("pi-sandbox", dir, "tmpfs", unix.MS_RDONLY|unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, "size=4k,mode=0555"); err != nil {
 		return fmt.Errorf("hide %s: %w", dir, err)
+	}
+	return nil
+}
+
+// private covers dir with an empty file system, then binds the writable
+// roots inside it back in place (opened before dir is covered), then makes
+// the cover read-only: what else was in dir cannot be seen or reached. A
+// file is covered with an empty one.
+func private(dir string, writable []string) error {
+	fi, err := os.Stat(dir)
+	if err != nil {
+		return nil
+	}
+	if !fi.IsDir() {
+		// A file (a credentials file): /dev/null over it, read-only.
+		if err := unix.Mount("/dev/null", dir, "", unix.MS_BIND, ""); err != nil {
+			return fmt.Errorf("make %s private: %w", dir, err)
+		}
+		if err := unix.Mount("", dir, "", unix.MS_REMOUNT|unix.MS_BIND|unix.MS_RDONLY, ""); err != nil {
+			return fmt.Errorf("make %s private: %w", dir, err)
+		}
+		return nil
+	}
+	type kept struct {
+		rel string
+		fd  int
+	}
+	var keep []kept
+	defer func() {
+		for _, k := range keep {
+			unix.Close(k.fd)
+		}
+	}()
+	for _, w := range writable {
+		if w == dir || !Within(w, dir) {
+			continue
+		}
+		fd, err := unix.Open(w, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+		if err != nil {
+			continue // a root that does not exist has nothing to keep
+		}
+		rel, _ := filepath.Rel(dir, w)
+		keep = append(keep, kept{rel, fd})
+	}
+	flags := uintptr(unix.MS_NOSUID | unix.MS_NODEV | unix.MS_NOEXEC)
+	if err := unix.Mount("pi-sandbox", dir, "tmpfs", flags, "size=64k,mode=0755"); err != nil {
+		return fmt.Errorf("make %s private: %w", dir, err)
+	}
+	for _, k := range keep {
+		at := filepath.Join(dir, k.rel)
+		if err := os.MkdirAll(at, 0o755); err != nil {
+			return fmt.Errorf("make %s private: %w", dir, err)
+		}
+		if err := unix.Mount(fmt.Sprintf("/proc/self/fd/%d", k.fd), at, "", unix.MS_BIND|unix.MS_REC, ""); err != nil {
+			return fmt.Errorf("make %s private: keep %s: %w", dir, at, err)
+		}
+	}
+	if err := unix.Mount("", dir, "", unix.MS_REMOUNT|unix.MS_RDONLY|flags, ""); err != nil {
+		return fmt.Errorf("make %s private: %w", dir, err)
 	}
 	return nil
 }

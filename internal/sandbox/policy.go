@@ -99,6 +99,13 @@ type Policy struct {
 	// lookups of a command that has no network. Wrap fills it with
 	// ResolverDirs that exist when it is nil.
 	Hide []string `json:"hide,omitempty"`
+	// Private are folders whose contents a command must not see, reads
+	// included (Linux): each is covered by an empty read-only file system,
+	// and the writable roots inside it are bound back where they were; a
+	// file is covered by an empty one.
+	// pi fleet names its workspaces' folder, so that a run sees its own
+	// workspace and none of the others.
+	Private []string `json:"private,omitempty"`
 	// UID and GID are the user and group outside, mapped to themselves
 	// inside the user namespace; Wrap sets them.
 	UID int `json:"uid"`
@@ -159,7 +166,7 @@ func (p Policy) Check() error {
 	if p.Proxy != "" {
 		proxy = append(proxy, p.Proxy)
 	}
-	for _, list := range [][]string{p.Writable, p.Protected, proxy, p.Hide} {
+	for _, list := range [][]string{p.Writable, p.Protected, proxy, p.Hide, p.Private} {
 		for _, d := range list {
 			if !filepath.IsAbs(d) {
 				return fmt.Errorf("sandbox path %q is not absolute", d)

@@ -74,9 +74,14 @@ func runIn(t *testing.T, p Policy, dir, home, script string) (string, int) {
 	return runEnv(t, p, dir, append(os.Environ(), "HOME="+home), script)
 }
 
-// runEnv is runIn with the environment env.
+// runEnv is runIn with the environment env: through the fork server of
+// p (testServers) when viaServer is set and one serves p, else in the
+// per-call helper.
 func runEnv(t *testing.T, p Policy, dir string, env []string, script string) (string, int) {
 	t.Helper()
+	if viaServer && Served(p) {
+		return runServed(t, p, dir, env, script)
+	}
 	argv, env, err := Wrap(p, "", []string{"/bin/bash", "-c", script}, env)
 	if err != nil {
 		t.Fatal(err)

@@ -16,11 +16,10 @@ import (
 // rebuilt in the workspace is never the helper).
 const SelfHelper = "/proc/self/exe"
 
-// wrap is Wrap on Linux: the helper around argv.
-func wrap(p Policy, helper string, argv, env []string) ([]string, []string, error) {
-	if helper == "" {
-		helper = SelfHelper
-	}
+// normalize fills what the helper needs to know of this side: the user
+// and group to map, the resolvers' folders to hide without network, the
+// proxy's folder to protect.
+func normalize(p Policy) Policy {
 	p.UID, p.GID = os.Getuid(), os.Getgid()
 	if p.Network != NetworkOn && p.Hide == nil {
 		for _, d := range ResolverDirs {
@@ -34,6 +33,15 @@ func wrap(p Policy, helper string, argv, env []string) ([]string, []string, erro
 		// neither be removed nor replaced by one of the command's.
 		p.Protected = append(slices.Clip(p.Protected), filepath.Dir(p.Proxy))
 	}
+	return p
+}
+
+// wrap is Wrap on Linux: the helper around argv.
+func wrap(p Policy, helper string, argv, env []string) ([]string, []string, error) {
+	if helper == "" {
+		helper = SelfHelper
+	}
+	p = normalize(p)
 	helperEnv := make([]string, 0, len(env))
 	for _, kv := range env {
 		if isLoaderVar(kv) {

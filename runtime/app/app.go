@@ -99,6 +99,15 @@ type Options struct {
 	// Sandbox (--sandbox) replaces [sandbox] mode for this run: off, full,
 	// workspace-write or read-only (docs/sandbox.md).
 	Sandbox string
+	// SandboxPrivate are folders whose contents bash commands must not
+	// see, reads included, but for the writable roots inside them (Linux;
+	// sandbox.Policy.Private): pi fleet's workspaces' folder.
+	SandboxPrivate []string
+	// ConfineFileTools denies every tool call that opens a path outside the
+	// project root, the working directory and $TMPDIR (confine.go): what
+	// pi fleet sets for its runs, whose built-in file tools run outside
+	// the kernel sandbox.
+	ConfineFileTools bool
 	// SandboxHelper is the program that applies the sandbox to each bash
 	// command; "" is the running program's own file (/proc/self/exe),
 	// which serves as the helper because it links this package
@@ -422,6 +431,9 @@ func (r *Runtime) registerTools(spawnHooks []tool.SpawnHook) error {
 	}
 	if r.policy = policy; policy != nil {
 		r.hooks.Permission = r.permissionFunc(policy)
+	}
+	if r.opts.ConfineFileTools {
+		r.hooks.Permission = r.confine(r.hooks.Permission)
 	}
 	r.approvals = &approvals{always: map[string]bool{}, pending: map[string][]string{}}
 	if a := r.approver(); a != nil {

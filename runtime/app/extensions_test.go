@@ -15,7 +15,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/pi-go/pi/internal/abi"
+	"github.com/pi-go/pi/extensions"
 	testproject "github.com/pi-go/pi/internal/testkit/project"
 	"github.com/pi-go/pi/runtime/config"
 )
@@ -110,7 +110,7 @@ func TestABI11InitFacts(t *testing.T) {
 		if err := json.Unmarshal([]byte(res.Text()), &f); err != nil {
 			t.Fatalf("facts = %s: %v", res.Text(), err)
 		}
-		if f.Init.ABIMinor != abi.Minor || f.Init.ProjectRoot != mustReal(t, dir) && f.Init.ProjectRoot != dir || f.Init.Trusted != tc.trusted || f.Init.Mode != tc.mode || f.Init.HasUI != tc.hasUI {
+		if f.Init.ABIMinor != extensions.ABIMinor || f.Init.ProjectRoot != mustReal(t, dir) && f.Init.ProjectRoot != dir || f.Init.Trusted != tc.trusted || f.Init.Mode != tc.mode || f.Init.HasUI != tc.hasUI {
 			t.Errorf("%+v: init facts %+v", tc.opts, f.Init)
 		}
 		rt.Close()

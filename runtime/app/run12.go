@@ -2,7 +2,6 @@ package app
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -10,7 +9,6 @@ import (
 	"sync/atomic"
 
 	"github.com/pi-go/pi/extensions"
-	"github.com/pi-go/pi/internal/abi"
 	"github.com/pi-go/pi/runtime/llm"
 	"github.com/pi-go/pi/runtime/tool"
 )
@@ -312,19 +310,14 @@ func (c extControls) Reload(ext string)   { c.r.lifecycleAsk(ActionReload, ext) 
 // model changed (source "set", "cycle" or "restore"); prev is nil when
 // there was none. It does not wait for them.
 func (r *Runtime) ModelSelected(prevProvider, prevID, provider, id, source string) {
-	if r.host == nil || !r.host.TakesEvent(abi.EventModelSelect) {
+	if r.host == nil {
 		return
 	}
-	ev := abi.ModelSelectEvent{Type: abi.EventModelSelect, Model: abi.ModelRef{Provider: provider, ID: id}, Source: source}
+	var prev *extensions.ModelRef
 	if prevID != "" {
-		ev.PreviousModel = &abi.ModelRef{Provider: prevProvider, ID: prevID}
+		prev = &extensions.ModelRef{Provider: prevProvider, ID: prevID}
 	}
-	raw, err := json.Marshal(ev)
-	if err != nil {
-		return
-	}
-	host := r.host
-	go host.Event(context.Background(), json.RawMessage(raw))
+	r.host.ModelSelected(prev, extensions.ModelRef{Provider: provider, ID: id}, source)
 }
 
 // hookedProvider runs the extensions' before_provider_request hooks on

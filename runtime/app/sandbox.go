@@ -76,6 +76,9 @@ func (r *Runtime) sandboxPolicy() (*sandbox.Policy, error) {
 	}
 	p.Writable = uniqueAbs(append([]string{root, r.cwd, "/tmp", os.TempDir()}, expandHome(extra, home)...))
 	p.Protected = uniqueAbs(protectedPaths(root, r.cwd, r.piHome))
+	if len(r.opts.SandboxPrivate) > 0 {
+		p.Private = uniqueAbs(r.opts.SandboxPrivate)
+	}
 	if network == sandbox.NetworkAllow {
 		px, err := proxy.Start(s.AllowHosts)
 		if err != nil {

@@ -73,6 +73,8 @@ type Config struct {
 	Skills Skills
 	// Agents is [agents] (agents.go).
 	Agents Agents
+	// Fleet is [fleet] (fleet.go).
+	Fleet Fleet
 }
 
 // Model says which model to talk to.

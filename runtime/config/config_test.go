@@ -315,9 +315,9 @@ func TestLoadErrors(t *testing.T) {
 		name, toml, want string
 	}{
 		{"unknown top-level key", "tool_execution = \"parallel\"\nmodels = {}\n",
-			`FILE:2: unknown key "models" (known keys: tool_execution, model, tools, extensions, permissions, compaction, mcp, sandbox, checkpoints, skills, agents)`},
+			`FILE:2: unknown key "models" (known keys: tool_execution, model, tools, extensions, permissions, compaction, mcp, sandbox, checkpoints, skills, agents, fleet)`},
 		{"unknown implicit table", "[model]\nname = \"m\"\n\n[foo.bar]\nx = 1\n",
-			`FILE:4: unknown key "foo" (known keys: tool_execution, model, tools, extensions, permissions, compaction, mcp, sandbox, checkpoints, skills, agents)`},
+			`FILE:4: unknown key "foo" (known keys: tool_execution, model, tools, extensions, permissions, compaction, mcp, sandbox, checkpoints, skills, agents, fleet)`},
 		{"unknown nested key", "[model]\nname = \"m\"\n\n[tools]\nactive = []\n\n[tools.bash]\npromt = \"x\"\n",
 			`FILE:8: unknown key "tools.bash.promt" (known keys: command_prefix, shell, pass_env, full_output_max_mb, default_timeout)`},
 		{"unknown key in a dotted key", "model.nme = \"x\"\n",

@@ -55,6 +55,8 @@ type layer struct {
 
 	checkpoints Checkpoints // [checkpoints] (checkpoints.go)
 
+	fleet Fleet // [fleet] (fleet.go): needs trust (the server gets the project)
+
 	sandbox sandboxLayer // [sandbox] (sandbox.go)
 
 	skillsClaude *bool       // [skills] claude (skills.go)
@@ -69,7 +71,7 @@ type layer struct {
 // tools.bash.pass_env): the settings an untrusted project may not make.
 func (l *layer) runsCode() bool {
 	return l.bashPrefix != nil || l.bashShell != nil || len(l.extensions) > 0 || l.baseURL != nil || l.apiKeyEnv != nil || l.bashPassEnvSet ||
-		l.perm.loosens() || len(l.mcp) > 0
+		l.perm.loosens() || len(l.mcp) > 0 || l.fleet.set()
 }
 
 // dropCode forgets the settings that need trust.
@@ -79,6 +81,7 @@ func (l *layer) dropCode() {
 	l.bashPassEnv, l.bashPassEnvSet = nil, false
 	l.perm.dropLoosening()
 	l.mcp = nil
+	l.fleet = Fleet{}
 }
 
 // applyTo lays l over c.
@@ -115,6 +118,7 @@ func (l *layer) applyTo(c *Config) {
 	l.perm.applyTo(&c.Permissions)
 	l.applyCompaction(c)
 	l.applyCheckpoints(c)
+	l.applyFleet(c)
 	l.applySandbox(c)
 	l.applySkills(c)
 	l.applyAgents(c)
@@ -131,7 +135,7 @@ func (l *layer) applyTo(c *Config) {
 
 // Known keys, in the order the docs list them.
 var (
-	topKeys              = []string{"tool_execution", "model", "tools", "extensions", "permissions", "compaction", "mcp", "sandbox", "checkpoints", "skills", "agents"}
+	topKeys              = []string{"tool_execution", "model", "tools", "extensions", "permissions", "compaction", "mcp", "sandbox", "checkpoints", "skills", "agents", "fleet"}
 	modelKeys            = []string{"base_url", "name", "provider", "api_key_env", "images", "context_window"}
 	toolsKeys            = []string{"active", "bash"}
 	bashKeys             = []string{"command_prefix", "shell", "pass_env", "full_output_max_mb", "default_timeout"}
@@ -372,6 +376,9 @@ func (d *decoder) layer(raw map[string]any, scope string) *layer {
 	}
 	if v, ok := raw["checkpoints"]; ok {
 		d.checkpoints(l, v)
+	}
+	if v, ok := raw["fleet"]; ok {
+		d.fleet(l, v)
 	}
 	if v, ok := raw["skills"]; ok {
 		d.skills(l, v)

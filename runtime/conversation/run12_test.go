@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pi-go/pi/internal/testkit/anthropic"
 	"github.com/pi-go/pi/internal/testkit/openai"
 	"github.com/pi-go/pi/internal/testkit/plugin"
 	"github.com/pi-go/pi/internal/testkit/project"
@@ -74,6 +75,15 @@ func (l *run12Log) wait(t *testing.T, parts ...string) string {
 // which reasons, and "small"), and opens a runtime and a conversation.
 func run12Project(t *testing.T, srv *openai.Server, grants, limits string, o app.Options) (*app.Runtime, *Conversation, *run12Log) {
 	t.Helper()
+	models := `{"providers": {"local": {"baseUrl": "` + srv.URL + `", "api": "openai-completions", "apiKey": "` + testKey + `",
+  "models": [{"id": "m", "reasoning": true}, {"id": "small"}]}}}`
+	return run12ProjectOn(t, models, "local", "m", grants, limits, o)
+}
+
+// run12ProjectOn is run12Project with models.json's text and the model
+// (provider, id) to start with.
+func run12ProjectOn(t *testing.T, models, provider, id, grants, limits string, o app.Options) (*app.Runtime, *Conversation, *run12Log) {
+	t.Helper()
 	dir, home := project.New(t)
 	wasm := plugin.BuildGo(t, "extensions/testdata/guests/run12")
 	toml := project.Extension(t, "run12", wasm)
@@ -84,14 +94,15 @@ func run12Project(t *testing.T, srv *openai.Server, grants, limits string, o app
 		toml += "[extensions.limits]\n" + limits + "\n"
 	}
 	project.Write(t, filepath.Join(dir, "pi.toml"), toml)
-	models := `{"providers": {"local": {"baseUrl": "` + srv.URL + `", "api": "openai-completions", "apiKey": "` + testKey + `",
-  "models": [{"id": "m", "reasoning": true}, {"id": "small"}]}}}`
 	if err := os.WriteFile(filepath.Join(home, "models.json"), []byte(models), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	log := &run12Log{}
-	o.Cwd, o.PIHome, o.Trust, o.LogOutput, o.LogLevel = dir, home, true, log, "info"
-	o.Model = app.ModelOptions{Provider: "local", Name: "m"}
+	o.Cwd, o.PIHome, o.Trust, o.LogOutput = dir, home, true, log
+	if o.LogLevel == "" {
+		o.LogLevel = "info"
+	}
+	o.Model = app.ModelOptions{Provider: provider, Name: id}
 	o.Mode = app.ModeInteractive
 	rt := openRT(t, o)
 	c := open(t, rt, Options{Session: &SessionOptions{Dir: t.TempDir()}})
@@ -291,5 +302,37 @@ func TestRun12ShutdownExits(t *testing.T) {
 	sub, err := c.Submit(context.Background(), Prompt{Text: "/bye"}, SubmitOptions{Show: func(s string) { shown = append(shown, s) }})
 	if err != nil || !sub.Exit || strings.Join(shown, "|") != "bye" {
 		t.Errorf("/bye: %+v %v, shown %q", sub, err, shown)
+	}
+}
+
+// The same through the Anthropic wire: llm.complete's answer and usage,
+// and before_provider_request on the Messages body.
+func TestRun12Anthropic(t *testing.T) {
+	srv := anthropic.NewServer(t,
+		anthropic.Reply{Blocks: []anthropic.Block{{Type: "text", Text: "a haiku"}}, Usage: anthropic.Usage{Input: 12, Output: 4}},
+		anthropic.Reply{Blocks: []anthropic.Block{{Type: "text", Text: "ok"}}})
+	models := `{"providers": {"claude": {"baseUrl": "` + srv.URL + `", "api": "anthropic-messages", "apiKey": "` + testKey + `",
+  "models": [{"id": "sonnet"}]}}}`
+	rt, c, log := run12ProjectOn(t, models, "claude", "sonnet", "llm = true\nmodel = true", "", app.Options{LogLevel: "debug"})
+	got, isErr := tool12(t, rt, "complete", `{"prompt":"a poem","system":"Be short."}`)
+	if isErr || got != "a haiku" {
+		t.Fatalf("complete = %q (error %v)", got, isErr)
+	}
+	log.wait(t, "llm.complete", "tokens=16")
+	if _, err := submit(t, c, "hello"); err != nil {
+		t.Fatal(err)
+	}
+	reqs := srv.Requests()
+	if len(reqs) != 2 {
+		t.Fatalf("%d requests", len(reqs))
+	}
+	if _, has := reqs[0].JSON["x_run12"]; has {
+		t.Error("the hook ran on llm.complete's request")
+	}
+	if _, has := reqs[0].JSON["tools"]; has || reqs[0].JSON["system"] == nil {
+		t.Errorf("llm.complete sent %s", reqs[0].Raw)
+	}
+	if reqs[1].JSON["x_run12"] != true || reqs[1].JSON["stream"] != true {
+		t.Errorf("the conversation's request: %s", reqs[1].Raw)
 	}
 }

@@ -154,13 +154,13 @@ func runBash(ctx context.Context, opts BashOptions, call tool.Call, tc tool.Cont
 	if policy.Active() && opts.Unsandboxed != nil && opts.Unsandboxed(args.Command) {
 		policy = sandbox.Policy{}
 	}
-	argv, env, err := sandbox.Wrap(policy, opts.SandboxHelper, []string{shell, "-c", spawn.Command}, environList(spawn.Env))
+	l, err := shellLaunch(policy, opts, shell, spawn.Command, environList(spawn.Env))
 	if err != nil {
 		return tool.Result{}, fmt.Errorf("bash: %w", err)
 	}
 	home, _ := os.UserHomeDir()
 	guard := policy.Guard(home)
-	run, err := execShell(ctx, opts.Processes.set, argv, env, sandbox.SysProcAttr(policy), spawn.Cwd, args.Timeout, acc, call)
+	run, err := execShell(ctx, opts.Processes.set, l, spawn.Cwd, args.Timeout, acc, call)
 	if err != nil {
 		return tool.Result{}, err
 	}
@@ -208,8 +208,8 @@ func withRefusals(res tool.Result, lines []string) tool.Result {
 // acc until the shell exits (then the pipe is read for a moment more), the
 // timeout passes or ctx is cancelled (then every process of the call is
 // killed).
-func execShell(ctx context.Context, set *procs.Set, argv, env []string, attr *syscall.SysProcAttr, cwd string, timeout *float64, acc *output.Accumulator, call tool.Call) (bashRun, error) {
-	r, batch, cmd, pc, err := startShell(set, argv, env, attr, cwd)
+func execShell(ctx context.Context, set *procs.Set, l launch, cwd string, timeout *float64, acc *output.Accumulator, call tool.Call) (bashRun, error) {
+	r, batch, cmd, pc, err := startShell(set, l, cwd)
 	if err != nil {
 		return bashRun{}, err
 	}
@@ -219,12 +219,14 @@ func execShell(ctx context.Context, set *procs.Set, argv, env []string, attr *sy
 	return run, nil
 }
 
-// startShell starts argv (`SHELL -c COMMAND`, or the sandbox's helper
-// around it, started with attr) in cwd with env (KEY=VALUE; the call's tag
-// is added) as a call of set, with stdout and stderr
+// startShell starts l (`SHELL -c COMMAND`, or the sandbox's helper
+// around it, started with its attr, or through the sandbox's fork server)
+// in cwd with its env (KEY=VALUE; the call's tag is added) as a call of
+// set, with stdout and stderr
 // interleaved in one pipe, whose read end it returns; batch reports that
 // the pipe holds 1MB, so its reads may be batched (streamer.read).
-func startShell(set *procs.Set, argv, env []string, attr *syscall.SysProcAttr, cwd string) (r *os.File, batch bool, cmd *exec.Cmd, pc *procs.Call, err error) {
+func startShell(set *procs.Set, l launch, cwd string) (r *os.File, batch bool, cmd *exec.Cmd, pc *procs.Call, err error) {
+	argv, env, attr := l.argv, l.env, l.attr
 	r, w, err := os.Pipe()
 	if err != nil {
 		return nil, false, nil, nil, fmt.Errorf("bash output pipe: %w", err)
@@ -245,7 +247,16 @@ func startShell(set *procs.Set, argv, env []string, attr *syscall.SysProcAttr, c
 		}
 		return c
 	}
-	cmd, pc, err = set.Start(newCmd)
+	if l.via != nil {
+		cmd, pc, err = set.StartVia(newCmd, l.via)
+		if errors.Is(err, sandbox.ErrServerGone) && l.ready() {
+			// Its server died or was tampered with before it started the
+			// command: a new one, once.
+			cmd, pc, err = set.StartVia(newCmd, l.via)
+		}
+	} else {
+		cmd, pc, err = set.Start(newCmd)
+	}
 	w.Close()
 	if err != nil {
 		r.Close()

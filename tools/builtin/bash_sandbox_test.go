@@ -220,9 +220,12 @@ func BenchmarkBashTrueSandbox(b *testing.B) {
 	dir := b.TempDir()
 	box := &sandbox.Policy{Mode: sandbox.ModeWorkspaceWrite, Network: sandbox.NetworkOn, Writable: []string{dir, "/tmp"},
 		Protected: []string{dir + "/.git", dir + "/.pi", dir + "/pi.toml"}}
-	defs := []tool.ToolDefinition{bashDefinition(BashOptions{}), bashDefinition(BashOptions{Sandbox: func() *sandbox.Policy { return box }})}
+	// Off, through the fork server (the default), and in the per-call
+	// helper, interleaved.
+	defs := []tool.ToolDefinition{bashDefinition(BashOptions{}), bashDefinition(BashOptions{Sandbox: func() *sandbox.Policy { return box }}),
+		bashDefinition(BashOptions{Sandbox: func() *sandbox.Policy { return box }, sandboxPerCall: true})}
 	args := json.RawMessage(`{"command":"true"}`)
-	times := [2][]time.Duration{}
+	times := [3][]time.Duration{}
 	for i := 0; i < b.N; i++ {
 		for k, def := range defs {
 			start := time.Now()
@@ -237,8 +240,109 @@ func BenchmarkBashTrueSandbox(b *testing.B) {
 		slices.Sort(d)
 		return d[len(d)/2]
 	}
-	off, on := median(times[0]), median(times[1])
+	off, on, perCall := median(times[0]), median(times[1]), median(times[2])
 	b.ReportMetric(float64(off.Microseconds())/1000, "ms-off")
 	b.ReportMetric(float64(on.Microseconds())/1000, "ms-sandbox")
 	b.ReportMetric(float64(on)/float64(off), "x-off")
+	b.ReportMetric(float64(perCall.Microseconds())/1000, "ms-percall")
+	b.ReportMetric(float64(perCall)/float64(off), "x-percall")
+}
+
+// TestBashSandboxServerProcessControl: a command started through the
+// sandbox's fork server is pi's own child, born in its call's cgroup
+// (where cgroups can be used) while the server is not left in it, and a
+// timeout ends it and the job it left in a session of its own, as for any
+// call.
+func TestBashSandboxServerProcessControl(t *testing.T) {
+	if s := sandbox.Probe(); s.Missing != "" {
+		t.Skipf("kernel sandbox unavailable: %s", s.Missing)
+	}
+	dir := t.TempDir()
+	p := &sandbox.Policy{Mode: sandbox.ModeWorkspaceWrite, Network: sandbox.NetworkOn, Writable: []string{dir}}
+	if !sandboxServers.Ready(*p, "") {
+		t.Fatalf("no fork server: %v", sandboxServers.Failed(*p, ""))
+	}
+	procsOwner := NewProcesses()
+	defer procsOwner.Close()
+	opts := BashOptions{Sandbox: func() *sandbox.Policy { return p }, Processes: procsOwner}
+	start := time.Now()
+	r := bashCall(t, context.Background(), opts, dir, map[string]any{
+		"command": `echo "ppid=$PPID"; grep '^0::' /proc/self/cgroup; setsid sleep 60 & echo "bg=$!"; sleep 30`, "timeout": 1}, nil)
+	text := resultText(t, r)
+	if !strings.Contains(text, "ppid="+strconv.Itoa(os.Getpid())+"\n") || !strings.Contains(text, "Command timed out after 1 seconds") {
+		t.Fatalf("result: %s", text)
+	}
+	if on, why := procsOwner.set.Cgroups(); on {
+		if !strings.Contains(text, "/call-") {
+			t.Errorf("the command was not born in its call's cgroup: %s", text)
+		}
+	} else {
+		t.Logf("no cgroups here (%v): the placement is not checked", why)
+	}
+	for _, pid := range serverPidsOf(os.Getpid()) {
+		cg, _ := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cgroup")
+		if strings.Contains(string(cg), "/call-") {
+			t.Errorf("the fork server %d was left in a call's cgroup: %s", pid, cg)
+		}
+	}
+	if d := time.Since(start); d > 10*time.Second {
+		t.Fatalf("the timed-out call took %v", d)
+	}
+	i := strings.Index(text, "bg=")
+	bg, err := strconv.Atoi(strings.Fields(text[i+3:])[0])
+	if err != nil {
+		t.Fatalf("no background pid in %s", text)
+	}
+	for deadline := time.Now().Add(10 * time.Second); ; {
+		stat, err := os.ReadFile("/proc/" + strconv.Itoa(bg) + "/stat")
+		if err != nil || strings.Contains(string(stat), ") Z ") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the job a timed-out call left in its own session survived it: %s", stat)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// serverPidsOf are the fork servers that are children of ppid.
+func serverPidsOf(ppid int) []int {
+	var pids []int
+	ents, _ := os.ReadDir("/proc")
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		cmdline, _ := os.ReadFile("/proc/" + e.Name() + "/cmdline")
+		stat, _ := os.ReadFile("/proc/" + e.Name() + "/stat")
+		i := strings.LastIndexByte(string(stat), ')')
+		if i < 0 || !strings.Contains(string(cmdline), "\x00"+sandbox.ServerArg+"\x00") {
+			continue
+		}
+		if f := strings.Fields(string(stat[i+1:])); len(f) > 1 && f[1] == strconv.Itoa(ppid) {
+			pids = append(pids, pid)
+		}
+	}
+	return pids
+}
+
+// sandboxServerCPU is the CPU time the sandbox's fork servers (children of
+// this process) have used (utime and stime of /proc/PID/stat, in clock ticks of
+// 10 ms).
+func sandboxServerCPU() time.Duration {
+	var total time.Duration
+	for _, pid := range serverPidsOf(os.Getpid()) {
+		stat, _ := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+		i := strings.LastIndexByte(string(stat), ')')
+		if i < 0 {
+			continue
+		}
+		if f := strings.Fields(string(stat[i+1:])); len(f) > 12 {
+			u, _ := strconv.ParseInt(f[11], 10, 64)
+			st, _ := strconv.ParseInt(f[12], 10, 64)
+			total += time.Duration(u+st) * 10 * time.Millisecond
+		}
+	}
+	return total
 }

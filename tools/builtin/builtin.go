@@ -77,6 +77,9 @@ type BashOptions struct {
 	// under Sandbox too ([sandbox] user_commands); by default they run as
 	// they are.
 	SandboxUserCommands bool
+	// sandboxPerCall starts every sandboxed command in the per-call helper,
+	// never through a fork server (the benchmarks' comparison).
+	sandboxPerCall bool
 	// DefaultTimeout, in seconds, applies to a call that gives no timeout
 	// ("Command timed out after N seconds"); zero means none.
 	DefaultTimeout float64

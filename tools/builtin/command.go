@@ -88,13 +88,13 @@ func RunCommand(ctx context.Context, opts BashOptions, cwd, command string, upda
 			policy = *p
 		}
 	}
-	argv, env, err := sandbox.Wrap(policy, opts.SandboxHelper, []string{shell, "-c", spawn.Command}, environList(spawn.Env))
+	l, err := shellLaunch(policy, opts, shell, spawn.Command, environList(spawn.Env))
 	if err != nil {
 		return CommandResult{}, fmt.Errorf("run command: %w", err)
 	}
 	home, _ := os.UserHomeDir()
 	guard := policy.Guard(home)
-	run, err := execShell(ctx, opts.Processes.set, argv, env, sandbox.SysProcAttr(policy), spawn.Cwd, nil, acc, call)
+	run, err := execShell(ctx, opts.Processes.set, l, spawn.Cwd, nil, acc, call)
 	if err != nil {
 		return CommandResult{}, err
 	}
