@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/pi-go/pi/examples/plugins/internal/porttest"
 	"github.com/pi-go/pi/extensions"
 	"github.com/pi-go/pi/internal/testkit/plugin"
 	"github.com/pi-go/pi/runtime/config"
@@ -56,7 +57,7 @@ func TestDocumentedConfigsLoad(t *testing.T) {
 				if name == "hello-wat" {
 					wasm = plugin.BuildWAT(t, "examples/plugins/hello-wat/hello.wat")
 				} else {
-					wasm = plugin.BuildGo(t, "examples/plugins/"+name)
+					wasm = porttest.Build(t, filepath.Join(root, "examples/plugins", name)) // Go, C or Rust
 				}
 				sum, err := extensions.FileSHA256(wasm)
 				if err != nil {

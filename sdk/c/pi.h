@@ -33,6 +33,18 @@
  * the facts of init (pi_abi_minor, pi_mode, ...), commands (pi_ext.commands),
  * the input, before_agent_start and stop hooks, and asks (PI_ASK). pi.h
  * leaves the 1.1 parts out of init's answer for a 1.0 host.
+ *
+ * Whole tool results (pi_ext.execute with a pi_result: text and image
+ * blocks, details, terminate; pi_emit for progress) and typed
+ * tool_result, bash_spawn and event hooks work with any host. ABI 1.2 is
+ * here too: a typed helper for every 1.2 host method (pi_ui_select,
+ * pi_ui_set_status_line, pi_ui_component, pi_session_branch,
+ * pi_agent_send_message, pi_tools_register, pi_model_get,
+ * pi_llm_complete, pi_flags_get, pi_timer_set, pi_watch_add, pi_bus_emit,
+ * pi_shutdown, ...), pi_lines for styled lines, and a pi_ext function for
+ * every 1.2 guest method and hook (component_render, tool_render,
+ * shortcut, timer, watch, bus, context, user_bash, session_before, ...).
+ * pi.h leaves the 1.2 parts out of init's answer for an older host.
  * The wire contract is docs/abi.md in pi's source tree; this header
  * follows it: requests are parsed as real JSON (never searched as text),
  * answers are written with every string escaped.
@@ -1089,6 +1101,1039 @@ static int pi_exec(const char *const *argv, const pi_exec_options *opts, pi_exec
 	return rc;
 }
 
+/* ---- whole tool results ------------------------------------------------------ */
+
+/*
+ * A pi_result is a tool's whole result, as the Go SDK's sdk.Result: content
+ * blocks (text and images), details (free JSON for the UI and the event
+ * stream, never sent to the model), isError and terminate. Build it with
+ * the functions below; pi.h writes it. The same type is a partial result
+ * for pi_emit and a patch in a tool_result hook.
+ */
+typedef struct {
+	pi_buf content; /* the blocks written so far, as JSON objects separated by commas */
+	pi_buf details; /* one JSON value, or empty: none */
+	int is_error;   /* in a tool_result patch: -1 keeps it (the start value) */
+	int terminate;  /* ask the loop to end the run after this batch of calls */
+	int blocks;     /* how many blocks content holds */
+} pi_result;
+
+static void pi__block_sep(pi_result *r) {
+	if (r->blocks++) pi_buf_raw(&r->content, ",", 1);
+}
+
+/* pi_result_textn adds a text block of s[0..n). */
+static void pi_result_textn(pi_result *r, const char *s, size_t n) {
+	pi__block_sep(r);
+	pi_buf_cstr(&r->content, "{\"type\":\"text\",\"text\":");
+	pi_buf_json_strn(&r->content, s ? s : "", s ? n : 0);
+	pi_buf_raw(&r->content, "}", 1);
+}
+
+/* pi_result_text adds a text block. */
+static void pi_result_text(pi_result *r, const char *s) { pi_result_textn(r, s, s ? strlen(s) : 0); }
+
+/* pi_result_textf adds a printf-formatted text block. */
+static void pi_result_textf(pi_result *r, const char *fmt, ...) {
+	char small[512];
+	va_list ap;
+	va_start(ap, fmt);
+	int n = vsnprintf(small, sizeof small, fmt, ap);
+	va_end(ap);
+	if (n < 0) n = 0;
+	if ((size_t)n < sizeof small) {
+		pi_result_textn(r, small, (size_t)n);
+		return;
+	}
+	char *big = malloc((size_t)n + 1);
+	if (!big) { r->content.oom = 1; return; }
+	va_start(ap, fmt);
+	vsnprintf(big, (size_t)n + 1, fmt, ap);
+	va_end(ap);
+	pi_result_textn(r, big, (size_t)n);
+	free(big);
+}
+
+/* pi_result_image adds an image block of the bytes data[0..n) (encoded in
+ * base64 here) with its MIME type ("image/png"). */
+static void pi_result_image(pi_result *r, const void *data, size_t n, const char *mime_type) {
+	pi__block_sep(r);
+	pi_buf_cstr(&r->content, "{\"type\":\"image\",\"data\":\"");
+	pi_buf_base64(&r->content, (const char *)data, n);
+	pi_buf_cstr(&r->content, "\",\"mimeType\":");
+	pi_buf_json_str(&r->content, mime_type ? mime_type : "");
+	pi_buf_raw(&r->content, "}", 1);
+}
+
+/* pi_result_image_base64 adds an image block whose data is base64 already. */
+static void pi_result_image_base64(pi_result *r, const char *b64, const char *mime_type) {
+	pi__block_sep(r);
+	pi_buf_cstr(&r->content, "{\"type\":\"image\",\"data\":");
+	pi_buf_json_str(&r->content, b64 ? b64 : "");
+	pi_buf_cstr(&r->content, ",\"mimeType\":");
+	pi_buf_json_str(&r->content, mime_type ? mime_type : "");
+	pi_buf_raw(&r->content, "}", 1);
+}
+
+/* pi_result_blocks adds the blocks of a JSON array of blocks (such as the
+ * content of pi_tool_call's result); it returns 1 when json is not an
+ * array. */
+static int pi_result_blocks(pi_result *r, const char *json) {
+	pi_json v = pi_json_parse(json ? json : "", json ? strlen(json) : 0), e;
+	if (pi_json_kind(v) != PI_ARRAY) return 1;
+	size_t i = 0;
+	while (pi_json_next(v, &i, NULL, &e)) {
+		pi__block_sep(r);
+		pi_buf_json(&r->content, e);
+	}
+	return 0;
+}
+
+/* pi_result_details sets details to json (the text of one JSON value;
+ * NULL removes them); it returns 1 when json is not one JSON value. */
+static int pi_result_details(pi_result *r, const char *json) {
+	pi__buf_reset(&r->details);
+	if (!json) return 0;
+	pi_json v = pi_json_parse(json, strlen(json));
+	if (!v.p) return 1;
+	pi_buf_json(&r->details, v);
+	return 0;
+}
+
+static void pi_result_free(pi_result *r) {
+	pi_buf_free(&r->content);
+	pi_buf_free(&r->details);
+	r->blocks = 0;
+	r->is_error = r->terminate = 0;
+}
+
+/* pi__result_write writes r as tool.execute's result (whole: 1) or as
+ * emit's partial result (0): the bytes Go's encoding of sdk.Result makes. */
+static void pi__result_write(pi_buf *out, const pi_result *r, int whole) {
+	pi_buf_cstr(out, "{\"content\":[");
+	if (r->content.n) pi_buf_raw(out, r->content.p, r->content.n);
+	pi_buf_raw(out, "]", 1);
+	if (r->details.n) {
+		pi_buf_cstr(out, ",\"details\":");
+		pi_buf_raw(out, r->details.p, r->details.n);
+	}
+	if (whole && r->is_error > 0) pi_buf_cstr(out, ",\"isError\":true");
+	if (whole && r->terminate) pi_buf_cstr(out, ",\"terminate\":true");
+	pi_buf_raw(out, "}", 1);
+	out->oom |= r->content.oom | r->details.oom;
+}
+
+/* What a tool's execute function gets besides its input. */
+typedef struct {
+	const char *tool_name;
+	const char *tool_call_id;
+	const char *cwd; /* the directory the call runs in */
+	int cancelled;   /* set once pi_emit learned the call was cancelled */
+} pi_tool_ctx;
+
+PI_IMPORT("emit") int32_t pi__host_emit(const char *ptr, int32_t len);
+
+/* pi_emit sends a partial result (progress for the UI and the event
+ * stream; never sent to the model: its content and details count,
+ * is_error and terminate do not). It returns 1 when the call was
+ * cancelled or timed out: the tool should stop and return. */
+static int pi_emit(pi_tool_ctx *ctx, const pi_result *partial) {
+	pi_buf b = {0};
+	pi__result_write(&b, partial, 0);
+	if (b.oom) {
+		pi_buf_free(&b);
+		pi_log(PI_WARN, "emit from tool %s: out of memory", ctx && ctx->tool_name ? ctx->tool_name : "");
+		return ctx ? ctx->cancelled : 0;
+	}
+	int32_t rc = pi__host_emit(b.p, (int32_t)b.n);
+	pi_buf_free(&b);
+	if (rc < 0) pi_log(PI_WARN, "emit from tool %s: the host answered %d", ctx && ctx->tool_name ? ctx->tool_name : "", (int)rc);
+	if (rc == 1 && ctx) ctx->cancelled = 1;
+	return rc == 1 || (ctx && ctx->cancelled);
+}
+
+/* ---- ABI 1.2 host calls ---------------------------------------------------- */
+
+/*
+ * The host methods ABI 1.2 adds (docs/abi.md, "ABI 1.2"): ui dialogs,
+ * statuses, widgets, title, editor text and components; session; agent;
+ * tools; model; llm.complete; flags; timers; watches; bus; shutdown and
+ * reload. Same rules as the 1.1 calls: 0 on success, 1 with the reason in
+ * pi_host_error(). They need a 1.2 host (pi_abi_minor() >= 2); an older
+ * one answers them with an error ("unknown host method ...").
+ */
+
+static void pi__member_bool(pi_buf *b, int *first, const char *key, int v) {
+	pi__key(b, first, key);
+	pi_buf_cstr(b, v ? "true" : "false");
+}
+
+static void pi__member_int(pi_buf *b, int *first, const char *key, int64_t v) {
+	pi__key(b, first, key);
+	pi_buf_printf(b, "%lld", (long long)v);
+}
+
+/* pi__member_nstr writes key: s, or key: null when s is NULL. */
+static void pi__member_nstr(pi_buf *b, int *first, const char *key, const char *s) {
+	pi__key(b, first, key);
+	if (s) pi_buf_json_str(b, s);
+	else pi_buf_cstr(b, "null");
+}
+
+static void pi__member_strs(pi_buf *b, int *first, const char *key, const char *const *list) {
+	int lf = 1;
+	pi__key(b, first, key);
+	pi_buf_raw(b, "[", 1);
+	for (const char *const *s = list; s && *s; s++) {
+		if (!lf) pi_buf_raw(b, ",", 1);
+		lf = 0;
+		pi_buf_json_str(b, *s);
+	}
+	pi_buf_raw(b, "]", 1);
+}
+
+/* pi__get_str copies the string member key of the JSON object in res to
+ * out (emptied first; nothing for null or absent). */
+static void pi__get_str(const pi_buf *res, const char *key, pi_buf *out) {
+	size_t n;
+	pi__buf_reset(out);
+	pi_buf_raw(out, "", 0);
+	char *s = pi_json_str_len(pi_json_get(pi_json_parse(res->p, res->n), key), &n);
+	if (s) pi_buf_raw(out, s, n);
+	free(s);
+}
+
+static int64_t pi__get_int(const pi_buf *res, const char *key, int64_t absent) {
+	double d;
+	if (!pi_json_num(pi_json_get(pi_json_parse(res->p, res->n), key), &d)) return absent;
+	return (int64_t)d;
+}
+
+/* pi__get_json copies the JSON member key of res to out (fallback when
+ * absent or null). */
+static void pi__get_json(const pi_buf *res, const char *key, const char *fallback, pi_buf *out) {
+	pi__buf_reset(out);
+	pi_json v = pi_json_get(pi_json_parse(res->p, res->n), key);
+	if (v.p && pi_json_kind(v) != PI_NULL) pi_buf_raw(out, v.p, v.n);
+	else pi_buf_cstr(out, fallback);
+}
+
+/* ---- lines */
+
+/*
+ * A pi_lines is a list of lines to show (a widget, a component, a render):
+ * each line plain text (pi_lines_text) or styled spans (pi_lines_span ...
+ * pi_lines_end). Styles are space-separated names from: accent muted dim
+ * success warning error border selected bold italic underline inverse.
+ * pi draws them in its theme and removes control characters: never write
+ * escape sequences.
+ */
+typedef struct {
+	pi_buf json; /* the lines written so far, separated by commas */
+	size_t count;
+	int open; /* a span line is open: 1 + its spans */
+} pi_lines;
+
+/* pi_lines_end ends the span line being written (if any). */
+static void pi_lines_end(pi_lines *l) {
+	if (!l->open) return;
+	pi_buf_raw(&l->json, "]", 1);
+	l->open = 0;
+}
+
+/* pi_lines_textn adds a plain line of s[0..n). */
+static void pi_lines_textn(pi_lines *l, const char *s, size_t n) {
+	pi_lines_end(l);
+	if (l->count++) pi_buf_raw(&l->json, ",", 1);
+	pi_buf_json_strn(&l->json, s ? s : "", s ? n : 0);
+}
+
+static void pi_lines_text(pi_lines *l, const char *s) { pi_lines_textn(l, s, s ? strlen(s) : 0); }
+
+/* pi_lines_printf adds a printf-formatted plain line. */
+static void pi_lines_printf(pi_lines *l, const char *fmt, ...) {
+	char small[512];
+	va_list ap;
+	va_start(ap, fmt);
+	int n = vsnprintf(small, sizeof small, fmt, ap);
+	va_end(ap);
+	if (n < 0) n = 0;
+	if ((size_t)n >= sizeof small) n = (int)sizeof small - 1;
+	pi_lines_textn(l, small, (size_t)n);
+}
+
+/* pi_lines_span adds a span to the current span line (starting one when
+ * none is open); style may be NULL. End the line with pi_lines_end (or by
+ * adding the next plain line). */
+static void pi_lines_span(pi_lines *l, const char *text, const char *style) {
+	if (!l->open) {
+		if (l->count++) pi_buf_raw(&l->json, ",", 1);
+		pi_buf_raw(&l->json, "[", 1);
+		l->open = 1;
+	}
+	if (l->open++ > 1) pi_buf_raw(&l->json, ",", 1);
+	pi_buf_cstr(&l->json, "{\"text\":");
+	pi_buf_json_str(&l->json, text ? text : "");
+	if (style && *style) {
+		pi_buf_cstr(&l->json, ",\"style\":");
+		pi_buf_json_str(&l->json, style);
+	}
+	pi_buf_raw(&l->json, "}", 1);
+}
+
+/* pi_lines_newline ends the current span line; the next span starts
+ * another. */
+static void pi_lines_newline(pi_lines *l) { pi_lines_end(l); }
+
+static void pi_lines_free(pi_lines *l) {
+	pi_buf_free(&l->json);
+	l->count = 0;
+	l->open = 0;
+}
+
+/* pi__lines_write writes the lines as a JSON array. */
+static void pi__lines_write(pi_buf *out, const pi_lines *l) {
+	pi_buf_raw(out, "[", 1);
+	if (l && l->json.n) pi_buf_raw(out, l->json.p, l->json.n);
+	if (l && l->open) pi_buf_raw(out, "]", 1);
+	pi_buf_raw(out, "]", 1);
+	if (l) out->oom |= l->json.oom;
+}
+
+/* ---- ui */
+
+/* The answer of a dialog: has_value is 0 when value is null, with reason
+ * "cancelled", "timeout" or "no-ui". Free value with pi_buf_free. */
+typedef struct {
+	int has_value;
+	pi_buf value;
+	char reason[16];
+} pi_dialog;
+
+static int pi__dialog(const char *method, pi_buf *req, const char *bad, pi_dialog *out) {
+	pi_buf res = {0};
+	int rc = pi__send_built(method, req, bad, &res);
+	pi__buf_reset(&out->value);
+	out->has_value = 0;
+	out->reason[0] = 0;
+	if (!rc) {
+		pi_json r = pi_json_parse(res.p, res.n);
+		size_t n;
+		char *v = pi_json_str_len(pi_json_get(r, "value"), &n);
+		pi_buf_raw(&out->value, "", 0);
+		if (v) {
+			out->has_value = 1;
+			pi_buf_raw(&out->value, v, n);
+		}
+		free(v);
+		char *why = pi_json_str(pi_json_get(r, "reason"));
+		if (why) snprintf(out->reason, sizeof out->reason, "%s", why);
+		free(why);
+	}
+	pi_buf_free(&res);
+	return rc;
+}
+
+static const char *pi__req_ui_select(pi_buf *b, const char *title, const char *const *options, int64_t timeout_ms) {
+	int f = 1;
+	pi__request_begin(b, "ui.select");
+	pi__member_str(b, &f, "title", title);
+	pi__member_strs(b, &f, "options", options);
+	pi__member_ms(b, &f, "timeoutMs", timeout_ms);
+	return options && options[0] ? NULL : "options is empty";
+}
+
+static const char *pi__req_ui_input(pi_buf *b, const char *title, const char *placeholder, int64_t timeout_ms) {
+	int f = 1;
+	pi__request_begin(b, "ui.input");
+	pi__member_str(b, &f, "title", title);
+	if (placeholder && *placeholder) pi__member_str(b, &f, "placeholder", placeholder);
+	pi__member_ms(b, &f, "timeoutMs", timeout_ms);
+	return NULL;
+}
+
+static const char *pi__req_ui_editor(pi_buf *b, const char *title, const char *prefill, int64_t timeout_ms) {
+	int f = 1;
+	pi__request_begin(b, "ui.editor");
+	pi__member_str(b, &f, "title", title);
+	if (prefill && *prefill) pi__member_str(b, &f, "prefill", prefill);
+	pi__member_ms(b, &f, "timeoutMs", timeout_ms);
+	return NULL;
+}
+
+/* pi_ui_select asks the person to choose one of options (ended by NULL);
+ * the value is the option chosen. */
+static int pi_ui_select(const char *title, const char *const *options, int64_t timeout_ms, pi_dialog *out) {
+	pi_buf req = {0};
+	return pi__dialog("ui.select", &req, pi__req_ui_select(&req, title, options, timeout_ms), out);
+}
+
+/* pi_ui_input asks the person for one line. */
+static int pi_ui_input(const char *title, const char *placeholder, int64_t timeout_ms, pi_dialog *out) {
+	pi_buf req = {0};
+	return pi__dialog("ui.input", &req, pi__req_ui_input(&req, title, placeholder, timeout_ms), out);
+}
+
+/* pi_ui_editor asks the person for a text of several lines. */
+static int pi_ui_editor(const char *title, const char *prefill, int64_t timeout_ms, pi_dialog *out) {
+	pi_buf req = {0};
+	return pi__dialog("ui.editor", &req, pi__req_ui_editor(&req, title, prefill, timeout_ms), out);
+}
+
+static void pi_dialog_free(pi_dialog *d) { pi_buf_free(&d->value); }
+
+static const char *pi__req_ui_set_status(pi_buf *b, const char *key, const char *text, const pi_lines *line) {
+	int f = 1;
+	pi__request_begin(b, "ui.setStatus");
+	pi__member_str(b, &f, "key", key);
+	pi__key(b, &f, "text");
+	if (line && line->count) {
+		pi_buf all = {0};
+		pi__lines_write(&all, line);
+		pi_buf_json(b, pi_json_at(pi_json_parse(all.p, all.n), 0));
+		pi_buf_free(&all);
+	} else if (text) {
+		pi_buf_json_str(b, text);
+	} else {
+		pi_buf_cstr(b, "null");
+	}
+	return NULL;
+}
+
+/* pi_ui_set_status sets this extension's status key to text (NULL clears
+ * it): shown on the status line after pi's own. */
+static int pi_ui_set_status(const char *key, const char *text) {
+	pi_buf req = {0};
+	return pi__send_built("ui.setStatus", &req, pi__req_ui_set_status(&req, key, text, NULL), NULL);
+}
+
+/* pi_ui_set_status_line sets the status to the first line of line (spans
+ * with styles). */
+static int pi_ui_set_status_line(const char *key, const pi_lines *line) {
+	pi_buf req = {0};
+	return pi__send_built("ui.setStatus", &req, pi__req_ui_set_status(&req, key, NULL, line), NULL);
+}
+
+static const char *pi__req_ui_set_widget(pi_buf *b, const char *key, const pi_lines *lines, const char *placement) {
+	int f = 1;
+	pi__request_begin(b, "ui.setWidget");
+	pi__member_str(b, &f, "key", key);
+	pi__key(b, &f, "lines");
+	if (lines) pi__lines_write(b, lines);
+	else pi_buf_cstr(b, "null");
+	if (placement && *placement) pi__member_str(b, &f, "placement", placement);
+	return NULL;
+}
+
+/* Placements of widgets and widget components. */
+#define PI_ABOVE_EDITOR "aboveEditor"
+#define PI_BELOW_EDITOR "belowEditor"
+
+/* pi_ui_set_widget shows lines (at most 10) above or below the editor
+ * under key; NULL lines remove the widget. placement NULL: above. */
+static int pi_ui_set_widget(const char *key, const pi_lines *lines, const char *placement) {
+	pi_buf req = {0};
+	return pi__send_built("ui.setWidget", &req, pi__req_ui_set_widget(&req, key, lines, placement), NULL);
+}
+
+static const char *pi__req_ui_one(pi_buf *b, const char *method, const char *key, const char *s, int nullable) {
+	int f = 1;
+	pi__request_begin(b, method);
+	if (nullable) pi__member_nstr(b, &f, key, s);
+	else pi__member_str(b, &f, key, s);
+	return NULL;
+}
+
+/* pi_ui_set_title sets the terminal's title (at most 100 characters). */
+static int pi_ui_set_title(const char *title) {
+	pi_buf req = {0};
+	return pi__send_built("ui.setTitle", &req, pi__req_ui_one(&req, "ui.setTitle", "title", title, 0), NULL);
+}
+
+/* pi_ui_set_working_message sets the text shown while the model works
+ * (NULL: pi's own). */
+static int pi_ui_set_working_message(const char *text) {
+	pi_buf req = {0};
+	return pi__send_built("ui.setWorkingMessage", &req, pi__req_ui_one(&req, "ui.setWorkingMessage", "text", text, 1), NULL);
+}
+
+/* pi_ui_set_editor_text replaces the text in pi's editor. */
+static int pi_ui_set_editor_text(const char *text) {
+	pi_buf req = {0};
+	return pi__send_built("ui.setEditorText", &req, pi__req_ui_one(&req, "ui.setEditorText", "text", text, 0), NULL);
+}
+
+/* pi_ui_get_editor_text writes the editor's text to text ("" where there
+ * is no editor). */
+static int pi_ui_get_editor_text(pi_buf *text) {
+	pi_buf req = {0}, res = {0};
+	pi__request_begin(&req, "ui.getEditorText");
+	int rc = pi__send_built("ui.getEditorText", &req, NULL, &res);
+	if (!rc) pi__get_str(&res, "text", text);
+	else pi__buf_reset(text);
+	pi_buf_free(&res);
+	return rc;
+}
+
+/* Component slots. */
+#define PI_SLOT_OVERLAY "overlay"
+#define PI_SLOT_WIDGET "widget"
+#define PI_SLOT_HEADER "header"
+#define PI_SLOT_FOOTER "footer"
+#define PI_SLOT_EDITOR "editor"
+
+/* Where and how a component opens. */
+typedef struct {
+	const char *slot;      /* PI_SLOT_... */
+	const char *key;       /* widgets: the widget's key */
+	const char *placement; /* widgets: PI_ABOVE_EDITOR or PI_BELOW_EDITOR */
+	int max_height;        /* overlays: at most this many lines (0: half the screen) */
+} pi_component_opts;
+
+static const char *pi__req_ui_component(pi_buf *b, const pi_component_opts *o) {
+	int f = 1;
+	pi__request_begin(b, "ui.component");
+	pi__member_str(b, &f, "slot", o ? o->slot : "");
+	if (o && o->key && *o->key) pi__member_str(b, &f, "key", o->key);
+	if (o && o->placement && *o->placement) pi__member_str(b, &f, "placement", o->placement);
+	if (o && o->max_height > 0) pi__member_int(b, &f, "maxHeight", o->max_height);
+	return o && o->slot && *o->slot ? NULL : "no slot";
+}
+
+/* pi_ui_component opens a component drawn by the extension
+ * (pi_ext.component_render, _input, _dispose) and writes its id to id;
+ * id is left empty when pi's terminal UI does not run (reason "no-tui"). */
+static int pi_ui_component(const pi_component_opts *o, pi_buf *id) {
+	pi_buf req = {0}, res = {0};
+	int rc = pi__send_built("ui.component", &req, pi__req_ui_component(&req, o), &res);
+	if (!rc) pi__get_str(&res, "id", id);
+	else pi__buf_reset(id);
+	pi_buf_free(&res);
+	return rc;
+}
+
+/* pi_ui_rerender has pi render the component id again. */
+static int pi_ui_rerender(const char *id) {
+	pi_buf req = {0};
+	return pi__send_built("ui.rerender", &req, pi__req_ui_one(&req, "ui.rerender", "id", id, 0), NULL);
+}
+
+/* pi_ui_close closes the component id (its dispose is called). */
+static int pi_ui_close(const char *id) {
+	pi_buf req = {0};
+	return pi__send_built("ui.close", &req, pi__req_ui_one(&req, "ui.close", "id", id, 0), NULL);
+}
+
+/* ---- session */
+
+/* What session.info answers; null fields are empty. Free with
+ * pi_session_info_free. */
+typedef struct {
+	pi_buf session_id, session_file, name, leaf_id;
+} pi_session_info_t;
+
+static void pi_session_info_free(pi_session_info_t *s) {
+	pi_buf_free(&s->session_id);
+	pi_buf_free(&s->session_file);
+	pi_buf_free(&s->name);
+	pi_buf_free(&s->leaf_id);
+}
+
+static int pi__simple(const char *method, pi_buf *res) {
+	pi_buf req = {0};
+	pi__request_begin(&req, method);
+	return pi__send_built(method, &req, NULL, res);
+}
+
+/* pi_session_info: the session's id, file (empty with --no-session), name
+ * and current leaf entry. */
+static int pi_session_info(pi_session_info_t *out) {
+	pi_buf res = {0};
+	int rc = pi__simple("session.info", &res);
+	pi__get_str(&res, "sessionId", &out->session_id);
+	pi__get_str(&res, "sessionFile", &out->session_file);
+	pi__get_str(&res, "name", &out->name);
+	pi__get_str(&res, "leafId", &out->leaf_id);
+	pi_buf_free(&res);
+	return rc;
+}
+
+/* pi_session_branch writes the entries from the root to the leaf (the
+ * last limit of them; 0: all) as a JSON array of session-file entries. */
+static int pi_session_branch(int limit, pi_buf *entries) {
+	pi_buf req = {0}, res = {0};
+	int f = 1;
+	pi__request_begin(&req, "session.branch");
+	if (limit > 0) pi__member_int(&req, &f, "limit", limit);
+	int rc = pi__send_built("session.branch", &req, NULL, &res);
+	pi__get_json(&res, "entries", "[]", entries);
+	pi_buf_free(&res);
+	return rc;
+}
+
+/* pi_session_tree writes every entry, in file order, as a JSON array. */
+static int pi_session_tree(pi_buf *entries) {
+	pi_buf res = {0};
+	int rc = pi__simple("session.tree", &res);
+	pi__get_json(&res, "entries", "[]", entries);
+	pi_buf_free(&res);
+	return rc;
+}
+
+/* pi_session_set_name names the session. */
+static int pi_session_set_name(const char *name) {
+	pi_buf req = {0};
+	return pi__send_built("session.setName", &req, pi__req_ui_one(&req, "session.setName", "name", name, 0), NULL);
+}
+
+static const char *pi__req_session_set_label(pi_buf *b, const char *entry_id, const char *label) {
+	int f = 1;
+	pi__request_begin(b, "session.setLabel");
+	pi__member_str(b, &f, "entryId", entry_id);
+	pi__member_nstr(b, &f, "label", label);
+	return NULL;
+}
+
+/* pi_session_set_label labels an entry (NULL removes the label). */
+static int pi_session_set_label(const char *entry_id, const char *label) {
+	pi_buf req = {0};
+	return pi__send_built("session.setLabel", &req, pi__req_session_set_label(&req, entry_id, label), NULL);
+}
+
+/* How full the context is: tokens and percent are -1 when unknown. */
+typedef struct {
+	int64_t tokens, context_window;
+	double percent;
+} pi_context_usage;
+
+/* pi_session_context_usage: the tokens the context holds now. */
+static int pi_session_context_usage(pi_context_usage *out) {
+	pi_buf res = {0};
+	int rc = pi__simple("session.contextUsage", &res);
+	out->tokens = pi__get_int(&res, "tokens", -1);
+	out->context_window = pi__get_int(&res, "contextWindow", 0);
+	out->percent = -1;
+	pi_json_num(pi_json_get(pi_json_parse(res.p, res.n), "percent"), &out->percent);
+	pi_buf_free(&res);
+	return rc;
+}
+
+/* pi_session_compact asks for a compaction (done when pi is idle). */
+static int pi_session_compact(const char *custom_instructions) {
+	pi_buf req = {0};
+	int f = 1;
+	pi__request_begin(&req, "session.compact");
+	if (custom_instructions && *custom_instructions) pi__member_str(&req, &f, "customInstructions", custom_instructions);
+	return pi__send_built("session.compact", &req, NULL, NULL);
+}
+
+static int pi__cancelled(const char *method, pi_buf *req, const char *bad, int *cancelled) {
+	pi_buf res = {0};
+	int rc = pi__send_built(method, req, bad, &res);
+	if (cancelled) *cancelled = !rc && pi_json_true(pi_json_get(pi_json_parse(res.p, res.n), "cancelled"));
+	pi_buf_free(&res);
+	return rc;
+}
+
+/* The session-changing calls, from a command or a shortcut only. Each
+ * sets *cancelled (may be NULL) when an extension's session_before_* hook
+ * cancelled it. */
+static int pi_session_new(int *cancelled) {
+	pi_buf req = {0};
+	pi__request_begin(&req, "session.new");
+	return pi__cancelled("session.new", &req, NULL, cancelled);
+}
+
+static int pi_session_switch(const char *session_path, int *cancelled) {
+	pi_buf req = {0};
+	return pi__cancelled("session.switch", &req, pi__req_ui_one(&req, "session.switch", "sessionPath", session_path, 0), cancelled);
+}
+
+static int pi_session_fork(const char *entry_id, int *cancelled) {
+	pi_buf req = {0};
+	return pi__cancelled("session.fork", &req, pi__req_ui_one(&req, "session.fork", "entryId", entry_id, 0), cancelled);
+}
+
+static const char *pi__req_session_navigate(pi_buf *b, const char *target_id, int summarize) {
+	int f = 1;
+	pi__request_begin(b, "session.navigate");
+	pi__member_str(b, &f, "targetId", target_id);
+	if (summarize) pi__member_bool(b, &f, "summarize", 1);
+	return NULL;
+}
+
+/* pi_session_navigate moves the leaf to target_id, first summarizing the
+ * branch left when summarize is set. */
+static int pi_session_navigate(const char *target_id, int summarize, int *cancelled) {
+	pi_buf req = {0};
+	return pi__cancelled("session.navigate", &req, pi__req_session_navigate(&req, target_id, summarize), cancelled);
+}
+
+/* ---- agent */
+
+/* How a message sent during a run is delivered (NULL: the default). */
+#define PI_STEER "steer"
+#define PI_FOLLOW_UP "followUp"
+#define PI_NEXT_TURN "nextTurn"
+
+static const char *pi__req_send_user(pi_buf *b, const char *text, const pi_result *blocks, const char *deliver_as) {
+	int f = 1;
+	pi__request_begin(b, "agent.sendUserMessage");
+	pi__key(b, &f, "content");
+	if (blocks) {
+		pi_buf_raw(b, "[", 1);
+		if (blocks->content.n) pi_buf_raw(b, blocks->content.p, blocks->content.n);
+		pi_buf_raw(b, "]", 1);
+	} else {
+		pi_buf_json_str(b, text ? text : "");
+	}
+	if (deliver_as && *deliver_as) pi__member_str(b, &f, "deliverAs", deliver_as);
+	return NULL;
+}
+
+/* pi_agent_send_user_message sends text as the user's message: idle, it
+ * starts a run once the current call returns; in a run it is queued as
+ * PI_STEER (the default) or PI_FOLLOW_UP. */
+static int pi_agent_send_user_message(const char *text, const char *deliver_as) {
+	pi_buf req = {0};
+	return pi__send_built("agent.sendUserMessage", &req, pi__req_send_user(&req, text, NULL, deliver_as), NULL);
+}
+
+/* pi_agent_send_user_blocks is pi_agent_send_user_message with content
+ * blocks (text and images: the content of a pi_result). */
+static int pi_agent_send_user_blocks(const pi_result *blocks, const char *deliver_as) {
+	pi_buf req = {0};
+	return pi__send_built("agent.sendUserMessage", &req, pi__req_send_user(&req, NULL, blocks, deliver_as), NULL);
+}
+
+/* A custom message (a custom_message entry the model sees as a user
+ * message). */
+typedef struct {
+	const char *custom_type;
+	const char *text;         /* the content as one string... */
+	const pi_result *blocks;  /* ...or as blocks (then text is unused) */
+	int display;              /* show it in the transcript */
+	const char *details;      /* JSON for a message renderer; NULL: none */
+	int trigger_turn;         /* idle: start a run */
+	const char *deliver_as;   /* PI_STEER (default), PI_FOLLOW_UP, PI_NEXT_TURN */
+} pi_message;
+
+static const char *pi__req_send_message(pi_buf *b, const pi_message *m) {
+	int f = 1;
+	pi__request_begin(b, "agent.sendMessage");
+	pi__member_str(b, &f, "customType", m->custom_type);
+	pi__key(b, &f, "content");
+	if (m->blocks) {
+		pi_buf_raw(b, "[", 1);
+		if (m->blocks->content.n) pi_buf_raw(b, m->blocks->content.p, m->blocks->content.n);
+		pi_buf_raw(b, "]", 1);
+	} else {
+		pi_buf_json_str(b, m->text ? m->text : "");
+	}
+	if (m->display) pi__member_bool(b, &f, "display", 1);
+	if (m->details && pi__member_json(b, &f, "details", m->details)) return "the details are not one JSON value";
+	if (m->trigger_turn) pi__member_bool(b, &f, "triggerTurn", 1);
+	if (m->deliver_as && *m->deliver_as) pi__member_str(b, &f, "deliverAs", m->deliver_as);
+	return NULL;
+}
+
+/* pi_agent_send_message adds a custom message to the conversation. */
+static int pi_agent_send_message(const pi_message *m) {
+	pi_buf req = {0};
+	return pi__send_built("agent.sendMessage", &req, pi__req_send_message(&req, m), NULL);
+}
+
+/* pi_agent_abort stops the current run. */
+static int pi_agent_abort(void) { return pi__simple("agent.abort", NULL); }
+
+/* What agent.state answers. Free system_prompt with pi_buf_free. */
+typedef struct {
+	int idle;
+	int64_t pending_messages;
+	pi_buf system_prompt;
+} pi_agent_state_t;
+
+static int pi_agent_state(pi_agent_state_t *out) {
+	pi_buf res = {0};
+	int rc = pi__simple("agent.state", &res);
+	out->idle = !rc && pi_json_true(pi_json_get(pi_json_parse(res.p, res.n), "idle"));
+	out->pending_messages = pi__get_int(&res, "pendingMessages", 0);
+	pi__get_str(&res, "systemPrompt", &out->system_prompt);
+	pi_buf_free(&res);
+	return rc;
+}
+
+/* ---- tools */
+
+/* pi_tools_list writes every tool as a JSON array of {"name",
+ * "description", "source", "active"}. */
+static int pi_tools_list(pi_buf *tools) {
+	pi_buf res = {0};
+	int rc = pi__simple("tools.list", &res);
+	pi__get_json(&res, "tools", "[]", tools);
+	pi_buf_free(&res);
+	return rc;
+}
+
+static const char *pi__req_names(pi_buf *b, const char *method, const char *const *names) {
+	int f = 1;
+	pi__request_begin(b, method);
+	pi__member_strs(b, &f, "names", names);
+	return NULL;
+}
+
+/* pi_tools_set_active makes names (ended by NULL) the active tools from
+ * the next model request. */
+static int pi_tools_set_active(const char *const *names) {
+	pi_buf req = {0};
+	return pi__send_built("tools.setActive", &req, pi__req_names(&req, "tools.setActive", names), NULL);
+}
+
+/* pi_tools_register adds tools (a JSON array of ToolSpec, as in the
+ * declaration), active at once; tool.execute calls reach pi_ext.execute
+ * or pi_ext.tool. */
+static int pi_tools_register(const char *tool_specs) {
+	pi_buf req = {0};
+	int f = 1;
+	pi__request_begin(&req, "tools.register");
+	const char *bad = pi__member_json(&req, &f, "tools", tool_specs ? tool_specs : "") ? "the tools are not one JSON value" : NULL;
+	return pi__send_built("tools.register", &req, bad, NULL);
+}
+
+/* pi_tools_unregister removes tools this extension registered. */
+static int pi_tools_unregister(const char *const *names) {
+	pi_buf req = {0};
+	return pi__send_built("tools.unregister", &req, pi__req_names(&req, "tools.unregister", names), NULL);
+}
+
+/* ---- model */
+
+/* What model.get answers. Free with pi_model_info_free. */
+typedef struct {
+	pi_buf provider, id;
+	int64_t context_window;
+	char thinking_level[16];
+} pi_model_info;
+
+static void pi_model_info_free(pi_model_info *m) {
+	pi_buf_free(&m->provider);
+	pi_buf_free(&m->id);
+}
+
+static int pi_model_get(pi_model_info *out) {
+	pi_buf res = {0}, lvl = {0};
+	int rc = pi__simple("model.get", &res);
+	pi__get_str(&res, "provider", &out->provider);
+	pi__get_str(&res, "id", &out->id);
+	out->context_window = pi__get_int(&res, "contextWindow", 0);
+	pi__get_str(&res, "thinkingLevel", &lvl);
+	snprintf(out->thinking_level, sizeof out->thinking_level, "%s", lvl.p ? lvl.p : "");
+	pi_buf_free(&lvl);
+	pi_buf_free(&res);
+	return rc;
+}
+
+/* pi_model_list writes the models as a JSON array of {"provider", "id"}. */
+static int pi_model_list(pi_buf *models) {
+	pi_buf res = {0};
+	int rc = pi__simple("model.list", &res);
+	pi__get_json(&res, "models", "[]", models);
+	pi_buf_free(&res);
+	return rc;
+}
+
+static const char *pi__req_model_set(pi_buf *b, const char *provider, const char *id) {
+	int f = 1;
+	pi__request_begin(b, "model.set");
+	if (provider && *provider) pi__member_str(b, &f, "provider", provider);
+	pi__member_str(b, &f, "id", id);
+	return NULL;
+}
+
+/* pi_model_set switches the model (grants.model); provider may be NULL. */
+static int pi_model_set(const char *provider, const char *id) {
+	pi_buf req = {0};
+	return pi__send_built("model.set", &req, pi__req_model_set(&req, provider, id), NULL);
+}
+
+/* pi_model_set_thinking_level sets the thinking level (off, minimal, low,
+ * medium, high, xhigh; grants.model) and writes the level applied to
+ * applied (may be NULL), clamped to the model's. */
+static int pi_model_set_thinking_level(const char *level, char applied[16]) {
+	pi_buf req = {0}, res = {0}, got = {0};
+	int rc = pi__send_built("model.setThinkingLevel", &req, pi__req_ui_one(&req, "model.setThinkingLevel", "level", level, 0), &res);
+	if (applied) {
+		pi__get_str(&res, "level", &got);
+		snprintf(applied, 16, "%s", got.p ? got.p : "");
+	}
+	pi_buf_free(&got);
+	pi_buf_free(&res);
+	return rc;
+}
+
+/* ---- llm */
+
+/* A request to the configured model (grants.llm; counts against
+ * limits.llm_tokens). */
+typedef struct {
+	const char *system_prompt; /* NULL: none */
+	const char *prompt;        /* one user message... */
+	const char *messages;      /* ...or a JSON array of {"role": "user"|"assistant", "content"} */
+	int64_t max_tokens;        /* 0: the model's default */
+} pi_llm_request;
+
+/* The model's answer. Free with pi_llm_response_free. */
+typedef struct {
+	pi_buf text;    /* the text blocks, joined by newlines */
+	pi_buf content; /* the blocks as a JSON array */
+	char stop_reason[32];
+	int64_t input_tokens, output_tokens;
+} pi_llm_response;
+
+static void pi_llm_response_free(pi_llm_response *r) {
+	pi_buf_free(&r->text);
+	pi_buf_free(&r->content);
+}
+
+static const char *pi__req_llm(pi_buf *b, const pi_llm_request *r) {
+	int f = 1;
+	pi__request_begin(b, "llm.complete");
+	if (r->system_prompt && *r->system_prompt) pi__member_str(b, &f, "systemPrompt", r->system_prompt);
+	if (r->messages) {
+		if (pi__member_json(b, &f, "messages", r->messages)) return "the messages are not one JSON value";
+	} else {
+		pi__key(b, &f, "messages");
+		pi_buf_cstr(b, "[{\"role\":\"user\",\"content\":");
+		pi_buf_json_str(b, r->prompt ? r->prompt : "");
+		pi_buf_cstr(b, "}]");
+	}
+	if (r->max_tokens > 0) pi__member_int(b, &f, "maxTokens", r->max_tokens);
+	return NULL;
+}
+
+/* pi_llm_complete sends system_prompt and the messages, no tools, to the
+ * configured model; nothing is saved or shown. */
+static int pi_llm_complete(const pi_llm_request *r, pi_llm_response *out) {
+	pi_buf req = {0}, res = {0}, why = {0};
+	int rc = pi__send_built("llm.complete", &req, pi__req_llm(&req, r), &res);
+	pi__get_json(&res, "content", "[]", &out->content);
+	pi__buf_reset(&out->text);
+	pi_buf_raw(&out->text, "", 0);
+	pi_json blk;
+	size_t i = 0, n;
+	int first = 1;
+	pi_json content = pi_json_parse(out->content.p, out->content.n);
+	while (pi_json_next(content, &i, NULL, &blk)) {
+		if (!pi_json_eq(pi_json_get(blk, "type"), "text")) continue;
+		char *t = pi_json_str_len(pi_json_get(blk, "text"), &n);
+		if (!first) pi_buf_raw(&out->text, "\n", 1);
+		first = 0;
+		if (t) pi_buf_raw(&out->text, t, n);
+		free(t);
+	}
+	pi__get_str(&res, "stopReason", &why);
+	snprintf(out->stop_reason, sizeof out->stop_reason, "%s", why.p ? why.p : "");
+	pi_json usage = pi_json_get(pi_json_parse(res.p, res.n), "usage");
+	double d = 0;
+	out->input_tokens = pi_json_num(pi_json_get(usage, "input"), &d) ? (int64_t)d : 0;
+	out->output_tokens = pi_json_num(pi_json_get(usage, "output"), &d) ? (int64_t)d : 0;
+	pi_buf_free(&why);
+	pi_buf_free(&res);
+	return rc;
+}
+
+/* ---- flags, timers, watches, bus, shutdown, reload */
+
+/* pi_flags_get writes the extension's flags as a JSON object {NAME:
+ * value}: as given on the command line, else their default, else false
+ * (booleans) or null (strings). */
+static int pi_flags_get(pi_buf *flags) {
+	pi_buf res = {0};
+	int rc = pi__simple("flags.get", &res);
+	pi__get_json(&res, "flags", "{}", flags);
+	pi_buf_free(&res);
+	return rc;
+}
+
+/* pi_flag_bool reads a boolean flag from what pi_flags_get wrote. */
+static int pi_flag_bool(const pi_buf *flags, const char *name) {
+	return pi_json_true(pi_json_get(pi_json_parse(flags->p, flags->n), name));
+}
+
+/* pi_flag_str reads a string flag (NULL when null), from malloc. */
+static char *pi_flag_str(const pi_buf *flags, const char *name) {
+	return pi_json_str(pi_json_get(pi_json_parse(flags->p, flags->n), name));
+}
+
+static const char *pi__req_timer_set(pi_buf *b, int64_t ms, int repeat) {
+	int f = 1;
+	pi__request_begin(b, "timer.set");
+	pi__member_int(b, &f, "ms", ms);
+	if (repeat) pi__member_bool(b, &f, "repeat", 1);
+	return NULL;
+}
+
+/* pi_timer_set starts a timer of ms (at least 10) milliseconds, repeating
+ * or not, and writes its id to id; pi_ext.timer is called when it fires. */
+static int pi_timer_set(int64_t ms, int repeat, pi_buf *id) {
+	pi_buf req = {0}, res = {0};
+	int rc = pi__send_built("timer.set", &req, pi__req_timer_set(&req, ms, repeat), &res);
+	pi__get_str(&res, "id", id);
+	pi_buf_free(&res);
+	return rc;
+}
+
+/* pi_timer_clear stops a timer. */
+static int pi_timer_clear(const char *id) {
+	pi_buf req = {0};
+	return pi__send_built("timer.clear", &req, pi__req_ui_one(&req, "timer.clear", "id", id, 0), NULL);
+}
+
+static const char *pi__req_watch_add(pi_buf *b, const char *path, int recursive) {
+	int f = 1;
+	pi__request_begin(b, "watch.add");
+	pi__member_str(b, &f, "path", path);
+	if (recursive) pi__member_bool(b, &f, "recursive", 1);
+	return NULL;
+}
+
+/* pi_watch_add watches path (in the extension's fs grants) and writes the
+ * watch's id to id; pi_ext.watch gets the changed paths. */
+static int pi_watch_add(const char *path, int recursive, pi_buf *id) {
+	pi_buf req = {0}, res = {0};
+	int rc = pi__send_built("watch.add", &req, pi__req_watch_add(&req, path, recursive), &res);
+	pi__get_str(&res, "id", id);
+	pi_buf_free(&res);
+	return rc;
+}
+
+/* pi_watch_remove stops a watch. */
+static int pi_watch_remove(const char *id) {
+	pi_buf req = {0};
+	return pi__send_built("watch.remove", &req, pi__req_ui_one(&req, "watch.remove", "id", id, 0), NULL);
+}
+
+static const char *pi__req_bus_emit(pi_buf *b, const char *channel, const char *data) {
+	int f = 1;
+	pi__request_begin(b, "bus.emit");
+	pi__member_str(b, &f, "channel", channel);
+	if (pi__member_json(b, &f, "data", data ? data : "null")) return "the data is not one JSON value";
+	return NULL;
+}
+
+/* pi_bus_emit sends data (the text of one JSON value) on channel to every
+ * other extension that lists it. */
+static int pi_bus_emit(const char *channel, const char *data) {
+	pi_buf req = {0};
+	return pi__send_built("bus.emit", &req, pi__req_bus_emit(&req, channel, data), NULL);
+}
+
+/* pi_shutdown ends pi when the command or shortcut returns. */
+static int pi_shutdown(void) { return pi__simple("pi.shutdown", NULL); }
+
+/* pi_reload loads every extension again when idle. */
+static int pi_reload(void) { return pi__simple("pi.reload", NULL); }
+
 /* ---- what init said (ABI 1.1) ------------------------------------------------ */
 
 static struct {
@@ -1147,6 +2192,36 @@ typedef struct {
 	pi_buf context;              /* a user-role message added before the prompt */
 } pi_agent_start;
 
+/* What a bash_spawn hook changes; what it leaves empty stays. */
+typedef struct {
+	pi_buf command, cwd;
+	pi_buf env; /* a JSON object {"NAME": "value"}: replaces the variables the hook was shown */
+} pi_bash_spawn;
+
+/* Flags of a component_input answer. */
+enum { PI_CONSUMED = 1, PI_CLOSE = 2, PI_RERENDER = 4 };
+
+/* Answers of the user_bash hook (ABI 1.2). */
+enum { PI_BASH_PASS = 0, PI_BASH_REPLACE = 1, PI_BASH_BLOCK = 2, PI_BASH_RESULT = 3 };
+
+/* What a user_bash hook answers: the new command (PI_BASH_REPLACE), the
+ * reason (PI_BASH_BLOCK) or the output (PI_BASH_RESULT, with exit_code). */
+typedef struct {
+	pi_buf text;
+	int exit_code;
+} pi_user_bash;
+
+/* Answers of the session_before_* hooks (ABI 1.2). */
+enum { PI_SESSION_PASS = 0, PI_SESSION_CANCEL = 1, PI_SESSION_SUMMARY = 2 };
+
+/* What a session_before_* hook answers: the reason (PI_SESSION_CANCEL),
+ * or (compact and tree only, PI_SESSION_SUMMARY) the summary pi uses
+ * without asking the model, with details (JSON, may stay empty). */
+typedef struct {
+	pi_buf text;
+	pi_buf details;
+} pi_session_before;
+
 /* What an extension defines, as the constant pi_ext. Only declaration is
  * required; a NULL function means "not handled". */
 typedef struct {
@@ -1190,6 +2265,74 @@ typedef struct {
 	 * no tool calls. Return 1 with a message to send it as a user message
 	 * and go on, or 0 to let the run end. */
 	int (*stop)(const char *last_text, int turns, pi_buf *message);
+
+	/* ---- whole results and typed hooks (any host) ---- */
+
+	/* One tool call with its whole result: add blocks to out
+	 * (pi_result_text, pi_result_image), set details, terminate; report
+	 * progress with pi_emit(ctx, partial). Return 0, or 1 to make it an
+	 * error result (is_error). Used instead of tool when set. */
+	int (*execute)(pi_tool_ctx *ctx, pi_json input, pi_result *out);
+	/* The tool_result hook (declare "tool_result"): params is the finished
+	 * call {"toolName", "toolCallId", "input", "content", "details",
+	 * "isError"}. Fill patch to change the result: its content when it has
+	 * blocks, its details when set, is_error when 0 or 1 (it starts at -1,
+	 * which keeps it). NULL: pi_ext.other gets the hook. */
+	void (*tool_result)(pi_json params, pi_result *patch);
+	/* The bash_spawn hook (declare "bash_spawn"): env holds the granted
+	 * variables the command would get. NULL: pi_ext.other gets it. */
+	void (*bash_spawn)(const char *command, const char *cwd, pi_json env, pi_bash_spawn *change);
+	/* Events (declare "event"): type and the whole event. NULL:
+	 * pi_ext.other gets them. */
+	void (*event)(const char *type, pi_json event);
+
+	/* ---- ABI 1.2: used only with a 1.2 host (pi_abi_minor() >= 2) ---- */
+
+	/* A component opened with pi_ui_component: draw it width columns
+	 * wide into out. editor_text is the editor's text (an editor-slot
+	 * component only; else NULL) with the cursor at rune offset cursor. */
+	void (*component_render)(const char *id, int width, const char *editor_text, int cursor, pi_lines *out);
+	/* A key for the focused component (an overlay or the editor slot):
+	 * key as docs/abi.md names keys ("x", "ctrl+x", "enter", "paste" with
+	 * text). Return PI_CONSUMED, PI_CLOSE, PI_RERENDER, or'ed (0: the
+	 * editor slot hands the key to pi's editor). */
+	int (*component_input)(const char *id, const char *key, const char *text);
+	/* The component went away: reason "closed", "cancelled", "replaced"
+	 * or "shutdown". */
+	void (*component_dispose)(const char *id, const char *reason);
+	/* A tool declared with "render": true: params are {"toolName",
+	 * "toolCallId", "args", "result"?, "isPartial", "expanded", "width"}.
+	 * Return 1 with the lines below pi's first line in out, or 0 for pi's
+	 * drawing. */
+	int (*tool_render)(pi_json params, pi_lines *out);
+	/* A custom message of a type in "messageRenderers": params are
+	 * {"customType", "content", "details", "expanded", "width"}; as
+	 * tool_render. */
+	int (*message_render)(pi_json params, pi_lines *out);
+	/* A key declared in "shortcuts" was pressed. Return 0, or 1 with an
+	 * error message in err (shown). */
+	int (*shortcut)(const char *key, pi_buf *err);
+	/* A timer from pi_timer_set fired. */
+	void (*timer)(const char *id);
+	/* A watch from pi_watch_add saw changes: paths is a JSON array of
+	 * absolute paths. */
+	void (*watch)(const char *id, pi_json paths);
+	/* A message on a channel listed in "channels", from extension from. */
+	void (*bus)(const char *channel, pi_json data, const char *from);
+	/* The context hook: messages (a JSON array) about to go to the model.
+	 * Return 1 with a replacement array in out, or 0 to keep them. */
+	int (*context)(pi_json messages, pi_buf *out);
+	/* The before_provider_request hook: payload is the JSON body pi is
+	 * about to send. Return 1 with a replacement object in out (it needs
+	 * grants.model), or 0. */
+	int (*before_provider_request)(pi_json payload, pi_buf *out);
+	/* The user_bash hook (a !COMMAND): return PI_BASH_PASS, or
+	 * PI_BASH_REPLACE, PI_BASH_BLOCK, PI_BASH_RESULT with out filled. */
+	int (*user_bash)(const char *command, const char *cwd, pi_user_bash *out);
+	/* The session_before_switch, _fork, _compact and _tree hooks: which is
+	 * "switch", "fork", "compact" or "tree", params the hook's params.
+	 * Return PI_SESSION_PASS, PI_SESSION_CANCEL or PI_SESSION_SUMMARY. */
+	int (*session_before)(const char *which, pi_json params, pi_session_before *out);
 } pi_extension;
 
 extern const pi_extension pi_ext;
@@ -1249,14 +2392,64 @@ static int pi__hook11(pi_json name, int *handled) {
 	return 1;
 }
 
-/* pi__declare writes init's result: pi_ext.declaration without what a 1.0
- * host refuses, plus the commands for a 1.1 host. It returns why the
+/* pi__hook12 reports whether a hook name is one ABI 1.2 added, and
+ * whether pi_ext handles it. */
+static int pi__hook12(pi_json name, int *handled) {
+	if (pi_json_eq(name, "context")) *handled = pi_ext.context != NULL;
+	else if (pi_json_eq(name, "before_provider_request")) *handled = pi_ext.before_provider_request != NULL;
+	else if (pi_json_eq(name, "user_bash")) *handled = pi_ext.user_bash != NULL;
+	else if (pi_json_eq(name, "session_before_switch") || pi_json_eq(name, "session_before_fork") ||
+	         pi_json_eq(name, "session_before_compact") || pi_json_eq(name, "session_before_tree"))
+		*handled = pi_ext.session_before != NULL;
+	else return 0;
+	*handled = *handled || pi_ext.other != NULL;
+	return 1;
+}
+
+/* pi__event12 reports whether an event type is one ABI 1.2 added. */
+static int pi__event12(pi_json name) {
+	return pi_json_eq(name, "session_switch") || pi_json_eq(name, "session_fork") || pi_json_eq(name, "session_compact") ||
+	       pi_json_eq(name, "session_tree") || pi_json_eq(name, "model_select");
+}
+
+/* pi__declare_tools writes the tools array without "render" for a host
+ * older than 1.2. */
+static void pi__declare_tools(pi_buf *out, pi_json tools, int v12, int *dropped) {
+	pi_json t, k, v;
+	size_t i = 0, j;
+	int first = 1;
+	pi_buf_raw(out, "[", 1);
+	while (pi_json_next(tools, &i, NULL, &t)) {
+		if (!first) pi_buf_raw(out, ",", 1);
+		first = 0;
+		if (v12 || pi_json_kind(t) != PI_OBJECT) {
+			pi_buf_json(out, t);
+			continue;
+		}
+		int mf = 1;
+		pi_buf_raw(out, "{", 1);
+		for (j = 0; pi_json_next(t, &j, &k, &v);) {
+			if (pi_json_eq(k, "render")) { *dropped = 1; continue; }
+			if (!mf) pi_buf_raw(out, ",", 1);
+			mf = 0;
+			pi_buf_json(out, k);
+			pi_buf_raw(out, ":", 1);
+			pi_buf_json(out, v);
+		}
+		pi_buf_raw(out, "}", 1);
+	}
+	pi_buf_raw(out, "]", 1);
+}
+
+/* pi__declare writes init's result: pi_ext.declaration without what an
+ * older host refuses (1.1 parts for a 1.0 host, 1.2 parts for a 1.0 or
+ * 1.1 host), plus the commands for a 1.1 host. It returns why the
  * declaration is wrong, or NULL. */
 static const char *pi__declare(pi_buf *out) {
 	const char *d = pi_ext.declaration ? pi_ext.declaration : "";
 	pi_json decl = pi_json_parse(d, strlen(d)), k, v, e;
 	if (pi_json_kind(decl) != PI_OBJECT) return "pi_ext.declaration is not a JSON object";
-	int v11 = pi_abi_minor() >= 1, dropped = 0, first = 1, handled;
+	int v11 = pi_abi_minor() >= 1, v12 = pi_abi_minor() >= 2, dropped = 0, dropped12 = 0, first = 1, handled;
 	size_t i = 0, j;
 	pi_buf_raw(out, "{", 1);
 	while (pi_json_next(decl, &i, &k, &v)) {
@@ -1265,21 +2458,33 @@ static const char *pi__declare(pi_buf *out) {
 			dropped = 1;
 			continue;
 		}
+		if (!v12 && (pi_json_eq(k, "flags") || pi_json_eq(k, "shortcuts") || pi_json_eq(k, "messageRenderers") || pi_json_eq(k, "channels"))) {
+			dropped12 = 1;
+			continue;
+		}
 		if (!first) pi_buf_raw(out, ",", 1);
 		first = 0;
 		pi_buf_json(out, k);
 		pi_buf_raw(out, ":", 1);
-		int hooks = pi_json_eq(k, "hooks"), wants = !v11 && pi_json_eq(k, "wants");
-		if ((hooks && pi_json_kind(v) == PI_ARRAY) || (wants && pi_json_kind(v) == PI_OBJECT)) {
+		int hooks = pi_json_eq(k, "hooks"), wants = !v12 && pi_json_eq(k, "wants"), events = pi_json_eq(k, "events");
+		if (pi_json_eq(k, "tools") && pi_json_kind(v) == PI_ARRAY) {
+			pi__declare_tools(out, v, v12, &dropped12);
+		} else if (((hooks || events) && pi_json_kind(v) == PI_ARRAY) || (wants && pi_json_kind(v) == PI_OBJECT)) {
 			int ef = 1;
 			pi_json wk;
-			pi_buf_raw(out, hooks ? "[" : "{", 1);
+			pi_buf_raw(out, wants ? "{" : "[", 1);
 			for (j = 0; pi_json_next(v, &j, &wk, &e);) {
 				if (hooks && pi__hook11(e, &handled)) {
 					if (!v11) { dropped = 1; continue; }
 					if (!handled) return "pi_ext.declaration lists a hook (input, before_agent_start or stop) whose function in pi_ext is NULL";
 				}
-				if (wants && (pi_json_eq(wk, "http") || pi_json_eq(wk, "tools"))) { dropped = 1; continue; }
+				if (hooks && pi__hook12(e, &handled)) {
+					if (!v12) { dropped12 = 1; continue; }
+					if (!handled) return "pi_ext.declaration lists an ABI 1.2 hook whose function in pi_ext is NULL (context, before_provider_request, user_bash or session_before)";
+				}
+				if (events && !v12 && pi__event12(e)) { dropped12 = 1; continue; }
+				if (wants && !v11 && (pi_json_eq(wk, "http") || pi_json_eq(wk, "tools"))) { dropped = 1; continue; }
+				if (wants && !v12 && (pi_json_eq(wk, "llm") || pi_json_eq(wk, "model"))) { dropped12 = 1; continue; }
 				if (!ef) pi_buf_raw(out, ",", 1);
 				ef = 0;
 				if (wants) {
@@ -1288,7 +2493,7 @@ static const char *pi__declare(pi_buf *out) {
 				}
 				pi_buf_json(out, e);
 			}
-			pi_buf_raw(out, hooks ? "]" : "}", 1);
+			pi_buf_raw(out, wants ? "}" : "]", 1);
 		} else {
 			pi_buf_json(out, v);
 		}
@@ -1312,6 +2517,8 @@ static const char *pi__declare(pi_buf *out) {
 		}
 	}
 	pi_buf_raw(out, "}", 1);
+	if (dropped12)
+		pi_log(PI_WARN, "this extension uses ABI 1.2 (flags, shortcuts, renderers, channels, 1.2 hooks or events, llm or model wants), but the host speaks ABI 1.%d: those parts stay unused", pi_abi_minor());
 	if (dropped)
 		pi_log(PI_WARN, "this extension uses ABI 1.1 (commands, prompt hooks, config schema, events, http or tools wants), but the host speaks ABI 1.0: those parts stay unused");
 	return NULL;
@@ -1343,6 +2550,17 @@ PI_EXPORT("pi_call") int64_t pi_call(const char *ptr, int32_t len) {
 		} else {
 			answer = pi__answer(1, &res);
 		}
+	} else if (strcmp(method, "tool.execute") == 0 && pi_ext.execute) {
+		char *name = pi_json_str(pi_json_get(params, "toolName"));
+		char *id = pi_json_str(pi_json_get(params, "toolCallId"));
+		char *cwd = pi_json_str(pi_json_get(params, "cwd"));
+		pi_tool_ctx ctx = {name ? name : "", id ? id : "", cwd ? cwd : "", 0};
+		pi_result r = {{0}, {0}, 0, 0, 0};
+		if (pi_ext.execute(&ctx, pi_json_get(params, "input"), &r)) r.is_error = 1;
+		pi__result_write(&res, &r, 1);
+		pi_result_free(&r);
+		free(name), free(id), free(cwd);
+		answer = pi__answer(1, &res);
 	} else if (strcmp(method, "tool.execute") == 0 && pi_ext.tool) {
 		char *name = pi_json_str(pi_json_get(params, "toolName"));
 		pi_buf text = {0};
@@ -1468,6 +2686,195 @@ PI_EXPORT("pi_call") int64_t pi_call(const char *ptr, int32_t len) {
 		}
 		pi_buf_free(&msg);
 		free(last);
+	} else if (strcmp(method, "hook.tool_result") == 0 && pi_ext.tool_result) {
+		pi_result patch = {{0}, {0}, -1, 0, 0};
+		int f = 1;
+		pi_ext.tool_result(params, &patch);
+		pi_buf_raw(&res, "{", 1);
+		if (patch.blocks) {
+			pi__key(&res, &f, "content");
+			pi_buf_raw(&res, "[", 1);
+			pi_buf_raw(&res, patch.content.p, patch.content.n);
+			pi_buf_raw(&res, "]", 1);
+		}
+		if (patch.details.n) {
+			pi__key(&res, &f, "details");
+			pi_buf_raw(&res, patch.details.p, patch.details.n);
+		}
+		if (patch.is_error >= 0) pi__member_bool(&res, &f, "isError", patch.is_error);
+		pi_buf_raw(&res, "}", 1);
+		res.oom |= patch.content.oom | patch.details.oom;
+		pi_result_free(&patch);
+		answer = pi__answer(1, &res);
+	} else if (strcmp(method, "hook.bash_spawn") == 0 && pi_ext.bash_spawn) {
+		char *cmd = pi_json_str(pi_json_get(params, "command"));
+		char *cwd = pi_json_str(pi_json_get(params, "cwd"));
+		pi_bash_spawn ch = {{0}, {0}, {0}};
+		int f = 1;
+		pi_ext.bash_spawn(cmd ? cmd : "", cwd ? cwd : "", pi_json_get(params, "env"), &ch);
+		pi_buf_raw(&res, "{", 1);
+		pi__text_member(&res, &f, "command", &ch.command);
+		pi__text_member(&res, &f, "cwd", &ch.cwd);
+		pi_json env = pi_json_parse(ch.env.p, ch.env.n);
+		if (ch.env.n && pi_json_kind(env) != PI_OBJECT) {
+			pi__buf_reset(&res);
+			pi_buf_cstr(&res, "the bash_spawn hook's env is not a JSON object");
+			answer = pi__answer(0, &res);
+		} else {
+			if (ch.env.n) {
+				pi__key(&res, &f, "env");
+				pi_buf_json(&res, env);
+			}
+			pi_buf_raw(&res, "}", 1);
+			res.oom |= ch.command.oom | ch.cwd.oom | ch.env.oom;
+			answer = pi__answer(1, &res);
+		}
+		pi_buf_free(&ch.command), pi_buf_free(&ch.cwd), pi_buf_free(&ch.env);
+		free(cmd), free(cwd);
+	} else if (strcmp(method, "event") == 0 && pi_ext.event) {
+		char *type = pi_json_str(pi_json_get(params, "type"));
+		pi_ext.event(type ? type : "", params);
+		free(type);
+		answer = pi__answer(1, &res);
+	} else if (strcmp(method, "component.render") == 0 && pi_ext.component_render) {
+		char *id = pi_json_str(pi_json_get(params, "id"));
+		pi_json ed = pi_json_get(params, "editor");
+		char *text = pi_json_str(pi_json_get(ed, "text"));
+		double width = 0, cursor = 0;
+		pi_json_num(pi_json_get(params, "width"), &width);
+		pi_json_num(pi_json_get(ed, "cursor"), &cursor);
+		pi_lines l = {{0}, 0, 0};
+		pi_ext.component_render(id ? id : "", (int)width, text, (int)cursor, &l);
+		pi_buf_cstr(&res, "{\"lines\":");
+		pi__lines_write(&res, &l);
+		pi_buf_raw(&res, "}", 1);
+		pi_lines_free(&l);
+		free(id), free(text);
+		answer = pi__answer(1, &res);
+	} else if (strcmp(method, "component.input") == 0 && pi_ext.component_input) {
+		char *id = pi_json_str(pi_json_get(params, "id"));
+		char *key = pi_json_str(pi_json_get(params, "key"));
+		char *text = pi_json_str(pi_json_get(params, "text"));
+		int d = pi_ext.component_input(id ? id : "", key ? key : "", text);
+		int f = 1;
+		pi_buf_raw(&res, "{", 1);
+		if (d & PI_CONSUMED) pi__member_bool(&res, &f, "consumed", 1);
+		if (d & PI_CLOSE) pi__member_bool(&res, &f, "close", 1);
+		if (d & PI_RERENDER) pi__member_bool(&res, &f, "rerender", 1);
+		pi_buf_raw(&res, "}", 1);
+		free(id), free(key), free(text);
+		answer = pi__answer(1, &res);
+	} else if (strcmp(method, "component.dispose") == 0 && pi_ext.component_dispose) {
+		char *id = pi_json_str(pi_json_get(params, "id"));
+		char *why = pi_json_str(pi_json_get(params, "reason"));
+		pi_ext.component_dispose(id ? id : "", why ? why : "");
+		free(id), free(why);
+		answer = pi__answer(1, &res);
+	} else if ((strcmp(method, "tool.render") == 0 && pi_ext.tool_render) || (strcmp(method, "message.render") == 0 && pi_ext.message_render)) {
+		pi_lines l = {{0}, 0, 0};
+		int drawn = method[0] == 't' ? pi_ext.tool_render(params, &l) : pi_ext.message_render(params, &l);
+		if (drawn) {
+			pi_buf_cstr(&res, "{\"lines\":");
+			pi__lines_write(&res, &l);
+			pi_buf_raw(&res, "}", 1);
+		}
+		pi_lines_free(&l);
+		answer = pi__answer(1, &res);
+	} else if (strcmp(method, "shortcut.execute") == 0 && pi_ext.shortcut) {
+		char *key = pi_json_str(pi_json_get(params, "key"));
+		pi_buf err = {0};
+		if (pi_ext.shortcut(key ? key : "", &err)) {
+			answer = pi__answer(0, &err);
+		} else {
+			pi_buf_free(&err);
+			answer = pi__answer(1, &res);
+		}
+		free(key);
+	} else if (strcmp(method, "timer.fire") == 0 && pi_ext.timer) {
+		char *id = pi_json_str(pi_json_get(params, "id"));
+		pi_ext.timer(id ? id : "");
+		free(id);
+		answer = pi__answer(1, &res);
+	} else if (strcmp(method, "watch.fire") == 0 && pi_ext.watch) {
+		char *id = pi_json_str(pi_json_get(params, "id"));
+		pi_ext.watch(id ? id : "", pi_json_get(params, "paths"));
+		free(id);
+		answer = pi__answer(1, &res);
+	} else if (strcmp(method, "bus.message") == 0 && pi_ext.bus) {
+		char *ch = pi_json_str(pi_json_get(params, "channel"));
+		char *from = pi_json_str(pi_json_get(params, "from"));
+		pi_ext.bus(ch ? ch : "", pi_json_get(params, "data"), from ? from : "");
+		free(ch), free(from);
+		answer = pi__answer(1, &res);
+	} else if ((strcmp(method, "hook.context") == 0 && pi_ext.context) ||
+	           (strcmp(method, "hook.before_provider_request") == 0 && pi_ext.before_provider_request)) {
+		int ctx = method[5] == 'c';
+		pi_buf o = {0};
+		int changed = ctx ? pi_ext.context(pi_json_get(params, "messages"), &o) : pi_ext.before_provider_request(pi_json_get(params, "payload"), &o);
+		pi_json v = pi_json_parse(o.p, o.n);
+		if (changed && pi_json_kind(v) != (ctx ? PI_ARRAY : PI_OBJECT)) {
+			pi_buf_cstr(&res, ctx ? "the context hook's messages are not a JSON array" : "the before_provider_request hook's payload is not a JSON object");
+			answer = pi__answer(0, &res);
+		} else {
+			if (changed) {
+				pi_buf_cstr(&res, ctx ? "{\"messages\":" : "{\"payload\":");
+				pi_buf_json(&res, v);
+				pi_buf_raw(&res, "}", 1);
+			}
+			answer = pi__answer(1, &res);
+		}
+		pi_buf_free(&o);
+	} else if (strcmp(method, "hook.user_bash") == 0 && pi_ext.user_bash) {
+		char *cmd = pi_json_str(pi_json_get(params, "command"));
+		char *cwd = pi_json_str(pi_json_get(params, "cwd"));
+		pi_user_bash ub = {{0}, 0};
+		int d = pi_ext.user_bash(cmd ? cmd : "", cwd ? cwd : "", &ub);
+		if (d == PI_BASH_REPLACE) {
+			pi_buf_cstr(&res, "{\"command\":");
+			pi_buf_json_strn(&res, ub.text.p ? ub.text.p : "", ub.text.n);
+			pi_buf_raw(&res, "}", 1);
+		} else if (d == PI_BASH_BLOCK) {
+			pi_buf_cstr(&res, "{\"block\":true,\"reason\":");
+			pi_buf_json_strn(&res, ub.text.n ? ub.text.p : "blocked", ub.text.n ? ub.text.n : 7);
+			pi_buf_raw(&res, "}", 1);
+		} else if (d == PI_BASH_RESULT) {
+			pi_buf_cstr(&res, "{\"result\":{\"output\":");
+			pi_buf_json_strn(&res, ub.text.p ? ub.text.p : "", ub.text.n);
+			pi_buf_printf(&res, ",\"exitCode\":%d}}", ub.exit_code);
+		}
+		res.oom |= ub.text.oom;
+		pi_buf_free(&ub.text);
+		free(cmd), free(cwd);
+		answer = pi__answer(1, &res);
+	} else if (strncmp(method, "hook.session_before_", 20) == 0 && pi_ext.session_before) {
+		const char *which = method + 20;
+		pi_session_before sb = {{0}, {0}};
+		int d = pi_ext.session_before(which, params, &sb);
+		int summary_ok = strcmp(which, "compact") == 0 || strcmp(which, "tree") == 0;
+		if (d == PI_SESSION_CANCEL) {
+			int f = 1;
+			pi_buf_cstr(&res, "{\"cancel\":true");
+			f = 0;
+			pi__text_member(&res, &f, "reason", &sb.text);
+			pi_buf_raw(&res, "}", 1);
+			answer = pi__answer(1, &res);
+		} else if (d == PI_SESSION_SUMMARY && !summary_ok) {
+			pi_buf_printf(&res, "a session_before_%s hook cannot give a summary", which);
+			answer = pi__answer(0, &res);
+		} else if (d == PI_SESSION_SUMMARY) {
+			pi_json det = pi_json_parse(sb.details.p, sb.details.n);
+			pi_buf_cstr(&res, which[0] == 'c' ? "{\"compaction\":{\"summary\":" : "{\"summary\":{\"summary\":");
+			pi_buf_json_strn(&res, sb.text.p ? sb.text.p : "", sb.text.n);
+			if (sb.details.n && det.p) {
+				pi_buf_cstr(&res, ",\"details\":");
+				pi_buf_json(&res, det);
+			}
+			pi_buf_cstr(&res, "}}");
+			answer = pi__answer(1, &res);
+		} else {
+			answer = pi__answer(1, &res);
+		}
+		pi_buf_free(&sb.text), pi_buf_free(&sb.details);
 	} else if (pi_ext.other) {
 		int failed = pi_ext.other(method, params, &res);
 		answer = pi__answer(!failed, &res);

@@ -16,14 +16,16 @@ import (
 // guest is a guest module driven straight through its exports, as a host
 // of another version would drive it.
 type guest struct {
-	t    *testing.T
-	ctx  context.Context
-	mod  api.Module
-	logs []string
+	t     *testing.T
+	ctx   context.Context
+	mod   api.Module
+	logs  []string
+	emits []string // the payloads of emit
 }
 
 // instantiate loads wasm in a bare wazero runtime whose pi module has
-// log, and a host_call that answers -2 (no call in progress).
+// log, emit (recorded; it answers 0), and a host_call that answers -2 (no
+// call in progress).
 func instantiate(t *testing.T, wasm string) *guest {
 	t.Helper()
 	b, err := os.ReadFile(wasm)
@@ -39,6 +41,11 @@ func instantiate(t *testing.T, wasm string) *guest {
 		line, _ := m.Memory().Read(ptr, n)
 		g.logs = append(g.logs, string(line))
 	}).Export("log").
+		NewFunctionBuilder().WithFunc(func(_ context.Context, m api.Module, ptr, n uint32) int32 {
+		b, _ := m.Memory().Read(ptr, n)
+		g.emits = append(g.emits, string(b))
+		return 0
+	}).Export("emit").
 		NewFunctionBuilder().WithFunc(func(context.Context, uint32, uint32, uint32, uint32) int64 { return -2 }).Export("host_call").
 		NewFunctionBuilder().WithFunc(func(context.Context, uint32, uint32) int64 { return -3 }).Export("host_take").
 		Instantiate(g.ctx)

@@ -42,6 +42,18 @@
 //! (tool_call_decision). pi.rs leaves the 1.1 parts out of init's answer
 //! for a 1.0 host.
 //!
+//! Whole tool results (Extension::execute returning a ToolOutput: text and
+//! image blocks, details, terminate; ToolContext::emit for progress) and
+//! typed tool_result, bash_spawn and event hooks work with any host. ABI
+//! 1.2 is here too: a typed helper for every 1.2 host method (select,
+//! set_status, set_widget, component, session_branch, send_message,
+//! tools_register, model_get, llm_complete, flags_get, timer_set,
+//! watch_add, bus_emit, shutdown, ...), Line and Span for styled lines,
+//! and an Extension method for every 1.2 guest method and hook
+//! (component_render, tool_render, shortcut, timer, watch, bus_message,
+//! context, user_bash, session_before, ...). pi.rs leaves the 1.2 parts
+//! out of init's answer for an older host.
+//!
 //! Shipped by pi (`pi ext new NAME --lang rust` copies it to src/pi.rs); it
 //! is the file sdk/rust/pi.rs of pi's source tree.
 
@@ -61,6 +73,8 @@ extern "C" {
     fn pi_host_call(req: *const u8, req_len: i32, out: *mut u8, out_cap: i32) -> i64;
     #[link_name = "host_take"]
     fn pi_host_take(out: *mut u8, out_cap: i32) -> i64;
+    #[link_name = "emit"]
+    fn pi_host_emit(ptr: *const u8, len: i32) -> i32;
 }
 
 /// Log levels of `log`.
@@ -872,6 +886,812 @@ pub fn exec(argv: &[&str], cwd: &str, timeout_ms: u64, stdin: &str) -> Result<Ex
     })
 }
 
+// ---- whole tool results ------------------------------------------------------
+
+/// One piece of a tool result or a message: text, or an image carried as
+/// base64 data with its MIME type.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Block {
+    Text(String),
+    Image { data: String, mime_type: String },
+}
+
+impl Block {
+    /// A text block.
+    pub fn text(s: &str) -> Block {
+        Block::Text(s.to_string())
+    }
+
+    /// An image block of the bytes data (encoded in base64 here).
+    pub fn image(data: &[u8], mime_type: &str) -> Block {
+        Block::Image { data: base64(data), mime_type: mime_type.to_string() }
+    }
+
+    /// The block as JSON: {"type": "text", "text"} or {"type": "image",
+    /// "data", "mimeType"}.
+    pub fn to_json(&self) -> Json {
+        match self {
+            Block::Text(t) => obj(vec![("type", s("text")), ("text", s(t))]),
+            Block::Image { data, mime_type } => obj(vec![("type", s("image")), ("data", s(data)), ("mimeType", s(mime_type))]),
+        }
+    }
+
+    /// A block read from JSON (None for another type).
+    pub fn from_json(v: &Json) -> Option<Block> {
+        match v.get("type").as_str() {
+            Some("text") => Some(Block::Text(v.get("text").as_str().unwrap_or("").to_string())),
+            Some("image") => Some(Block::Image {
+                data: v.get("data").as_str().unwrap_or("").to_string(),
+                mime_type: v.get("mimeType").as_str().unwrap_or("").to_string(),
+            }),
+            _ => None,
+        }
+    }
+}
+
+fn blocks_json(blocks: &[Block]) -> Json {
+    Json::Arr(blocks.iter().map(Block::to_json).collect())
+}
+
+impl Default for Json {
+    fn default() -> Json {
+        Json::Null
+    }
+}
+
+/// A tool's whole result, as the Go SDK's sdk.Result: content blocks,
+/// details (free JSON for the UI and the event stream, never sent to the
+/// model; Null: none), is_error and terminate (ask the loop to end the run
+/// after this batch of calls). It is also a partial result for
+/// ToolContext::emit (content and details count there).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ToolOutput {
+    pub content: Vec<Block>,
+    pub details: Json,
+    pub is_error: bool,
+    pub terminate: bool,
+}
+
+impl ToolOutput {
+    /// A result with one text block.
+    pub fn text(t: &str) -> ToolOutput {
+        ToolOutput { content: vec![Block::text(t)], ..Default::default() }
+    }
+
+    /// An error result (is_error) with one text block.
+    pub fn error(t: &str) -> ToolOutput {
+        ToolOutput { content: vec![Block::text(t)], is_error: true, ..Default::default() }
+    }
+
+    /// The result with details set.
+    pub fn with_details(mut self, details: Json) -> ToolOutput {
+        self.details = details;
+        self
+    }
+
+    /// The result with a block added.
+    pub fn with_block(mut self, b: Block) -> ToolOutput {
+        self.content.push(b);
+        self
+    }
+
+    /// The result with terminate set.
+    pub fn terminating(mut self) -> ToolOutput {
+        self.terminate = true;
+        self
+    }
+
+    /// The result as tool.execute answers it (whole) or as emit's payload.
+    pub fn to_json(&self, whole: bool) -> Json {
+        let mut m = vec![("content", blocks_json(&self.content))];
+        if !self.details.is_null() {
+            m.push(("details", self.details.clone()));
+        }
+        if whole && self.is_error {
+            m.push(("isError", Json::Bool(true)));
+        }
+        if whole && self.terminate {
+            m.push(("terminate", Json::Bool(true)));
+        }
+        obj(m)
+    }
+}
+
+/// What Extension::execute gets besides its input.
+#[derive(Clone, Debug, Default)]
+pub struct ToolContext {
+    pub tool_name: String,
+    pub tool_call_id: String,
+    /// The directory the call runs in.
+    pub cwd: String,
+    cancelled: bool,
+}
+
+impl ToolContext {
+    /// Sends a partial result (progress for the UI and the event stream;
+    /// never sent to the model). It returns true when the call was
+    /// cancelled or timed out: the tool should stop and return.
+    pub fn emit(&mut self, partial: &ToolOutput) -> bool {
+        let b = partial.to_json(false).to_json();
+        let rc = unsafe { pi_host_emit(b.as_ptr(), b.len() as i32) };
+        if rc < 0 {
+            log(WARN, &format!("emit from tool {}: the host answered {}", self.tool_name, rc));
+        }
+        if rc == 1 {
+            self.cancelled = true;
+        }
+        self.cancelled
+    }
+
+    /// Whether an earlier emit learned that the call was cancelled.
+    pub fn cancelled(&self) -> bool {
+        self.cancelled
+    }
+}
+
+/// A tool_result hook's change; None keeps a field.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ResultPatch {
+    pub content: Option<Vec<Block>>,
+    pub details: Option<Json>,
+    pub is_error: Option<bool>,
+}
+
+/// A bash_spawn hook's change: an empty command or cwd keeps it; env, when
+/// Some, replaces the variables the hook was shown.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct BashSpawnChange {
+    pub command: String,
+    pub cwd: String,
+    pub env: Option<Vec<(String, String)>>,
+}
+
+// ---- ABI 1.2: lines ----------------------------------------------------------
+
+/// A span of a styled line: style is space-separated names from accent
+/// muted dim success warning error border selected bold italic underline
+/// inverse ("" for none). pi draws it in its theme and removes control
+/// characters: never write escape sequences.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Span {
+    pub text: String,
+    pub style: String,
+}
+
+/// A span.
+pub fn span(text: &str, style: &str) -> Span {
+    Span { text: text.to_string(), style: style.to_string() }
+}
+
+/// One line to show: plain text or styled spans.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Line {
+    Text(String),
+    Spans(Vec<Span>),
+}
+
+impl Line {
+    pub fn to_json(&self) -> Json {
+        match self {
+            Line::Text(t) => s(t),
+            Line::Spans(sp) => Json::Arr(
+                sp.iter()
+                    .map(|x| {
+                        let mut m = vec![("text", s(&x.text))];
+                        opt(&mut m, "style", &x.style);
+                        obj(m)
+                    })
+                    .collect(),
+            ),
+        }
+    }
+}
+
+impl From<&str> for Line {
+    fn from(t: &str) -> Line {
+        Line::Text(t.to_string())
+    }
+}
+
+impl From<String> for Line {
+    fn from(t: String) -> Line {
+        Line::Text(t)
+    }
+}
+
+impl From<Vec<Span>> for Line {
+    fn from(sp: Vec<Span>) -> Line {
+        Line::Spans(sp)
+    }
+}
+
+fn lines_json(lines: &[Line]) -> Json {
+    Json::Arr(lines.iter().map(Line::to_json).collect())
+}
+
+// ---- ABI 1.2 host calls ------------------------------------------------------
+
+// The host methods ABI 1.2 adds (docs/abi.md, "ABI 1.2"). They need a 1.2
+// host (abi_minor() >= 2); an older one answers them with an error.
+
+fn num(n: i64) -> Json {
+    Json::Num(n as f64)
+}
+
+fn strs(list: &[&str]) -> Json {
+    Json::Arr(list.iter().map(|x| s(x)).collect())
+}
+
+fn get_string(r: &Json, key: &str) -> String {
+    r.get(key).as_str().unwrap_or("").to_string()
+}
+
+fn get_opt_string(r: &Json, key: &str) -> Option<String> {
+    r.get(key).as_str().map(String::from)
+}
+
+fn unit(method: &str, params: Json) -> Result<(), String> {
+    host_call(method, &params).map(|_| ())
+}
+
+/// A dialog's answer: value None with reason "cancelled", "timeout" or
+/// "no-ui".
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Dialog {
+    pub value: Option<String>,
+    pub reason: String,
+}
+
+fn dialog(method: &str, params: Json) -> Result<Dialog, String> {
+    let r = host_call(method, &params)?;
+    Ok(Dialog { value: get_opt_string(&r, "value"), reason: get_string(&r, "reason") })
+}
+
+fn with_ms(mut m: Vec<(&'static str, Json)>, timeout_ms: u64) -> Json {
+    if timeout_ms > 0 {
+        m.push(("timeoutMs", Json::Num(timeout_ms as f64)));
+    }
+    obj(m)
+}
+
+#[doc(hidden)]
+pub fn select_params(title: &str, options: &[&str], timeout_ms: u64) -> Json {
+    with_ms(vec![("title", s(title)), ("options", strs(options))], timeout_ms)
+}
+
+/// Asks the person to choose one of options; the value is the option.
+pub fn select(title: &str, options: &[&str], timeout_ms: u64) -> Result<Dialog, String> {
+    dialog("ui.select", select_params(title, options, timeout_ms))
+}
+
+#[doc(hidden)]
+pub fn input_params(title: &str, placeholder: &str, timeout_ms: u64) -> Json {
+    let mut m = vec![("title", s(title))];
+    opt(&mut m, "placeholder", placeholder);
+    with_ms(m, timeout_ms)
+}
+
+/// Asks the person for one line.
+pub fn input(title: &str, placeholder: &str, timeout_ms: u64) -> Result<Dialog, String> {
+    dialog("ui.input", input_params(title, placeholder, timeout_ms))
+}
+
+#[doc(hidden)]
+pub fn editor_params(title: &str, prefill: &str, timeout_ms: u64) -> Json {
+    let mut m = vec![("title", s(title))];
+    opt(&mut m, "prefill", prefill);
+    with_ms(m, timeout_ms)
+}
+
+/// Asks the person for a text of several lines.
+pub fn editor(title: &str, prefill: &str, timeout_ms: u64) -> Result<Dialog, String> {
+    dialog("ui.editor", editor_params(title, prefill, timeout_ms))
+}
+
+#[doc(hidden)]
+pub fn set_status_params(key: &str, text: Option<&Line>) -> Json {
+    obj(vec![("key", s(key)), ("text", text.map(Line::to_json).unwrap_or(Json::Null))])
+}
+
+/// Sets this extension's status key (None clears it): shown on the status
+/// line after pi's own.
+pub fn set_status(key: &str, text: Option<&Line>) -> Result<(), String> {
+    unit("ui.setStatus", set_status_params(key, text))
+}
+
+/// Widget placements.
+pub const ABOVE_EDITOR: &str = "aboveEditor";
+pub const BELOW_EDITOR: &str = "belowEditor";
+
+#[doc(hidden)]
+pub fn set_widget_params(key: &str, lines: Option<&[Line]>, placement: &str) -> Json {
+    let mut m = vec![("key", s(key)), ("lines", lines.map(lines_json).unwrap_or(Json::Null))];
+    opt(&mut m, "placement", placement);
+    obj(m)
+}
+
+/// Shows lines (at most 10) above or below the editor under key; None
+/// removes the widget. placement "": above.
+pub fn set_widget(key: &str, lines: Option<&[Line]>, placement: &str) -> Result<(), String> {
+    unit("ui.setWidget", set_widget_params(key, lines, placement))
+}
+
+/// Sets the terminal's title (at most 100 characters).
+pub fn set_title(title: &str) -> Result<(), String> {
+    unit("ui.setTitle", obj(vec![("title", s(title))]))
+}
+
+/// Sets the text shown while the model works (None: pi's own).
+pub fn set_working_message(text: Option<&str>) -> Result<(), String> {
+    unit("ui.setWorkingMessage", obj(vec![("text", text.map(s).unwrap_or(Json::Null))]))
+}
+
+/// Replaces the text in pi's editor.
+pub fn set_editor_text(text: &str) -> Result<(), String> {
+    unit("ui.setEditorText", obj(vec![("text", s(text))]))
+}
+
+/// The editor's text ("" where there is no editor).
+pub fn get_editor_text() -> Result<String, String> {
+    Ok(get_string(&host_call("ui.getEditorText", &obj(vec![]))?, "text"))
+}
+
+/// Component slots.
+pub const OVERLAY: &str = "overlay";
+pub const WIDGET: &str = "widget";
+pub const HEADER: &str = "header";
+pub const FOOTER: &str = "footer";
+pub const EDITOR: &str = "editor";
+
+/// Where and how a component opens.
+#[derive(Clone, Debug, Default)]
+pub struct ComponentOptions {
+    /// OVERLAY, WIDGET, HEADER, FOOTER or EDITOR.
+    pub slot: String,
+    /// Widgets: the widget's key.
+    pub key: String,
+    /// Widgets: ABOVE_EDITOR or BELOW_EDITOR.
+    pub placement: String,
+    /// Overlays: at most this many lines (0: half the screen).
+    pub max_height: u32,
+}
+
+#[doc(hidden)]
+pub fn component_params(o: &ComponentOptions) -> Json {
+    let mut m = vec![("slot", s(&o.slot))];
+    opt(&mut m, "key", &o.key);
+    opt(&mut m, "placement", &o.placement);
+    if o.max_height > 0 {
+        m.push(("maxHeight", num(o.max_height as i64)));
+    }
+    obj(m)
+}
+
+/// Opens a component drawn by the extension (Extension::component_render,
+/// component_input, component_dispose): Some(id), or None when pi's
+/// terminal UI does not run (reason "no-tui").
+pub fn component(o: &ComponentOptions) -> Result<Option<String>, String> {
+    Ok(get_opt_string(&host_call("ui.component", &component_params(o))?, "id"))
+}
+
+/// Has pi render the component id again.
+pub fn rerender(id: &str) -> Result<(), String> {
+    unit("ui.rerender", obj(vec![("id", s(id))]))
+}
+
+/// Closes the component id (its dispose is called).
+pub fn close(id: &str) -> Result<(), String> {
+    unit("ui.close", obj(vec![("id", s(id))]))
+}
+
+/// What session_info answers.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct SessionInfo {
+    pub session_id: String,
+    /// None with --no-session.
+    pub session_file: Option<String>,
+    pub name: Option<String>,
+    pub leaf_id: String,
+}
+
+pub fn session_info() -> Result<SessionInfo, String> {
+    let r = host_call("session.info", &obj(vec![]))?;
+    Ok(SessionInfo {
+        session_id: get_string(&r, "sessionId"),
+        session_file: get_opt_string(&r, "sessionFile"),
+        name: get_opt_string(&r, "name"),
+        leaf_id: get_string(&r, "leafId"),
+    })
+}
+
+fn entries(r: Json) -> Vec<Json> {
+    r.get("entries").as_array().cloned().unwrap_or_default()
+}
+
+/// The entries from the root to the leaf (the last limit of them; 0: all),
+/// as the session file holds them.
+pub fn session_branch(limit: u32) -> Result<Vec<Json>, String> {
+    let mut m = vec![];
+    if limit > 0 {
+        m.push(("limit", num(limit as i64)));
+    }
+    host_call("session.branch", &obj(m)).map(entries)
+}
+
+/// Every entry, in file order.
+pub fn session_tree() -> Result<Vec<Json>, String> {
+    host_call("session.tree", &obj(vec![])).map(entries)
+}
+
+/// Names the session.
+pub fn session_set_name(name: &str) -> Result<(), String> {
+    unit("session.setName", obj(vec![("name", s(name))]))
+}
+
+/// Labels an entry (None removes the label).
+pub fn session_set_label(entry_id: &str, label: Option<&str>) -> Result<(), String> {
+    unit("session.setLabel", obj(vec![("entryId", s(entry_id)), ("label", label.map(s).unwrap_or(Json::Null))]))
+}
+
+/// How full the context is.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ContextUsage {
+    pub tokens: Option<i64>,
+    pub context_window: i64,
+    pub percent: Option<f64>,
+}
+
+pub fn context_usage() -> Result<ContextUsage, String> {
+    let r = host_call("session.contextUsage", &obj(vec![]))?;
+    Ok(ContextUsage {
+        tokens: r.get("tokens").as_f64().map(|n| n as i64),
+        context_window: r.get("contextWindow").as_f64().unwrap_or(0.0) as i64,
+        percent: r.get("percent").as_f64(),
+    })
+}
+
+/// Asks for a compaction (done when pi is idle).
+pub fn session_compact(custom_instructions: &str) -> Result<(), String> {
+    let mut m = vec![];
+    opt(&mut m, "customInstructions", custom_instructions);
+    unit("session.compact", obj(m))
+}
+
+fn cancelled(method: &str, params: Json) -> Result<bool, String> {
+    Ok(host_call(method, &params)?.get("cancelled").as_bool() == Some(true))
+}
+
+/// Starts a new session (a command or shortcut only); true when a
+/// session_before_switch hook cancelled it.
+pub fn session_new() -> Result<bool, String> {
+    cancelled("session.new", obj(vec![]))
+}
+
+/// Switches to the session file session_path (a command or shortcut only).
+pub fn session_switch(session_path: &str) -> Result<bool, String> {
+    cancelled("session.switch", obj(vec![("sessionPath", s(session_path))]))
+}
+
+/// Forks the session at entry_id (a command or shortcut only).
+pub fn session_fork(entry_id: &str) -> Result<bool, String> {
+    cancelled("session.fork", obj(vec![("entryId", s(entry_id))]))
+}
+
+/// Moves the leaf to target_id, first summarizing the branch left when
+/// summarize is set (a command or shortcut only).
+pub fn session_navigate(target_id: &str, summarize: bool) -> Result<bool, String> {
+    let mut m = vec![("targetId", s(target_id))];
+    if summarize {
+        m.push(("summarize", Json::Bool(true)));
+    }
+    cancelled("session.navigate", obj(m))
+}
+
+/// How a message sent during a run is delivered ("": the default).
+pub const STEER: &str = "steer";
+pub const FOLLOW_UP: &str = "followUp";
+pub const NEXT_TURN: &str = "nextTurn";
+
+#[doc(hidden)]
+pub fn send_user_message_params(text: &str, blocks: &[Block], deliver_as: &str) -> Json {
+    let content = if blocks.is_empty() { s(text) } else { blocks_json(blocks) };
+    let mut m = vec![("content", content)];
+    opt(&mut m, "deliverAs", deliver_as);
+    obj(m)
+}
+
+/// Sends text as the user's message: idle, it starts a run once the
+/// current call returns; in a run it is queued as STEER (the default) or
+/// FOLLOW_UP.
+pub fn send_user_message(text: &str, deliver_as: &str) -> Result<(), String> {
+    unit("agent.sendUserMessage", send_user_message_params(text, &[], deliver_as))
+}
+
+/// send_user_message with content blocks (text and images).
+pub fn send_user_blocks(blocks: &[Block], deliver_as: &str) -> Result<(), String> {
+    unit("agent.sendUserMessage", send_user_message_params("", blocks, deliver_as))
+}
+
+/// A custom message (a custom_message entry the model sees as a user
+/// message).
+#[derive(Clone, Debug, Default)]
+pub struct Message {
+    pub custom_type: String,
+    /// The content as one string, unless blocks is not empty.
+    pub text: String,
+    pub blocks: Vec<Block>,
+    /// Show it in the transcript.
+    pub display: bool,
+    /// JSON for a message renderer (Null: none).
+    pub details: Json,
+    /// Idle: start a run.
+    pub trigger_turn: bool,
+    /// STEER (default), FOLLOW_UP or NEXT_TURN.
+    pub deliver_as: String,
+}
+
+#[doc(hidden)]
+pub fn send_message_params(msg: &Message) -> Json {
+    let content = if msg.blocks.is_empty() { s(&msg.text) } else { blocks_json(&msg.blocks) };
+    let mut m = vec![("customType", s(&msg.custom_type)), ("content", content)];
+    if msg.display {
+        m.push(("display", Json::Bool(true)));
+    }
+    if !msg.details.is_null() {
+        m.push(("details", msg.details.clone()));
+    }
+    if msg.trigger_turn {
+        m.push(("triggerTurn", Json::Bool(true)));
+    }
+    opt(&mut m, "deliverAs", &msg.deliver_as);
+    obj(m)
+}
+
+/// Adds a custom message to the conversation.
+pub fn send_message(msg: &Message) -> Result<(), String> {
+    unit("agent.sendMessage", send_message_params(msg))
+}
+
+/// Stops the current run.
+pub fn abort() -> Result<(), String> {
+    unit("agent.abort", obj(vec![]))
+}
+
+/// What agent_state answers.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct AgentState {
+    pub idle: bool,
+    pub pending_messages: i64,
+    pub system_prompt: String,
+}
+
+pub fn agent_state() -> Result<AgentState, String> {
+    let r = host_call("agent.state", &obj(vec![]))?;
+    Ok(AgentState {
+        idle: r.get("idle").as_bool() == Some(true),
+        pending_messages: r.get("pendingMessages").as_f64().unwrap_or(0.0) as i64,
+        system_prompt: get_string(&r, "systemPrompt"),
+    })
+}
+
+/// One tool as tools_list answers it.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ToolInfo {
+    pub name: String,
+    pub description: String,
+    pub source: String,
+    pub active: bool,
+}
+
+pub fn tools_list() -> Result<Vec<ToolInfo>, String> {
+    let r = host_call("tools.list", &obj(vec![]))?;
+    let list = r.get("tools").as_array().cloned().unwrap_or_default();
+    Ok(list
+        .iter()
+        .map(|t| ToolInfo {
+            name: get_string(t, "name"),
+            description: get_string(t, "description"),
+            source: get_string(t, "source"),
+            active: t.get("active").as_bool() == Some(true),
+        })
+        .collect())
+}
+
+/// Makes names the active tools from the next model request.
+pub fn tools_set_active(names: &[&str]) -> Result<(), String> {
+    unit("tools.setActive", obj(vec![("names", strs(names))]))
+}
+
+/// Adds tools (ToolSpec objects, as in the declaration), active at once;
+/// their calls reach Extension::execute.
+pub fn tools_register(specs: &[Json]) -> Result<(), String> {
+    unit("tools.register", obj(vec![("tools", Json::Arr(specs.to_vec()))]))
+}
+
+/// Removes tools this extension registered.
+pub fn tools_unregister(names: &[&str]) -> Result<(), String> {
+    unit("tools.unregister", obj(vec![("names", strs(names))]))
+}
+
+/// What model_get answers.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ModelInfo {
+    pub provider: String,
+    pub id: String,
+    pub context_window: i64,
+    pub thinking_level: String,
+}
+
+pub fn model_get() -> Result<ModelInfo, String> {
+    let r = host_call("model.get", &obj(vec![]))?;
+    Ok(ModelInfo {
+        provider: get_string(&r, "provider"),
+        id: get_string(&r, "id"),
+        context_window: r.get("contextWindow").as_f64().unwrap_or(0.0) as i64,
+        thinking_level: get_string(&r, "thinkingLevel"),
+    })
+}
+
+/// The models pi knows, as (provider, id).
+pub fn model_list() -> Result<Vec<(String, String)>, String> {
+    let r = host_call("model.list", &obj(vec![]))?;
+    let list = r.get("models").as_array().cloned().unwrap_or_default();
+    Ok(list.iter().map(|m| (get_string(m, "provider"), get_string(m, "id"))).collect())
+}
+
+/// Switches the model (grants.model); provider "" keeps pi's choice.
+pub fn model_set(provider: &str, id: &str) -> Result<(), String> {
+    let mut m = vec![];
+    opt(&mut m, "provider", provider);
+    m.push(("id", s(id)));
+    unit("model.set", obj(m))
+}
+
+/// Sets the thinking level (off, minimal, low, medium, high, xhigh;
+/// grants.model) and returns the level applied.
+pub fn set_thinking_level(level: &str) -> Result<String, String> {
+    Ok(get_string(&host_call("model.setThinkingLevel", &obj(vec![("level", s(level))]))?, "level"))
+}
+
+/// A request to the configured model (grants.llm; counts against
+/// limits.llm_tokens): messages are (role, text) with role "user" or
+/// "assistant".
+#[derive(Clone, Debug, Default)]
+pub struct LlmRequest {
+    pub system_prompt: String,
+    pub messages: Vec<(String, String)>,
+    /// 0: the model's default.
+    pub max_tokens: u32,
+}
+
+/// The model's answer.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct LlmResponse {
+    pub content: Vec<Block>,
+    pub stop_reason: String,
+    pub input_tokens: i64,
+    pub output_tokens: i64,
+}
+
+impl LlmResponse {
+    /// The text blocks joined by newlines.
+    pub fn text(&self) -> String {
+        let t: Vec<&str> = self.content.iter().filter_map(|b| if let Block::Text(t) = b { Some(t.as_str()) } else { None }).collect();
+        t.join("\n")
+    }
+}
+
+#[doc(hidden)]
+pub fn llm_params(r: &LlmRequest) -> Json {
+    let mut m = vec![];
+    opt(&mut m, "systemPrompt", &r.system_prompt);
+    let msgs = r.messages.iter().map(|(role, text)| obj(vec![("role", s(role)), ("content", s(text))])).collect();
+    m.push(("messages", Json::Arr(msgs)));
+    if r.max_tokens > 0 {
+        m.push(("maxTokens", num(r.max_tokens as i64)));
+    }
+    obj(m)
+}
+
+/// Sends the system prompt and messages, no tools, to the configured
+/// model; nothing is saved or shown.
+pub fn llm_complete(r: &LlmRequest) -> Result<LlmResponse, String> {
+    let a = host_call("llm.complete", &llm_params(r))?;
+    let content = a.get("content").as_array().map(|c| c.iter().filter_map(Block::from_json).collect()).unwrap_or_default();
+    Ok(LlmResponse {
+        content,
+        stop_reason: get_string(&a, "stopReason"),
+        input_tokens: a.get("usage").get("input").as_f64().unwrap_or(0.0) as i64,
+        output_tokens: a.get("usage").get("output").as_f64().unwrap_or(0.0) as i64,
+    })
+}
+
+/// The extension's flags as a JSON object {NAME: value}: as given on the
+/// command line, else their default, else false (booleans) or null.
+pub fn flags_get() -> Result<Json, String> {
+    Ok(host_call("flags.get", &obj(vec![]))?.get("flags").clone())
+}
+
+/// Starts a timer of ms (at least 10) milliseconds and returns its id;
+/// Extension::timer is called when it fires.
+pub fn timer_set(ms: u64, repeat: bool) -> Result<String, String> {
+    let mut m = vec![("ms", Json::Num(ms as f64))];
+    if repeat {
+        m.push(("repeat", Json::Bool(true)));
+    }
+    Ok(get_string(&host_call("timer.set", &obj(m))?, "id"))
+}
+
+/// Stops a timer.
+pub fn timer_clear(id: &str) -> Result<(), String> {
+    unit("timer.clear", obj(vec![("id", s(id))]))
+}
+
+/// Watches path (in the extension's fs grants) and returns the watch's id;
+/// Extension::watch gets the changed paths.
+pub fn watch_add(path: &str, recursive: bool) -> Result<String, String> {
+    let mut m = vec![("path", s(path))];
+    if recursive {
+        m.push(("recursive", Json::Bool(true)));
+    }
+    Ok(get_string(&host_call("watch.add", &obj(m))?, "id"))
+}
+
+/// Stops a watch.
+pub fn watch_remove(id: &str) -> Result<(), String> {
+    unit("watch.remove", obj(vec![("id", s(id))]))
+}
+
+/// Sends data on channel to every other extension that lists it.
+pub fn bus_emit(channel: &str, data: &Json) -> Result<(), String> {
+    unit("bus.emit", obj(vec![("channel", s(channel)), ("data", data.clone())]))
+}
+
+/// Ends pi when the command or shortcut returns.
+pub fn shutdown() -> Result<(), String> {
+    unit("pi.shutdown", obj(vec![]))
+}
+
+/// Loads every extension again when idle.
+pub fn reload() -> Result<(), String> {
+    unit("pi.reload", obj(vec![]))
+}
+
+// ---- ABI 1.2 guest answers ---------------------------------------------------
+
+/// What a component does with a key.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct KeyResult {
+    /// The key was used (false: the editor slot hands it to pi's editor).
+    pub consumed: bool,
+    /// Close the component.
+    pub close: bool,
+    /// Render it again.
+    pub rerender: bool,
+}
+
+/// A user_bash hook's answer.
+#[derive(Clone, Debug, PartialEq)]
+pub enum UserBash {
+    Pass,
+    /// Run this command instead.
+    Replace(String),
+    /// Run nothing; show the reason.
+    Block(String),
+    /// Run nothing; show this output as the command's.
+    Result { output: String, exit_code: i32 },
+}
+
+/// A session_before_* hook's answer.
+#[derive(Clone, Debug, PartialEq)]
+pub enum SessionBefore {
+    Pass,
+    /// Stop the switch, fork, compaction or navigation.
+    Cancel(String),
+    /// compact and tree only: the summary pi uses without asking the model.
+    Summary { summary: String, details: Json },
+}
+
 // ---- what init said (ABI 1.1) ------------------------------------------------
 
 #[derive(Default)]
@@ -879,6 +1699,7 @@ struct Facts {
     abi_minor: i64,
     trusted: bool,
     has_ui: bool,
+    tui: bool,
     mode: String,
     project_root: String,
 }
@@ -905,6 +1726,12 @@ pub fn abi_minor() -> i64 {
 /// Whether the project's pi.toml is trusted.
 pub fn trusted() -> bool {
     facts().trusted
+}
+
+/// Whether pi's terminal UI runs (ABI 1.2: components show only then;
+/// false for an older host).
+pub fn tui() -> bool {
+    facts().tui
 }
 
 /// Whether a person can answer confirm.
@@ -1000,8 +1827,42 @@ pub trait Extension {
     }
 
     /// One tool call: Ok(text) is the result, Err(message) an error result
-    /// (isError).
-    fn tool(&mut self, name: &str, input: &Json) -> Result<String, String>;
+    /// (isError). For a whole result (images, details, progress,
+    /// terminate) implement execute instead.
+    fn tool(&mut self, name: &str, _input: &Json) -> Result<String, String> {
+        Err(format!("unknown tool {}", name))
+    }
+
+    /// One tool call with its whole result; ctx.emit reports progress. By
+    /// default, tool's text.
+    fn execute(&mut self, ctx: &mut ToolContext, input: &Json) -> ToolOutput {
+        let name = ctx.tool_name.clone();
+        match self.tool(&name, input) {
+            Ok(t) => ToolOutput::text(&t),
+            Err(e) => ToolOutput::error(&e),
+        }
+    }
+
+    /// The tool_result hook (declare "tool_result"): params are the
+    /// finished call {"toolName", "toolCallId", "input", "content",
+    /// "details", "isError"}. Some(patch) answers; None hands the hook to
+    /// other (the default).
+    fn tool_result(&mut self, _params: &Json) -> Option<ResultPatch> {
+        None
+    }
+
+    /// The bash_spawn hook (declare "bash_spawn"): env holds the granted
+    /// variables the command would get. Some(change) answers; None hands
+    /// the hook to other (the default).
+    fn bash_spawn(&mut self, _command: &str, _cwd: &str, _env: &Json) -> Option<BashSpawnChange> {
+        None
+    }
+
+    /// An event (declare "event"): return true when handled; false (the
+    /// default) hands it to other.
+    fn event(&mut self, _event_type: &str, _event: &Json) -> bool {
+        false
+    }
 
     /// The tool_call hook (declare "tool_call" in hooks): Some(reason)
     /// blocks the call. To ask the person instead, implement
@@ -1054,6 +1915,76 @@ pub trait Extension {
     fn stop(&mut self, _last_text: &str, _turns: u32) -> Option<String> {
         None
     }
+
+    // ---- ABI 1.2: used only with a 1.2 host (abi_minor() >= 2) ----
+
+    /// Draws a component opened with `component`, width columns wide.
+    /// editor is the editor's text and cursor (rune offset) for an
+    /// editor-slot component.
+    fn component_render(&mut self, _id: &str, _width: usize, _editor: Option<(&str, usize)>) -> Vec<Line> {
+        Vec::new()
+    }
+
+    /// A key for the focused component (an overlay or the editor slot):
+    /// key as docs/abi.md names keys ("x", "ctrl+x", "enter", "paste" with
+    /// text).
+    fn component_input(&mut self, _id: &str, _key: &str, _text: &str) -> KeyResult {
+        KeyResult::default()
+    }
+
+    /// The component went away: reason "closed", "cancelled", "replaced"
+    /// or "shutdown".
+    fn component_dispose(&mut self, _id: &str, _reason: &str) {}
+
+    /// A tool declared with "render": true: params are {"toolName",
+    /// "toolCallId", "args", "result"?, "isPartial", "expanded", "width"}.
+    /// Some(lines) are drawn below pi's first line; None: pi's drawing.
+    fn tool_render(&mut self, _params: &Json) -> Option<Vec<Line>> {
+        None
+    }
+
+    /// A custom message of a type in "messageRenderers": params are
+    /// {"customType", "content", "details", "expanded", "width"}.
+    fn message_render(&mut self, _params: &Json) -> Option<Vec<Line>> {
+        None
+    }
+
+    /// A key declared in "shortcuts" was pressed; an error is shown.
+    fn shortcut(&mut self, key: &str) -> Result<(), String> {
+        Err(format!("no shortcut {}", key))
+    }
+
+    /// A timer from timer_set fired.
+    fn timer(&mut self, _id: &str) {}
+
+    /// A watch from watch_add saw changes (absolute paths).
+    fn watch(&mut self, _id: &str, _paths: &[String]) {}
+
+    /// A message on a channel listed in "channels", from extension from.
+    fn bus_message(&mut self, _channel: &str, _data: &Json, _from: &str) {}
+
+    /// The context hook: the messages about to go to the model;
+    /// Some(array) replaces them for that request.
+    fn context(&mut self, _messages: &Json) -> Option<Json> {
+        None
+    }
+
+    /// The before_provider_request hook: the JSON body pi is about to
+    /// send; Some(object) replaces it (it needs grants.model).
+    fn before_provider_request(&mut self, _payload: &Json) -> Option<Json> {
+        None
+    }
+
+    /// The user_bash hook (a !COMMAND typed by the person).
+    fn user_bash(&mut self, _command: &str, _cwd: &str) -> UserBash {
+        UserBash::Pass
+    }
+
+    /// The session_before_switch, _fork, _compact and _tree hooks: which
+    /// is "switch", "fork", "compact" or "tree".
+    fn session_before(&mut self, _which: &str, _params: &Json) -> SessionBefore {
+        SessionBefore::Pass
+    }
 }
 
 struct Slot(UnsafeCell<Option<Box<dyn Extension>>>);
@@ -1078,23 +2009,52 @@ fn declare(ext: &dyn Extension) -> Result<Json, String> {
         _ => return Err("declaration() is not a JSON object".to_string()),
     };
     let v11 = abi_minor() >= 1;
+    let v12 = abi_minor() >= 2;
     let mut dropped = false;
+    let mut dropped12 = false;
     let mut out = Vec::new();
+    const HOOKS11: &[&str] = &["input", "before_agent_start", "stop"];
+    const HOOKS12: &[&str] = &["context", "before_provider_request", "user_bash", "session_before_switch", "session_before_fork", "session_before_compact", "session_before_tree"];
+    const EVENTS12: &[&str] = &["session_switch", "session_fork", "session_compact", "session_tree", "model_select"];
+    const KEYS12: &[&str] = &["flags", "shortcuts", "messageRenderers", "channels"];
+    let is = |v: &Json, list: &[&str]| v.as_str().map(|x| list.contains(&x)).unwrap_or(false);
     for (k, v) in members {
         let key = k.clone();
         match (key.as_str(), v) {
             ("commands", _) => return Err("declaration() has \"commands\": declare commands with Extension::commands".to_string()),
             ("configSchema", _) | ("events", _) if !v11 => dropped = true,
-            ("hooks", Json::Arr(hooks)) if !v11 => {
-                let n = hooks.len();
-                let kept: Vec<Json> = hooks.into_iter().filter(|h| !matches!(h.as_str(), Some("input") | Some("before_agent_start") | Some("stop"))).collect();
-                dropped |= kept.len() != n;
+            (k12, _) if !v12 && KEYS12.contains(&k12) => dropped12 = true,
+            ("hooks", Json::Arr(hooks)) if !v12 => {
+                dropped12 |= hooks.iter().any(|h| is(h, HOOKS12));
+                dropped |= !v11 && hooks.iter().any(|h| is(h, HOOKS11));
+                let kept: Vec<Json> = hooks.into_iter().filter(|h| !is(h, HOOKS12) && (v11 || !is(h, HOOKS11))).collect();
                 out.push((k, Json::Arr(kept)));
             }
-            ("wants", Json::Obj(wants)) if !v11 => {
-                let n = wants.len();
-                let kept: Vec<(String, Json)> = wants.into_iter().filter(|(w, _)| w != "http" && w != "tools").collect();
-                dropped |= kept.len() != n;
+            ("events", Json::Arr(events)) if !v12 => {
+                let n = events.len();
+                let kept: Vec<Json> = events.into_iter().filter(|e| !is(e, EVENTS12)).collect();
+                dropped12 |= kept.len() != n;
+                out.push((k, Json::Arr(kept)));
+            }
+            ("tools", Json::Arr(tools)) if !v12 => {
+                let kept = tools
+                    .into_iter()
+                    .map(|t| match t {
+                        Json::Obj(m) => {
+                            let n = m.len();
+                            let m: Vec<(String, Json)> = m.into_iter().filter(|(tk, _)| tk != "render").collect();
+                            dropped12 |= m.len() != n;
+                            Json::Obj(m)
+                        }
+                        other => other,
+                    })
+                    .collect();
+                out.push((k, Json::Arr(kept)));
+            }
+            ("wants", Json::Obj(wants)) if !v12 => {
+                dropped12 |= wants.iter().any(|(w, _)| w == "llm" || w == "model");
+                dropped |= !v11 && wants.iter().any(|(w, _)| w == "http" || w == "tools");
+                let kept: Vec<(String, Json)> = wants.into_iter().filter(|(w, _)| w != "llm" && w != "model" && (v11 || (w != "http" && w != "tools"))).collect();
                 out.push((k, Json::Obj(kept)));
             }
             (_, v) => out.push((k, v)),
@@ -1114,6 +2074,9 @@ fn declare(ext: &dyn Extension) -> Result<Json, String> {
             .collect();
         out.push(("commands".to_string(), Json::Arr(list)));
     }
+    if dropped12 {
+        log(WARN, &format!("this extension uses ABI 1.2 (flags, shortcuts, renderers, channels, 1.2 hooks or events, llm or model wants), but the host speaks ABI 1.{}: those parts stay unused", abi_minor()));
+    }
     if dropped {
         log(WARN, "this extension uses ABI 1.1 (commands, prompt hooks, config schema, events, http or tools wants), but the host speaks ABI 1.0: those parts stay unused");
     }
@@ -1125,6 +2088,7 @@ fn read_facts(params: &Json) {
     f.abi_minor = params.get("abiMinor").as_f64().unwrap_or(0.0) as i64;
     f.trusted = params.get("trusted").as_bool() == Some(true);
     f.has_ui = params.get("hasUI").as_bool() == Some(true);
+    f.tui = params.get("tui").as_bool() == Some(true);
     f.mode = params.get("mode").as_str().unwrap_or("").to_string();
     f.project_root = params.get("projectRoot").as_str().unwrap_or("").to_string();
 }
@@ -1200,12 +2164,131 @@ pub extern "C" fn pi_call(ptr: *const u8, len: i32) -> i64 {
             }
         }
         "tool.execute" => {
-            let name = params.get("toolName").as_str().unwrap_or("");
-            let (text, is_error) = match ext.tool(name, params.get("input")) {
-                Ok(t) => (t, false),
-                Err(e) => (e, true),
+            let mut ctx = ToolContext { tool_name: text("toolName"), tool_call_id: text("toolCallId"), cwd: text("cwd"), cancelled: false };
+            ok_json(ext.execute(&mut ctx, params.get("input")).to_json(true))
+        }
+        "hook.tool_result" | "hook.bash_spawn" | "event" => {
+            let handled = match method {
+                "hook.tool_result" => ext.tool_result(params).map(|p| {
+                    let mut m = vec![];
+                    if let Some(c) = p.content {
+                        m.push(("content", blocks_json(&c)));
+                    }
+                    if let Some(d) = p.details {
+                        m.push(("details", d));
+                    }
+                    if let Some(e) = p.is_error {
+                        m.push(("isError", Json::Bool(e)));
+                    }
+                    obj(m)
+                }),
+                "hook.bash_spawn" => ext.bash_spawn(&text("command"), &text("cwd"), params.get("env")).map(|c| {
+                    let mut m = vec![];
+                    opt(&mut m, "command", &c.command);
+                    opt(&mut m, "cwd", &c.cwd);
+                    if let Some(env) = c.env {
+                        m.push(("env", Json::Obj(env.into_iter().map(|(k, v)| (k, Json::Str(v))).collect())));
+                    }
+                    obj(m)
+                }),
+                _ => {
+                    if ext.event(&text("type"), params) {
+                        Some(obj(vec![]))
+                    } else {
+                        None
+                    }
+                }
             };
-            ok(&format!("{{\"content\":[{{\"type\":\"text\",\"text\":{}}}],\"isError\":{}}}", quote(&text), is_error))
+            match handled {
+                Some(v) => ok_json(v),
+                None => match ext.other(method, params) {
+                    Ok(v) => ok(&v.to_json()),
+                    Err(e) => fail(&e),
+                },
+            }
+        }
+        "component.render" => {
+            let ed = params.get("editor");
+            let cursor = ed.get("cursor").as_f64().unwrap_or(0.0) as usize;
+            let editor = ed.get("text").as_str().map(|t| (t, cursor));
+            let width = params.get("width").as_f64().unwrap_or(0.0) as usize;
+            let lines = ext.component_render(&text("id"), width, editor);
+            ok_json(obj(vec![("lines", lines_json(&lines))]))
+        }
+        "component.input" => {
+            let r = ext.component_input(&text("id"), &text("key"), &text("text"));
+            let mut m = vec![];
+            for (k, v) in [("consumed", r.consumed), ("close", r.close), ("rerender", r.rerender)] {
+                if v {
+                    m.push((k, Json::Bool(true)));
+                }
+            }
+            ok_json(obj(m))
+        }
+        "component.dispose" => {
+            ext.component_dispose(&text("id"), &text("reason"));
+            ok("{}")
+        }
+        "tool.render" | "message.render" => {
+            let lines = if method == "tool.render" { ext.tool_render(params) } else { ext.message_render(params) };
+            match lines {
+                Some(l) => ok_json(obj(vec![("lines", lines_json(&l))])),
+                None => ok("{}"),
+            }
+        }
+        "shortcut.execute" => match ext.shortcut(&text("key")) {
+            Ok(()) => ok("{}"),
+            Err(e) => fail(&e),
+        },
+        "timer.fire" => {
+            ext.timer(&text("id"));
+            ok("{}")
+        }
+        "watch.fire" => {
+            let paths: Vec<String> = params.get("paths").as_array().map(|a| a.iter().filter_map(|p| p.as_str().map(String::from)).collect()).unwrap_or_default();
+            ext.watch(&text("id"), &paths);
+            ok("{}")
+        }
+        "bus.message" => {
+            ext.bus_message(&text("channel"), params.get("data"), &text("from"));
+            ok("{}")
+        }
+        "hook.context" => match ext.context(params.get("messages")) {
+            None => ok("{}"),
+            Some(m @ Json::Arr(_)) => ok_json(obj(vec![("messages", m)])),
+            Some(_) => fail("the context hook's messages are not a JSON array"),
+        },
+        "hook.before_provider_request" => match ext.before_provider_request(params.get("payload")) {
+            None => ok("{}"),
+            Some(p @ Json::Obj(_)) => ok_json(obj(vec![("payload", p)])),
+            Some(_) => fail("the before_provider_request hook's payload is not a JSON object"),
+        },
+        "hook.user_bash" => match ext.user_bash(&text("command"), &text("cwd")) {
+            UserBash::Pass => ok("{}"),
+            UserBash::Replace(c) => ok_json(obj(vec![("command", s(&c))])),
+            UserBash::Block(r) => ok_json(obj(vec![("block", Json::Bool(true)), ("reason", s(&r))])),
+            UserBash::Result { output, exit_code } => {
+                ok_json(obj(vec![("result", obj(vec![("output", s(&output)), ("exitCode", num(exit_code as i64))]))]))
+            }
+        },
+        m if m.starts_with("hook.session_before_") => {
+            let which = &m["hook.session_before_".len()..];
+            match ext.session_before(which, params) {
+                SessionBefore::Pass => ok("{}"),
+                SessionBefore::Cancel(r) => {
+                    let mut a = vec![("cancel", Json::Bool(true))];
+                    opt(&mut a, "reason", &r);
+                    ok_json(obj(a))
+                }
+                SessionBefore::Summary { summary, details } if which == "compact" || which == "tree" => {
+                    let mut a = vec![("summary", s(&summary))];
+                    if !details.is_null() {
+                        a.push(("details", details));
+                    }
+                    ok_json(obj(vec![(if which == "compact" { "compaction" } else { "summary" }, obj(a))]))
+                }
+                SessionBefore::Summary { .. } => fail(&format!("a session_before_{} hook cannot give a summary", which)),
+            }
         }
         "hook.tool_call" => match ext.tool_call_decision(&text("toolName"), params.get("input")) {
             Decision::Allow => ok("{}"),
