@@ -3,6 +3,7 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"testing"
 
@@ -29,4 +30,30 @@ func TestConfirmDestructive(t *testing.T) {
 	tui.WaitCount("[confirm-destructive] Clear session?", 2)
 	tui.Keys("y")
 	tui.WaitFor("[confirm-destructive] Clear session? → yes", "✓ new session")
+}
+
+// TestConfirmDestructiveRPC: over RPC the question reaches the client
+// while new_session waits for the hook, and the client's answer reaches
+// the hook: "no" makes new_session answer cancelled, "yes" lets it
+// through.
+func TestConfirmDestructiveRPC(t *testing.T) {
+	p := porttest.New(t, "confirm-destructive", porttest.Build(t, "."), "")
+	rpc := p.RPC(p.Script(`[{"text":"FIRST ANSWER"}]`)...)
+	rpc.Send(map[string]any{"id": "1", "type": "prompt", "message": "hello"})
+	rpc.Idle()
+	rpc.Settle()
+	for i, answer := range []bool{false, true} {
+		id := fmt.Sprintf("new-%d", i)
+		rpc.Send(map[string]any{"id": id, "type": "new_session"})
+		q := rpc.UI("confirm")
+		if q["title"] != "[confirm-destructive] Clear session?" {
+			t.Errorf("question: %v", q)
+		}
+		rpc.Send(map[string]any{"type": "extension_ui_response", "id": q["id"], "confirmed": answer})
+		r := rpc.Response(id)
+		d, _ := r["data"].(map[string]any)
+		if r["success"] != true || d["cancelled"] != !answer {
+			t.Errorf("answer %v: new_session %v", answer, r)
+		}
+	}
 }

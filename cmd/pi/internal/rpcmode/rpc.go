@@ -143,7 +143,7 @@ func (srv *Server) Serve(conv *conversation.Conversation, stdin io.Reader) int {
 	defer signal.Stop(sigs)
 	lines, stop := make(chan []byte), make(chan struct{})
 	defer close(stop)
-	go readLines(stdin, lines, stop, out)
+	go readLines(stdin, lines, stop, out, s.answerDialog)
 	for {
 		select {
 		case line, ok := <-lines:
@@ -181,8 +181,10 @@ func signalCode(sig os.Signal) int {
 // readLines sends each LF-terminated line of r (a trailing CR dropped;
 // the last line may lack its LF) to lines, and closes it at the end of
 // input. A line longer than maxRPCLine gets an error response and is
-// skipped.
-func readLines(r io.Reader, lines chan<- []byte, stop <-chan struct{}, out *Output) {
+// skipped. A line that direct takes (an answer to a dialog) is not sent:
+// it must reach its dialog while a command waits for that dialog (a
+// session_before_switch hook asking during new_session).
+func readLines(r io.Reader, lines chan<- []byte, stop <-chan struct{}, out *Output, direct func([]byte) bool) {
 	defer close(lines)
 	br := bufio.NewReaderSize(r, 64<<10)
 	for {
@@ -207,6 +209,9 @@ func readLines(r io.Reader, lines chan<- []byte, stop <-chan struct{}, out *Outp
 			out.write(rpcResponse{Type: "response", Command: "parse", Error: fmt.Sprintf("Failed to parse command: the line is longer than %d MiB", maxRPCLine>>20)})
 		case len(bytes.TrimSpace(line)) > 0:
 			line = bytes.TrimSuffix(bytes.TrimSuffix(line, []byte("\n")), []byte("\r"))
+			if direct != nil && direct(line) {
+				break
+			}
 			select {
 			case lines <- line:
 			case <-stop:
@@ -217,6 +222,20 @@ func readLines(r io.Reader, lines chan<- []byte, stop <-chan struct{}, out *Outp
 			return
 		}
 	}
+}
+
+// answerDialog hands an extension_ui_response line to the dialog waiting
+// for it, at once, whatever command the server runs; false for any other
+// line (and for one that does not parse, which handleLine answers).
+func (s *server) answerDialog(line []byte) bool {
+	var cmd struct {
+		Type string `json:"type"`
+	}
+	if json.Unmarshal(line, &cmd) != nil || cmd.Type != "extension_ui_response" {
+		return false
+	}
+	s.ui.resolve(line)
+	return true
 }
 
 // handleLine handles one input line: an extension_ui_response goes to the
