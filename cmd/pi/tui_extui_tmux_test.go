@@ -29,11 +29,16 @@ func startUI12(t *testing.T, name string, replies ...openai.Reply) (*tmuxPane, s
 // startUI12With runs pi in tmux with the ui12 guest and extra flags, and
 // waits until the screen shows ready.
 func startUI12With(t *testing.T, name string, flags []string, ready string, replies ...openai.Reply) (*tmuxPane, string) {
+	return startUI12In(t, name, t.TempDir(), t.TempDir(), flags, ready, replies...)
+}
+
+// startUI12In is startUI12With in the project dir with the home home (a
+// second pi on the same sessions).
+func startUI12In(t *testing.T, name, dir, home string, flags []string, ready string, replies ...openai.Reply) (*tmuxPane, string) {
 	tmux := tmuxPath(t)
 	bin := realPi(t)
 	wasm := plugin.BuildGo(t, ui12Guest)
 	srv := openai.NewServer(t, replies...)
-	dir, home := t.TempDir(), t.TempDir()
 	stderrFile := filepath.Join(home, "stderr.txt")
 	p := &tmuxPane{t: t, tmux: tmux, socket: fmt.Sprintf("pi-test-%s-%d", name, os.Getpid())}
 	t.Cleanup(func() { exec.Command(tmux, "-L", p.socket, "kill-server").Run() })

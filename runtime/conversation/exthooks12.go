@@ -62,11 +62,13 @@ type ext12 struct {
 	// once the conversation is idle (drain).
 	pending []extRun
 	// nextTurn are custom messages to add before the next prompt.
-	nextTurn []customMessage
+	nextTurn []CustomMessage
 	// draining: a goroutine runs pending; hold > 0: a command runs, whose
 	// messages wait until it returns.
 	draining bool
 	hold     int
+	// running: a run an extension asked for goes on (runExtensionRun).
+	running bool
 }
 
 // extRun is a run an extension asked for: a user message to prompt with,
@@ -370,7 +372,9 @@ func (c *Conversation) runExtensionRun(r extRun) error {
 	if err != nil {
 		return err
 	}
+	c.setExtensionRunning(true)
 	defer end()
+	defer c.setExtensionRunning(false)
 	if r.msg == nil {
 		_, err = ag.Continue(ctx)
 		return err
@@ -380,6 +384,19 @@ func (c *Conversation) runExtensionRun(r extRun) error {
 	_, err = ag.PromptMessage(ctx, *r.msg)
 	c.afterTurn(ctx, start, messageText(*r.msg))
 	return err
+}
+
+func (c *Conversation) setExtensionRunning(on bool) {
+	c.x12.mu.Lock()
+	c.x12.running = on
+	c.x12.mu.Unlock()
+}
+
+// extensionRunning reports whether a run an extension asked for goes on.
+func (c *Conversation) extensionRunning() bool {
+	c.x12.mu.Lock()
+	defer c.x12.mu.Unlock()
+	return c.x12.running
 }
 
 // flushNextTurn adds the custom messages kept for the next prompt.
@@ -573,9 +590,12 @@ func (x extConv) SendMessage(_ context.Context, _ string, p app.ExtSendMessagePa
 		return err
 	}
 	red := x.c.rt.Redactor()
-	sm := customMessage{customType: p.CustomType, content: red.Bytes(p.Content), display: p.Display, details: red.Bytes(p.Details)}
+	sm := CustomMessage{CustomType: p.CustomType, Content: red.Bytes(p.Content), Display: p.Display, Details: red.Bytes(p.Details)}
 	if ag := x.c.current(); ag != nil && x.c.Busy() {
-		m := llm.Message{Role: llm.RoleUser, Content: blocks}
+		// Delivered as a user message the model sees; the session sink
+		// records it as a custom_message entry where it is delivered
+		// (Details marks it).
+		m := llm.Message{Role: llm.RoleUser, Content: blocks, Details: &sm}
 		switch p.DeliverAs {
 		case app.DeliverNextTurn:
 			x.c.x12.mu.Lock()
@@ -629,28 +649,59 @@ func (c *Conversation) ownShellResult(command string, res app.BashResult) (*Bash
 	return run, c.recordBash(command, res)
 }
 
-// customMessage is an extension's message (agent.sendMessage), redacted.
-type customMessage struct {
-	customType       string
-	content, details json.RawMessage
-	display          bool
+// CustomMessage is an extension's message (ABI 1.2 agent.sendMessage),
+// redacted: Content (a string or content blocks) and Details as the
+// extension sent them.
+type CustomMessage struct {
+	CustomType string          `json:"customType"`
+	Content    json.RawMessage `json:"content"`
+	Details    json.RawMessage `json:"details,omitempty"`
+	// Display: the front ends show it (EventCustomMessage).
+	Display bool `json:"display"`
+}
+
+// EventCustomMessage is sent to Subscribe's listeners (not to the
+// extensions) when a custom message with display: true joins the
+// conversation: at once while idle, where a run delivers it (steer,
+// followUp), with the next prompt (nextTurn). ev.Message is the user
+// message the model sees; its Details is the *CustomMessage. Front ends
+// show "[customType]" then the content, or the extension's lines
+// (app.Runtime.RenderCustomMessage).
+const EventCustomMessage agent.EventType = "pi.custom_message"
+
+// customShown is the EventCustomMessage of m (blocks: its content).
+func customShown(m *CustomMessage, blocks []content.Block) agent.Event {
+	return agent.Event{Type: EventCustomMessage, Message: &llm.Message{Role: llm.RoleUser, Content: blocks, Details: m}}
+}
+
+// DeliveredCustom is the extension's message a user message of a run is
+// (one sendMessage queued with steer or followUp), nil for any other.
+func DeliveredCustom(m *llm.Message) *CustomMessage {
+	if m == nil || m.Role != llm.RoleUser {
+		return nil
+	}
+	cm, _ := m.Details.(*CustomMessage)
+	return cm
 }
 
 // appendCustomMessage adds m as a custom_message entry to the session and
 // to the agent's conversation (as the user message the model sees).
-func (c *Conversation) appendCustomMessage(m customMessage) error {
+func (c *Conversation) appendCustomMessage(m CustomMessage) error {
 	s := c.Session()
-	id, err := s.AppendCustomMessage(m.customType, m.content, m.display, m.details)
+	id, err := s.AppendCustomMessage(m.CustomType, m.Content, m.Display, m.Details)
 	if err != nil {
 		return fmt.Errorf("extension message: %w", err)
 	}
-	ag := c.current()
-	if ag == nil {
-		return nil // the agent, when built, starts from the session
-	}
 	msg, ok := s.Entry(id).ContextMessage()
-	if !ok {
-		return nil
+	if m.Display && ok {
+		blocks := session.ToLLM([]session.Message{msg})
+		if len(blocks) == 1 {
+			c.emit(customShown(&m, blocks[0].Content))
+		}
+	}
+	ag := c.current()
+	if ag == nil || !ok {
+		return nil // the agent, when built, starts from the session
 	}
 	if err := ag.SetMessages(append(ag.Messages(), session.ToLLM([]session.Message{msg})...)); err != nil {
 		return fmt.Errorf("extension message: %w", err)

@@ -80,6 +80,10 @@ type Submitted struct {
 	// Switched: the command changed the session (/new, /resume, /fork)
 	// or the model; Resumed: to a session that existed before.
 	Switched, Resumed bool
+	// Steered: a run an extension started (ABI 1.2 agent.sendUserMessage,
+	// sendMessage with triggerTurn) was going on, so the prompt was
+	// queued as steering for it instead of starting a run of its own.
+	Steered bool
 }
 
 // Submit runs a prompt: the input hooks on the raw text (in load order; a
@@ -153,6 +157,14 @@ func (c *Conversation) prompt(ctx context.Context, text string, images []tool.Co
 		return s, err
 	}
 	ctx, end, err := c.begin(ctx, "prompt")
+	if errors.Is(err, agent.ErrBusy) && c.extensionRunning() {
+		// A front end that has not seen the extension's run start yet
+		// (its agent_start) sent the prompt: it steers that run, as a
+		// prompt typed during a run does.
+		ag.Steer(agent.UserMessage(text, images...))
+		s.Steered = true
+		return s, nil
+	}
 	if err != nil {
 		return s, err
 	}

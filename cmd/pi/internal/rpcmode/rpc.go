@@ -122,6 +122,9 @@ func NewServer(out *Output, ui *UI) *Server { return &Server{s: &server{out: out
 // OnEvent writes an event of the conversation as a line.
 func (srv *Server) OnEvent(ev agent.Event) {
 	s := srv.s
+	if ev.Type == conversation.EventCustomMessage {
+		return // the entry is in get_messages; the stream keeps its shapes
+	}
 	if ev.Type == agent.EventAgentEnd {
 		// A client that saw agent_end may prompt at once (RpcClient's
 		// waitForIdle): from here on the run is not busy.
@@ -615,7 +618,9 @@ func (s *server) busyLocked() bool {
 		<-done
 		s.mu.Lock()
 	}
-	return s.run != nil || s.compact != nil
+	// conv.Busy: a run an extension started (ABI 1.2 agent.sendUserMessage,
+	// sendMessage with triggerTurn, session.compact) goes on.
+	return s.run != nil || s.compact != nil || s.conv.Busy()
 }
 
 func (s *server) prompt(cmd rpcCommand) {
@@ -765,6 +770,9 @@ func (s *server) abortAndWait() {
 		}
 	}
 	s.mu.Unlock()
+	// A run an extension started is not one of the server's: aborted
+	// through the conversation.
+	s.conv.Abort()
 	for _, w := range waits {
 		<-w
 	}

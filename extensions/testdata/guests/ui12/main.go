@@ -77,6 +77,15 @@ func init() {
 		return sdk.SetStatus("presses", sdk.PlainLine(fmt.Sprintf("pressed %d", count)))
 	})
 	sdk.Shortcut("ctrl+c", "a key pi binds", func() error { return nil })
+	// A run started while the TUI is idle, from a shortcut.
+	sdk.Shortcut("f6", "starts a run", func() error { return sdk.SendUserMessage("from the shortcut", nil, "") })
+	// Custom messages shown: "note" has a renderer, "plain" has none.
+	sdk.Command(sdk.CommandSpec{Name: "note", Description: "sends ARGS as a displayed note (drawn by the guest)"}, func(args string) (sdk.CommandResult, error) {
+		return sdk.CommandResult{}, sdk.SendMessage(sdk.Message{CustomType: "note", Text: args, Display: true})
+	})
+	sdk.Command(sdk.CommandSpec{Name: "plain", Description: "sends ARGS as a displayed custom message pi draws"}, func(args string) (sdk.CommandResult, error) {
+		return sdk.CommandResult{}, sdk.SendMessage(sdk.Message{CustomType: "plain", Text: args + esc, Display: true})
+	})
 	sdk.Command(sdk.CommandSpec{Name: "show", Description: "sets statuses, widgets, the title, the working message and the editor text"}, show)
 	sdk.Command(sdk.CommandSpec{Name: "clear", Description: "clears the status and the widget"}, func(string) (sdk.CommandResult, error) {
 		if err := sdk.SetStatus("st", nil); err != nil {
