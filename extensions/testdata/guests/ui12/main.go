@@ -79,6 +79,9 @@ func init() {
 	sdk.Shortcut("ctrl+c", "a key pi binds", func() error { return nil })
 	// A run started while the TUI is idle, from a shortcut.
 	sdk.Shortcut("f6", "starts a run", func() error { return sdk.SendUserMessage("from the shortcut", nil, "") })
+	sdk.Command(sdk.CommandSpec{Name: "later", Description: "sends ARGS as a user message (a run once the command returned)"}, func(args string) (sdk.CommandResult, error) {
+		return sdk.CommandResult{}, sdk.SendUserMessage(args, nil, "")
+	})
 	// Custom messages shown: "note" has a renderer, "plain" has none.
 	sdk.Command(sdk.CommandSpec{Name: "note", Description: "sends ARGS as a displayed note (drawn by the guest)"}, func(args string) (sdk.CommandResult, error) {
 		return sdk.CommandResult{}, sdk.SendMessage(sdk.Message{CustomType: "note", Text: args, Display: true})
