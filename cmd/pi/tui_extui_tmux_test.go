@@ -174,10 +174,19 @@ func TestTUIExtensionUI12InTmux(t *testing.T) {
 // session_start, before the TUI runs, shows when it starts, in place of
 // pi's header line.
 func TestTUIExtensionHeaderAtStart(t *testing.T) {
-	p, _ := startUI12With(t, "ui12h", []string{"--ext-config", "header=true"}, "ARCADE HEADER"+escShown)
+	p, _ := startUI12With(t, "ui12h", []string{"--ext-config", "header=true"}, "ARCADE HEADER"+escShown+" #1")
 	if s := p.screen(); strings.Contains(s, "Enter sends · Alt+Enter") {
 		t.Errorf("pi's header line shows beside the extension's:\n%s", s)
 	}
+	// A session change: the header opened in its session_start replaces
+	// the old one, which is disposed as "replaced".
+	p.typeLine("/new")
+	s := p.waitFor("ARCADE HEADER" + escShown + " #2")
+	if strings.Contains(s, "HEADER"+escShown+" #1") {
+		t.Errorf("the old header still shows:\n%s", s)
+	}
+	p.typeLine("/state")
+	p.waitFor("header 1:replaced")
 	p.run("send-keys", "-t", "pi", "C-d")
 	p.waitFor("PI-EXIT=0")
 }

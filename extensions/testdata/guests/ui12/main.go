@@ -172,8 +172,13 @@ func init() {
 			Header bool `json:"header"`
 		}
 		if sdk.Config(&cfg) == nil && cfg.Header && ev.Type == "session_start" {
+			headers++
+			n := headers
 			_, _, _ = sdk.OpenComponent(sdk.ComponentOptions{Slot: sdk.SlotHeader}, sdk.ComponentHandler{
-				Render: func(int, *sdk.EditorState) []sdk.Line { return []sdk.Line{sdk.Styled("ARCADE HEADER"+esc, "accent")} },
+				Render: func(int, *sdk.EditorState) []sdk.Line {
+					return []sdk.Line{sdk.Styled(fmt.Sprintf("ARCADE HEADER%s #%d", esc, n), "accent")}
+				},
+				Dispose: func(reason string) { seen = append(seen, fmt.Sprintf("header %d:%s", n, reason)) },
 			})
 		}
 	})
@@ -181,6 +186,9 @@ func init() {
 		return sdk.CommandResult{Text: strings.Join(seen, ";")}, nil
 	})
 }
+
+// headers counts the header components opened.
+var headers int
 
 // seen records component events (keys, disposals) for the tests.
 var seen []string
