@@ -67,9 +67,21 @@ type ext12 struct {
 	// messages wait until it returns.
 	draining bool
 	hold     int
-	// running: a run an extension asked for goes on (runExtensionRun).
-	running bool
+	// run is where the run an extension asked for is (runExtensionRun).
+	run extRunState
 }
+
+// extRunState is where a run an extension asked for is.
+type extRunState int
+
+const (
+	extRunNone extRunState = iota
+	// extRunActive: before its agent_end (a prompt steers it).
+	extRunActive
+	// extRunEnding: past its agent_end, still holding the conversation
+	// (a prompt waits for it).
+	extRunEnding
+)
 
 // extRun is a run an extension asked for: a user message to prompt with,
 // or (msg nil) a turn on the conversation as it is.
@@ -372,31 +384,56 @@ func (c *Conversation) runExtensionRun(r extRun) error {
 	if err != nil {
 		return err
 	}
-	c.setExtensionRunning(true)
-	defer end()
-	defer c.setExtensionRunning(false)
+	c.setExtRun(extRunActive)
+	defer func() {
+		end()
+		c.setExtRun(extRunNone)
+	}()
 	if r.msg == nil {
 		_, err = ag.Continue(ctx)
+		c.setExtRun(extRunEnding)
 		return err
 	}
 	c.flushNextTurn()
 	start := c.beforeTurn(ctx)
 	_, err = ag.PromptMessage(ctx, *r.msg)
+	c.setExtRun(extRunEnding)
 	c.afterTurn(ctx, start, messageText(*r.msg))
 	return err
 }
 
-func (c *Conversation) setExtensionRunning(on bool) {
+func (c *Conversation) setExtRun(st extRunState) {
+	c.x12.init()
 	c.x12.mu.Lock()
-	c.x12.running = on
+	c.x12.run = st
+	c.x12.cond.Broadcast()
 	c.x12.mu.Unlock()
 }
 
-// extensionRunning reports whether a run an extension asked for goes on.
-func (c *Conversation) extensionRunning() bool {
+// extRunBusy says what a prompt that found the conversation busy does
+// about a run an extension asked for: steer is true while it runs (before
+// its agent_end); when it is past its agent_end, extRunBusy waits until it
+// let go of the conversation (or ctx ends) and says retry.
+func (c *Conversation) extRunBusy(ctx context.Context) (steer, retry bool) {
+	c.x12.init()
+	stop := context.AfterFunc(ctx, func() {
+		c.x12.mu.Lock()
+		c.x12.cond.Broadcast()
+		c.x12.mu.Unlock()
+	})
+	defer stop()
 	c.x12.mu.Lock()
 	defer c.x12.mu.Unlock()
-	return c.x12.running
+	switch c.x12.run {
+	case extRunActive:
+		return true, false
+	case extRunEnding:
+		for c.x12.run == extRunEnding && ctx.Err() == nil {
+			c.x12.cond.Wait()
+		}
+		return false, ctx.Err() == nil
+	}
+	return false, false
 }
 
 // flushNextTurn adds the custom messages kept for the next prompt.

@@ -156,14 +156,23 @@ func (c *Conversation) prompt(ctx context.Context, text string, images []tool.Co
 	if err != nil {
 		return s, err
 	}
-	ctx, end, err := c.begin(ctx, "prompt")
-	if errors.Is(err, agent.ErrBusy) && c.extensionRunning() {
-		// A front end that has not seen the extension's run start yet
-		// (its agent_start) sent the prompt: it steers that run, as a
-		// prompt typed during a run does.
-		ag.Steer(agent.UserMessage(text, images...))
-		s.Steered = true
-		return s, nil
+	parent := ctx
+	ctx, end, err := c.begin(parent, "prompt")
+	for errors.Is(err, agent.ErrBusy) {
+		// A run an extension started holds the conversation and the
+		// front end has not seen it start (its agent_start) or end (it
+		// is past its agent_end): the prompt steers it, as a prompt
+		// typed during a run does, or waits for its end.
+		steer, retry := c.extRunBusy(parent)
+		if steer {
+			ag.Steer(agent.UserMessage(text, images...))
+			s.Steered = true
+			return s, nil
+		}
+		if !retry {
+			break
+		}
+		ctx, end, err = c.begin(parent, "prompt")
 	}
 	if err != nil {
 		return s, err

@@ -78,6 +78,11 @@ type server struct {
 	compact *activity
 	bash    *activity
 	wg      sync.WaitGroup
+	// agentRuns counts the runs going on by their agent_start and
+	// agent_end: the server's own and those an extension started (ABI
+	// 1.2 agent.sendUserMessage, sendMessage with triggerTurn), which
+	// are busy too.
+	agentRuns atomic.Int32
 }
 
 // Output writes whole JSON lines to stdout, one at a time, with the API
@@ -122,8 +127,15 @@ func NewServer(out *Output, ui *UI) *Server { return &Server{s: &server{out: out
 // OnEvent writes an event of the conversation as a line.
 func (srv *Server) OnEvent(ev agent.Event) {
 	s := srv.s
-	if ev.Type == conversation.EventCustomMessage {
+	switch ev.Type {
+	case conversation.EventCustomMessage:
 		return // the entry is in get_messages; the stream keeps its shapes
+	case agent.EventAgentStart:
+		s.agentRuns.Add(1)
+	case agent.EventAgentEnd:
+		if s.agentRuns.Add(-1) < 0 {
+			s.agentRuns.Store(0)
+		}
 	}
 	if ev.Type == agent.EventAgentEnd {
 		// A client that saw agent_end may prompt at once (RpcClient's
@@ -618,9 +630,7 @@ func (s *server) busyLocked() bool {
 		<-done
 		s.mu.Lock()
 	}
-	// conv.Busy: a run an extension started (ABI 1.2 agent.sendUserMessage,
-	// sendMessage with triggerTurn, session.compact) goes on.
-	return s.run != nil || s.compact != nil || s.conv.Busy()
+	return s.run != nil || s.compact != nil || s.agentRuns.Load() > 0
 }
 
 func (s *server) prompt(cmd rpcCommand) {
@@ -836,7 +846,7 @@ type rpcState struct {
 
 func (s *server) state() rpcState {
 	s.mu.Lock()
-	st := rpcState{ThinkingLevel: string(s.conv.ThinkingLevel()), IsStreaming: s.run != nil && !s.run.ended.Load(), IsCompacting: s.compact != nil}
+	st := rpcState{ThinkingLevel: string(s.conv.ThinkingLevel()), IsStreaming: (s.run != nil && !s.run.ended.Load()) || s.agentRuns.Load() > 0, IsCompacting: s.compact != nil}
 	s.mu.Unlock()
 	if m, err := s.conv.Model(); err == nil {
 		st.Model = &m
