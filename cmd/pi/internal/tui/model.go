@@ -1058,8 +1058,8 @@ func (m *model) showAgentEvent(ev agent.Event) tea.Cmd {
 	case agent.EventCompactionEnd:
 		m.agentRuns = max(m.agentRuns-1, 0)
 		m.notice = ""
-		if ev.Reason == agent.CompactManual {
-			return nil // /compact says how it went, once
+		if ev.Reason == agent.CompactManual && !m.extRun {
+			return nil // /compact says how it went, once (session.compact's is shown here)
 		}
 		switch {
 		case ev.ErrorMessage != "":
