@@ -11,11 +11,15 @@ import (
 // is idle (agent.sendUserMessage from a shortcut) shows as a run — the
 // extension's message, the streaming answer, the working indicator —
 // and a line typed meanwhile is queued for it (not "already running");
-// Esc cancels it and the undelivered line comes back to the editor.
+// Esc cancels it and the undelivered line comes back to the editor. A
+// command's message (its run starts once the command returned) shows
+// the same way.
 func TestTUIExtensionRunWhileIdle(t *testing.T) {
 	p, _ := startUI12(t, "ui12run",
 		openai.Reply{Text: "streamed by the extension run", StallAfter: 2},
-		openai.Reply{Text: "answer to the typed line"})
+		openai.Reply{Text: "answer to the typed line"},
+		openai.Reply{Text: "answer to the command's message"},
+		openai.Reply{Text: "the last answer"})
 	p.run("send-keys", "-t", "pi", "F6")
 	p.waitFor("› from the shortcut", "streamed by the extension run", "working… (Esc cancels)")
 	p.typeLine("typed meanwhile")
@@ -29,6 +33,14 @@ func TestTUIExtensionRunWhileIdle(t *testing.T) {
 	s = p.waitFor("answer to the typed line")
 	if strings.Contains(s, "already running") {
 		t.Fatalf("the prompt after the extension run was refused:\n%s", s)
+	}
+	// A command's message: its run starts once the command returned.
+	p.typeLine("/later from the command")
+	p.waitFor("› from the command", "answer to the command's message")
+	p.typeLine("the last line")
+	s = p.waitFor("the last answer")
+	if strings.Contains(s, "already running") {
+		t.Fatalf("a prompt after a command's run was refused:\n%s", s)
 	}
 	p.run("send-keys", "-t", "pi", "C-d")
 	p.waitFor("PI-EXIT=0")
