@@ -880,9 +880,16 @@ func (m *model) runDone(msg runDoneMsg) tea.Cmd {
 // takeBackQueued puts back lines (a failed prompt) and the queued
 // messages the run did not deliver into the editor, and says so (the
 // notice, "" for none). While another run goes on (an extension's) the
-// queue is its: nothing is taken.
+// queue is its: only lines are put back.
 func (m *model) takeBackQueued(back []string) (notice string) {
 	if m.agentRuns > 0 {
+		if len(back) > 0 {
+			if m.editor.Value() != "" {
+				back = append(back, m.editor.Value())
+			}
+			m.editor.SetValue(strings.Join(back, "\n"))
+			m.fitEditor()
+		}
 		return ""
 	}
 	if steering, followUp := m.conv.ClearQueues(); len(steering)+len(followUp) > 0 {
