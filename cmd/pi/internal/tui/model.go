@@ -882,33 +882,20 @@ func (m *model) runDone(msg runDoneMsg) tea.Cmd {
 // notice, "" for none). While another run goes on (an extension's) the
 // queue is its: only lines are put back.
 func (m *model) takeBackQueued(back []string) (notice string) {
-	if m.agentRuns > 0 {
-		if len(back) > 0 {
-			if m.editor.Value() != "" {
-				back = append(back, m.editor.Value())
-			}
-			m.editor.SetValue(strings.Join(back, "\n"))
-			m.fitEditor()
-		}
-		return ""
-	}
-	if steering, followUp := m.conv.ClearQueues(); len(steering)+len(followUp) > 0 {
-		// Queued messages the run did not deliver go back to the editor.
-		texts := back
-		back = nil
-		for _, u := range append(steering, followUp...) {
-			for _, b := range u.Content {
-				if b.Type == "text" {
-					texts = append(texts, b.Text)
+	if m.agentRuns == 0 {
+		if steering, followUp := m.conv.ClearQueues(); len(steering)+len(followUp) > 0 {
+			// Queued messages the run did not deliver go back too.
+			for _, u := range append(steering, followUp...) {
+				for _, b := range u.Content {
+					if b.Type == "text" {
+						back = append(back, b.Text)
+					}
 				}
 			}
+			notice = "queued messages were not sent; they are back in the editor"
 		}
-		if m.editor.Value() != "" {
-			texts = append(texts, m.editor.Value())
-		}
-		m.editor.SetValue(strings.Join(texts, "\n"))
-		m.fitEditor()
-		notice = "queued messages were not sent; they are back in the editor"
+		m.steered = nil
+		m.noEcho = 0
 	}
 	if len(back) > 0 {
 		if m.editor.Value() != "" {
@@ -917,8 +904,6 @@ func (m *model) takeBackQueued(back []string) (notice string) {
 		m.editor.SetValue(strings.Join(back, "\n"))
 		m.fitEditor()
 	}
-	m.steered = nil
-	m.noEcho = 0
 	return notice
 }
 
