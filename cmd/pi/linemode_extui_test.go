@@ -15,10 +15,16 @@ import (
 // stdin; it returns stdout and stderr.
 func piUI12(t *testing.T, stdin string, args ...string) (string, string) {
 	t.Helper()
+	return piUI12Script(t, `{"turns":[{"text":"the model answered"}]}`, stdin, args...)
+}
+
+// piUI12Script is piUI12 with the model's script.
+func piUI12Script(t *testing.T, turns, stdin string, args ...string) (string, string) {
+	t.Helper()
 	wasm := plugin.BuildGo(t, ui12Guest)
 	dir, home := t.TempDir(), t.TempDir()
 	script := filepath.Join(dir, "s.json")
-	os.WriteFile(script, []byte(`{"turns":[{"text":"the model answered"}]}`), 0o644)
+	os.WriteFile(script, []byte(turns), 0o644)
 	cmd := exec.Command(realPi(t), append([]string{"--script", script, "-e", wasm, "--no-session"}, args...)...)
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), "PI_HOME="+filepath.Join(home, "pi"), "HOME="+home, "TERM=dumb")
@@ -72,5 +78,25 @@ func TestPrintModeExtensionUI12(t *testing.T) {
 		if out != tc.want {
 			t.Errorf("-p %s printed %q, want %q (stderr %s)", tc.line, out, tc.want, errOut)
 		}
+	}
+}
+
+// TestLineModeExtensionRunsAndCustomMessages: a run a command asked for
+// (agent.sendUserMessage) runs before the next line, which then is not
+// refused as "already running"; a displayed custom message prints as
+// "[customType] TEXT", control characters removed.
+func TestLineModeExtensionRunsAndCustomMessages(t *testing.T) {
+	out, errOut := piUI12Script(t, `{"turns":[{"text":"answer one"},{"text":"answer two"}]}`,
+		"/later from the command\nsecond line\n/plain shown words\n/exit\n", "--interactive")
+	for _, want := range []string{"answer one", "answer two", "[plain] shown words]0;pwned[2J31mredX\ny\n"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("the line mode lacks %q:\n%s\n%s", want, out, errOut)
+		}
+	}
+	if strings.Index(out, "answer one") > strings.Index(out, "answer two") || strings.Contains(out+errOut, "already running") {
+		t.Errorf("the extension's run and the next line overlapped:\n%s\n%s", out, errOut)
+	}
+	if strings.ContainsAny(out+errOut, "\x1b\x07\u009b") {
+		t.Errorf("a control character reached the terminal:\n%q", out)
 	}
 }

@@ -29,11 +29,16 @@ func startUI12(t *testing.T, name string, replies ...openai.Reply) (*tmuxPane, s
 // startUI12With runs pi in tmux with the ui12 guest and extra flags, and
 // waits until the screen shows ready.
 func startUI12With(t *testing.T, name string, flags []string, ready string, replies ...openai.Reply) (*tmuxPane, string) {
+	return startUI12In(t, name, t.TempDir(), t.TempDir(), flags, ready, replies...)
+}
+
+// startUI12In is startUI12With in the project dir with the home home (a
+// second pi on the same sessions).
+func startUI12In(t *testing.T, name, dir, home string, flags []string, ready string, replies ...openai.Reply) (*tmuxPane, string) {
 	tmux := tmuxPath(t)
 	bin := realPi(t)
 	wasm := plugin.BuildGo(t, ui12Guest)
 	srv := openai.NewServer(t, replies...)
-	dir, home := t.TempDir(), t.TempDir()
 	stderrFile := filepath.Join(home, "stderr.txt")
 	p := &tmuxPane{t: t, tmux: tmux, socket: fmt.Sprintf("pi-test-%s-%d", name, os.Getpid())}
 	t.Cleanup(func() { exec.Command(tmux, "-L", p.socket, "kill-server").Run() })
@@ -169,10 +174,19 @@ func TestTUIExtensionUI12InTmux(t *testing.T) {
 // session_start, before the TUI runs, shows when it starts, in place of
 // pi's header line.
 func TestTUIExtensionHeaderAtStart(t *testing.T) {
-	p, _ := startUI12With(t, "ui12h", []string{"--ext-config", "header=true"}, "ARCADE HEADER"+escShown)
+	p, _ := startUI12With(t, "ui12h", []string{"--ext-config", "header=true"}, "ARCADE HEADER"+escShown+" #1")
 	if s := p.screen(); strings.Contains(s, "Enter sends · Alt+Enter") {
 		t.Errorf("pi's header line shows beside the extension's:\n%s", s)
 	}
+	// A session change: the header opened in its session_start replaces
+	// the old one, which is disposed as "replaced".
+	p.typeLine("/new")
+	s := p.waitFor("ARCADE HEADER" + escShown + " #2")
+	if strings.Contains(s, "HEADER"+escShown+" #1") {
+		t.Errorf("the old header still shows:\n%s", s)
+	}
+	p.typeLine("/state")
+	p.waitFor("header 1:replaced")
 	p.run("send-keys", "-t", "pi", "C-d")
 	p.waitFor("PI-EXIT=0")
 }

@@ -249,6 +249,12 @@ func (r *Runtime) HasToolRenderer(name string) bool {
 	return r.host != nil && r.host.ToolRenderer(name) != nil
 }
 
+// HasMessageRenderer says an extension draws custom messages of
+// customType (its init's messageRenderers).
+func (r *Runtime) HasMessageRenderer(customType string) bool {
+	return r.host != nil && r.host.MessageRenderer(customType) != nil
+}
+
 // RenderToolCall asks the extension that draws tool name's calls for
 // their lines (redacted); nil when pi draws them (no renderer, or it
 // failed: logged). The extension sees the result redacted.

@@ -178,6 +178,11 @@ func New(rt *app.Runtime, o Options) (*Conversation, error) {
 	c.sink = func(ev agent.Event) {
 		c.persist.onEvent(ev)
 		c.emit(ev)
+		if ev.Type == agent.EventMessageEnd {
+			if cm := DeliveredCustom(ev.Message); cm != nil && cm.Display {
+				c.emit(customShown(cm, ev.Message.Content))
+			}
+		}
 	}
 	if o.child == nil {
 		// A child's events reach the extensions as its parent's

@@ -62,12 +62,26 @@ type ext12 struct {
 	// once the conversation is idle (drain).
 	pending []extRun
 	// nextTurn are custom messages to add before the next prompt.
-	nextTurn []customMessage
+	nextTurn []CustomMessage
 	// draining: a goroutine runs pending; hold > 0: a command runs, whose
 	// messages wait until it returns.
 	draining bool
 	hold     int
+	// run is where the run an extension asked for is (runExtensionRun).
+	run extRunState
 }
+
+// extRunState is where a run an extension asked for is.
+type extRunState int
+
+const (
+	extRunNone extRunState = iota
+	// extRunActive: before its agent_end (a prompt steers it).
+	extRunActive
+	// extRunEnding: past its agent_end, still holding the conversation
+	// (a prompt waits for it).
+	extRunEnding
+)
 
 // extRun is a run an extension asked for: a user message to prompt with,
 // or (msg nil) a turn on the conversation as it is.
@@ -370,16 +384,56 @@ func (c *Conversation) runExtensionRun(r extRun) error {
 	if err != nil {
 		return err
 	}
-	defer end()
+	c.setExtRun(extRunActive)
+	defer func() {
+		end()
+		c.setExtRun(extRunNone)
+	}()
 	if r.msg == nil {
 		_, err = ag.Continue(ctx)
+		c.setExtRun(extRunEnding)
 		return err
 	}
 	c.flushNextTurn()
 	start := c.beforeTurn(ctx)
 	_, err = ag.PromptMessage(ctx, *r.msg)
+	c.setExtRun(extRunEnding)
 	c.afterTurn(ctx, start, messageText(*r.msg))
 	return err
+}
+
+func (c *Conversation) setExtRun(st extRunState) {
+	c.x12.init()
+	c.x12.mu.Lock()
+	c.x12.run = st
+	c.x12.cond.Broadcast()
+	c.x12.mu.Unlock()
+}
+
+// extRunBusy says what a prompt that found the conversation busy does
+// about a run an extension asked for: steer is true while it runs (before
+// its agent_end); when it is past its agent_end, extRunBusy waits until it
+// let go of the conversation (or ctx ends) and says retry.
+func (c *Conversation) extRunBusy(ctx context.Context) (steer, retry bool) {
+	c.x12.init()
+	stop := context.AfterFunc(ctx, func() {
+		c.x12.mu.Lock()
+		c.x12.cond.Broadcast()
+		c.x12.mu.Unlock()
+	})
+	defer stop()
+	c.x12.mu.Lock()
+	defer c.x12.mu.Unlock()
+	switch c.x12.run {
+	case extRunActive:
+		return true, false
+	case extRunEnding:
+		for c.x12.run == extRunEnding && ctx.Err() == nil {
+			c.x12.cond.Wait()
+		}
+		return false, ctx.Err() == nil
+	}
+	return false, false
 }
 
 // flushNextTurn adds the custom messages kept for the next prompt.
@@ -573,9 +627,12 @@ func (x extConv) SendMessage(_ context.Context, _ string, p app.ExtSendMessagePa
 		return err
 	}
 	red := x.c.rt.Redactor()
-	sm := customMessage{customType: p.CustomType, content: red.Bytes(p.Content), display: p.Display, details: red.Bytes(p.Details)}
+	sm := CustomMessage{CustomType: p.CustomType, Content: red.Bytes(p.Content), Display: p.Display, Details: red.Bytes(p.Details)}
 	if ag := x.c.current(); ag != nil && x.c.Busy() {
-		m := llm.Message{Role: llm.RoleUser, Content: blocks}
+		// Delivered as a user message the model sees; the session sink
+		// records it as a custom_message entry where it is delivered
+		// (Details marks it).
+		m := llm.Message{Role: llm.RoleUser, Content: blocks, Details: &sm}
 		switch p.DeliverAs {
 		case app.DeliverNextTurn:
 			x.c.x12.mu.Lock()
@@ -629,28 +686,59 @@ func (c *Conversation) ownShellResult(command string, res app.BashResult) (*Bash
 	return run, c.recordBash(command, res)
 }
 
-// customMessage is an extension's message (agent.sendMessage), redacted.
-type customMessage struct {
-	customType       string
-	content, details json.RawMessage
-	display          bool
+// CustomMessage is an extension's message (ABI 1.2 agent.sendMessage),
+// redacted: Content (a string or content blocks) and Details as the
+// extension sent them.
+type CustomMessage struct {
+	CustomType string          `json:"customType"`
+	Content    json.RawMessage `json:"content"`
+	Details    json.RawMessage `json:"details,omitempty"`
+	// Display: the front ends show it (EventCustomMessage).
+	Display bool `json:"display"`
+}
+
+// EventCustomMessage is sent to Subscribe's listeners (not to the
+// extensions) when a custom message with display: true joins the
+// conversation: at once while idle, where a run delivers it (steer,
+// followUp), with the next prompt (nextTurn). ev.Message is the user
+// message the model sees; its Details is the *CustomMessage. Front ends
+// show "[customType]" then the content, or the extension's lines
+// (app.Runtime.RenderCustomMessage).
+const EventCustomMessage agent.EventType = "pi.custom_message"
+
+// customShown is the EventCustomMessage of m (blocks: its content).
+func customShown(m *CustomMessage, blocks []content.Block) agent.Event {
+	return agent.Event{Type: EventCustomMessage, Message: &llm.Message{Role: llm.RoleUser, Content: blocks, Details: m}}
+}
+
+// DeliveredCustom is the extension's message a user message of a run is
+// (one sendMessage queued with steer or followUp), nil for any other.
+func DeliveredCustom(m *llm.Message) *CustomMessage {
+	if m == nil || m.Role != llm.RoleUser {
+		return nil
+	}
+	cm, _ := m.Details.(*CustomMessage)
+	return cm
 }
 
 // appendCustomMessage adds m as a custom_message entry to the session and
 // to the agent's conversation (as the user message the model sees).
-func (c *Conversation) appendCustomMessage(m customMessage) error {
+func (c *Conversation) appendCustomMessage(m CustomMessage) error {
 	s := c.Session()
-	id, err := s.AppendCustomMessage(m.customType, m.content, m.display, m.details)
+	id, err := s.AppendCustomMessage(m.CustomType, m.Content, m.Display, m.Details)
 	if err != nil {
 		return fmt.Errorf("extension message: %w", err)
 	}
-	ag := c.current()
-	if ag == nil {
-		return nil // the agent, when built, starts from the session
-	}
 	msg, ok := s.Entry(id).ContextMessage()
-	if !ok {
-		return nil
+	if m.Display && ok {
+		blocks := session.ToLLM([]session.Message{msg})
+		if len(blocks) == 1 {
+			c.emit(customShown(&m, blocks[0].Content))
+		}
+	}
+	ag := c.current()
+	if ag == nil || !ok {
+		return nil // the agent, when built, starts from the session
 	}
 	if err := ag.SetMessages(append(ag.Messages(), session.ToLLM([]session.Message{msg})...)); err != nil {
 		return fmt.Errorf("extension message: %w", err)

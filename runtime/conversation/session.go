@@ -220,6 +220,21 @@ func (ss *sessionSink) onEvent(ev agent.Event) {
 	if ev.Usage != nil {
 		meta.Usage = *ev.Usage
 	}
+	s := ss.c.Session()
+	if cm := DeliveredCustom(ev.Message); cm != nil {
+		// An extension's message a run delivered (sendMessage with steer
+		// or followUp): a custom_message entry, as the reference writes
+		// it, already redacted.
+		id, err := s.AppendCustomMessage(cm.CustomType, cm.Content, cm.Display, cm.Details)
+		if err != nil {
+			ss.once.Do(func() {
+				ss.c.rt.Logger().Warn("the session file could not be written; the conversation goes on but is not saved", "file", s.Path(), "error", err.Error())
+			})
+			return
+		}
+		ss.users = append(ss.users, id)
+		return
+	}
 	red := ss.c.rt.Redactor()
 	m := session.FromLLM(*ev.Message, meta)
 	// Only with a key to hide is the message written out to look for it.
@@ -232,7 +247,6 @@ func (ss *sessionSink) onEvent(ev agent.Event) {
 			}
 		}
 	}
-	s := ss.c.Session()
 	id, err := s.AppendMessage(m)
 	if err != nil {
 		ss.once.Do(func() {

@@ -80,6 +80,10 @@ type Submitted struct {
 	// Switched: the command changed the session (/new, /resume, /fork)
 	// or the model; Resumed: to a session that existed before.
 	Switched, Resumed bool
+	// Steered: a run an extension started (ABI 1.2 agent.sendUserMessage,
+	// sendMessage with triggerTurn) was going on, so the prompt was
+	// queued as steering for it instead of starting a run of its own.
+	Steered bool
 }
 
 // Submit runs a prompt: the input hooks on the raw text (in load order; a
@@ -152,7 +156,24 @@ func (c *Conversation) prompt(ctx context.Context, text string, images []tool.Co
 	if err != nil {
 		return s, err
 	}
-	ctx, end, err := c.begin(ctx, "prompt")
+	parent := ctx
+	ctx, end, err := c.begin(parent, "prompt")
+	for errors.Is(err, agent.ErrBusy) {
+		// A run an extension started holds the conversation and the
+		// front end has not seen it start (its agent_start) or end (it
+		// is past its agent_end): the prompt steers it, as a prompt
+		// typed during a run does, or waits for its end.
+		steer, retry := c.extRunBusy(parent)
+		if steer {
+			ag.Steer(agent.UserMessage(text, images...))
+			s.Steered = true
+			return s, nil
+		}
+		if !retry {
+			break
+		}
+		ctx, end, err = c.begin(parent, "prompt")
+	}
 	if err != nil {
 		return s, err
 	}

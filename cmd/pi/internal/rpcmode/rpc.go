@@ -78,6 +78,11 @@ type server struct {
 	compact *activity
 	bash    *activity
 	wg      sync.WaitGroup
+	// agentRuns counts the runs going on by their agent_start and
+	// agent_end: the server's own and those an extension started (ABI
+	// 1.2 agent.sendUserMessage, sendMessage with triggerTurn), which
+	// are busy too.
+	agentRuns atomic.Int32
 }
 
 // Output writes whole JSON lines to stdout, one at a time, with the API
@@ -122,6 +127,16 @@ func NewServer(out *Output, ui *UI) *Server { return &Server{s: &server{out: out
 // OnEvent writes an event of the conversation as a line.
 func (srv *Server) OnEvent(ev agent.Event) {
 	s := srv.s
+	switch ev.Type {
+	case conversation.EventCustomMessage:
+		return // the entry is in get_messages; the stream keeps its shapes
+	case agent.EventAgentStart:
+		s.agentRuns.Add(1)
+	case agent.EventAgentEnd:
+		if s.agentRuns.Add(-1) < 0 {
+			s.agentRuns.Store(0)
+		}
+	}
 	if ev.Type == agent.EventAgentEnd {
 		// A client that saw agent_end may prompt at once (RpcClient's
 		// waitForIdle): from here on the run is not busy.
@@ -634,7 +649,7 @@ func (s *server) busyLocked() bool {
 		<-done
 		s.mu.Lock()
 	}
-	return s.run != nil || s.compact != nil
+	return s.run != nil || s.compact != nil || s.agentRuns.Load() > 0
 }
 
 func (s *server) prompt(cmd rpcCommand) {
@@ -784,6 +799,9 @@ func (s *server) abortAndWait() {
 		}
 	}
 	s.mu.Unlock()
+	// A run an extension started is not one of the server's: aborted
+	// through the conversation.
+	s.conv.Abort()
 	for _, w := range waits {
 		<-w
 	}
@@ -847,7 +865,7 @@ type rpcState struct {
 
 func (s *server) state() rpcState {
 	s.mu.Lock()
-	st := rpcState{ThinkingLevel: string(s.conv.ThinkingLevel()), IsStreaming: s.run != nil && !s.run.ended.Load(), IsCompacting: s.compact != nil}
+	st := rpcState{ThinkingLevel: string(s.conv.ThinkingLevel()), IsStreaming: (s.run != nil && !s.run.ended.Load()) || s.agentRuns.Load() > 0, IsCompacting: s.compact != nil}
 	s.mu.Unlock()
 	if m, err := s.conv.Model(); err == nil {
 		st.Model = &m

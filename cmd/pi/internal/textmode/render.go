@@ -9,6 +9,7 @@ import (
 
 	"github.com/pi-go/pi/cmd/pi/internal/termtext"
 	"github.com/pi-go/pi/runtime/agent"
+	"github.com/pi-go/pi/runtime/conversation"
 	"github.com/pi-go/pi/runtime/llm"
 	"github.com/pi-go/pi/runtime/redact"
 )
@@ -21,6 +22,9 @@ type textRenderer struct {
 	preview    int
 	redactor   *redact.Redactor
 	spin       *spinner
+	// custom shows the extensions' messages (display: true) as
+	// "[customType] TEXT" (the line mode).
+	custom bool
 
 	mu          sync.Mutex
 	midLine     bool // out has text not ended by a newline
@@ -32,6 +36,18 @@ func (r *textRenderer) onEvent(ev agent.Event) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	switch ev.Type {
+	case conversation.EventCustomMessage:
+		if cm := conversation.DeliveredCustom(ev.Message); cm != nil && r.custom {
+			r.spin.halt()
+			r.endLine()
+			var text []string
+			for _, b := range ev.Message.Content {
+				if b.Type == "text" {
+					text = append(text, b.Text)
+				}
+			}
+			fmt.Fprintf(r.out, "[%s] %s\n", termtext.Cut(termtext.Printable(cm.CustomType), 64), termtext.Printable(r.redactor.String(strings.Join(text, "\n"))))
+		}
 	case agent.EventTurnStart:
 		r.spin.start()
 	case agent.EventMessageUpdate:

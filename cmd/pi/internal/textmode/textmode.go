@@ -163,6 +163,13 @@ func Line(parent context.Context, conv *conversation.Conversation, first []conve
 			}
 			p = withFiles
 		}
+		// A run an extension started meanwhile (a timer, a bus message,
+		// a command's agent.sendUserMessage) is waited for, as the line
+		// mode waits for its own: the line runs after it (Ctrl-C aborts
+		// it).
+		if err := conv.WaitExtensionRuns(parent); err != nil {
+			return ExitOK
+		}
 		sub, err := conv.Submit(parent, p, conversation.SubmitOptions{Interactive: true, Builtins: true, Show: show})
 		switch {
 		case err != nil && errors.Is(err, context.Canceled):
@@ -236,7 +243,7 @@ func EventSink(jsonLines, interactive bool, r *redact.Redactor, stdout, stderr i
 	// spinner, pi's own, draws with carriage returns on the terminal.
 	out := termtext.NewWriter(stdout)
 	if interactive {
-		return (&textRenderer{out: out, tools: out, preview: 4, redactor: r, spin: &spinner{w: terminalOrNil(termtext.Raw(stderr))}}).onEvent
+		return (&textRenderer{out: out, tools: out, preview: 4, redactor: r, spin: &spinner{w: terminalOrNil(termtext.Raw(stderr))}, custom: true}).onEvent
 	}
 	return (&textRenderer{out: out, tools: termtext.NewWriter(stderr), redactor: r, spin: &spinner{}}).onEvent
 }
@@ -253,7 +260,7 @@ func terminalOrNil(w io.Writer) io.Writer {
 func jsonEventWriter(w io.Writer, r *redact.Redactor) func(agent.Event) {
 	var mu sync.Mutex
 	return func(ev agent.Event) {
-		if ev.Type == agent.EventSessionShutdown {
+		if ev.Type == agent.EventSessionShutdown || ev.Type == conversation.EventCustomMessage {
 			return
 		}
 		b, err := json.Marshal(ev)

@@ -15,6 +15,7 @@ import (
 
 	"github.com/pi-go/pi/cmd/pi/internal/termtext"
 	"github.com/pi-go/pi/runtime/app"
+	"github.com/pi-go/pi/runtime/conversation"
 	"github.com/pi-go/pi/runtime/tool"
 )
 
@@ -790,4 +791,29 @@ func (m *model) toolRendered(msg toolRenderedMsg) {
 		b.WriteString("\n  " + m.extLine(l, m.width-2))
 	}
 	m.print(b.String())
+}
+
+// showCustom shows an extension's message (agent.sendMessage with
+// display: true): "[customType]", then the lines of the extension's
+// message renderer when it declared one, else the content's text. The
+// renderer runs off the loop (a guest may hang); what it sends is cleaned
+// as every guest line is.
+func (m *model) showCustom(cm *conversation.CustomMessage, text string) {
+	head := m.st.accent.Render("[" + cut(oneLine(clean(cm.CustomType)), 64) + "]")
+	var b strings.Builder
+	b.WriteString(head)
+	for _, l := range strings.Split(strings.TrimRight(clean(text), "\n"), "\n") {
+		b.WriteString("\n  " + l)
+	}
+	fallback := b.String()
+	if !m.rt.HasMessageRenderer(cm.CustomType) {
+		m.print(fallback)
+		return
+	}
+	ctx, rt, width := m.ctx, m.rt, max(m.width-2, 10)
+	typ, content, details := cm.CustomType, cm.Content, cm.Details
+	m.ext.cmds = append(m.ext.cmds, func() tea.Msg {
+		lines := rt.RenderCustomMessage(ctx, typ, content, details, false, width)
+		return toolRenderedMsg{lines: lines, head: head, fallback: fallback}
+	})
 }

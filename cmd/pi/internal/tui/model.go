@@ -97,6 +97,18 @@ type model struct {
 	// "bash".
 	busy   string
 	cancel context.CancelFunc
+	// agentRuns counts the runs and compactions going on, by their
+	// agent_start/agent_end and compaction_start/compaction_end events:
+	// the TUI's own and those an extension started (ABI 1.2
+	// agent.sendUserMessage, sendMessage with triggerTurn,
+	// session.compact). extRun says the work shown is an extension's
+	// run: busy "turn" with no work goroutine of the TUI's; it ends when
+	// agentRuns is back at 0. noEcho counts prompts of the TUI's that
+	// steered such a run (conversation.Submitted.Steered): printed when
+	// typed, not again when delivered.
+	agentRuns int
+	extRun    bool
+	noEcho    int
 	// live is the assistant text streaming now; rendered is its markdown,
 	// renderedAt when it was made, dirty that text changed since.
 	live strings.Builder
@@ -806,6 +818,12 @@ func (m *model) endWork() tea.Cmd {
 	m.tools = nil
 	m.bashTail = nil
 	m.refreshFooter()
+	if m.agentRuns > 0 {
+		// A run an extension started began before this work's end was
+		// seen: it is shown as a run, and the queued lines wait for it.
+		m.startExtRun()
+		return nil
+	}
 	if len(m.later) == 0 || m.quitting {
 		return nil
 	}
@@ -841,32 +859,13 @@ func (m *model) runDone(msg runDoneMsg) tea.Cmd {
 		back = append(back, sent)
 		notice = "the prompt is back in the editor: Enter sends it again"
 	}
-	if steering, followUp := m.conv.ClearQueues(); len(steering)+len(followUp) > 0 {
-		// Queued messages the run did not deliver go back to the editor.
-		texts := back
-		back = nil
-		for _, u := range append(steering, followUp...) {
-			for _, b := range u.Content {
-				if b.Type == "text" {
-					texts = append(texts, b.Text)
-				}
-			}
-		}
-		if m.editor.Value() != "" {
-			texts = append(texts, m.editor.Value())
-		}
-		m.editor.SetValue(strings.Join(texts, "\n"))
-		m.fitEditor()
-		notice = "queued messages were not sent; they are back in the editor"
+	if msg.out.Steered {
+		// The prompt steers a run an extension started (printed when typed).
+		m.noEcho++
 	}
-	if len(back) > 0 {
-		if m.editor.Value() != "" {
-			back = append(back, m.editor.Value())
-		}
-		m.editor.SetValue(strings.Join(back, "\n"))
-		m.fitEditor()
+	if n := m.takeBackQueued(back); n != "" {
+		notice = n
 	}
-	m.steered = nil
 	if msg.out.Exit {
 		m.quitting = true
 		return nil
@@ -878,9 +877,94 @@ func (m *model) runDone(msg runDoneMsg) tea.Cmd {
 	return cmd
 }
 
-// onAgentEvent shows one event of a run.
+// takeBackQueued puts back lines (a failed prompt) and the queued
+// messages the run did not deliver into the editor, and says so (the
+// notice, "" for none). While another run goes on (an extension's) the
+// queue is its: only lines are put back.
+func (m *model) takeBackQueued(back []string) (notice string) {
+	if m.agentRuns == 0 {
+		if steering, followUp := m.conv.ClearQueues(); len(steering)+len(followUp) > 0 {
+			// Queued messages the run did not deliver go back too.
+			for _, u := range append(steering, followUp...) {
+				for _, b := range u.Content {
+					if b.Type == "text" {
+						back = append(back, b.Text)
+					}
+				}
+			}
+			notice = "queued messages were not sent; they are back in the editor"
+		}
+		m.steered = nil
+		m.noEcho = 0
+	}
+	if len(back) > 0 {
+		if m.editor.Value() != "" {
+			back = append(back, m.editor.Value())
+		}
+		m.editor.SetValue(strings.Join(back, "\n"))
+		m.fitEditor()
+	}
+	return notice
+}
+
+// startExtRun shows a run an extension started as the TUI's own: busy
+// (the working indicator), Esc and Ctrl+C abort it, lines typed meanwhile
+// steer it or wait for its end.
+func (m *model) startExtRun() {
+	m.busy, m.extRun = "turn", true
+	m.cancel = m.conv.Abort
+	m.failShown = false
+}
+
+// extRunDone ends a run an extension started: as runDone for the TUI's.
+func (m *model) extRunDone(ev agent.Event) tea.Cmd {
+	m.finishThinking()
+	m.finishLive()
+	m.extRun = false
+	switch {
+	case ev.Error != "" && !m.failShown:
+		m.print(m.st.fail.Render("✗ " + clean(ev.Error)))
+	case ev.StopReason == llm.StopAborted:
+		m.print(m.st.warn.Render("(turn cancelled)"))
+	case ev.StopReason == agent.StopMaxTurns:
+		m.print(m.st.warn.Render("(stopped: the turn limit was reached)"))
+	}
+	notice := m.takeBackQueued(nil)
+	cmd := m.endWork()
+	if notice != "" && m.notice == "" {
+		m.notice = notice
+	}
+	return cmd
+}
+
+// onAgentEvent shows one event of a run; a compaction an extension asked
+// for (session.compact) ends as its run.
 func (m *model) onAgentEvent(ev agent.Event) tea.Cmd {
+	cmd := m.showAgentEvent(ev)
+	if ev.Type == agent.EventCompactionEnd && m.extRun && m.agentRuns == 0 {
+		return tea.Batch(cmd, m.extRunDone(agent.Event{}))
+	}
+	return cmd
+}
+
+func (m *model) showAgentEvent(ev agent.Event) tea.Cmd {
 	switch ev.Type {
+	case conversation.EventCustomMessage:
+		if cm := conversation.DeliveredCustom(ev.Message); cm != nil {
+			m.finishThinking()
+			m.finishLive()
+			m.showCustom(cm, messageText(*ev.Message))
+		}
+	case agent.EventAgentStart:
+		m.agentRuns++
+		if m.busy == "" {
+			m.startExtRun()
+		}
+	case agent.EventAgentEnd:
+		m.agentRuns = max(m.agentRuns-1, 0)
+		if m.extRun && m.agentRuns == 0 {
+			return m.extRunDone(ev)
+		}
 	case agent.EventMessageUpdate:
 		d := ev.AssistantMessageEvent
 		switch {
@@ -918,9 +1002,17 @@ func (m *model) onAgentEvent(ev agent.Event) tea.Cmd {
 				}
 			}
 		case llm.RoleUser:
-			if len(m.steered) > 0 && messageText(*ev.Message) == m.steered[0] {
+			switch {
+			case conversation.DeliveredCustom(ev.Message) != nil:
+				// An extension's message: shown by its EventCustomMessage.
+			case len(m.steered) > 0 && messageText(*ev.Message) == m.steered[0]:
 				m.print(m.userBlock(m.steered[0]))
 				m.steered = m.steered[1:]
+			case m.extRun && m.noEcho > 0:
+				m.noEcho--
+			case m.extRun:
+				// An extension's message (agent.sendUserMessage).
+				m.print(m.userBlock(messageText(*ev.Message)))
 			}
 		}
 	case agent.EventToolExecutionStart:
@@ -949,12 +1041,17 @@ func (m *model) onAgentEvent(ev agent.Event) tea.Cmd {
 		}
 		m.print(m.st.toolBlock(ev.ToolName, args, ev.Result, ev.Failed(), took))
 	case agent.EventCompactionStart:
+		m.agentRuns++
+		if m.busy == "" {
+			m.startExtRun() // session.compact
+		}
 		m.finishLive()
 		m.notice = fmt.Sprintf("compacting the conversation (%s)…", ev.Reason)
 	case agent.EventCompactionEnd:
+		m.agentRuns = max(m.agentRuns-1, 0)
 		m.notice = ""
-		if ev.Reason == agent.CompactManual {
-			return nil // /compact says how it went, once
+		if ev.Reason == agent.CompactManual && !m.extRun {
+			return nil // /compact says how it went, once (session.compact's is shown here)
 		}
 		switch {
 		case ev.ErrorMessage != "":
@@ -1094,13 +1191,25 @@ func (m *model) bashDone(msg bashDoneMsg) tea.Cmd {
 
 // replay prints the end of a resumed session's conversation.
 func (m *model) replay() {
-	msgs := m.conv.History()
+	msgs := m.conv.Messages()
 	const last = 10
 	if len(msgs) > last {
 		m.print(m.st.dim.Render("… " + plural.Count(len(msgs)-last, "earlier message")))
 		msgs = msgs[len(msgs)-last:]
 	}
-	for _, msg := range msgs {
+	for _, sm := range msgs {
+		if sm.Role == session.RoleCustom {
+			// An extension's message: shown when it asked (display).
+			if sm.Display {
+				m.showCustom(&conversation.CustomMessage{CustomType: sm.CustomType, Content: customContent(sm.Content), Details: sm.Details, Display: true}, blocksText(sm.Content))
+			}
+			continue
+		}
+		lm := session.ToLLM([]session.Message{sm})
+		if len(lm) != 1 {
+			continue
+		}
+		msg := lm[0]
 		text := messageText(msg)
 		switch msg.Role {
 		case llm.RoleUser:
@@ -1130,6 +1239,28 @@ func (m *model) replay() {
 		name = m.conv.ShortID(m.conv.Session().ID())
 	}
 	m.print(m.st.dim.Render(fmt.Sprintf("(resumed session %s)", name)))
+}
+
+// customContent is a custom message's content as the extension sent it
+// (message.render's content): a string for one text block, else blocks.
+func customContent(blocks []session.Block) json.RawMessage {
+	var b []byte
+	if len(blocks) == 1 && blocks[0].Type == "text" {
+		b, _ = json.Marshal(blocks[0].Text)
+	} else {
+		b, _ = json.Marshal(blocks)
+	}
+	return b
+}
+
+// blocksText is the first text of blocks.
+func blocksText(blocks []session.Block) string {
+	for _, b := range blocks {
+		if b.Type == "text" {
+			return b.Text
+		}
+	}
+	return ""
 }
 
 // View is the live area: the streaming answer, the running tools, the

@@ -77,6 +77,18 @@ func init() {
 		return sdk.SetStatus("presses", sdk.PlainLine(fmt.Sprintf("pressed %d", count)))
 	})
 	sdk.Shortcut("ctrl+c", "a key pi binds", func() error { return nil })
+	// A run started while the TUI is idle, from a shortcut.
+	sdk.Shortcut("f6", "starts a run", func() error { return sdk.SendUserMessage("from the shortcut", nil, "") })
+	sdk.Command(sdk.CommandSpec{Name: "later", Description: "sends ARGS as a user message (a run once the command returned)"}, func(args string) (sdk.CommandResult, error) {
+		return sdk.CommandResult{}, sdk.SendUserMessage(args, nil, "")
+	})
+	// Custom messages shown: "note" has a renderer, "plain" has none.
+	sdk.Command(sdk.CommandSpec{Name: "note", Description: "sends ARGS as a displayed note (drawn by the guest)"}, func(args string) (sdk.CommandResult, error) {
+		return sdk.CommandResult{}, sdk.SendMessage(sdk.Message{CustomType: "note", Text: args, Display: true})
+	})
+	sdk.Command(sdk.CommandSpec{Name: "plain", Description: "sends ARGS as a displayed custom message pi draws"}, func(args string) (sdk.CommandResult, error) {
+		return sdk.CommandResult{}, sdk.SendMessage(sdk.Message{CustomType: "plain", Text: args + esc, Display: true})
+	})
 	sdk.Command(sdk.CommandSpec{Name: "show", Description: "sets statuses, widgets, the title, the working message and the editor text"}, show)
 	sdk.Command(sdk.CommandSpec{Name: "clear", Description: "clears the status and the widget"}, func(string) (sdk.CommandResult, error) {
 		if err := sdk.SetStatus("st", nil); err != nil {
@@ -160,8 +172,13 @@ func init() {
 			Header bool `json:"header"`
 		}
 		if sdk.Config(&cfg) == nil && cfg.Header && ev.Type == "session_start" {
+			headers++
+			n := headers
 			_, _, _ = sdk.OpenComponent(sdk.ComponentOptions{Slot: sdk.SlotHeader}, sdk.ComponentHandler{
-				Render: func(int, *sdk.EditorState) []sdk.Line { return []sdk.Line{sdk.Styled("ARCADE HEADER"+esc, "accent")} },
+				Render: func(int, *sdk.EditorState) []sdk.Line {
+					return []sdk.Line{sdk.Styled(fmt.Sprintf("ARCADE HEADER%s #%d", esc, n), "accent")}
+				},
+				Dispose: func(reason string) { seen = append(seen, fmt.Sprintf("header %d:%s", n, reason)) },
 			})
 		}
 	})
@@ -169,6 +186,9 @@ func init() {
 		return sdk.CommandResult{Text: strings.Join(seen, ";")}, nil
 	})
 }
+
+// headers counts the header components opened.
+var headers int
 
 // seen records component events (keys, disposals) for the tests.
 var seen []string
