@@ -281,7 +281,7 @@ func (c extControls) Complete(ctx context.Context, req extensions.LLMRequest) (e
 	if err != nil {
 		return extensions.LLMResponse{}, err
 	}
-	lreq := llm.Request{SystemPrompt: req.SystemPrompt}
+	lreq := llm.Request{SystemPrompt: req.SystemPrompt, MaxTokens: req.MaxTokens}
 	for _, m := range req.Messages {
 		role := llm.RoleUser
 		if m.Role == "assistant" {

@@ -42,6 +42,7 @@ type emitIn struct {
 type promptIn struct {
 	Prompt string `json:"prompt"`
 	System string `json:"system,omitempty"`
+	Max    int    `json:"max,omitempty"`
 }
 
 type namesIn struct {
@@ -122,7 +123,7 @@ func init() {
 		sdk.Logf(sdk.LevelInfo, "bus %s from %s: %s %d", m.Channel, m.From, d.Text, d.N)
 	})
 	sdk.Tool(sdk.ToolSpec{Name: "complete", Description: "Asks the model."}, func(_ *sdk.Context, in promptIn) (sdk.Result, error) {
-		res, err := sdk.Complete(sdk.CompleteRequest{SystemPrompt: in.System, Messages: []sdk.CompleteMessage{sdk.UserMessage(in.Prompt)}})
+		res, err := sdk.Complete(sdk.CompleteRequest{SystemPrompt: in.System, MaxTokens: in.Max, Messages: []sdk.CompleteMessage{sdk.UserMessage(in.Prompt)}})
 		if err != nil {
 			return sdk.Result{}, err
 		}
