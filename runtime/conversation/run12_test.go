@@ -344,3 +344,35 @@ func TestRun12Anthropic(t *testing.T) {
 		t.Errorf("the conversation's request: %s", reqs[1].Raw)
 	}
 }
+
+// pi.reload from a command: once idle, every extension gets a fresh
+// instance (what its memory held is gone, tools it registered with
+// tools.register too), its declared tools stay, and session_start with
+// reason reload follows.
+func TestRun12Reload(t *testing.T) {
+	srv := openai.NewServer(t)
+	rt, c, log := run12Project(t, srv, "", "", app.Options{})
+	for _, want := range []string{"1", "2"} {
+		if got, isErr := tool12(t, rt, "count", `{}`); isErr || got != want {
+			t.Fatalf("count = %q (error %v), want %s", got, isErr, want)
+		}
+	}
+	if got, isErr := tool12(t, rt, "register", `{}`); isErr {
+		t.Fatalf("register: %s", got)
+	}
+	var shown []string
+	sub, err := c.Submit(context.Background(), Prompt{Text: "/reload-all"}, SubmitOptions{Show: func(s string) { shown = append(shown, s) }})
+	if err != nil || sub.Exit || strings.Join(shown, "|") != "reloading" {
+		t.Fatalf("/reload-all: %+v %v, shown %q", sub, err, shown)
+	}
+	log.wait(t, "ext.run12", `"type":"session_start"`, `"reason":"reload"`)
+	if got, isErr := tool12(t, rt, "count", `{}`); isErr || got != "1" {
+		t.Errorf("count after reload = %q (error %v), want 1 (a fresh instance)", got, isErr)
+	}
+	if rt.Registry().IsActive("late") {
+		t.Errorf("the tool registered by the old instance survived the reload: %v", rt.Registry().ActiveNames())
+	}
+	if got, isErr := tool12(t, rt, "register", `{}`); isErr || got != "registered" {
+		t.Errorf("registering again after reload: %q", got)
+	}
+}

@@ -9,6 +9,7 @@ package main
 
 import (
 	"encoding/json"
+	"strconv"
 	"strings"
 	"time"
 
@@ -16,6 +17,10 @@ import (
 )
 
 func main() {}
+
+// calls is what the count tool counted: it lives in the instance's
+// memory, so pi.reload (a fresh instance) starts it again.
+var calls int
 
 type timerIn struct {
 	MS     int  `json:"ms"`
@@ -163,7 +168,11 @@ func init() {
 	sdk.Command(sdk.CommandSpec{Name: "reload-all", Description: "Reloads pi."}, func(string) (sdk.CommandResult, error) {
 		return sdk.CommandResult{Text: "reloading"}, sdk.Reload()
 	})
-	sdk.Events("model_select")
+	sdk.Tool(sdk.ToolSpec{Name: "count", Description: "Counts its calls in this instance's memory."}, func(_ *sdk.Context, _ empty) (sdk.Result, error) {
+		calls++
+		return sdk.Text(strconv.Itoa(calls)), nil
+	})
+	sdk.Events("model_select", "session_start")
 	sdk.OnEvent(func(ev sdk.Event) { sdk.Logf(sdk.LevelInfo, "event %s", ev.Raw) })
 	sdk.OnBeforeProviderRequest(func(payload json.RawMessage) json.RawMessage {
 		var body map[string]any
