@@ -144,6 +144,9 @@ func cmdAgent(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	head, literal := cutDashDash(args)
 	pos, code, done := parseArgsDeferring(fs, head, &f.ext)
 	if done {
+		if code == exitOK { // --help: the extensions' flags too
+			printExtensionHelp(&f.commonFlags, stdout)
+		}
 		return code
 	}
 	if f.version {

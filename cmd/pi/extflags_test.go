@@ -60,3 +60,39 @@ func TestExtensionFlagsToolCall(t *testing.T) {
 	r = runCLI(t, "", "tool", "call", "flags", "{}", "-e", wasm, "--cwd", dir, "--lou")
 	r.check(t, exitUsage, "", "pi tool call: unknown flag --lou; did you mean --loud?")
 }
+
+// --help lists the loaded extensions' flags in their own section; an
+// extension that does not load is one line, and help still exits 0.
+func TestExtensionFlagsHelp(t *testing.T) {
+	isolate(t)
+	dir := t.TempDir()
+	wasm := plugin.BuildGo(t, "extensions/testdata/guests/run12")
+	// Help waits only for extensions that load cheaply: one run compiles
+	// the module into the cache first.
+	runCLI(t, "", "tool", "call", "flags", "{}", "-e", wasm, "--cwd", dir).check(t, 0, "greeting", "")
+	for _, args := range [][]string{
+		{"-e", wasm, "--cwd", dir, "--help"},
+		{"tool", "call", "-e", wasm, "--cwd", dir, "--help"},
+	} {
+		r := runCLI(t, "", args...)
+		_, ext, _ := strings.Cut(r.stdout, "\nExtension flags:\n")
+		if r.code != 0 || !strings.Contains(ext, "--greeting VALUE  [run12]  what to say (default \"hi\")") ||
+			!strings.Contains(ext, "--loud            [run12]  say it loudly") || !strings.Contains(ext, "--who VALUE       [run12]  whom to greet") {
+			t.Errorf("%v: exit %d\nstdout %s\nstderr %s", args, r.code, r.stdout, r.stderr)
+		}
+	}
+	// Without extensions, no section.
+	if r := runCLI(t, "", "--cwd", dir, "--help"); r.code != 0 || strings.Contains(r.stdout, "Extension flags") {
+		t.Errorf("no extension: exit %d\n%s", r.code, r.stdout)
+	}
+	// A broken extension: one line, exit 0.
+	bad := filepath.Join(dir, "bad.wasm")
+	if err := os.WriteFile(bad, []byte("not wasm"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r := runCLI(t, "", "-e", bad, "--cwd", dir, "--help")
+	_, ext, _ := strings.Cut(r.stdout, "\nExtension flags: not listed: ")
+	if r.code != 0 || ext == "" || strings.Count(ext, "\n") != 1 || !strings.Contains(ext, "bad.wasm") {
+		t.Errorf("broken extension: exit %d\nstdout %s\nstderr %s", r.code, r.stdout, r.stderr)
+	}
+}

@@ -57,6 +57,9 @@ func cmdTool(args []string, stdout, stderr io.Writer) int {
 	var ext extPending // extensions' flags, resolved once they load (extflags.go)
 	pos, code, done := parseArgsDeferring(fs, args[1:], &ext)
 	if done {
+		if code == exitOK { // --help: the extensions' flags too
+			printExtensionHelp(&f, stdout)
+		}
 		return code
 	}
 	// With flags for the extensions, the arguments are known once they

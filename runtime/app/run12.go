@@ -281,7 +281,7 @@ func (c extControls) Complete(ctx context.Context, req extensions.LLMRequest) (e
 	if err != nil {
 		return extensions.LLMResponse{}, err
 	}
-	lreq := llm.Request{SystemPrompt: req.SystemPrompt}
+	lreq := llm.Request{SystemPrompt: req.SystemPrompt, MaxTokens: req.MaxTokens}
 	for _, m := range req.Messages {
 		role := llm.RoleUser
 		if m.Role == "assistant" {
@@ -346,4 +346,18 @@ func (r *Runtime) withProviderHook(p llm.Provider) llm.Provider {
 		return p
 	}
 	return hookedProvider{Provider: p, hook: hook}
+}
+
+// ReloadExtensions is pi.reload's core (extensions.Host.Restart): every
+// extension gets a fresh instance of its module, its timers, watches,
+// components and tools.register tools ending with the old one. pi.toml,
+// the modules' files, grants, config and pi's own settings are not read
+// again. Call it while idle; the caller sends session_start (reload).
+func (r *Runtime) ReloadExtensions(ctx context.Context) error {
+	if r.host == nil {
+		return nil
+	}
+	err := r.host.Restart(ctx)
+	r.toolsGen.Add(1)
+	return err
 }

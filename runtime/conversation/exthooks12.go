@@ -90,6 +90,8 @@ type extRun struct {
 	// compact, when set, is a compaction (session.compact) instead.
 	compact      bool
 	instructions string
+	// reload, when set, is pi.reload instead (run12.go).
+	reload bool
 }
 
 func (x *ext12) init() {
@@ -368,6 +370,9 @@ func (c *Conversation) drainExtensionRuns() {
 
 func (c *Conversation) runExtensionRun(r extRun) error {
 	ctx := context.Background()
+	if r.reload {
+		return c.reloadExtensions(ctx)
+	}
 	if r.compact {
 		_, err := c.Compact(ctx, r.instructions)
 		if errors.Is(err, compaction.ErrNothingToCompact) || errors.Is(err, compaction.ErrAlreadyCompacted) || IsCancelled(err) {

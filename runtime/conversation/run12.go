@@ -1,6 +1,8 @@
 package conversation
 
 import (
+	"context"
+
 	"github.com/pi-go/pi/extensions"
 	"github.com/pi-go/pi/runtime/app"
 	"github.com/pi-go/pi/runtime/llm"
@@ -75,15 +77,37 @@ func (m extModel) ExtProvider() (llm.Provider, error) {
 // lifecycleAfterCommand acts on what an extension's command asked with
 // pi.shutdown and pi.reload (when no front end took them with
 // app.Runtime.OnLifecycle): true means leave pi, as the end of input
-// does. A reload is not done by this conversation yet: it says so.
+// does. A reload waits in the queue of extensions' runs, so it happens
+// once the conversation is idle (reloadExtensions).
 func (c *Conversation) lifecycleAfterCommand() (exit bool) {
 	for _, a := range c.rt.TakeLifecycle() {
 		switch a {
 		case app.ActionShutdown:
 			exit = true
 		case app.ActionReload:
-			c.rt.Warn("an extension asked pi to reload; this front end does not reload yet: restart pi to load pi.toml again")
+			if err := c.queueExtensionRun(extRun{reload: true}); err != nil {
+				c.rt.Warn("pi.reload: " + err.Error())
+			}
 		}
 	}
 	return exit
+}
+
+// reloadExtensions is pi.reload once idle: every extension starts afresh
+// (app.Runtime.ReloadExtensions: fresh instances of the modules loaded at
+// start; pi.toml is not read again), then session_start with reason
+// reload. agent.ErrBusy while a run goes on (the queue tries again after
+// it).
+func (c *Conversation) reloadExtensions(ctx context.Context) error {
+	ctx, end, err := c.begin(ctx, "reload")
+	if err != nil {
+		return err
+	}
+	err = c.rt.ReloadExtensions(ctx)
+	end()
+	if err != nil {
+		c.rt.Warn("pi.reload: " + err.Error())
+	}
+	c.EmitSessionStart("reload")
+	return nil
 }

@@ -125,7 +125,7 @@ func tool12(t *testing.T, rt *app.Runtime, name, input string) (string, bool) {
 func TestRun12LLMCompleteAndQuota(t *testing.T) {
 	srv := openai.NewServer(t, openai.Reply{Text: "four, and " + testKey, Usage: &openai.Usage{PromptTokens: 20, CompletionTokens: 15, TotalTokens: 35}})
 	rt, _, log := run12Project(t, srv, "llm = true", "llm_tokens = 30", app.Options{})
-	got, isErr := tool12(t, rt, "complete", `{"prompt":"2+2?","system":"Answer in words."}`)
+	got, isErr := tool12(t, rt, "complete", `{"prompt":"2+2?","system":"Answer in words.","max":64}`)
 	if isErr || got != "four, and [REDACTED]" {
 		t.Fatalf("complete = %q (error %v)", got, isErr)
 	}
@@ -135,6 +135,9 @@ func TestRun12LLMCompleteAndQuota(t *testing.T) {
 	}
 	if _, has := reqs[0]["tools"]; has {
 		t.Errorf("tools were sent: %v", reqs[0]["tools"])
+	}
+	if reqs[0]["max_completion_tokens"] != float64(64) {
+		t.Errorf("maxTokens 64 sent as max_completion_tokens %v", reqs[0]["max_completion_tokens"])
 	}
 	msgs, _ := json.Marshal(reqs[0]["messages"])
 	if string(msgs) != `[{"content":"Answer in words.","role":"system"},{"content":"2+2?","role":"user"}]` {
@@ -314,7 +317,7 @@ func TestRun12Anthropic(t *testing.T) {
 	models := `{"providers": {"claude": {"baseUrl": "` + srv.URL + `", "api": "anthropic-messages", "apiKey": "` + testKey + `",
   "models": [{"id": "sonnet"}]}}}`
 	rt, c, log := run12ProjectOn(t, models, "claude", "sonnet", "llm = true\nmodel = true", "", app.Options{LogLevel: "debug"})
-	got, isErr := tool12(t, rt, "complete", `{"prompt":"a poem","system":"Be short."}`)
+	got, isErr := tool12(t, rt, "complete", `{"prompt":"a poem","system":"Be short.","max":100}`)
 	if isErr || got != "a haiku" {
 		t.Fatalf("complete = %q (error %v)", got, isErr)
 	}
@@ -332,7 +335,44 @@ func TestRun12Anthropic(t *testing.T) {
 	if _, has := reqs[0].JSON["tools"]; has || reqs[0].JSON["system"] == nil {
 		t.Errorf("llm.complete sent %s", reqs[0].Raw)
 	}
+	// maxTokens is the Messages API's max_tokens; the conversation's
+	// own request keeps the model's.
+	if own, _ := reqs[1].JSON["max_tokens"].(float64); reqs[0].JSON["max_tokens"] != float64(100) || own <= 100 {
+		t.Errorf("max_tokens: llm.complete %v (want 100), the conversation %v (want the model's)", reqs[0].JSON["max_tokens"], reqs[1].JSON["max_tokens"])
+	}
 	if reqs[1].JSON["x_run12"] != true || reqs[1].JSON["stream"] != true {
 		t.Errorf("the conversation's request: %s", reqs[1].Raw)
+	}
+}
+
+// pi.reload from a command: once idle, every extension gets a fresh
+// instance (what its memory held is gone, tools it registered with
+// tools.register too), its declared tools stay, and session_start with
+// reason reload follows.
+func TestRun12Reload(t *testing.T) {
+	srv := openai.NewServer(t)
+	rt, c, log := run12Project(t, srv, "", "", app.Options{})
+	for _, want := range []string{"1", "2"} {
+		if got, isErr := tool12(t, rt, "count", `{}`); isErr || got != want {
+			t.Fatalf("count = %q (error %v), want %s", got, isErr, want)
+		}
+	}
+	if got, isErr := tool12(t, rt, "register", `{}`); isErr {
+		t.Fatalf("register: %s", got)
+	}
+	var shown []string
+	sub, err := c.Submit(context.Background(), Prompt{Text: "/reload-all"}, SubmitOptions{Show: func(s string) { shown = append(shown, s) }})
+	if err != nil || sub.Exit || strings.Join(shown, "|") != "reloading" {
+		t.Fatalf("/reload-all: %+v %v, shown %q", sub, err, shown)
+	}
+	log.wait(t, "ext.run12", `"type":"session_start"`, `"reason":"reload"`)
+	if got, isErr := tool12(t, rt, "count", `{}`); isErr || got != "1" {
+		t.Errorf("count after reload = %q (error %v), want 1 (a fresh instance)", got, isErr)
+	}
+	if rt.Registry().IsActive("late") {
+		t.Errorf("the tool registered by the old instance survived the reload: %v", rt.Registry().ActiveNames())
+	}
+	if got, isErr := tool12(t, rt, "register", `{}`); isErr || got != "registered" {
+		t.Errorf("registering again after reload: %q", got)
 	}
 }

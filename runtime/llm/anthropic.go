@@ -80,12 +80,14 @@ func anthropicEffort(l ThinkingLevel) string {
 
 // anthropicThinking returns max_tokens, the thinking budget (0 for none)
 // and the effort (adaptive models) for a level.
-func (p *Anthropic) thinking(l ThinkingLevel) (maxTokens, budget int, effort string) {
+// The request's MaxTokens caps the base output budget.
+func (p *Anthropic) thinking(req Request, l ThinkingLevel) (maxTokens, budget int, effort string) {
 	modelMax := p.cfg.Caps.MaxTokens
 	base := anthropicDefaultMaxTokens
 	if modelMax > 0 {
 		base = min(modelMax, base)
 	}
+	base = req.outputLimit(base)
 	if l == ThinkingOff {
 		return base, 0, ""
 	}
@@ -287,7 +289,7 @@ type antMessage struct {
 func (p *Anthropic) requestBody(req Request, level ThinkingLevel) (*requestBody, string, error) {
 	msgs := p.messages(req)
 	images := p.cfg.Caps.Images
-	maxTokens, budget, effort := p.thinking(level)
+	maxTokens, budget, effort := p.thinking(req, level)
 	var w bodyWriter
 	w.raw(`{"model":`)
 	w.str(p.cfg.Model)

@@ -223,8 +223,12 @@ func (p *Gemini) requestBody(req Request, level ThinkingLevel) (*requestBody, er
 	}
 	w.raw(`,"generationConfig":{`)
 	sep := ""
+	limit := 0
 	if p.cfg.Caps.MaxTokens > 0 {
-		w.raw(`"maxOutputTokens":` + strconv.Itoa(min(p.cfg.Caps.MaxTokens, anthropicDefaultMaxTokens)))
+		limit = min(p.cfg.Caps.MaxTokens, anthropicDefaultMaxTokens)
+	}
+	if limit = req.outputLimit(limit); limit > 0 {
+		w.raw(`"maxOutputTokens":` + strconv.Itoa(limit))
 		sep = ","
 	}
 	if tc := geminiThinking(p.cfg.Model, level); tc != "" {

@@ -115,6 +115,30 @@ type Request struct {
 	// ThinkingOff. A provider maps it to its API (a budget, an effort) and
 	// sends nothing for a model without reasoning.
 	Thinking ThinkingLevel
+	// MaxTokens, when above 0, is the most output tokens the answer may
+	// have (an extension's llm.complete sets it); each provider sends it
+	// as its API's output limit, never above the model's own.
+	MaxTokens int
+}
+
+// outputLimit is the output limit a provider sends: the request's
+// MaxTokens when set, capped by limit (the provider's own, 0 for none);
+// else limit.
+func (r Request) outputLimit(limit int) int {
+	if r.MaxTokens > 0 && (limit <= 0 || r.MaxTokens < limit) {
+		return r.MaxTokens
+	}
+	return limit
+}
+
+// askedLimit is the output limit of an API that sends none by default:
+// 0 unless the request sets MaxTokens, then that capped by modelMax (the
+// model's own, 0 when unknown).
+func (r Request) askedLimit(modelMax int) int {
+	if r.MaxTokens <= 0 {
+		return 0
+	}
+	return r.outputLimit(modelMax)
 }
 
 // ThinkingLevel is how hard a reasoning model thinks, in the reference's

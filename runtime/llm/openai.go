@@ -157,7 +157,7 @@ func (p *OpenAI) stream(ctx context.Context, req Request, onEvent func(StreamEve
 		body, err := wireRequestFor(req, wireOptions{
 			model: p.cfg.Model, images: p.cfg.Images, includeUsage: !p.noStreamOptions.Load(),
 			effort: p.effort(req.Thinking), api: p.api, provider: p.provider,
-			escapes: p.escapes,
+			escapes: p.escapes, modelMax: p.caps.MaxTokens,
 		})
 		if err != nil {
 			return nil, nil, fmt.Errorf("encode request: %w", err)

@@ -208,7 +208,11 @@ func (p *Responses) requestBody(req Request, level ThinkingLevel) (*requestBody,
 	var w bodyWriter
 	w.raw(`{"model":`)
 	w.str(p.cfg.Model)
-	w.raw(`,"stream":true,"store":false,"input":[`)
+	w.raw(`,"stream":true,"store":false`)
+	if n := req.askedLimit(p.cfg.Caps.MaxTokens); n > 0 {
+		w.raw(`,"max_output_tokens":` + strconv.Itoa(n))
+	}
+	w.raw(`,"input":[`)
 	p.writeInput(&w, req)
 	w.raw(`]`)
 	if len(req.Tools) > 0 {

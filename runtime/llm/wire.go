@@ -68,11 +68,14 @@ type wireOptions struct {
 	api, provider        string
 	// escapes, when set, is the provider's cache of escaped strings.
 	escapes *escapeCache
+	// modelMax is the model's output limit (0: unknown), which caps
+	// the request's MaxTokens.
+	modelMax int
 }
 
 func wireRequestFor(req Request, o wireOptions) (*requestBody, error) {
 	model, images := o.model, o.images
-	frame := openai.ChatCompletionRequest{Model: model, Messages: []openai.ChatCompletionMessage{}, Stream: true, ReasoningEffort: o.effort}
+	frame := openai.ChatCompletionRequest{Model: model, Messages: []openai.ChatCompletionMessage{}, Stream: true, ReasoningEffort: o.effort, MaxCompletionTokens: req.askedLimit(o.modelMax)}
 	includeUsage := o.includeUsage
 	if includeUsage {
 		frame.StreamOptions = &openai.StreamOptions{IncludeUsage: true}

@@ -83,6 +83,9 @@ type server struct {
 	// 1.2 agent.sendUserMessage, sendMessage with triggerTurn), which
 	// are busy too.
 	agentRuns atomic.Int32
+	// quit is signalled when an extension's command asked pi.shutdown:
+	// Serve ends as at the end of input, the run aborted.
+	quit chan struct{}
 }
 
 // Output writes whole JSON lines to stdout, one at a time, with the API
@@ -122,7 +125,9 @@ func (o *Output) write(v any) {
 type Server struct{ s *server }
 
 // NewServer writes its lines to out; ui must write to out as well.
-func NewServer(out *Output, ui *UI) *Server { return &Server{s: &server{out: out, ui: ui}} }
+func NewServer(out *Output, ui *UI) *Server {
+	return &Server{s: &server{out: out, ui: ui, quit: make(chan struct{}, 1)}}
+}
 
 // OnEvent writes an event of the conversation as a line.
 func (srv *Server) OnEvent(ev agent.Event) {
@@ -147,8 +152,8 @@ func (srv *Server) OnEvent(ev agent.Event) {
 	s.out.write(ev)
 }
 
-// Serve runs the protocol over conv until stdin ends (exit 0) or SIGTERM
-// or SIGHUP (143, 129).
+// Serve runs the protocol over conv until stdin ends or an extension's
+// command asks pi.shutdown (exit 0), or SIGTERM or SIGHUP (143, 129).
 func (srv *Server) Serve(conv *conversation.Conversation, stdin io.Reader) int {
 	s := srv.s
 	s.conv = conv
@@ -178,6 +183,11 @@ func (srv *Server) Serve(conv *conversation.Conversation, stdin io.Reader) int {
 				s.shutdown()
 				return signalCode(sig)
 			}
+		case <-s.quit:
+			// pi.shutdown: as the end of input, but what still runs is
+			// aborted (the caller's Close sends session_shutdown).
+			s.shutdown()
+			return 0
 		case sig := <-sigs:
 			s.shutdown()
 			return signalCode(sig)
@@ -703,7 +713,13 @@ func (s *server) prompt(cmd rpcCommand) {
 			accepted = true
 			s.reply(cmd, nil, nil)
 		}
-		_, err := s.conv.Submit(ctx, p, o)
+		sub, err := s.conv.Submit(ctx, p, o)
+		if sub.Exit {
+			select {
+			case s.quit <- struct{}{}:
+			default:
+			}
+		}
 		switch {
 		case err == nil, errors.Is(err, context.Canceled):
 		case !accepted:

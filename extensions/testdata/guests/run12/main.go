@@ -9,6 +9,7 @@ package main
 
 import (
 	"encoding/json"
+	"strconv"
 	"strings"
 	"time"
 
@@ -16,6 +17,10 @@ import (
 )
 
 func main() {}
+
+// calls is what the count tool counted: it lives in the instance's
+// memory, so pi.reload (a fresh instance) starts it again.
+var calls int
 
 type timerIn struct {
 	MS     int  `json:"ms"`
@@ -42,6 +47,7 @@ type emitIn struct {
 type promptIn struct {
 	Prompt string `json:"prompt"`
 	System string `json:"system,omitempty"`
+	Max    int    `json:"max,omitempty"`
 }
 
 type namesIn struct {
@@ -122,7 +128,7 @@ func init() {
 		sdk.Logf(sdk.LevelInfo, "bus %s from %s: %s %d", m.Channel, m.From, d.Text, d.N)
 	})
 	sdk.Tool(sdk.ToolSpec{Name: "complete", Description: "Asks the model."}, func(_ *sdk.Context, in promptIn) (sdk.Result, error) {
-		res, err := sdk.Complete(sdk.CompleteRequest{SystemPrompt: in.System, Messages: []sdk.CompleteMessage{sdk.UserMessage(in.Prompt)}})
+		res, err := sdk.Complete(sdk.CompleteRequest{SystemPrompt: in.System, MaxTokens: in.Max, Messages: []sdk.CompleteMessage{sdk.UserMessage(in.Prompt)}})
 		if err != nil {
 			return sdk.Result{}, err
 		}
@@ -162,7 +168,11 @@ func init() {
 	sdk.Command(sdk.CommandSpec{Name: "reload-all", Description: "Reloads pi."}, func(string) (sdk.CommandResult, error) {
 		return sdk.CommandResult{Text: "reloading"}, sdk.Reload()
 	})
-	sdk.Events("model_select")
+	sdk.Tool(sdk.ToolSpec{Name: "count", Description: "Counts its calls in this instance's memory."}, func(_ *sdk.Context, _ empty) (sdk.Result, error) {
+		calls++
+		return sdk.Text(strconv.Itoa(calls)), nil
+	})
+	sdk.Events("model_select", "session_start")
 	sdk.OnEvent(func(ev sdk.Event) { sdk.Logf(sdk.LevelInfo, "event %s", ev.Raw) })
 	sdk.OnBeforeProviderRequest(func(payload json.RawMessage) json.RawMessage {
 		var body map[string]any
