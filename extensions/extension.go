@@ -208,6 +208,8 @@ func (e *Extension) boot(ctx context.Context, inst *instance) (initResult, error
 // instantiate runs wazero's instantiation (and _initialize) behind a
 // recover.
 func (e *Extension) instantiate(ctx context.Context, inst *instance) (mod api.Module, err error) {
+	enterGuest()
+	defer leaveGuest()
 	defer func() {
 		if p := recover(); p != nil {
 			err = fmt.Errorf("host panic during instantiation: %v", p)
@@ -219,6 +221,8 @@ func (e *Extension) instantiate(ctx context.Context, inst *instance) (mod api.Mo
 // roundTrip writes a request into the guest, calls pi_call, copies the
 // response out and frees both buffers. Any error is a fault.
 func (inst *instance) roundTrip(ctx context.Context, req []byte, pages uint32) (resp []byte, err error) {
+	enterGuest()
+	defer leaveGuest()
 	defer func() {
 		if p := recover(); p != nil {
 			err = fmt.Errorf("host panic at the extension boundary: %v", p)

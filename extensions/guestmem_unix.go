@@ -60,11 +60,12 @@ func (m *mappedMemory) Reallocate(size uint64) []byte {
 	return m.reserved[:size:size]
 }
 
-// Free unmaps the memory.
+// Free unmaps the memory once no guest code runs (guestruns.go): wazero
+// frees a closed module's memory while a call may still be leaving it.
 func (m *mappedMemory) Free() {
-	if m.reserved != nil {
-		_ = unix.Munmap(m.reserved)
+	if b := m.reserved; b != nil {
 		m.reserved = nil
+		whenNoGuestRuns(func() { _ = unix.Munmap(b) })
 	}
 }
 

@@ -538,6 +538,10 @@ func (h *Host) Close(ctx context.Context) error {
 	rts := h.runtimes
 	h.exts, h.runtimes = nil, nil
 	h.mu.Unlock()
+	// The background calls (timers, watches, the bus), aborted by
+	// closeRun12, end first: closing a runtime under a running call races
+	// inside wazero.
+	h.bgWait(5 * time.Second)
 	var first error
 	for _, hr := range rts {
 		// Closing the runtime aborts running guests, so the extension locks

@@ -568,6 +568,10 @@ func mustJSON(v any) []byte {
 // is the instance the call must reach: when it is gone, nothing is sent
 // and false is returned.
 func (e *Extension) guestCallAsync(ctx context.Context, method string, params any, want *instance) bool {
+	if !e.host.bgEnter() {
+		return false // the host closes
+	}
+	defer e.host.bgLeave()
 	req, err := encodeRequest(method, json.RawMessage(mustJSON(params)))
 	if err != nil {
 		e.logger.Warn(method + ": " + err.Error())
@@ -602,5 +606,12 @@ func (h *Host) ModelSelected(prev *ModelRef, next ModelRef, source string) {
 	if prev != nil {
 		ev.PreviousModel = &abi.ModelRef{Provider: prev.Provider, ID: prev.ID}
 	}
-	go h.Event(context.Background(), json.RawMessage(mustJSON(ev)))
+	raw := json.RawMessage(mustJSON(ev))
+	go func() {
+		if !h.bgEnter() {
+			return
+		}
+		defer h.bgLeave()
+		h.Event(h.runContext(), raw)
+	}()
 }

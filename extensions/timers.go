@@ -33,6 +33,54 @@ type hostRun12 struct {
 
 	flagsMu sync.Mutex
 	flags   map[string]string // given flags by name
+
+	// bgMu, bg and bgIdle count the background calls in flight (timer,
+	// watch and bus deliveries), so that Close lets them end, aborted by
+	// the cancelled context, before it closes the runtimes under them.
+	bgMu     sync.Mutex
+	bg       int
+	bgClosed bool
+	bgIdle   chan struct{}
+}
+
+// bgEnter counts a background call in; false once the host closes.
+func (h *Host) bgEnter() bool {
+	h.run12.bgMu.Lock()
+	defer h.run12.bgMu.Unlock()
+	if h.run12.bgClosed {
+		return false
+	}
+	h.run12.bg++
+	return true
+}
+
+// bgLeave counts a background call out.
+func (h *Host) bgLeave() {
+	h.run12.bgMu.Lock()
+	defer h.run12.bgMu.Unlock()
+	h.run12.bg--
+	if h.run12.bg == 0 && h.run12.bgIdle != nil {
+		close(h.run12.bgIdle)
+		h.run12.bgIdle = nil
+	}
+}
+
+// bgWait refuses new background calls and waits (up to limit) for those
+// in flight, which the cancelled run context aborts.
+func (h *Host) bgWait(limit time.Duration) {
+	h.run12.bgMu.Lock()
+	h.run12.bgClosed = true
+	if h.run12.bg == 0 {
+		h.run12.bgMu.Unlock()
+		return
+	}
+	idle := make(chan struct{})
+	h.run12.bgIdle = idle
+	h.run12.bgMu.Unlock()
+	select {
+	case <-idle:
+	case <-time.After(limit):
+	}
 }
 
 // runContext is the context of the host's background calls; it ends at

@@ -69,7 +69,11 @@
   ;; the misbehaviour
   (func $bad (param $p i32) (param $n i32) (result i64)
     (drop (call $emit (i32.const 3072) (call $strlen (i32.const 3072))))
-    (loop $forever (br $forever))
+    ;; each turn writes the memory, so a host that frees the memory under
+    ;; a running call (Host.Close) would crash the process, not just stop it
+    (loop $forever
+      (i32.store (i32.const 4096) (i32.add (i32.load (i32.const 4096)) (i32.const 1)))
+      (br $forever))
     (unreachable))
 
   (func (export "pi_call") (param $p i32) (param $n i32) (result i64)
