@@ -7,16 +7,16 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
-	"runtime"
 	"syscall"
 	"time"
 
 	"golang.org/x/sys/unix"
 )
 
-// InitEnv, set to 1, tells a pi started with NamespaceInitAttr that it is
-// the init of its own PID namespace (NamespaceInit). It is honoured only
-// when the process really is PID 1; otherwise it is dropped.
+// InitEnv, set to InitValue(), tells a pi started with NamespaceInitAttr
+// that it is the init of its own PID namespace (namespaceInit), and which
+// user and group to map. It is honoured only when the process really is
+// PID 1; otherwise it is dropped.
 const InitEnv = "PI_PID_NAMESPACE_INIT"
 
 // initGrace is how long the namespace's init waits, once it passed pi a
@@ -35,19 +35,22 @@ func init() {
 }
 
 // NamespaceInitAttr is how a process must be started to be the init of new
-// user, PID and mount namespaces: the user and group mapped to themselves,
-// CAP_SYS_ADMIN in the new user namespace kept across the exec (ambient)
-// so it can mount its own /proc; the init drops it before pi runs. The
+// user, PID and mount namespaces, with InitEnv=InitValue() in its
+// environment: the capabilities it needs in the new user namespace (to map
+// its user and group to themselves, as the sandbox's helper does, and to
+// mount its own /proc, and to empty its bounding set) kept across the exec as ambient ones; the init
+// drops them before pi runs. The init maps itself: pi is not dumpable, so
+// its /proc files are root's and it could not write a child's maps. The
 // caller may add a process group and a parent-death signal.
 func NamespaceInitAttr() *syscall.SysProcAttr {
-	uid, gid := os.Getuid(), os.Getgid()
 	return &syscall.SysProcAttr{
 		Cloneflags:  syscall.CLONE_NEWUSER | syscall.CLONE_NEWPID | syscall.CLONE_NEWNS,
-		UidMappings: []syscall.SysProcIDMap{{ContainerID: uid, HostID: uid, Size: 1}},
-		GidMappings: []syscall.SysProcIDMap{{ContainerID: gid, HostID: gid, Size: 1}},
-		AmbientCaps: []uintptr{unix.CAP_SYS_ADMIN},
+		AmbientCaps: []uintptr{unix.CAP_SYS_ADMIN, unix.CAP_SETUID, unix.CAP_SETGID, unix.CAP_SETPCAP},
 	}
 }
+
+// InitValue is InitEnv's value: the user and group to map.
+func InitValue() string { return fmt.Sprintf("%d:%d", os.Getuid(), os.Getgid()) }
 
 // ProbePIDNamespace starts `true` the way NamespaceInitAttr starts pi, and
 // says why it cannot be done when it cannot.
@@ -73,10 +76,18 @@ func ProbePIDNamespace() error {
 // orphan, and exits with pi's status: the kernel then kills whatever is
 // left in the namespace.
 func namespaceInit() int {
+	ids := os.Getenv(InitEnv)
 	os.Unsetenv(InitEnv)
 	fail := func(format string, args ...any) int {
 		fmt.Fprintf(os.Stderr, "pi: namespace init: "+format+"\n", args...)
 		return ExitHelperFailed
+	}
+	var uid, gid int
+	if _, err := fmt.Sscanf(ids, "%d:%d", &uid, &gid); err != nil {
+		return fail("%s=%q: want UID:GID", InitEnv, ids)
+	}
+	if err := mapUser(uid, gid); err != nil {
+		return fail("%v", err)
 	}
 	exe, err := os.Executable()
 	if err != nil {
@@ -90,17 +101,21 @@ func namespaceInit() int {
 	}
 	sigs := make(chan os.Signal, 8)
 	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP, syscall.SIGQUIT)
-	// Capabilities are per thread: the child is forked from this one,
-	// with no ambient capabilities, so its exec leaves it none.
-	runtime.LockOSThread()
-	if err := unix.Prctl(unix.PR_CAP_AMBIENT, unix.PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0); err != nil {
+	// Nothing of the run may use the init's capabilities (to unmount
+	// this /proc, say): it drops them, on every thread (as the fork
+	// server does), and is not dumpable (no ptrace by the run's
+	// commands). A user namespace pi makes for its sandbox has them all
+	// again, in there only.
+	if err := dropCapabilities(); err != nil {
 		return fail("drop capabilities: %v", err)
+	}
+	if err := unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0); err != nil {
+		return fail("not dumpable: %v", err)
 	}
 	pid, err := syscall.ForkExec(exe, os.Args, &syscall.ProcAttr{Env: os.Environ(), Files: []uintptr{0, 1, 2}})
 	if err != nil {
 		return fail("start pi: %v", err)
 	}
-	runtime.UnlockOSThread()
 	go func() {
 		var timer *time.Timer
 		for s := range sigs {

@@ -15,3 +15,6 @@ func NamespaceInitAttr() *syscall.SysProcAttr { return nil }
 
 // ProbePIDNamespace says PID namespaces are Linux's.
 func ProbePIDNamespace() error { return errors.New("PID namespaces are Linux's only") }
+
+// InitValue is InitEnv's value (unused here).
+func InitValue() string { return "" }

@@ -460,7 +460,7 @@ func (w *worker) runTask(ctx context.Context, m *message, attempt int) (out outc
 	cmd.SysProcAttr = &syscall.SysProcAttr{}
 	if w.pidns {
 		cmd.SysProcAttr = sandbox.NamespaceInitAttr()
-		cmd.Env = append(cmd.Env, sandbox.InitEnv+"=1")
+		cmd.Env = append(cmd.Env, sandbox.InitEnv+"="+sandbox.InitValue())
 	}
 	cmd.SysProcAttr.Setpgid, cmd.SysProcAttr.Pdeathsig = true, syscall.SIGTERM
 	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) }
