@@ -38,14 +38,14 @@ func init() {
 // user, PID and mount namespaces, with InitEnv=InitValue() in its
 // environment: the capabilities it needs in the new user namespace (to map
 // its user and group to themselves, as the sandbox's helper does, and to
-// mount its own /proc, and to empty its bounding set) kept across the exec as ambient ones; the init
+// mount its own /proc) kept across the exec as ambient ones; the init
 // drops them before pi runs. The init maps itself: pi is not dumpable, so
 // its /proc files are root's and it could not write a child's maps. The
 // caller may add a process group and a parent-death signal.
 func NamespaceInitAttr() *syscall.SysProcAttr {
 	return &syscall.SysProcAttr{
 		Cloneflags:  syscall.CLONE_NEWUSER | syscall.CLONE_NEWPID | syscall.CLONE_NEWNS,
-		AmbientCaps: []uintptr{unix.CAP_SYS_ADMIN, unix.CAP_SETUID, unix.CAP_SETGID, unix.CAP_SETPCAP},
+		AmbientCaps: []uintptr{unix.CAP_SYS_ADMIN, unix.CAP_SETUID, unix.CAP_SETGID},
 	}
 }
 
@@ -104,9 +104,11 @@ func namespaceInit() int {
 	// Nothing of the run may use the init's capabilities (to unmount
 	// this /proc, say): it drops them, on every thread (as the fork
 	// server does), and is not dumpable (no ptrace by the run's
-	// commands). A user namespace pi makes for its sandbox has them all
-	// again, in there only.
-	if err := dropCapabilities(); err != nil {
+	// commands). The bounding set stays: a worker running as root runs pi
+	// as root of this namespace, which its sandbox needs (mapping root in
+	// a nested user namespace takes CAP_SETFCAP here); as any other user
+	// pi has no capability.
+	if err := dropCapabilities(true); err != nil {
 		return fail("drop capabilities: %v", err)
 	}
 	if err := unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0); err != nil {
