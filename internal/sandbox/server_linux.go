@@ -120,7 +120,7 @@ func serverMain(args []string) int {
 	if err != nil {
 		return fail(err)
 	}
-	if err := dropCapabilities(); err != nil {
+	if err := dropCapabilities(false); err != nil {
 		return fail(err)
 	}
 	if err := unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0); err != nil {
@@ -312,14 +312,15 @@ func callLayer() (int, error) {
 }
 
 // dropCapabilities drops every capability of every thread: the ambient
-// ones the server was started with, the bounding set, and the permitted,
+// ones the server was started with, the bounding set (unless keepBounding:
+// then a root child regains its namespace's on exec), and the permitted,
 // effective and inheritable sets (psx: every thread at once, with cgo or
 // without).
-func dropCapabilities() error {
+func dropCapabilities(keepBounding bool) error {
 	if _, _, e := psx.Syscall6(unix.SYS_PRCTL, unix.PR_CAP_AMBIENT, unix.PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0, 0); e != 0 {
 		return fmt.Errorf("drop ambient capabilities: %w", e)
 	}
-	for c := 0; c <= unix.CAP_LAST_CAP; c++ {
+	for c := 0; c <= unix.CAP_LAST_CAP && !keepBounding; c++ {
 		if _, _, e := psx.Syscall6(unix.SYS_PRCTL, unix.PR_CAPBSET_DROP, uintptr(c), 0, 0, 0, 0); e != 0 && e != unix.EINVAL {
 			return fmt.Errorf("drop capability %d from the bounding set: %w", c, e)
 		}

@@ -1,6 +1,7 @@
 package fleet_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -312,28 +313,43 @@ func pidAlive(pid int) bool {
 	return i < 0 || i+2 >= len(s) || s[i+2] != 'Z'
 }
 
-func readPID(t *testing.T, path string) int {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
+// markedPIDs are the processes (seen from the test, outside every run's
+// namespaces) whose environment has PI_TEST_MARK=mark.
+func markedPIDs(mark string) []int {
+	var pids []int
+	dirs, _ := filepath.Glob("/proc/[0-9]*")
+	for _, d := range dirs {
+		b, err := os.ReadFile(filepath.Join(d, "environ"))
+		if err != nil || !bytes.Contains(append([]byte{0}, b...), []byte("\x00PI_TEST_MARK="+mark+"\x00")) {
+			continue
+		}
+		if pid, err := strconv.Atoi(filepath.Base(d)); err == nil && pidAlive(pid) {
+			pids = append(pids, pid)
+		}
 	}
-	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return pid
+	return pids
+}
+
+// markedPID waits for the one process marked mark (a run's command; its
+// pid in the run's PID namespace is not the test's).
+func markedPID(t *testing.T, mark string) int {
+	t.Helper()
+	var pids []int
+	waitUntil(t, 30*time.Second, "the process marked "+mark, func() bool { pids = markedPIDs(mark); return len(pids) == 1 })
+	return pids[0]
 }
 
 // blockingScript: a run of the task whose file says "task NAME" starts a
-// sleep, writes its pid to ctl/task_NAME.pid and waits, when
+// sleep marked task_NAME (markedPID), writes its pid to ctl/task_NAME.pid
+// and waits, when
 // ctl/task_NAME.block-first is there and it is the task's first run
 // (counted in ctl/task_NAME.count), or when ctl/block is there; other
 // runs edit at once.
 func (e *env) blockingScript() string {
 	ctl := filepath.Join(e.dir, "ctl")
 	os.MkdirAll(ctl, 0o777)
-	e.writeScript(`k=` + ctl + `/$(head -c 40 a.txt | tr ' ' _); n=$(cat $k.count 2>/dev/null || echo 0); echo $((n+1)) > $k.count; ` +
-		`if { [ "$n" = 0 ] && [ -e $k.block-first ]; } || [ -e ` + ctl + `/block ]; then sleep 300 & echo $! > $k.pid; wait; fi; echo edited >> a.txt`)
+	e.writeScript(`m=$(head -c 40 a.txt | tr ' ' _); k=` + ctl + `/$m; n=$(cat $k.count 2>/dev/null || echo 0); echo $((n+1)) > $k.count; ` +
+		`if { [ "$n" = 0 ] && [ -e $k.block-first ]; } || [ -e ` + ctl + `/block ]; then PI_TEST_MARK=$m sleep 300 & echo $! > $k.pid; wait; fi; echo edited >> a.txt`)
 	return ctl
 }
 
@@ -348,7 +364,7 @@ func TestWorkerKilledMidTask(t *testing.T) {
 	w1 := e.startWorker("w1", "--ack-wait", "1s")
 	pidFile := filepath.Join(ctl, "task_k1.pid")
 	waitUntil(t, 60*time.Second, "the first run to start its command", func() bool { _, err := os.Stat(pidFile); return err == nil })
-	sleepPID := readPID(t, pidFile)
+	sleepPID := markedPID(t, "task_k1")
 	if err := w1.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
@@ -412,7 +428,7 @@ func TestCancelAndRetry(t *testing.T) {
 	go func() { done <- f.Work(drain, context.Background(), e.workerOptions("w1", 2)) }()
 	pidFile := filepath.Join(ctl, "task_c1.pid")
 	waitUntil(t, 60*time.Second, "c1 to start its command", func() bool { _, err := os.Stat(pidFile); return err == nil })
-	sleepPID := readPID(t, pidFile)
+	sleepPID := markedPID(t, "task_c1")
 	if s, err := f.Cancel(context.Background(), "c1"); err != nil || s.State != fleet.StateRunning {
 		t.Fatalf("cancel running: %+v %v", s, err)
 	}
@@ -468,7 +484,7 @@ func TestWorkerDrainsOnSIGTERM(t *testing.T) {
 	}
 	os.Remove(filepath.Join(ctl, "block"))
 	// The sleep is what blocks: end it so the run goes on to its edit.
-	syscall.Kill(readPID(t, filepath.Join(ctl, "task_d1.pid")), syscall.SIGKILL)
+	syscall.Kill(markedPID(t, "task_d1"), syscall.SIGKILL)
 	if err := w.Wait(); err != nil {
 		t.Fatalf("worker: %v\n%s", err, log.String())
 	}
@@ -489,7 +505,7 @@ func TestRunsDoNotSeeEachOther(t *testing.T) {
 	ctl := filepath.Join(e.dir, "ctl")
 	os.MkdirAll(ctl, 0o777)
 	// x blocks with its workspace in place; y lists what it can see.
-	e.writeScript(`k=` + ctl + `/$(head -c 40 a.txt | tr ' ' _); if [ -e $k.block ]; then sleep 300 & echo $! > $k.pid; wait; fi; ` +
+	e.writeScript(`m=$(head -c 40 a.txt | tr ' ' _); k=` + ctl + `/$m; if [ -e $k.block ]; then PI_TEST_MARK=$m sleep 300 & echo $! > $k.pid; wait; fi; ` +
 		`{ echo "parent: $(ls -A .. | tr '\n' ' ')"; echo "root: $(ls -A ../.. | tr '\n' ' ')"; cat ../../*/repo/a.txt ../base.git/HEAD 2>&1; echo "store: $(ls -A ` + e.store + ` 2>&1 | tr '\n' ' ')"; } > seen.txt; echo edited >> a.txt`)
 	os.WriteFile(filepath.Join(ctl, "task_x.block"), nil, 0o600)
 	f := open(t, fleet.Options{Store: e.store})
@@ -524,7 +540,7 @@ func TestRunsDoNotSeeEachOther(t *testing.T) {
 	if !strings.Contains(seen, "+parent: repo tmp") || !strings.Contains(seen, "+task y") {
 		t.Fatalf("y did not see its own workspace as expected:\n%s", seen)
 	}
-	syscall.Kill(readPID(t, filepath.Join(ctl, "task_x.pid")), syscall.SIGKILL)
+	syscall.Kill(markedPID(t, "task_x"), syscall.SIGKILL)
 	waitAll(t, f, []string{"x"}, 60*time.Second)
 	stop()
 	<-done

@@ -20,6 +20,8 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/pi-go/pi/internal/sandbox"
 )
 
 // WorkerOptions say how a worker runs tasks.
@@ -51,6 +53,12 @@ type WorkerOptions struct {
 	// GracePeriod is how long a stopped run has to end before it is
 	// killed (default 10s).
 	GracePeriod time.Duration
+	// SharedPIDs runs pi in the worker's own user, PID and mount
+	// namespaces (for tests and comparison): by default each run's pi is
+	// the init of namespaces of its own, where they are available, so a
+	// run's commands see no other run's processes in /proc and none
+	// outlives the run.
+	SharedPIDs bool
 }
 
 // Work takes tasks and runs them until drain ends: then it takes no more
@@ -89,6 +97,17 @@ func (f *Fleet) Work(drain, abort context.Context, o WorkerOptions) error {
 		return fmt.Errorf("fleet worker: consumer: %w", err)
 	}
 	w := &worker{f: f, o: o, abort: abort, running: map[string]*run{}}
+	if !o.SharedPIDs {
+		if err := sandbox.ProbePIDNamespace(); err != nil {
+			out := o.Log
+			if out == nil {
+				out = os.Stderr
+			}
+			fmt.Fprintf(out, "pi fleet worker %s: warning: runs share the worker's PID namespace (a run's commands can see other runs' processes in /proc, and a hung run's commands may outlive it): %v\n", o.Name, err)
+		} else {
+			w.pidns = true
+		}
+	}
 	wctx, stopWatch := context.WithCancel(abort)
 	defer stopWatch()
 	if err := w.watchCancels(wctx); err != nil {
@@ -125,6 +144,7 @@ type worker struct {
 	f     *Fleet
 	o     WorkerOptions
 	abort context.Context
+	pidns bool // each run's pi is the init of its own namespaces
 
 	mu      sync.Mutex
 	running map[string]*run // by task id
@@ -433,8 +453,16 @@ func (w *worker) runTask(ctx context.Context, m *message, attempt int) (out outc
 	cmd.Dir = repo
 	cmd.Env = runEnv(w.o.Env, tmp, strings.Join(append([]string{w.o.WorkDir}, w.o.Private...), string(filepath.ListSeparator)))
 	// Its own process group; SIGTERM when the worker dies (pi then stops
-	// the run and kills its commands' sessions).
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGTERM}
+	// the run and kills its commands' sessions). Where it can, pi is the
+	// init of new user, PID and mount namespaces (sandbox.InitEnv): it
+	// mounts its own /proc, and when it ends, or is killed, the kernel
+	// kills every process of the run.
+	cmd.SysProcAttr = &syscall.SysProcAttr{}
+	if w.pidns {
+		cmd.SysProcAttr = sandbox.NamespaceInitAttr()
+		cmd.Env = append(cmd.Env, sandbox.InitEnv+"="+sandbox.InitValue())
+	}
+	cmd.SysProcAttr.Setpgid, cmd.SysProcAttr.Pdeathsig = true, syscall.SIGTERM
 	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) }
 	cmd.WaitDelay = w.o.GracePeriod
 	stderr := &tailBuffer{max: 1 << 20}
@@ -507,7 +535,7 @@ func removeStale(dir string) {
 func runEnv(env []string, tmp, private string) []string {
 	out := make([]string, 0, len(env)+2)
 	for _, kv := range env {
-		if strings.HasPrefix(kv, "TMPDIR=") || strings.HasPrefix(kv, "PI_CODING_AGENT_SESSION_DIR=") || strings.HasPrefix(kv, "PI_SANDBOX_PRIVATE=") || strings.HasPrefix(kv, "PI_CONFINE_FILE_TOOLS=") {
+		if strings.HasPrefix(kv, "TMPDIR=") || strings.HasPrefix(kv, "PI_CODING_AGENT_SESSION_DIR=") || strings.HasPrefix(kv, "PI_SANDBOX_PRIVATE=") || strings.HasPrefix(kv, "PI_CONFINE_FILE_TOOLS=") || strings.HasPrefix(kv, sandbox.InitEnv+"=") {
 			continue
 		}
 		out = append(out, kv)
