@@ -38,7 +38,10 @@ func piProc(t *testing.T, dir, home string, args ...string) (*exec.Cmd, *bytes.B
 // blockingCall is a bash call that writes "ready" to log, then waits until
 // the file release exists (so nothing is left behind when the test ends).
 func blockingCall(log, release string) string {
-	cmd := fmt.Sprintf(`echo " ready" >> %s; while [ ! -e %s ]; do sleep 0.05; done; echo released`, log, release)
+	// The loop also ends when the test's folder is gone (the log with
+	// it): a pi killed mid-call leaves its command behind, and the
+	// release file written at cleanup is removed with the folder at once.
+	cmd := fmt.Sprintf(`echo " ready" >> %s; while [ ! -e %s ] && [ -e %s ]; do sleep 0.05; done; echo released`, log, release, log)
 	b, _ := json.Marshal(map[string]string{"command": cmd})
 	return string(b)
 }

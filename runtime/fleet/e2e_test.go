@@ -572,10 +572,13 @@ func TestGitSource(t *testing.T) {
 	exec.Command("git", "-C", src, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "--quiet", "-am", "later").Run()
 	port := freePorts(t, 1)[0]
 	d := exec.Command("git", "daemon", "--export-all", "--reuseaddr", "--base-path="+base, "--listen=127.0.0.1", fmt.Sprintf("--port=%d", port), base)
+	// git runs git-daemon as its child: the whole group is stopped at
+	// the end, not only the git that started it.
+	d.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := d.Start(); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { d.Process.Kill(); d.Wait() })
+	t.Cleanup(func() { syscall.Kill(-d.Process.Pid, syscall.SIGKILL); d.Wait() })
 	url := fmt.Sprintf("git://127.0.0.1:%d/r.git", port)
 	waitUntil(t, 20*time.Second, "git daemon", func() bool { return exec.Command("git", "ls-remote", url).Run() == nil })
 	f := open(t, fleet.Options{Store: e.store})
