@@ -111,13 +111,17 @@ func (e *env) startWorker(name string, extra ...string) *exec.Cmd {
 		"--work-dir", filepath.Join(e.dir, "work-"+name)}, extra...)
 	cmd := exec.Command(e.pi, args...)
 	cmd.Env = e.vars
-	cmd.Stdout, cmd.Stderr = os.Stderr, &prefixWriter{name: name}
+	log := &prefixWriter{name: name}
+	cmd.Stdout, cmd.Stderr = os.Stderr, log
 	if err := cmd.Start(); err != nil {
 		e.t.Fatal(err)
 	}
 	e.t.Cleanup(func() {
 		cmd.Process.Kill()
 		cmd.Wait()
+		if e.t.Failed() {
+			e.t.Logf("worker %s said:\n%s", name, log.String())
+		}
 	})
 	return cmd
 }

@@ -119,7 +119,13 @@ func (f *Fleet) Work(drain, abort context.Context, o WorkerOptions) error {
 		go func() {
 			defer wg.Done()
 			for drain.Err() == nil && abort.Err() == nil {
-				msg, err := cons.Next(jetstream.FetchContext(drain))
+				// Each pull is bounded: a pull request the server lost
+				// (its node went down while it waited) would otherwise
+				// be waited on for ever, and the worker take nothing
+				// more.
+				pull, cancel := context.WithTimeout(drain, pullWait)
+				msg, err := cons.Next(jetstream.FetchContext(pull))
+				cancel()
 				if err != nil {
 					if drain.Err() == nil && !errors.Is(err, jetstream.ErrNoMessages) && !errors.Is(err, context.DeadlineExceeded) {
 						// The server is away (a node restarting): wait a
@@ -139,6 +145,9 @@ func (f *Fleet) Work(drain, abort context.Context, o WorkerOptions) error {
 	wg.Wait()
 	return nil
 }
+
+// pullWait bounds one pull request of a worker's loop.
+const pullWait = 5 * time.Second
 
 type worker struct {
 	f     *Fleet
