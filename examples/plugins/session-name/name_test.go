@@ -21,10 +21,12 @@ func TestSessionName(t *testing.T) {
 	if m := rpc.UI("notify"); m["message"] != "No session name set" {
 		t.Errorf("before: %v", m)
 	}
+	rpc.Settle() // the command's notice comes before the command ends
 	rpc.Send(map[string]any{"id": "2", "type": "prompt", "message": "/session-name fix the parser"})
 	if m := rpc.UI("notify"); m["message"] != "Session named: fix the parser" {
 		t.Errorf("set: %v", m)
 	}
+	rpc.Settle()
 	rpc.Send(map[string]any{"id": "3", "type": "get_state"})
 	if d, _ := rpc.Response("3")["data"].(map[string]any); d["sessionName"] != "fix the parser" {
 		t.Errorf("get_state: %v", d)
