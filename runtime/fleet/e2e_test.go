@@ -15,43 +15,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pi-go/pi/internal/testkit/plugin"
 	"github.com/pi-go/pi/runtime/fleet"
 )
 
-var (
-	piOnce sync.Once
-	piPath string
-	piErr  error
-	piDir  string
-)
-
-func TestMain(m *testing.M) {
-	code := m.Run()
-	if piDir != "" {
-		os.RemoveAll(piDir)
-	}
-	os.Exit(code)
-}
-
-// buildPi builds the pi binary once per test binary.
-func buildPi(t testing.TB) string {
-	t.Helper()
-	piOnce.Do(func() {
-		piDir, piErr = os.MkdirTemp("", "pi-fleet-test-bin-")
-		if piErr != nil {
-			return
-		}
-		piPath = filepath.Join(piDir, "pi")
-		out, err := exec.Command("go", "build", "-o", piPath, "github.com/pi-go/pi/cmd/pi").CombinedOutput()
-		if err != nil {
-			piErr = fmt.Errorf("go build pi: %v\n%s", err, out)
-		}
-	})
-	if piErr != nil {
-		t.Fatal(piErr)
-	}
-	return piPath
-}
+func TestMain(m *testing.M) { os.Exit(plugin.Main(m)) }
 
 // env is one test's isolated machine: a pi home, a data folder, a store.
 type env struct {
@@ -67,7 +35,7 @@ func newEnv(t *testing.T) *env { return newBenchEnv(t) }
 
 func newBenchEnv(t testing.TB) *env {
 	dir := t.TempDir()
-	e := &env{t: t, dir: dir, store: filepath.Join(dir, "store"), pi: buildPi(t)}
+	e := &env{t: t, dir: dir, store: filepath.Join(dir, "store"), pi: plugin.Pi(t)}
 	home := filepath.Join(dir, "home")
 	os.MkdirAll(home, 0o700)
 	e.vars = append(os.Environ(), "HOME="+home, "PI_HOME="+filepath.Join(home, ".pi", "agent"), "XDG_DATA_HOME="+filepath.Join(dir, "data"))

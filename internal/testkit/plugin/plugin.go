@@ -125,14 +125,29 @@ func BuildGo(t testing.TB, pkgDir string) string {
 	return out
 }
 
-// Pi builds the real pi binary (./cmd/pi, for the host) once per test
-// binary and returns its path; Main removes it with the modules.
+// PiEnv names the pi binary a test run shares: scripts/test builds ./cmd/pi
+// once, before `go test ./...`, and exports its path under this name, so
+// the twenty-odd test binaries that run pi as a program do not each link
+// their own 40 MB copy. Only a script that has just built the binary
+// should set it: Pi trusts it to be the code under test.
+const PiEnv = "PI_TEST_PI"
+
+// Pi returns the real pi binary (./cmd/pi, for the host): the one named by
+// $PI_TEST_PI, or else one built once per test binary (Main removes it with
+// the modules).
 func Pi(t testing.TB) string {
 	t.Helper()
 	mu.Lock()
 	defer mu.Unlock()
 	const key = "cmd/pi (host)"
 	if p, ok := built[key]; ok {
+		return p
+	}
+	if p := os.Getenv(PiEnv); p != "" {
+		if fi, err := os.Stat(p); err != nil || fi.IsDir() || fi.Mode()&0o111 == 0 {
+			t.Fatalf("$%s=%s is not an executable pi (scripts/test sets it to the pi it builds; unset it to build one): %v", PiEnv, p, err)
+		}
+		built[key] = p
 		return p
 	}
 	out := filepath.Join(outDir(t), "pi")
