@@ -86,11 +86,10 @@ func buildC(t *testing.T) string {
 		if msg := plugin.Toolchain("c"); msg != "" {
 			return "C guest not tested: " + msg, nil
 		}
-		cc := plugin.CC()
-		cmd := exec.Command(cc, "--target=wasm32-wasi", "-O2", "-Wall", "-Wextra", "-Werror", "-Wno-unused-function",
-			"-mexec-model=reactor", "-Wl,--strip-debug", "-I", "../c", "-o", out, "testdata/guest11.c")
-		if b, err := cmd.CombinedOutput(); err != nil {
-			return "", fmt.Errorf("build the C guest: %v\n%s", err, b)
+		err := plugin.CompileGuest(t, out, []string{"sdk/langtest/testdata", "sdk/c"}, plugin.CC(), "--target=wasm32-wasi", "-O2", "-Wall", "-Wextra", "-Werror", "-Wno-unused-function",
+			"-mexec-model=reactor", "-Wl,--strip-debug", "-I", "sdk/c", "-o", out, "sdk/langtest/testdata/guest11.c")
+		if err != nil {
+			return "", fmt.Errorf("build the C guest: %v", err)
 		}
 		return "", nil
 	})
@@ -105,10 +104,10 @@ func buildRust(t *testing.T) string {
 		if !ok {
 			return "Rust guest not tested: " + plugin.Toolchain("rust"), nil
 		}
-		cmd := exec.Command(rc, "--edition", "2021", "--crate-type", "cdylib", "--target", target, "-O", "-C", "strip=debuginfo",
-			"-D", "warnings", "-o", out, "testdata/rust/lib.rs")
-		if b, err := cmd.CombinedOutput(); err != nil {
-			return "", fmt.Errorf("build the Rust guest with %s: %v\n%s", rc, err, b)
+		err := plugin.CompileGuest(t, out, []string{"sdk/langtest/testdata", "sdk/rust"}, rc, "--edition", "2021", "--crate-type", "cdylib", "--target", target, "-O", "-C", "strip=debuginfo",
+			"-D", "warnings", "-o", out, "sdk/langtest/testdata/rust/lib.rs")
+		if err != nil {
+			return "", fmt.Errorf("build the Rust guest with %s: %v", rc, err)
 		}
 		return "", nil
 	})

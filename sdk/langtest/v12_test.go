@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -33,13 +32,13 @@ func buildC12(t *testing.T, plain bool) string {
 		if msg := plugin.Toolchain("c"); msg != "" {
 			return "C guest not tested: " + msg, nil
 		}
-		args := []string{"--target=wasm32-wasi", "-O2", "-Wall", "-Wextra", "-Werror", "-Wno-unused-function",
-			"-mexec-model=reactor", "-Wl,--strip-debug", "-I", "../c", "-o", out, "testdata/guest12.c"}
+		argv := []string{plugin.CC(), "--target=wasm32-wasi", "-O2", "-Wall", "-Wextra", "-Werror", "-Wno-unused-function",
+			"-mexec-model=reactor", "-Wl,--strip-debug", "-I", "sdk/c", "-o", out, "sdk/langtest/testdata/guest12.c"}
 		if plain {
-			args = append(args, "-DG12_PLAIN")
+			argv = append(argv, "-DG12_PLAIN")
 		}
-		if b, err := exec.Command(plugin.CC(), args...).CombinedOutput(); err != nil {
-			return "", fmt.Errorf("build the C guest12: %v\n%s", err, b)
+		if err := plugin.CompileGuest(t, out, []string{"sdk/langtest/testdata", "sdk/c"}, argv...); err != nil {
+			return "", fmt.Errorf("build the C guest12: %v", err)
 		}
 		return "", nil
 	})
@@ -52,13 +51,13 @@ func buildRust12(t *testing.T, plain bool) string {
 		if !ok {
 			return "Rust guest not tested: " + plugin.Toolchain("rust"), nil
 		}
-		args := []string{"--edition", "2021", "--crate-type", "cdylib", "--target", target, "-O", "-C", "strip=debuginfo",
-			"-D", "warnings", "-o", out, "testdata/rust12/lib.rs"}
+		argv := []string{rc, "--edition", "2021", "--crate-type", "cdylib", "--target", target, "-O", "-C", "strip=debuginfo",
+			"-D", "warnings", "-o", out, "sdk/langtest/testdata/rust12/lib.rs"}
 		if plain {
-			args = append(args, "--cfg", "g12_plain")
+			argv = append(argv, "--cfg", "g12_plain")
 		}
-		if b, err := exec.Command(rc, args...).CombinedOutput(); err != nil {
-			return "", fmt.Errorf("build the Rust guest12 with %s: %v\n%s", rc, err, b)
+		if err := plugin.CompileGuest(t, out, []string{"sdk/langtest/testdata", "sdk/rust"}, argv...); err != nil {
+			return "", fmt.Errorf("build the Rust guest12 with %s: %v", rc, err)
 		}
 		return "", nil
 	})

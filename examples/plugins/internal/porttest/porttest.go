@@ -33,32 +33,33 @@ func Build(t testing.TB, dir string) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sdk := filepath.Join(plugin.ModuleRoot(t), "sdk")
+	rel, err := filepath.Rel(plugin.ModuleRoot(t), abs)
+	if err != nil {
+		t.Fatal(err)
+	}
 	out := filepath.Join(t.TempDir(), filepath.Base(abs)+".wasm")
-	var cmd *exec.Cmd
+	var argv, srcs []string
 	switch {
 	case exists(filepath.Join(abs, "src", "main.c")):
 		if msg := plugin.Toolchain("c"); msg != "" {
 			t.Skip("C example not tested: " + msg)
 		}
-		cmd = exec.Command(plugin.CC(), "--target=wasm32-wasi", "-O2", "-Wall", "-Wextra", "-Werror", "-Wno-unused-function",
-			"-mexec-model=reactor", "-Wl,--strip-debug", "-I", filepath.Join(sdk, "c"), "-o", out, filepath.Join(abs, "src", "main.c"))
+		argv = []string{plugin.CC(), "--target=wasm32-wasi", "-O2", "-Wall", "-Wextra", "-Werror", "-Wno-unused-function",
+			"-mexec-model=reactor", "-Wl,--strip-debug", "-I", "sdk/c", "-o", out, filepath.Join(rel, "src", "main.c")}
+		srcs = []string{filepath.Join(rel, "src"), "sdk/c"}
 	case exists(filepath.Join(abs, "src", "lib.rs")):
 		rc, target, ok := plugin.RustWasm()
 		if !ok {
 			t.Skip("Rust example not tested: " + plugin.Toolchain("rust"))
 		}
-		cmd = exec.Command(rc, "--edition", "2021", "--crate-type", "cdylib", "--target", target, "-O", "-C", "strip=debuginfo",
-			"-D", "warnings", "-o", out, filepath.Join(abs, "src", "lib.rs"))
+		argv = []string{rc, "--edition", "2021", "--crate-type", "cdylib", "--target", target, "-O", "-C", "strip=debuginfo",
+			"-D", "warnings", "-o", out, filepath.Join(rel, "src", "lib.rs")}
+		srcs = []string{filepath.Join(rel, "src"), "sdk/rust"}
 	default:
-		rel, err := filepath.Rel(plugin.ModuleRoot(t), abs)
-		if err != nil {
-			t.Fatal(err)
-		}
 		return plugin.BuildGo(t, rel)
 	}
-	if b, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("build %s: %v\n%s", dir, err, b)
+	if err := plugin.CompileGuest(t, out, srcs, argv...); err != nil {
+		t.Fatalf("build %s: %v", dir, err)
 	}
 	return out
 }
