@@ -57,7 +57,9 @@ func Prepare(path []*session.Entry, keepRecent int) (*Preparation, error) {
 	if len(path) > 0 && path[len(path)-1].Type == session.TypeCompaction {
 		return nil, ErrAlreadyCompacted
 	}
-	conv := session.BuildContext(path)
+	// The entries' infos for the sizes and the cut; only what is
+	// summarized is decoded (below), once.
+	conv := session.ContextInfos(path)
 	if len(conv) == 0 {
 		return nil, ErrNothingToCompact
 	}
@@ -68,7 +70,7 @@ func Prepare(path []*session.Entry, keepRecent int) (*Preparation, error) {
 			break
 		}
 	}
-	p := &Preparation{TokensBefore: session.EstimateContextTokens(conv)}
+	p := &Preparation{TokensBefore: session.EstimateInfoTokens(conv)}
 	start := 0
 	if prevIdx >= 0 {
 		prev := path[prevIdx]

@@ -34,7 +34,7 @@ func writeBenchSession(b *testing.B, n, entryBytes int, compacted bool) (string,
 	for i := range n {
 		if compacted && i == n-40 {
 			keep := fmt.Sprintf("%08x", n-80)
-			e := &Entry{Type: TypeCompaction, ID: "cccccccc", ParentID: parent, Timestamp: isoTime(time.Now()), Summary: text, FirstKeptEntryID: keep, TokensBefore: 1000}
+			e := &Entry{Type: TypeCompaction, ID: "cccccccc", ParentID: parent, Timestamp: isoTime(time.Now()), entryFields: &entryFields{Summary: text, FirstKeptEntryID: keep, TokensBefore: 1000}}
 			line, _ := e.encode()
 			w.Write(append(line, '\n'))
 			parent = e.ID
@@ -50,7 +50,7 @@ func writeBenchSession(b *testing.B, n, entryBytes int, compacted bool) (string,
 		case 3:
 			m = assistant(text)
 		}
-		e := &Entry{Type: TypeMessage, ID: fmt.Sprintf("%08x", i), ParentID: parent, Timestamp: isoTime(time.Now()), msg: &m}
+		e := &Entry{Type: TypeMessage, ID: fmt.Sprintf("%08x", i), ParentID: parent, Timestamp: isoTime(time.Now()), entryFields: noFields, msg: &m}
 		line, err := e.encode()
 		if err != nil {
 			b.Fatal(err)

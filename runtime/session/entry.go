@@ -7,7 +7,7 @@ import (
 	"fmt"
 	"math"
 	"strings"
-	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -54,21 +54,49 @@ type Header struct {
 
 // Entry is one line after the header. Type, ID, ParentID ("" for the first
 // entry, null in the file) and Timestamp are set for every entry; the other
-// fields belong to the types named in their comments. An entry of a type
-// this package does not know keeps only the common fields (and its line, for
-// copying it on a fork).
+// fields belong to the types named in their comments (a message entry's
+// message is Message's). An entry of a type this package does not know
+// keeps only the common fields (and its line, for copying it on a fork).
+// Entries are made by a Session (the zero Entry is not one); their fields
+// are for reading.
+//
+// An entry read from a file keeps its line, not its decoded message:
+// Message decodes it each time, and Info gives what a branch's sums need
+// (role, token estimate, usage) from the first decode on. Sessions of
+// 10k entries stay under twice their file's size in memory this way
+// (docs/performance.md).
 type Entry struct {
 	Type      string
 	ID        string
 	ParentID  string
 	Timestamp string
 
-	// message: built in this process, or decoded from
-	// line[msgStart:msgEnd] on first use (msgMu guards msg).
-	msgMu            sync.Mutex
+	// *entryFields holds the fields of the other types; message entries
+	// share noFields (all zero), so reading, say, Summary of a message
+	// entry gives "" as it always did.
+	*entryFields
+
+	// msg is a message built in this process (AppendMessage); nil for
+	// one read from a file, which is line[msgStart:msgEnd] (msgEnd 0:
+	// the whole line is decoded).
 	msg              *Message
 	msgStart, msgEnd uint32
 
+	// info is the packed MessageInfo (see packInfo), 0 until the first
+	// decode; usage is its Usage.
+	info  atomic.Uint64
+	usage atomic.Pointer[Usage]
+
+	// line is the entry's JSON: as written by this process, as read for
+	// a message (decoded when used) or for a fork. A session in memory
+	// keeps none for the entries it appends (the message is there; a
+	// 20 MB tool call need not be there twice): flush encodes them.
+	line []byte
+}
+
+// entryFields are the fields of every entry type but message, kept apart
+// so that a message entry (most of a session) does not carry them.
+type entryFields struct {
 	// model_change
 	Provider, ModelID string
 	// thinking_level_change
@@ -98,39 +126,45 @@ type Entry struct {
 	TargetID, Label string
 	// session_info: the session's display name.
 	Name string
-
-	// line is the entry's JSON: as written by this process, as read for
-	// a message (decoded when used) or for a fork. A session in memory
-	// keeps none for the entries it appends (the message is there; a
-	// 20 MB tool call need not be there twice): flush encodes them.
-	line []byte
 }
 
-// Message returns the message of a message entry, decoding it on first
-// use; an error when the entry is not a message or its message cannot be
-// decoded (BuildContext then skips it).
+// noFields is the entryFields of every message entry: never written.
+var noFields = &entryFields{}
+
+// newMessageEntry is a message entry of m (built in this process).
+func newMessageEntry(m *Message) *Entry {
+	return &Entry{Type: TypeMessage, entryFields: noFields, msg: m}
+}
+
+// Message returns the message of a message entry: the one appended in
+// this process, or a new decode of its line for one read from a file (the
+// session does not keep decoded messages; see Info for what sums over a
+// branch need). An error when the entry is not a message or its message
+// cannot be decoded (BuildContext then skips it). The message is for
+// reading: it may share its strings with the file's bytes.
 func (e *Entry) Message() (*Message, error) {
 	if e.Type != TypeMessage {
 		return nil, fmt.Errorf("entry %s: a %s entry has no message", e.ID, e.Type)
 	}
-	e.msgMu.Lock()
-	defer e.msgMu.Unlock()
 	if e.msg != nil {
+		e.noteInfo(e.msg)
 		return e.msg, nil
 	}
 	if e.msgEnd == 0 {
 		full, err := decodeEntry(e.line)
 		if err != nil {
+			e.info.Store(infoComputed)
 			return nil, fmt.Errorf("entry %s: %w", e.ID, err)
 		}
-		e.msg = full.msg
-		return e.msg, nil
+		e.noteInfo(full.msg)
+		return full.msg, nil
 	}
 	m := new(Message)
 	if err := m.decode(e.line[e.msgStart:e.msgEnd:e.msgEnd]); err != nil {
+		e.info.Store(infoComputed)
 		return nil, fmt.Errorf("entry %s: message: %w", e.ID, err)
 	}
-	e.msg = m
+	e.noteInfo(m)
 	return m, nil
 }
 
@@ -153,7 +187,7 @@ func loadEntry(line []byte) (*Entry, error) {
 		e.line = line
 		return e, nil
 	}
-	e := &Entry{Type: h.typ, ID: h.id, ParentID: h.parentID, Timestamp: h.timestamp, line: line}
+	e := &Entry{Type: TypeMessage, ID: h.id, ParentID: h.parentID, Timestamp: h.timestamp, entryFields: noFields, line: line}
 	if len(h.message) > 0 && len(line) <= math.MaxUint32 {
 		// h.message is a slice of line: its place in it.
 		start := cap(line) - cap(h.message)
@@ -211,14 +245,13 @@ func decodeEntry(line []byte) (*Entry, error) {
 	if j.ID == nil {
 		return nil, errNoID
 	}
-	e := &Entry{
-		Type: j.Type, ID: *j.ID,
+	e := &Entry{Type: j.Type, ID: *j.ID, entryFields: &entryFields{
 		Provider: j.Provider, ModelID: j.ModelID, ThinkingLevel: j.ThinkingLevel,
 		Summary: j.Summary, FirstKeptEntryID: j.FirstKeptEntryID, TokensBefore: int(j.TokensBefore),
 		FromID: j.FromID, Details: j.Details, FromHook: j.FromHook,
 		CustomType: j.CustomType, Data: j.Data, Content: j.Content, Display: j.Display,
 		TargetID: j.TargetID,
-	}
+	}}
 	if j.ParentID != nil {
 		e.ParentID = *j.ParentID
 	}
@@ -243,6 +276,7 @@ func decodeEntry(line []byte) (*Entry, error) {
 			return nil, fmt.Errorf("message: %w", err)
 		}
 		e.msg = &m
+		e.entryFields = noFields
 	}
 	return e, nil
 }

@@ -510,7 +510,7 @@ func (s *Session) AppendMessage(m Message) (string, error) {
 	if m.Timestamp == 0 {
 		m.Timestamp = time.Now().UnixMilli()
 	}
-	e := &Entry{Type: TypeMessage, msg: &m}
+	e := newMessageEntry(&m)
 	return s.append(e)
 }
 
@@ -521,7 +521,7 @@ func (s *Session) AppendMessage(m Message) (string, error) {
 //
 // As AppendMessage.
 func (s *Session) AppendModelChange(provider, modelID string) (string, error) {
-	return s.append(&Entry{Type: TypeModelChange, Provider: provider, ModelID: modelID})
+	return s.append(&Entry{Type: TypeModelChange, entryFields: &entryFields{Provider: provider, ModelID: modelID}})
 }
 
 // AppendThinkingLevelChange records that the conversation goes on at
@@ -531,7 +531,7 @@ func (s *Session) AppendModelChange(provider, modelID string) (string, error) {
 //
 // As AppendMessage.
 func (s *Session) AppendThinkingLevelChange(level string) (string, error) {
-	return s.append(&Entry{Type: TypeThinkingLevelChange, ThinkingLevel: level})
+	return s.append(&Entry{Type: TypeThinkingLevelChange, entryFields: &entryFields{ThinkingLevel: level}})
 }
 
 // AppendCompaction appends a compaction entry: the context is summary, then
@@ -555,7 +555,7 @@ func (s *Session) AppendCompaction(c CompactionResult) (string, error) {
 		}
 		details = b
 	}
-	return s.append(&Entry{Type: TypeCompaction, Summary: c.Summary, FirstKeptEntryID: c.FirstKeptEntryID, TokensBefore: c.TokensBefore, Details: details})
+	return s.append(&Entry{Type: TypeCompaction, entryFields: &entryFields{Summary: c.Summary, FirstKeptEntryID: c.FirstKeptEntryID, TokensBefore: c.TokensBefore, Details: details}})
 }
 
 // AppendSessionInfo sets the session's display name.
@@ -564,7 +564,7 @@ func (s *Session) AppendCompaction(c CompactionResult) (string, error) {
 //
 // As AppendMessage.
 func (s *Session) AppendSessionInfo(name string) (string, error) {
-	return s.append(&Entry{Type: TypeSessionInfo, Name: name})
+	return s.append(&Entry{Type: TypeSessionInfo, entryFields: &entryFields{Name: name}})
 }
 
 // Limits of custom entries, which extensions write.
@@ -617,7 +617,7 @@ func (s *Session) AppendCustom(customType string, data json.RawMessage) (string,
 	}
 	s.customBytes += compact.Len()
 	s.mu.Unlock()
-	id, err := s.append(&Entry{Type: TypeCustom, CustomType: customType, Data: compact.Bytes()})
+	id, err := s.append(&Entry{Type: TypeCustom, entryFields: &entryFields{CustomType: customType, Data: compact.Bytes()}})
 	if err != nil {
 		s.mu.Lock()
 		s.customBytes -= compact.Len()
