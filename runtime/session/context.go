@@ -46,7 +46,13 @@ func BuildContext(path []*Entry) []Message {
 	}
 	for _, span := range [2][]*Entry{before, after} {
 		for _, e := range span {
-			if m, ok := e.ContextMessage(); ok {
+			if e.Type == TypeMessage && e.msg == nil {
+				// Decoded in place: no copy of the message.
+				out = append(out, Message{})
+				if e.decodeMessage(&out[len(out)-1]) != nil {
+					out = out[:len(out)-1]
+				}
+			} else if m, ok := e.ContextMessage(); ok {
 				out = append(out, m)
 			}
 		}
@@ -92,8 +98,13 @@ func compactionSummary(comp *Entry) Message {
 func (e *Entry) ContextMessage() (m Message, ok bool) {
 	switch e.Type {
 	case TypeMessage:
-		if m, err := e.Message(); err == nil {
-			return *m, true
+		if e.msg != nil {
+			e.noteInfo(e.msg, false)
+			return *e.msg, true
+		}
+		var m Message
+		if e.decodeMessage(&m) == nil {
+			return m, true
 		}
 	case TypeCustomMessage:
 		return customMessage(e), true

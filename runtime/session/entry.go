@@ -147,25 +147,36 @@ func (e *Entry) Message() (*Message, error) {
 		return nil, fmt.Errorf("entry %s: a %s entry has no message", e.ID, e.Type)
 	}
 	if e.msg != nil {
-		e.noteInfo(e.msg)
+		e.noteInfo(e.msg, false)
 		return e.msg, nil
 	}
+	m := new(Message)
+	if err := e.decodeMessage(m); err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+// decodeMessage decodes the message of e, a message entry read from a
+// file, into m (zero), and notes its info.
+func (e *Entry) decodeMessage(m *Message) error {
 	if e.msgEnd == 0 {
 		full, err := decodeEntry(e.line)
 		if err != nil {
 			e.info.Store(infoComputed)
-			return nil, fmt.Errorf("entry %s: %w", e.ID, err)
+			return fmt.Errorf("entry %s: %w", e.ID, err)
 		}
-		e.noteInfo(full.msg)
-		return full.msg, nil
+		*m = *full.msg
+		e.noteInfo(m, false)
+		return nil
 	}
-	m := new(Message)
-	if err := m.decode(e.line[e.msgStart:e.msgEnd:e.msgEnd]); err != nil {
+	fast, err := m.decodeAt(e.line[e.msgStart:e.msgEnd:e.msgEnd], e.info.Load()&infoFast != 0)
+	if err != nil {
 		e.info.Store(infoComputed)
-		return nil, fmt.Errorf("entry %s: message: %w", e.ID, err)
+		return fmt.Errorf("entry %s: message: %w", e.ID, err)
 	}
-	e.noteInfo(m)
-	return m, nil
+	e.noteInfo(m, fast)
+	return nil
 }
 
 // loadEntry indexes one entry line: a message is only scanned for its
@@ -551,12 +562,18 @@ func (m *Message) UnmarshalJSON(b []byte) error {
 // the common shapes are read by decodeFast, whose strings are views of b
 // (b must never change), anything else by encoding/json.
 func (m *Message) decode(b []byte) error {
-	if out, ok := decodeFast(b); ok {
-		out.raw = b[:len(b):len(b)]
-		*m = out
-		return nil
+	_, err := m.decodeAt(b, false)
+	return err
+}
+
+// decodeAt is decode into m (zero); fast says the fast path read it, and
+// valid that b is known to be valid JSON (read on the fast path before).
+func (m *Message) decodeAt(b []byte, valid bool) (fast bool, err error) {
+	if m.decodeFast(b, valid) {
+		m.raw = b[:len(b):len(b)]
+		return true, nil
 	}
-	return m.decodeSlow(b)
+	return false, m.decodeSlow(b)
 }
 
 // decodeSlow is decode through encoding/json.

@@ -48,6 +48,7 @@ const (
 	infoComputed uint64 = 1 << 4 // the info below is set
 	infoOK       uint64 = 1 << 5 // the entry contributes a message
 	infoFailed   uint64 = 1 << 6
+	infoFast     uint64 = 1 << 7 // the line's message is read on decodeFast's path (valid JSON)
 	infoCalls           = 8
 	infoTokens          = 32
 )
@@ -71,16 +72,22 @@ func packInfo(i MessageInfo) uint64 {
 	return w
 }
 
-// noteInfo keeps the info of m, e's message, unless e has it already.
-// Entries are shared between goroutines: every writer stores the same
-// values, the usage before the word that says it is there.
-func (e *Entry) noteInfo(m *Message) {
+// noteInfo keeps the info of m, e's message, unless e has it already;
+// fast says m was read from e's line on decodeFast's path (so the next
+// decode need not check the line's JSON again). Entries are shared
+// between goroutines: every writer stores the same values, the usage
+// before the word that says it is there.
+func (e *Entry) noteInfo(m *Message, fast bool) {
 	if e.info.Load()&infoComputed != 0 {
 		return
 	}
 	i := InfoOf(m)
+	w := packInfo(i)
+	if fast {
+		w |= infoFast
+	}
 	e.usage.Store(i.Usage)
-	e.info.Store(packInfo(i))
+	e.info.Store(w)
 }
 
 // Info returns what e adds to its branch's context, as InfoOf its
