@@ -363,6 +363,23 @@ func setFloat(p *float64, val []byte) bool {
 	if c := val[0]; c != '-' && (c < '0' || c > '9') {
 		return false
 	}
+	if len(val) <= 15 {
+		// Digits only (a timestamp, a token count): an integer below
+		// 10^15 is exact as a float64, which is what ParseFloat gives.
+		var n int64
+		digits := true
+		for _, c := range val {
+			if c < '0' || c > '9' {
+				digits = false
+				break
+			}
+			n = n*10 + int64(c-'0')
+		}
+		if digits {
+			*p = float64(n)
+			return true
+		}
+	}
 	f, err := strconv.ParseFloat(string(val), 64)
 	if err != nil {
 		return false
