@@ -186,3 +186,50 @@ func TestEntrySize(t *testing.T) {
 		t.Fatalf("an Entry is %d bytes, more than 128", n)
 	}
 }
+
+// Branch, which copies the path it last walked (extended by appends),
+// gives what a walk of the parents gives, through appends, new roots and
+// leaves set anywhere.
+func TestBranchKeptPath(t *testing.T) {
+	s, _ := newSession(t)
+	check := func(step string) {
+		t.Helper()
+		got := s.Branch()
+		s.mu.Lock()
+		want := s.walkLocked(s.leaf)
+		s.mu.Unlock()
+		if len(got) != len(want) {
+			t.Fatalf("%s: branch of %d entries, a walk gives %d", step, len(got), len(want))
+		}
+		for i := range got {
+			if got[i] != want[i] {
+				t.Fatalf("%s: entry %d is %s, a walk gives %s", step, i, got[i].ID, want[i].ID)
+			}
+		}
+		if len(got) > 0 {
+			got[0] = nil // a caller's copy: the session's path is not changed
+		}
+	}
+	var ids []string
+	for i := range 30 {
+		switch {
+		case i == 10:
+			s.ResetLeaf()
+			check("new root")
+		case i%7 == 3:
+			if err := s.SetLeaf(ids[i/2]); err != nil {
+				t.Fatal(err)
+			}
+			check("leaf set back")
+		case i%11 == 5:
+			s.Entry(ids[i-1]) // an entry looked at: nothing changes
+			check("looked at")
+		}
+		ids = append(ids, mustAppend(t, s, user(fmt.Sprint(i))))
+		check(fmt.Sprint("append ", i))
+	}
+	if err := s.SetLeaf(""); err != nil {
+		t.Fatal(err)
+	}
+	check("no leaf")
+}
