@@ -69,6 +69,11 @@ func EstimateTokens(m Message) int {
 func UTF16Len[S ~string | ~[]byte](s S) int {
 	n := 0
 	for i := 0; i < len(s); {
+		if i+8 <= len(s) && s[i]|s[i+1]|s[i+2]|s[i+3]|s[i+4]|s[i+5]|s[i+6]|s[i+7] < utf8.RuneSelf {
+			n += 8 // eight ASCII bytes at a time: most text is
+			i += 8
+			continue
+		}
 		if s[i] < utf8.RuneSelf {
 			n++
 			i++

@@ -233,3 +233,26 @@ func TestBranchKeptPath(t *testing.T) {
 	}
 	check("no leaf")
 }
+
+// FuzzUTF16Len holds UTF16Len to JavaScript's length: each rune one unit,
+// two above U+FFFF, an invalid byte one (as U+FFFD), for strings and bytes.
+func FuzzUTF16Len(f *testing.F) {
+	for _, s := range []string{"", "plain ascii text, long enough for words", "ünïcode 😀 mixed in ascii text here", "\xff\xfe bad bytes \xf0\x9f", "😀😀😀😀😀😀😀😀😀"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		want := 0
+		for _, r := range s {
+			want++
+			if r > 0xffff {
+				want++
+			}
+		}
+		if got := UTF16Len(s); got != want {
+			t.Fatalf("UTF16Len(%q) = %d, want %d", s, got, want)
+		}
+		if got := UTF16Len([]byte(s)); got != want {
+			t.Fatalf("UTF16Len([]byte(%q)) = %d, want %d", s, got, want)
+		}
+	})
+}
