@@ -15,6 +15,15 @@ runs=${1:-5}
 entries=${2:-10000}
 build_pi
 need_tools
+# Both binaries as fresh copies: how a binary's file sits in the page
+# cache (written by the linker, copied, old) moves its peak RSS by 5-15
+# MiB (the pages the kernel maps around each fault), so the two are
+# copied alike and each resume is compared with its own --no-session run.
+cp "$tmp/pi" "$tmp/pi.new" && mv "$tmp/pi.new" "$tmp/pi"
+if [ -n "$old" ]; then
+	cp "$old" "$tmp/pi.old"
+	old=$tmp/pi.old
+fi
 go build -o "$tmp/mksession" ./bench/testdata/mksession
 mkdir -p "$tmp/w"
 "$tmp/mksession" "$tmp/session.jsonl" "$entries"

@@ -163,16 +163,7 @@ func sessionCost(path string) float64 {
 	if err != nil {
 		return 0
 	}
-	total := 0.0
-	for _, e := range s.Entries() {
-		if e.Type != session.TypeMessage {
-			continue
-		}
-		if m, err := e.Message(); err == nil && m.Role == session.RoleAssistant && m.Usage != nil {
-			total += m.Usage.Cost.Total
-		}
-	}
-	return total
+	return s.TotalUsage().Cost.Total
 }
 
 // sessionLabel is a session's name, else its first prompt, on one line.

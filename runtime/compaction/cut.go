@@ -11,11 +11,11 @@ func isCutPoint(e *session.Entry) bool {
 	case session.TypeBranchSummary, session.TypeCustomMessage:
 		return true
 	case session.TypeMessage:
-		m, err := e.Message()
-		if err != nil {
+		i, ok := e.Info()
+		if !ok {
 			return false
 		}
-		switch m.Role {
+		switch i.Role {
 		case session.RoleUser, session.RoleAssistant, session.RoleCustom, session.RoleBashExecution, session.RoleBranchSummary, session.RoleCompactionSummary:
 			return true
 		}
@@ -30,8 +30,8 @@ func startsTurn(e *session.Entry) bool {
 	case session.TypeBranchSummary, session.TypeCustomMessage:
 		return true
 	case session.TypeMessage:
-		m, err := e.Message()
-		return err == nil && (m.Role == session.RoleUser || m.Role == session.RoleBashExecution)
+		i, ok := e.Info()
+		return ok && (i.Role == session.RoleUser || i.Role == session.RoleBashExecution)
 	}
 	return false
 }
@@ -77,11 +77,11 @@ func FindCutPoint(path []*session.Entry, start, end, keepRecent int) CutPoint {
 		if path[i].Type != session.TypeMessage {
 			continue
 		}
-		m, err := path[i].Message()
-		if err != nil {
+		info, ok := path[i].Info()
+		if !ok {
 			continue
 		}
-		acc += session.EstimateTokens(*m)
+		acc += info.Tokens
 		if acc >= keepRecent {
 			for _, c := range cuts {
 				if c >= i {
@@ -100,8 +100,10 @@ func FindCutPoint(path []*session.Entry, start, end, keepRecent int) CutPoint {
 		cut--
 	}
 	cp := CutPoint{FirstKept: cut, TurnStart: -1}
-	if m, err := path[cut].Message(); err == nil && m.Role == session.RoleUser {
-		return cp
+	if path[cut].Type == session.TypeMessage {
+		if i, ok := path[cut].Info(); ok && i.Role == session.RoleUser {
+			return cp
+		}
 	}
 	for i := cut; i >= start; i-- {
 		if startsTurn(path[i]) {

@@ -57,7 +57,9 @@ func Prepare(path []*session.Entry, keepRecent int) (*Preparation, error) {
 	if len(path) > 0 && path[len(path)-1].Type == session.TypeCompaction {
 		return nil, ErrAlreadyCompacted
 	}
-	conv := session.BuildContext(path)
+	// The entries' infos for the sizes and the cut; only what is
+	// summarized is decoded (below), once.
+	conv := session.ContextInfos(path)
 	if len(conv) == 0 {
 		return nil, ErrNothingToCompact
 	}
@@ -68,7 +70,7 @@ func Prepare(path []*session.Entry, keepRecent int) (*Preparation, error) {
 			break
 		}
 	}
-	p := &Preparation{TokensBefore: session.EstimateContextTokens(conv)}
+	p := &Preparation{TokensBefore: session.EstimateInfoTokens(conv)}
 	start := 0
 	if prevIdx >= 0 {
 		prev := path[prevIdx]
@@ -85,17 +87,9 @@ func Prepare(path []*session.Entry, keepRecent int) (*Preparation, error) {
 	if cut.SplitTurn {
 		historyEnd = cut.TurnStart
 	}
-	for _, e := range path[start:historyEnd] {
-		if m, ok := e.ContextMessage(); ok {
-			p.ToSummarize = append(p.ToSummarize, m)
-		}
-	}
+	p.ToSummarize = contextMessages(path[start:historyEnd])
 	if cut.SplitTurn {
-		for _, e := range path[cut.TurnStart:cut.FirstKept] {
-			if m, ok := e.ContextMessage(); ok {
-				p.TurnPrefix = append(p.TurnPrefix, m)
-			}
-		}
+		p.TurnPrefix = contextMessages(path[cut.TurnStart:cut.FirstKept])
 	}
 	read, modified := map[string]bool{}, map[string]bool{}
 	if prevIdx >= 0 && !path[prevIdx].FromHook && len(path[prevIdx].Details) > 0 {
@@ -126,6 +120,21 @@ func Prepare(path []*session.Entry, keepRecent int) (*Preparation, error) {
 	sort.Strings(p.ReadFiles)
 	sort.Strings(p.ModifiedFiles)
 	return p, nil
+}
+
+// contextMessages is the ContextMessage of each of entries that has one
+// (nil when none), each decoded once, into a slice of the right size.
+func contextMessages(entries []*session.Entry) []session.Message {
+	out := make([]session.Message, 0, len(entries))
+	for _, e := range entries {
+		if m, ok := e.ContextMessage(); ok {
+			out = append(out, m)
+		}
+	}
+	if len(out) == 0 {
+		return nil
+	}
+	return out
 }
 
 // fileOps records the path argument of read, write and edit calls.

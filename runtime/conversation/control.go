@@ -162,6 +162,9 @@ func userMessage(e *session.Entry) *session.Message {
 	if e.Type != session.TypeMessage {
 		return nil
 	}
+	if i, ok := e.Info(); !ok || i.Role != session.RoleUser {
+		return nil // known without decoding the message again
+	}
 	m, err := e.Message()
 	if err != nil || m.Role != session.RoleUser {
 		return nil

@@ -109,13 +109,15 @@ func (c *Conversation) RunShellCommand(ctx context.Context, command string, upda
 // Without any usage reported (a scripted model) it is the estimate of
 // every message.
 func (c *Conversation) ContextTokens() int {
-	msgs := c.Session().Context()
-	if n := session.EstimateContextTokens(msgs); n > 0 {
+	// The entries' infos, not the messages: the footer asks after every
+	// turn, and a long session is not decoded again each time.
+	infos := session.ContextInfos(c.Session().Branch())
+	if n := session.EstimateInfoTokens(infos); n > 0 {
 		return n
 	}
 	n := 0
-	for _, m := range msgs {
-		n += session.EstimateTokens(m)
+	for _, i := range infos {
+		n += i.Tokens
 	}
 	return n
 }

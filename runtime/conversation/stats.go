@@ -42,33 +42,26 @@ type ContextUsage struct {
 func (c *Conversation) Stats() SessionStats {
 	s := c.Session()
 	st := SessionStats{SessionFile: c.sessionFile(), SessionID: s.ID()}
-	msgs := s.Context()
-	for _, m := range msgs {
-		switch m.Role {
+	// The entries' infos, not the messages: a long session is not
+	// decoded again for every status line.
+	infos := session.ContextInfos(s.Branch())
+	for _, i := range infos {
+		switch i.Role {
 		case session.RoleUser:
 			st.UserMessages++
 		case session.RoleAssistant:
 			st.AssistantMessages++
-			for _, b := range m.Content {
-				if b.Type == "toolCall" {
-					st.ToolCalls++
-				}
-			}
-			if u := m.Usage; u != nil {
-				st.Tokens.Input += u.Input
-				st.Tokens.Output += u.Output
-				st.Tokens.CacheRead += u.CacheRead
-				st.Tokens.CacheWrite += u.CacheWrite
-				st.Tokens.Total += u.ContextTokens()
-				st.Cost += u.Cost.Total
-			}
+			st.ToolCalls += i.ToolCalls
 		case session.RoleToolResult:
 			st.ToolResults++
 		}
 	}
-	st.TotalMessages = len(msgs)
+	u := session.SumUsage(infos)
+	st.Tokens = TokenStats{Input: u.Input, Output: u.Output, CacheRead: u.CacheRead, CacheWrite: u.CacheWrite, Total: u.TotalTokens}
+	st.Cost = u.Cost.Total
+	st.TotalMessages = len(infos)
 	if cs, err := c.compactionSettings(); err == nil && cs.ContextWindow > 0 {
-		tokens := session.EstimateContextTokens(msgs)
+		tokens := session.EstimateInfoTokens(infos)
 		st.ContextUsage = &ContextUsage{Tokens: tokens, ContextWindow: cs.ContextWindow, Percent: float64(tokens) * 100 / float64(cs.ContextWindow)}
 	}
 	return st

@@ -34,7 +34,7 @@ func writeBenchSession(b *testing.B, n, entryBytes int, compacted bool) (string,
 	for i := range n {
 		if compacted && i == n-40 {
 			keep := fmt.Sprintf("%08x", n-80)
-			e := &Entry{Type: TypeCompaction, ID: "cccccccc", ParentID: parent, Timestamp: isoTime(time.Now()), Summary: text, FirstKeptEntryID: keep, TokensBefore: 1000}
+			e := &Entry{Type: TypeCompaction, ID: "cccccccc", ParentID: parent, Timestamp: isoTime(time.Now()), entryFields: &entryFields{Summary: text, FirstKeptEntryID: keep, TokensBefore: 1000}}
 			line, _ := e.encode()
 			w.Write(append(line, '\n'))
 			parent = e.ID
@@ -50,7 +50,10 @@ func writeBenchSession(b *testing.B, n, entryBytes int, compacted bool) (string,
 		case 3:
 			m = assistant(text)
 		}
-		e := &Entry{Type: TypeMessage, ID: fmt.Sprintf("%08x", i), ParentID: parent, Timestamp: isoTime(time.Now()), msg: &m}
+		if m.Role == RoleAssistant {
+			m.Usage = &Usage{Input: 1, Output: 2, TotalTokens: 3, Cost: UsageCost{Total: 0.001}}
+		}
+		e := &Entry{Type: TypeMessage, ID: fmt.Sprintf("%08x", i), ParentID: parent, Timestamp: isoTime(time.Now()), entryFields: noFields, msg: &m}
 		line, err := e.encode()
 		if err != nil {
 			b.Fatal(err)
@@ -165,11 +168,19 @@ func BenchmarkAppend(b *testing.B) {
 	}
 }
 
-// BenchmarkContextAgain builds the context of a session of 10k entries
-// that is open already, after a collection, as the TUI's footer does after
-// a turn and compaction's prepare does three times: what it costs once the
-// messages are decoded (and what it would cost if the session did not
-// keep them).
+// BenchmarkContextAgain is what a session of 10k entries, open already
+// and resumed (its context built once, as a resume does), costs after a
+// turn, after a collection:
+//
+//   - context: the context's messages again (Session.Context: what a
+//     compaction hands back, RPC get_messages, a /tree view's context);
+//   - footer: what the TUI's footer and RPC get_session_stats compute
+//     after every turn: the context's size in tokens and the usage of
+//     every answer of the file (Conversation.ContextTokens, Stats and the
+//     footer's sums).
+//
+// compaction's BenchmarkPrepare is the third caller that used to build
+// the context again (three times).
 //
 //	go test -run '^$' -bench BenchmarkContextAgain ./runtime/session/
 func BenchmarkContextAgain(b *testing.B) {
@@ -179,18 +190,45 @@ func BenchmarkContextAgain(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer s.Close()
-	b.SetBytes(size)
-	b.ReportAllocs()
-	var cpu time.Duration
-	for b.Loop() {
-		b.StopTimer()
-		runtime.GC()
-		b.StartTimer()
-		cpu0 := cpuTime()
-		if n := len(s.Context()); n != 10_000 {
-			b.Fatalf("%d messages", n)
-		}
-		cpu += cpuTime() - cpu0
+	if n := len(ToLLM(s.Context())); n != 10_000 {
+		b.Fatalf("%d messages", n)
 	}
-	b.ReportMetric(float64(cpu)/float64(b.N)/1e6, "cpu-ms/op")
+	for _, c := range []struct {
+		name string
+		run  func(b *testing.B)
+	}{
+		{"context", func(b *testing.B) {
+			if n := len(s.Context()); n != 10_000 {
+				b.Fatalf("%d messages", n)
+			}
+		}},
+		{"footer", func(b *testing.B) {
+			tokens, usage := footerSums(s)
+			if tokens != 3 || usage.Input != 5_000 {
+				b.Fatalf("%d tokens, usage %+v", tokens, usage)
+			}
+		}},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			b.SetBytes(size)
+			b.ReportAllocs()
+			var cpu time.Duration
+			for b.Loop() {
+				b.StopTimer()
+				runtime.GC()
+				b.StartTimer()
+				cpu0 := cpuTime()
+				c.run(b)
+				cpu += cpuTime() - cpu0
+			}
+			b.ReportMetric(float64(cpu)/float64(b.N)/1e6, "cpu-ms/op")
+		})
+	}
+}
+
+// footerSums is the footer's work after a turn, as its callers do it:
+// the context's size (Conversation.ContextTokens) and the usage of every
+// answer (the footer's and Stats' sums).
+func footerSums(s *Session) (int, Usage) {
+	return EstimateInfoTokens(ContextInfos(s.Branch())), s.TotalUsage()
 }

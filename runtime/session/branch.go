@@ -86,7 +86,7 @@ func (s *Session) ForkAt(id string, o CreateOptions) (*Session, error) {
 		if n.byID[l.TargetID] == nil {
 			continue
 		}
-		e := &Entry{Type: TypeLabel, ID: newEntryID(func(id string) bool { return n.byID[id] != nil }), ParentID: n.leaf, Timestamp: l.Timestamp, TargetID: l.TargetID, Label: l.Label}
+		e := &Entry{Type: TypeLabel, ID: newEntryID(func(id string) bool { return n.byID[id] != nil }), ParentID: n.leaf, Timestamp: l.Timestamp, entryFields: &entryFields{TargetID: l.TargetID, Label: l.Label}}
 		if e.line, err = e.encode(); err != nil {
 			return nil, fmt.Errorf("session fork: %w", err)
 		}

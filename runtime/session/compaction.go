@@ -69,6 +69,11 @@ func EstimateTokens(m Message) int {
 func UTF16Len[S ~string | ~[]byte](s S) int {
 	n := 0
 	for i := 0; i < len(s); {
+		if i+8 <= len(s) && s[i]|s[i+1]|s[i+2]|s[i+3]|s[i+4]|s[i+5]|s[i+6]|s[i+7] < utf8.RuneSelf {
+			n += 8 // eight ASCII bytes at a time: most text is
+			i += 8
+			continue
+		}
 		if s[i] < utf8.RuneSelf {
 			n++
 			i++
@@ -86,29 +91,31 @@ func UTF16Len[S ~string | ~[]byte](s S) int {
 	return n
 }
 
-// lastUsage returns the usage of the last assistant message that neither
-// failed nor was aborted, and its index; -1 when there is none.
-func lastUsage(msgs []Message) (Usage, int) {
-	for i := len(msgs) - 1; i >= 0; i-- {
-		m := msgs[i]
-		if m.Role == RoleAssistant && m.Usage != nil && m.StopReason != string(llm.StopError) && m.StopReason != string(llm.StopAborted) {
-			return *m.Usage, i
-		}
-	}
-	return Usage{}, -1
-}
-
 // EstimateContextTokens is the reference's context size of msgs: the last
 // valid response's usage plus an estimate of the messages after it, else an
 // estimate of them all.
 func EstimateContextTokens(msgs []Message) int {
-	u, idx := lastUsage(msgs)
-	total := 0
-	if idx >= 0 {
-		total = u.ContextTokens()
+	return contextTokens(len(msgs), func(i int) *Usage {
+		if m := &msgs[i]; m.Role == RoleAssistant && m.StopReason != string(llm.StopError) && m.StopReason != string(llm.StopAborted) {
+			return m.Usage
+		}
+		return nil
+	}, func(i int) int { return EstimateTokens(msgs[i]) })
+}
+
+// contextTokens is EstimateContextTokens's rule over n messages: usage(i)
+// is the i'th message's usage when it counts (a valid response's), nil
+// otherwise; tokens(i) its estimate.
+func contextTokens(n int, usage func(int) *Usage, tokens func(int) int) int {
+	total, from := 0, 0
+	for i := n - 1; i >= 0; i-- {
+		if u := usage(i); u != nil {
+			total, from = u.ContextTokens(), i+1
+			break
+		}
 	}
-	for _, m := range msgs[idx+1:] {
-		total += EstimateTokens(m)
+	for i := from; i < n; i++ {
+		total += tokens(i)
 	}
 	return total
 }

@@ -39,39 +39,55 @@ func (s *Session) Context() []Message {
 // model_change, session_info and unknown entries contribute nothing.
 // Messages that cannot be decoded are skipped.
 func BuildContext(path []*Entry) []Message {
-	var comp *Entry
+	comp, before, after := contextSpans(path)
+	out := make([]Message, 0, len(before)+len(after)+1)
+	if comp != nil {
+		out = append(out, compactionSummary(comp))
+	}
+	for _, span := range [2][]*Entry{before, after} {
+		for _, e := range span {
+			if e.Type == TypeMessage && e.msg == nil {
+				// Decoded in place: no copy of the message.
+				out = append(out, Message{})
+				if e.decodeMessage(&out[len(out)-1]) != nil {
+					out = out[:len(out)-1]
+				}
+			} else if m, ok := e.ContextMessage(); ok {
+				out = append(out, m)
+			}
+		}
+	}
+	return out
+}
+
+// contextSpans splits path by BuildContext's rule: without a compaction,
+// all of it (after); with one (the last on the path), the compaction, the
+// entries from its firstKeptEntryId up to it (before; none when that id
+// is not before it) and the entries after it.
+func contextSpans(path []*Entry) (comp *Entry, before, after []*Entry) {
 	compIdx := -1
 	for i, e := range path {
 		if e.Type == TypeCompaction {
-			comp, compIdx = e, i
+			compIdx = i
 		}
 	}
-	out := make([]Message, 0, len(path))
-	add := func(e *Entry) {
-		if m, ok := e.ContextMessage(); ok {
-			out = append(out, m)
-		}
+	if compIdx < 0 {
+		return nil, nil, path
 	}
-	if comp == nil {
-		for _, e := range path {
-			add(e)
-		}
-		return out
-	}
-	out = append(out, Message{Role: RoleCompactionSummary, Summary: comp.Summary, TokensBefore: comp.TokensBefore, Timestamp: comp.Time().UnixMilli()})
-	kept := false
-	for _, e := range path[:compIdx] {
+	comp = path[compIdx]
+	for i, e := range path[:compIdx] {
 		if e.ID == comp.FirstKeptEntryID {
-			kept = true
-		}
-		if kept {
-			add(e)
+			before = path[i:compIdx]
+			break
 		}
 	}
-	for _, e := range path[compIdx+1:] {
-		add(e)
-	}
-	return out
+	return comp, before, path[compIdx+1:]
+}
+
+// compactionSummary is the message a compaction entry starts the context
+// with.
+func compactionSummary(comp *Entry) Message {
+	return Message{Role: RoleCompactionSummary, Summary: comp.Summary, TokensBefore: comp.TokensBefore, Timestamp: comp.Time().UnixMilli()}
 }
 
 // ContextMessage returns the message e contributes to the conversation: a
@@ -82,8 +98,13 @@ func BuildContext(path []*Entry) []Message {
 func (e *Entry) ContextMessage() (m Message, ok bool) {
 	switch e.Type {
 	case TypeMessage:
-		if m, err := e.Message(); err == nil {
-			return *m, true
+		if e.msg != nil {
+			e.noteInfo(e.msg, false)
+			return *e.msg, true
+		}
+		var m Message
+		if e.decodeMessage(&m) == nil {
+			return m, true
 		}
 	case TypeCustomMessage:
 		return customMessage(e), true

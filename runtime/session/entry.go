@@ -7,7 +7,7 @@ import (
 	"fmt"
 	"math"
 	"strings"
-	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -54,21 +54,49 @@ type Header struct {
 
 // Entry is one line after the header. Type, ID, ParentID ("" for the first
 // entry, null in the file) and Timestamp are set for every entry; the other
-// fields belong to the types named in their comments. An entry of a type
-// this package does not know keeps only the common fields (and its line, for
-// copying it on a fork).
+// fields belong to the types named in their comments (a message entry's
+// message is Message's). An entry of a type this package does not know
+// keeps only the common fields (and its line, for copying it on a fork).
+// Entries are made by a Session (the zero Entry is not one); their fields
+// are for reading.
+//
+// An entry read from a file keeps its line, not its decoded message:
+// Message decodes it each time, and Info gives what a branch's sums need
+// (role, token estimate, usage) from the first decode on. Sessions of
+// 10k entries stay under twice their file's size in memory this way
+// (docs/performance.md).
 type Entry struct {
 	Type      string
 	ID        string
 	ParentID  string
 	Timestamp string
 
-	// message: built in this process, or decoded from
-	// line[msgStart:msgEnd] on first use (msgMu guards msg).
-	msgMu            sync.Mutex
+	// *entryFields holds the fields of the other types; message entries
+	// share noFields (all zero), so reading, say, Summary of a message
+	// entry gives "" as it always did.
+	*entryFields
+
+	// msg is a message built in this process (AppendMessage); nil for
+	// one read from a file, which is line[msgStart:msgEnd] (msgEnd 0:
+	// the whole line is decoded).
 	msg              *Message
 	msgStart, msgEnd uint32
 
+	// info is the packed MessageInfo (see packInfo), 0 until the first
+	// decode; usage is its Usage.
+	info  atomic.Uint64
+	usage atomic.Pointer[Usage]
+
+	// line is the entry's JSON: as written by this process, as read for
+	// a message (decoded when used) or for a fork. A session in memory
+	// keeps none for the entries it appends (the message is there; a
+	// 20 MB tool call need not be there twice): flush encodes them.
+	line []byte
+}
+
+// entryFields are the fields of every entry type but message, kept apart
+// so that a message entry (most of a session) does not carry them.
+type entryFields struct {
 	// model_change
 	Provider, ModelID string
 	// thinking_level_change
@@ -98,40 +126,57 @@ type Entry struct {
 	TargetID, Label string
 	// session_info: the session's display name.
 	Name string
-
-	// line is the entry's JSON: as written by this process, as read for
-	// a message (decoded when used) or for a fork. A session in memory
-	// keeps none for the entries it appends (the message is there; a
-	// 20 MB tool call need not be there twice): flush encodes them.
-	line []byte
 }
 
-// Message returns the message of a message entry, decoding it on first
-// use; an error when the entry is not a message or its message cannot be
-// decoded (BuildContext then skips it).
+// noFields is the entryFields of every message entry: never written.
+var noFields = &entryFields{}
+
+// newMessageEntry is a message entry of m (built in this process).
+func newMessageEntry(m *Message) *Entry {
+	return &Entry{Type: TypeMessage, entryFields: noFields, msg: m}
+}
+
+// Message returns the message of a message entry: the one appended in
+// this process, or a new decode of its line for one read from a file (the
+// session does not keep decoded messages; see Info for what sums over a
+// branch need). An error when the entry is not a message or its message
+// cannot be decoded (BuildContext then skips it). The message is for
+// reading: it may share its strings with the file's bytes.
 func (e *Entry) Message() (*Message, error) {
 	if e.Type != TypeMessage {
 		return nil, fmt.Errorf("entry %s: a %s entry has no message", e.ID, e.Type)
 	}
-	e.msgMu.Lock()
-	defer e.msgMu.Unlock()
 	if e.msg != nil {
-		return e.msg, nil
-	}
-	if e.msgEnd == 0 {
-		full, err := decodeEntry(e.line)
-		if err != nil {
-			return nil, fmt.Errorf("entry %s: %w", e.ID, err)
-		}
-		e.msg = full.msg
+		e.noteInfo(e.msg, false)
 		return e.msg, nil
 	}
 	m := new(Message)
-	if err := m.decode(e.line[e.msgStart:e.msgEnd:e.msgEnd]); err != nil {
-		return nil, fmt.Errorf("entry %s: message: %w", e.ID, err)
+	if err := e.decodeMessage(m); err != nil {
+		return nil, err
 	}
-	e.msg = m
 	return m, nil
+}
+
+// decodeMessage decodes the message of e, a message entry read from a
+// file, into m (zero), and notes its info.
+func (e *Entry) decodeMessage(m *Message) error {
+	if e.msgEnd == 0 {
+		full, err := decodeEntry(e.line)
+		if err != nil {
+			e.info.Store(infoComputed)
+			return fmt.Errorf("entry %s: %w", e.ID, err)
+		}
+		*m = *full.msg
+		e.noteInfo(m, false)
+		return nil
+	}
+	fast, err := m.decodeAt(e.line[e.msgStart:e.msgEnd:e.msgEnd], e.info.Load()&infoFast != 0)
+	if err != nil {
+		e.info.Store(infoComputed)
+		return fmt.Errorf("entry %s: message: %w", e.ID, err)
+	}
+	e.noteInfo(m, fast)
+	return nil
 }
 
 // loadEntry indexes one entry line: a message is only scanned for its
@@ -153,7 +198,7 @@ func loadEntry(line []byte) (*Entry, error) {
 		e.line = line
 		return e, nil
 	}
-	e := &Entry{Type: h.typ, ID: h.id, ParentID: h.parentID, Timestamp: h.timestamp, line: line}
+	e := &Entry{Type: TypeMessage, ID: h.id, ParentID: h.parentID, Timestamp: h.timestamp, entryFields: noFields, line: line}
 	if len(h.message) > 0 && len(line) <= math.MaxUint32 {
 		// h.message is a slice of line: its place in it.
 		start := cap(line) - cap(h.message)
@@ -211,14 +256,13 @@ func decodeEntry(line []byte) (*Entry, error) {
 	if j.ID == nil {
 		return nil, errNoID
 	}
-	e := &Entry{
-		Type: j.Type, ID: *j.ID,
+	e := &Entry{Type: j.Type, ID: *j.ID, entryFields: &entryFields{
 		Provider: j.Provider, ModelID: j.ModelID, ThinkingLevel: j.ThinkingLevel,
 		Summary: j.Summary, FirstKeptEntryID: j.FirstKeptEntryID, TokensBefore: int(j.TokensBefore),
 		FromID: j.FromID, Details: j.Details, FromHook: j.FromHook,
 		CustomType: j.CustomType, Data: j.Data, Content: j.Content, Display: j.Display,
 		TargetID: j.TargetID,
-	}
+	}}
 	if j.ParentID != nil {
 		e.ParentID = *j.ParentID
 	}
@@ -243,6 +287,7 @@ func decodeEntry(line []byte) (*Entry, error) {
 			return nil, fmt.Errorf("message: %w", err)
 		}
 		e.msg = &m
+		e.entryFields = noFields
 	}
 	return e, nil
 }
@@ -517,12 +562,18 @@ func (m *Message) UnmarshalJSON(b []byte) error {
 // the common shapes are read by decodeFast, whose strings are views of b
 // (b must never change), anything else by encoding/json.
 func (m *Message) decode(b []byte) error {
-	if out, ok := decodeFast(b); ok {
-		out.raw = b[:len(b):len(b)]
-		*m = out
-		return nil
+	_, err := m.decodeAt(b, false)
+	return err
+}
+
+// decodeAt is decode into m (zero); fast says the fast path read it, and
+// valid that b is known to be valid JSON (read on the fast path before).
+func (m *Message) decodeAt(b []byte, valid bool) (fast bool, err error) {
+	if m.decodeFast(b, valid) {
+		m.raw = b[:len(b):len(b)]
+		return true, nil
 	}
-	return m.decodeSlow(b)
+	return false, m.decodeSlow(b)
 }
 
 // decodeSlow is decode through encoding/json.

@@ -1,6 +1,7 @@
 package session
 
 import (
+	"bytes"
 	"encoding/json"
 	"strconv"
 	"strings"
@@ -19,14 +20,19 @@ import (
 // another type, null where it matters, invalid UTF-8): decode then takes
 // the encoding/json path, which gives the same message or the same error.
 // FuzzDecodeFast holds the two paths to the same result.
-func decodeFast(b []byte) (m Message, ok bool) {
-	if !json.Valid(b) {
-		return Message{}, false
+//
+// It reads into m, which must be zero, and leaves it zero when not ok.
+// valid says b is known to be valid JSON (b read on this path before:
+// its bytes never change), so it is not checked again.
+func (m *Message) decodeFast(b []byte, valid bool) (ok bool) {
+	if !valid && !json.Valid(b) {
+		return false
 	}
 	if !fastObject(b, messageKeys[:], m.setField) {
-		return Message{}, false
+		*m = Message{}
+		return false
 	}
-	return m, true
+	return true
 }
 
 // fastObject walks the members of the object b and calls set with the
@@ -310,18 +316,7 @@ func setString(s *string, val []byte) bool {
 		return false
 	}
 	inner := val[1 : len(val)-1]
-	plain := true
-	ascii := true
-	for _, c := range inner {
-		if c == '\\' {
-			plain = false
-			break
-		}
-		if c >= utf8.RuneSelf {
-			ascii = false
-		}
-	}
-	if plain && (ascii || utf8.Valid(inner)) {
+	if bytes.IndexByte(inner, '\\') < 0 && utf8.Valid(inner) {
 		if len(inner) == 0 {
 			*s = ""
 		} else {
@@ -329,7 +324,14 @@ func setString(s *string, val []byte) bool {
 		}
 		return true
 	}
-	return json.Unmarshal(val, s) == nil
+	// Through a local: s itself must not escape (the structs it points
+	// into stay on the stack).
+	var v string
+	if json.Unmarshal(val, &v) != nil {
+		return false
+	}
+	*s = v
+	return true
 }
 
 func setBool(p *bool, val []byte) bool {
@@ -360,6 +362,23 @@ func setMillis(p *int64, val []byte) bool {
 func setFloat(p *float64, val []byte) bool {
 	if c := val[0]; c != '-' && (c < '0' || c > '9') {
 		return false
+	}
+	if len(val) <= 15 {
+		// Digits only (a timestamp, a token count): an integer below
+		// 10^15 is exact as a float64, which is what ParseFloat gives.
+		var n int64
+		digits := true
+		for _, c := range val {
+			if c < '0' || c > '9' {
+				digits = false
+				break
+			}
+			n = n*10 + int64(c-'0')
+		}
+		if digits {
+			*p = float64(n)
+			return true
+		}
 	}
 	f, err := strconv.ParseFloat(string(val), 64)
 	if err != nil {

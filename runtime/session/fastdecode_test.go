@@ -52,8 +52,11 @@ func FuzzDecodeFast(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
-		fast, ok := decodeFast(b)
-		if !ok {
+		var fast Message
+		if !fast.decodeFast(b, false) {
+			if !reflect.DeepEqual(fast, Message{}) {
+				t.Fatalf("decodeFast left %q half read: %#v", b, fast)
+			}
 			return
 		}
 		fast.raw = b[:len(b):len(b)]
@@ -71,7 +74,8 @@ func FuzzDecodeFast(f *testing.F) {
 // (else the fuzz target above would hold nothing).
 func TestDecodeFastReads(t *testing.T) {
 	for _, s := range decodeSeeds[:13] {
-		if _, ok := decodeFast([]byte(s)); !ok {
+		var m Message
+		if !m.decodeFast([]byte(s), false) {
 			t.Errorf("decodeFast left %s to encoding/json", s)
 		}
 	}

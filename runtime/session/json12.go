@@ -57,7 +57,7 @@ func (s *Session) AppendHookCompaction(c CompactionResult, details json.RawMessa
 	if len(details) > 0 && !json.Valid(details) {
 		return "", fmt.Errorf("session append compaction: details are not valid JSON")
 	}
-	return s.append(&Entry{Type: TypeCompaction, Summary: c.Summary, FirstKeptEntryID: c.FirstKeptEntryID, TokensBefore: c.TokensBefore, Details: details, FromHook: true})
+	return s.append(&Entry{Type: TypeCompaction, entryFields: &entryFields{Summary: c.Summary, FirstKeptEntryID: c.FirstKeptEntryID, TokensBefore: c.TokensBefore, Details: details, FromHook: true}})
 }
 
 // AppendHookBranchSummary is AppendBranchSummary for a summary an
@@ -81,7 +81,7 @@ func (s *Session) AppendHookBranchSummary(at, summary string, details json.RawMe
 	if from == "" {
 		from = "root"
 	}
-	return s.append(&Entry{Type: TypeBranchSummary, FromID: from, Summary: summary, Details: details, FromHook: true})
+	return s.append(&Entry{Type: TypeBranchSummary, entryFields: &entryFields{FromID: from, Summary: summary, Details: details, FromHook: true}})
 }
 
 // AppendCustomMessage appends a custom_message entry (the reference's
@@ -108,5 +108,5 @@ func (s *Session) AppendCustomMessage(customType string, content json.RawMessage
 	if err := json.Compact(&c, content); err != nil {
 		return "", fmt.Errorf("%w: content: %v", ErrBadCustom, err)
 	}
-	return s.append(&Entry{Type: TypeCustomMessage, CustomType: customType, Content: c.Bytes(), Display: display, Details: details})
+	return s.append(&Entry{Type: TypeCustomMessage, entryFields: &entryFields{CustomType: customType, Content: c.Bytes(), Display: display, Details: details}})
 }

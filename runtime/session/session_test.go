@@ -152,7 +152,7 @@ func TestTornLastLine(t *testing.T) {
 	last := mustAppend(t, s, user("three"))
 	s.Close()
 	whole, _ := os.ReadFile(s.Path())
-	extra, err := (&Entry{Type: TypeMessage, ID: "deadbeef", ParentID: last, Timestamp: isoTime(time.Now()), msg: &Message{Role: RoleAssistant, Content: []Block{{Type: "text", Text: "four, with \"quotes\" and ünïcode"}}}}).encode()
+	extra, err := (&Entry{Type: TypeMessage, ID: "deadbeef", ParentID: last, Timestamp: isoTime(time.Now()), entryFields: noFields, msg: &Message{Role: RoleAssistant, Content: []Block{{Type: "text", Text: "four, with \"quotes\" and ünïcode"}}}}).encode()
 	if err != nil {
 		t.Fatal(err)
 	}

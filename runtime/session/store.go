@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"time"
 
@@ -47,6 +48,11 @@ type Session struct {
 	entries []*Entry
 	byID    map[string]*Entry
 	leaf    string
+	// walked is the path from the root to the entry walkedTo, as last
+	// walked (the leaf's, mostly): a path never changes, and an append
+	// to its end extends it, so Branch is a copy, not a walk of the map.
+	walked   []*Entry
+	walkedTo string
 
 	// file is open for appending and holds the lock; nil until the file
 	// is created (or for in-memory and read-only sessions).
@@ -489,6 +495,9 @@ func (s *Session) append(e *Entry) (string, error) {
 	s.entries = append(s.entries, e)
 	s.byID[e.ID] = e
 	s.leaf = e.ID
+	if e.ParentID != "" && e.ParentID == s.walkedTo {
+		s.walked, s.walkedTo = append(s.walked, e), e.ID
+	}
 	s.hasAssistant = s.hasAssistant || isAssistant
 	return e.ID, nil
 }
@@ -510,7 +519,7 @@ func (s *Session) AppendMessage(m Message) (string, error) {
 	if m.Timestamp == 0 {
 		m.Timestamp = time.Now().UnixMilli()
 	}
-	e := &Entry{Type: TypeMessage, msg: &m}
+	e := newMessageEntry(&m)
 	return s.append(e)
 }
 
@@ -521,7 +530,7 @@ func (s *Session) AppendMessage(m Message) (string, error) {
 //
 // As AppendMessage.
 func (s *Session) AppendModelChange(provider, modelID string) (string, error) {
-	return s.append(&Entry{Type: TypeModelChange, Provider: provider, ModelID: modelID})
+	return s.append(&Entry{Type: TypeModelChange, entryFields: &entryFields{Provider: provider, ModelID: modelID}})
 }
 
 // AppendThinkingLevelChange records that the conversation goes on at
@@ -531,7 +540,7 @@ func (s *Session) AppendModelChange(provider, modelID string) (string, error) {
 //
 // As AppendMessage.
 func (s *Session) AppendThinkingLevelChange(level string) (string, error) {
-	return s.append(&Entry{Type: TypeThinkingLevelChange, ThinkingLevel: level})
+	return s.append(&Entry{Type: TypeThinkingLevelChange, entryFields: &entryFields{ThinkingLevel: level}})
 }
 
 // AppendCompaction appends a compaction entry: the context is summary, then
@@ -555,7 +564,7 @@ func (s *Session) AppendCompaction(c CompactionResult) (string, error) {
 		}
 		details = b
 	}
-	return s.append(&Entry{Type: TypeCompaction, Summary: c.Summary, FirstKeptEntryID: c.FirstKeptEntryID, TokensBefore: c.TokensBefore, Details: details})
+	return s.append(&Entry{Type: TypeCompaction, entryFields: &entryFields{Summary: c.Summary, FirstKeptEntryID: c.FirstKeptEntryID, TokensBefore: c.TokensBefore, Details: details}})
 }
 
 // AppendSessionInfo sets the session's display name.
@@ -564,7 +573,7 @@ func (s *Session) AppendCompaction(c CompactionResult) (string, error) {
 //
 // As AppendMessage.
 func (s *Session) AppendSessionInfo(name string) (string, error) {
-	return s.append(&Entry{Type: TypeSessionInfo, Name: name})
+	return s.append(&Entry{Type: TypeSessionInfo, entryFields: &entryFields{Name: name}})
 }
 
 // Limits of custom entries, which extensions write.
@@ -617,7 +626,7 @@ func (s *Session) AppendCustom(customType string, data json.RawMessage) (string,
 	}
 	s.customBytes += compact.Len()
 	s.mu.Unlock()
-	id, err := s.append(&Entry{Type: TypeCustom, CustomType: customType, Data: compact.Bytes()})
+	id, err := s.append(&Entry{Type: TypeCustom, entryFields: &entryFields{CustomType: customType, Data: compact.Bytes()}})
 	if err != nil {
 		s.mu.Lock()
 		s.customBytes -= compact.Len()
@@ -670,7 +679,45 @@ func (s *Session) Branch() []*Entry {
 	return s.branchLocked(s.leaf)
 }
 
+// branchLocked is the path from the root to the entry from (a new
+// slice): s.walked when it leads there, else walked and kept.
 func (s *Session) branchLocked(from string) []*Entry {
+	if from == "" {
+		return nil
+	}
+	if from != s.walkedTo {
+		path := s.walkLocked(from)
+		if len(path) == 0 || path[len(path)-1].ID != from {
+			return path // from is no entry (or a cycle ends the walk)
+		}
+		s.walked, s.walkedTo = path, from
+	}
+	return slices.Clone(s.walked)
+}
+
+// walkLocked walks the parents from the entry from to the root. A path
+// longer than the session's entries goes round a cycle of parents (a
+// damaged file): then the walk stops before the first entry it meets
+// again (branchWithCycle), which the common walk need not remember.
+func (s *Session) walkLocked(from string) []*Entry {
+	var path []*Entry
+	for id := from; id != ""; {
+		e, ok := s.byID[id]
+		if !ok {
+			break
+		}
+		if len(path) == len(s.byID) {
+			return s.branchWithCycle(from)
+		}
+		path = append(path, e)
+		id = e.ParentID
+	}
+	slices.Reverse(path)
+	return path
+}
+
+// branchWithCycle is branchLocked for parents that make a cycle.
+func (s *Session) branchWithCycle(from string) []*Entry {
 	var path []*Entry
 	seen := map[string]bool{}
 	for id := from; id != "" && !seen[id]; {
@@ -682,9 +729,7 @@ func (s *Session) branchLocked(from string) []*Entry {
 		path = append(path, e)
 		id = e.ParentID
 	}
-	for i, j := 0, len(path)-1; i < j; i, j = i+1, j-1 {
-		path[i], path[j] = path[j], path[i]
-	}
+	slices.Reverse(path)
 	return path
 }
 

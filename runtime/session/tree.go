@@ -92,7 +92,7 @@ func (s *Session) AppendLabel(targetID, label string) (string, error) {
 			return "", fmt.Errorf("session label: a label is one line")
 		}
 	}
-	return s.append(&Entry{Type: TypeLabel, TargetID: targetID, Label: label})
+	return s.append(&Entry{Type: TypeLabel, entryFields: &entryFields{TargetID: targetID, Label: label}})
 }
 
 // BranchSummaryDetails are the details of a branch summary pi writes: the
@@ -128,7 +128,7 @@ func (s *Session) AppendBranchSummary(at, summary string, details *BranchSummary
 	if from == "" {
 		from = "root"
 	}
-	return s.append(&Entry{Type: TypeBranchSummary, FromID: from, Summary: summary, Details: raw})
+	return s.append(&Entry{Type: TypeBranchSummary, entryFields: &entryFields{FromID: from, Summary: summary, Details: raw}})
 }
 
 // BranchOf returns the entries from the root to the entry id (all of

@@ -36,7 +36,7 @@ export function serializeConversation(messages) {
 }
 
 export function getLastAssistantUsage() {
-	throw notApplicable("getLastAssistantUsage", "pi's lastUsage is internal to session.EstimateContextTokens");
+	throw notApplicable("getLastAssistantUsage", "pi's contextTokens is internal to session.EstimateContextTokens and EstimateInfoTokens");
 }
 
 export function estimateTokens() {

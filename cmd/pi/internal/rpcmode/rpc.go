@@ -898,7 +898,7 @@ func (s *server) state() rpcState {
 	if cs, err := s.conv.Runtime().Config().CompactionSettings(); err == nil {
 		st.AutoCompactionEnabled = cs.Enabled
 	}
-	st.MessageCount = len(sess.Context())
+	st.MessageCount = len(session.ContextInfos(sess.Branch()))
 	return st
 }
 

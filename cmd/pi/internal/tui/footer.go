@@ -10,7 +10,6 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/pi-go/pi/runtime/conversation"
-	"github.com/pi-go/pi/runtime/session"
 )
 
 // Footer is what the two lines under the editor show. footerData fills it
@@ -59,16 +58,8 @@ func footerData(conv *conversation.Conversation) Footer {
 	}
 	f.Home, _ = os.UserHomeDir()
 	f.Branch = gitBranch(f.Cwd)
-	for _, e := range conv.Session().Entries() {
-		if e.Type != session.TypeMessage {
-			continue
-		}
-		if m, err := e.Message(); err == nil && m.Role == session.RoleAssistant && m.Usage != nil {
-			f.Input += m.Usage.Input
-			f.Output += m.Usage.Output
-			f.Cost += m.Usage.Cost.Total
-		}
-	}
+	u := conv.Session().TotalUsage()
+	f.Input, f.Output, f.Cost = u.Input, u.Output, u.Cost.Total
 	return f
 }
 
