@@ -215,7 +215,8 @@ func (p *OpenAI) attempt(ctx context.Context, body *requestBody, onEvent func(St
 	}
 	defer hres.Body.Close()
 	asm := newAssembler(onEvent, p.redactor)
-	br := bufio.NewReaderSize(hres.Body, 64<<10)
+	br, done := streamReader(hres.Body)
+	defer done()
 	mediaType, _, _ := mime.ParseMediaType(hres.Header.Get("Content-Type"))
 	if mediaType == "application/json" || startsWithObject(br) {
 		// A plain completion (or an error object) instead of a stream. An

@@ -430,7 +430,27 @@ type sseDecoder struct {
 }
 
 func newSSEDecoder(r io.Reader) *sseDecoder {
-	return &sseDecoder{r: bufio.NewReaderSize(r, 64<<10)}
+	return &sseDecoder{r: bufio.NewReaderSize(r, streamBufSize)}
+}
+
+// streamBufSize is the size of the buffer an answer is read through.
+const streamBufSize = 64 << 10
+
+// streamReaders are the buffers answers are read through, kept for the
+// next answer: a conversation's turns each allocated one (64 KB a turn,
+// the most a turn allocated besides the body).
+var streamReaders = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, streamBufSize) }}
+
+// streamReader returns a buffered reader of r, and done, which gives its
+// buffer back once nothing read from it is used any more (every event's
+// data is decoded into values of their own before the next is read).
+func streamReader(r io.Reader) (br *bufio.Reader, done func()) {
+	br = streamReaders.Get().(*bufio.Reader)
+	br.Reset(r)
+	return br, func() {
+		br.Reset(nil)
+		streamReaders.Put(br)
+	}
 }
 
 // errNotSSE is returned (wrapped in a malformedError) for a line that is not
