@@ -57,8 +57,8 @@ func profiled(run func() int) int {
 		fmt.Fprintln(os.Stderr, "cpu profile:", err)
 		return 1
 	}
-	defer pprof.StopCPUProfile()
 	code := run()
+	pprof.StopCPUProfile()
 	if m, err := os.Create(filepath.Join(dir, fmt.Sprintf("%s-%d.mem", kind, os.Getpid()))); err == nil {
 		_ = pprof.Lookup("allocs").WriteTo(m, 0)
 		m.Close()
