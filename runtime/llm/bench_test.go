@@ -2,8 +2,8 @@ package llm
 
 import (
 	"context"
-	"fmt"
 	"errors"
+	"fmt"
 	"io"
 	"strings"
 	"testing"
