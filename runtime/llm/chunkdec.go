@@ -7,9 +7,9 @@ import (
 )
 
 // chunkDecoder decodes the chat completion chunks a stream is made of
-// (with internal/jsonscan) without encoding/json's reflection: a stream of a few hundred chunks a
-// turn spent most of its decoding time finding struct fields by
-// reflection. It takes the shapes servers send — the members of
+// (with internal/jsonscan) without encoding/json's reflection: a stream
+// of a few hundred chunks a turn spent most of its decoding time finding
+// struct fields by reflection. It takes the shapes servers send — the members of
 // streamChunk, null for any of them, and members it does not know, which
 // it skips — and declines everything else (a usage, an error object,
 // logprobs, a member named like a known one in other letter case, a
