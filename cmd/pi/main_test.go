@@ -1,9 +1,12 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime/pprof"
+	"slices"
 	"strings"
 	"testing"
 
@@ -25,8 +28,42 @@ func (w withPluginKit) Run() int {
 
 func TestMain(m *testing.M) {
 	testscript.Main(withPluginKit{m}, map[string]func(){
-		"pi": func() { os.Exit(program(os.Args[1:], os.Stdin, os.Stdout, os.Stderr)) },
+		"pi": func() { os.Exit(profiled(func() int { return program(os.Args[1:], os.Stdin, os.Stdout, os.Stderr) })) },
 	})
+}
+
+// profiled runs the test binary's pi with profiles when
+// PI_TEST_CPUPROFILE names a folder: each process writes its CPU profile
+// to <folder>/<kind>-<pid>.prof and its allocations to <kind>-<pid>.mem
+// (kind is script for a --script run, else run) — a profile of pi itself
+// in the process-level benchmarks (BenchmarkTurnsProcess), not of the
+// test's servers.
+func profiled(run func() int) int {
+	dir := os.Getenv("PI_TEST_CPUPROFILE")
+	if dir == "" {
+		return run()
+	}
+	kind := "run"
+	if slices.Contains(os.Args, "--script") {
+		kind = "script"
+	}
+	f, err := os.Create(filepath.Join(dir, fmt.Sprintf("%s-%d.prof", kind, os.Getpid())))
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "cpu profile:", err)
+		return 1
+	}
+	defer f.Close()
+	if err := pprof.StartCPUProfile(f); err != nil {
+		fmt.Fprintln(os.Stderr, "cpu profile:", err)
+		return 1
+	}
+	code := run()
+	pprof.StopCPUProfile()
+	if m, err := os.Create(filepath.Join(dir, fmt.Sprintf("%s-%d.mem", kind, os.Getpid()))); err == nil {
+		_ = pprof.Lookup("allocs").WriteTo(m, 0)
+		m.Close()
+	}
+	return code
 }
 
 // goEnv is the Go build environment the demo's `go run` needs inside a

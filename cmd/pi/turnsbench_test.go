@@ -23,7 +23,7 @@ import (
 // median CPU (user+sys) of each and http/script, their ratio: what
 // sending the history back every turn over HTTP costs. With PI_OLD set to
 // another pi binary, its runs are interleaved too (old-…), before and
-// after in one run.
+// after in one run; PI_NEW runs a built pi in place of the test binary.
 func BenchmarkTurnsProcess(b *testing.B) {
 	exe, err := os.Executable()
 	if err != nil {
@@ -33,6 +33,11 @@ func BenchmarkTurnsProcess(b *testing.B) {
 	pi := filepath.Join(bin, "pi")
 	if err := os.Symlink(exe, pi); err != nil {
 		b.Fatal(err)
+	}
+	if bin := os.Getenv("PI_NEW"); bin != "" {
+		// A built pi rather than the test binary (whose start-up is
+		// larger): like for like with PI_OLD.
+		pi = bin
 	}
 	bins := map[string]string{"": pi}
 	if old := os.Getenv("PI_OLD"); old != "" {

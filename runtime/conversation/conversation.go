@@ -243,17 +243,21 @@ func (c *Conversation) Subscribe(fn func(agent.Event)) (unsubscribe func()) {
 	defer c.lmu.Unlock()
 	id := c.nextID
 	c.nextID++
-	c.listeners = append(c.listeners, listener{id: id, fn: fn})
+	// The listeners' slice is never changed in place, only replaced: an
+	// emit goes on with the one it took.
+	c.listeners = append(slices.Clip(c.listeners), listener{id: id, fn: fn})
 	return func() {
 		c.lmu.Lock()
 		defer c.lmu.Unlock()
-		c.listeners = slices.DeleteFunc(c.listeners, func(l listener) bool { return l.id == id })
+		c.listeners = slices.DeleteFunc(slices.Clone(c.listeners), func(l listener) bool { return l.id == id })
 	}
 }
 
+// emit hands ev to the listeners of the moment, without copying them for
+// each event (a streamed answer is hundreds of events).
 func (c *Conversation) emit(ev agent.Event) {
 	c.lmu.Lock()
-	ls := slices.Clone(c.listeners)
+	ls := c.listeners
 	c.lmu.Unlock()
 	for _, l := range ls {
 		l.fn(ev)

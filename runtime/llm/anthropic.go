@@ -1,7 +1,6 @@
 package llm
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -126,7 +125,9 @@ func (p *Anthropic) Stream(ctx context.Context, req Request, onEvent func(Stream
 
 // read decodes the SSE stream into t until message_stop.
 func (p *Anthropic) read(r io.Reader, t *turn) error {
-	dec := newSSEDecoder(bufio.NewReaderSize(r, 64<<10))
+	br, done := streamReader(r)
+	defer done()
+	dec := newSSEDecoder(br)
 	blocks := map[int64]any{} // *partState or *callState by the block's index
 	for {
 		data, err := p.nextEvent(dec, t.emitted)

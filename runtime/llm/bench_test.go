@@ -3,6 +3,7 @@ package llm
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"strings"
 	"testing"
@@ -100,5 +101,21 @@ func BenchmarkOpenAIStream(b *testing.B) {
 		if len(resp.Message.ToolCalls) != 2 {
 			b.Fatal("calls not assembled")
 		}
+	}
+}
+
+// BenchmarkAppendEscaped escapes 32 KB of source code (tabs, quotes,
+// ASCII), what a read tool result is: each string of the history is
+// escaped once, so this is the per-turn cost of a new result.
+func BenchmarkAppendEscaped(b *testing.B) {
+	var src strings.Builder
+	for i := 0; src.Len() < 32<<10; i++ {
+		fmt.Fprintf(&src, "%05d\tfunc f%d() { return \"quoted\" } // a line of code\n", i, i)
+	}
+	s := src.String()
+	dst := make([]byte, 0, 2*len(s))
+	b.SetBytes(int64(len(s)))
+	for b.Loop() {
+		dst, _ = appendEscaped(dst[:0], s, 0, -1)
 	}
 }

@@ -2,6 +2,7 @@ package llm
 
 import (
 	"io"
+	"net"
 	"sync"
 	"unsafe"
 )
@@ -246,9 +247,11 @@ func escapedLen[T string | []byte](scratch []byte, src T) int64 {
 	return n
 }
 
-// reader returns a reader of the body from its start.
-func (b *requestBody) reader() io.Reader {
-	return &bodyReader{parts: b.parts}
+// reader returns a reader of the body from its start. It is the
+// request's body as it is (a ReadCloser), not behind io.NopCloser, so
+// that the connection knows it (bodyConn).
+func (b *requestBody) reader() io.ReadCloser {
+	return &bodyReader{parts: b.parts, left: b.size}
 }
 
 type bodyReader struct {
@@ -257,9 +260,19 @@ type bodyReader struct {
 	off     int    // how far the part's string was escaped
 	pending []byte // read but not yet returned
 	scratch []byte
+	left    int64 // bytes not yet returned
 }
 
+// Close does nothing: the body's parts are the conversation's.
+func (r *bodyReader) Close() error { return nil }
+
 func (r *bodyReader) Read(p []byte) (int, error) {
+	n, err := r.read(p)
+	r.left -= int64(n)
+	return n, err
+}
+
+func (r *bodyReader) read(p []byte) (int, error) {
 	n := 0
 	for n < len(p) {
 		if len(r.pending) > 0 {
@@ -297,4 +310,68 @@ func (r *bodyReader) Read(p []byte) (int, error) {
 		}
 	}
 	return n, nil
+}
+
+// writeTo writes the rest of the body to w: the literal parts (the
+// history's cached escaped text among them) straight from where they are,
+// in one writev each batch when w is a network connection, with no copy
+// into a buffer first; a string held by reference is escaped in chunks
+// as it goes.
+func (r *bodyReader) writeTo(w io.Writer) (int64, error) {
+	var written int64
+	vec := make(net.Buffers, 0, min(len(r.parts)-r.i+1, 1024))
+	send := func() error {
+		if len(vec) == 0 {
+			return nil
+		}
+		bufs := vec
+		n, err := bufs.WriteTo(w)
+		written += n
+		r.left -= n
+		vec = vec[:0]
+		return err
+	}
+	if len(r.pending) > 0 {
+		vec = append(vec, r.pending)
+		r.pending = nil
+	}
+	for ; r.i < len(r.parts); r.i++ {
+		part := &r.parts[r.i]
+		if !part.ref {
+			if len(part.lit) > 0 {
+				vec = append(vec, part.lit)
+			}
+			if len(vec) == cap(vec) {
+				if err := send(); err != nil {
+					r.i++
+					return written, err
+				}
+			}
+			continue
+		}
+		if err := send(); err != nil {
+			return written, err
+		}
+		if r.scratch == nil {
+			r.scratch = make([]byte, 0, escapeChunk+escapeMaxStep)
+		}
+		for done := false; !done; {
+			var out []byte
+			if part.b != nil {
+				out, r.off = appendEscaped(r.scratch[:0], part.b, r.off, escapeChunk)
+				done = r.off == len(part.b)
+			} else {
+				out, r.off = appendEscaped(r.scratch[:0], part.s, r.off, escapeChunk)
+				done = r.off == len(part.s)
+			}
+			n, err := w.Write(out)
+			written += int64(n)
+			r.left -= int64(n)
+			if err != nil {
+				return written, err
+			}
+		}
+		r.off = 0
+	}
+	return written, send()
 }

@@ -58,17 +58,29 @@ func longConversation(n int) []Message {
 // it, for a model with and without images.
 func TestCachedBodyIsTheSame(t *testing.T) {
 	msgs := longConversation(16)
-	tools := []ToolSpec{{Name: "write", Description: strings.Repeat("Writes a file. ", 40), Parameters: json.RawMessage(`{"type":"object"}`)}}
 	for _, images := range []bool{true, false} {
 		cache := newEscapeCache()
+		var frames frameCache
+		// The tools change between turns as they may in a session (an
+		// extension loaded, a schema changed in place): the frame
+		// follows them.
+		schema := []byte(`{"type":"object"}`)
+		write := ToolSpec{Name: "write", Description: strings.Repeat("Writes a file. ", 40), Parameters: schema}
 		for turn := 1; turn <= len(msgs); turn++ {
-			req := Request{SystemPrompt: strings.Repeat("You are pi. ", 50), Messages: msgs[:turn], Tools: tools}
-			o := wireOptions{model: "m", images: images, includeUsage: true, api: "openai-completions", provider: "p"}
+			tools := []ToolSpec{write}
+			switch {
+			case turn == 5:
+				copy(schema, `{"type":"objekt"}`)
+			case turn%3 == 0:
+				tools = append(tools, ToolSpec{Name: "read", Description: "Reads."})
+			}
+			req := Request{SystemPrompt: strings.Repeat("You are pi. ", 50), Messages: msgs[:turn], Tools: tools, MaxTokens: turn / 4 * 100}
+			o := wireOptions{model: "m", images: images, includeUsage: turn%4 != 0, effort: []string{"", "low"}[turn/6%2], api: "openai-completions", provider: "p"}
 			plain, err := wireRequestFor(req, o)
 			if err != nil {
 				t.Fatal(err)
 			}
-			o.escapes = cache
+			o.escapes, o.frames = cache, &frames
 			cached, err := wireRequestFor(req, o)
 			if err != nil {
 				t.Fatal(err)

@@ -1,7 +1,6 @@
 package llm
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -120,7 +119,9 @@ type geminiPart struct {
 
 // read decodes the SSE stream into t until it ends.
 func (p *Gemini) read(r io.Reader, t *turn) error {
-	dec := newSSEDecoder(bufio.NewReaderSize(r, 64<<10))
+	br, done := streamReader(r)
+	defer done()
+	dec := newSSEDecoder(br)
 	finished := false
 	ids := map[string]bool{}
 	for {

@@ -94,6 +94,8 @@ type OpenAI struct {
 	// escapes holds the escaped text of the history's strings, written
 	// into each request from there (escapeCache).
 	escapes *escapeCache
+	// frames holds the last request's encoded frame (its tools).
+	frames frameCache
 	// api, provider and caps come from NewProvider (zero for NewOpenAI).
 	api, provider string
 	caps          Capabilities
@@ -157,7 +159,7 @@ func (p *OpenAI) stream(ctx context.Context, req Request, onEvent func(StreamEve
 		body, err := wireRequestFor(req, wireOptions{
 			model: p.cfg.Model, images: p.cfg.Images, includeUsage: !p.noStreamOptions.Load(),
 			effort: p.effort(req.Thinking), api: p.api, provider: p.provider,
-			escapes: p.escapes, modelMax: p.caps.MaxTokens,
+			escapes: p.escapes, modelMax: p.caps.MaxTokens, frames: &p.frames,
 		})
 		if err != nil {
 			return nil, nil, fmt.Errorf("encode request: %w", err)
@@ -213,7 +215,8 @@ func (p *OpenAI) attempt(ctx context.Context, body *requestBody, onEvent func(St
 	}
 	defer hres.Body.Close()
 	asm := newAssembler(onEvent, p.redactor)
-	br := bufio.NewReaderSize(hres.Body, 64<<10)
+	br, done := streamReader(hres.Body)
+	defer done()
 	mediaType, _, _ := mime.ParseMediaType(hres.Header.Get("Content-Type"))
 	if mediaType == "application/json" || startsWithObject(br) {
 		// A plain completion (or an error object) instead of a stream. An

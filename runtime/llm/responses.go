@@ -1,7 +1,6 @@
 package llm
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -52,7 +51,9 @@ func (p *Responses) Stream(ctx context.Context, req Request, onEvent func(Stream
 // read decodes the SSE stream into t until the response is completed,
 // incomplete or failed.
 func (p *Responses) read(r io.Reader, t *turn) error {
-	dec := newSSEDecoder(bufio.NewReaderSize(r, 64<<10))
+	br, done := streamReader(r)
+	defer done()
+	dec := newSSEDecoder(br)
 	items := map[int64]any{} // *partState or *callState by output index
 	for {
 		data, err := p.nextEvent(dec, t.emitted)

@@ -10,6 +10,8 @@ import (
 	"net"
 	"net/http"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -49,7 +51,7 @@ func newTransport(baseURL, model, apiKey, apiKeyEnv string, client *http.Client,
 		maxDelay:  30 * time.Second,
 	}
 	if t.client == nil {
-		t.client = &http.Client{}
+		t.client = &http.Client{Transport: sharedTransport()}
 	}
 	if t.logger == nil {
 		t.logger = hclog.NewNullLogger()
@@ -159,12 +161,12 @@ func (e *retryableError) exhausted(t *transport, attempts int) error {
 // final error.
 func (t *transport) post(ctx context.Context, endpoint string, body *requestBody, header http.Header) (*http.Response, error) {
 	body = hookBody(ctx, body) // extensions' before_provider_request (bodyhook.go)
-	hreq, err := http.NewRequestWithContext(ctx, http.MethodPost, endpoint, io.NopCloser(body.reader()))
+	hreq, err := http.NewRequestWithContext(ctx, http.MethodPost, endpoint, body.reader())
 	if err != nil {
 		return nil, fmt.Errorf("build request: %s", t.redactor.String(err.Error()))
 	}
 	hreq.ContentLength = body.size
-	hreq.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(body.reader()), nil }
+	hreq.GetBody = func() (io.ReadCloser, error) { return body.reader(), nil }
 	for k, v := range header {
 		hreq.Header[k] = v
 	}
@@ -305,4 +307,50 @@ func (t *transport) backoff(attempt int) time.Duration {
 	}
 	d = min(d, t.maxDelay)
 	return d + time.Duration(rand.Int64N(int64(d)/2+1))
+}
+
+// sharedTransport is the HTTP transport of the providers that were given
+// no client, shared as http.DefaultTransport is (its settings, proxy from
+// the environment and HTTP/2 included), whose plain TCP connections
+// write a request body from the body's own parts (bodyConn).
+var sharedTransport = sync.OnceValue(func() *http.Transport {
+	t := http.DefaultTransport.(*http.Transport).Clone()
+	dialer := &net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}
+	t.DialContext = func(ctx context.Context, network, addr string) (net.Conn, error) {
+		c, err := dialer.DialContext(ctx, network, addr)
+		if err != nil {
+			return nil, err
+		}
+		return bodyConn{c}, nil
+	}
+	return t
+})
+
+// bodyConn is a connection that sends a request body (requestBody) with
+// writev from the parts it is made of — the history's escaped text where
+// the escape cache holds it — instead of through a copy buffer: a long
+// conversation sends tens of megabytes a run over a local server's plain
+// HTTP. Any other body is sent as the connection sends it (sendfile or
+// splice for a file). Over TLS the TLS connection encrypts from its own
+// buffer; this one is under it and is not asked.
+type bodyConn struct{ net.Conn }
+
+// bodyWrites counts the bodies bodyConn wrote itself, for the tests.
+var bodyWrites atomic.Int64
+
+// ReadFrom is called by net/http's body copy with the body behind an
+// io.LimitedReader of the announced length.
+func (c bodyConn) ReadFrom(r io.Reader) (int64, error) {
+	if lr, ok := r.(*io.LimitedReader); ok {
+		if br, ok := lr.R.(*bodyReader); ok && br.left == lr.N {
+			bodyWrites.Add(1)
+			n, err := br.writeTo(c.Conn)
+			lr.N -= n
+			return n, err
+		}
+	}
+	if rf, ok := c.Conn.(io.ReaderFrom); ok {
+		return rf.ReadFrom(r)
+	}
+	return io.Copy(struct{ io.Writer }{c.Conn}, r)
 }

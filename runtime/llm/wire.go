@@ -8,8 +8,10 @@ import (
 	"fmt"
 	"io"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	openai "github.com/sashabaranov/go-openai"
 
@@ -71,16 +73,56 @@ type wireOptions struct {
 	// modelMax is the model's output limit (0: unknown), which caps
 	// the request's MaxTokens.
 	modelMax int
+	// frames, when set, is the provider's last encoded frame.
+	frames *frameCache
 }
 
-func wireRequestFor(req Request, o wireOptions) (*requestBody, error) {
-	model, images := o.model, o.images
-	frame := openai.ChatCompletionRequest{Model: model, Messages: []openai.ChatCompletionMessage{}, Stream: true, ReasoningEffort: o.effort, MaxCompletionTokens: req.askedLimit(o.modelMax)}
-	includeUsage := o.includeUsage
-	if includeUsage {
+// frameKey is what a request's frame (every member but the messages) is
+// encoded from.
+type frameKey struct {
+	model, effort string
+	maxTokens     int
+	includeUsage  bool
+	tools         []ToolSpec
+}
+
+// same reports whether k and o give the same frame: the tools are
+// compared by their bytes (a tool's schema is rarely changed, but nothing
+// says it is not).
+func (k *frameKey) same(o *frameKey) bool {
+	return k.model == o.model && k.effort == o.effort && k.maxTokens == o.maxTokens &&
+		k.includeUsage == o.includeUsage &&
+		slices.EqualFunc(k.tools, o.tools, func(a, b ToolSpec) bool {
+			return a.Name == b.Name && a.Description == b.Description && bytes.Equal(a.Parameters, b.Parameters)
+		})
+}
+
+// frameCache holds a provider's last encoded frame: a conversation sends
+// the same tools with every turn, and go-openai's encoding of them (each
+// schema compacted again by its MarshalJSON) cost as much as the rest of
+// the body's writing.
+type frameCache struct {
+	mu  sync.Mutex
+	key frameKey
+	enc []byte
+}
+
+// frame returns go-openai's encoding of the ChatCompletionRequest that
+// holds no messages and k's other members, from c when c's last frame
+// had the same key (c may be nil).
+func (c *frameCache) frame(k frameKey) ([]byte, error) {
+	if c != nil {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		if c.enc != nil && c.key.same(&k) {
+			return c.enc, nil
+		}
+	}
+	frame := openai.ChatCompletionRequest{Model: k.model, Messages: []openai.ChatCompletionMessage{}, Stream: true, ReasoningEffort: k.effort, MaxCompletionTokens: k.maxTokens}
+	if k.includeUsage {
 		frame.StreamOptions = &openai.StreamOptions{IncludeUsage: true}
 	}
-	for _, t := range req.Tools {
+	for _, t := range k.tools {
 		params := t.schema()
 		frame.Tools = append(frame.Tools, openai.Tool{
 			Type:     openai.ToolTypeFunction,
@@ -88,6 +130,23 @@ func wireRequestFor(req Request, o wireOptions) (*requestBody, error) {
 		})
 	}
 	enc, err := json.Marshal(frame)
+	if err != nil {
+		return nil, err
+	}
+	if c != nil {
+		// The key keeps copies of the schemas: the caller's may change.
+		k.tools = slices.Clone(k.tools)
+		for i := range k.tools {
+			k.tools[i].Parameters = bytes.Clone(k.tools[i].Parameters)
+		}
+		c.key, c.enc = k, enc
+	}
+	return enc, nil
+}
+
+func wireRequestFor(req Request, o wireOptions) (*requestBody, error) {
+	model, images := o.model, o.images
+	enc, err := o.frames.frame(frameKey{model: model, effort: o.effort, maxTokens: req.askedLimit(o.modelMax), includeUsage: o.includeUsage, tools: req.Tools})
 	if err != nil {
 		return nil, err
 	}
@@ -371,7 +430,27 @@ type sseDecoder struct {
 }
 
 func newSSEDecoder(r io.Reader) *sseDecoder {
-	return &sseDecoder{r: bufio.NewReaderSize(r, 64<<10)}
+	return &sseDecoder{r: bufio.NewReaderSize(r, streamBufSize)}
+}
+
+// streamBufSize is the size of the buffer an answer is read through.
+const streamBufSize = 64 << 10
+
+// streamReaders are the buffers answers are read through, kept for the
+// next answer: a conversation's turns each allocated one (64 KB a turn,
+// the most a turn allocated besides the body).
+var streamReaders = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, streamBufSize) }}
+
+// streamReader returns a buffered reader of r, and done, which gives its
+// buffer back once nothing read from it is used any more (every event's
+// data is decoded into values of their own before the next is read).
+func streamReader(r io.Reader) (br *bufio.Reader, done func()) {
+	br = streamReaders.Get().(*bufio.Reader)
+	br.Reset(r)
+	return br, func() {
+		br.Reset(nil)
+		streamReaders.Put(br)
+	}
 }
 
 // errNotSSE is returned (wrapped in a malformedError) for a line that is not
@@ -604,6 +683,7 @@ type assembler struct {
 	emit          func(StreamEvent)
 	redactor      *streamRedactor
 	scratch       []byte // a chunk's argument text, decoded
+	dec           chunkDecoder
 }
 
 // newAssembler returns an assembler whose events have r's secrets redacted;
@@ -624,8 +704,12 @@ func (a *assembler) addData(data []byte) error {
 		return nil
 	}
 	var c streamChunk
-	if json.Unmarshal(data, &c) != nil {
-		return a.addWireChunk(data)
+	if !a.dec.decode(data, &c) {
+		// A shape the hand decoder leaves to encoding/json.
+		c = streamChunk{}
+		if json.Unmarshal(data, &c) != nil {
+			return a.addWireChunk(data)
+		}
 	}
 	if msg := serverErrorMessage(c.Error); msg != "" {
 		return &serverStreamError{msg: msg}

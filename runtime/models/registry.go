@@ -23,18 +23,28 @@ var catalogueJSON []byte
 // start-up: most runs of pi never look past the one model they use).
 var catalogue = sync.OnceValue(decodeCatalogue)
 
+// catalogueFile is catalogue.json's shape.
+type catalogueFile struct {
+	Providers []catalogueProvider `json:"providers"`
+}
+
+type catalogueProvider struct {
+	Name         string  `json:"name"`
+	API          string  `json:"api"`
+	BaseURL      string  `json:"baseUrl"`
+	DefaultModel string  `json:"defaultModel"`
+	Models       []Model `json:"models"`
+}
+
 func decodeCatalogue() []*Provider {
-	var c struct {
-		Providers []struct {
-			Name         string  `json:"name"`
-			API          string  `json:"api"`
-			BaseURL      string  `json:"baseUrl"`
-			DefaultModel string  `json:"defaultModel"`
-			Models       []Model `json:"models"`
-		} `json:"providers"`
-	}
-	if err := json.Unmarshal(catalogueJSON, &c); err != nil {
-		panic("models: the embedded catalogue.json: " + err.Error())
+	var c catalogueFile
+	if !decodeCatalogueFile(catalogueJSON, &c) {
+		// A shape the hand decoder leaves to encoding/json
+		// (TestCatalogueDecodedByHand says the embedded one is not).
+		c = catalogueFile{}
+		if err := json.Unmarshal(catalogueJSON, &c); err != nil {
+			panic("models: the embedded catalogue.json: " + err.Error())
+		}
 	}
 	out := make([]*Provider, 0, len(c.Providers))
 	for _, p := range c.Providers {
