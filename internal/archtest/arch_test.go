@@ -145,8 +145,8 @@ func TestDependencyRules(t *testing.T) {
 			if strings.HasPrefix(imp, "github.com/modelcontextprotocol/go-sdk") && !strings.HasPrefix(pkg, module+"/runtime/mcp") {
 				t.Errorf("%s imports %s; only runtime/mcp (and its test server) may import the MCP SDK", pkg, imp)
 			}
-			if strings.HasPrefix(imp, "github.com/nats-io/") && pkg != module+"/runtime/fleet" {
-				t.Errorf("%s imports %s; only runtime/fleet may import nats", pkg, imp)
+			if strings.HasPrefix(imp, "github.com/nats-io/") && pkg != module+"/runtime/fleet" && pkg != module+"/cmd/pi-fleet-server" {
+				t.Errorf("%s imports %s; only runtime/fleet (the client) and cmd/pi-fleet-server (the embedded server) may import nats", pkg, imp)
 			}
 		}
 	}
@@ -309,6 +309,19 @@ func TestNoSchemaLibraryInPi(t *testing.T) {
 			if strings.Contains(imp, ".") && !strings.HasPrefix(imp, "golang.org/x/text/") {
 				t.Errorf("internal/jsonschema imports %s; it must stay a leaf (standard library and golang.org/x/text)", imp)
 			}
+		}
+	}
+}
+
+// TestPiDoesNotLinkNATSServer: pi's binary does not link nats-server;
+// the embedded server is the program cmd/pi-fleet-server, which pi
+// starts (runtime/fleet/embedded.go). Linking it made the binary 46 MB
+// instead of 32 and `pi version` past the start-up guard
+// (docs/performance.md).
+func TestPiDoesNotLinkNATSServer(t *testing.T) {
+	for pkg := range deps(t, "", "", "./cmd/pi") {
+		if strings.HasPrefix(pkg, "github.com/nats-io/nats-server") {
+			t.Errorf("cmd/pi depends on %s; the embedded server runs as cmd/pi-fleet-server", pkg)
 		}
 	}
 }

@@ -33,7 +33,8 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// buildPi builds the pi binary once per test binary.
+// buildPi builds the pi binary once per test binary, with the embedded
+// server's program next to it (where pi looks first).
 func buildPi(t testing.TB) string {
 	t.Helper()
 	piOnce.Do(func() {
@@ -42,7 +43,7 @@ func buildPi(t testing.TB) string {
 			return
 		}
 		piPath = filepath.Join(piDir, "pi")
-		out, err := exec.Command("go", "build", "-o", piPath, "github.com/pi-go/pi/cmd/pi").CombinedOutput()
+		out, err := exec.Command("go", "build", "-o", piDir+"/", "github.com/pi-go/pi/cmd/pi", "github.com/pi-go/pi/cmd/pi-fleet-server").CombinedOutput()
 		if err != nil {
 			piErr = fmt.Errorf("go build pi: %v\n%s", err, out)
 		}
