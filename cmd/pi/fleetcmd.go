@@ -1,3 +1,5 @@
+//go:build fleet
+
 package main
 
 import (
@@ -122,7 +124,7 @@ func loadFleet(f *fleetFlags, worker bool, stderr io.Writer) (fleetEnv, int, boo
 		opts: fleet.Options{
 			URL: fc.NATS, Creds: expand(fc.Creds), TLSCA: expand(fc.TLSCA), TLSCert: expand(fc.TLSCert), TLSKey: expand(fc.TLSKey),
 			Store: expand(fc.Store), AckWait: time.Duration(fc.AckWaitS) * time.Second, MaxAttempts: fc.MaxAttempts, Replicas: fc.Replicas,
-			Name: "pi fleet", Log: stderr,
+			Name: "pi fleet",
 		},
 		policy: fleet.Policy{Tools: cfg.Tools.Active, Sandbox: cfg.Sandbox.Mode},
 		conc:   fc.Concurrency, piHome: piHome,

@@ -33,8 +33,9 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// buildPi builds the pi binary once per test binary, with the embedded
-// server's program next to it (where pi looks first).
+// buildPi builds the pi binary once per test binary, with its fleet build
+// next to it (pi-fleet, -tags fleet), which `pi fleet` hands over to:
+// every command the tests run goes through that hand-over.
 func buildPi(t testing.TB) string {
 	t.Helper()
 	piOnce.Do(func() {
@@ -43,9 +44,14 @@ func buildPi(t testing.TB) string {
 			return
 		}
 		piPath = filepath.Join(piDir, "pi")
-		out, err := exec.Command("go", "build", "-o", piDir+"/", "github.com/pi-go/pi/cmd/pi", "github.com/pi-go/pi/cmd/pi-fleet-server").CombinedOutput()
+		out, err := exec.Command("go", "build", "-o", piPath, "github.com/pi-go/pi/cmd/pi").CombinedOutput()
 		if err != nil {
 			piErr = fmt.Errorf("go build pi: %v\n%s", err, out)
+			return
+		}
+		out, err = exec.Command("go", "build", "-tags", "fleet", "-o", filepath.Join(piDir, "pi-fleet"), "github.com/pi-go/pi/cmd/pi").CombinedOutput()
+		if err != nil {
+			piErr = fmt.Errorf("go build -tags fleet pi: %v\n%s", err, out)
 		}
 	})
 	if piErr != nil {

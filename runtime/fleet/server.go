@@ -7,13 +7,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"syscall"
 	"time"
 
+	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/pi-go/pi/internal/atomicfile"
@@ -49,9 +49,6 @@ type Options struct {
 	Replicas int
 	// Name tells the server who connects.
 	Name string
-	// Log is where the one-time build of the embedded server's program
-	// is announced (nil: nowhere).
-	Log io.Writer
 }
 
 func (o *Options) defaults() {
@@ -72,7 +69,7 @@ type Fleet struct {
 	obs  jetstream.ObjectStore
 	// embedded is the server this process started, nil when it uses
 	// another one.
-	embedded *embeddedServer
+	embedded *server.Server
 	lock     *os.File
 	// Embedded says this process runs the embedded server (so it also
 	// runs the local workers of submit --wait).
@@ -179,12 +176,22 @@ func (f *Fleet) endpoint() (string, []nats.Option, error) {
 	if err != nil {
 		return "", nil, err
 	}
-	es, err := startEmbedded(o.Store, token, o.Log)
-	if err != nil {
-		return "", nil, err
+	sopts := &server.Options{
+		ServerName: "pi-fleet-embedded", Host: "127.0.0.1", Port: server.RANDOM_PORT,
+		JetStream: true, StoreDir: filepath.Join(o.Store, "jetstream"), Authorization: token,
+		NoSigs: true, NoLog: true, MaxPayload: 8 << 20,
 	}
-	f.embedded, f.Embedded = es, true
-	sf := serverFile{URL: es.url, Token: token, PID: os.Getpid()}
+	ns, err := server.NewServer(sopts)
+	if err != nil {
+		return "", nil, fmt.Errorf("embedded NATS server: %w", err)
+	}
+	go ns.Start()
+	if !ns.ReadyForConnections(30 * time.Second) {
+		ns.Shutdown()
+		return "", nil, errors.New("embedded NATS server: not ready after 30s")
+	}
+	f.embedded, f.Embedded = ns, true
+	sf := serverFile{URL: ns.ClientURL(), Token: token, PID: os.Getpid()}
 	b, _ := json.Marshal(sf)
 	if err := atomicfile.WriteFile(filepath.Join(o.Store, "server.json"), b, 0o600); err != nil {
 		return "", nil, err
@@ -295,7 +302,8 @@ func (f *Fleet) Close() {
 		f.nc.Close()
 	}
 	if f.embedded != nil {
-		f.embedded.stop()
+		f.embedded.Shutdown()
+		f.embedded.WaitForShutdown()
 		os.Remove(filepath.Join(f.opts.Store, "server.json"))
 	}
 	if f.lock != nil {
