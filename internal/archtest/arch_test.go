@@ -312,3 +312,16 @@ func TestNoSchemaLibraryInPi(t *testing.T) {
 		}
 	}
 }
+
+// TestPiDoesNotLinkNATS: pi's binary links no NATS package: pi fleet is
+// pi's fleet build (cmd/pi with -tags fleet), which pi hands `pi fleet`
+// over to (cmd/pi/fleetexec.go). Linked into every pi, NATS made the
+// binary 46 MB instead of 31 and `pi version` pass the start-up guard
+// (docs/performance.md).
+func TestPiDoesNotLinkNATS(t *testing.T) {
+	for pkg := range deps(t, "", "", "./cmd/pi") {
+		if strings.HasPrefix(pkg, "github.com/nats-io/") || pkg == module+"/runtime/fleet" {
+			t.Errorf("cmd/pi depends on %s; only its fleet build (-tags fleet) may", pkg)
+		}
+	}
+}

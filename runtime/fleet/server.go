@@ -97,6 +97,7 @@ func Open(ctx context.Context, o Options) (*Fleet, error) {
 	f := &Fleet{opts: o}
 	url, copts, err := f.endpoint()
 	if err != nil {
+		f.Close()
 		return nil, err
 	}
 	copts = append(copts, nats.Name(o.Name), nats.MaxReconnects(-1), nats.ReconnectWait(200*time.Millisecond), nats.RetryOnFailedConnect(false))

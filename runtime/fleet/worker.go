@@ -370,7 +370,28 @@ func (w *worker) handle(msg jetstream.Msg) {
 		return
 	}
 	w.ack(msg)
+	if attempt > 1 {
+		w.dropEarlierAttempts(ctx, m.ID, m.Run, prefix)
+	}
 	w.logf("task %s: %s %s", m.ID, out.state, out.reason)
+}
+
+// dropEarlierAttempts deletes the result objects of the run's other
+// attempts: a worker killed between storing its result and recording it
+// leaves them behind, and only the recorded attempt's are the result.
+func (w *worker) dropEarlierAttempts(ctx context.Context, id string, run int, keep string) {
+	names, err := w.f.Objects(ctx, fmt.Sprintf("res/%s/%d/", id, run))
+	if err != nil {
+		w.logf("task %s: list the results of earlier attempts: %v", id, err)
+		return
+	}
+	var drop []string
+	for _, n := range names {
+		if !strings.HasPrefix(n, keep) {
+			drop = append(drop, n)
+		}
+	}
+	w.deleteObjects(drop)
 }
 
 func (w *worker) deleteObjects(names []string) {

@@ -160,6 +160,30 @@ func Pi(t testing.TB) string {
 	return out
 }
 
+// PiFleet returns Pi's binary with pi's fleet build (-tags fleet) next to
+// it as pi-fleet, which `pi fleet` hands over to: built once per test
+// binary when it is not there (scripts/test builds it beside $PI_TEST_PI).
+func PiFleet(t testing.TB) string {
+	t.Helper()
+	pi := Pi(t)
+	mu.Lock()
+	defer mu.Unlock()
+	const key = "cmd/pi -tags fleet (host)"
+	if _, ok := built[key]; ok {
+		return pi
+	}
+	out := filepath.Join(filepath.Dir(pi), "pi-fleet")
+	if _, err := os.Stat(out); err != nil {
+		cmd := exec.Command("go", "build", "-tags", "fleet", "-o", out, "./cmd/pi")
+		cmd.Dir = ModuleRoot(t)
+		if b, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("build pi-fleet: %v\n%s", err, b)
+		}
+	}
+	built[key] = out
+	return pi
+}
+
 // BuildWAT assembles a WebAssembly text file (relative to the module root)
 // with wat2wasm, once per test binary, and returns the .wasm path. A missing
 // wat2wasm fails the test: install the Debian package wabt (scripts/test
