@@ -216,6 +216,9 @@ type compView struct {
 	inputing bool
 }
 
+// reloadedMsg says the extensions were loaded again (pi.reload, /reload).
+type reloadedMsg struct{}
+
 type (
 	compRenderedMsg struct {
 		v     *compView
