@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"time"
 
 	"github.com/pi-go/pi/runtime/agent"
 	"github.com/pi-go/pi/runtime/app"
@@ -726,6 +727,47 @@ func DeliveredCustom(m *llm.Message) *CustomMessage {
 	return cm
 }
 
+// customWire is a custom message as the reference's front-end streams
+// carry it (its CustomMessage, role "custom").
+type customWire struct {
+	Role       string          `json:"role"`
+	CustomType string          `json:"customType"`
+	Content    json.RawMessage `json:"content"`
+	Display    bool            `json:"display"`
+	Details    json.RawMessage `json:"details,omitempty"`
+	Timestamp  int64           `json:"timestamp"`
+}
+
+// WireEvent is ev as the RPC and JSON streams write it: a message_start
+// or message_end of an extension's message (agent.sendMessage, delivered
+// while idle or by a run) carries the reference's custom message
+// `{role: "custom", customType, content, display, details?, timestamp}`;
+// every other event is ev itself.
+func WireEvent(ev agent.Event) any {
+	if ev.Type != agent.EventMessageStart && ev.Type != agent.EventMessageEnd {
+		return ev
+	}
+	cm := DeliveredCustom(ev.Message)
+	if cm == nil {
+		return ev
+	}
+	body := cm.Content
+	if len(body) == 0 {
+		body, _ = json.Marshal(ev.Message.Content)
+	}
+	msg, err := json.Marshal(customWire{Role: "custom", CustomType: cm.CustomType, Content: body, Display: cm.Display, Details: cm.Details, Timestamp: time.Now().UnixMilli()})
+	if err != nil {
+		return ev
+	}
+	b, err := json.Marshal(ev)
+	var out map[string]json.RawMessage
+	if err != nil || json.Unmarshal(b, &out) != nil {
+		return ev
+	}
+	out["message"] = msg
+	return out
+}
+
 // appendCustomMessage adds m as a custom_message entry to the session and
 // to the agent's conversation (as the user message the model sees).
 func (c *Conversation) appendCustomMessage(m CustomMessage) error {
@@ -735,10 +777,17 @@ func (c *Conversation) appendCustomMessage(m CustomMessage) error {
 		return fmt.Errorf("extension message: %w", err)
 	}
 	msg, ok := s.Entry(id).ContextMessage()
-	if m.Display && ok {
-		blocks := session.ToLLM([]session.Message{msg})
-		if len(blocks) == 1 {
-			c.emit(customShown(&m, blocks[0].Content))
+	if ok {
+		if blocks := session.ToLLM([]session.Message{msg}); len(blocks) == 1 {
+			// As the reference does for a message added while idle:
+			// message_start and message_end (the front ends' streams;
+			// the session has it already), then the display.
+			lm := &llm.Message{Role: llm.RoleUser, Content: blocks[0].Content, Details: &m}
+			c.emit(agent.Event{Type: agent.EventMessageStart, Message: lm})
+			c.emit(agent.Event{Type: agent.EventMessageEnd, Message: lm})
+			if m.Display {
+				c.emit(customShown(&m, blocks[0].Content))
+			}
 		}
 	}
 	ag := c.current()

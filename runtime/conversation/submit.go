@@ -178,6 +178,7 @@ func (c *Conversation) prompt(ctx context.Context, text string, images []tool.Co
 		return s, err
 	}
 	defer end()
+	c.flushNextTurn() // agent.sendMessage's nextTurn: before the prompt
 	start := c.beforeTurn(ctx)
 	res, err := ag.PromptMessage(ctx, agent.UserMessage(text, images...))
 	c.afterTurn(ctx, start, text)
