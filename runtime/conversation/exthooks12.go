@@ -610,12 +610,12 @@ func (x extConv) Navigate(ctx context.Context, _, targetID string, summarize boo
 	return cancelled(err)
 }
 
-func (x extConv) SendUserMessage(_ context.Context, _ string, raw json.RawMessage, deliverAs string) error {
+func (x extConv) SendUserMessage(_ context.Context, ext string, raw json.RawMessage, deliverAs string) error {
 	blocks, err := decodeMessageContent(raw)
 	if err != nil {
 		return err
 	}
-	m := llm.Message{Role: llm.RoleUser, Content: blocks}
+	m := llm.Message{Role: llm.RoleUser, Content: blocks, Details: &ExtensionPrompt{Extension: ext}}
 	if ag := x.c.current(); ag != nil && x.c.Busy() {
 		if deliverAs == app.DeliverFollowUp {
 			ag.FollowUp(m)
@@ -727,6 +727,28 @@ func DeliveredCustom(m *llm.Message) *CustomMessage {
 	return cm
 }
 
+// ExtensionPrompt marks (as its Details) a user message an extension sent
+// with agent.sendUserMessage, so that the front ends can show it: the
+// person did not type it. It is not written to the session (a user
+// message's Details never is) nor to the RPC and JSON streams
+// (WireEvent).
+type ExtensionPrompt struct {
+	// Extension sent it.
+	Extension string
+}
+
+// FromExtension says which extension sent m with agent.sendUserMessage,
+// "" when none did.
+func FromExtension(m *llm.Message) string {
+	if m == nil || m.Role != llm.RoleUser {
+		return ""
+	}
+	if p, ok := m.Details.(*ExtensionPrompt); ok {
+		return firstNonEmpty(p.Extension, "extension")
+	}
+	return ""
+}
+
 // customWire is a custom message as the reference's front-end streams
 // carry it (its CustomMessage, role "custom").
 type customWire struct {
@@ -742,9 +764,16 @@ type customWire struct {
 // or message_end of an extension's message (agent.sendMessage, delivered
 // while idle or by a run) carries the reference's custom message
 // `{role: "custom", customType, content, display, details?, timestamp}`;
-// every other event is ev itself.
+// one of agent.sendUserMessage a plain user message; every other event is
+// ev itself.
 func WireEvent(ev agent.Event) any {
 	if ev.Type != agent.EventMessageStart && ev.Type != agent.EventMessageEnd {
+		return ev
+	}
+	if FromExtension(ev.Message) != "" {
+		m := *ev.Message
+		m.Details = nil // the reference's user message
+		ev.Message = &m
 		return ev
 	}
 	cm := DeliveredCustom(ev.Message)

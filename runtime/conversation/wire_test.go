@@ -12,6 +12,7 @@ import (
 	"github.com/pi-go/pi/internal/testkit/project"
 	"github.com/pi-go/pi/runtime/agent"
 	"github.com/pi-go/pi/runtime/app"
+	"github.com/pi-go/pi/runtime/content"
 	"github.com/pi-go/pi/runtime/llm"
 )
 
@@ -85,5 +86,18 @@ func TestWireEventCustomMessages(t *testing.T) {
 	}
 	if n := count(`"role":"user"`, `note`); n != 0 {
 		t.Errorf("a custom message went out as a user message:\n%s", strings.Join(lines, "\n"))
+	}
+}
+
+// A user message an extension sent (agent.sendUserMessage) reaches the
+// streams as a plain user message: its marker is not written.
+func TestWireEventExtensionPrompt(t *testing.T) {
+	m := &llm.Message{Role: llm.RoleUser, Content: []content.Block{{Type: "text", Text: "hi"}}, Details: &ExtensionPrompt{Extension: "x"}}
+	b, err := json.Marshal(WireEvent(agent.Event{Type: agent.EventMessageEnd, Message: m}))
+	if err != nil || string(b) != `{"type":"message_end","message":{"role":"user","content":[{"type":"text","text":"hi"}]}}` {
+		t.Errorf("wire event %s, %v", b, err)
+	}
+	if FromExtension(m) != "x" || m.Details == nil {
+		t.Errorf("the event's message changed: %+v", m)
 	}
 }
