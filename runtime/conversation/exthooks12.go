@@ -442,6 +442,31 @@ func (c *Conversation) extRunBusy(ctx context.Context) (steer, retry bool) {
 	return false, false
 }
 
+// waitExtensionRun waits, for a built-in command that found the
+// conversation busy, until the runs extensions asked for that go on end
+// (held by the command's Submit, no new one starts meanwhile): true when
+// one went on and ended, so the command can run now; false when none goes
+// on (the person's own run or a compaction holds the conversation: the
+// command's "abort it first" stands) or ctx ended.
+func (c *Conversation) waitExtensionRun(ctx context.Context) bool {
+	c.x12.init()
+	stop := context.AfterFunc(ctx, func() {
+		c.x12.mu.Lock()
+		c.x12.cond.Broadcast()
+		c.x12.mu.Unlock()
+	})
+	defer stop()
+	c.x12.mu.Lock()
+	defer c.x12.mu.Unlock()
+	if c.x12.run == extRunNone && !c.x12.draining {
+		return false
+	}
+	for (c.x12.run != extRunNone || c.x12.draining) && ctx.Err() == nil {
+		c.x12.cond.Wait()
+	}
+	return ctx.Err() == nil
+}
+
 // flushNextTurn adds the custom messages kept for the next prompt.
 func (c *Conversation) flushNextTurn() {
 	c.x12.mu.Lock()
