@@ -76,7 +76,13 @@ type livePi struct {
 
 func startLivePi(t *testing.T, dir, home string, args ...string) *livePi {
 	t.Helper()
-	cmd := exec.Command(realPi(t), append([]string{"--interactive", "--cwd", dir}, args...)...)
+	return startLivePiArgs(t, dir, home, append([]string{"--interactive"}, args...)...)
+}
+
+// startLivePiArgs starts pi with exactly args (and --cwd dir).
+func startLivePiArgs(t *testing.T, dir, home string, args ...string) *livePi {
+	t.Helper()
+	cmd := exec.Command(realPi(t), append([]string{"--cwd", dir}, args...)...)
 	cmd.Dir = dir
 	cache, _ := plugin.CacheDir()
 	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + home, "PI_HOME=" + home, "PI_CACHE_DIR=" + cache,
@@ -275,4 +281,45 @@ func TestReloadTUIInTmux(t *testing.T) {
 	p.waitFor("pi.toml:11")
 	p.run("send-keys", "-t", "pi", "F5")
 	p.waitFor("pressed 2")
+}
+
+// TestReloadRPC: an extension's command that asks pi.reload over RPC: the
+// extension added to pi.toml is loaded (get_commands lists its command,
+// session_start with reason reload is on the stream); a broken pi.toml is
+// an error notify naming file and line, and the extensions go on.
+func TestReloadRPC(t *testing.T) {
+	run12 := plugin.BuildGo(t, "extensions/testdata/guests/run12")
+	conv12 := plugin.BuildGo(t, "extensions/testdata/guests/conv12/a")
+	dir, home := t.TempDir(), t.TempDir()
+	os.Mkdir(filepath.Join(dir, ".git"), 0o755)
+	toml := filepath.Join(dir, "pi.toml")
+	os.WriteFile(toml, []byte(extEntry(t, "run12", run12)), 0o644)
+	os.WriteFile(filepath.Join(dir, "script.json"), []byte(`{"turns":[{"text":"unused"}]}`), 0o644)
+	pi := startRPCPi(t, dir, home)
+	pi.do(`{"id":"1","type":"get_commands"}`, `"id":"1"`)
+	if strings.Contains(pi.since(0), "conv12-typed") {
+		t.Fatal("conv12's command is listed before it is in pi.toml")
+	}
+
+	os.WriteFile(toml, []byte(extEntry(t, "run12", run12)+extEntry(t, "conv12", conv12)), 0o644)
+	pi.do(`{"id":"2","type":"prompt","message":"/reload-all"}`, `"id":"2"`, `"type":"session_start"`, `"reason":"reload"`)
+	from := pi.at
+	pi.do(`{"id":"3","type":"get_commands"}`, `"id":"3"`)
+	if !strings.Contains(pi.since(from), "conv12-typed") {
+		t.Errorf("get_commands after the reload lacks conv12's command:\n%s", pi.since(from))
+	}
+
+	os.WriteFile(toml, []byte(extEntry(t, "run12", run12)+"[[extensions]]\nname = 7\n"), 0o644)
+	pi.do(`{"id":"4","type":"prompt","message":"/reload-all"}`, `"id":"4"`, `"method":"notify"`, "pi.toml:6", `"notifyType":"error"`)
+	from = pi.at
+	pi.do(`{"id":"5","type":"get_commands"}`, `"id":"5"`)
+	if !strings.Contains(pi.since(from), "conv12-typed") {
+		t.Errorf("a failed reload dropped conv12:\n%s", pi.since(from))
+	}
+}
+
+// startRPCPi is startLivePi in RPC mode.
+func startRPCPi(t *testing.T, dir, home string) *livePi {
+	t.Helper()
+	return startLivePiArgs(t, dir, home, "--mode", "rpc", "--trust", "--script", filepath.Join(dir, "script.json"))
 }

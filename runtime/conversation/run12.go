@@ -95,13 +95,14 @@ func (c *Conversation) lifecycleAfterCommand() (exit bool) {
 	return exit
 }
 
-// reloadExtensions is pi.reload once idle (Reload); a failure is a
-// warning to the person (the command that asked has returned).
+// reloadExtensions is pi.reload once idle (Reload); a failure is shown
+// to the person as an error notice (the command that asked has returned):
+// the TUI's and line mode's notice, RPC's notify, the log without a UI.
 // agent.ErrBusy while a run goes on (the queue tries again after it).
 func (c *Conversation) reloadExtensions(ctx context.Context) error {
 	err := c.Reload(ctx)
 	if err != nil && !errors.Is(err, agent.ErrBusy) {
-		c.rt.Warn("pi.reload: " + err.Error())
+		c.rt.UI().Notify("pi.reload: "+c.rt.Redactor().String(err.Error()), app.NotifyError)
 		return nil
 	}
 	return err
