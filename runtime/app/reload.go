@@ -34,9 +34,10 @@ type reloadState struct {
 // [tools] active or --tools), the hooks of tool calls (with the
 // permission rules and approvals of the start), bash's spawn hooks,
 // commands, flags (the values given at start), shortcuts, renderers and
-// the events; then shutdown, when not nil, is sent to the old extensions
-// that take it and the old set ends (its timers, watches, components and
-// tools.register tools with it). Plan mode stays as it was.
+// the events. Before that, shutdown, when not nil, is sent to the old
+// extensions that take it and the old set ends (its timers, watches,
+// components and tools.register tools with it). Plan mode stays as it
+// was.
 //
 // What Reload does not read again: [model], [sandbox], [tools.bash],
 // [permissions], [compaction] and [[mcp]] keep their values of the start
@@ -75,7 +76,17 @@ func (r *Runtime) Reload(ctx context.Context, shutdown *agent.Event) error {
 	for _, w := range cfg.Warnings {
 		r.warn(w)
 	}
-	old := r.extHost()
+	// The old set ends before the new one is installed, so that no late
+	// call of an old instance (a timer's tools.register) reaches the new
+	// registry; meanwhile the old host answers as a closed one.
+	if old := r.extHost(); old != nil {
+		if shutdown != nil && old.TakesEvent(string(shutdown.Type)) {
+			if raw, jerr := redactedJSON(r.redactor, shutdown); jerr == nil {
+				old.Event(r.eventContext(), raw)
+			}
+		}
+		extSet{host: old}.close()
+	}
 	r.hostp.Store(set.host)
 	r.planMu.Lock()
 	err = r.installTools(set)
@@ -86,14 +97,6 @@ func (r *Runtime) Reload(ctx context.Context, shutdown *agent.Event) error {
 	}
 	r.planMu.Unlock()
 	r.recordStartActive()
-	if old != nil {
-		if shutdown != nil && old.TakesEvent(string(shutdown.Type)) {
-			if raw, jerr := redactedJSON(r.redactor, shutdown); jerr == nil {
-				old.Event(r.eventContext(), raw)
-			}
-		}
-		extSet{host: old}.close()
-	}
 	if err != nil {
 		return fmt.Errorf("reload: %w", err)
 	}

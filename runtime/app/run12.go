@@ -104,6 +104,8 @@ func (r *Runtime) lifecycleAsk(action, ext string) {
 // recordStartActive remembers the active set of the start, the widest an
 // extension's tools.setActive may ask for (besides its own tools).
 func (r *Runtime) recordStartActive() {
+	r.mcpMu.Lock() // extensions' tools.setActive read it (pi.reload runs beside them)
+	defer r.mcpMu.Unlock()
 	r.run12.explicit = r.wantActive != nil
 	if r.run12.explicit {
 		r.run12.startActive = slices.Clone(r.wantActive)
