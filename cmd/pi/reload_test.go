@@ -281,6 +281,17 @@ func TestReloadTUIInTmux(t *testing.T) {
 	p.waitFor("pi.toml:11")
 	p.run("send-keys", "-t", "pi", "F5")
 	p.waitFor("pressed 2")
+
+	// A reload that works clears what the old instances showed (the
+	// status), and the fresh instance counts from the start.
+	os.WriteFile(toml, []byte(extEntry(t, "hello", hello)+extEntry(t, "ui12", ui12)), 0o644)
+	p.typeLine("/reload")
+	s := waitCount(p, "reloaded: 2 extensions", 2)
+	if strings.Contains(s, "pressed 2") {
+		t.Errorf("the old instance's status is still shown after the reload:\n%s", s)
+	}
+	p.run("send-keys", "-t", "pi", "F5")
+	p.waitFor("pressed 1")
 }
 
 // TestReloadRPC: an extension's command that asks pi.reload over RPC: the
@@ -322,4 +333,23 @@ func TestReloadRPC(t *testing.T) {
 func startRPCPi(t *testing.T, dir, home string) *livePi {
 	t.Helper()
 	return startLivePiArgs(t, dir, home, "--mode", "rpc", "--trust", "--script", filepath.Join(dir, "script.json"))
+}
+
+// waitCount polls the screen until it shows want n times, for at most 30s.
+func waitCount(p *tmuxPane, want string, n int) string {
+	p.t.Helper()
+	tick := time.NewTicker(50 * time.Millisecond)
+	defer tick.Stop()
+	deadline := time.After(30 * time.Second)
+	for {
+		s := p.screen()
+		if strings.Count(s, want) >= n {
+			return s
+		}
+		select {
+		case <-tick.C:
+		case <-deadline:
+			p.t.Fatalf("the terminal did not show %q %d times within 30s; it shows:\n%s", want, n, s)
+		}
+	}
 }

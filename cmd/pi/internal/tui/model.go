@@ -330,7 +330,13 @@ func (m *model) update(msg tea.Msg) tea.Cmd {
 		m.toolRendered(msg)
 		return nil
 	case reloadedMsg:
+		// As the reference resets its extension UI on reload: what the
+		// old set showed goes (its instances are gone), the new set's
+		// keys are bound.
+		m.shutdownComponents()
+		m.ext = extState{cmds: m.ext.cmds}
 		m.bindShortcuts()
+		m.fitEditor()
 		return nil
 	case shortcutDoneMsg:
 		if msg.err != nil {
