@@ -183,6 +183,9 @@ func TestReloadReadsPiTomlAndModules(t *testing.T) {
 	pi.do("/reload", "pi.toml:6", "the extensions loaded before stay")
 	write("pi.toml", extEntry(t, "hello", hello)+"[[extensions]]\nname = \"gone\"\npath = \"missing.wasm\"\nsha256 = \""+strings.Repeat("0", 64)+"\"\n")
 	pi.do("/reload", "missing.wasm", "the extensions loaded before stay")
+	write("bad.wasm", "not a module")
+	write("pi.toml", extEntry(t, "hello", hello)+extEntry(t, "bad", filepath.Join(dir, "bad.wasm")))
+	pi.do("/reload", "bad.wasm", "the extensions loaded before stay")
 	pi.do("call 2", "Hello from v1!", "answer 2")
 	from = pi.at
 	pi.do("/help", "!COMMAND")
