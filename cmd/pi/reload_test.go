@@ -295,6 +295,34 @@ func TestReloadTUIInTmux(t *testing.T) {
 	}
 	p.run("send-keys", "-t", "pi", "F5")
 	p.waitFor("pressed 1")
+
+	// pi.reload from a shortcut: the instance is fresh again (the status
+	// goes, the count starts over).
+	p.run("send-keys", "-t", "pi", "F5")
+	p.waitFor("pressed 2")
+	p.run("send-keys", "-t", "pi", "F7")
+	waitGone(p, "pressed 2")
+	p.run("send-keys", "-t", "pi", "F5")
+	p.waitFor("pressed 1")
+}
+
+// waitGone polls the screen until it no longer shows s, for at most 30s.
+func waitGone(p *tmuxPane, s string) {
+	p.t.Helper()
+	tick := time.NewTicker(50 * time.Millisecond)
+	defer tick.Stop()
+	deadline := time.After(30 * time.Second)
+	for {
+		scr := p.screen()
+		if !strings.Contains(scr, s) {
+			return
+		}
+		select {
+		case <-tick.C:
+		case <-deadline:
+			p.t.Fatalf("the terminal still shows %q after 30s:\n%s", s, scr)
+		}
+	}
 }
 
 // TestReloadRPC: an extension's command that asks pi.reload over RPC: the

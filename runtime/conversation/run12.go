@@ -95,6 +95,18 @@ func (c *Conversation) lifecycleAfterCommand() (exit bool) {
 	return exit
 }
 
+// ExecuteShortcut runs an extension's shortcut (shortcut.execute) and
+// then what it asked with pi.shutdown and pi.reload, as after a command:
+// exit is true when it asked pi to end; a reload waits until idle.
+//
+// # Errors
+//
+// The shortcut's failure or fault (app.Runtime.ExecuteShortcut).
+func (c *Conversation) ExecuteShortcut(ctx context.Context, extension, key string) (exit bool, err error) {
+	err = c.rt.ExecuteShortcut(ctx, extension, key)
+	return c.lifecycleAfterCommand(), err
+}
+
 // reloadExtensions is pi.reload once idle (Reload); a failure is shown
 // to the person as an error notice (the command that asked has returned):
 // the TUI's and line mode's notice, RPC's notify, the log without a UI.

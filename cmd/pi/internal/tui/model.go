@@ -342,6 +342,9 @@ func (m *model) update(msg tea.Msg) tea.Cmd {
 		if msg.err != nil {
 			m.print(m.noticeLine(fmt.Sprintf("[%s] shortcut %s: %s", msg.ext, msg.key, msg.err), app.NotifyError))
 		}
+		if msg.exit { // pi.shutdown from the shortcut
+			m.quitting = true
+		}
 		return nil
 	case tea.WindowSizeMsg:
 		m.width, m.height = msg.Width, msg.Height
