@@ -127,7 +127,7 @@ func TestUI12InitDeclarations(t *testing.T) {
 	var logs logBuffer
 	h, e := loadUI12(t, newRecUI(), true, &logs)
 	info := e.Info()
-	if got := fmt.Sprint(info.Shortcuts); got != "[{f5 count a press} {ctrl+c a key pi binds} {f6 starts a run}]" {
+	if got := fmt.Sprint(info.Shortcuts); got != "[{f5 count a press} {ctrl+c a key pi binds} {f6 starts a run} {f7 reloads pi}]" {
 		t.Errorf("shortcuts = %s", got)
 	}
 	if fmt.Sprint(info.MessageRenderers) != "[note]" {
@@ -137,7 +137,7 @@ func TestUI12InitDeclarations(t *testing.T) {
 		t.Error("renderers not found as declared")
 	}
 	bound, warns := h.BindShortcuts(map[string]string{"ctrl+c": "interrupt / close the overlay"})
-	if len(bound) != 2 || bound[0].Key != "f5" || bound[0].Extension != "ui12" || bound[1].Key != "f6" {
+	if len(bound) != 3 || bound[0].Key != "f5" || bound[0].Extension != "ui12" || bound[1].Key != "f6" || bound[2].Key != "f7" {
 		t.Errorf("bound = %v", bound)
 	}
 	if len(warns) != 1 || warns[0] != "extension ui12: shortcut ctrl+c is not bound: pi binds it (interrupt / close the overlay)" {

@@ -27,7 +27,7 @@ func TestDocsRPCExamples(t *testing.T) {
 				continue
 			}
 			switch m["type"] {
-			case "response", "queue_update", "extension_ui_request", "extension_ui_response":
+			case "response", "queue_update", "extension_ui_request", "extension_ui_response", "message_end":
 			default:
 				commands = append(commands, m)
 			}

@@ -139,11 +139,12 @@ type Runtime struct {
 	cfg       *config.Config
 	logger    hclog.Logger
 	registry  *tool.Registry
-	host      *extensions.Host
-	// extHooks are the extensions' tool_call and tool_result hooks;
-	// hooks are the same wrapped with the key's redaction.
-	extHooks *tool.Hooks
-	hooks    *tool.Hooks
+	// hostp is the extension host (nil without any extension); hooksp the
+	// extensions' tool_call and tool_result hooks wrapped with the key's
+	// redaction, the permission rules and approvals. Both change only
+	// with pi.reload (reload.go): read them with extHost and Hooks.
+	hostp    atomic.Pointer[extensions.Host]
+	hooksp   atomic.Pointer[tool.Hooks]
 	redactor *redact.Redactor
 	// hideEnv names the variables commands must not get (the key's).
 	hideEnv []string
@@ -160,8 +161,9 @@ type Runtime struct {
 	// run12 is ABI 1.2's state (run12.go).
 	run12 run12State
 
-	// bashOpts are bash's options, for RunBash.
-	bashOpts builtin.BashOptions
+	// bashp are bash's options, for RunBash (their spawn hooks change
+	// with pi.reload).
+	bashp atomic.Pointer[builtin.BashOptions]
 	// box is bash's sandbox as configured (nil: none); plan is plan mode
 	// (plan.go), under planMu with the active set it replaced.
 	box *sandbox.Policy
@@ -195,9 +197,8 @@ type Runtime struct {
 	// the names asked for (nil: the default).
 	baseActive, wantActive []string
 
-	// disabled are pi.toml extensions not loaded because their file changed
-	// (see disabled.go).
-	disabled []disabledExtension
+	// ext12 is what pi.reload keeps across extension sets (reload.go).
+	reload reloadState
 }
 
 // Open assembles a Runtime. On failure everything already started is closed
@@ -213,7 +214,7 @@ type Runtime struct {
 // exception: it is disabled, fail closed, with a warning naming `pi ext
 // update NAME`, and the rest loads (disabled.go).
 func Open(ctx context.Context, opts Options) (rt *Runtime, err error) {
-	r := &Runtime{opts: opts, registry: tool.NewRegistry(), extHooks: &tool.Hooks{}}
+	r := &Runtime{opts: opts, registry: tool.NewRegistry()}
 	defer func() {
 		if err != nil {
 			r.Close()
@@ -227,17 +228,26 @@ func Open(ctx context.Context, opts Options) (rt *Runtime, err error) {
 	if r.box, err = r.sandboxPolicy(); err != nil {
 		return nil, err
 	}
-	spawnHooks, err := r.startExtensions(ctx)
+	r.closers = append(r.closers, r.closeHost)
+	set, err := r.loadExtensions(ctx, r.cfg)
 	if err != nil {
 		return nil, err
 	}
+	r.hostp.Store(set.host)
 	if err := r.startMCP(ctx); err != nil {
 		return nil, err
 	}
-	if err := r.registerTools(spawnHooks); err != nil {
+	r.procs = builtin.NewProcesses()
+	r.closers = append(r.closers, r.procs.Close)
+	r.approvals = &approvals{always: map[string]bool{}, pending: map[string][]string{}}
+	// Permissions: the rules of [permissions], and a person's "always".
+	if r.policy, err = r.buildPolicy(); err != nil {
 		return nil, err
 	}
-	r.wireABI11()
+	if err := r.installTools(set); err != nil {
+		return nil, err
+	}
+	r.recordStartActive()
 	return r, nil
 }
 
@@ -253,14 +263,9 @@ func (r *Runtime) loadConfig() error {
 	if r.piHome == "" {
 		r.piHome = config.DefaultPIHome()
 	}
-	cfg, err := config.Load(config.LoadOptions{Cwd: cwd, PIHome: r.piHome, ConfigFile: r.opts.ConfigFile, Trust: r.opts.Trust})
+	cfg, err := r.readConfig()
 	if err != nil {
 		return err
-	}
-	if r.opts.Sandbox != "" {
-		if cfg, err = cfg.With(config.Overrides{SandboxMode: r.opts.Sandbox}); err != nil {
-			return err
-		}
 	}
 	r.cfg = cfg
 	key, keyEnv := modelKey(cfg, r.opts.Model.APIKey)
@@ -296,6 +301,21 @@ func (r *Runtime) loadConfig() error {
 	return nil
 }
 
+// readConfig loads pi.toml as the options say (at start and for
+// pi.reload: the same files, the same trust).
+func (r *Runtime) readConfig() (*config.Config, error) {
+	cfg, err := config.Load(config.LoadOptions{Cwd: r.cwd, PIHome: r.piHome, ConfigFile: r.opts.ConfigFile, Trust: r.opts.Trust})
+	if err != nil {
+		return nil, err
+	}
+	if r.opts.Sandbox != "" {
+		if cfg, err = cfg.With(config.Overrides{SandboxMode: r.opts.Sandbox}); err != nil {
+			return nil, err
+		}
+	}
+	return cfg, nil
+}
+
 // warn tells the user w: through Options.OnWarning, else the log.
 func (r *Runtime) warn(w string) {
 	if r.opts.OnWarning != nil {
@@ -311,13 +331,13 @@ func workingDir(dir string) (string, error) { return config.WorkingDir(dir) }
 
 // extensionSpecs lists what to load: pi.toml's [[extensions]], then the
 // extra files of Options.Extensions.
-func (r *Runtime) extensionSpecs() ([]extensions.Spec, error) {
-	specs := make([]extensions.Spec, 0, len(r.cfg.Extensions)+len(r.opts.Extensions))
-	for _, e := range r.cfg.Extensions {
+func (r *Runtime) extensionSpecs(cfg *config.Config) ([]extensions.Spec, error) {
+	specs := make([]extensions.Spec, 0, len(cfg.Extensions)+len(r.opts.Extensions))
+	for _, e := range cfg.Extensions {
 		specs = append(specs, extensions.Spec{
 			Name: e.Name, Path: e.Path, SHA256: e.SHA256, Override: e.Override,
 			Grants: e.Grants, Limits: e.Limits, Config: e.Config, Scope: e.Scope, File: e.File,
-			ConfigKey: config.ExtensionConfigKey(r.cfg.Extensions, e),
+			ConfigKey: config.ExtensionConfigKey(cfg.Extensions, e),
 		})
 	}
 	for _, p := range r.opts.Extensions {
@@ -330,16 +350,17 @@ func (r *Runtime) extensionSpecs() ([]extensions.Spec, error) {
 	return appendFlagSpecs(specs, r.opts.ExtensionFlags)
 }
 
-// hostOptions are the extension host's options for this runtime.
-func (r *Runtime) hostOptions() extensions.Options {
+// hostOptions are the extension host's options for this runtime, with
+// cfg's project.
+func (r *Runtime) hostOptions(cfg *config.Config) extensions.Options {
 	return extensions.Options{
 		CacheDir: r.caches().cache, Logger: r.logger,
-		ProjectRoot: r.cfg.ProjectRoot, Cwd: r.cwd,
+		ProjectRoot: cfg.ProjectRoot, Cwd: r.cwd,
 		HostName: firstNonEmpty(r.opts.HostName, "pi"), HostVersion: firstNonEmpty(r.opts.HostVersion, "dev"),
 		HideEnv: r.hideEnv,
 		// Granted execs run under bash's sandbox (plan mode's too).
 		Sandbox: r.bashSandbox, SandboxHelper: r.opts.SandboxHelper,
-		Mode: r.mode(), Trusted: r.trusted(), KVDir: r.kvDir(), UI: r.extensionUI(),
+		Mode: r.mode(), Trusted: r.trusted(cfg), KVDir: r.kvDir(), UI: r.extensionUI(),
 		Session: extSession{r},
 		TUI:     r.opts.TUI,
 		// Lazy loads: records of what pinned extensions declared, in
@@ -351,47 +372,81 @@ func (r *Runtime) hostOptions() extensions.Options {
 	}.WithCompileProgress(r.opts.CompileProgress)
 }
 
-// startExtensions starts the host and loads every extension; it returns
-// their bash_spawn hooks, shown the key redacted.
-func (r *Runtime) startExtensions(ctx context.Context) ([]tool.SpawnHook, error) {
-	specs, err := r.extensionSpecs()
+// extSet is one set of extensions as pi.toml (cfg) and the flags ask for
+// them: loaded, with what the runtime builds on them. Open installs the
+// first; pi.reload builds another and installs it in place of the old
+// (reload.go).
+type extSet struct {
+	cfg *config.Config
+	// host is nil when no extension is asked for.
+	host *extensions.Host
+	// disabled are pi.toml extensions not loaded because their file
+	// changed (see disabled.go).
+	disabled []disabledExtension
+	// hooks are the extensions' tool_call and tool_result hooks (the
+	// disabled ones' included); spawn their bash_spawn hooks, shown the
+	// key redacted.
+	hooks *tool.Hooks
+	spawn []tool.SpawnHook
+}
+
+// close ends the set's extensions (a set that was not installed).
+func (s extSet) close() {
+	if s.host == nil {
+		return
+	}
+	cctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	s.host.Close(cctx)
+}
+
+// closeHost ends the installed extensions.
+func (r *Runtime) closeHost() { extSet{host: r.extHost()}.close() }
+
+// extHost is the extension host of the installed set (nil: none).
+func (r *Runtime) extHost() *extensions.Host { return r.hostp.Load() }
+
+// loadExtensions starts a host and loads every extension cfg and the
+// options ask for. On failure what it started is closed again.
+func (r *Runtime) loadExtensions(ctx context.Context, cfg *config.Config) (set extSet, err error) {
+	set = extSet{cfg: cfg, hooks: &tool.Hooks{}}
+	specs, err := r.extensionSpecs(cfg)
 	if err != nil || len(specs) == 0 {
-		return nil, err
+		return set, err
 	}
-	host, err := extensions.NewHost(ctx, r.hostOptions())
+	host, err := extensions.NewHost(ctx, r.hostOptions(cfg))
 	if err != nil {
-		return nil, err
+		return set, err
 	}
-	r.host = host
-	r.closers = append(r.closers, func() {
-		cctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		host.Close(cctx)
-	})
+	set.host = host
+	defer func() {
+		if err != nil {
+			set.close()
+		}
+	}()
 	for _, s := range specs {
 		e, err := host.Load(ctx, s)
-		if d, ok := r.disableOnMismatch(s, err); ok {
+		if d, ok := r.disableOnMismatch(cfg, s, err); ok {
 			r.warn(d.message)
-			r.disabled = append(r.disabled, d)
+			set.disabled = append(set.disabled, d)
 			continue
 		}
 		if err != nil {
-			return nil, err
+			return set, err
 		}
 		recordLoaded(r.caches().declared, e, s.SHA256)
 	}
-	r.extHooks = host.Hooks()
-	spawn := append(host.SpawnHooks(), addDisabledHooks(r.disabled, r.extHooks)...)
-	return redactSpawnHooks(spawn, r.redactor), nil
+	set.hooks = host.Hooks()
+	spawn := append(host.SpawnHooks(), addDisabledHooks(set.disabled, set.hooks)...)
+	set.spawn = redactSpawnHooks(spawn, r.redactor)
+	host.SetToolRunner(r.guestToolRunner)
+	return set, nil
 }
 
-// registerTools registers the built-in tools, then the extensions' tools,
-// then the MCP servers' tools, and chooses the active set.
-func (r *Runtime) registerTools(spawnHooks []tool.SpawnHook) error {
+// bashOptions are bash's options with the given spawn hooks.
+func (r *Runtime) bashOptions(spawnHooks []tool.SpawnHook) builtin.BashOptions {
 	bash := r.cfg.Tools.Bash
-	r.procs = builtin.NewProcesses()
-	r.closers = append(r.closers, r.procs.Close)
-	bashOpts := builtin.BashOptions{
+	return builtin.BashOptions{
 		Shell: bash.Shell, CommandPrefix: bash.CommandPrefix, SpawnHooks: spawnHooks,
 		HideEnv: r.hideEnv, Processes: r.procs, OutputDir: r.outDir,
 		FullOutputMaxBytes: int64(bash.FullOutputMaxMB) << 20, Redactor: r.redactor,
@@ -400,51 +455,88 @@ func (r *Runtime) registerTools(spawnHooks []tool.SpawnHook) error {
 		SandboxUserCommands: r.cfg.Sandbox.UserCommands,
 		Unsandboxed:         r.unsandboxed, AskRerun: r.askRerun,
 	}
-	r.bashOpts = bashOpts
-	for _, d := range builtin.Definitions(builtin.Options{Bash: bashOpts}) {
-		if err := r.registry.Register(d); err != nil {
-			return err
+}
+
+// toolSet is what installTools puts in the registry for a set: the
+// built-in tools (bash with the set's spawn hooks), then the extensions'
+// tools, then the disabled extensions' stand-ins; active is the default
+// active set (without MCP tools).
+type toolSet struct {
+	reg    *tool.Registry
+	bash   builtin.BashOptions
+	active []string
+}
+
+func (r *Runtime) buildTools(set extSet) (toolSet, error) {
+	ts := toolSet{reg: tool.NewRegistry(), bash: r.bashOptions(set.spawn)}
+	for _, d := range builtin.Definitions(builtin.Options{Bash: ts.bash}) {
+		if err := ts.reg.Register(d); err != nil {
+			return ts, err
 		}
 	}
-	active := builtin.DefaultActive()
-	if r.host != nil {
-		for _, e := range r.host.Extensions() {
+	ts.active = builtin.DefaultActive()
+	if set.host != nil {
+		for _, e := range set.host.Extensions() {
 			for _, d := range e.Definitions() {
-				if err := r.registry.Register(d); err != nil {
-					return err
+				if err := ts.reg.Register(d); err != nil {
+					return ts, err
 				}
-				active = append(active, d.Name)
+				ts.active = append(ts.active, d.Name)
 			}
 		}
 	}
-	for _, d := range disabledDefinitions(r.disabled) {
-		if err := r.registry.Register(d); err != nil {
-			return err
+	for _, d := range disabledDefinitions(set.disabled) {
+		if err := ts.reg.Register(d); err != nil {
+			return ts, err
 		}
-		active = append(active, d.Name)
+		ts.active = append(ts.active, d.Name)
 	}
-	r.hooks = redactionHooks(r.extHooks, r.redactor)
-	// Permissions: the rules of [permissions], and a person's "always".
-	policy, err := r.buildPolicy()
+	return ts, nil
+}
+
+// hooksFor are the hooks every tool call runs through with set's
+// extensions: theirs with the key's redaction, the permission rules
+// (r.policy), the confinement of the file tools, the approver.
+func (r *Runtime) hooksFor(set extSet) *tool.Hooks {
+	hooks := redactionHooks(set.hooks, r.redactor)
+	if r.policy != nil {
+		hooks.Permission = r.permissionFunc(r.policy)
+	}
+	if r.opts.ConfineFileTools {
+		hooks.Permission = r.confine(hooks.Permission)
+	}
+	if a := r.approver(); a != nil {
+		hooks.Approve = r.sessionApprove(a)
+	}
+	return hooks
+}
+
+// installTools puts set's tools in the registry (the MCP servers' after
+// them), chooses the active set by cfg's [tools] active (or --tools) and
+// makes set's hooks and bash options current.
+//
+// # Errors
+//
+// Two tools of one name (an extension's over a built-in without
+// override): the registry is then as it was. An unknown name in the
+// active set (the tools are installed).
+func (r *Runtime) installTools(set extSet) error {
+	ts, err := r.buildTools(set)
 	if err != nil {
 		return err
 	}
-	if r.policy = policy; policy != nil {
-		r.hooks.Permission = r.permissionFunc(policy)
-	}
-	if r.opts.ConfineFileTools {
-		r.hooks.Permission = r.confine(r.hooks.Permission)
-	}
-	r.approvals = &approvals{always: map[string]bool{}, pending: map[string][]string{}}
-	if a := r.approver(); a != nil {
-		r.hooks.Approve = r.sessionApprove(a)
-	}
-	r.baseActive = active
+	r.mcpMu.Lock()
+	r.registry.ReplaceWith(ts.reg)
+	r.baseActive = ts.active
+	r.mcpNames, r.mcpSynced = nil, false
+	r.mcpMu.Unlock()
+	r.bashp.Store(&ts.bash)
+	r.hooksp.Store(r.hooksFor(set))
 	r.syncMCP()
-	if err := r.chooseActive(); err != nil {
+	if err := r.chooseActive(set.cfg); err != nil {
 		return err
 	}
-	r.recordStartActive()
+	r.toolsGen.Add(1)
 	return nil
 }
 
@@ -501,13 +593,13 @@ func (r *Runtime) SyncTools() bool { return r.syncMCP() }
 // Hooks are the hooks every tool call runs through: the extensions'
 // tool_call and tool_result hooks, with the API key redacted from results
 // before the first extension sees them and again after the last.
-func (r *Runtime) Hooks() *tool.Hooks { return r.hooks }
+func (r *Runtime) Hooks() *tool.Hooks { return r.hooksp.Load() }
 
 // Extensions describes the loaded extensions, in load order.
 func (r *Runtime) Extensions() []ExtensionInfo {
 	out := []ExtensionInfo{}
-	if r.host != nil {
-		for _, e := range r.host.Extensions() {
+	if h := r.extHost(); h != nil {
+		for _, e := range h.Extensions() {
 			out = append(out, e.Info())
 		}
 	}
@@ -552,7 +644,7 @@ func (r *Runtime) CallTool(ctx context.Context, name, callID string, input json.
 	if err != nil {
 		return tool.Result{}, err
 	}
-	res := tool.Run(ctx, []tool.AgentTool{t}, r.hooks, name, callID, input, update)
+	res := tool.Run(ctx, []tool.AgentTool{t}, r.Hooks(), name, callID, input, update)
 	return redactResult(r.redactor, res).Apply(res), nil
 }
 

@@ -26,13 +26,14 @@ var ErrUnknownCommand = extensions.ErrUnknownCommand
 // ErrUnknownCommand (naming the known commands) and the command's own
 // failure or fault.
 func (r *Runtime) RunCommand(ctx context.Context, name, args string) (CommandResult, error) {
-	if r.host == nil {
+	host := r.extHost()
+	if host == nil {
 		return CommandResult{}, fmt.Errorf("run command /%s: %w (no extension is loaded)", name, ErrUnknownCommand)
 	}
-	res, err := r.host.ExecuteCommand(ctx, name, args)
+	res, err := host.ExecuteCommand(ctx, name, args)
 	if errors.Is(err, ErrUnknownCommand) {
 		var known []string
-		for _, c := range r.host.Commands() {
+		for _, c := range host.Commands() {
 			known = append(known, "/"+c.Name)
 		}
 		return res, fmt.Errorf("run command /%s: %w (the extensions offer: %v)", name, err, known)

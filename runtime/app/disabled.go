@@ -49,7 +49,7 @@ type disabledExtension struct {
 // disableOnMismatch turns a load failure of a pinned entry whose file
 // changed into a disabled extension; ok is false for every other failure,
 // which stops the run as before.
-func (r *Runtime) disableOnMismatch(spec extensions.Spec, err error) (disabledExtension, bool) {
+func (r *Runtime) disableOnMismatch(cfg *config.Config, spec extensions.Spec, err error) (disabledExtension, bool) {
 	if spec.SHA256 == "" || !errors.Is(err, extensions.ErrSHA256Mismatch) {
 		return disabledExtension{}, false
 	}
@@ -61,7 +61,7 @@ func (r *Runtime) disableOnMismatch(spec extensions.Spec, err error) (disabledEx
 		update, remove = update+" --global", remove+" --global"
 	}
 	where := "pi.toml"
-	if e, ok := r.cfg.Extension(spec.Name); ok && e.File != "" {
+	if e, ok := cfg.Extension(spec.Name); ok && e.File != "" {
 		where = fmt.Sprintf("%s:%d", e.File, e.Line)
 	}
 	d.short = fmt.Sprintf("extension %s is disabled: its module %s changed since it was installed (sha256 mismatch); if you rebuilt it, pin the new build with `%s`", spec.Name, spec.Path, update)

@@ -33,28 +33,21 @@ var StopCappedWarning = fmt.Sprintf("stop hooks continued the run %d times; endi
 
 func (r *Runtime) mode() string { return firstNonEmpty(r.opts.Mode, ModePrint) }
 
-// trusted is init's "trusted": the project's pi.toml is trusted, or
+// trusted is init's "trusted": cfg's project pi.toml is trusted, or
 // trusted for this run (--trust, PI_TRUST=1); false without one.
-func (r *Runtime) trusted() bool {
+func (r *Runtime) trusted(cfg *config.Config) bool {
 	if r.opts.Trust {
-		return r.cfg.ProjectFile != ""
+		return cfg.ProjectFile != ""
 	}
-	if r.cfg.ProjectFile == "" {
+	if cfg.ProjectFile == "" {
 		return false
 	}
-	ok, err := config.IsTrusted(r.piHome, r.cfg.ProjectFile)
+	ok, err := config.IsTrusted(r.piHome, cfg.ProjectFile)
 	return err == nil && ok
 }
 
 // kvDir is where the extensions' kv stores live: $PI_HOME/kv.
 func (r *Runtime) kvDir() string { return config.KVDir(r.piHome) }
-
-// wireABI11 gives the extension host the runner of tool.call.
-func (r *Runtime) wireABI11() {
-	if r.host != nil {
-		r.host.SetToolRunner(r.guestToolRunner)
-	}
-}
 
 // guestToolRunner runs an extension's tool.call through the whole pipeline
 // the model's calls take (the host has checked grants.tools, the caller's
@@ -74,7 +67,7 @@ func (r *Runtime) guestToolRunner(ctx context.Context, name, callID string, inpu
 	if err != nil {
 		return tool.Result{}, err
 	}
-	hooks := *r.hooks
+	hooks := *r.Hooks()
 	hooks.Approve = nil
 	if _, yes := r.opts.Approver.(YesApprover); yes {
 		hooks.Approve = func(context.Context, tool.ApprovalRequest) (bool, error) { return true, nil }
@@ -86,10 +79,10 @@ func (r *Runtime) guestToolRunner(ctx context.Context, name, callID string, inpu
 // promptHooks adds the extensions' before_agent_start and stop hooks to
 // an agent's configuration.
 func (r *Runtime) promptHooks(cfg *agent.Config) {
-	if r.host == nil {
+	host := r.extHost()
+	if host == nil {
 		return
 	}
-	host := r.host
 	_, before, stop := host.HasHooks()
 	if before {
 		cfg.BeforeStart = func(ctx context.Context, prompt, system string) (string, [][]tool.ContentBlock) {
@@ -125,8 +118,8 @@ type CommandInfo struct {
 // Commands lists the extensions' slash commands in load order.
 func (r *Runtime) Commands() []CommandInfo {
 	var out []CommandInfo
-	if r.host != nil {
-		for _, c := range r.host.Commands() {
+	if h := r.extHost(); h != nil {
+		for _, c := range h.Commands() {
 			out = append(out, CommandInfo{Name: c.Name, Description: c.Description, ArgumentHint: c.ArgumentHint, Extension: c.Extension})
 		}
 	}

@@ -230,39 +230,44 @@ func (u extUI12) CloseComponent(c *extensions.Component) {
 // given the keys it binds itself (with what each does), and a warning for
 // each one not bound.
 func (r *Runtime) ExtensionShortcuts(taken map[string]string) ([]extensions.Shortcut, []string) {
-	if r.host == nil {
+	host := r.extHost()
+	if host == nil {
 		return nil, nil
 	}
-	return r.host.BindShortcuts(taken)
+	return host.BindShortcuts(taken)
 }
 
 // ExecuteShortcut runs an extension's shortcut (shortcut.execute).
 func (r *Runtime) ExecuteShortcut(ctx context.Context, extension, key string) error {
-	if r.host == nil {
+	host := r.extHost()
+	if host == nil {
 		return fmt.Errorf("no extension %q", extension)
 	}
-	return r.host.ExecuteShortcut(ctx, extension, key)
+	return host.ExecuteShortcut(ctx, extension, key)
 }
 
 // HasToolRenderer says an extension draws the calls of tool name.
 func (r *Runtime) HasToolRenderer(name string) bool {
-	return r.host != nil && r.host.ToolRenderer(name) != nil
+	host := r.extHost()
+	return host != nil && host.ToolRenderer(name) != nil
 }
 
 // HasMessageRenderer says an extension draws custom messages of
 // customType (its init's messageRenderers).
 func (r *Runtime) HasMessageRenderer(customType string) bool {
-	return r.host != nil && r.host.MessageRenderer(customType) != nil
+	host := r.extHost()
+	return host != nil && host.MessageRenderer(customType) != nil
 }
 
 // RenderToolCall asks the extension that draws tool name's calls for
 // their lines (redacted); nil when pi draws them (no renderer, or it
 // failed: logged). The extension sees the result redacted.
 func (r *Runtime) RenderToolCall(ctx context.Context, name, callID string, args json.RawMessage, result *tool.Result, partial, expanded bool, width int) []Line {
-	if r.host == nil {
+	host := r.extHost()
+	if host == nil {
 		return nil
 	}
-	e := r.host.ToolRenderer(name)
+	e := host.ToolRenderer(name)
 	if e == nil {
 		return nil
 	}
@@ -283,10 +288,11 @@ func (r *Runtime) RenderToolCall(ctx context.Context, name, callID string, args 
 // RenderCustomMessage asks the extension that draws customType for the
 // lines of a custom message (redacted); nil when pi draws it.
 func (r *Runtime) RenderCustomMessage(ctx context.Context, customType string, content, details json.RawMessage, expanded bool, width int) []Line {
-	if r.host == nil {
+	host := r.extHost()
+	if host == nil {
 		return nil
 	}
-	e := r.host.MessageRenderer(customType)
+	e := host.MessageRenderer(customType)
 	if e == nil {
 		return nil
 	}

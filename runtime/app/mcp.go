@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/pi-go/pi/runtime/config"
 	"github.com/pi-go/pi/runtime/mcp"
 	"github.com/pi-go/pi/runtime/tool"
 )
@@ -118,15 +119,18 @@ func (r *Runtime) applyActive() (missing []string, err error) {
 // chooseActive records the active set asked for and applies it. A name
 // that is not loaded is a warning naming it, where it was asked for and
 // why it may be missing (missingActiveWarning), never an error.
-func (r *Runtime) chooseActive() error {
+func (r *Runtime) chooseActive(cfg *config.Config) error {
 	from := ""
+	r.mcpMu.Lock()
+	r.wantActive = nil
 	switch {
 	case r.opts.Tools != nil:
 		r.wantActive, from = slices.Clone(r.opts.Tools), "--tools"
-	case r.cfg.Tools.Active != nil:
-		r.wantActive, from = slices.Clone(r.cfg.Tools.Active), "tools.active in "+firstNonEmpty(r.cfg.Tools.ActiveAt, describeFiles(r.cfg.Files))
+	case cfg.Tools.Active != nil:
+		r.wantActive, from = slices.Clone(cfg.Tools.Active), "tools.active in "+firstNonEmpty(cfg.Tools.ActiveAt, describeFiles(cfg.Files))
 	}
 	missing, err := r.applyActive()
+	r.mcpMu.Unlock()
 	if err != nil {
 		return err
 	}

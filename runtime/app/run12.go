@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -103,6 +104,8 @@ func (r *Runtime) lifecycleAsk(action, ext string) {
 // recordStartActive remembers the active set of the start, the widest an
 // extension's tools.setActive may ask for (besides its own tools).
 func (r *Runtime) recordStartActive() {
+	r.mcpMu.Lock() // extensions' tools.setActive read it (pi.reload runs beside them)
+	defer r.mcpMu.Unlock()
 	r.run12.explicit = r.wantActive != nil
 	if r.run12.explicit {
 		r.run12.startActive = slices.Clone(r.wantActive)
@@ -113,10 +116,11 @@ func (r *Runtime) recordStartActive() {
 
 // ExtensionFlags lists the flags the loaded extensions declare.
 func (r *Runtime) ExtensionFlags() []extensions.ExtensionFlag {
-	if r.host == nil {
+	host := r.extHost()
+	if host == nil {
 		return nil
 	}
-	return r.host.Flags()
+	return host.Flags()
 }
 
 // SetExtensionFlags gives the extensions the values of their flags on the
@@ -127,7 +131,11 @@ func (r *Runtime) ExtensionFlags() []extensions.ExtensionFlag {
 // A flag no extension declares (errors.Is extensions.ErrUnknownFlag), a
 // boolean flag's value that is not true or false.
 func (r *Runtime) SetExtensionFlags(vals map[string]string) error {
-	if r.host == nil {
+	r.reload.mu.Lock()
+	r.reload.flags = maps.Clone(vals)
+	r.reload.mu.Unlock()
+	host := r.extHost()
+	if host == nil {
 		if len(vals) == 0 {
 			return nil
 		}
@@ -135,7 +143,7 @@ func (r *Runtime) SetExtensionFlags(vals map[string]string) error {
 			return fmt.Errorf("%w --%s", extensions.ErrUnknownFlag, n)
 		}
 	}
-	return r.host.SetFlagValues(vals)
+	return host.SetFlagValues(vals)
 }
 
 // extControls is the runtime as extensions.Controls.
@@ -310,54 +318,38 @@ func (c extControls) Reload(ext string)   { c.r.lifecycleAsk(ActionReload, ext) 
 // model changed (source "set", "cycle" or "restore"); prev is nil when
 // there was none. It does not wait for them.
 func (r *Runtime) ModelSelected(prevProvider, prevID, provider, id, source string) {
-	if r.host == nil {
+	host := r.extHost()
+	if host == nil {
 		return
 	}
 	var prev *extensions.ModelRef
 	if prevID != "" {
 		prev = &extensions.ModelRef{Provider: prevProvider, ID: prevID}
 	}
-	r.host.ModelSelected(prev, extensions.ModelRef{Provider: provider, ID: id}, source)
+	host.ModelSelected(prev, extensions.ModelRef{Provider: provider, ID: id}, source)
 }
 
 // hookedProvider runs the extensions' before_provider_request hooks on
 // each body the provider posts, except for requests an extension makes
-// itself (llm.complete), whose own hook could not run while it waits.
+// itself (llm.complete), whose own hook could not run while it waits. The
+// hooks are those of the extensions loaded when the request is made
+// (pi.reload may change them).
 type hookedProvider struct {
 	llm.Provider
-	hook func(ctx context.Context, body []byte) []byte
+	r *Runtime
 }
 
 func (p hookedProvider) Stream(ctx context.Context, req llm.Request, onEvent func(llm.StreamEvent)) (*llm.Response, error) {
-	if extensions.CallMethod(ctx) == "" {
-		ctx = llm.WithBodyHook(ctx, p.hook)
+	if h := p.r.extHost(); h != nil && extensions.CallMethod(ctx) == "" {
+		if hook := h.ProviderRequestHook(); hook != nil {
+			ctx = llm.WithBodyHook(ctx, hook)
+		}
 	}
 	return p.Provider.Stream(ctx, req, onEvent)
 }
 
 // withProviderHook wraps p with the extensions' before_provider_request
-// hooks, when some extension declares one.
+// hooks.
 func (r *Runtime) withProviderHook(p llm.Provider) llm.Provider {
-	if r.host == nil {
-		return p
-	}
-	hook := r.host.ProviderRequestHook()
-	if hook == nil {
-		return p
-	}
-	return hookedProvider{Provider: p, hook: hook}
-}
-
-// ReloadExtensions is pi.reload's core (extensions.Host.Restart): every
-// extension gets a fresh instance of its module, its timers, watches,
-// components and tools.register tools ending with the old one. pi.toml,
-// the modules' files, grants, config and pi's own settings are not read
-// again. Call it while idle; the caller sends session_start (reload).
-func (r *Runtime) ReloadExtensions(ctx context.Context) error {
-	if r.host == nil {
-		return nil
-	}
-	err := r.host.Restart(ctx)
-	r.toolsGen.Add(1)
-	return err
+	return hookedProvider{Provider: p, r: r}
 }

@@ -29,10 +29,11 @@ type InputResult = extensions.InputResult
 //
 // A hook that failed: the prompt must not be sent.
 func (r *Runtime) Input(ctx context.Context, text string, images []tool.ContentBlock) (InputResult, error) {
-	if r.host == nil {
+	host := r.extHost()
+	if host == nil {
 		return InputResult{Text: text}, nil
 	}
-	return r.host.Input(ctx, extensions.InputRequest{Text: text, Images: images, Mode: r.mode()})
+	return host.Input(ctx, extensions.InputRequest{Text: text, Images: images, Mode: r.mode()})
 }
 
 // Mode is how the front end runs, as extensions are told (Options.Mode).
@@ -55,15 +56,12 @@ func (r *Runtime) PromptHooks(cfg *agent.Config) { r.promptHooks(cfg) }
 // an extension subscribed to (ABI 1.1 `events`: message_end,
 // session_start, session_shutdown, compaction_start, compaction_end).
 func (r *Runtime) EventSink(next func(agent.Event)) func(agent.Event) {
-	if r.host == nil {
-		return next
-	}
-	host := r.host
 	return func(ev agent.Event) {
 		if next != nil {
 			next(ev)
 		}
-		if !host.TakesEvent(string(ev.Type)) {
+		host := r.extHost()
+		if host == nil || !host.TakesEvent(string(ev.Type)) {
 			return
 		}
 		raw, err := redactedJSON(r.redactor, ev)
@@ -148,7 +146,7 @@ type BashResult = builtin.CommandResult
 // As builtin.RunCommand: a spawn hook's error, no shell, a shell that
 // cannot start.
 func (r *Runtime) RunBash(ctx context.Context, command string, update func(output string)) (BashResult, error) {
-	res, err := builtin.RunCommand(ctx, r.bashOpts, r.cwd, command, update)
+	res, err := builtin.RunCommand(ctx, *r.bashp.Load(), r.cwd, command, update)
 	res.Output = r.redactor.String(res.Output)
 	return res, err
 }

@@ -237,7 +237,8 @@ func (s extSession) AgentState(ctx context.Context) (ExtAgentState, error) {
 // HasExtensionHook reports whether a loaded extension declared the hook
 // name (HookContext, HookUserBash, HookSessionBefore...).
 func (r *Runtime) HasExtensionHook(name string) bool {
-	return r.host != nil && r.host.HasHook(name)
+	host := r.extHost()
+	return host != nil && host.HasHook(name)
 }
 
 // redactedParams marshals v with the key removed.
@@ -250,7 +251,8 @@ func (r *Runtime) redactedParams(v any) (json.RawMessage, error) {
 // host call ctx is (the caller) is skipped. See
 // extensions.Host.SessionBeforeHook.
 func (r *Runtime) SessionBeforeHook(ctx context.Context, hook string, params any) SessionBefore {
-	if r.host == nil || !r.host.HasHook(hook) {
+	host := r.extHost()
+	if host == nil || !host.HasHook(hook) {
 		return SessionBefore{}
 	}
 	raw, err := r.redactedParams(params)
@@ -258,37 +260,40 @@ func (r *Runtime) SessionBeforeHook(ctx context.Context, hook string, params any
 		r.logger.Warn("extension hook not called", "hook", hook, "error", err.Error())
 		return SessionBefore{}
 	}
-	return r.host.SessionBeforeHook(ctx, hook, raw)
+	return host.SessionBeforeHook(ctx, hook, raw)
 }
 
 // ContextHook runs the extensions' context hooks on the messages of a
 // model request (redacted, as the session file holds them); see
 // extensions.Host.ContextHook.
 func (r *Runtime) ContextHook(ctx context.Context, msgs []json.RawMessage, check func([]json.RawMessage) error) ([]json.RawMessage, bool) {
-	if r.host == nil || !r.host.HasHook(HookContext) {
+	host := r.extHost()
+	if host == nil || !host.HasHook(HookContext) {
 		return msgs, false
 	}
 	red := make([]json.RawMessage, len(msgs))
 	for i, m := range msgs {
 		red[i] = r.redactor.Bytes(m)
 	}
-	return r.host.ContextHook(ctx, red, check)
+	return host.ContextHook(ctx, red, check)
 }
 
 // UserBashHook runs the extensions' user_bash hooks on a command a person
 // typed; see extensions.Host.UserBashHook.
 func (r *Runtime) UserBashHook(ctx context.Context, command string) UserBash {
-	if r.host == nil || !r.host.HasHook(HookUserBash) {
+	host := r.extHost()
+	if host == nil || !host.HasHook(HookUserBash) {
 		return UserBash{Command: command}
 	}
-	return r.host.UserBashHook(ctx, r.redactor.String(command), r.cwd)
+	return host.UserBashHook(ctx, r.redactor.String(command), r.cwd)
 }
 
 // SessionEvent sends one of ABI 1.2's session events (EventSession*; ev a
 // Session*Event with its Type set), redacted, to the extensions that
 // listed it.
 func (r *Runtime) SessionEvent(ctx context.Context, typ string, ev any) {
-	if r.host == nil || !r.host.TakesEvent(typ) {
+	host := r.extHost()
+	if host == nil || !host.TakesEvent(typ) {
 		return
 	}
 	raw, err := r.redactedParams(ev)
@@ -296,5 +301,5 @@ func (r *Runtime) SessionEvent(ctx context.Context, typ string, ev any) {
 		r.logger.Warn("extension event not sent", "type", typ, "error", err.Error())
 		return
 	}
-	r.host.SessionEvent(ctx, typ, raw)
+	host.SessionEvent(ctx, typ, raw)
 }

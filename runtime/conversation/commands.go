@@ -52,6 +52,7 @@ func init() {
 		{name: "thinking", args: "[LEVEL]", help: "show or set how hard the model thinks: off, minimal, low, medium, high, xhigh", run: cmdThinking},
 		{name: "tools", help: "list the tools, active and not", run: cmdTools},
 		{name: "ext", help: "list the loaded extensions: tools, hooks and grants", run: cmdExt},
+		{name: "reload", help: "read pi.toml and the extensions' modules again (the conversation goes on)", run: cmdReload},
 		{name: "permissions", help: "list the permission rules that apply", run: cmdPermissions},
 		{name: "plan", args: "[on|off]", help: "plan mode: read-only tools, bash in a read-only sandbox", run: cmdPlan},
 		{name: "export", args: "[FILE]", help: "write the session to FILE: .jsonl (the session file's format) or .html (one self-contained page)", run: cmdExport},
@@ -183,6 +184,14 @@ func cmdFork(_ context.Context, c *Conversation, _ string, o SubmitOptions, sub 
 	}
 	sub.Switched = true
 	o.show(fmt.Sprintf("✓ forked session %s into %s; you are in the copy", c.ShortID(old), c.ShortID(c.Session().ID())))
+	return nil
+}
+
+func cmdReload(ctx context.Context, c *Conversation, _ string, o SubmitOptions, _ *Submitted) error {
+	if err := c.Reload(ctx); err != nil {
+		return err
+	}
+	o.show(fmt.Sprintf("✓ reloaded: %s", plural.Count(len(c.rt.Extensions()), "extension")))
 	return nil
 }
 

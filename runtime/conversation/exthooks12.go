@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"time"
 
 	"github.com/pi-go/pi/runtime/agent"
 	"github.com/pi-go/pi/runtime/app"
@@ -441,6 +442,31 @@ func (c *Conversation) extRunBusy(ctx context.Context) (steer, retry bool) {
 	return false, false
 }
 
+// waitExtensionRun waits, for a built-in command that found the
+// conversation busy, until the runs extensions asked for that go on end
+// (held by the command's Submit, no new one starts meanwhile): true when
+// one went on and ended, so the command can run now; false when none goes
+// on (the person's own run or a compaction holds the conversation: the
+// command's "abort it first" stands) or ctx ended.
+func (c *Conversation) waitExtensionRun(ctx context.Context) bool {
+	c.x12.init()
+	stop := context.AfterFunc(ctx, func() {
+		c.x12.mu.Lock()
+		c.x12.cond.Broadcast()
+		c.x12.mu.Unlock()
+	})
+	defer stop()
+	c.x12.mu.Lock()
+	defer c.x12.mu.Unlock()
+	if c.x12.run == extRunNone && !c.x12.draining {
+		return false
+	}
+	for (c.x12.run != extRunNone || c.x12.draining) && ctx.Err() == nil {
+		c.x12.cond.Wait()
+	}
+	return ctx.Err() == nil
+}
+
 // flushNextTurn adds the custom messages kept for the next prompt.
 func (c *Conversation) flushNextTurn() {
 	c.x12.mu.Lock()
@@ -609,12 +635,12 @@ func (x extConv) Navigate(ctx context.Context, _, targetID string, summarize boo
 	return cancelled(err)
 }
 
-func (x extConv) SendUserMessage(_ context.Context, _ string, raw json.RawMessage, deliverAs string) error {
+func (x extConv) SendUserMessage(_ context.Context, ext string, raw json.RawMessage, deliverAs string) error {
 	blocks, err := decodeMessageContent(raw)
 	if err != nil {
 		return err
 	}
-	m := llm.Message{Role: llm.RoleUser, Content: blocks}
+	m := llm.Message{Role: llm.RoleUser, Content: blocks, Details: &ExtensionPrompt{Extension: ext}}
 	if ag := x.c.current(); ag != nil && x.c.Busy() {
 		if deliverAs == app.DeliverFollowUp {
 			ag.FollowUp(m)
@@ -726,6 +752,76 @@ func DeliveredCustom(m *llm.Message) *CustomMessage {
 	return cm
 }
 
+// ExtensionPrompt marks (as its Details) a user message an extension sent
+// with agent.sendUserMessage, so that the front ends can show it: the
+// person did not type it. It is not written to the session (a user
+// message's Details never is) nor to the RPC and JSON streams
+// (WireEvent).
+type ExtensionPrompt struct {
+	// Extension sent it.
+	Extension string
+}
+
+// FromExtension says which extension sent m with agent.sendUserMessage,
+// "" when none did.
+func FromExtension(m *llm.Message) string {
+	if m == nil || m.Role != llm.RoleUser {
+		return ""
+	}
+	if p, ok := m.Details.(*ExtensionPrompt); ok {
+		return firstNonEmpty(p.Extension, "extension")
+	}
+	return ""
+}
+
+// customWire is a custom message as the reference's front-end streams
+// carry it (its CustomMessage, role "custom").
+type customWire struct {
+	Role       string          `json:"role"`
+	CustomType string          `json:"customType"`
+	Content    json.RawMessage `json:"content"`
+	Display    bool            `json:"display"`
+	Details    json.RawMessage `json:"details,omitempty"`
+	Timestamp  int64           `json:"timestamp"`
+}
+
+// WireEvent is ev as the RPC and JSON streams write it: a message_start
+// or message_end of an extension's message (agent.sendMessage, delivered
+// while idle or by a run) carries the reference's custom message
+// `{role: "custom", customType, content, display, details?, timestamp}`;
+// one of agent.sendUserMessage a plain user message; every other event is
+// ev itself.
+func WireEvent(ev agent.Event) any {
+	if ev.Type != agent.EventMessageStart && ev.Type != agent.EventMessageEnd {
+		return ev
+	}
+	if FromExtension(ev.Message) != "" {
+		m := *ev.Message
+		m.Details = nil // the reference's user message
+		ev.Message = &m
+		return ev
+	}
+	cm := DeliveredCustom(ev.Message)
+	if cm == nil {
+		return ev
+	}
+	body := cm.Content
+	if len(body) == 0 {
+		body, _ = json.Marshal(ev.Message.Content)
+	}
+	msg, err := json.Marshal(customWire{Role: "custom", CustomType: cm.CustomType, Content: body, Display: cm.Display, Details: cm.Details, Timestamp: time.Now().UnixMilli()})
+	if err != nil {
+		return ev
+	}
+	b, err := json.Marshal(ev)
+	var out map[string]json.RawMessage
+	if err != nil || json.Unmarshal(b, &out) != nil {
+		return ev
+	}
+	out["message"] = msg
+	return out
+}
+
 // appendCustomMessage adds m as a custom_message entry to the session and
 // to the agent's conversation (as the user message the model sees).
 func (c *Conversation) appendCustomMessage(m CustomMessage) error {
@@ -735,10 +831,17 @@ func (c *Conversation) appendCustomMessage(m CustomMessage) error {
 		return fmt.Errorf("extension message: %w", err)
 	}
 	msg, ok := s.Entry(id).ContextMessage()
-	if m.Display && ok {
-		blocks := session.ToLLM([]session.Message{msg})
-		if len(blocks) == 1 {
-			c.emit(customShown(&m, blocks[0].Content))
+	if ok {
+		if blocks := session.ToLLM([]session.Message{msg}); len(blocks) == 1 {
+			// As the reference does for a message added while idle:
+			// message_start and message_end (the front ends' streams;
+			// the session has it already), then the display.
+			lm := &llm.Message{Role: llm.RoleUser, Content: blocks[0].Content, Details: &m}
+			c.emit(agent.Event{Type: agent.EventMessageStart, Message: lm})
+			c.emit(agent.Event{Type: agent.EventMessageEnd, Message: lm})
+			if m.Display {
+				c.emit(customShown(&m, blocks[0].Content))
+			}
 		}
 	}
 	ag := c.current()

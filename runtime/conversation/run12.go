@@ -2,8 +2,10 @@ package conversation
 
 import (
 	"context"
+	"errors"
 
 	"github.com/pi-go/pi/extensions"
+	"github.com/pi-go/pi/runtime/agent"
 	"github.com/pi-go/pi/runtime/app"
 	"github.com/pi-go/pi/runtime/llm"
 )
@@ -93,21 +95,56 @@ func (c *Conversation) lifecycleAfterCommand() (exit bool) {
 	return exit
 }
 
-// reloadExtensions is pi.reload once idle: every extension starts afresh
-// (app.Runtime.ReloadExtensions: fresh instances of the modules loaded at
-// start; pi.toml is not read again), then session_start with reason
-// reload. agent.ErrBusy while a run goes on (the queue tries again after
-// it).
+// ExecuteShortcut runs an extension's shortcut (shortcut.execute) and
+// then what it asked with pi.shutdown and pi.reload, as after a command:
+// exit is true when it asked pi to end; a reload waits until idle.
+//
+// # Errors
+//
+// The shortcut's failure or fault (app.Runtime.ExecuteShortcut).
+func (c *Conversation) ExecuteShortcut(ctx context.Context, extension, key string) (exit bool, err error) {
+	err = c.rt.ExecuteShortcut(ctx, extension, key)
+	return c.lifecycleAfterCommand(), err
+}
+
+// reloadExtensions is pi.reload once idle (Reload); a failure is shown
+// to the person as an error notice (the command that asked has returned):
+// the TUI's and line mode's notice, RPC's notify, the log without a UI.
+// agent.ErrBusy while a run goes on (the queue tries again after it).
 func (c *Conversation) reloadExtensions(ctx context.Context) error {
+	err := c.Reload(ctx)
+	if err != nil && !errors.Is(err, agent.ErrBusy) {
+		c.rt.UI().Notify("pi.reload: "+c.rt.Redactor().String(err.Error()), app.NotifyError)
+		return nil
+	}
+	return err
+}
+
+// Reload reads pi.toml and the extensions' modules again and puts the new
+// set of extensions in place of the old (app.Runtime.Reload: the old ones
+// get session_shutdown and end), then builds the agent again on the same
+// session (its messages, model, thinking level and queued messages stay)
+// with the new tools and hooks, and sends session_start with reason
+// "reload". /reload and pi.reload come here.
+//
+// # Errors
+//
+// agent.ErrBusy while a run goes on; app.Runtime.Reload's errors (a
+// pi.toml or an extension that does not load), after which the old
+// extensions go on as they were and nothing is sent.
+func (c *Conversation) Reload(ctx context.Context) error {
 	ctx, end, err := c.begin(ctx, "reload")
 	if err != nil {
 		return err
 	}
-	err = c.rt.ReloadExtensions(ctx)
+	s := c.Session()
+	bye := agent.Event{Type: agent.EventSessionShutdown, SessionID: s.ID(), SessionFile: c.sessionFile()}
+	err = c.rt.Reload(ctx, &bye)
 	end()
 	if err != nil {
-		c.rt.Warn("pi.reload: " + err.Error())
+		return err
 	}
+	c.dropAgent()
 	c.EmitSessionStart("reload")
 	return nil
 }

@@ -120,10 +120,16 @@ func (c *Conversation) Submit(ctx context.Context, p Prompt, o SubmitOptions) (S
 	}
 	if cmd, ok := findBuiltin(name); ok && (o.Builtins || name == "help") && (o.Interactive || !cmd.interactiveOnly) {
 		sub := Submitted{Command: name}
-		if err := cmd.run(ctx, c, args, o, &sub); err != nil {
-			return sub, err
+		err := cmd.run(ctx, c, args, o, &sub)
+		// A run an extension started just before (a timer's, a queued
+		// sendUserMessage) holds the conversation: the command runs
+		// once it ends, as a prompt waits for it (a person's own run
+		// still answers "abort it first").
+		for errors.Is(err, agent.ErrBusy) && c.waitExtensionRun(ctx) {
+			sub = Submitted{Command: name}
+			err = cmd.run(ctx, c, args, o, &sub)
 		}
-		return sub, nil
+		return sub, err
 	}
 	res, err := c.rt.RunCommand(ctx, name, args)
 	switch {
@@ -178,6 +184,7 @@ func (c *Conversation) prompt(ctx context.Context, text string, images []tool.Co
 		return s, err
 	}
 	defer end()
+	c.flushNextTurn() // agent.sendMessage's nextTurn: before the prompt
 	start := c.beforeTurn(ctx)
 	res, err := ag.PromptMessage(ctx, agent.UserMessage(text, images...))
 	c.afterTurn(ctx, start, text)

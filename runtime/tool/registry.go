@@ -164,3 +164,24 @@ func (r *Registry) Unregister(names ...string) {
 		r.active = keep(r.active)
 	}
 }
+
+// ReplaceWith makes r hold what o holds (its definitions, order and
+// active set) in one step, so that a reader sees the old set or the new
+// one, never a mix; o is left as it is. pi.reload swaps a whole set of
+// tools this way.
+func (r *Registry) ReplaceWith(o *Registry) {
+	o.mu.RLock()
+	defs := make(map[string]ToolDefinition, len(o.defs))
+	for n, d := range o.defs {
+		defs[n] = d
+	}
+	order := append([]string(nil), o.order...)
+	var active []string
+	if o.active != nil {
+		active = append([]string{}, o.active...)
+	}
+	o.mu.RUnlock()
+	r.mu.Lock()
+	r.defs, r.order, r.active = defs, order, active
+	r.mu.Unlock()
+}

@@ -21,6 +21,19 @@ func TestStatusMessage(t *testing.T) {
 	p := porttest.New(t, "message-renderer", porttest.Build(t, "."), "")
 	rpc := p.RPC(p.Script(`[{"text":"ok"}]`)...)
 	rpc.Send(map[string]any{"id": "1", "type": "prompt", "message": "/status warn disk <almost> full"})
+	// The stream carries it as the reference does: message_start and
+	// message_end with the custom message.
+	for _, typ := range []string{"message_start", "message_end"} {
+		ev := rpc.Until(typ+" of the custom message", func(ev map[string]any) bool {
+			m, _ := ev["message"].(map[string]any)
+			return ev["type"] == typ && m["role"] == "custom"
+		})
+		m := ev["message"].(map[string]any)
+		details, _ := m["details"].(map[string]any)
+		if m["customType"] != "status-update" || m["content"] != "disk <almost> full" || m["display"] != true || details["level"] != "warn" || m["timestamp"] == nil {
+			t.Errorf("%s: %v", typ, ev)
+		}
+	}
 	rpc.Settle()
 	rpc.Send(map[string]any{"id": "2", "type": "prompt", "message": "next"})
 	rpc.Idle()

@@ -39,3 +39,21 @@ func TestAsk(t *testing.T) {
 		t.Errorf("/ask alone: %q", out)
 	}
 }
+
+// TestAskLineMode: the line mode shows the message the extension sent as
+// the prompt of the run it starts (the person typed only the command).
+func TestAskLineMode(t *testing.T) {
+	p := porttest.New(t, "send-user-message", porttest.Build(t, "."), "")
+	srv := openai.NewServer(t, openai.Reply{Text: "the answer is four"})
+	out, stderr, code := p.Run("/ask what is 2+2?\n/exit\n", "--interactive", "--base-url", srv.URL, "--model", "M", "--api-key", "k")
+	if code != 0 {
+		t.Fatalf("exit %d: %s\n%s", code, out, stderr)
+	}
+	i, j := strings.Index(out, "> what is 2+2?\n"), strings.Index(out, "the answer is four")
+	if i < 0 || j < i {
+		t.Errorf("the line mode did not show the extension's message before the answer:\n%s", out)
+	}
+	if strings.Count(out, "what is 2+2?") != 1 {
+		t.Errorf("the message is shown %d times:\n%s", strings.Count(out, "what is 2+2?"), out)
+	}
+}

@@ -149,7 +149,7 @@ func (srv *Server) OnEvent(ev agent.Event) {
 			a.ended.Store(true)
 		}
 	}
-	s.out.write(ev)
+	s.out.write(conversation.WireEvent(ev))
 }
 
 // Serve runs the protocol over conv until stdin ends or an extension's

@@ -62,6 +62,19 @@ func (r *textRenderer) onEvent(ev agent.Event) {
 			r.spin.halt()
 			r.endLine()
 		}
+		if r.custom && conversation.FromExtension(ev.Message) != "" {
+			// An extension's user message (agent.sendUserMessage): the
+			// line mode shows it as a typed prompt, which it was not.
+			r.spin.halt()
+			r.endLine()
+			var text []string
+			for _, b := range ev.Message.Content {
+				if b.Type == "text" {
+					text = append(text, b.Text)
+				}
+			}
+			fmt.Fprintf(r.out, "> %s\n", termtext.Printable(r.redactor.String(strings.Join(text, "\n"))))
+		}
 	case agent.EventToolExecutionStart:
 		r.spin.halt()
 		r.endLine()

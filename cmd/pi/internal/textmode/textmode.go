@@ -263,7 +263,7 @@ func jsonEventWriter(w io.Writer, r *redact.Redactor) func(agent.Event) {
 		if ev.Type == agent.EventSessionShutdown || ev.Type == conversation.EventCustomMessage {
 			return
 		}
-		b, err := json.Marshal(ev)
+		b, err := json.Marshal(conversation.WireEvent(ev))
 		b = r.Bytes(b)
 		if err != nil {
 			b, _ = json.Marshal(map[string]string{"type": string(ev.Type), "error": "encode event: " + err.Error()})

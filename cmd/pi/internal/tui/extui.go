@@ -216,6 +216,9 @@ type compView struct {
 	inputing bool
 }
 
+// reloadedMsg says the extensions were loaded again (pi.reload, /reload).
+type reloadedMsg struct{}
+
 type (
 	compRenderedMsg struct {
 		v     *compView
@@ -231,6 +234,8 @@ type (
 	shortcutDoneMsg struct {
 		key, ext string
 		err      error
+		// exit: the shortcut asked pi.shutdown.
+		exit bool
 	}
 )
 
@@ -556,9 +561,10 @@ func (m *model) shortcut(k tea.KeyMsg) (tea.Cmd, bool) {
 	if !ok {
 		return nil, false
 	}
-	ctx, rt := m.ctx, m.rt
+	ctx, conv := m.ctx, m.conv
 	return func() tea.Msg {
-		return shortcutDoneMsg{key: key, ext: ext, err: rt.ExecuteShortcut(ctx, ext, key)}
+		exit, err := conv.ExecuteShortcut(ctx, ext, key)
+		return shortcutDoneMsg{key: key, ext: ext, err: err, exit: exit}
 	}, true
 }
 

@@ -231,9 +231,18 @@ func newEditor(lr, cursorLR *lipgloss.Renderer) textarea.Model {
 // loop. Session and queue events are not shown: they are also sent from
 // calls the loop itself makes (ClearQueues), where a send would wait for
 // the loop forever. The TUI keeps its own list of what it queued.
+//
+// A session_start of a reload is sent on as reloadedMsg: a reload runs
+// outside the loop (a command's or an extension run's goroutine), and the
+// loop binds the new extensions' shortcuts.
 func (m *model) onEvent(ev agent.Event) {
 	switch ev.Type {
-	case agent.EventSessionStart, agent.EventSessionShutdown, agent.EventQueueUpdate:
+	case agent.EventSessionStart:
+		if ev.Reason == "reload" {
+			m.sendMsg(reloadedMsg{})
+		}
+		return
+	case agent.EventSessionShutdown, agent.EventQueueUpdate:
 		return
 	}
 	m.ui.mu.Lock()
@@ -320,9 +329,21 @@ func (m *model) update(msg tea.Msg) tea.Cmd {
 	case toolRenderedMsg:
 		m.toolRendered(msg)
 		return nil
+	case reloadedMsg:
+		// As the reference resets its extension UI on reload: what the
+		// old set showed goes (its instances are gone), the new set's
+		// keys are bound.
+		m.shutdownComponents()
+		m.ext = extState{cmds: m.ext.cmds}
+		m.bindShortcuts()
+		m.fitEditor()
+		return nil
 	case shortcutDoneMsg:
 		if msg.err != nil {
 			m.print(m.noticeLine(fmt.Sprintf("[%s] shortcut %s: %s", msg.ext, msg.key, msg.err), app.NotifyError))
+		}
+		if msg.exit { // pi.shutdown from the shortcut
+			m.quitting = true
 		}
 		return nil
 	case tea.WindowSizeMsg:

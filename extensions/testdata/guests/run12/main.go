@@ -172,7 +172,7 @@ func init() {
 		calls++
 		return sdk.Text(strconv.Itoa(calls)), nil
 	})
-	sdk.Events("model_select", "session_start")
+	sdk.Events("model_select", "session_start", "session_shutdown")
 	sdk.OnEvent(func(ev sdk.Event) { sdk.Logf(sdk.LevelInfo, "event %s", ev.Raw) })
 	sdk.OnBeforeProviderRequest(func(payload json.RawMessage) json.RawMessage {
 		var body map[string]any

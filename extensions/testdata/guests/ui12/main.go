@@ -79,6 +79,8 @@ func init() {
 	sdk.Shortcut("ctrl+c", "a key pi binds", func() error { return nil })
 	// A run started while the TUI is idle, from a shortcut.
 	sdk.Shortcut("f6", "starts a run", func() error { return sdk.SendUserMessage("from the shortcut", nil, "") })
+	// pi.reload from a shortcut.
+	sdk.Shortcut("f7", "reloads pi", func() error { return sdk.Reload() })
 	sdk.Command(sdk.CommandSpec{Name: "later", Description: "sends ARGS as a user message (a run once the command returned)"}, func(args string) (sdk.CommandResult, error) {
 		return sdk.CommandResult{}, sdk.SendUserMessage(args, nil, "")
 	})
