@@ -14,16 +14,20 @@ import (
 // (CLONE_PARENT) and born in its call's cgroup (CLONE_INTO_CGROUP); the
 // kernel takes both from clone3 only with an exit signal of 0 (the child's
 // is then the server's own, SIGCHLD), and syscall.ForkExec always asks
-// for SIGCHLD. So the server forks by itself: a plain fork (no shared
-// memory, no vfork), from its call thread with every signal blocked, after
-// which the child runs only the raw system calls of childExec — nosplit
-// and norace, on memory prepared before the fork: no allocation, no stack
-// growth, no lock, no Go runtime — and execs, or says why not on its
-// standard error (the command's output) and exits with ExitHelperFailed,
-// as the per-call helper does. The server answers once the child has
-// exec'd or exited (a close-on-exec pipe closes): answering at once, while
-// the child still runs, measured slower on a busy machine (pi then
-// competes with the child's start for the CPU).
+// for SIGCHLD. So the server forks by itself, from its call thread with
+// every signal blocked, after which the child runs only the raw system
+// calls of childExec — nosplit and norace, on memory prepared before the
+// fork: no allocation, no stack growth, no lock, no Go runtime — and
+// execs, or says why not on its standard error (the command's output) and
+// exits with ExitHelperFailed, as the per-call helper does. On amd64 and
+// arm64 the child shares the server's memory and runs on the call
+// thread's stack, which waits meanwhile (CLONE_VM|CLONE_VFORK, as
+// syscall.ForkExec does; clone3Vfork keeps the return address out of the
+// child's reach): the server answers once the child has exec'd or exited.
+// Elsewhere it is a plain fork, and the server waits for the same on a
+// close-on-exec pipe. Answering at once, while the child still runs,
+// measured slower on a busy machine (pi then competes with the child's
+// start for the CPU).
 
 // cloneArgs is struct clone_args (linux/sched.h) up to its cgroup field.
 type cloneArgs struct {
@@ -70,8 +74,10 @@ func forkExec(argv, env []string, dir string, files [3]int, setsid bool, cgroupF
 		}
 	}
 	var pipe [2]int
-	if err := unix.Pipe2(pipe[:], unix.O_CLOEXEC); err != nil {
-		return 0, err
+	if shareMemory == 0 {
+		if err := unix.Pipe2(pipe[:], unix.O_CLOEXEC); err != nil {
+			return 0, err
+		}
 	}
 	msg := []byte("pi sandbox: start " + argv[0] + ": errno ")
 	c := childSpec{argv0: uintptr(unsafe.Pointer(argv0p)), argv: uintptr(unsafe.Pointer(&argvp[0])),
@@ -83,7 +89,7 @@ func forkExec(argv, env []string, dir string, files [3]int, setsid bool, cgroupF
 	if nofile != nil {
 		c.nofile = uintptr(unsafe.Pointer(nofile))
 	}
-	args := cloneArgs{flags: unix.CLONE_PARENT}
+	args := cloneArgs{flags: unix.CLONE_PARENT | shareMemory}
 	if cgroupFD >= 0 {
 		args.flags |= unix.CLONE_INTO_CGROUP
 		args.cgroup = uint64(cgroupFD)
@@ -105,28 +111,36 @@ func forkExec(argv, env []string, dir string, files [3]int, setsid bool, cgroupF
 	runtime.KeepAlive(dirp)
 	runtime.KeepAlive(nofile)
 	runtime.KeepAlive(msg)
-	unix.Close(pipe[1])
-	defer unix.Close(pipe[0])
+	if shareMemory == 0 {
+		unix.Close(pipe[1])
+		defer unix.Close(pipe[0])
+	}
 	if errno != 0 {
 		return 0, errno
 	}
-	var b [1]byte
-	for {
-		if _, err := unix.Read(pipe[0], b[:]); err != unix.EINTR {
-			break
+	if shareMemory == 0 {
+		var b [1]byte
+		for {
+			if _, err := unix.Read(pipe[0], b[:]); err != unix.EINTR {
+				break
+			}
 		}
 	}
 	return int(pid), nil
 }
 
-// cloneExec forks; the child never returns from it.
+// cloneExec forks; the child never returns from it. With shareMemory the
+// child runs on this frame's stack until it execs: the parent, which
+// waits meanwhile, uses nothing of this frame after the fork but the
+// results clone3Vfork writes once it runs again.
 //
+//go:noinline
 //go:nosplit
 //go:norace
 func cloneExec(args *cloneArgs, size uintptr, c *childSpec) (uintptr, syscall.Errno) {
-	pid, _, errno := syscall.RawSyscall(unix.SYS_CLONE3, uintptr(unsafe.Pointer(args)), size, 0)
+	pid, errno := clone3Vfork(uintptr(unsafe.Pointer(args)), size)
 	if errno != 0 || pid != 0 {
-		return pid, errno
+		return pid, syscall.Errno(errno)
 	}
 	childExec(c)
 	return 0, 0
