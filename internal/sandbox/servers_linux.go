@@ -100,7 +100,7 @@ func (s *Servers) Failed(p Policy, helper string) error {
 }
 
 // errNotServed: the policy is not one a server serves.
-var errNotServed = errors.New("not served by a fork server")
+var errNotServed = errors.New("network \"allow\" and mode full are not served by a fork server")
 
 // serverKey is p's key and the state of its paths now.
 func serverKey(p Policy, helper string) (key, state string, err error) {
@@ -239,8 +239,11 @@ func startServer(p Policy, helper string, own func(func() (int, error)) (func(),
 	// CAP_SETPCAP to empty its bounding set before it drops every
 	// capability.
 	attr.AmbientCaps = append(attr.AmbientCaps, unix.CAP_SETPCAP)
+	// What it prints (a program that is not a helper, a runtime's crash)
+	// is kept for Failed (pi doctor).
+	stderr := &headWriter{max: 2048}
 	cmd := &exec.Cmd{Path: helper, Args: []string{helper, ServerArg, string(data)}, Dir: "/", Env: []string{},
-		ExtraFiles: []*os.File{theirs}, SysProcAttr: attr}
+		ExtraFiles: []*os.File{theirs}, SysProcAttr: attr, Stderr: stderr}
 	release, err := own(func() (int, error) {
 		if err := cmd.Start(); err != nil {
 			return 0, err
@@ -267,9 +270,34 @@ func startServer(p Policy, helper string, own func(func() (int, error)) (func(),
 		if err == nil {
 			err = errors.New(ready.Error)
 		}
+		if out := strings.TrimSpace(stderr.String()); out != "" {
+			err = fmt.Errorf("%w (%s printed: %s)", err, helper, out)
+		}
 		return nil, fmt.Errorf("the sandbox server did not start: %w", err)
 	}
 	return sv, nil
+}
+
+// headWriter keeps the first max bytes written to it.
+type headWriter struct {
+	mu  sync.Mutex
+	max int
+	b   []byte
+}
+
+func (w *headWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if room := w.max - len(w.b); room > 0 {
+		w.b = append(w.b, p[:min(room, len(p))]...)
+	}
+	return len(p), nil
+}
+
+func (w *headWriter) String() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return string(w.b)
 }
 
 func (sv *server) isDead() bool {
