@@ -50,6 +50,11 @@ import (
 //   - before each command it checks that every path it bound read-only is
 //     still on its bind mount (a protected path removed or replaced
 //     outside loses it), and refuses and exits when one is not;
+//   - with the network off it serves one request and exits (singleUse):
+//     each call gets a network namespace of its own, as with the per-call
+//     helper, so a process one call left cannot reach (or pose as) a
+//     listener of a later call on the namespace's loopback; pi starts the
+//     next call's server as soon as this one is used;
 //   - before each fork it compares its resource limits and its thread's
 //     priority with those it started with: a process of the same user may
 //     change them from outside (prlimit, setpriority), and the commands
@@ -179,7 +184,7 @@ func (f *forker) serveOne() {
 	for _, fd := range fds {
 		_ = unix.Close(fd)
 	}
-	if writeFrame(serverFD, rep, nil) != nil || rep.Retry {
+	if writeFrame(serverFD, rep, nil) != nil || rep.Retry || singleUse(f.p) {
 		f.exit <- 0
 		return
 	}

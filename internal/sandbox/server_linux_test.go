@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -14,6 +15,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -155,6 +157,38 @@ func attackMain(mode string, args []string) int {
 		}
 		fmt.Println("exec", err)
 		return 1
+	case "dial":
+		// Until the file args[1]/stop appears: connect to 127.0.0.1:args[0]
+		// again and again, and write args[1]/reached on the first
+		// connection (args[1]/started says it runs).
+		_ = os.WriteFile(args[1]+"/started", nil, 0o644)
+		for {
+			if _, err := os.Stat(args[1] + "/stop"); err == nil {
+				return 0
+			}
+			if c, err := net.Dial("tcp", "127.0.0.1:"+args[0]); err == nil {
+				c.Close()
+				_ = os.WriteFile(args[1]+"/reached", nil, 0o644)
+				return 0
+			}
+			unix.Nanosleep(&unix.Timespec{Nsec: 2e6}, nil)
+		}
+	case "listen":
+		// Listen on 127.0.0.1:args[0] and say whether a connection came
+		// within args[1] seconds.
+		ln, err := net.Listen("tcp", "127.0.0.1:"+args[0])
+		if err != nil {
+			fmt.Println("listen", err)
+			return 1
+		}
+		secs, _ := strconv.Atoi(args[1])
+		_ = ln.(*net.TCPListener).SetDeadline(time.Now().Add(time.Duration(secs) * time.Second))
+		if c, err := ln.Accept(); err == nil {
+			c.Close()
+			fmt.Println("accepted")
+		} else {
+			fmt.Println("none")
+		}
 	case "tamper":
 		for _, pid := range serverPids() {
 			report("prlimit", unix.Prlimit(pid, unix.RLIMIT_NOFILE, &unix.Rlimit{Cur: 64, Max: 64}, nil))
@@ -478,5 +512,47 @@ func TestServerStartFails(t *testing.T) {
 	}
 	if out, code, err := serve1(p, w.project, os.Environ(), `echo next`); err != nil || code != 0 || out != "next\n" {
 		t.Fatalf("the next command: %v (exit %d): %q", err, code, out)
+	}
+}
+
+// TestServerCallsNetworkApart: with the network off, a process one call
+// left running cannot reach a listener of a later call on the loopback
+// (each call has a network namespace of its own: its server serves one
+// command), and the next call's server is ready; with the network on
+// (the host's loopback, shared) it can: the control.
+func TestServerCallsNetworkApart(t *testing.T) {
+	needKernel(t)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, port, _ := net.SplitHostPort(ln.Addr().String())
+	ln.Close()
+	for _, network := range []string{NetworkOn, NetworkOff} {
+		w := newWorld(t)
+		p := w.policy(t, ModeWorkspaceWrite, network)
+		marks := filepath.Join(w.project, "marks") // writable inside
+		if err := os.Mkdir(marks, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		out, code := runServed(t, p, w.project, os.Environ(), attackCmd("dial", port, marks)+" >/dev/null 2>&1 &")
+		if code != 0 {
+			t.Fatalf("network %s: the first call: exit %d: %s", network, code, out)
+		}
+		waitFile(t, marks+"/started")
+		out, _ = runServed(t, p, w.project, os.Environ(), attackCmd("listen", port, "2"))
+		if err := os.WriteFile(marks+"/stop", nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		_, errReached := os.Stat(marks + "/reached")
+		if network == NetworkOn {
+			if strings.TrimSpace(out) != "accepted" || errReached != nil {
+				t.Fatalf("control (network on): the left process did not reach the next call's listener: %q", out)
+			}
+			continue
+		}
+		if strings.TrimSpace(out) != "none" || errReached == nil {
+			t.Fatalf("network off: the process one call left reached the next call's listener: %q", out)
+		}
 	}
 }

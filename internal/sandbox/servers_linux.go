@@ -36,6 +36,17 @@ func Served(p Policy) bool {
 	return (p.Mode == ModeWorkspaceWrite || p.Mode == ModeReadOnly) && (p.Network == NetworkOn || p.Network == NetworkOff)
 }
 
+// singleUse says p's server serves one command and exits: with the
+// network off each call must have a network namespace of its own (a
+// server's commands share its namespaces), so that what one call left
+// running cannot reach a listener of the next on the loopback, or listen
+// in its place. A server can make no namespace per command itself (it
+// holds no capability, and its Landlock domain keeps a command's new user
+// namespace from being mapped), so pi starts the next call's server ahead
+// (Start): the call pays the server's start in CPU, as the per-call helper
+// does, but not in time when the calls are not back to back.
+func singleUse(p Policy) bool { return p.Network == NetworkOff }
+
 // Servers keeps the fork servers of a program: one per policy (and helper),
 // started on the first command under it, replaced when a protected path,
 // writable root or hidden folder it was set up with appears, disappears or
@@ -70,6 +81,7 @@ func NewServers(own func(start func() (pid int, err error)) (release func(), err
 type server struct {
 	state string // the protected paths' state it was set up with
 	used  uint64
+	once  bool // it serves one command (singleUse)
 	cmd   *exec.Cmd
 
 	mu   sync.Mutex // one request at a time
@@ -208,7 +220,7 @@ func (s *Servers) get(p Policy, helper string, start bool) (*server, error) {
 		s.failed[key] = err
 		return nil, err
 	}
-	sv.state, sv.used = state, s.tick
+	sv.state, sv.used, sv.once = state, s.tick, singleUse(p)
 	s.live[key] = sv
 	return sv, nil
 }
@@ -365,6 +377,10 @@ func (s *Servers) Start(p Policy, helper string, cmd *exec.Cmd, cgroup *os.File)
 		return false, err
 	}
 	placed, retry, err := sv.start(cmd, cgroup)
+	if sv.once {
+		// The next call's server, started now.
+		go s.get(p, helper, true)
+	}
 	if retry {
 		return false, fmt.Errorf("%w: %w", ErrServerGone, err)
 	}
@@ -437,7 +453,11 @@ func (sv *server) start(cmd *exec.Cmd, cgroup *os.File) (placed, retry bool, err
 		return false, true, fmt.Errorf("the sandbox server: send: %w", err)
 	}
 	var rep reply
-	if err := sv.read(&rep); err != nil {
+	err = sv.read(&rep)
+	if sv.once {
+		sv.dead = true // it exits after this one
+	}
+	if err != nil {
 		sv.kill()
 		if errors.Is(err, syscall.ECONNRESET) {
 			// The server closed its end with the request unread in it
