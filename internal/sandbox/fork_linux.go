@@ -40,6 +40,7 @@ type childSpec struct {
 	argv0, argv, envv, dir uintptr
 	files                  [3]uintptr
 	setsid                 bool
+	layer                  uintptr // the call's Landlock ruleset
 	nofile                 uintptr // *unix.Rlimit, 0: leave the limit
 	msg                    uintptr // "pi sandbox: start ARGV0: errno " (the failure's line, its number added)
 	msgLen                 uintptr
@@ -48,13 +49,14 @@ type childSpec struct {
 // forkExec starts argv with env in dir (none: the server's), files as its
 // standard input, output and error, in a new session when setsid, as pi's
 // child, in the cgroup whose directory cgroupFD is open (-1: the
-// server's), with nofile (nil: the server's) as its open files limit.
+// server's), under a new Landlock layer, the ruleset layer, with nofile
+// (nil: the server's) as its open files limit.
 //
 // # Errors
 //
 // clone3's error. The child's (a missing program or folder) is its exit
 // status ExitHelperFailed, with the reason on its standard error.
-func forkExec(argv, env []string, dir string, files [3]int, setsid bool, cgroupFD int, nofile *unix.Rlimit) (int, error) {
+func forkExec(argv, env []string, dir string, files [3]int, setsid bool, cgroupFD, layer int, nofile *unix.Rlimit) (int, error) {
 	argv0p, err := syscall.BytePtrFromString(argv[0])
 	if err != nil {
 		return 0, err
@@ -81,7 +83,7 @@ func forkExec(argv, env []string, dir string, files [3]int, setsid bool, cgroupF
 	}
 	msg := []byte("pi sandbox: start " + argv[0] + ": errno ")
 	c := childSpec{argv0: uintptr(unsafe.Pointer(argv0p)), argv: uintptr(unsafe.Pointer(&argvp[0])),
-		envv: uintptr(unsafe.Pointer(&envvp[0])), dir: uintptr(unsafe.Pointer(dirp)), setsid: setsid,
+		envv: uintptr(unsafe.Pointer(&envvp[0])), dir: uintptr(unsafe.Pointer(dirp)), setsid: setsid, layer: uintptr(layer),
 		msg: uintptr(unsafe.Pointer(&msg[0])), msgLen: uintptr(len(msg))}
 	for i, f := range files {
 		c.files[i] = uintptr(f)
@@ -94,17 +96,19 @@ func forkExec(argv, env []string, dir string, files [3]int, setsid bool, cgroupF
 		args.flags |= unix.CLONE_INTO_CGROUP
 		args.cgroup = uint64(cgroupFD)
 	}
-	// This thread ends with the call (serve), so its mask is not restored.
-	var all unix.Sigset_t
+	// Every signal blocked around the fork: the child, on this thread's
+	// stack, must run no handler.
+	var all, was unix.Sigset_t
 	for i := range all.Val {
 		all.Val[i] = ^uint64(0)
 	}
-	if err := unix.PthreadSigmask(unix.SIG_SETMASK, &all, nil); err != nil {
+	if err := unix.PthreadSigmask(unix.SIG_SETMASK, &all, &was); err != nil {
 		return 0, err
 	}
 	syscall.ForkLock.Lock()
 	pid, errno := cloneExec(&args, unsafe.Sizeof(args), &c)
 	syscall.ForkLock.Unlock()
+	_ = unix.PthreadSigmask(unix.SIG_SETMASK, &was, nil)
 	runtime.KeepAlive(argv0p)
 	runtime.KeepAlive(argvp)
 	runtime.KeepAlive(envvp)
@@ -157,6 +161,9 @@ func childExec(c *childSpec) {
 	var e uintptr
 	var digits [21]byte
 	var n int
+	if _, _, errno = syscall.RawSyscall(unix.SYS_LANDLOCK_RESTRICT_SELF, c.layer, 0, 0); errno != 0 {
+		goto fail
+	}
 	if c.setsid {
 		if _, _, errno = syscall.RawSyscall(unix.SYS_SETSID, 0, 0, 0); errno != 0 {
 			goto fail

@@ -33,14 +33,12 @@ import (
 //     not hold already;
 //   - it is not dumpable: no command can ptrace it, read its memory or
 //     open its files through /proc/PID/fd (the socket among them);
-//   - each command is forked from a thread that first adds a Landlock
-//     layer of its own (a nested domain: execute allowed everywhere, and
-//     from ABI 6 signals and abstract sockets scoped; the thread is made
-//     ready, and waits for the request itself, while the previous command
-//     runs), and that thread ends after the fork: the commands of two calls are in sibling
-//     domains, as with the per-call helper, so that a process one call
-//     left can neither ptrace nor (ABI 6) signal the server or another
-//     call's command;
+//   - each command adds a Landlock layer of its own between fork and exec
+//     (a nested domain: execute allowed everywhere, and from ABI 6 signals
+//     and abstract sockets scoped): the commands of two calls are in
+//     sibling domains, as with the per-call helper, and the server in
+//     their parent's, so that a process one call left can neither ptrace
+//     nor (ABI 6) signal the server or another call's command;
 //   - where the call has a cgroup, pi sends its directory and the command
 //     is born in it (clone3 with CLONE_INTO_CGROUP, fork_linux.go);
 //   - the commands are forked with CLONE_PARENT: they are pi's children,
@@ -142,9 +140,8 @@ func serverMain(args []string) int {
 	if err := writeFrame(serverFD, reply{}, nil); err != nil {
 		return 0
 	}
-	f := &forker{p: p, null: null, layer: layer, limits: limits, nice: nice, nofile: nofile, mounts: mounts, exit: make(chan int, 1)}
-	go f.serveOne()
-	return <-f.exit
+	f := &forker{p: p, null: null, layer: layer, limits: limits, nice: nice, nofile: nofile, mounts: mounts}
+	return f.loop()
 }
 
 // forker is the server's state for serving commands.
@@ -156,44 +153,31 @@ type forker struct {
 	nice   int
 	nofile *unix.Rlimit
 	mounts string
-	exit   chan int
 }
 
-// serveOne serves one command from a thread of its own: it locks its
-// goroutine to its thread, adds the call's Landlock layer to the thread,
-// waits for the request (a blocking read on this thread: nothing else of
-// the server runs on the command's path), forks and execs the command from
-// this thread and answers, then starts the next command's goroutine and
-// ends, which ends the thread (never unlocked; threads the runtime needs
-// meanwhile are made by its template thread, not by this one). The next
-// thread is so made ready while this command runs.
-func (f *forker) serveOne() {
+// loop serves commands, one at a time, from one thread (locked: forkExec
+// blocks its signals around the fork), until pi closes its end, a check
+// fails (Retry) or, with singleUse, after one.
+func (f *forker) loop() int {
 	runtime.LockOSThread()
-	if err := llsys.LandlockRestrictSelf(f.layer, 0); err != nil {
-		_ = writeFrame(serverFD, reply{Error: fmt.Sprintf("pi sandbox server: the call's landlock layer: %v", err), Retry: true}, nil)
-		f.exit <- ExitHelperFailed
-		return
+	for {
+		var req request
+		fds, err := readFrame(serverFD, &req)
+		if err != nil {
+			return 0 // pi closed its end, or sent what it never sends
+		}
+		rep := f.serve(req, fds)
+		for _, fd := range fds {
+			_ = unix.Close(fd)
+		}
+		if writeFrame(serverFD, rep, nil) != nil || rep.Retry || singleUse(f.p) {
+			return 0
+		}
 	}
-	var req request
-	fds, err := readFrame(serverFD, &req)
-	if err != nil {
-		f.exit <- 0 // pi closed its end, or sent what it never sends
-		return
-	}
-	rep := f.serve(req, fds)
-	for _, fd := range fds {
-		_ = unix.Close(fd)
-	}
-	if writeFrame(serverFD, rep, nil) != nil || rep.Retry || singleUse(f.p) {
-		f.exit <- 0
-		return
-	}
-	go f.serveOne()
 }
 
 // serve checks that nothing the commands inherit was changed from outside,
-// then forks and execs one command (on the calling thread, which carries
-// the call's layer).
+// then forks and execs one command, which adds the call's layer.
 func (f *forker) serve(req request, fds []int) reply {
 	if boundMounts(f.p) != f.mounts {
 		return reply{Error: "pi sandbox server: a protected path was replaced or removed outside (its read-only mount is gone): not starting the command", Retry: true}
@@ -216,7 +200,7 @@ func (f *forker) serve(req request, fds []int) reply {
 	if len(fds) == 3 {
 		files = [3]int{fds[0], fds[1], fds[2]}
 	}
-	pid, err := forkExec(req.Argv, req.Env, req.Dir, files, req.Setsid, cgroupFD, f.nofile)
+	pid, err := forkExec(req.Argv, req.Env, req.Dir, files, req.Setsid, cgroupFD, f.layer, f.nofile)
 	if err != nil {
 		return reply{Error: fmt.Sprintf("start %s: %v", req.Argv[0], err)}
 	}
