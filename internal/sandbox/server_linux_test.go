@@ -556,3 +556,41 @@ func TestServerCallsNetworkApart(t *testing.T) {
 		}
 	}
 }
+
+// TestAdoptOnlyOwnChildren: pi takes a pid the server reports only when it
+// is pi's own child: never itself, its parent or another process (a pid
+// a taken-over server could name to make pi signal or wait for it); a
+// child of its own is the control.
+func TestAdoptOnlyOwnChildren(t *testing.T) {
+	other := exec.Command("sleep", "30")
+	other.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	if err := other.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = other.Process.Kill(); _ = other.Wait() }()
+	// A grandchild: the child of a shell of this process's, not its own.
+	r, w, _ := os.Pipe()
+	sh := exec.Command("sh", "-c", "sleep 30 & echo $!; wait")
+	sh.Stdout = w
+	if err := sh.Start(); err != nil {
+		t.Fatal(err)
+	}
+	w.Close()
+	defer func() { _ = sh.Process.Kill(); _ = sh.Wait() }()
+	var grand int
+	if _, err := fmt.Fscan(r, &grand); err != nil {
+		t.Fatal(err)
+	}
+	defer syscall.Kill(grand, syscall.SIGKILL)
+	for _, pid := range []int{os.Getpid(), os.Getppid(), 1, grand, 0, -1} {
+		if p, err := adopt(pid); err == nil {
+			_ = p.Release()
+			t.Errorf("pid %d was taken for a child of pi", pid)
+		}
+	}
+	p, err := adopt(other.Process.Pid)
+	if err != nil {
+		t.Fatalf("control: its own child: %v", err)
+	}
+	_ = p.Release()
+}

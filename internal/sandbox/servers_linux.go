@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -58,6 +59,14 @@ type Servers struct {
 	// called once it was waited for.
 	own func(start func() (pid int, err error)) (release func(), err error)
 
+	// keys holds the last policy's key: computing it (a JSON encoding)
+	// is a good part of a served call's own cost.
+	keys struct {
+		sync.Mutex
+		p           Policy
+		helper, key string
+	}
+
 	mu     sync.Mutex
 	live   map[string]*server // by policy key
 	failed map[string]error   // policies whose server could not start
@@ -99,10 +108,40 @@ func (s *Servers) Ready(p Policy, helper string) bool {
 	return err == nil
 }
 
+// key is serverKey's key of p, from the one-entry cache when p is the
+// last policy asked for.
+func (s *Servers) key(p Policy, helper string) (string, error) {
+	s.keys.Lock()
+	defer s.keys.Unlock()
+	if s.keys.key != "" && s.keys.helper == helper && samePolicy(s.keys.p, p) {
+		return s.keys.key, nil
+	}
+	key, err := serverKey(p, helper)
+	if err != nil {
+		return "", err
+	}
+	s.keys.p, s.keys.helper, s.keys.key = clonePolicy(p), helper, key
+	return key, nil
+}
+
+// samePolicy reports whether a and b are the same policy.
+func samePolicy(a, b Policy) bool {
+	return a.Mode == b.Mode && a.Network == b.Network && a.Proxy == b.Proxy && a.UID == b.UID && a.GID == b.GID &&
+		slices.Equal(a.AllowHosts, b.AllowHosts) && slices.Equal(a.Writable, b.Writable) && slices.Equal(a.Protected, b.Protected) &&
+		slices.Equal(a.Hide, b.Hide) && slices.Equal(a.Private, b.Private) && slices.Equal(a.Restore, b.Restore)
+}
+
+// clonePolicy is p with slices of its own (the caller may change its).
+func clonePolicy(p Policy) Policy {
+	p.AllowHosts, p.Writable, p.Protected = slices.Clone(p.AllowHosts), slices.Clone(p.Writable), slices.Clone(p.Protected)
+	p.Hide, p.Private, p.Restore = slices.Clone(p.Hide), slices.Clone(p.Private), slices.Clone(p.Restore)
+	return p
+}
+
 // Failed is why p's server could not start (nil: it did, or was not
 // tried).
 func (s *Servers) Failed(p Policy, helper string) error {
-	key, _, err := serverKey(p, helper)
+	key, err := s.key(p, helper)
 	if err != nil {
 		return err
 	}
@@ -114,23 +153,22 @@ func (s *Servers) Failed(p Policy, helper string) error {
 // errNotServed: the policy is not one a server serves.
 var errNotServed = errors.New("network \"allow\" and mode full are not served by a fork server")
 
-// serverKey is p's key and the state of its paths now.
-func serverKey(p Policy, helper string) (key, state string, err error) {
+// serverKey is p's key: its helper and normalized policy.
+func serverKey(p Policy, helper string) (string, error) {
 	if !Served(p) {
-		return "", "", errNotServed
+		return "", errNotServed
 	}
 	if err := p.Check(); err != nil {
-		return "", "", err
+		return "", err
 	}
 	if helper == "" {
 		helper = SelfHelper
 	}
-	p = normalize(p)
-	data, err := json.Marshal(p)
+	data, err := json.Marshal(normalize(p))
 	if err != nil {
-		return "", "", err
+		return "", err
 	}
-	return helper + "\x00" + string(data), pathState(p), nil
+	return helper + "\x00" + string(data), nil
 }
 
 // pathState says which of the paths a server fixes at its start exist,
@@ -175,11 +213,17 @@ func pathState(p Policy) string {
 var ErrServerGone = errors.New("the sandbox server is gone")
 
 // get returns the live server for p's current state, starting one when
-// start is set.
+// start is set; without start (Start, just after Ready) the state of the
+// paths is not looked at again (the server checks its protected paths'
+// mounts before each command itself).
 func (s *Servers) get(p Policy, helper string, start bool) (*server, error) {
-	key, state, err := serverKey(p, helper)
+	key, err := s.key(p, helper)
 	if err != nil {
 		return nil, err
+	}
+	state := ""
+	if start {
+		state = pathState(normalize(p))
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -191,7 +235,7 @@ func (s *Servers) get(p Policy, helper string, start bool) (*server, error) {
 	}
 	s.tick++
 	if sv := s.live[key]; sv != nil {
-		if sv.state == state && !sv.isDead() {
+		if (!start || sv.state == state) && !sv.isDead() {
 			sv.used = s.tick
 			return sv, nil
 		}
@@ -512,31 +556,22 @@ func adopt(pid int) (*os.Process, error) {
 	if err != nil {
 		return nil, err
 	}
-	// Read after the process handle is held: a child of pi stays (as a
+	// Asked after the process handle is held: a child of pi stays (as a
 	// zombie at least) until pi reaps it, so the pid cannot be reused in
-	// between.
-	if ppid, err := parentOf(pid); err != nil || ppid != os.Getpid() {
+	// between. waitid without WNOWAIT's reaping answers ECHILD for a pid
+	// that is not pi's child, in one system call.
+	var info unix.Siginfo
+	for {
+		err = unix.Waitid(unix.P_PID, pid, &info, unix.WEXITED|unix.WNOHANG|unix.WNOWAIT, nil)
+		if err != unix.EINTR {
+			break
+		}
+	}
+	if err != nil {
 		_ = proc.Release()
-		return nil, fmt.Errorf("the sandbox server reported pid %d, which is not pi's child (parent %d, %v)", pid, ppid, err)
+		return nil, fmt.Errorf("the sandbox server reported pid %d, which is not pi's child: %w", pid, err)
 	}
 	return proc, nil
-}
-
-// parentOf is pid's parent, from /proc/PID/stat.
-func parentOf(pid int) (int, error) {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return 0, err
-	}
-	i := strings.LastIndexByte(string(b), ')')
-	if i < 0 {
-		return 0, errors.New("bad stat")
-	}
-	f := strings.Fields(string(b[i+1:]))
-	if len(f) < 2 {
-		return 0, errors.New("bad stat")
-	}
-	return strconv.Atoi(f[1])
 }
 
 // Close ends every server and makes later Ready calls false.
