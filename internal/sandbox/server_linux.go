@@ -60,7 +60,8 @@ import (
 //     starts a new server.
 
 // ServerArg is the argument that makes a program linking this package the
-// fork server of one policy (argv: ServerArg POLICY-JSON; fd 3: its end of
+// fork server of one policy (argv: ServerArg POLICY-JSON [NOFILE], NOFILE
+// the open files limit its commands get as "soft:hard"; fd 3: its end of
 // the socket pair).
 const ServerArg = "__pi-sandbox-server"
 
@@ -106,8 +107,16 @@ func serverMain(args []string) int {
 		_ = writeFrame(serverFD, reply{Error: "pi sandbox server: " + err.Error()}, nil)
 		return ExitHelperFailed
 	}
-	if len(args) != 1 {
-		return fail(errors.New("usage: " + ServerArg + " POLICY"))
+	if len(args) != 1 && len(args) != 2 {
+		return fail(errors.New("usage: " + ServerArg + " POLICY [NOFILE]"))
+	}
+	var nofile *unix.Rlimit
+	if len(args) == 2 {
+		var lim unix.Rlimit
+		if _, err := fmt.Sscanf(args[1], "%d:%d", &lim.Cur, &lim.Max); err != nil || lim.Cur > lim.Max {
+			return fail(fmt.Errorf("open files limit %q: want SOFT:HARD", args[1]))
+		}
+		nofile = &lim
 	}
 	var p Policy
 	if err := json.Unmarshal([]byte(args[0]), &p); err != nil {
@@ -133,7 +142,9 @@ func serverMain(args []string) int {
 	if err != nil {
 		return fail(fmt.Errorf("open /dev/null: %w", err))
 	}
-	nofile := childNofile()
+	if nofile == nil {
+		nofile = childNofile()
+	}
 	mounts := boundMounts(p)
 	limits := resourceLimits()
 	nice, _ := unix.Getpriority(unix.PRIO_PROCESS, 0)
@@ -232,11 +243,14 @@ func boundMounts(p Policy) string {
 	return string(b)
 }
 
-// childNofile is the open files limit pi's children get: Go raised the
-// server's own at its start and keeps the original to itself (its
+// childNofile is the open files limit the running program's children
+// get: Go raised its own at its start and keeps the original to itself (its
 // syscall.ForkExec puts it back in each child), so it is read from such a
 // child, traced and so stopped before its first instruction, then killed.
-// Nil when that fails (the commands then get the server's limit).
+// Nil when that fails (the commands then get the server's limit). pi
+// finds it once (Servers) and hands it to each server: the server's
+// children are to get what pi's get, and an exec per server start was a
+// good part of the start's cost.
 func childNofile() *unix.Rlimit {
 	pid, err := syscall.ForkExec(SelfHelper, []string{"pi-sandbox-limits"}, &syscall.ProcAttr{Sys: &syscall.SysProcAttr{Ptrace: true}})
 	if err != nil {

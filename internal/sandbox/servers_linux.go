@@ -269,6 +269,10 @@ func (s *Servers) get(p Policy, helper string, start bool) (*server, error) {
 	return sv, nil
 }
 
+// piNofile is the open files limit pi's children get (childNofile), found
+// once.
+var piNofile = sync.OnceValue(childNofile)
+
 // startServer starts the fork server of p and waits until it is set up.
 func startServer(p Policy, helper string, own func(func() (int, error)) (func(), error)) (*server, error) {
 	data, err := json.Marshal(p)
@@ -298,7 +302,11 @@ func startServer(p Policy, helper string, own func(func() (int, error)) (func(),
 	// What it prints (a program that is not a helper, a runtime's crash)
 	// is kept for Failed (pi doctor).
 	stderr := &headWriter{max: 2048}
-	cmd := &exec.Cmd{Path: helper, Args: []string{helper, ServerArg, string(data)}, Dir: "/", Env: []string{},
+	args := []string{helper, ServerArg, string(data)}
+	if lim := piNofile(); lim != nil {
+		args = append(args, strconv.FormatUint(lim.Cur, 10)+":"+strconv.FormatUint(lim.Max, 10))
+	}
+	cmd := &exec.Cmd{Path: helper, Args: args, Dir: "/", Env: []string{},
 		ExtraFiles: []*os.File{theirs}, SysProcAttr: attr, Stderr: stderr}
 	release, err := own(func() (int, error) {
 		if err := cmd.Start(); err != nil {
