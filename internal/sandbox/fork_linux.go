@@ -100,7 +100,7 @@ func forkExec(argv, env []string, dir string, files [3]int, setsid bool, cgroupF
 	// stack, must run no handler.
 	var all, was unix.Sigset_t
 	for i := range all.Val {
-		all.Val[i] = ^uint64(0)
+		all.Val[i] = ^all.Val[i]
 	}
 	if err := unix.PthreadSigmask(unix.SIG_SETMASK, &all, &was); err != nil {
 		return 0, err
