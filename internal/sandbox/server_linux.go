@@ -60,9 +60,8 @@ import (
 //     starts a new server.
 
 // ServerArg is the argument that makes a program linking this package the
-// fork server of one policy (argv: ServerArg POLICY-JSON [NOFILE], NOFILE
-// the open files limit its commands get as "soft:hard"; fd 3: its end of
-// the socket pair).
+// fork server of one policy (argv: ServerArg POLICY-JSON [LIMITS-JSON],
+// LIMITS-JSON a serverLimits; fd 3: its end of the socket pair).
 const ServerArg = "__pi-sandbox-server"
 
 // serverFD is the server's end of the socket pair.
@@ -96,7 +95,25 @@ type reply struct {
 	Placed bool `json:"placed,omitempty"`
 }
 
-// serverMain is the fork server: POLICY-JSON. It returns when pi closes
+// serverLimits are pi's resource limits as its children get them, for
+// the server (the second argument).
+type serverLimits struct {
+	// Limits are pi's own when it started the server, which the server
+	// inherited: its own must be the same when it takes them as the ones
+	// its commands are to keep (but for RLIMIT_NOFILE's soft limit, which
+	// Go raises at the start of each program), or a process of the same
+	// user changed them from outside while it started (prlimit needs no
+	// more than the same user).
+	Limits [rlimits]unix.Rlimit `json:"limits"`
+	// Priority is that of pi's thread that started the server (as
+	// unix.Getpriority gives it), which the server's must be, likewise.
+	Priority int `json:"priority"`
+	// Nofile is the open files limit pi's children get (childNofile);
+	// nil: the server finds it itself.
+	Nofile *unix.Rlimit `json:"nofile,omitempty"`
+}
+
+// serverMain is the fork server: POLICY-JSON [LIMITS-JSON]. It returns when pi closes
 // its end of the socket.
 func serverMain(args []string) int {
 	// Inherited as an extra file, the socket is not close-on-exec: it
@@ -108,15 +125,14 @@ func serverMain(args []string) int {
 		return ExitHelperFailed
 	}
 	if len(args) != 1 && len(args) != 2 {
-		return fail(errors.New("usage: " + ServerArg + " POLICY [NOFILE]"))
+		return fail(errors.New("usage: " + ServerArg + " POLICY [LIMITS]"))
 	}
-	var nofile *unix.Rlimit
+	var pis *serverLimits
 	if len(args) == 2 {
-		var lim unix.Rlimit
-		if _, err := fmt.Sscanf(args[1], "%d:%d", &lim.Cur, &lim.Max); err != nil || lim.Cur > lim.Max {
-			return fail(fmt.Errorf("open files limit %q: want SOFT:HARD", args[1]))
+		pis = new(serverLimits)
+		if err := json.Unmarshal([]byte(args[1]), pis); err != nil {
+			return fail(fmt.Errorf("limits: %w", err))
 		}
-		nofile = &lim
 	}
 	var p Policy
 	if err := json.Unmarshal([]byte(args[0]), &p); err != nil {
@@ -142,12 +158,27 @@ func serverMain(args []string) int {
 	if err != nil {
 		return fail(fmt.Errorf("open /dev/null: %w", err))
 	}
+	var nofile *unix.Rlimit
+	if pis != nil {
+		nofile = pis.Nofile
+	}
 	if nofile == nil {
 		nofile = childNofile()
 	}
 	mounts := boundMounts(p)
 	limits := resourceLimits()
+	if pis != nil {
+		for r, l := range limits {
+			if l != pis.Limits[r] && (r != unix.RLIMIT_NOFILE || l.Max != pis.Limits[r].Max) {
+				return fail(fmt.Errorf("resource limit %d is %d:%d, not pi's %d:%d: changed from outside while the server started (by a process a command left?)",
+					r, l.Cur, l.Max, pis.Limits[r].Cur, pis.Limits[r].Max))
+			}
+		}
+	}
 	nice, _ := unix.Getpriority(unix.PRIO_PROCESS, 0)
+	if pis != nil && nice != pis.Priority {
+		return fail(fmt.Errorf("its priority is %d, not pi's %d: changed from outside while the server started (by a process a command left?)", nice, pis.Priority))
+	}
 	if err := writeFrame(serverFD, reply{}, nil); err != nil {
 		return 0
 	}

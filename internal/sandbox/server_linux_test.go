@@ -594,3 +594,71 @@ func TestAdoptOnlyOwnChildren(t *testing.T) {
 	}
 	_ = p.Release()
 }
+
+// TestServerTamperedWhileStarting: a process of the same user that lowers
+// a server's open files limit or its priority while the server starts
+// (before it takes its own as the ones to keep) does not get a command run
+// under them: the server sees that they are not pi's and does not start
+// (Failed says so), and the commands go to the per-call helper. The
+// control: a server started untouched serves the command with pi's.
+func TestServerTamperedWhileStarting(t *testing.T) {
+	needKernel(t)
+	w := newWorld(t)
+	p := w.policy(t, ModeWorkspaceWrite, NetworkOn)
+	prio, err := unix.Getpriority(unix.PRIO_PROCESS, 0)
+	if err != nil || prio <= 1 {
+		t.Skipf("this test runs at nice 19 already (%v)", err)
+	}
+	const script = "echo $(ulimit -Hn) $(nice)"
+	tampered := map[string]func(pid int) error{
+		"": nil,
+		"limit": func(pid int) error {
+			return unix.Prlimit(pid, unix.RLIMIT_NOFILE, &unix.Rlimit{Cur: 64, Max: 64}, nil)
+		},
+		"priority": func(pid int) error { return unix.Setpriority(unix.PRIO_PROCESS, pid, 19) },
+	}
+	for name, tamper := range tampered {
+		servers := NewServers(func(start func() (int, error)) (func(), error) {
+			pid, err := start()
+			if err == nil && tamper != nil {
+				// At once: the server is still in its start (the Go
+				// runtime, its namespaces, its mounts).
+				err = tamper(pid)
+			}
+			return func() {}, err
+		})
+		ready := servers.Ready(p, "")
+		why := servers.Failed(p, "")
+		var out string
+		if ready {
+			r, wr, err := os.Pipe()
+			if err != nil {
+				t.Fatal(err)
+			}
+			cmd := &exec.Cmd{Path: "/bin/bash", Args: []string{"bash", "-c", script}, Dir: w.project, Env: os.Environ(),
+				Stdout: wr, Stderr: wr, SysProcAttr: &syscall.SysProcAttr{Setsid: true}}
+			_, err = servers.Start(p, "", cmd, nil)
+			wr.Close()
+			if err == nil {
+				b, _ := io.ReadAll(r)
+				_ = cmd.Wait()
+				out = strings.TrimSpace(string(b))
+			}
+			r.Close()
+		}
+		servers.Close()
+		limit, nice, _ := strings.Cut(out, " ")
+		if tamper == nil {
+			if !ready || out == "" || limit == "64" || nice == "19" {
+				t.Fatalf("control: ready %v (%v), open files limit and nice %q", ready, why, out)
+			}
+			continue
+		}
+		if limit == "64" || nice == "19" {
+			t.Fatalf("%s: a command ran under what was set from outside while its server started: %q", name, out)
+		}
+		if ready || why == nil || !strings.Contains(why.Error(), "changed from outside while the server started") {
+			t.Fatalf("%s: ready %v, why %v, output %q", name, ready, why, out)
+		}
+	}
+}

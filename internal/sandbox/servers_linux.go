@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -302,13 +303,23 @@ func startServer(p Policy, helper string, own func(func() (int, error)) (func(),
 	// What it prints (a program that is not a helper, a runtime's crash)
 	// is kept for Failed (pi doctor).
 	stderr := &headWriter{max: 2048}
-	args := []string{helper, ServerArg, string(data)}
-	if lim := piNofile(); lim != nil {
-		args = append(args, strconv.FormatUint(lim.Cur, 10)+":"+strconv.FormatUint(lim.Max, 10))
-	}
-	cmd := &exec.Cmd{Path: helper, Args: args, Dir: "/", Env: []string{},
-		ExtraFiles: []*os.File{theirs}, SysProcAttr: attr, Stderr: stderr}
+	nofile := piNofile()
+	var cmd *exec.Cmd
 	release, err := own(func() (int, error) {
+		// The server inherits the priority of the thread that starts
+		// it: the same thread reads it.
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+		prio, err := unix.Getpriority(unix.PRIO_PROCESS, 0)
+		if err != nil {
+			return 0, fmt.Errorf("priority: %w", err)
+		}
+		limits, err := json.Marshal(serverLimits{Limits: resourceLimits(), Priority: prio, Nofile: nofile})
+		if err != nil {
+			return 0, err
+		}
+		cmd = &exec.Cmd{Path: helper, Args: []string{helper, ServerArg, string(data), string(limits)}, Dir: "/", Env: []string{},
+			ExtraFiles: []*os.File{theirs}, SysProcAttr: attr, Stderr: stderr}
 		if err := cmd.Start(); err != nil {
 			return 0, err
 		}
