@@ -24,6 +24,7 @@ func TestSandboxCheck(t *testing.T) {
 		t.Skipf("kernel sandbox unavailable: %s", doc.stdout)
 	}
 	doc.check(t, 0, "sandbox: workspace-write, network on", "")
+	doc.check(t, 0, "commands start through the sandbox's fork server", "")
 
 	hook := filepath.Join(dir, ".git", "hooks-pre-commit")
 	r := runCLI(t, "", "sandbox", "check", "--cwd", dir, "--", "sh", "-c", "echo ok > built; echo x > "+hook)

@@ -62,7 +62,16 @@ func cmdSandbox(args []string, stdout, stderr io.Writer) int {
 		return openFailed(stderr, err, "")
 	}
 	defer rt.Close()
-	printSandbox(stdout, rt.Sandbox())
+	info := rt.Sandbox()
+	printSandbox(stdout, info)
+	if info.Mode != "off" {
+		switch served, why := rt.SandboxServer(); {
+		case served:
+			fmt.Fprintln(stdout, "commands start through the sandbox's fork server")
+		case why != nil:
+			fmt.Fprintf(stdout, "commands start in the per-call helper (slower): %v\n", why)
+		}
+	}
 	input, _ := json.Marshal(map[string]any{"command": shellJoin(pos)})
 	res, err := rt.CallTool(ctx, "bash", "check_1", input, nil)
 	if err != nil {
@@ -141,7 +150,16 @@ func cmdDoctor(args []string, stdout, stderr io.Writer) int {
 		return exitError
 	}
 	defer rt.Close()
-	printSandbox(stdout, rt.Sandbox())
+	info := rt.Sandbox()
+	printSandbox(stdout, info)
+	if info.Mode != "off" {
+		switch served, why := rt.SandboxServer(); {
+		case served:
+			fmt.Fprintln(stdout, "commands start through the sandbox's fork server")
+		case why != nil:
+			fmt.Fprintf(stdout, "commands start in the per-call helper (slower): %v\n", why)
+		}
+	}
 	if sup.Missing != "" {
 		return exitError
 	}

@@ -33,14 +33,12 @@ import (
 //     not hold already;
 //   - it is not dumpable: no command can ptrace it, read its memory or
 //     open its files through /proc/PID/fd (the socket among them);
-//   - each command is forked from a thread that first adds a Landlock
-//     layer of its own (a nested domain: execute allowed everywhere, and
-//     from ABI 6 signals and abstract sockets scoped; the thread is made
-//     ready, and waits for the request itself, while the previous command
-//     runs), and that thread ends after the fork: the commands of two calls are in sibling
-//     domains, as with the per-call helper, so that a process one call
-//     left can neither ptrace nor (ABI 6) signal the server or another
-//     call's command;
+//   - each command adds a Landlock layer of its own between fork and exec
+//     (a nested domain: execute allowed everywhere, and from ABI 6 signals
+//     and abstract sockets scoped): the commands of two calls are in
+//     sibling domains, as with the per-call helper, and the server in
+//     their parent's, so that a process one call left can neither ptrace
+//     nor (ABI 6) signal the server or another call's command;
 //   - where the call has a cgroup, pi sends its directory and the command
 //     is born in it (clone3 with CLONE_INTO_CGROUP, fork_linux.go);
 //   - the commands are forked with CLONE_PARENT: they are pi's children,
@@ -50,6 +48,11 @@ import (
 //   - before each command it checks that every path it bound read-only is
 //     still on its bind mount (a protected path removed or replaced
 //     outside loses it), and refuses and exits when one is not;
+//   - with the network off it serves one request and exits (singleUse):
+//     each call gets a network namespace of its own, as with the per-call
+//     helper, so a process one call left cannot reach (or pose as) a
+//     listener of a later call on the namespace's loopback; pi starts the
+//     next call's server as soon as this one is used;
 //   - before each fork it compares its resource limits and its thread's
 //     priority with those it started with: a process of the same user may
 //     change them from outside (prlimit, setpriority), and the commands
@@ -57,8 +60,8 @@ import (
 //     starts a new server.
 
 // ServerArg is the argument that makes a program linking this package the
-// fork server of one policy (argv: ServerArg POLICY-JSON; fd 3: its end of
-// the socket pair).
+// fork server of one policy (argv: ServerArg POLICY-JSON [LIMITS-JSON],
+// LIMITS-JSON a serverLimits; fd 3: its end of the socket pair).
 const ServerArg = "__pi-sandbox-server"
 
 // serverFD is the server's end of the socket pair.
@@ -92,7 +95,25 @@ type reply struct {
 	Placed bool `json:"placed,omitempty"`
 }
 
-// serverMain is the fork server: POLICY-JSON. It returns when pi closes
+// serverLimits are pi's resource limits as its children get them, for
+// the server (the second argument).
+type serverLimits struct {
+	// Limits are pi's own when it started the server, which the server
+	// inherited: its own must be the same when it takes them as the ones
+	// its commands are to keep (but for RLIMIT_NOFILE's soft limit, which
+	// Go raises at the start of each program), or a process of the same
+	// user changed them from outside while it started (prlimit needs no
+	// more than the same user).
+	Limits [rlimits]unix.Rlimit `json:"limits"`
+	// Priority is that of pi's thread that started the server (as
+	// unix.Getpriority gives it), which the server's must be, likewise.
+	Priority int `json:"priority"`
+	// Nofile is the open files limit pi's children get (childNofile);
+	// nil: the server finds it itself.
+	Nofile *unix.Rlimit `json:"nofile,omitempty"`
+}
+
+// serverMain is the fork server: POLICY-JSON [LIMITS-JSON]. It returns when pi closes
 // its end of the socket.
 func serverMain(args []string) int {
 	// Inherited as an extra file, the socket is not close-on-exec: it
@@ -103,8 +124,15 @@ func serverMain(args []string) int {
 		_ = writeFrame(serverFD, reply{Error: "pi sandbox server: " + err.Error()}, nil)
 		return ExitHelperFailed
 	}
-	if len(args) != 1 {
-		return fail(errors.New("usage: " + ServerArg + " POLICY"))
+	if len(args) != 1 && len(args) != 2 {
+		return fail(errors.New("usage: " + ServerArg + " POLICY [LIMITS]"))
+	}
+	var pis *serverLimits
+	if len(args) == 2 {
+		pis = new(serverLimits)
+		if err := json.Unmarshal([]byte(args[1]), pis); err != nil {
+			return fail(fmt.Errorf("limits: %w", err))
+		}
 	}
 	var p Policy
 	if err := json.Unmarshal([]byte(args[0]), &p); err != nil {
@@ -130,16 +158,32 @@ func serverMain(args []string) int {
 	if err != nil {
 		return fail(fmt.Errorf("open /dev/null: %w", err))
 	}
-	nofile := childNofile()
+	var nofile *unix.Rlimit
+	if pis != nil {
+		nofile = pis.Nofile
+	}
+	if nofile == nil {
+		nofile = childNofile()
+	}
 	mounts := boundMounts(p)
 	limits := resourceLimits()
+	if pis != nil {
+		for r, l := range limits {
+			if l != pis.Limits[r] && (r != unix.RLIMIT_NOFILE || l.Max != pis.Limits[r].Max) {
+				return fail(fmt.Errorf("resource limit %d is %d:%d, not pi's %d:%d: changed from outside while the server started (by a process a command left?)",
+					r, l.Cur, l.Max, pis.Limits[r].Cur, pis.Limits[r].Max))
+			}
+		}
+	}
 	nice, _ := unix.Getpriority(unix.PRIO_PROCESS, 0)
+	if pis != nil && nice != pis.Priority {
+		return fail(fmt.Errorf("its priority is %d, not pi's %d: changed from outside while the server started (by a process a command left?)", nice, pis.Priority))
+	}
 	if err := writeFrame(serverFD, reply{}, nil); err != nil {
 		return 0
 	}
-	f := &forker{p: p, null: null, layer: layer, limits: limits, nice: nice, nofile: nofile, mounts: mounts, exit: make(chan int, 1)}
-	go f.serveOne()
-	return <-f.exit
+	f := &forker{p: p, null: null, layer: layer, limits: limits, nice: nice, nofile: nofile, mounts: mounts}
+	return f.loop()
 }
 
 // forker is the server's state for serving commands.
@@ -151,44 +195,31 @@ type forker struct {
 	nice   int
 	nofile *unix.Rlimit
 	mounts string
-	exit   chan int
 }
 
-// serveOne serves one command from a thread of its own: it locks its
-// goroutine to its thread, adds the call's Landlock layer to the thread,
-// waits for the request (a blocking read on this thread: nothing else of
-// the server runs on the command's path), forks and execs the command from
-// this thread and answers, then starts the next command's goroutine and
-// ends, which ends the thread (never unlocked; threads the runtime needs
-// meanwhile are made by its template thread, not by this one). The next
-// thread is so made ready while this command runs.
-func (f *forker) serveOne() {
+// loop serves commands, one at a time, from one thread (locked: forkExec
+// blocks its signals around the fork), until pi closes its end, a check
+// fails (Retry) or, with singleUse, after one.
+func (f *forker) loop() int {
 	runtime.LockOSThread()
-	if err := llsys.LandlockRestrictSelf(f.layer, 0); err != nil {
-		_ = writeFrame(serverFD, reply{Error: fmt.Sprintf("pi sandbox server: the call's landlock layer: %v", err), Retry: true}, nil)
-		f.exit <- ExitHelperFailed
-		return
+	for {
+		var req request
+		fds, err := readFrame(serverFD, &req)
+		if err != nil {
+			return 0 // pi closed its end, or sent what it never sends
+		}
+		rep := f.serve(req, fds)
+		for _, fd := range fds {
+			_ = unix.Close(fd)
+		}
+		if writeFrame(serverFD, rep, nil) != nil || rep.Retry || singleUse(f.p) {
+			return 0
+		}
 	}
-	var req request
-	fds, err := readFrame(serverFD, &req)
-	if err != nil {
-		f.exit <- 0 // pi closed its end, or sent what it never sends
-		return
-	}
-	rep := f.serve(req, fds)
-	for _, fd := range fds {
-		_ = unix.Close(fd)
-	}
-	if writeFrame(serverFD, rep, nil) != nil || rep.Retry {
-		f.exit <- 0
-		return
-	}
-	go f.serveOne()
 }
 
 // serve checks that nothing the commands inherit was changed from outside,
-// then forks and execs one command (on the calling thread, which carries
-// the call's layer).
+// then forks and execs one command, which adds the call's layer.
 func (f *forker) serve(req request, fds []int) reply {
 	if boundMounts(f.p) != f.mounts {
 		return reply{Error: "pi sandbox server: a protected path was replaced or removed outside (its read-only mount is gone): not starting the command", Retry: true}
@@ -211,7 +242,7 @@ func (f *forker) serve(req request, fds []int) reply {
 	if len(fds) == 3 {
 		files = [3]int{fds[0], fds[1], fds[2]}
 	}
-	pid, err := forkExec(req.Argv, req.Env, req.Dir, files, req.Setsid, cgroupFD, f.nofile)
+	pid, err := forkExec(req.Argv, req.Env, req.Dir, files, req.Setsid, cgroupFD, f.layer, f.nofile)
 	if err != nil {
 		return reply{Error: fmt.Sprintf("start %s: %v", req.Argv[0], err)}
 	}
@@ -243,11 +274,14 @@ func boundMounts(p Policy) string {
 	return string(b)
 }
 
-// childNofile is the open files limit pi's children get: Go raised the
-// server's own at its start and keeps the original to itself (its
+// childNofile is the open files limit the running program's children
+// get: Go raised its own at its start and keeps the original to itself (its
 // syscall.ForkExec puts it back in each child), so it is read from such a
 // child, traced and so stopped before its first instruction, then killed.
-// Nil when that fails (the commands then get the server's limit).
+// Nil when that fails (the commands then get the server's limit). pi
+// finds it once (Servers) and hands it to each server: the server's
+// children are to get what pi's get, and an exec per server start was a
+// good part of the start's cost.
 func childNofile() *unix.Rlimit {
 	pid, err := syscall.ForkExec(SelfHelper, []string{"pi-sandbox-limits"}, &syscall.ProcAttr{Sys: &syscall.SysProcAttr{Ptrace: true}})
 	if err != nil {

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -14,6 +15,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -155,6 +157,38 @@ func attackMain(mode string, args []string) int {
 		}
 		fmt.Println("exec", err)
 		return 1
+	case "dial":
+		// Until the file args[1]/stop appears: connect to 127.0.0.1:args[0]
+		// again and again, and write args[1]/reached on the first
+		// connection (args[1]/started says it runs).
+		_ = os.WriteFile(args[1]+"/started", nil, 0o644)
+		for {
+			if _, err := os.Stat(args[1] + "/stop"); err == nil {
+				return 0
+			}
+			if c, err := net.Dial("tcp", "127.0.0.1:"+args[0]); err == nil {
+				c.Close()
+				_ = os.WriteFile(args[1]+"/reached", nil, 0o644)
+				return 0
+			}
+			unix.Nanosleep(&unix.Timespec{Nsec: 2e6}, nil)
+		}
+	case "listen":
+		// Listen on 127.0.0.1:args[0] and say whether a connection came
+		// within args[1] seconds.
+		ln, err := net.Listen("tcp", "127.0.0.1:"+args[0])
+		if err != nil {
+			fmt.Println("listen", err)
+			return 1
+		}
+		secs, _ := strconv.Atoi(args[1])
+		_ = ln.(*net.TCPListener).SetDeadline(time.Now().Add(time.Duration(secs) * time.Second))
+		if c, err := ln.Accept(); err == nil {
+			c.Close()
+			fmt.Println("accepted")
+		} else {
+			fmt.Println("none")
+		}
 	case "tamper":
 		for _, pid := range serverPids() {
 			report("prlimit", unix.Prlimit(pid, unix.RLIMIT_NOFILE, &unix.Rlimit{Cur: 64, Max: 64}, nil))
@@ -478,5 +512,153 @@ func TestServerStartFails(t *testing.T) {
 	}
 	if out, code, err := serve1(p, w.project, os.Environ(), `echo next`); err != nil || code != 0 || out != "next\n" {
 		t.Fatalf("the next command: %v (exit %d): %q", err, code, out)
+	}
+}
+
+// TestServerCallsNetworkApart: with the network off, a process one call
+// left running cannot reach a listener of a later call on the loopback
+// (each call has a network namespace of its own: its server serves one
+// command), and the next call's server is ready; with the network on
+// (the host's loopback, shared) it can: the control.
+func TestServerCallsNetworkApart(t *testing.T) {
+	needKernel(t)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, port, _ := net.SplitHostPort(ln.Addr().String())
+	ln.Close()
+	for _, network := range []string{NetworkOn, NetworkOff} {
+		w := newWorld(t)
+		p := w.policy(t, ModeWorkspaceWrite, network)
+		marks := filepath.Join(w.project, "marks") // writable inside
+		if err := os.Mkdir(marks, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		out, code := runServed(t, p, w.project, os.Environ(), attackCmd("dial", port, marks)+" >/dev/null 2>&1 &")
+		if code != 0 {
+			t.Fatalf("network %s: the first call: exit %d: %s", network, code, out)
+		}
+		waitFile(t, marks+"/started")
+		out, _ = runServed(t, p, w.project, os.Environ(), attackCmd("listen", port, "2"))
+		if err := os.WriteFile(marks+"/stop", nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		_, errReached := os.Stat(marks + "/reached")
+		if network == NetworkOn {
+			if strings.TrimSpace(out) != "accepted" || errReached != nil {
+				t.Fatalf("control (network on): the left process did not reach the next call's listener: %q", out)
+			}
+			continue
+		}
+		if strings.TrimSpace(out) != "none" || errReached == nil {
+			t.Fatalf("network off: the process one call left reached the next call's listener: %q", out)
+		}
+	}
+}
+
+// TestAdoptOnlyOwnChildren: pi takes a pid the server reports only when it
+// is pi's own child: never itself, its parent or another process (a pid
+// a taken-over server could name to make pi signal or wait for it); a
+// child of its own is the control.
+func TestAdoptOnlyOwnChildren(t *testing.T) {
+	other := exec.Command("sleep", "30")
+	other.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	if err := other.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = other.Process.Kill(); _ = other.Wait() }()
+	// A grandchild: the child of a shell of this process's, not its own.
+	r, w, _ := os.Pipe()
+	sh := exec.Command("sh", "-c", "sleep 30 & echo $!; wait")
+	sh.Stdout = w
+	if err := sh.Start(); err != nil {
+		t.Fatal(err)
+	}
+	w.Close()
+	defer func() { _ = sh.Process.Kill(); _ = sh.Wait() }()
+	var grand int
+	if _, err := fmt.Fscan(r, &grand); err != nil {
+		t.Fatal(err)
+	}
+	defer syscall.Kill(grand, syscall.SIGKILL)
+	for _, pid := range []int{os.Getpid(), os.Getppid(), 1, grand, 0, -1} {
+		if p, err := adopt(pid); err == nil {
+			_ = p.Release()
+			t.Errorf("pid %d was taken for a child of pi", pid)
+		}
+	}
+	p, err := adopt(other.Process.Pid)
+	if err != nil {
+		t.Fatalf("control: its own child: %v", err)
+	}
+	_ = p.Release()
+}
+
+// TestServerTamperedWhileStarting: a process of the same user that lowers
+// a server's open files limit or its priority while the server starts
+// (before it takes its own as the ones to keep) does not get a command run
+// under them: the server sees that they are not pi's and does not start
+// (Failed says so), and the commands go to the per-call helper. The
+// control: a server started untouched serves the command with pi's.
+func TestServerTamperedWhileStarting(t *testing.T) {
+	needKernel(t)
+	w := newWorld(t)
+	p := w.policy(t, ModeWorkspaceWrite, NetworkOn)
+	prio, err := unix.Getpriority(unix.PRIO_PROCESS, 0)
+	if err != nil || prio <= 1 {
+		t.Skipf("this test runs at nice 19 already (%v)", err)
+	}
+	const script = "echo $(ulimit -Hn) $(nice)"
+	tampered := map[string]func(pid int) error{
+		"": nil,
+		"limit": func(pid int) error {
+			return unix.Prlimit(pid, unix.RLIMIT_NOFILE, &unix.Rlimit{Cur: 64, Max: 64}, nil)
+		},
+		"priority": func(pid int) error { return unix.Setpriority(unix.PRIO_PROCESS, pid, 19) },
+	}
+	for name, tamper := range tampered {
+		servers := NewServers(func(start func() (int, error)) (func(), error) {
+			pid, err := start()
+			if err == nil && tamper != nil {
+				// At once: the server is still in its start (the Go
+				// runtime, its namespaces, its mounts).
+				err = tamper(pid)
+			}
+			return func() {}, err
+		})
+		ready := servers.Ready(p, "")
+		why := servers.Failed(p, "")
+		var out string
+		if ready {
+			r, wr, err := os.Pipe()
+			if err != nil {
+				t.Fatal(err)
+			}
+			cmd := &exec.Cmd{Path: "/bin/bash", Args: []string{"bash", "-c", script}, Dir: w.project, Env: os.Environ(),
+				Stdout: wr, Stderr: wr, SysProcAttr: &syscall.SysProcAttr{Setsid: true}}
+			_, err = servers.Start(p, "", cmd, nil)
+			wr.Close()
+			if err == nil {
+				b, _ := io.ReadAll(r)
+				_ = cmd.Wait()
+				out = strings.TrimSpace(string(b))
+			}
+			r.Close()
+		}
+		servers.Close()
+		limit, nice, _ := strings.Cut(out, " ")
+		if tamper == nil {
+			if !ready || out == "" || limit == "64" || nice == "19" {
+				t.Fatalf("control: ready %v (%v), open files limit and nice %q", ready, why, out)
+			}
+			continue
+		}
+		if limit == "64" || nice == "19" {
+			t.Fatalf("%s: a command ran under what was set from outside while its server started: %q", name, out)
+		}
+		if ready || why == nil || !strings.Contains(why.Error(), "changed from outside while the server started") {
+			t.Fatalf("%s: ready %v, why %v, output %q", name, ready, why, out)
+		}
 	}
 }

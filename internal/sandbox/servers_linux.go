@@ -11,6 +11,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -36,6 +38,17 @@ func Served(p Policy) bool {
 	return (p.Mode == ModeWorkspaceWrite || p.Mode == ModeReadOnly) && (p.Network == NetworkOn || p.Network == NetworkOff)
 }
 
+// singleUse says p's server serves one command and exits: with the
+// network off each call must have a network namespace of its own (a
+// server's commands share its namespaces), so that what one call left
+// running cannot reach a listener of the next on the loopback, or listen
+// in its place. A server can make no namespace per command itself (it
+// holds no capability, and its Landlock domain keeps a command's new user
+// namespace from being mapped), so pi starts the next call's server ahead
+// (Start): the call pays the server's start in CPU, as the per-call helper
+// does, but not in time when the calls are not back to back.
+func singleUse(p Policy) bool { return p.Network == NetworkOff }
+
 // Servers keeps the fork servers of a program: one per policy (and helper),
 // started on the first command under it, replaced when a protected path,
 // writable root or hidden folder it was set up with appears, disappears or
@@ -46,6 +59,14 @@ type Servers struct {
 	// for one of its processes (internal/procs.StartOwn); release is
 	// called once it was waited for.
 	own func(start func() (pid int, err error)) (release func(), err error)
+
+	// keys holds the last policy's key: computing it (a JSON encoding)
+	// is a good part of a served call's own cost.
+	keys struct {
+		sync.Mutex
+		p           Policy
+		helper, key string
+	}
 
 	mu     sync.Mutex
 	live   map[string]*server // by policy key
@@ -70,6 +91,7 @@ func NewServers(own func(start func() (pid int, err error)) (release func(), err
 type server struct {
 	state string // the protected paths' state it was set up with
 	used  uint64
+	once  bool // it serves one command (singleUse)
 	cmd   *exec.Cmd
 
 	mu   sync.Mutex // one request at a time
@@ -87,10 +109,40 @@ func (s *Servers) Ready(p Policy, helper string) bool {
 	return err == nil
 }
 
+// key is serverKey's key of p, from the one-entry cache when p is the
+// last policy asked for.
+func (s *Servers) key(p Policy, helper string) (string, error) {
+	s.keys.Lock()
+	defer s.keys.Unlock()
+	if s.keys.key != "" && s.keys.helper == helper && samePolicy(s.keys.p, p) {
+		return s.keys.key, nil
+	}
+	key, err := serverKey(p, helper)
+	if err != nil {
+		return "", err
+	}
+	s.keys.p, s.keys.helper, s.keys.key = clonePolicy(p), helper, key
+	return key, nil
+}
+
+// samePolicy reports whether a and b are the same policy.
+func samePolicy(a, b Policy) bool {
+	return a.Mode == b.Mode && a.Network == b.Network && a.Proxy == b.Proxy && a.UID == b.UID && a.GID == b.GID &&
+		slices.Equal(a.AllowHosts, b.AllowHosts) && slices.Equal(a.Writable, b.Writable) && slices.Equal(a.Protected, b.Protected) &&
+		slices.Equal(a.Hide, b.Hide) && slices.Equal(a.Private, b.Private) && slices.Equal(a.Restore, b.Restore)
+}
+
+// clonePolicy is p with slices of its own (the caller may change its).
+func clonePolicy(p Policy) Policy {
+	p.AllowHosts, p.Writable, p.Protected = slices.Clone(p.AllowHosts), slices.Clone(p.Writable), slices.Clone(p.Protected)
+	p.Hide, p.Private, p.Restore = slices.Clone(p.Hide), slices.Clone(p.Private), slices.Clone(p.Restore)
+	return p
+}
+
 // Failed is why p's server could not start (nil: it did, or was not
 // tried).
 func (s *Servers) Failed(p Policy, helper string) error {
-	key, _, err := serverKey(p, helper)
+	key, err := s.key(p, helper)
 	if err != nil {
 		return err
 	}
@@ -100,25 +152,24 @@ func (s *Servers) Failed(p Policy, helper string) error {
 }
 
 // errNotServed: the policy is not one a server serves.
-var errNotServed = errors.New("not served by a fork server")
+var errNotServed = errors.New("network \"allow\" and mode full are not served by a fork server")
 
-// serverKey is p's key and the state of its paths now.
-func serverKey(p Policy, helper string) (key, state string, err error) {
+// serverKey is p's key: its helper and normalized policy.
+func serverKey(p Policy, helper string) (string, error) {
 	if !Served(p) {
-		return "", "", errNotServed
+		return "", errNotServed
 	}
 	if err := p.Check(); err != nil {
-		return "", "", err
+		return "", err
 	}
 	if helper == "" {
 		helper = SelfHelper
 	}
-	p = normalize(p)
-	data, err := json.Marshal(p)
+	data, err := json.Marshal(normalize(p))
 	if err != nil {
-		return "", "", err
+		return "", err
 	}
-	return helper + "\x00" + string(data), pathState(p), nil
+	return helper + "\x00" + string(data), nil
 }
 
 // pathState says which of the paths a server fixes at its start exist,
@@ -163,11 +214,17 @@ func pathState(p Policy) string {
 var ErrServerGone = errors.New("the sandbox server is gone")
 
 // get returns the live server for p's current state, starting one when
-// start is set.
+// start is set; without start (Start, just after Ready) the state of the
+// paths is not looked at again (the server checks its protected paths'
+// mounts before each command itself).
 func (s *Servers) get(p Policy, helper string, start bool) (*server, error) {
-	key, state, err := serverKey(p, helper)
+	key, err := s.key(p, helper)
 	if err != nil {
 		return nil, err
+	}
+	state := ""
+	if start {
+		state = pathState(normalize(p))
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -179,7 +236,7 @@ func (s *Servers) get(p Policy, helper string, start bool) (*server, error) {
 	}
 	s.tick++
 	if sv := s.live[key]; sv != nil {
-		if sv.state == state && !sv.isDead() {
+		if (!start || sv.state == state) && !sv.isDead() {
 			sv.used = s.tick
 			return sv, nil
 		}
@@ -208,10 +265,14 @@ func (s *Servers) get(p Policy, helper string, start bool) (*server, error) {
 		s.failed[key] = err
 		return nil, err
 	}
-	sv.state, sv.used = state, s.tick
+	sv.state, sv.used, sv.once = state, s.tick, singleUse(p)
 	s.live[key] = sv
 	return sv, nil
 }
+
+// piNofile is the open files limit pi's children get (childNofile), found
+// once.
+var piNofile = sync.OnceValue(childNofile)
 
 // startServer starts the fork server of p and waits until it is set up.
 func startServer(p Policy, helper string, own func(func() (int, error)) (func(), error)) (*server, error) {
@@ -239,9 +300,26 @@ func startServer(p Policy, helper string, own func(func() (int, error)) (func(),
 	// CAP_SETPCAP to empty its bounding set before it drops every
 	// capability.
 	attr.AmbientCaps = append(attr.AmbientCaps, unix.CAP_SETPCAP)
-	cmd := &exec.Cmd{Path: helper, Args: []string{helper, ServerArg, string(data)}, Dir: "/", Env: []string{},
-		ExtraFiles: []*os.File{theirs}, SysProcAttr: attr}
+	// What it prints (a program that is not a helper, a runtime's crash)
+	// is kept for Failed (pi doctor).
+	stderr := &headWriter{max: 2048}
+	nofile := piNofile()
+	var cmd *exec.Cmd
 	release, err := own(func() (int, error) {
+		// The server inherits the priority of the thread that starts
+		// it: the same thread reads it.
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+		prio, err := unix.Getpriority(unix.PRIO_PROCESS, 0)
+		if err != nil {
+			return 0, fmt.Errorf("priority: %w", err)
+		}
+		limits, err := json.Marshal(serverLimits{Limits: resourceLimits(), Priority: prio, Nofile: nofile})
+		if err != nil {
+			return 0, err
+		}
+		cmd = &exec.Cmd{Path: helper, Args: []string{helper, ServerArg, string(data), string(limits)}, Dir: "/", Env: []string{},
+			ExtraFiles: []*os.File{theirs}, SysProcAttr: attr, Stderr: stderr}
 		if err := cmd.Start(); err != nil {
 			return 0, err
 		}
@@ -267,9 +345,34 @@ func startServer(p Policy, helper string, own func(func() (int, error)) (func(),
 		if err == nil {
 			err = errors.New(ready.Error)
 		}
+		if out := strings.TrimSpace(stderr.String()); out != "" {
+			err = fmt.Errorf("%w (%s printed: %s)", err, helper, out)
+		}
 		return nil, fmt.Errorf("the sandbox server did not start: %w", err)
 	}
 	return sv, nil
+}
+
+// headWriter keeps the first max bytes written to it.
+type headWriter struct {
+	mu  sync.Mutex
+	max int
+	b   []byte
+}
+
+func (w *headWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if room := w.max - len(w.b); room > 0 {
+		w.b = append(w.b, p[:min(room, len(p))]...)
+	}
+	return len(p), nil
+}
+
+func (w *headWriter) String() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return string(w.b)
 }
 
 func (sv *server) isDead() bool {
@@ -337,6 +440,10 @@ func (s *Servers) Start(p Policy, helper string, cmd *exec.Cmd, cgroup *os.File)
 		return false, err
 	}
 	placed, retry, err := sv.start(cmd, cgroup)
+	if sv.once {
+		// The next call's server, started now.
+		go s.get(p, helper, true)
+	}
 	if retry {
 		return false, fmt.Errorf("%w: %w", ErrServerGone, err)
 	}
@@ -409,7 +516,11 @@ func (sv *server) start(cmd *exec.Cmd, cgroup *os.File) (placed, retry bool, err
 		return false, true, fmt.Errorf("the sandbox server: send: %w", err)
 	}
 	var rep reply
-	if err := sv.read(&rep); err != nil {
+	err = sv.read(&rep)
+	if sv.once {
+		sv.dead = true // it exits after this one
+	}
+	if err != nil {
 		sv.kill()
 		if errors.Is(err, syscall.ECONNRESET) {
 			// The server closed its end with the request unread in it
@@ -464,31 +575,22 @@ func adopt(pid int) (*os.Process, error) {
 	if err != nil {
 		return nil, err
 	}
-	// Read after the process handle is held: a child of pi stays (as a
+	// Asked after the process handle is held: a child of pi stays (as a
 	// zombie at least) until pi reaps it, so the pid cannot be reused in
-	// between.
-	if ppid, err := parentOf(pid); err != nil || ppid != os.Getpid() {
+	// between. waitid without WNOWAIT's reaping answers ECHILD for a pid
+	// that is not pi's child, in one system call.
+	var info unix.Siginfo
+	for {
+		err = unix.Waitid(unix.P_PID, pid, &info, unix.WEXITED|unix.WNOHANG|unix.WNOWAIT, nil)
+		if err != unix.EINTR {
+			break
+		}
+	}
+	if err != nil {
 		_ = proc.Release()
-		return nil, fmt.Errorf("the sandbox server reported pid %d, which is not pi's child (parent %d, %v)", pid, ppid, err)
+		return nil, fmt.Errorf("the sandbox server reported pid %d, which is not pi's child: %w", pid, err)
 	}
 	return proc, nil
-}
-
-// parentOf is pid's parent, from /proc/PID/stat.
-func parentOf(pid int) (int, error) {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return 0, err
-	}
-	i := strings.LastIndexByte(string(b), ')')
-	if i < 0 {
-		return 0, errors.New("bad stat")
-	}
-	f := strings.Fields(string(b[i+1:]))
-	if len(f) < 2 {
-		return 0, errors.New("bad stat")
-	}
-	return strconv.Atoi(f[1])
 }
 
 // Close ends every server and makes later Ready calls false.

@@ -15,6 +15,7 @@ import (
 	"github.com/pi-go/pi/internal/sandbox/proxy"
 	"github.com/pi-go/pi/runtime/config"
 	"github.com/pi-go/pi/runtime/tool"
+	"github.com/pi-go/pi/tools/builtin"
 )
 
 // SandboxHelperArg is the first argument that makes a program linking
@@ -263,4 +264,17 @@ func (r *Runtime) askRerun(ctx context.Context, command string, refused []string
 	ans, err := ap.Approve(ctx, tool.ApprovalRequest{Call: tool.CallInfo{Name: "bash", Input: input},
 		Questions: []string{RerunQuestion + " " + strings.Join(refused, "; ")}})
 	return err == nil && ans != Decline
+}
+
+// SandboxServer reports how the runtime's bash commands start under the
+// sandbox: through its fork server (started now if none runs), or, when
+// served is false, in the per-call helper, with why the server is not
+// used (the policy is not one a server serves, or its start failed: its
+// error). Nil error and false: no sandbox. For pi doctor.
+func (r *Runtime) SandboxServer() (served bool, why error) {
+	p := r.bashSandbox()
+	if p == nil {
+		return false, nil
+	}
+	return builtin.SandboxServer(*p, r.opts.SandboxHelper)
 }

@@ -365,3 +365,37 @@ func TestSandboxOffRuleAndRerun(t *testing.T) {
 		}
 	}
 }
+
+// TestSandboxServerReported: the runtime says whether its bash commands
+// start through the sandbox's fork server and, when the server cannot
+// start (here a helper program that is not one), why, with what the
+// helper printed (pi doctor shows it); the running program as the helper
+// is the control.
+func TestSandboxServerReported(t *testing.T) {
+	if s := ProbeSandbox(); s.Missing != "" {
+		t.Skipf("kernel sandbox unavailable: %s", s.Missing)
+	}
+	broken := filepath.Join(t.TempDir(), "helper")
+	write(t, broken, "#!/bin/sh\necho 'not a pi helper' >&2\nexit 3\n")
+	if err := os.Chmod(broken, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, helper := range []string{"", broken} {
+		dir, home := project(t)
+		rt, err := Open(context.Background(), Options{Cwd: dir, PIHome: home, SandboxHelper: helper})
+		if err != nil {
+			t.Fatal(err)
+		}
+		served, why := rt.SandboxServer()
+		rt.Close()
+		if helper == "" {
+			if !served || why != nil {
+				t.Fatalf("control: the fork server did not start: %v", why)
+			}
+			continue
+		}
+		if served || why == nil || !strings.Contains(why.Error(), "the sandbox server did not start") || !strings.Contains(why.Error(), "not a pi helper") {
+			t.Fatalf("a broken helper: served %v, %v", served, why)
+		}
+	}
+}

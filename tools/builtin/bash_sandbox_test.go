@@ -213,6 +213,9 @@ func TestBashNetworkAllowTimeout(t *testing.T) {
 // each and their ratio.
 //
 //	go test -run '^$' -bench BashTrueSandbox -benchtime 200x ./tools/builtin/
+//
+// PI_BENCH_NETWORK=off measures the sandbox with the network off (a fork
+// server per call, started ahead).
 func BenchmarkBashTrueSandbox(b *testing.B) {
 	if s := sandbox.Probe(); s.Missing != "" {
 		b.Skipf("kernel sandbox unavailable: %s", s.Missing)
@@ -220,6 +223,9 @@ func BenchmarkBashTrueSandbox(b *testing.B) {
 	dir := b.TempDir()
 	box := &sandbox.Policy{Mode: sandbox.ModeWorkspaceWrite, Network: sandbox.NetworkOn, Writable: []string{dir, "/tmp"},
 		Protected: []string{dir + "/.git", dir + "/.pi", dir + "/pi.toml"}}
+	if os.Getenv("PI_BENCH_NETWORK") == sandbox.NetworkOff {
+		box.Network = sandbox.NetworkOff
+	}
 	// Off, through the fork server (the default), and in the per-call
 	// helper, interleaved.
 	defs := []tool.ToolDefinition{bashDefinition(BashOptions{}), bashDefinition(BashOptions{Sandbox: func() *sandbox.Policy { return box }}),

@@ -57,3 +57,15 @@ func shellLaunch(policy sandbox.Policy, opts BashOptions, shell, command string,
 	}
 	return launch{argv: argv, env: env, attr: sandbox.SysProcAttr(policy)}, nil
 }
+
+// SandboxServer starts (if none runs yet) the fork server that serves
+// bash commands under p with helper ("" for the running program) and
+// reports whether it runs; when it does not, why (the policy is not one a
+// server serves, or its start failed: then each command starts in the
+// per-call helper, docs/sandbox.md). For pi doctor.
+func SandboxServer(p sandbox.Policy, helper string) (bool, error) {
+	if sandboxServers.Ready(p, helper) {
+		return true, nil
+	}
+	return false, sandboxServers.Failed(p, helper)
+}
