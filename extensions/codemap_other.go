@@ -15,7 +15,9 @@ const codeMapping = false
 
 var errNoCodeMapping = errors.New("compiled code is not mapped on this platform")
 
-func writeCodeFile(string, wazero.CompiledModule, [32]byte) (int64, error) { return 0, errNoCodeMapping }
+func writeCodeFile(string, wazero.CompiledModule, [32]byte) (int64, error) {
+	return 0, errNoCodeMapping
+}
 
 func mapCodeFile(string, int64, [32]byte) ([]byte, []int, error) { return nil, nil, errNoCodeMapping }
 
