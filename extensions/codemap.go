@@ -370,9 +370,10 @@ func writeCodeFile(path string, compiled wazero.CompiledModule, sum [32]byte) (s
 
 // mapCodeFile maps the code of the code file at path, which must be size
 // bytes long and of the module whose sha256 is sum, read-only and
-// executable, after checking its CRC (read
-// through a small buffer: the file's pages are not made resident in this
-// process). Where the file cannot be mapped executable (a noexec mount),
+// executable. Its CRC is not checked here (reading 16 MB cost more than
+// the rest of the load): the caller checks that the file is the one pi
+// wrote (its identity in the record), and pi writes code files by rename,
+// never in place. Where the file cannot be mapped executable (a noexec mount),
 // the code is copied into anonymous memory as wazero does. The mapping is
 // the caller's (unmapCode).
 func mapCodeFile(path string, size int64, sum [32]byte) (code []byte, offsets []int, err error) {
@@ -414,32 +415,19 @@ func mapCodeFile(path string, size int64, sum [32]byte) (code []byte, offsets []
 		}
 		offsets[i] = int(o)
 	}
-	crc := uint32(0)
-	buf := make([]byte, 256<<10)
-	for off := uint64(0); off < codeLen; {
-		k := min(uint64(len(buf)), codeLen-off)
-		if _, err := f.ReadAt(buf[:k], int64(at+off)); err != nil {
-			return nil, nil, fmt.Errorf("%s: %w", path, err)
-		}
-		crc = crc32.Update(crc, castagnoli, buf[:k])
-		off += k
-	}
-	if crc != crcWant {
-		return nil, nil, fmt.Errorf("%s: the code's checksum does not match", path)
-	}
 	code, err = unix.Mmap(int(f.Fd()), int64(at), int(codeLen), unix.PROT_READ|unix.PROT_EXEC, unix.MAP_PRIVATE)
 	if err == nil {
 		splitCode(code)
 		return code, offsets, nil
 	}
-	// Not mappable executable: a copy in anonymous memory, checked again.
+	// Not mappable executable: a copy in anonymous memory, its CRC checked.
 	code, err = unix.Mmap(-1, 0, int(codeLen), unix.PROT_READ|unix.PROT_WRITE, unix.MAP_PRIVATE|unix.MAP_ANON)
 	if err != nil {
 		return nil, nil, err
 	}
 	if _, err := f.ReadAt(code, int64(at)); err != nil || crc32.Checksum(code, castagnoli) != crcWant {
 		_ = unix.Munmap(code)
-		return nil, nil, fmt.Errorf("%s: the code changed while it was read", path)
+		return nil, nil, fmt.Errorf("%s: the code's checksum does not match", path)
 	}
 	if err := unix.Mprotect(code, unix.PROT_READ|unix.PROT_EXEC); err != nil {
 		_ = unix.Munmap(code)

@@ -41,13 +41,13 @@ import (
 //     function offsets are written to a code file (codemap.go) next to a
 //     record (CacheDir/pi-compiled/VERSION-ARCH-OS/SHA256, see
 //     compiledMarker) that keeps the code file's size and the CPU it was
-//     compiled for.
-//   - A later load with the record maps the code file (its checksum
-//     checked), has wazero compile the shell (wazero caches the shell's
+//     compiled for and the code file's identity.
+//   - A later load with the record maps the code file (if it is still the
+//     file pi wrote), has wazero compile the shell (wazero caches the shell's
 //     own few KB of code like any module's) and puts the mapped code in
 //     place of the shell's before anything is instantiated (swapInCode).
-//     A record of another format or CPU, a code file of another size or
-//     checksum, or a shell whose functions do not match the code is not
+//     A record of another format or CPU, a code file of another identity
+//     or of another module, or a shell whose functions do not match the code is not
 //     used: the module is compiled and recorded again.
 //
 // A shell names the real module's sha256, so two modules that differ only
@@ -151,10 +151,13 @@ func shellOf(wasm []byte, sum string) ([]byte, error) {
 func uvarintLen(v uint64) int { return len(binary.AppendUvarint(make([]byte, 0, 10), v)) }
 
 // compileRecord is what a record says: the size of the code file
-// (marker + ".code") and the CPU the code was compiled for.
+// (marker + ".code"), the CPU the code was compiled for and the code
+// file's identity (fileIdentity: device, inode, size, times) as pi wrote
+// it.
 type compileRecord struct {
-	size int64
-	cpu  string // cpuFingerprint of the machine that compiled it
+	size     int64
+	cpu      string // cpuFingerprint of the machine that compiled it
+	identity string
 }
 
 // shellFormat names the way shellOf builds shells and the code file is
@@ -178,20 +181,20 @@ func readRecord(path string) (compileRecord, bool) {
 		return compileRecord{}, false
 	}
 	f := strings.Fields(string(b))
-	if len(f) != 3 || f[0] != "shell"+shellFormat {
+	if len(f) < 4 || f[0] != "shell"+shellFormat {
 		return compileRecord{}, false
 	}
 	size, err := strconv.ParseInt(f[1], 10, 64)
 	if err != nil || size <= 0 {
 		return compileRecord{}, false
 	}
-	return compileRecord{size: size, cpu: f[2]}, true
+	return compileRecord{size: size, cpu: f[2], identity: strings.Join(f[3:], " ")}, true
 }
 
 // writeRecord writes the record at path (atomicfile: a reader sees the old
 // record or the new one).
 func writeRecord(path string, rec compileRecord) error {
-	return atomicfile.WriteString(path, fmt.Sprintf("shell%s %d %s\n", shellFormat, rec.size, rec.cpu), 0o600)
+	return atomicfile.WriteString(path, fmt.Sprintf("shell%s %d %s %s\n", shellFormat, rec.size, rec.cpu, rec.identity), 0o600)
 }
 
 // removeOldEntry removes the wazero cache entry an older pi's record at
@@ -243,6 +246,9 @@ func (h *Host) compileRecorded(ctx context.Context, hr *hostRuntime, m module) (
 	}
 	digest, err := hex.DecodeString(m.sha256)
 	if err != nil || len(digest) != 32 {
+		return nil, false
+	}
+	if id, err := fileIdentity(marker + ".code"); err != nil || id != rec.identity {
 		return nil, false
 	}
 	code, offsets, err := mapCodeFile(marker+".code", rec.size, [32]byte(digest))
@@ -320,8 +326,12 @@ func (h *Host) record(ctx context.Context, root, marker string, m module) (compi
 	if err != nil {
 		return nil, err
 	}
+	id, err := fileIdentity(marker + ".code")
+	if err != nil {
+		return nil, err
+	}
 	removeOldEntry(root, marker)
-	return nil, writeRecord(marker, compileRecord{size: size, cpu: cpuFingerprint()})
+	return nil, writeRecord(marker, compileRecord{size: size, cpu: cpuFingerprint(), identity: id})
 }
 
 // mergeGap is the longest run of zeros mergeData writes between two

@@ -147,6 +147,14 @@ func TestShellLoad(t *testing.T) {
 			os.WriteFile(codeFile, b, 0o600)
 		}},
 		{"a shorter code file", func() { os.WriteFile(codeFile, code[:len(code)/2], 0o600) }},
+		{"the code file changed in place (same size)", func() {
+			f, err := os.OpenFile(codeFile, os.O_WRONLY, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			f.WriteAt([]byte{0xcc}, int64(len(code)-1))
+			f.Close()
+		}},
 		{"no code file", func() { os.Remove(codeFile) }},
 		{"the variant's code file (of the same size) in its place", func() {
 			b, err := os.ReadFile(variantCode)
@@ -157,7 +165,8 @@ func TestShellLoad(t *testing.T) {
 		}},
 		{"a record of another CPU", func() {
 			f := strings.Fields(string(rec))
-			os.WriteFile(record, []byte(f[0]+" "+f[1]+" 0000000000000000\n"), 0o600)
+			f[2] = "0000000000000000"
+			os.WriteFile(record, []byte(strings.Join(f, " ")), 0o600)
 		}},
 		{"an older pi's record", func() {
 			os.WriteFile(record, []byte("shell2 wazero-v1/"+strings.Repeat("ab", 32)+" 100 0000000000000000\n"), 0o600)
@@ -169,8 +178,8 @@ func TestShellLoad(t *testing.T) {
 		if after, err := os.Stat(codeFile); err != nil || (before != nil && os.SameFile(before, after)) {
 			t.Fatalf("%s: the code file was not written again (%v)", c.name, err)
 		}
-		if again, _ := os.ReadFile(record); string(again) != string(rec) {
-			t.Fatalf("%s: record not made again: %q, want %q", c.name, again, rec)
+		if again, _ := os.ReadFile(record); strings.Join(strings.Fields(string(again))[:3], " ") != strings.Join(strings.Fields(string(rec))[:3], " ") {
+			t.Fatalf("%s: record not made again: %q, like %q", c.name, again, rec)
 		}
 		if again, _ := os.ReadFile(codeFile); string(again) != string(code) {
 			t.Fatalf("%s: code file not written again", c.name)
