@@ -69,7 +69,10 @@ var shellLoads atomic.Int64
 // the module with each function body replaced by `unreachable`, and the
 // custom section shellSection. It fails on a module it cannot walk (the
 // compile of the real module then reports what is wrong).
-func shellOf(wasm []byte, sum string) ([]byte, error) {
+//
+// The shell is appended to out[:0] (a buffer of shellCap(wasm) bytes
+// takes it whole; nil or a smaller one is grown as append does).
+func shellOf(wasm []byte, sum string, out []byte) ([]byte, error) {
 	digest, err := hex.DecodeString(sum)
 	if err != nil || len(digest) != 32 {
 		return nil, fmt.Errorf("bad sha256 %q", sum)
@@ -77,10 +80,7 @@ func shellOf(wasm []byte, sum string) ([]byte, error) {
 	if len(wasm) < 8 || string(wasm[:4]) != "\x00asm" {
 		return nil, errors.New("not a WebAssembly module")
 	}
-	// The shell is smaller than the module but for the zeros mergeData
-	// adds, which the code it drops outweighs in a Go guest.
-	out := make([]byte, 0, len(wasm))
-	out = append(out, wasm[:8]...)
+	out = append(out[:0], wasm[:8]...)
 	p := 8
 	codeSeen := false
 	var memory []byte  // the memory section's contents
@@ -145,6 +145,27 @@ func shellOf(wasm []byte, sum string) ([]byte, error) {
 	out = binary.AppendUvarint(out, uint64(len(shellSection)))
 	out = append(out, shellSection...)
 	return append(out, digest...), nil
+}
+
+// shellCap is how long the shell of wasm can be: the module, the zeros
+// appendMergedData may add between its data segments (mergeGap at most
+// per segment) and the shell's section.
+func shellCap(wasm []byte) int {
+	extra := 64 + len(shellSection)
+	for p := 8; p < len(wasm); {
+		size, n := binary.Uvarint(wasm[p+1:])
+		if n <= 0 || size > uint64(len(wasm)-(p+1+n)) {
+			break
+		}
+		start := p + 1 + n
+		if wasm[p] == 11 {
+			if count, k := binary.Uvarint(wasm[start : start+int(size)]); k > 0 && count <= size {
+				extra += int(count) * mergeGap
+			}
+		}
+		p = start + int(size)
+	}
+	return len(wasm) + extra
 }
 
 // uvarintLen is the length of v as an unsigned LEB128 number.
@@ -256,12 +277,17 @@ func (h *Host) compileRecorded(ctx context.Context, hr *hostRuntime, m module) (
 		h.logger.Debug("recorded code not used", "path", m.path, "error", err)
 		return nil, false
 	}
-	shell, err := shellOf(m.wasm, m.sha256)
+	// The shell (2.3 MB for a Go guest) is garbage once compiled (wazero
+	// copies what it keeps): built outside the Go heap, given back at once.
+	buf, free := scratchBuffer(shellCap(m.wasm))
+	shell, err := shellOf(m.wasm, m.sha256, buf)
 	if err != nil {
+		free()
 		unmapCode(code)
 		return nil, false
 	}
 	compiled, err := hr.r.CompileModule(ctx, shell)
+	free()
 	if err != nil {
 		unmapCode(code)
 		return nil, false
