@@ -28,8 +28,7 @@ import (
 // compiles the shell (its own few KB of code, cached by wazero as any
 // module), and the shell's compiled code and function offsets are then
 // replaced with the real module's, mapped read-only and executable from
-// pi's code file (codefile.go). Only the pages the guest runs become
-// resident.
+// pi's code file (below). Only the pages the guest runs become resident.
 //
 // This reaches into wazero's optimizing compiler's compiled module
 // (internal/engine/wazevo: compiledModule.executables.executable and
@@ -441,7 +440,7 @@ func mapCodeFile(path string, size int64, sum [32]byte) (code []byte, offsets []
 // code resident, 2 pages 7.1 MB, 4 pages 8.6 MB, unsplit 15.6 MB. Each
 // range is a mapping the kernel keeps (about 2,000 for a Go guest, of the
 // 65,530 vm.max_map_count allows by default).
-const splitPages = 2
+const splitPages = 1
 
 // splitCode splits the mapping of code into mappings of splitPages pages
 // each: the kernel's fault-around maps the pages around each page the

@@ -20,7 +20,7 @@ func scratchBuffer(n int) (buf []byte, free func()) {
 	if n <= 0 {
 		return nil, func() {}
 	}
-	b, err := unix.Mmap(-1, 0, n, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_PRIVATE|unix.MAP_ANON|unix.MAP_NORESERVE)
+	b, err := unix.Mmap(-1, 0, n, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_PRIVATE|unix.MAP_ANON)
 	if err != nil {
 		return make([]byte, n), func() {}
 	}
