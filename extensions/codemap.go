@@ -436,10 +436,11 @@ func mapCodeFile(path string, size int64, sum [32]byte) (code []byte, offsets []
 }
 
 // splitPages is how many pages of code one mapping of it spans
-// (splitCode): for protect-paths, 1 page makes 5.9 MB of its 16.5 MB of
-// code resident, 2 pages 7.1 MB, 4 pages 8.6 MB, unsplit 15.6 MB. Each
-// range is a mapping the kernel keeps (about 2,000 for a Go guest, of the
-// 65,530 vm.max_map_count allows by default).
+// (splitCode): for protect-paths' first call, 1 page leaves about 6 MB of
+// its 16.5 MB of code resident, 2 pages 7.2 MB, 4 pages 8.7 MB, unsplit
+// 15.6 MB. Each range is a mapping the kernel keeps (about 4,000 for a Go
+// guest, of the 65,530 vm.max_map_count allows by default) and costs a
+// madvise (~4 ms for a Go guest).
 const splitPages = 1
 
 // splitCode splits the mapping of code into mappings of splitPages pages
