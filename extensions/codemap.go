@@ -367,27 +367,30 @@ func writeCodeFile(path string, compiled wazero.CompiledModule, sum [32]byte) (s
 	return int64(len(out)), nil
 }
 
-// mapCodeFile maps the code of the code file at path, which must be size
-// bytes long and of the module whose sha256 is sum, read-only and
-// executable. Its CRC is not checked here (reading 16 MB cost more than
-// the rest of the load): the caller checks that the file is the one pi
-// wrote (its identity in the record), and pi writes code files by rename,
-// never in place. Where the file cannot be mapped executable (a noexec mount),
+// mapCodeFile maps the code of the code file at path, which must be the
+// file pi wrote (fileIdentity, as recorded) and of the module whose sha256
+// is sum, read-only and executable. Its CRC is not checked here (reading
+// 16 MB cost more than the rest of the load): pi writes code files by
+// rename, never in place, so a file of the recorded identity holds what
+// pi wrote. Where the file cannot be mapped executable (a noexec mount),
 // the code is copied into anonymous memory as wazero does. The mapping is
 // the caller's (unmapCode).
-func mapCodeFile(path string, size int64, sum [32]byte) (code []byte, offsets []int, err error) {
+func mapCodeFile(path, identity string, sum [32]byte) (code []byte, offsets []int, err error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, nil, err
 	}
 	defer f.Close()
+	if id, err := openIdentity(f); err != nil {
+		return nil, nil, err
+	} else if id != identity {
+		return nil, nil, fmt.Errorf("%s: not the file pi wrote (%s, recorded %s)", path, id, identity)
+	}
 	st, err := f.Stat()
 	if err != nil {
 		return nil, nil, err
 	}
-	if st.Size() != size {
-		return nil, nil, fmt.Errorf("%s: %d bytes, recorded %d", path, st.Size(), size)
-	}
+	size := st.Size()
 	var h [64]byte
 	if _, err := f.ReadAt(h[:], 0); err != nil {
 		return nil, nil, fmt.Errorf("%s: %w", path, err)

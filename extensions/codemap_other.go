@@ -19,7 +19,7 @@ func writeCodeFile(string, wazero.CompiledModule, [32]byte) (int64, error) {
 	return 0, errNoCodeMapping
 }
 
-func mapCodeFile(string, int64, [32]byte) ([]byte, []int, error) { return nil, nil, errNoCodeMapping }
+func mapCodeFile(string, string, [32]byte) ([]byte, []int, error) { return nil, nil, errNoCodeMapping }
 
 func unmapCode([]byte) {}
 

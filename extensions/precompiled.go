@@ -269,10 +269,7 @@ func (h *Host) compileRecorded(ctx context.Context, hr *hostRuntime, m module) (
 	if err != nil || len(digest) != 32 {
 		return nil, false
 	}
-	if id, err := fileIdentity(marker + ".code"); err != nil || id != rec.identity {
-		return nil, false
-	}
-	code, offsets, err := mapCodeFile(marker+".code", rec.size, [32]byte(digest))
+	code, offsets, err := mapCodeFile(marker+".code", rec.identity, [32]byte(digest))
 	if err != nil {
 		h.logger.Debug("recorded code not used", "path", m.path, "error", err)
 		return nil, false
