@@ -312,8 +312,17 @@ func (h *Host) compileRecorded(ctx context.Context, hr *hostRuntime, m module) (
 func (h *Host) compileAndRecord(ctx context.Context, hr *hostRuntime, m module) (wazero.CompiledModule, error) {
 	root := h.cacheRoot()
 	marker := h.compiledMarker(m.sha256)
-	if !codeMapping || root == "" || marker == "" {
+	if root == "" || marker == "" {
 		return hr.r.CompileModule(ctx, m.wasm)
+	}
+	if !codeMapping {
+		// wazero's cache holds the code; the marker (no record) says the
+		// module is compiled, for compileNoticed.
+		compiled, err := hr.r.CompileModule(ctx, m.wasm)
+		if err == nil && os.MkdirAll(filepath.Dir(marker), 0o700) == nil {
+			_ = atomicfile.WriteString(marker, "compiled\n", 0o600)
+		}
+		return compiled, err
 	}
 	if compileErr, err := h.record(ctx, root, marker, m); compileErr != nil {
 		return nil, compileErr
