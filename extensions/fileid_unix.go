@@ -18,5 +18,18 @@ func fileIdentity(path string) (string, error) {
 	if err := unix.Stat(path, &st); err != nil {
 		return "", &os.PathError{Op: "stat", Path: path, Err: err}
 	}
-	return fmt.Sprintf("dev=%d ino=%d size=%d mtime=%d ctime=%d.%d", st.Dev, st.Ino, st.Size, unix.TimespecToNsec(st.Mtim), st.Ctim.Sec, st.Ctim.Nsec), nil
+	return identityOf(&st), nil
+}
+
+// openIdentity is fileIdentity of the open file f.
+func openIdentity(f *os.File) (string, error) {
+	var st unix.Stat_t
+	if err := unix.Fstat(int(f.Fd()), &st); err != nil {
+		return "", &os.PathError{Op: "fstat", Path: f.Name(), Err: err}
+	}
+	return identityOf(&st), nil
+}
+
+func identityOf(st *unix.Stat_t) string {
+	return fmt.Sprintf("dev=%d ino=%d size=%d mtime=%d ctime=%d.%d", st.Dev, st.Ino, st.Size, unix.TimespecToNsec(st.Mtim), st.Ctim.Sec, st.Ctim.Nsec)
 }

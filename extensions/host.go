@@ -274,6 +274,7 @@ func (h *Host) load(ctx context.Context, spec Spec, label string) (_ *Extension,
 	if err != nil {
 		return nil, err
 	}
+	defer m.release()
 	grants, mounts, err := resolveGrants(spec.Grants, h.opts.ProjectRoot)
 	if err != nil {
 		return nil, err
@@ -284,6 +285,7 @@ func (h *Host) load(ctx context.Context, spec Spec, label string) (_ *Extension,
 		}
 	}()
 	hr, compiled, err := h.compile(ctx, m)
+	m.release()
 	if err != nil {
 		return nil, err
 	}
@@ -306,13 +308,15 @@ func (h *Host) load(ctx context.Context, spec Spec, label string) (_ *Extension,
 type module struct {
 	path           string
 	wasm           []byte
+	release        func() // gives wasm back (readWasm): once compiled, nothing reads it
 	sha256         string // hex
 	pages          uint32 // memory limit in 64 KiB pages
 	execTO, hookTO time.Duration
 }
 
 // readModule checks the spec's name, path and limits, reads the file and
-// verifies its sha256 when the spec gives one.
+// verifies its sha256 when the spec gives one. The caller calls the
+// module's release once it is compiled (or not).
 func readModule(spec Spec) (module, error) {
 	if spec.Name != "" && !extNameRE.MatchString(spec.Name) {
 		return module{}, fmt.Errorf("name %q must match [a-z][a-z0-9_-]*", spec.Name)
@@ -324,16 +328,17 @@ func readModule(spec Spec) (module, error) {
 	if err != nil {
 		return module{}, err
 	}
-	wasm, err := os.ReadFile(spec.Path)
+	wasm, release, err := readWasm(spec.Path)
 	if err != nil {
 		return module{}, err
 	}
 	sum := sha256.Sum256(wasm)
 	got := hex.EncodeToString(sum[:])
 	if spec.SHA256 != "" && !strings.EqualFold(spec.SHA256, got) {
+		release()
 		return module{}, fmt.Errorf("%w: the file has %s, pi.toml expects %s (the file changed since it was installed; if you rebuilt it, pin the new build with pi ext update NAME)", ErrSHA256Mismatch, got, spec.SHA256)
 	}
-	return module{path: spec.Path, wasm: wasm, sha256: got, pages: pages, execTO: execTO, hookTO: hookTO}, nil
+	return module{path: spec.Path, wasm: wasm, release: release, sha256: got, pages: pages, execTO: execTO, hookTO: hookTO}, nil
 }
 
 // compile returns the runtime of the module's memory limit and the module

@@ -147,6 +147,7 @@ func (e *Extension) ensureCompiled(ctx context.Context) error {
 		return err
 	}
 	hr, compiled, err := e.host.compile(ctx, m)
+	m.release()
 	if err != nil {
 		return err
 	}

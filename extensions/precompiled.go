@@ -25,44 +25,41 @@ import (
 // wazero's CompileModule decodes and validates a whole module before it
 // looks in its compilation cache: for a Go guest of 4 MB that is most of a
 // warm load (~60 ms of ~90 ms of CPU). The validation of the function
-// bodies is what costs, and wazero has no switch to skip it. So a module
-// compiled with the cache is loaded back through its *shell*: the same
-// module with every function body replaced by `unreachable` (types,
-// imports, functions, tables, memory, globals, exports, elements, data and
-// custom sections unchanged), plus a custom section naming the real
-// module's sha256. The shell decodes and validates in a few milliseconds;
-// the compiled code it is loaded with is the real module's:
+// bodies is what costs, and wazero has no switch to skip it. Then it reads
+// the module's compiled code (16 MB for a Go guest) into fresh memory, all
+// of it resident. So a module compiled with the cache is loaded back
+// through its *shell*: the same module with every function body replaced
+// by `unreachable` (types, imports, functions, tables, memory, globals,
+// exports, elements, data and custom sections unchanged), plus a custom
+// section naming the real module's sha256. The shell decodes and
+// validates in a few milliseconds; the compiled code it runs is the real
+// module's:
 //
 //   - On a compile (a module this cache has no record of), the real module
 //     is compiled and validated in full, as always, by a runtime of the
-//     same configuration on a private cache folder; the shell is compiled
-//     there too, which names the cache entry wazero looks for when it
-//     compiles the shell. The real module's entry is written into the
-//     shared cache under that name, and a record (CacheDir/pi-compiled/VERSION-
-//     ARCH-OS/SHA256, see compiledMarker) keeps the entry's name and size.
-//   - A later load with the record compiles the shell, which wazero finds
-//     in the cache: the real module's code. wazero does not say whether it
-//     found the shell in its cache or compiled it (code that only traps),
-//     so the load checks that it found the recorded entry: the record must
-//     be of this shell format and CPU (wazero keys entries by both), the
-//     entry must have the recorded size, keep its identity (device,
-//     inode, size, times) through the compile, and no entry may appear
-//     in wazero's folder meanwhile (a shell wazero compiles itself is
-//     written there as a new file). Otherwise the compiled shell is
-//     closed, what wazero may have written is removed, and the module is
-//     compiled and recorded again.
+//     same configuration without a cache, and its compiled code and
+//     function offsets are written to a code file (codemap.go) next to a
+//     record (CacheDir/pi-compiled/VERSION-ARCH-OS/SHA256, see
+//     compiledMarker) that keeps the code file's size and the CPU it was
+//     compiled for and the code file's identity.
+//   - A later load with the record maps the code file (if it is still the
+//     file pi wrote), has wazero compile the shell (wazero caches the shell's
+//     own few KB of code like any module's) and puts the mapped code in
+//     place of the shell's before anything is instantiated (swapInCode).
+//     A record of another format or CPU, a code file of another identity
+//     or of another module, or a shell whose functions do not match the code is not
+//     used: the module is compiled and recorded again.
 //
 // A shell names the real module's sha256, so two modules that differ only
-// in their code have different shells (and cache entries). The cache
+// in their code have different shells (and wazero modules). The cache
 // folder is trusted as before: whoever can write it can already give
-// wazero native code to run (runtime/config.TrustedCacheDir checks it).
+// wazero native code to run (runtime/config.TrustedCacheDir checks it);
+// pi writes the code file by rename, never in place, so a mapped file
+// does not change under a running guest.
 
 // shellSection is the name of the custom section a shell carries: the
 // sha256 (32 bytes) of the module it stands for.
 const shellSection = "pi.shell-of-sha256"
-
-// shellMu serializes the shell loads of the process (compileRecorded).
-var shellMu sync.Mutex
 
 // shellLoads counts loads that took the compiled code through a shell
 // (for the tests).
@@ -72,7 +69,10 @@ var shellLoads atomic.Int64
 // the module with each function body replaced by `unreachable`, and the
 // custom section shellSection. It fails on a module it cannot walk (the
 // compile of the real module then reports what is wrong).
-func shellOf(wasm []byte, sum string) ([]byte, error) {
+//
+// The shell is appended to out[:0] (a buffer of shellCap(wasm) bytes
+// takes it whole; nil or a smaller one is grown as append does).
+func shellOf(wasm []byte, sum string, out []byte) ([]byte, error) {
 	digest, err := hex.DecodeString(sum)
 	if err != nil || len(digest) != 32 {
 		return nil, fmt.Errorf("bad sha256 %q", sum)
@@ -80,10 +80,7 @@ func shellOf(wasm []byte, sum string) ([]byte, error) {
 	if len(wasm) < 8 || string(wasm[:4]) != "\x00asm" {
 		return nil, errors.New("not a WebAssembly module")
 	}
-	// The shell is smaller than the module but for the zeros mergeData
-	// adds, which the code it drops outweighs in a Go guest.
-	out := make([]byte, 0, len(wasm))
-	out = append(out, wasm[:8]...)
+	out = append(out[:0], wasm[:8]...)
 	p := 8
 	codeSeen := false
 	var memory []byte  // the memory section's contents
@@ -150,98 +147,97 @@ func shellOf(wasm []byte, sum string) ([]byte, error) {
 	return append(out, digest...), nil
 }
 
+// shellCap is how long the shell of wasm can be: the module, the zeros
+// appendMergedData may add between its data segments (mergeGap at most
+// per segment) and the shell's section.
+func shellCap(wasm []byte) int {
+	extra := 64 + len(shellSection)
+	for p := 8; p < len(wasm); {
+		size, n := binary.Uvarint(wasm[p+1:])
+		if n <= 0 || size > uint64(len(wasm)-(p+1+n)) {
+			break
+		}
+		start := p + 1 + n
+		if wasm[p] == 11 {
+			if count, k := binary.Uvarint(wasm[start : start+int(size)]); k > 0 && count <= size {
+				extra += int(count) * mergeGap
+			}
+		}
+		p = start + int(size)
+	}
+	return len(wasm) + extra
+}
+
 // uvarintLen is the length of v as an unsigned LEB128 number.
 func uvarintLen(v uint64) int { return len(binary.AppendUvarint(make([]byte, 0, 10), v)) }
 
-// compileRecord is what a record says: the cache entry that holds the
-// module's compiled code (wazero's folder and file name, relative to
-// CacheDir) and its size.
+// compileRecord is what a record says: the size of the code file
+// (marker + ".code"), the CPU the code was compiled for and the code
+// file's identity (fileIdentity: device, inode, size, times) as pi wrote
+// it.
 type compileRecord struct {
-	entry string
-	size  int64
-	cpu   string // cpuFingerprint of the machine that compiled it
+	size     int64
+	cpu      string // cpuFingerprint of the machine that compiled it
+	identity string
 }
 
-// shellFormat names the way shellOf builds shells: a record of another
-// format is not used (the shell's cache entry would not be the recorded
-// one). Change it with shellOf.
-const shellFormat = "2"
+// shellFormat names the way shellOf builds shells and the code file is
+// laid out: a record of another format is not used. Change it with
+// shellOf or the code file.
+const shellFormat = "3"
 
-// cpuFingerprint names the CPU features x/sys/cpu sees, which are what
-// wazero keys its cache entries by besides the module: a cache folder
-// shared by machines of different CPUs has different entries for one
-// shell, and a record made on another CPU is not used.
+// cpuFingerprint names the CPU features x/sys/cpu sees, which the
+// compiled code may use: a cache folder shared by machines of different
+// CPUs has a record made on another CPU, which is not used.
 var cpuFingerprint = sync.OnceValue(func() string {
 	sum := sha256.Sum256(fmt.Appendf(nil, "%+v %+v %+v", cpu.X86, cpu.ARM64, cpu.Initialized))
 	return hex.EncodeToString(sum[:8])
 })
 
-// readRecord reads the record at path. An empty or malformed record (an
-// older pi's marker) is no record.
+// readRecord reads the record at path. An empty, malformed or older
+// record (an older pi's) is no record.
 func readRecord(path string) (compileRecord, bool) {
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return compileRecord{}, false
 	}
 	f := strings.Fields(string(b))
-	if len(f) != 4 || f[0] != "shell"+shellFormat {
+	if len(f) < 4 || f[0] != "shell"+shellFormat {
 		return compileRecord{}, false
 	}
-	dir, file, ok := strings.Cut(f[1], "/")
-	if !ok || !strings.HasPrefix(dir, "wazero-") || strings.Contains(dir, `\`) || len(file) != 64 {
-		return compileRecord{}, false
-	}
-	if _, err := hex.DecodeString(file); err != nil {
-		return compileRecord{}, false
-	}
-	size, err := strconv.ParseInt(f[2], 10, 64)
+	size, err := strconv.ParseInt(f[1], 10, 64)
 	if err != nil || size <= 0 {
 		return compileRecord{}, false
 	}
-	return compileRecord{entry: filepath.Join(dir, file), size: size, cpu: f[3]}, true
+	return compileRecord{size: size, cpu: f[2], identity: strings.Join(f[3:], " ")}, true
 }
 
 // writeRecord writes the record at path (atomicfile: a reader sees the old
 // record or the new one).
 func writeRecord(path string, rec compileRecord) error {
-	return atomicfile.WriteString(path, fmt.Sprintf("shell%s %s %d %s\n", shellFormat, filepath.ToSlash(rec.entry), rec.size, rec.cpu), 0o600)
+	return atomicfile.WriteString(path, fmt.Sprintf("shell%s %d %s %s\n", shellFormat, rec.size, rec.cpu, rec.identity), 0o600)
 }
 
-// entryNames are the names of the cache entries in wazero's folder dir
-// (its files named by 64 hex digits).
-func entryNames(dir string) (map[string]bool, error) {
-	f, err := os.Open(dir)
+// removeOldEntry removes the wazero cache entry an older pi's record at
+// path named ("shell2 wazero-…/HEX SIZE CPU": the real module's code under
+// its shell's name, 16 MB for a Go guest), which nothing reads now.
+func removeOldEntry(root, path string) {
+	b, err := os.ReadFile(path)
 	if err != nil {
-		return nil, err
+		return
 	}
-	defer f.Close()
-	all, err := f.Readdirnames(-1)
-	if err != nil {
-		return nil, err
+	f := strings.Fields(string(b))
+	if len(f) != 4 || f[0] != "shell2" {
+		return
 	}
-	names := make(map[string]bool, len(all))
-	for _, n := range all {
-		if len(n) == 64 {
-			names[n] = true
-		}
+	dir, file, ok := strings.Cut(f[1], "/")
+	if !ok || !strings.HasPrefix(dir, "wazero-") || strings.ContainsAny(dir, `\.`) || len(file) != 64 {
+		return
 	}
-	return names, nil
-}
-
-// addedEntries are the entries of dir that are not in before (all of them
-// "?" when dir cannot be read: treated as added, nothing removed).
-func addedEntries(dir string, before map[string]bool) []string {
-	now, err := entryNames(dir)
-	if err != nil {
-		return []string{"?"}
+	if _, err := hex.DecodeString(file); err != nil {
+		return
 	}
-	var added []string
-	for n := range now {
-		if !before[n] {
-			added = append(added, n)
-		}
-	}
-	return added
+	_ = os.Remove(filepath.Join(root, dir, file))
 }
 
 // cacheRoot is CacheDir made absolute ("" with no cache).
@@ -256,60 +252,52 @@ func (h *Host) cacheRoot() string {
 	return abs
 }
 
-// compileRecorded loads m's compiled code through its shell when the cache
-// has a record of it; ok is false (and nothing is left open) when it has
-// none or the entry is not the recorded one.
+// compileRecorded loads m through its shell with its recorded code when
+// the cache has a record of it; ok is false (and nothing is left open)
+// when it has none or the record, its code file or the shell does not
+// fit.
 func (h *Host) compileRecorded(ctx context.Context, hr *hostRuntime, m module) (wazero.CompiledModule, bool) {
-	root := h.cacheRoot()
 	marker := h.compiledMarker(m.sha256)
-	if root == "" || marker == "" {
+	if !codeMapping || h.cacheRoot() == "" || marker == "" {
 		return nil, false
 	}
 	rec, ok := readRecord(marker)
 	if !ok || rec.cpu != cpuFingerprint() {
 		return nil, false
 	}
-	entry := filepath.Join(root, rec.entry)
-	if st, err := os.Stat(entry); err != nil || st.Size() != rec.size {
+	digest, err := hex.DecodeString(m.sha256)
+	if err != nil || len(digest) != 32 {
 		return nil, false
 	}
-	before, err := fileIdentity(entry)
+	code, offsets, err := mapCodeFile(marker+".code", rec.identity, [32]byte(digest))
 	if err != nil {
+		h.logger.Debug("recorded code not used", "path", m.path, "error", err)
 		return nil, false
 	}
-	shell, err := shellOf(m.wasm, m.sha256)
+	// The shell (2.3 MB for a Go guest) is garbage once compiled (wazero
+	// copies what it keeps): built outside the Go heap, given back at once.
+	buf, free := scratchBuffer(shellCap(m.wasm))
+	shell, err := shellOf(m.wasm, m.sha256, buf)
 	if err != nil {
-		return nil, false
-	}
-	// One shell load at a time in the process: wazero keeps what it
-	// compiles in memory too, so a second load in the window between a
-	// first one's compile and its check could take a shell wazero
-	// compiled itself from memory, with no file changing in its window.
-	shellMu.Lock()
-	defer shellMu.Unlock()
-	names, err := entryNames(filepath.Dir(entry))
-	if err != nil {
+		free()
+		unmapCode(code)
 		return nil, false
 	}
 	compiled, err := hr.r.CompileModule(ctx, shell)
+	free()
 	if err != nil {
+		unmapCode(code)
 		return nil, false
 	}
-	after, err := fileIdentity(entry)
-	added := addedEntries(filepath.Dir(entry), names)
-	if err != nil || after != before || len(added) > 0 {
-		// wazero did not take the recorded entry as it was: it may have
-		// compiled the shell itself (code that only traps) and written
-		// that to its cache, as an entry the folder did not have or over
-		// the recorded one. Not used; what it may have written is removed
-		// (an entry another process added meanwhile only compiles again).
+	switch err := swapInCode(compiled, code, offsets); {
+	case errors.Is(err, errAlreadyMapped):
+		// The same shell was loaded before in this process: wazero
+		// handed back that compiled module, whose code is this code.
+		unmapCode(code)
+	case err != nil:
+		h.logger.Debug("recorded code not used", "path", m.path, "error", err)
+		unmapCode(code)
 		_ = compiled.Close(ctx)
-		if st, err := os.Stat(entry); err == nil && st.Size() != rec.size {
-			_ = os.Remove(entry)
-		}
-		for _, a := range added {
-			_ = os.Remove(filepath.Join(filepath.Dir(entry), a))
-		}
 		return nil, false
 	}
 	shellLoads.Add(1)
@@ -327,11 +315,16 @@ func (h *Host) compileAndRecord(ctx context.Context, hr *hostRuntime, m module) 
 	if root == "" || marker == "" {
 		return hr.r.CompileModule(ctx, m.wasm)
 	}
-	shell, err := shellOf(m.wasm, m.sha256)
-	if err != nil {
-		return hr.r.CompileModule(ctx, m.wasm)
+	if !codeMapping {
+		// wazero's cache holds the code; the marker (no record) says the
+		// module is compiled, for compileNoticed.
+		compiled, err := hr.r.CompileModule(ctx, m.wasm)
+		if err == nil && os.MkdirAll(filepath.Dir(marker), 0o700) == nil {
+			_ = atomicfile.WriteString(marker, "compiled\n", 0o600)
+		}
+		return compiled, err
 	}
-	if compileErr, err := h.record(ctx, root, marker, m, shell); compileErr != nil {
+	if compileErr, err := h.record(ctx, root, marker, m); compileErr != nil {
 		return nil, compileErr
 	} else if err != nil {
 		h.logger.Debug("compiled code not recorded; compiling again", "path", m.path, "error", err)
@@ -343,65 +336,34 @@ func (h *Host) compileAndRecord(ctx context.Context, hr *hostRuntime, m module) 
 	return hr.r.CompileModule(ctx, m.wasm)
 }
 
-// record compiles m and its shell on a private cache folder under root,
-// writes m's compiled code into the shared cache under the shell's entry
-// name and writes the record. compileErr is the module's own compile
-// error; err, what else went wrong.
-func (h *Host) record(ctx context.Context, root, marker string, m module, shell []byte) (compileErr, err error) {
-	tmp, err := os.MkdirTemp(root, "pi-precompile-")
-	if err != nil {
-		return nil, err
-	}
-	defer os.RemoveAll(tmp)
-	cache, err := wazero.NewCompilationCacheWithDir(tmp)
-	if err != nil {
-		return nil, err
-	}
-	defer cache.Close(ctx)
-	r := wazero.NewRuntimeWithConfig(ctx, runtimeConfig(m.pages).WithCompilationCache(cache))
+// record compiles m in full in a runtime of its configuration without a
+// cache, writes its code file and then the record. compileErr is the
+// module's own compile error; err, what else went wrong.
+func (h *Host) record(ctx context.Context, root, marker string, m module) (compileErr, err error) {
+	r := wazero.NewRuntimeWithConfig(ctx, runtimeConfig(m.pages))
 	defer r.Close(ctx)
-	if _, err := r.CompileModule(ctx, m.wasm); err != nil {
+	compiled, err := r.CompileModule(ctx, m.wasm)
+	if err != nil {
 		return err, nil
 	}
-	real, err := filepath.Glob(filepath.Join(tmp, "wazero-*", "*"))
-	if err != nil || len(real) != 1 {
-		return nil, fmt.Errorf("compiled module: %d cache entries", len(real))
+	defer compiled.Close(ctx)
+	if err := os.MkdirAll(filepath.Dir(marker), 0o700); err != nil {
+		return nil, err
 	}
-	if _, err := r.CompileModule(ctx, shell); err != nil {
-		return nil, fmt.Errorf("shell: %w", err)
+	digest, err := hex.DecodeString(m.sha256)
+	if err != nil || len(digest) != 32 {
+		return nil, fmt.Errorf("bad sha256 %q", m.sha256)
 	}
-	both, err := filepath.Glob(filepath.Join(tmp, "wazero-*", "*"))
-	if err != nil || len(both) != 2 {
-		return nil, fmt.Errorf("shell: %d cache entries", len(both))
-	}
-	name := both[0]
-	if name == real[0] {
-		name = both[1]
-	}
-	code, err := os.ReadFile(real[0])
+	size, err := writeCodeFile(marker+".code", compiled, [32]byte(digest))
 	if err != nil {
 		return nil, err
 	}
-	rel, err := filepath.Rel(tmp, name)
+	id, err := fileIdentity(marker + ".code")
 	if err != nil {
 		return nil, err
 	}
-	if err := os.MkdirAll(filepath.Join(root, filepath.Dir(rel)), 0o700); err != nil {
-		return nil, err
-	}
-	if err := atomicfile.WriteFile(filepath.Join(root, rel), code, 0o600); err != nil {
-		return nil, err
-	}
-	prev, hadPrev := readRecord(marker)
-	if err := writeRecord(marker, compileRecord{entry: rel, size: int64(len(code)), cpu: cpuFingerprint()}); err != nil {
-		return nil, err
-	}
-	// The entry the record named before (another shell format or CPU) is
-	// no longer used: 16 MB for a Go guest.
-	if hadPrev && prev.entry != rel {
-		_ = os.Remove(filepath.Join(root, prev.entry))
-	}
-	return nil, nil
+	removeOldEntry(root, marker)
+	return nil, writeRecord(marker, compileRecord{size: size, cpu: cpuFingerprint(), identity: id})
 }
 
 // mergeGap is the longest run of zeros mergeData writes between two

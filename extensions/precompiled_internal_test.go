@@ -102,7 +102,7 @@ func TestShellOf(t *testing.T) {
 		"\x07\x05\x01\x01f\x00\x00" + // export
 		"\x0a\x06\x01\x04\x00\x41\x07\x0b") // code
 	sum := sha256.Sum256(mod)
-	shell, err := shellOf(mod, hex.EncodeToString(sum[:]))
+	shell, err := shellOf(mod, hex.EncodeToString(sum[:]), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -119,7 +119,7 @@ func TestShellOf(t *testing.T) {
 		"bad body size":     append(append([]byte(nil), mod[:len(mod)-5]...), 0x09, 0x00, 0x41, 0x07, 0x0b),
 		"not wasm":          []byte("hello, world"),
 	} {
-		if _, err := shellOf(bad, hex.EncodeToString(sum[:])); err == nil {
+		if _, err := shellOf(bad, hex.EncodeToString(sum[:]), nil); err == nil {
 			t.Errorf("%s: a shell", name)
 		}
 	}

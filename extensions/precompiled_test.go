@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -56,11 +57,46 @@ func helloText(t *testing.T, e *extensions.Extension) string {
 	return r.Text()
 }
 
+// recordOf is the record of the one module compiled into cache with
+// that module's sha256 prefix ("" for the only one), and its code file.
+func recordOf(t *testing.T, cache string) (rec, code string) {
+	t.Helper()
+	recs, _ := filepath.Glob(filepath.Join(cache, "pi-compiled", "*", "*"))
+	var found []string
+	for _, r := range recs {
+		if !strings.HasSuffix(r, ".code") {
+			found = append(found, r)
+		}
+	}
+	if len(found) != 1 {
+		t.Fatalf("records %v", recs)
+	}
+	return found[0], found[0] + ".code"
+}
+
+// loadsThroughShell loads path in a host on a fresh view of cache and
+// checks hello's answer and that the load went through the shell (also
+// after a compile: the module is recorded, then loaded through the new
+// record).
+func loadsThroughShell(t *testing.T, cache, path, want string) *extensions.Host {
+	t.Helper()
+	n := extensions.ShellLoads()
+	h := newHost(t, extensions.Options{CacheDir: freshView(t, cache)})
+	if got := helloText(t, load(t, h, extensions.Spec{Path: path})); got != want {
+		t.Fatalf("hello says %q, want %q", got, want)
+	}
+	if got := extensions.ShellLoads() - n; got != 1 {
+		t.Fatalf("%d loads through the shell, want 1", got)
+	}
+	return h
+}
+
 // TestShellLoad: a module compiled into the cache is loaded by a later
-// host (reading the cache from disk) through its shell, and runs its own
-// code; two modules that differ only in their code each run their own
-// code through the same cache; a cache entry that is not the recorded one
-// is not used (the module is compiled again and runs its own code).
+// host (reading the cache from disk) through its shell with its recorded
+// code, and runs its own code; two modules that differ only in their code
+// each run their own code through the same cache; a record or code file
+// that does not fit is not used (the module is compiled again, runs its
+// own code and is recorded again).
 func TestShellLoad(t *testing.T) {
 	good := wat(t, "good")
 	// The same module but for one constant in the code of tool.execute:
@@ -72,121 +108,134 @@ func TestShellLoad(t *testing.T) {
 	if got := helloText(t, load(t, first, extensions.Spec{Path: good})); got != "hello from wat" {
 		t.Fatalf("first load: hello says %q", got)
 	}
-	records, _ := filepath.Glob(filepath.Join(cache, "pi-compiled", "*", "*"))
-	if len(records) != 1 {
-		t.Fatalf("records %v", records)
-	}
-	rec, err := os.ReadFile(records[0])
-	if err != nil || !strings.HasPrefix(string(rec), "shell2 wazero-") {
+	record, codeFile := recordOf(t, cache)
+	rec, err := os.ReadFile(record)
+	if err != nil || !strings.HasPrefix(string(rec), "shell3 ") {
 		t.Fatalf("record %q, %v", rec, err)
 	}
-
-	n := extensions.ShellLoads()
-	later := newHost(t, extensions.Options{CacheDir: freshView(t, cache)})
-	if got := helloText(t, load(t, later, extensions.Spec{Path: good})); got != "hello from wat" {
-		t.Fatalf("load through the shell: hello says %q", got)
+	code, err := os.ReadFile(codeFile)
+	if err != nil || !strings.HasPrefix(string(code), "pi-code1") {
+		t.Fatalf("code file: %v", err)
 	}
-	if extensions.ShellLoads() != n+1 {
-		t.Fatalf("the later load did not go through the shell (%d shell loads before, %d after)", n, extensions.ShellLoads())
-	}
+	loadsThroughShell(t, cache, good, "hello from wat")
 
 	// The variant's shell differs from good's by the sha256 it names: it
-	// gets its own entry and runs its own code, before and after.
+	// gets its own record and runs its own code, before and after.
 	v1 := newHost(t, extensions.Options{CacheDir: cache})
 	if got := helloText(t, load(t, v1, extensions.Spec{Path: variant})); got != "" {
 		t.Fatalf("variant: hello says %q, want an empty answer", got)
 	}
-	v2 := newHost(t, extensions.Options{CacheDir: freshView(t, cache)})
-	if got := helloText(t, load(t, v2, extensions.Spec{Path: variant})); got != "" {
-		t.Fatalf("variant through its shell: hello says %q, want an empty answer", got)
-	}
-	g2 := newHost(t, extensions.Options{CacheDir: freshView(t, cache)})
-	if got := helloText(t, load(t, g2, extensions.Spec{Path: good})); got != "hello from wat" {
-		t.Fatalf("good after the variant: hello says %q", got)
-	}
+	loadsThroughShell(t, cache, variant, "")
+	loadsThroughShell(t, cache, good, "hello from wat")
 
-	// An entry of another size than recorded (what wazero writes when it
-	// compiles a shell itself: code that only traps) is not used.
-	entry := filepath.Join(cache, strings.Fields(string(rec))[1])
-	code, err := os.ReadFile(entry)
+	// Each change below is not used: the module is compiled again (its
+	// record and code file are written again) and runs its own code.
+	var variantCode string
+	codes, _ := filepath.Glob(filepath.Join(cache, "pi-compiled", "*", "*.code"))
+	for _, c := range codes {
+		if c != codeFile {
+			variantCode = c
+		}
+	}
+	for _, c := range []struct {
+		name  string
+		spoil func()
+	}{
+		{"a flipped byte in the code", func() {
+			b := append([]byte(nil), code...)
+			b[len(b)-100] ^= 0x40
+			os.WriteFile(codeFile, b, 0o600)
+		}},
+		{"a shorter code file", func() { os.WriteFile(codeFile, code[:len(code)/2], 0o600) }},
+		{"the code file changed in place (same size)", func() {
+			f, err := os.OpenFile(codeFile, os.O_WRONLY, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			f.WriteAt([]byte{0xcc}, int64(len(code)-1))
+			f.Close()
+		}},
+		{"no code file", func() { os.Remove(codeFile) }},
+		{"the variant's code file (of the same size) in its place", func() {
+			b, err := os.ReadFile(variantCode)
+			if err != nil || len(b) != len(code) {
+				t.Fatalf("variant's code: %d bytes, %v", len(b), err)
+			}
+			os.WriteFile(codeFile, b, 0o600)
+		}},
+		{"a record of another CPU", func() {
+			f := strings.Fields(string(rec))
+			f[2] = "0000000000000000"
+			os.WriteFile(record, []byte(strings.Join(f, " ")), 0o600)
+		}},
+		{"an older pi's record", func() {
+			os.WriteFile(record, []byte("shell2 wazero-v1/"+strings.Repeat("ab", 32)+" 100 0000000000000000\n"), 0o600)
+		}},
+	} {
+		c.spoil()
+		before, _ := os.Stat(codeFile)
+		loadsThroughShell(t, cache, good, "hello from wat")
+		if after, err := os.Stat(codeFile); err != nil || (before != nil && os.SameFile(before, after)) {
+			t.Fatalf("%s: the code file was not written again (%v)", c.name, err)
+		}
+		if again, _ := os.ReadFile(record); strings.Join(strings.Fields(string(again))[:3], " ") != strings.Join(strings.Fields(string(rec))[:3], " ") {
+			t.Fatalf("%s: record not made again: %q, like %q", c.name, again, rec)
+		}
+		if again, _ := os.ReadFile(codeFile); string(again) != string(code) {
+			t.Fatalf("%s: code file not written again", c.name)
+		}
+		loadsThroughShell(t, cache, good, "hello from wat")
+	}
+}
+
+// TestShellLoadShared: hosts on one cache folder share wazero's compiled
+// module of a shell (wazero keeps it in memory): the code is put in once,
+// every host runs it, and closing one host leaves the others' running.
+// On Linux the code is a mapping of the code file, not a copy.
+func TestShellLoadShared(t *testing.T) {
+	good := wat(t, "good")
+	cache := t.TempDir()
+	first := newHost(t, extensions.Options{CacheDir: cache})
+	load(t, first, extensions.Spec{Path: good})
+	_, codeFile := recordOf(t, cache)
+	view := freshView(t, cache)
+	n := extensions.ShellLoads()
+	a := newHost(t, extensions.Options{CacheDir: view})
+	ea := load(t, a, extensions.Spec{Path: good})
+	b := newHost(t, extensions.Options{CacheDir: view})
+	eb := load(t, b, extensions.Spec{Path: good})
+	if got := extensions.ShellLoads() - n; got != 2 {
+		t.Fatalf("%d loads through the shell, want 2", got)
+	}
+	if runtime.GOOS == "linux" && (runtime.GOARCH == "amd64" || runtime.GOARCH == "arm64") {
+		maps, err := os.ReadFile("/proc/self/maps")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(string(maps), " r-xp ") || !strings.Contains(string(maps), codeFile) {
+			t.Fatalf("the code file %s is not mapped executable", codeFile)
+		}
+	}
+	if got := helloText(t, ea); got != "hello from wat" {
+		t.Fatalf("a: hello says %q", got)
+	}
+	a.Close(context.Background())
+	if got := helloText(t, eb); got != "hello from wat" {
+		t.Fatalf("b after a closed: hello says %q", got)
+	}
+}
+
+// TestWazeroPinned: codemap.go puts compiled code into wazero's compiled
+// module by the names and types of wazero v1.12.0's internal fields
+// (checked at run time; a mismatch compiles in full instead, which
+// TestShellLoad would report). A change of wazero's version must re-read
+// its engine (internal/engine/wazevo) against codemap.go first.
+func TestWazeroPinned(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join(repoRoot(t), "go.mod"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(entry, code[:len(code)/2], 0o600); err != nil {
-		t.Fatal(err)
-	}
-	n = extensions.ShellLoads()
-	h := newHost(t, extensions.Options{CacheDir: freshView(t, cache)})
-	if got := helloText(t, load(t, h, extensions.Spec{Path: good})); got != "hello from wat" {
-		t.Fatalf("with a wrong entry: hello says %q", got)
-	}
-	if extensions.ShellLoads() != n+1 { // compiled again, recorded again, loaded through the new record
-		t.Fatalf("shell loads %d → %d", n, extensions.ShellLoads())
-	}
-	if st, err := os.Stat(entry); err != nil || st.Size() != int64(len(code)) {
-		t.Fatalf("the entry was not written again: %v, %v", st, err)
-	}
-
-	// A record made on another CPU: not used (wazero's entry for the
-	// shell on this CPU would be another one); compiled and recorded
-	// again.
-	rec, _ = os.ReadFile(records[0])
-	f := strings.Fields(string(rec))
-	if err := os.WriteFile(records[0], []byte(strings.Join(append(f[:3], "0000000000000000"), " ")), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	n = extensions.ShellLoads()
-	h = newHost(t, extensions.Options{CacheDir: freshView(t, cache)})
-	if got := helloText(t, load(t, h, extensions.Spec{Path: good})); got != "hello from wat" {
-		t.Fatalf("record of another CPU: hello says %q", got)
-	}
-	if again, _ := os.ReadFile(records[0]); string(again) != string(rec) {
-		t.Fatalf("record not made again: %q, want %q", again, rec)
-	}
-
-	// The record names an entry of the right size that is not the one
-	// wazero looks for (as after a change of the shell's format), and
-	// wazero's own entry is gone: wazero compiles the shell itself, which
-	// must not be used.
-	vrecs, _ := filepath.Glob(filepath.Join(cache, "pi-compiled", "*", "*"))
-	var vrec []byte
-	for _, r := range vrecs {
-		if r != records[0] {
-			vrec, _ = os.ReadFile(r)
-		}
-	}
-	vf := strings.Fields(string(vrec))
-	if len(vf) != 4 || vf[1] == f[1] {
-		t.Fatalf("variant's record %q", vrec)
-	}
-	if err := os.Remove(entry); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(records[0], vrec, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	h = newHost(t, extensions.Options{CacheDir: freshView(t, cache)})
-	if got := helloText(t, load(t, h, extensions.Spec{Path: good})); got != "hello from wat" {
-		t.Fatalf("record of another entry: hello says %q", got)
-	}
-	if again, _ := os.ReadFile(records[0]); string(again) != string(rec) {
-		t.Fatalf("record not made again: %q, want %q", again, rec)
-	}
-	// The entry the record named (the variant's) was removed with it.
-	if _, err := os.Stat(filepath.Join(cache, vf[1])); err == nil {
-		t.Errorf("the entry the record named before, %s, is still there", vf[1])
-	}
-	h = newHost(t, extensions.Options{CacheDir: freshView(t, cache)})
-	if got := helloText(t, load(t, h, extensions.Spec{Path: good})); got != "hello from wat" {
-		t.Fatalf("after the record was made again: hello says %q", got)
-	}
-
-	// A missing entry: compiled again.
-	if err := os.Remove(entry); err != nil {
-		t.Fatal(err)
-	}
-	h = newHost(t, extensions.Options{CacheDir: freshView(t, cache)})
-	if got := helloText(t, load(t, h, extensions.Spec{Path: good})); got != "hello from wat" {
-		t.Fatalf("without the entry: hello says %q", got)
+	if !strings.Contains(string(b), "\tgithub.com/tetratelabs/wazero v1.12.0\n") {
+		t.Fatal("go.mod's wazero is not v1.12.0: check extensions/codemap.go against the new wazero's internal/engine/wazevo (compiledModule, executables, engine), then update this test")
 	}
 }
