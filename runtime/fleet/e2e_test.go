@@ -35,7 +35,7 @@ func newEnv(t *testing.T) *env { return newBenchEnv(t) }
 
 func newBenchEnv(t testing.TB) *env {
 	dir := t.TempDir()
-	e := &env{t: t, dir: dir, store: filepath.Join(dir, "store"), pi: plugin.Pi(t)}
+	e := &env{t: t, dir: dir, store: filepath.Join(dir, "store"), pi: plugin.PiFleet(t)}
 	home := filepath.Join(dir, "home")
 	os.MkdirAll(home, 0o700)
 	e.vars = append(os.Environ(), "HOME="+home, "PI_HOME="+filepath.Join(home, ".pi", "agent"), "XDG_DATA_HOME="+filepath.Join(dir, "data"))
