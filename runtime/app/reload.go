@@ -41,6 +41,8 @@ type reloadState struct {
 //
 // What Reload does not read again: [model], [sandbox], [tools.bash],
 // [permissions], [compaction] and [[mcp]] keep their values of the start
+// (the skills and prompt templates are the conversation's, which finds
+// them again)
 // (Config still answers the start's configuration).
 //
 // Call it while no run goes on; a conversation rebuilds its agent after

@@ -106,7 +106,7 @@ func (c *Conversation) toolSet() (*agent.ToolSet, error) {
 	sys := agent.BuildSystemPrompt(agent.PromptOptions{
 		Tools: defs, Cwd: c.rt.Cwd(), ContextFiles: c.contextFiles,
 		Override: c.opts.SystemPrompt, Append: appendix, Now: time.Now(),
-		Skills: skills.FormatForPrompt(c.resources.Skills),
+		Skills: skills.FormatForPrompt(c.res().Skills),
 	})
 	return &agent.ToolSet{Tools: tools, SystemPrompt: sys}, nil
 }

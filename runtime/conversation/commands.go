@@ -5,10 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/pi-go/pi/runtime/models"
 	"sort"
 	"strings"
 	"text/tabwriter"
+
+	"github.com/pi-go/pi/runtime/models"
 
 	"github.com/pi-go/pi/internal/plural"
 	"github.com/pi-go/pi/runtime/checkpoint"

@@ -68,9 +68,9 @@ type Conversation struct {
 	rt           *app.Runtime
 	opts         Options
 	contextFiles []agent.ContextFile
-	// resources are the skills and prompt templates found at New
-	// (resources.go).
-	resources skills.Set
+	// resources are the skills and prompt templates found at New and
+	// again at each Reload (resources.go); use res().
+	resources atomic.Pointer[skills.Set]
 
 	// sess is the session (read by the event sink, which must not take
 	// mu: the agent emits under its own lock).

@@ -75,3 +75,43 @@ func TestReloadGrantsFlagsAndFailure(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestReloadFindsSkillsAndTemplates: as the reference's /reload, a reload
+// finds the skills and prompt templates written since the start: the
+// template expands, the skill is a command and the next request's system
+// prompt lists it.
+func TestReloadFindsSkillsAndTemplates(t *testing.T) {
+	srv := openai.NewServer(t, openai.Reply{Text: "ok"})
+	rt, c, _ := run12Project(t, srv, "", "", app.Options{})
+	has := func(name string) bool {
+		for _, ci := range c.Commands() {
+			if ci.Name == name {
+				return true
+			}
+		}
+		return false
+	}
+	if has("review") || has("skill:deploy") {
+		t.Fatal("the template and the skill are there before they were written")
+	}
+	for _, d := range []string{".pi/prompts", ".pi/skills/deploy"} {
+		if err := os.MkdirAll(filepath.Join(rt.Cwd(), d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	project.Write(t, filepath.Join(rt.Cwd(), ".pi", "prompts", "review.md"), "---\ndescription: review a file\n---\nReview $1 with care.\n")
+	project.Write(t, filepath.Join(rt.Cwd(), ".pi", "skills", "deploy", "SKILL.md"), "---\nname: deploy\ndescription: ships the build to staging\n---\nsteps\n")
+	if err := c.Reload(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if !has("review") || !has("skill:deploy") {
+		t.Fatalf("after reload the commands are %+v", c.Commands())
+	}
+	if _, err := submit(t, c, "/review main.go"); err != nil {
+		t.Fatal(err)
+	}
+	got := wireTexts(srv.Requests()[0])
+	if len(got) < 2 || got[len(got)-1] != "user: Review main.go with care." || !strings.Contains(got[0], "ships the build to staging") {
+		t.Fatalf("request after reload %q", got)
+	}
+}

@@ -9,7 +9,8 @@ import (
 )
 
 // The skills and prompt templates of a conversation (runtime/skills): found
-// once, at New, where the runtime says (app.Runtime.SkillOptions); the
+// at New and again at each Reload (/reload, pi.reload, as the reference
+// reloads its resources), where the runtime says (app.Runtime.SkillOptions); the
 // skills' block goes into the system prompt (toolSet), `/skill:NAME args`
 // and `/TEMPLATE args` are expanded before a prompt or a queued message
 // goes to the model, as the reference expands them.
@@ -18,10 +19,11 @@ import (
 type SourceInfo = skills.SourceInfo
 
 func (c *Conversation) loadResources() {
-	c.resources = skills.Discover(c.rt.SkillOptions())
+	set := skills.Discover(c.rt.SkillOptions())
+	c.resources.Store(&set)
 	// A skipped file is worth a warning; the lenient checks' warnings
 	// (common in published skills) and shadowing are for `pi skills list`.
-	for _, d := range c.resources.Diagnostics {
+	for _, d := range set.Diagnostics {
 		switch d.Kind {
 		case "skipped":
 			c.rt.Logger().Warn("skill or prompt template not loaded (see pi skills list)", "note", d.String())
@@ -33,16 +35,19 @@ func (c *Conversation) loadResources() {
 
 // Skills are the skills and prompt templates found, with the notes on
 // what was skipped or shadowed (for `pi skills list` and front ends).
-func (c *Conversation) Skills() skills.Set { return c.resources }
+func (c *Conversation) Skills() skills.Set { return *c.res() }
+
+// res is the set of skills and templates now (a reload replaces it whole).
+func (c *Conversation) res() *skills.Set { return c.resources.Load() }
 
 // expand expands a /skill:NAME or /TEMPLATE line; ok is false (and text
 // unchanged) for any other.
 func (c *Conversation) expand(text string) (string, bool, error) {
-	out, ok, err := skills.ExpandCommand(text, c.resources.Skills)
+	out, ok, err := skills.ExpandCommand(text, c.res().Skills)
 	if err != nil {
 		return text, false, err
 	}
-	if t, tok := skills.ExpandTemplate(out, c.resources.Templates); tok {
+	if t, tok := skills.ExpandTemplate(out, c.res().Templates); tok {
 		return t, true, nil
 	}
 	return out, ok, nil
@@ -74,10 +79,10 @@ func cutCommand(text string) string {
 // (skill:NAME, source "skill") as commands, in the reference's order.
 func (c *Conversation) resourceCommands() []CommandInfo {
 	var out []CommandInfo
-	for _, t := range c.resources.Templates {
+	for _, t := range c.res().Templates {
 		out = append(out, CommandInfo{Name: t.Name, Description: t.Description, ArgumentHint: t.ArgumentHint, Source: "prompt"})
 	}
-	for _, s := range c.resources.Skills {
+	for _, s := range c.res().Skills {
 		out = append(out, CommandInfo{Name: "skill:" + s.Name, Description: s.Description, Source: "skill"})
 	}
 	return out

@@ -144,6 +144,7 @@ func (c *Conversation) Reload(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	c.loadResources() // skills and templates too; the next agent's prompt lists them
 	c.dropAgent()
 	c.EmitSessionStart("reload")
 	return nil

@@ -146,7 +146,7 @@ func (c *Conversation) Submit(ctx context.Context, p Prompt, o SubmitOptions) (S
 		}
 		return c.prompt(ctx, res.Prompt, nil, Submitted{Command: name})
 	}
-	if _, ok := skills.FindTemplate(c.resources.Templates, name); ok {
+	if _, ok := skills.FindTemplate(c.res().Templates, name); ok {
 		return c.expandAndPrompt(ctx, text, p.Images)
 	}
 	if o.Interactive {
