@@ -384,3 +384,35 @@ func waitCount(p *tmuxPane, want string, n int) string {
 		}
 	}
 }
+
+// TestReloadRPCClearsStatuses: over RPC, a reload clears on the client
+// the statuses the old extensions left (as the TUI drops them), before the
+// new set's session_start; a status cleared by its extension is not
+// cleared again.
+func TestReloadRPCClearsStatuses(t *testing.T) {
+	run12 := plugin.BuildGo(t, "extensions/testdata/guests/run12")
+	ui12 := plugin.BuildGo(t, ui12Guest)
+	dir, home := t.TempDir(), t.TempDir()
+	os.Mkdir(filepath.Join(dir, ".git"), 0o755)
+	os.WriteFile(filepath.Join(dir, "pi.toml"), []byte(extEntry(t, "run12", run12)+extEntry(t, "ui12", ui12)), 0o644)
+	os.WriteFile(filepath.Join(dir, "script.json"), []byte(`{"turns":[{"text":"unused"}]}`), 0o644)
+	pi := startRPCPi(t, dir, home)
+	pi.do(`{"id":"1","type":"prompt","message":"/say hello"}`, `"id":"1"`, `"statusKey":"ui12:say"`, `"statusText":"said hello"`, `"message":"said"`)
+	pi.do(`{"id":"2","type":"prompt","message":"/clear"}`, `"id":"2"`, `"statusKey":"ui12:st"`, `"message":"cleared"`)
+	from := pi.at
+	pi.do(`{"id":"3","type":"prompt","message":"/reload-all"}`, `"id":"3"`, `"type":"session_start"`, `"reason":"reload"`)
+	out := pi.since(from)
+	clear := -1
+	for _, line := range strings.Split(out, "\n") {
+		switch {
+		case strings.Contains(line, `"statusKey":"ui12:say"`) && !strings.Contains(line, "statusText"):
+			clear = strings.Index(out, line)
+		case strings.Contains(line, `"statusKey":"ui12:`):
+			t.Errorf("after the reload: %s (want only the clear of ui12:say)", line)
+		}
+	}
+	start := strings.Index(out, `"reason":"reload"`)
+	if clear < 0 || start < clear {
+		t.Fatalf("want the clear of ui12:say before session_start (clear at %d, session_start at %d):\n%s", clear, start, out)
+	}
+}

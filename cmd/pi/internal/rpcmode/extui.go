@@ -2,6 +2,8 @@ package rpcmode
 
 import (
 	"context"
+	"slices"
+	"strings"
 
 	"github.com/pi-go/pi/cmd/pi/internal/termtext"
 	"github.com/pi-go/pi/runtime/app"
@@ -42,16 +44,19 @@ func flat(l app.Line) string { return termtext.Flat(l.Text()) }
 
 // SetStatus sends method "setStatus"; a clear has no statusText.
 func (u *UI) SetStatus(extension, key string, text app.Line) {
-	req := map[string]any{"method": "setStatus", "statusKey": extension + ":" + key}
+	id := extension + ":" + key
+	req := map[string]any{"method": "setStatus", "statusKey": id}
 	if text != nil {
 		req["statusText"] = flat(text)
 	}
+	u.note(id, shownItem{method: "setStatus"}, text != nil)
 	u.fire(req)
 }
 
 // SetWidget sends method "setWidget"; a clear has no widgetLines.
 func (u *UI) SetWidget(extension, key string, lines []app.Line, placement string) {
-	req := map[string]any{"method": "setWidget", "widgetKey": extension + ":" + key, "widgetPlacement": placement}
+	id := extension + ":" + key
+	req := map[string]any{"method": "setWidget", "widgetKey": id, "widgetPlacement": placement}
 	if lines != nil {
 		out := make([]string, len(lines))
 		for i, l := range lines {
@@ -59,7 +64,47 @@ func (u *UI) SetWidget(extension, key string, lines []app.Line, placement string
 		}
 		req["widgetLines"] = out
 	}
+	u.note(id, shownItem{method: "setWidget", placement: placement}, lines != nil)
 	u.fire(req)
+}
+
+// note records that the client shows (or no longer shows) a status or a
+// widget.
+func (u *UI) note(id string, it shownItem, shown bool) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if !shown {
+		delete(u.shown, it.method+" "+id)
+		return
+	}
+	if u.shown == nil {
+		u.shown = map[string]shownItem{}
+	}
+	u.shown[it.method+" "+id] = it
+}
+
+// clearShown clears on the client every status and widget the
+// extensions left, as the TUI does when the extensions are loaded again
+// (their new instances set their own).
+func (u *UI) clearShown() {
+	u.mu.Lock()
+	shown := u.shown
+	u.shown = nil
+	u.mu.Unlock()
+	keys := make([]string, 0, len(shown))
+	for k := range shown {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		it := shown[k]
+		_, id, _ := strings.Cut(k, " ")
+		if it.method == "setStatus" {
+			u.fire(map[string]any{"method": "setStatus", "statusKey": id})
+		} else {
+			u.fire(map[string]any{"method": "setWidget", "widgetKey": id, "widgetPlacement": it.placement})
+		}
+	}
 }
 
 // SetTitle sends method "setTitle".

@@ -149,6 +149,11 @@ func (srv *Server) OnEvent(ev agent.Event) {
 			a.ended.Store(true)
 		}
 	}
+	if ev.Type == agent.EventSessionStart && ev.Reason == "reload" && s.ui != nil {
+		// The old extensions' statuses and widgets go before the new
+		// set's session_start (whose handlers may set their own).
+		s.ui.clearShown()
+	}
 	s.out.write(conversation.WireEvent(ev))
 }
 

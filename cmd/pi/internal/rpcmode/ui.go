@@ -23,7 +23,14 @@ type UI struct {
 	mu      sync.Mutex
 	pending map[string]chan uiResponse
 	closed  bool
+	// shown are the statuses and widgets the extensions have set and not
+	// cleared (key: statusKey or widgetKey; value: the method, and the
+	// widget's placement), which a reload clears on the client.
+	shown map[string]shownItem
 }
+
+// shownItem is one status or widget the client shows.
+type shownItem struct{ method, placement string }
 
 // uiResponse is an extension_ui_response: value (select, input),
 // confirmed (confirm) or cancelled (any).
