@@ -331,7 +331,9 @@ const (
 	codeAlign = 64 << 10
 )
 
-var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+// castagnoli is the CRC table of code files, made on first use (no work
+// at init: internal/archtest).
+var castagnoli = sync.OnceValue(func() *crc32.Table { return crc32.MakeTable(crc32.Castagnoli) })
 
 // writeCodeFile writes the compiled code of compiled (wazero's compile of
 // the real module) to path, atomically; size is the file's.
@@ -345,7 +347,7 @@ func writeCodeFile(path string, compiled wazero.CompiledModule, sum [32]byte) (s
 		out = make([]byte, at, at+len(code))
 		copy(out, codeMagic)
 		binary.LittleEndian.PutUint32(out[8:], uint32(len(offsets)))
-		binary.LittleEndian.PutUint32(out[12:], crc32.Checksum(code, castagnoli))
+		binary.LittleEndian.PutUint32(out[12:], crc32.Checksum(code, castagnoli()))
 		binary.LittleEndian.PutUint64(out[16:], uint64(len(code)))
 		binary.LittleEndian.PutUint64(out[24:], uint64(at))
 		copy(out[32:], sum[:])
@@ -427,7 +429,7 @@ func mapCodeFile(path, identity string, sum [32]byte) (code []byte, offsets []in
 	if err != nil {
 		return nil, nil, err
 	}
-	if _, err := f.ReadAt(code, int64(at)); err != nil || crc32.Checksum(code, castagnoli) != crcWant {
+	if _, err := f.ReadAt(code, int64(at)); err != nil || crc32.Checksum(code, castagnoli()) != crcWant {
 		_ = unix.Munmap(code)
 		return nil, nil, fmt.Errorf("%s: the code's checksum does not match", path)
 	}

@@ -12,6 +12,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/pi-go/pi/internal/atomicfile"
 )
 
 // CompileGuest runs a C or Rust compiler that writes a .wasm module to out,
@@ -54,15 +56,10 @@ func CompileGuest(t testing.TB, out string, srcDirs []string, argv ...string) er
 	if b, err := cmd.CombinedOutput(); err != nil {
 		return fmt.Errorf("%s: %v\n%s", strings.Join(argv, " "), err, b)
 	}
-	// Into the cache by rename, so that a binary running beside this one
-	// reads a whole module or none.
-	tmp, err := os.CreateTemp(dir, key+".*.tmp")
-	if err != nil {
-		return nil // the module is built; only the cache is missed
-	}
-	tmp.Close()
-	if copyFile(out, tmp.Name()) != nil || os.Rename(tmp.Name(), cached) != nil {
-		os.Remove(tmp.Name())
+	// Into the cache atomically, so that a binary running beside this one
+	// reads a whole module or none; a failure only misses the cache.
+	if b, err := os.ReadFile(out); err == nil {
+		atomicfile.WriteFile(cached, b, 0o644)
 	}
 	return nil
 }
