@@ -64,14 +64,7 @@ func cmdSandbox(args []string, stdout, stderr io.Writer) int {
 	defer rt.Close()
 	info := rt.Sandbox()
 	printSandbox(stdout, info)
-	if info.Mode != "off" {
-		switch served, why := rt.SandboxServer(); {
-		case served:
-			fmt.Fprintln(stdout, "commands start through the sandbox's fork server")
-		case why != nil:
-			fmt.Fprintf(stdout, "commands start in the per-call helper (slower): %v\n", why)
-		}
-	}
+	printSandboxServer(stdout, rt, info)
 	input, _ := json.Marshal(map[string]any{"command": shellJoin(pos)})
 	res, err := rt.CallTool(ctx, "bash", "check_1", input, nil)
 	if err != nil {
@@ -87,6 +80,20 @@ func cmdSandbox(args []string, stdout, stderr io.Writer) int {
 }
 
 // printSandbox says which sandbox is in effect.
+// printSandboxServer says how commands start under the sandbox: through
+// the fork server, or in the per-call helper and why.
+func printSandboxServer(w io.Writer, rt *app.Runtime, info app.SandboxInfo) {
+	if info.Mode == "off" {
+		return
+	}
+	switch served, why := rt.SandboxServer(); {
+	case served:
+		fmt.Fprintln(w, "commands start through the sandbox's fork server")
+	case why != nil:
+		fmt.Fprintf(w, "commands start in the per-call helper (slower): %v\n", why)
+	}
+}
+
 func printSandbox(w io.Writer, s app.SandboxInfo) {
 	if s.Mode == "off" {
 		line := "sandbox: off"
@@ -152,14 +159,7 @@ func cmdDoctor(args []string, stdout, stderr io.Writer) int {
 	defer rt.Close()
 	info := rt.Sandbox()
 	printSandbox(stdout, info)
-	if info.Mode != "off" {
-		switch served, why := rt.SandboxServer(); {
-		case served:
-			fmt.Fprintln(stdout, "commands start through the sandbox's fork server")
-		case why != nil:
-			fmt.Fprintf(stdout, "commands start in the per-call helper (slower): %v\n", why)
-		}
-	}
+	printSandboxServer(stdout, rt, info)
 	if sup.Missing != "" {
 		return exitError
 	}

@@ -449,6 +449,18 @@ func (c *Conversation) extRunBusy(ctx context.Context) (steer, retry bool) {
 // on (the person's own run or a compaction holds the conversation: the
 // command's "abort it first" stands) or ctx ended.
 func (c *Conversation) waitExtensionRun(ctx context.Context) bool {
+	waited := false
+	c.waitX12(ctx, func() bool {
+		busy := c.x12.run != extRunNone || c.x12.draining
+		waited = waited || busy
+		return busy
+	})
+	return waited && ctx.Err() == nil
+}
+
+// waitX12 waits, under c.x12.mu, while busy (called with the lock held)
+// says so and ctx has not ended.
+func (c *Conversation) waitX12(ctx context.Context, busy func() bool) {
 	c.x12.init()
 	stop := context.AfterFunc(ctx, func() {
 		c.x12.mu.Lock()
@@ -458,13 +470,9 @@ func (c *Conversation) waitExtensionRun(ctx context.Context) bool {
 	defer stop()
 	c.x12.mu.Lock()
 	defer c.x12.mu.Unlock()
-	if c.x12.run == extRunNone && !c.x12.draining {
-		return false
-	}
-	for (c.x12.run != extRunNone || c.x12.draining) && ctx.Err() == nil {
+	for busy() && ctx.Err() == nil {
 		c.x12.cond.Wait()
 	}
-	return ctx.Err() == nil
 }
 
 // flushNextTurn adds the custom messages kept for the next prompt.
@@ -484,18 +492,7 @@ func (c *Conversation) flushNextTurn() {
 // has ended (pi -p and --mode json finish them before exiting), or ctx
 // ends.
 func (c *Conversation) WaitExtensionRuns(ctx context.Context) error {
-	c.x12.init()
-	stop := context.AfterFunc(ctx, func() {
-		c.x12.mu.Lock()
-		c.x12.cond.Broadcast()
-		c.x12.mu.Unlock()
-	})
-	defer stop()
-	c.x12.mu.Lock()
-	defer c.x12.mu.Unlock()
-	for (len(c.x12.pending) > 0 || c.x12.draining) && ctx.Err() == nil {
-		c.x12.cond.Wait()
-	}
+	c.waitX12(ctx, func() bool { return len(c.x12.pending) > 0 || c.x12.draining })
 	return ctx.Err()
 }
 

@@ -73,14 +73,7 @@ func contains(list []string, s string) bool {
 	return false
 }
 
-func guestCacheDir() (string, error) {
-	base, err := os.UserCacheDir()
-	if err != nil {
-		base = os.TempDir()
-	}
-	d := filepath.Join(base, "pi-go", "test-guests")
-	return d, os.MkdirAll(d, 0o755)
-}
+func guestCacheDir() (string, error) { return testCache("test-guests") }
 
 var (
 	compilerIDs   = map[string]string{}

@@ -71,12 +71,16 @@ func cacheDir(t testing.TB) string {
 // the tests are just as correct with an empty cache. Main also exports it
 // as PI_CACHE_DIR, so pi runs started by the tests (in process or as
 // programs) use it too.
-func CacheDir() (string, error) {
+func CacheDir() (string, error) { return testCache("test-wazero-cache") }
+
+// testCache is the folder name under pi-go in the user's cache folder (the
+// temporary folder without one), made when missing.
+func testCache(name string) (string, error) {
 	base, err := os.UserCacheDir()
 	if err != nil {
 		base = os.TempDir()
 	}
-	d := filepath.Join(base, "pi-go", "test-wazero-cache")
+	d := filepath.Join(base, "pi-go", name)
 	return d, os.MkdirAll(d, 0o755)
 }
 
