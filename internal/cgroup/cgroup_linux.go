@@ -245,14 +245,17 @@ func (g *Group) OpenDir() (*os.File, error) {
 // to a group, may come from the cgroup part (clone3 missing or filtered,
 // no permission to move into the group, a group that cannot take
 // processes) rather than from the program: the caller then retries without
-// a group.
+// a group. ENOENT is among them: clone3 gives it when the group or the
+// caller's own is outside the cgroup namespace's root (seen once in CI with
+// four test binaries at once); a program that is really missing fails the
+// retry the same way.
 func StartErrorIsCgroup(err error) bool {
 	var errno syscall.Errno
 	if !errors.As(err, &errno) {
 		return false
 	}
 	switch errno {
-	case unix.ENOSYS, unix.EPERM, unix.EACCES, unix.EBUSY, unix.EOPNOTSUPP, unix.EINVAL, unix.ENODEV, unix.EBADF:
+	case unix.ENOSYS, unix.EPERM, unix.EACCES, unix.EBUSY, unix.EOPNOTSUPP, unix.EINVAL, unix.ENODEV, unix.EBADF, unix.ENOENT:
 		return true
 	}
 	return false

@@ -144,10 +144,13 @@ func TestFooterInTUI(t *testing.T) {
 		{Text: "two", Usage: &llm.Usage{InputTokens: 1600, OutputTokens: 30, TotalTokens: 1630}},
 	}})
 	tt.waitFor(filepath.Base(tt.dir))
+	// The footer's sums show at the answer's end, before the run's: wait
+	// for the idle footer (no "· working…" after the percentage), or the
+	// next prompt is queued to a run that is ending.
 	tt.typ("first", keyEnter)
-	tt.waitFor("↑1.5k ↓20 · ctx 1.5k")
+	tt.waitFor("↑1.5k ↓20 · ctx 1.5k/128k (1.2%)  ")
 	tt.typ("second", keyEnter)
-	tt.waitFor("↑3.1k ↓50 · ctx 1.6k")
+	tt.waitFor("↑3.1k ↓50 · ctx 1.6k/128k (1.3%)  ")
 	tt.typ("/name footer-name", keyEnter)
 	tt.waitFor(filepath.Base(tt.dir) + " • footer-name")
 	tt.exit()
