@@ -494,7 +494,9 @@ func TestCloseEndsTheServerAndItsProcessGroup(t *testing.T) {
 
 func TestCloseWhileStarting(t *testing.T) {
 	f := newFixture(t, func(s *Server, _ *Options) {
-		s.Command = []string{"sh", "-c", `echo $$ > "$MCPTEST_MARKER_DIR/pid"; exec sleep 600`}
+		// The pid file appears whole (renamed in), or the test could read
+		// it empty.
+		s.Command = []string{"sh", "-c", `echo $$ > "$MCPTEST_MARKER_DIR/pid.tmp" && mv "$MCPTEST_MARKER_DIR/pid.tmp" "$MCPTEST_MARKER_DIR/pid"; exec sleep 600`}
 	})
 	done := f.m.conns[0].start()
 	pid, _ := strconv.Atoi(strings.TrimSpace(waitFile(t, filepath.Join(f.markers, "pid"), 10*time.Second)))
