@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
 	"io/fs"
@@ -115,6 +116,27 @@ func (p *livePi) do(line string, want ...string) {
 	for _, w := range want {
 		p.at = p.out.waitFor(p.t, p.at, w)
 	}
+}
+
+// promptWhenIdle sends an RPC prompt and waits for want, sending it again
+// while pi answers that a run goes on: an extension command's result (a
+// notify) is printed before pi has ended the command, so a client that
+// prompts on seeing it may be told pi is busy (the RPC contract).
+func (p *livePi) promptWhenIdle(id, message string, want ...string) {
+	p.t.Helper()
+	msg, _ := json.Marshal(message)
+	for n := 0; n < 100; n++ {
+		rid := fmt.Sprintf("%s-%d", id, n)
+		p.do(`{"id":"`+rid+`","type":"prompt","message":`+string(msg)+`}`, `"id":"`+rid+`"`)
+		line, _, _ := strings.Cut(p.since(p.at), "\n")
+		if !strings.Contains(line, "already processing") {
+			for _, w := range want {
+				p.at = p.out.waitFor(p.t, p.at, w)
+			}
+			return
+		}
+	}
+	p.t.Fatalf("pi stayed busy for 100 prompts of %q:\n%s", message, p.out.String())
 }
 
 // since is what pi printed from offset from on.
@@ -398,9 +420,9 @@ func TestReloadRPCClearsStatuses(t *testing.T) {
 	os.WriteFile(filepath.Join(dir, "script.json"), []byte(`{"turns":[{"text":"unused"}]}`), 0o644)
 	pi := startRPCPi(t, dir, home)
 	pi.do(`{"id":"1","type":"prompt","message":"/say hello"}`, `"id":"1"`, `"statusKey":"ui12:say"`, `"statusText":"said hello"`, `"message":"said"`)
-	pi.do(`{"id":"2","type":"prompt","message":"/clear"}`, `"id":"2"`, `"statusKey":"ui12:st"`, `"message":"cleared"`)
+	pi.promptWhenIdle("2", "/clear", `"statusKey":"ui12:st"`, `"message":"cleared"`)
 	from := pi.at
-	pi.do(`{"id":"3","type":"prompt","message":"/reload-all"}`, `"id":"3"`, `"type":"session_start"`, `"reason":"reload"`)
+	pi.promptWhenIdle("3", "/reload-all", `"type":"session_start"`, `"reason":"reload"`)
 	out := pi.since(from)
 	clear := -1
 	for _, line := range strings.Split(out, "\n") {
