@@ -421,22 +421,17 @@ func (c *Conversation) setExtRun(st extRunState) {
 // its agent_end); when it is past its agent_end, extRunBusy waits until it
 // let go of the conversation (or ctx ends) and says retry.
 func (c *Conversation) extRunBusy(ctx context.Context) (steer, retry bool) {
-	c.x12.init()
-	stop := context.AfterFunc(ctx, func() {
-		c.x12.mu.Lock()
-		c.x12.cond.Broadcast()
-		c.x12.mu.Unlock()
+	found, looked := extRunNone, false
+	c.waitX12(ctx, func() bool {
+		if !looked {
+			found, looked = c.x12.run, true
+		}
+		return found == extRunEnding && c.x12.run == extRunEnding
 	})
-	defer stop()
-	c.x12.mu.Lock()
-	defer c.x12.mu.Unlock()
-	switch c.x12.run {
+	switch found {
 	case extRunActive:
 		return true, false
 	case extRunEnding:
-		for c.x12.run == extRunEnding && ctx.Err() == nil {
-			c.x12.cond.Wait()
-		}
 		return false, ctx.Err() == nil
 	}
 	return false, false
