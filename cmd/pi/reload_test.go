@@ -277,22 +277,14 @@ func TestReloadUntrustedProject(t *testing.T) {
 // a broken pi.toml is an error naming file and line, after which the
 // loaded extension goes on (its instance, with what it counted).
 func TestReloadTUIInTmux(t *testing.T) {
-	tmux := tmuxPath(t)
+	tmuxPath(t) // skips without tmux
 	dir, home := t.TempDir(), t.TempDir()
 	os.Mkdir(filepath.Join(dir, ".git"), 0o755)
 	hello := plugin.ScaffoldWAT(t, "hello", "v1", `[]`)
 	ui12 := plugin.BuildGo(t, ui12Guest)
 	toml := filepath.Join(dir, "pi.toml")
 	os.WriteFile(toml, []byte(extEntry(t, "hello", hello)), 0o644)
-	srv := openai.NewServer(t)
-	p := &tmuxPane{t: t, tmux: tmux, socket: fmt.Sprintf("pi-test-reload-%d", os.Getpid())}
-	t.Cleanup(func() { exec.Command(tmux, "-L", p.socket, "kill-server").Run() })
-	script := fmt.Sprintf("cd %q && TERM=xterm-256color %q --trust --model test-model 2>%q; echo PI-EXIT=$?; exec cat", dir, realPi(t), filepath.Join(home, "stderr.txt"))
-	p.run("new-session", "-d", "-s", "pi", "-x", "120", "-y", "40",
-		"-e", "PI_HOME="+filepath.Join(home, "pi"), "-e", "HOME="+home,
-		"-e", "OPENAI_BASE_URL="+srv.URL, "-e", "OPENAI_API_KEY=sk-test-0123456789abcdef",
-		"-e", "NO_COLOR=", "-e", "PI_TUI=", "-e", "PI_CACHE_DIR="+os.Getenv("PI_CACHE_DIR"),
-		"sh", "-c", script)
+	p, _ := startTmuxPi(t, "reload", dir, home, openai.NewServer(t).URL, "--trust", "--model", "test-model")
 	p.waitFor("Enter sends", "test-model")
 
 	os.WriteFile(toml, []byte(extEntry(t, "hello", hello)+extEntry(t, "ui12", ui12)), 0o644)

@@ -35,24 +35,33 @@ func startUI12With(t *testing.T, name string, flags []string, ready string, repl
 // startUI12In is startUI12With in the project dir with the home home (a
 // second pi on the same sessions).
 func startUI12In(t *testing.T, name, dir, home string, flags []string, ready string, replies ...openai.Reply) (*tmuxPane, string) {
-	tmux := tmuxPath(t)
-	bin := realPi(t)
 	wasm := plugin.BuildGo(t, ui12Guest)
 	srv := openai.NewServer(t, replies...)
+	p, stderrFile := startTmuxPi(t, name, dir, home, srv.URL, append([]string{"--model", "test-model", "-e", wasm}, flags...)...)
+	p.waitFor(ready, "test-model")
+	return p, stderrFile
+}
+
+// startTmuxPi runs the real pi with args in a 120×40 tmux pane of its own
+// (socket pi-test-NAME-PID), in dir with the home home, talking to the
+// OpenAI server at url; pi's stderr goes to the file it returns, and the
+// pane stays after pi exits (PI-EXIT=CODE).
+func startTmuxPi(t *testing.T, name, dir, home, url string, args ...string) (*tmuxPane, string) {
+	t.Helper()
+	tmux := tmuxPath(t)
 	stderrFile := filepath.Join(home, "stderr.txt")
 	p := &tmuxPane{t: t, tmux: tmux, socket: fmt.Sprintf("pi-test-%s-%d", name, os.Getpid())}
 	t.Cleanup(func() { exec.Command(tmux, "-L", p.socket, "kill-server").Run() })
-	var extra string
-	for _, f := range flags {
-		extra += fmt.Sprintf(" %q", f)
+	var quoted string
+	for _, a := range args {
+		quoted += fmt.Sprintf(" %q", a)
 	}
-	script := fmt.Sprintf("cd %q && TERM=xterm-256color %q --model test-model -e %q%s 2>%q; echo PI-EXIT=$?; exec cat", dir, bin, wasm, extra, stderrFile)
+	script := fmt.Sprintf("cd %q && TERM=xterm-256color %q%s 2>%q; echo PI-EXIT=$?; exec cat", dir, realPi(t), quoted, stderrFile)
 	p.run("new-session", "-d", "-s", "pi", "-x", "120", "-y", "40",
 		"-e", "PI_HOME="+filepath.Join(home, "pi"), "-e", "HOME="+home,
-		"-e", "OPENAI_BASE_URL="+srv.URL, "-e", "OPENAI_API_KEY=sk-test-0123456789abcdef",
+		"-e", "OPENAI_BASE_URL="+url, "-e", "OPENAI_API_KEY=sk-test-0123456789abcdef",
 		"-e", "NO_COLOR=", "-e", "PI_TUI=", "-e", "PI_CACHE_DIR="+os.Getenv("PI_CACHE_DIR"),
 		"sh", "-c", script)
-	p.waitFor(ready, "test-model")
 	return p, stderrFile
 }
 
